@@ -1,0 +1,37 @@
+# pagedlab: the two commands of the quick start are `make lab` and `make test`.
+# Every target first makes sure the environment is set up (tools/bootstrap.py: the active
+# virtualenv/conda env, else .venv/), so each works on a fresh clone.
+
+PYTHON ?= python3
+BOOTSTRAP := $(PYTHON) tools/bootstrap.py
+PY = $(shell $(BOOTSTRAP) --which)
+# Two pytest workers: one notebook per worker at a time (nbval keeps a notebook's cells together).
+WORKERS ?= 2
+SUBMISSIONS ?= submissions
+
+.PHONY: setup lab test test-fast notebooks exercises grade benchmark clean
+
+setup:
+	@$(BOOTSTRAP)
+
+lab: setup                  ## set up, then open the course in JupyterLab
+	$(PY) -m jupyter lab notebooks/00_setup.ipynb
+
+test: setup                 ## set up, then run unit tests, every notebook under nbval, and the meta-tests
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile
+
+test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile tests
+
+notebooks: setup            ## re-execute lectures and solutions in place (CPU), then regenerate exercises
+	$(PY) -m pagedlab.execute notebooks solutions
+	$(PY) -m pagedlab.exercises
+
+exercises: setup            ## regenerate exercises/ from solutions/
+	$(PY) -m pagedlab.exercises
+
+grade: setup                ## grade a class: make grade SUBMISSIONS=path/to/class
+	$(PY) -m pagedlab.grade $(SUBMISSIONS) --out grades
+
+clean:
+	rm -rf grades .pytest_cache **/__pycache__

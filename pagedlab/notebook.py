@@ -1,0 +1,37 @@
+"""What every notebook runs first: the Colab install cell and :func:`setup`.
+
+``SETUP_CELL`` is the single definition of a notebook's first code cell. ``make notebooks``
+(``python -m pagedlab.execute``) writes it into every notebook and solution, and a test checks that
+they agree, so the Colab install line lives in exactly one place.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+REPO_URL = "https://github.com/pagedlab/pagedlab"
+
+SETUP_CELL = f"""\
+# On Colab, install the course first (a few seconds; elsewhere `make lab` already did it).
+import sys
+if "google.colab" in sys.modules:
+    %pip install -q "pagedlab @ git+{REPO_URL}"
+from pagedlab import notebook
+notebook.setup()"""
+
+
+def setup(seed: int = 0) -> None:
+    """Prepare a notebook: seed every generator, quiet library warnings, set figure defaults.
+
+    Warnings are filtered because stored outputs are compared by ``pytest --nbval``: a deprecation
+    message from a library version must not turn into a failed test on another machine.
+    """
+    from pagedlab import device
+
+    warnings.filterwarnings("ignore")
+    device.seed_everything(seed)
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - matplotlib is a dependency
+        return
+    plt.rcParams.update({"figure.figsize": (6.4, 3.6), "figure.dpi": 80, "axes.grid": True, "grid.alpha": 0.3})

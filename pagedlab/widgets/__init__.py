@@ -1,0 +1,1 @@
+"""Live widgets of the course: core ipywidgets controls around pictures drawn as SVG in Python."""

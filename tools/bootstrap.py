@@ -1,0 +1,105 @@
+"""Set up the course's Python environment (used by ``make lab``, ``make test`` and CI).
+
+Standard library only, since it runs before anything is installed.
+
+1. The environment: the active virtualenv or conda env if there is one, else ``.venv/`` (created).
+2. PyTorch, if the environment has none: on a machine with an NVIDIA GPU (``nvidia-smi`` works),
+   ``pip install torch`` takes PyPI's CUDA build; without one, the CPU build comes from PyTorch's CPU
+   wheel index, so a laptop or CI does not download several GB of CUDA libraries. An existing torch
+   (Colab's, or one you installed) is kept.
+3. The course itself: ``pip install -e ".[dev]"``.
+
+A stamp file in the environment remembers a finished setup for the current ``pyproject.toml``, so
+the next ``make test`` starts in a second.
+
+Usage::
+
+    python3 tools/bootstrap.py          # set up (idempotent)
+    python3 tools/bootstrap.py --which  # print the environment's python, install nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+# The CPU build we test with. Pinned so that pip cannot prefer a newer CUDA build from another index.
+TORCH_CPU = "torch==2.13.0"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def _in_env() -> bool:
+    return sys.prefix != sys.base_prefix or bool(os.environ.get("CONDA_PREFIX"))
+
+
+def target_python() -> Path:
+    """The interpreter of the environment the course installs into (see the module docstring)."""
+    if _in_env():
+        return Path(sys.executable)
+    return VENV / "bin" / "python"
+
+
+def _run(cmd: list[str]) -> None:
+    print("+ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def _has(python: Path, module: str) -> bool:
+    return subprocess.run([str(python), "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def _has_nvidia_gpu() -> bool:
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
+
+
+def _stamp(python: Path) -> Path:
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()[:16]
+    prefix = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    return Path(prefix) / f".pagedlab-setup-{digest}"
+
+
+def setup() -> Path:
+    """Create or update the environment; return its python."""
+    start = time.perf_counter()
+    python = target_python()
+    if not python.exists():
+        print(f"creating a virtual environment in {VENV.name}/", flush=True)
+        _run([sys.executable, "-m", "venv", str(VENV)])
+    stamp = _stamp(python)
+    if stamp.exists() and _has(python, "pagedlab") and _has(python, "torch"):
+        return python
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    if not _has(python, "torch"):
+        if _has_nvidia_gpu():
+            _run(pip + ["torch"])
+        else:
+            _run(pip + [TORCH_CPU, "--index-url", TORCH_CPU_INDEX])
+    _run(pip + ["-e", f"{ROOT}[dev]"])
+    stamp.touch()
+    print(f"environment ready in {time.perf_counter() - start:.0f} s: {python}", flush=True)
+    return python
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--which", action="store_true", help="print the environment's python and exit")
+    args = parser.parse_args()
+    if args.which:
+        print(target_python())
+        return 0
+    setup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
