@@ -1,0 +1,135 @@
+"""Prefix caching: find a full block whose K/V was already computed, by the hash of everything before it.
+
+The K/V of a token depend on that token *and every token before it*, so a full block can be reused
+only by a sequence whose whole prefix up to the end of that block is the same. Hashing each block's
+tokens together with its predecessor's hash,
+
+    h_0 = hash(None, tokens[0 : B]),   h_i = hash(h_{i-1}, tokens[i*B : (i+1)*B])   (B = block_size)
+
+gives every full block a key that stands for its entire prefix. A hash is not proof: on a match the
+cache also compares the stored tokens and the stored predecessor hash (by induction, the whole prefix),
+so a collision is a miss, never wrong K/V.
+
+A cached block whose last sequence has finished is *cached-free*: nobody references it, but its
+contents stay valid until the space is needed. Those blocks wait in least-recently-used order (an
+``OrderedDict``: O(1) to add, to take back on a hit, and to evict the oldest).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+
+HashFn = Callable[[int | None, tuple[int, ...]], int]
+
+
+def chained_hash(parent_hash: int | None, tokens: tuple[int, ...]) -> int:
+    """The key of a full block: Python's hash of (predecessor's key, the block's tokens).
+
+    Hashes of ints and tuples of ints do not depend on ``PYTHONHASHSEED``, so keys are the same in every
+    process (only ``str``/``bytes`` hashing is randomized).
+    """
+    return hash((parent_hash, tokens))
+
+
+class PrefixCache:
+    """Full blocks by chained hash, and the cached-free ones in LRU order.
+
+    The cache only keeps the index; reference counts and the free list stay in the
+    :class:`~pagedlab.paged.BlockAllocator`, and the :class:`~pagedlab.paged.BlockManager` keeps the two in
+    step (a parked block is cached-free in the allocator, and the other way round).
+
+    Args:
+        block_size: tokens per block.
+        hash_fn: ``(parent_hash, tokens) -> int``; :func:`chained_hash` by default (tests pass a weak
+            one to force collisions).
+    """
+
+    __slots__ = ("block_size", "hash_fn", "_block_of", "_entry_of", "_lru")
+
+    def __init__(self, block_size: int, hash_fn: HashFn = chained_hash) -> None:
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self._block_of: dict[int, int] = {}                                    # hash -> block id
+        self._entry_of: dict[int, tuple[int, int | None, tuple[int, ...]]] = {}  # block -> (hash, parent, tokens)
+        self._lru: OrderedDict[int, None] = OrderedDict()                      # cached-free, oldest first
+
+    # ---- lookups -------------------------------------------------------------------------------------
+
+    def lookup(self, parent_hash: int | None, tokens: tuple[int, ...]) -> tuple[int, int | None]:
+        """Key a full block and find it.
+
+        Returns:
+            ``(key, block_id)``; ``block_id`` is None on a miss, including a hash collision (a stored
+            block with the same key but other tokens or another predecessor).
+        """
+        key = self.hash_fn(parent_hash, tokens)
+        block_id = self._block_of.get(key)
+        if block_id is not None:
+            _, stored_parent, stored_tokens = self._entry_of[block_id]
+            if stored_parent != parent_hash or stored_tokens != tokens:
+                return key, None
+        return key, block_id
+
+    def is_registered(self, block_id: int) -> bool:
+        """True when ``block_id`` holds a cached full block (referenced or cached-free)."""
+        return block_id in self._entry_of
+
+    def is_parked(self, block_id: int) -> bool:
+        """True when ``block_id`` is cached-free (waiting in the LRU)."""
+        return block_id in self._lru
+
+    def key_of(self, block_id: int) -> int | None:
+        """The chained hash ``block_id`` is registered under, or None."""
+        entry = self._entry_of.get(block_id)
+        return None if entry is None else entry[0]
+
+    @property
+    def num_parked(self) -> int:
+        """How many cached-free blocks wait in the LRU."""
+        return len(self._lru)
+
+    def parked(self) -> list[int]:
+        """The cached-free blocks, least recently used first (the next to be evicted first)."""
+        return list(self._lru)
+
+    def __len__(self) -> int:
+        return len(self._entry_of)
+
+    # ---- updates -------------------------------------------------------------------------------------
+
+    def register(self, block_id: int, key: int, parent_hash: int | None, tokens: tuple[int, ...]) -> bool:
+        """Index a block that just became full under ``key``.
+
+        Returns:
+            False, and changes nothing, when ``key`` already names another block (the same prefix computed
+            twice, or a collision): the first block stays the cached one.
+        """
+        if key in self._block_of or block_id in self._entry_of:
+            return False
+        self._block_of[key] = block_id
+        self._entry_of[block_id] = (key, parent_hash, tokens)
+        return True
+
+    def park(self, block_id: int) -> None:
+        """A registered block lost its last reference: it becomes the most recently used cached-free block."""
+        if block_id not in self._entry_of:
+            raise ValueError(f"block {block_id} is not in the prefix cache")
+        self._lru[block_id] = None
+
+    def unpark(self, block_id: int) -> None:
+        """A cache hit on a cached-free block: it is referenced again, so it is no longer evictable."""
+        del self._lru[block_id]
+
+    def evict(self) -> int:
+        """Forget the least recently used cached-free block and return its id (to go back on the free list).
+
+        Raises:
+            LookupError: no block is cached-free.
+        """
+        if not self._lru:
+            raise LookupError("no cached-free block to evict")
+        block_id, _ = self._lru.popitem(last=False)
+        key = self._entry_of.pop(block_id)[0]
+        del self._block_of[key]
+        return block_id
