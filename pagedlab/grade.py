@@ -29,10 +29,12 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +43,8 @@ import nbformat
 from pagedlab.exercises import cell_tag
 
 RESTORED_TAGS = ("setup", "check")
+# pytest writes terminal colours into its report, raw or XML-escaped; a score table wants plain text.
+_ANSI = re.compile(r"(\x1b|#x1B)\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -77,24 +81,26 @@ def restore_checks(submitted: nbformat.NotebookNode, pristine: nbformat.Notebook
     return nb
 
 
-def _first_failure(junit: Path) -> str:
-    """The first failing cell's last meaningful line, from pytest's JUnit XML report."""
+def _first_failure(junit: Path, cell_names: list[str]) -> str:
+    """The first failing cell and its last meaningful line, from pytest's JUnit XML report.
+
+    ``cell_names[i]`` describes nbval's "Cell i" (the i-th code cell), e.g. ``"check cell 'check-small'"``.
+    """
     try:
         root = ET.parse(junit).getroot()
     except (ET.ParseError, FileNotFoundError):
         return "the test run produced no report (crashed or timed out)"
     for case in root.iter("testcase"):
-        for tag in ("failure", "error"):
-            node = case.find(tag)
-            if node is not None:
-                text = (node.text or "") + "\n" + (node.get("message") or "")
-                lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not set(ln.strip()) <= set("-=^")]
-                errs = [ln for ln in lines if "Error" in ln or "Exception" in ln or "Timeout" in ln.title()]
-                where = case.get("name", "")
-                return f"{where}: {(errs or lines or ['failed'])[-1]}"[:300]
-    if int(root.get("tests", 0) or next(root.iter("testsuite")).get("tests", 0)) == 0:
-        return "no cell was run (is the notebook valid?)"
-    return ""
+        node = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if node is None:
+            continue
+        text = _ANSI.sub("", (node.text or "") + "\n" + (node.get("message") or ""))
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not set(ln.strip()) <= set("-=^")]
+        errs = [ln for ln in lines if re.search(r"\w+(Error|Exception)\b|Timeout", ln)]
+        found = re.search(r"Cell (\d+)", case.get("name", ""))
+        where = cell_names[int(found.group(1))] if found and int(found.group(1)) < len(cell_names) else case.get("name", "")
+        return f"{where}: {(errs or lines or ['failed'])[-1]}"[:300]
+    return "no cell was run (is the notebook valid?)"
 
 
 def grade_one(student: str, submitted_path: Path, pristine_path: Path, cell_timeout: int, workdir: Path) -> Result:
@@ -122,23 +128,28 @@ def grade_one(student: str, submitted_path: Path, pristine_path: Path, cell_time
         return Result(student, exercise, False, f"timed out after {limit} s")
     if proc.returncode == 0:
         return Result(student, exercise, True, "")
-    return Result(student, exercise, False, _first_failure(junit))
+    names = [f"{cell_tag(c) or 'untagged'} cell {c.get('id')!r}" for c in restored.cells if c.cell_type == "code"]
+    return Result(student, exercise, False, _first_failure(junit, names))
 
 
-def grade_class(submissions: Path, exercises: Path, cell_timeout: int = 120) -> list[Result]:
-    """Grade every learner folder in ``submissions`` against every notebook in ``exercises``."""
+def grade_class(submissions: Path, exercises: Path, cell_timeout: int = 120, jobs: int | None = None) -> list[Result]:
+    """Grade every learner folder in ``submissions`` against every notebook in ``exercises``.
+
+    ``jobs`` notebooks run at once (default: the number of CPU cores); results come back in
+    (learner, exercise) order whatever finishes first.
+    """
     if not submissions.is_dir():
         raise ValueError(f"submissions: expected a folder with one sub-folder per learner, got {str(submissions)!r}")
     pristine = sorted(exercises.glob("*.ipynb"))
     if not pristine:
         raise ValueError(f"exercises: no exercise notebooks in {str(exercises)!r}")
-    results = []
-    with tempfile.TemporaryDirectory(prefix="pagedlab-grade-") as tmp:
-        for student_dir in sorted(p for p in submissions.iterdir() if p.is_dir()):
-            for ex in pristine:
-                r = grade_one(student_dir.name, student_dir / ex.name, ex, cell_timeout, Path(tmp))
-                print(f"{r.student:20s} {r.exercise:32s} {'pass' if r.passed else 'FAIL'} {r.message}", flush=True)
-                results.append(r)
+    jobs = jobs or os.cpu_count() or 1
+    work = [(d.name, d / ex.name, ex) for d in sorted(p for p in submissions.iterdir() if p.is_dir()) for ex in pristine]
+    with tempfile.TemporaryDirectory(prefix="pagedlab-grade-") as tmp, ThreadPoolExecutor(jobs) as pool:
+        # Each notebook runs in its own pytest process; threads only wait for them.
+        results = list(pool.map(lambda w: grade_one(*w, cell_timeout, Path(tmp)), work))
+    for r in results:
+        print(f"{r.student:24s} {r.exercise:32s} {'pass' if r.passed else 'FAIL'} {r.message}", flush=True)
     return results
 
 
@@ -172,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exercises", type=Path, default=Path("exercises"), help="pristine exercise notebooks")
     parser.add_argument("--out", type=Path, default=Path("grades"), help="where grades.csv and grades.md go")
     parser.add_argument("--cell-timeout", type=int, default=120, help="seconds one cell may run")
+    parser.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: CPU cores)")
     args = parser.parse_args(argv)
-    results = grade_class(args.submissions.resolve(), args.exercises.resolve(), args.cell_timeout)
+    results = grade_class(args.submissions.resolve(), args.exercises.resolve(), args.cell_timeout, args.jobs)
     csv_path, md_path = write_tables(results, args.out)
     print(f"wrote {csv_path} and {md_path}")
     return 0

@@ -1,0 +1,104 @@
+"""Why attention is bound by memory traffic, not arithmetic: the GPU memory hierarchy and the roofline.
+
+A kernel that does ``F`` floating-point operations while moving ``B`` bytes to and from HBM has
+arithmetic intensity ``I = F / B``. A GPU with peak compute ``P`` (FLOP/s) and HBM bandwidth ``W``
+(bytes/s) can run it at most at ``min(P, I * W)``: below the *ridge point* ``P / W`` the kernel waits for
+memory (Williams, Waterman and Patterson, "Roofline", CACM 2009).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from pagedlab import device
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """Datasheet figures of one GPU (dense, without sparsity).
+
+    Attributes:
+        name: marketing name.
+        hbm_gb: HBM capacity in GB, as the datasheet states it. hbm_tb_s: HBM bandwidth in TB/s (10^12 bytes/s).
+        sram_kib_per_sm: shared memory + L1 per SM, the "SRAM" of the FlashAttention paper. sms: SM count.
+        bf16_tflops: dense bf16/fp16 tensor-core peak in TFLOP/s.
+        source: where the figures come from.
+    """
+
+    name: str
+    hbm_gb: float
+    hbm_tb_s: float
+    sram_kib_per_sm: int
+    sms: int
+    bf16_tflops: float
+    source: str
+
+    @property
+    def sram_mib(self) -> float:
+        """Total on-chip SRAM (shared memory/L1) over all SMs, in MiB."""
+        return self.sram_kib_per_sm * self.sms / 1024
+
+    @property
+    def ridge_flop_per_byte(self) -> float:
+        """Arithmetic intensity at which the GPU stops waiting for HBM: peak FLOP/s over bytes/s."""
+        return self.bf16_tflops / self.hbm_tb_s
+
+
+GPUS = {
+    "T4": GpuSpec("NVIDIA T4", 16, 0.32, 96, 40, 65, "NVIDIA T4 datasheet; Turing tuning guide (96 KiB L1/shared per SM)"),
+    "A100": GpuSpec("NVIDIA A100 SXM 80GB", 80, 2.04, 192, 108, 312,
+                    "NVIDIA A100 datasheet and whitepaper (192 KiB L1/shared per SM, 108 SMs)"),
+    "H100": GpuSpec("NVIDIA H100 SXM", 80, 3.35, 256, 132, 989,
+                    "NVIDIA H100 datasheet and Hopper whitepaper (256 KiB L1/shared per SM, 132 SMs)"),
+    "H200": GpuSpec("NVIDIA H200 SXM", 141, 4.8, 256, 132, 989, "NVIDIA H200 datasheet (same SM as H100)"),
+}
+"""A few GPUs a learner meets (Colab's T4, the A100 of the FlashAttention paper, Hopper)."""
+
+
+def attention_steps(n: int, d: int, bytes_per_element: int = 2) -> dict[str, tuple[float, float]]:
+    """FLOPs and HBM bytes of each step of standard (unfused) attention for one head.
+
+    Args:
+        n: sequence length (queries = keys). d: head dimension. bytes_per_element: 2 for fp16/bf16.
+
+    Returns:
+        ``{step: (flops, bytes)}`` for ``S = Q K^T`` (reads Q, K; writes the n x n S), ``P = softmax(S)``
+        (reads S, writes P; ~5 FLOPs per score: max, subtract, exp, sum, divide) and ``O = P V``.
+    """
+    if n <= 0 or d <= 0:
+        raise ValueError(f"n and d must be positive, got n={n}, d={d}")
+    b = bytes_per_element
+    return {
+        "S = Q K^T": (2.0 * n * n * d, b * (2 * n * d + n * n)),
+        "P = softmax(S)": (5.0 * n * n, b * (2 * n * n)),
+        "O = P V": (2.0 * n * n * d, b * (n * n + 2 * n * d)),
+    }
+
+
+def _seconds(fn, repeat: int) -> float:
+    fn()  # warm up (allocations, lazy initialization)
+    device.synchronize()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        device.synchronize()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure_bandwidth(nbytes: int, repeat: int = 5) -> float:
+    """Measured copy bandwidth of ``device.DEVICE`` in bytes/s (reads + writes of one tensor copy)."""
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device.DEVICE)
+    dst = torch.empty_like(src)
+    return 2 * src.numel() * 4 / _seconds(lambda: dst.copy_(src), repeat)
+
+
+def measure_matmul(n: int, dtype: torch.dtype, repeat: int = 5) -> float:
+    """Measured FLOP/s of an ``n x n @ n x n`` matmul on ``device.DEVICE``."""
+    a = torch.randn(n, n, device=device.DEVICE, dtype=dtype)
+    b = torch.randn(n, n, device=device.DEVICE, dtype=dtype)
+    return 2 * n**3 / _seconds(lambda: a @ b, repeat)

@@ -1,0 +1,52 @@
+"""The environment files agree, and the README's quick start and CI stay tied together."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CONDA_NAMES = {"pytorch": "torch"}  # conda-forge name -> PyPI name
+
+
+def _split(requirement: str) -> tuple[str, str]:
+    requirement = requirement.split(";")[0].split("#")[0].strip()
+    name = re.match(r"[A-Za-z0-9_.\-]+", requirement).group(0).lower()
+    return name, requirement[len(name):].replace(" ", "")
+
+
+def test_environment_yml_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pip_side = dict(_split(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"])
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda_side = {}
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            assert dep["pip"] == ['-e ".[dev]"'], "the pip section must install the repo itself"
+            continue
+        name, spec = _split(dep)
+        if name not in ("python", "pip"):
+            conda_side[CONDA_NAMES.get(name, name)] = spec
+    assert conda_side == pip_side
+
+
+def test_python_versions_agree():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda_python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python"))
+    assert conda_python.replace("python", "") == project["requires-python"]
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    commands = re.findall(r"^\s*(make \w+)\s*(?:#.*)?$", readme, re.MULTILINE)
+    assert "make lab" in commands and "make test" in commands, "the quick start's two commands"
+    assert re.search(r"^make test$", ci, re.MULTILINE), ".ci/run must run the README's test command"
+
+
+def test_readme_shows_the_canonical_colab_cell():
+    from pagedlab.notebook import SETUP_CELL
+
+    assert SETUP_CELL in (ROOT / "README.md").read_text(), "README's Colab cell differs from pagedlab.notebook.SETUP_CELL"
