@@ -9,17 +9,39 @@ Both producers fill the same :class:`TileTrace`:
   visited, in the order it visited them, without values.
 
 ``pagedlab.widgets.TileWidget`` only reads a trace. A trace can be read while it is still being filled:
-readers look at ``steps[:n]`` and never assume the trace is complete.
+readers look at ``steps[:n]`` and never assume the trace is complete, and :meth:`TileTrace.watch` tells
+them when it grows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal
 
 StepKind = Literal["full", "masked", "skipped"]
 """``full``: every score of the tile is used; ``masked``: the causal diagonal tile, partly masked;
 ``skipped``: a tile entirely above the causal diagonal, never loaded."""
+
+
+def tile_kind(q_tile: int, k_tile: int, n_q: int, n_k: int, block_m: int, block_n: int, causal: bool) -> StepKind:
+    """How the causal mask meets tile (``q_tile``, ``k_tile``): ``full``, ``masked`` or ``skipped``.
+
+    The mask is aligned bottom-right, as in FlashAttention-2: query row ``r`` sees keys ``c <= r + n_k - n_q``
+    (so the last query always sees every key). A tile is ``skipped`` when even its last row sees none of its
+    keys, ``full`` when even its first row sees all of them, ``masked`` otherwise (it straddles the diagonal).
+    Without ``causal`` every tile is ``full``. A tile past the end of the sequence is only partly filled;
+    that is bounds handling, not masking, and does not change its kind.
+    """
+    if not causal:
+        return "full"
+    offset = n_k - n_q
+    first_row, last_row = q_tile * block_m, min((q_tile + 1) * block_m, n_q) - 1
+    first_key, last_key = k_tile * block_n, min((k_tile + 1) * block_n, n_k) - 1
+    if first_key > last_row + offset:
+        return "skipped"
+    if last_key <= first_row + offset:
+        return "full"
+    return "masked"
 
 
 @dataclass(frozen=True)
@@ -62,6 +84,9 @@ class TileTrace:
     causal: bool = False
     source: str = ""
     steps: list[TileStep] = field(default_factory=list)
+    # Callbacks run after start() and after every record(), so a view can follow a trace that is being filled.
+    _watchers: list[Callable[[TileTrace], None]] = field(default_factory=list, init=False, repr=False,
+                                                            compare=False)
 
     @property
     def n_q_tiles(self) -> int:
@@ -76,7 +101,36 @@ class TileTrace:
         self.n_q, self.n_k, self.block_m, self.block_n = n_q, n_k, block_m, block_n
         self.causal, self.source = causal, source
         self.steps.clear()
+        self._notify()
 
     def record(self, step: TileStep) -> None:
         """Append one step."""
         self.steps.append(step)
+        self._notify()
+
+    def kind_of(self, q_tile: int, k_tile: int) -> StepKind:
+        """The causal kind of a tile of this trace's geometry (see :func:`tile_kind`), recorded or not."""
+        return tile_kind(q_tile, k_tile, self.n_q, self.n_k, self.block_m, self.block_n, self.causal)
+
+    @property
+    def has_values(self) -> bool:
+        """True when the recorded steps carry the running ``m``/``l``/``out`` (False for an empty trace).
+
+        A producer records values for every step or for none, so the first step decides.
+        """
+        return bool(self.steps) and self.steps[0].m is not None
+
+    def watch(self, callback: Callable[[TileTrace], None]) -> None:
+        """Call ``callback(trace)`` after every future :meth:`start` and :meth:`record`."""
+        self._watchers.append(callback)
+
+    def unwatch(self, callback: Callable[[TileTrace], None]) -> None:
+        """Stop calling ``callback``; raises ``ValueError`` if it was not watching."""
+        try:
+            self._watchers.remove(callback)
+        except ValueError:
+            raise ValueError(f"callback {callback!r} is not watching this trace") from None
+
+    def _notify(self) -> None:
+        for callback in list(self._watchers):
+            callback(self)
