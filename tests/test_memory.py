@@ -1,0 +1,146 @@
+"""pagedlab.memory: the KV-cache size formula, the model presets, the request sampler and the serving simulation."""
+
+import numpy as np
+import pytest
+
+from pagedlab import memory
+from pagedlab.memory import (GB, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B, PRESETS, kv_cache_bytes,
+                             sample_requests, simulate_serving)
+
+
+# --- size ----------------------------------------------------------------------------------------
+
+def test_source_llama_7b_example_is_256_gib_not_gb():
+    # The source article: 2 x 2 x 32 x 32 x 128 x 32768 x 16 = 274,877,906,944 bytes, "about 256 GB".
+    n = kv_cache_bytes(num_layers=32, num_kv_heads=32, head_dim=128, num_tokens=32768, batch=16,
+                       bytes_per_element=2)
+    assert n == 274_877_906_944
+    assert n == 256 * GiB
+    assert round(n / GB, 1) == 274.9
+
+
+def test_presets_match_published_per_token_sizes():
+    assert OPT_13B.kv_bytes_per_token() == 800 * 1024           # vLLM paper: "800 KB" per token
+    assert OPT_13B.kv_cache_bytes(2048) == 1600 * 2**20         # and "1.6 GB" for a 2048-token request
+    assert LLAMA_7B.kv_bytes_per_token() == 512 * 1024
+    assert LLAMA3_8B.kv_bytes_per_token() == 128 * 1024         # GQA: 8 KV heads instead of 32
+    assert LLAMA2_70B.kv_bytes_per_token() == 320 * 1024
+    assert LLAMA_7B.kv_cache_bytes(32768, 16) == 256 * GiB
+    assert set(PRESETS) == {"LLaMA-7B", "Llama-3-8B", "OPT-13B", "Llama-2-70B"}
+    for m in PRESETS.values():
+        assert m.num_heads % m.num_kv_heads == 0 and m.source
+
+
+def test_gqa_divides_the_cache_by_the_group_size():
+    mha = kv_cache_bytes(32, 32, 128, 4096)
+    gqa = kv_cache_bytes(32, 8, 128, 4096)
+    assert mha == 4 * gqa
+
+
+def test_bytes_per_element_and_batch_scale_linearly():
+    base = kv_cache_bytes(2, 3, 5, 7, 1, 1)
+    assert base == 2 * 2 * 3 * 5 * 7
+    assert kv_cache_bytes(2, 3, 5, 7, 11, 4) == 44 * base
+    assert OPT_13B.kv_bytes_per_token(memory.BYTES_PER_ELEMENT["fp32"]) == 2 * OPT_13B.kv_bytes_per_token()
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(num_layers=0), ValueError, "num_layers must be positive"),
+    (dict(head_dim=-1), ValueError, "head_dim must be positive"),
+    (dict(num_tokens=2.5), TypeError, "num_tokens must be an int"),
+    (dict(batch=True), TypeError, "batch must be an int"),
+])
+def test_bad_sizes_name_the_argument(kwargs, error, words):
+    args = dict(num_layers=1, num_kv_heads=1, head_dim=1, num_tokens=1, batch=1, bytes_per_element=2) | kwargs
+    with pytest.raises(error, match=words):
+        kv_cache_bytes(**args)
+
+
+# --- requests ------------------------------------------------------------------------------------
+
+def test_sample_requests_is_seeded_clipped_and_near_the_stated_means():
+    p, o = sample_requests(20000, max_len=1 << 20, seed=3)
+    assert p.dtype == np.int64 and p.shape == o.shape == (20000,)
+    assert abs(p.mean() / memory.SHAREGPT_PROMPT_MEAN - 1) < 0.05
+    assert abs(o.mean() / memory.SHAREGPT_OUTPUT_MEAN - 1) < 0.05
+    p2, o2 = sample_requests(20000, max_len=1 << 20, seed=3)
+    assert (p == p2).all() and (o == o2).all()
+    p, o = sample_requests(5000, max_len=512, seed=0)
+    assert p.min() >= 1 and o.min() >= 1 and (p + o).max() <= 512
+    assert (p + o == 512).any()     # the tail is clipped, not dropped
+
+
+def test_sample_requests_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="max_len must be at least 2"):
+        sample_requests(3, max_len=1)
+    with pytest.raises(ValueError, match="sigma must be positive"):
+        sample_requests(3, sigma=0)
+    with pytest.raises(ValueError, match="n must be positive"):
+        sample_requests(0)
+
+
+# --- simulation: hand-checked cases --------------------------------------------------------------
+
+def test_contiguous_reservation_by_hand():
+    # One 8-slot reservation at a time; each request holds 3 tokens at its only measured step and never
+    # uses the other 5 slots. Two saturated steps (the third request runs with an empty queue).
+    s = simulate_serving(np.array([2, 2, 2]), np.array([1, 1, 1]), budget_tokens=8, block_size=8)
+    assert (s.steps, s.finished, s.preemptions) == (2, 3, 0)
+    assert s.tokens == pytest.approx(3 / 8) and s.internal == pytest.approx(5 / 8)
+    assert s.reserved == 0 and s.free == pytest.approx(0) and s.mean_running == 1
+
+
+def test_paged_preemption_by_hand():
+    # Four blocks of 2. Step 1 admits all three requests (one block each); request 0 takes the last free
+    # block, request 1 finds none and preempts request 2 (the latest admitted), then takes its block.
+    s = simulate_serving(np.array([2, 2, 2]), np.array([1, 1, 1]), budget_tokens=8, block_size=2, watermark=0)
+    assert (s.steps, s.finished, s.preemptions) == (1, 3, 1)
+    assert s.tokens == pytest.approx(6 / 8) and s.internal == pytest.approx(2 / 8)
+    assert s.reserved == 0 and s.free == pytest.approx(0) and s.mean_running == 2
+
+
+def test_reserved_counts_slots_for_tokens_still_to_come():
+    # Budget for one request of final length 4; the second request waits the whole time.
+    s = simulate_serving(np.array([2, 2]), np.array([2, 2]), budget_tokens=4, block_size=4)
+    # step 1: 3 tokens, 1 reserved; step 2: 4 tokens (then it finishes and the queue empties next step).
+    assert s.steps == 2
+    assert s.tokens == pytest.approx(7 / 8) and s.reserved == pytest.approx(1 / 8) and s.internal == 0
+
+
+def test_simulation_rejects_impossible_or_malformed_input():
+    with pytest.raises(ValueError, match="could never run"):
+        simulate_serving(np.array([10]), np.array([10]), budget_tokens=16, block_size=4)
+    with pytest.raises(ValueError, match="1-D arrays of one shape"):
+        simulate_serving(np.array([1, 2]), np.array([1]), budget_tokens=16, block_size=4)
+    with pytest.raises(ValueError, match="must be positive"):
+        simulate_serving(np.array([0]), np.array([1]), budget_tokens=16, block_size=4)
+    with pytest.raises(ValueError, match="block_size must be positive"):
+        simulate_serving(np.array([1]), np.array([1]), budget_tokens=16, block_size=0)
+
+
+# --- simulation: the design targets (Kwon et al. 2023: 60-80% waste contiguous, < 4% paged) ------------
+
+@pytest.fixture(scope="module")
+def chat():
+    return sample_requests(400, max_len=2048, seed=0)
+
+
+BUDGET = 12 * GiB // OPT_13B.kv_bytes_per_token()   # OPT-13B on a 40 GB A100 after its 26 GB of weights
+
+
+def test_contiguous_wastes_most_and_paged_almost_nothing(chat):
+    contiguous = simulate_serving(*chat, BUDGET, block_size=2048)
+    paged = simulate_serving(*chat, BUDGET, block_size=16)
+    for s in (contiguous, paged):
+        assert s.tokens + s.reserved + s.internal + s.free == pytest.approx(1)
+        assert min(s.tokens, s.reserved, s.internal, s.free) >= 0
+        assert s.finished == 400
+    assert contiguous.waste >= 0.60
+    assert paged.waste < 0.04
+    assert contiguous.mean_running == BUDGET // 2048
+    assert paged.mean_running > 3 * contiguous.mean_running
+
+
+def test_waste_grows_with_block_size(chat):
+    wastes = [simulate_serving(*chat, BUDGET, block_size=b).waste for b in (4, 16, 64, 256, 1024)]
+    assert wastes == sorted(wastes)
