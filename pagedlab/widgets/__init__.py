@@ -1,1 +1,2 @@
 """Live widgets of the course: core ipywidgets controls around pictures drawn as SVG in Python."""
+from pagedlab.widgets.tile import TileWidget
