@@ -8,6 +8,8 @@ PY = $(shell $(BOOTSTRAP) --which)
 # Two pytest workers: one notebook per worker at a time (nbval keeps a notebook's cells together).
 WORKERS ?= 2
 SUBMISSIONS ?= submissions
+# Jupyter refuses to run as root (containers, some cloud machines) unless told it is on purpose.
+LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: setup lab test test-fast notebooks exercises grade benchmark clean
 
@@ -15,7 +17,7 @@ setup:
 	@$(BOOTSTRAP)
 
 lab: setup                  ## set up, then open the course in JupyterLab
-	$(PY) -m jupyter lab notebooks/00_setup.ipynb
+	$(PY) -m jupyter lab $(LAB_FLAGS) notebooks/00_setup.ipynb
 
 test: setup                 ## set up, then run unit tests, every notebook under nbval, and the meta-tests
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile
