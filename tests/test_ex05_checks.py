@@ -1,0 +1,50 @@
+"""Exercise 5's checks catch the plausible wrong KV-cache formulas, model readings and unit mistakes."""
+
+from pathlib import Path
+
+import pytest
+
+from nbrun import run_cells
+
+NB = Path(__file__).resolve().parent.parent / "solutions" / "ex05_kv_cache_size.ipynb"
+
+SIGNATURE = {
+    "formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n",
+    "models-work": "def kv_bytes_per_token(model, dtype):\n",
+    "fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n",
+}
+
+# (cell, body, words the failing check's message must contain)
+BUGS = {
+    "forgot the factor 2 for K and V": (
+        "formula-work", "    return num_layers * num_kv_heads * head_dim * num_tokens * batch * bytes_per_element",
+        "a key AND a value"),
+    "assumed fp16 whatever bytes_per_element says": (
+        "formula-work", "    return 2 * num_layers * num_kv_heads * head_dim * num_tokens * batch * 2",
+        "use the bytes_per_element argument"),
+    "query heads instead of KV heads (GQA)": (
+        "models-work", "    return kv_cache_bytes(model.num_layers, model.num_heads, model.head_dim, 1, 1, dtype.itemsize)",
+        "only KV heads are cached"),
+    "bits instead of bytes per element": (
+        "models-work",
+        "    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, torch.finfo(dtype).bits)",
+        "bits, not bytes"),
+    "GB (10**9) instead of GiB (2**30)": (
+        "fit-work", "    return int(budget_gib * 10**9 // (kv_bytes_per_token(model, dtype) * max_len))",
+        "a GiB is 2\\*\\*30 bytes"),
+    "rounded to the nearest request instead of down": (
+        "fit-work", "    return round(budget_gib * GiB / (kv_bytes_per_token(model, dtype) * max_len))",
+        "round down"),
+}
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_check_catches(bug):
+    cell, body, words = BUGS[bug]
+    with pytest.raises(AssertionError, match=words):
+        run_cells(NB, replace={cell: SIGNATURE[cell] + body})
+
+
+def test_solution_passes():
+    ns = run_cells(NB)
+    assert ns["max_concurrent_requests"](12, ns["OPT_13B"], 2048, ns["torch"].float16) == 7
