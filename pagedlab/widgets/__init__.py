@@ -1,2 +1,3 @@
 """Live widgets of the course: core ipywidgets controls around pictures drawn as SVG in Python."""
 from pagedlab.widgets.tile import TileWidget
+from pagedlab.widgets.block_table import BlockTableWidget
