@@ -144,3 +144,50 @@ def test_contiguous_wastes_most_and_paged_almost_nothing(chat):
 def test_waste_grows_with_block_size(chat):
     wastes = [simulate_serving(*chat, BUDGET, block_size=b).waste for b in (4, 16, 64, 256, 1024)]
     assert wastes == sorted(wastes)
+
+
+# --- simulation: the block accounting agrees with the real manager -----------------------------------
+
+def _replay_with_manager(prompt, output, budget_tokens, block_size, watermark=0.01):
+    """The scheduling of simulate_serving, driven through pagedlab.paged.BlockManager instead of counters."""
+    from pagedlab.paged import BlockManager
+
+    num_blocks = budget_tokens // block_size
+    m = BlockManager(num_blocks, block_size)
+    final, length = [int(x) for x in prompt + output], [int(x) for x in prompt]
+    spare = min(int(watermark * num_blocks), num_blocks - -(-max(final) // block_size))
+    queue, running = list(range(len(final)))[::-1], []
+    steps = preemptions = tokens = held = batch = 0
+    while queue or running:
+        while queue and -(-length[queue[-1]] // block_size) <= m.num_free_blocks - spare:
+            rid = queue.pop()
+            m.add(rid, range(length[rid]))
+            running.append(rid)
+        for rid in list(running):
+            while rid in m and not m.can_append(rid):
+                victim = running.pop()
+                m.free(victim)
+                queue.append(victim)
+                preemptions += 1
+            if rid in m:
+                m.append(rid, 0)
+                length[rid] += 1
+        if queue:
+            u = m.usage()
+            steps, tokens, held, batch = steps + 1, tokens + u.tokens_stored, held + u.blocks_used * block_size, \
+                batch + len(running)
+        for rid in [r for r in running if length[r] == final[r]]:
+            running.remove(rid)
+            m.free(rid)
+    return steps, preemptions, tokens / (steps * budget_tokens), held / (steps * budget_tokens), batch / steps
+
+
+@pytest.mark.parametrize("block_size", [4, 16, 256])
+def test_simulation_agrees_with_the_block_manager(block_size):
+    prompt, output = sample_requests(60, max_len=256, seed=1)
+    s = simulate_serving(prompt, output, budget_tokens=1024, block_size=block_size)
+    steps, preemptions, tokens, held, running = _replay_with_manager(prompt, output, 1024, block_size)
+    assert (s.steps, s.preemptions, s.finished) == (steps, preemptions, 60)
+    assert s.tokens == pytest.approx(tokens)
+    assert s.tokens + s.reserved + s.internal == pytest.approx(held)
+    assert s.mean_running == pytest.approx(running)
