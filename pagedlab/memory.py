@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pagedlab.paged.allocator import _check_count
+
 GiB = 2**30
 """A gibibyte. The source article's "256 GB" for LLaMA-7B is 256 GiB: 274,877,906,944 bytes is 2**38."""
 GB = 10**9
@@ -34,15 +36,6 @@ GB = 10**9
 
 BYTES_PER_ELEMENT = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 """Bytes per stored K or V element for the usual cache dtypes."""
-
-
-def _positive_int(name: str, value: object) -> int:
-    # bool is an int subclass; True layers is a bug, not a count.
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-    return int(value)
 
 
 def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int = 1,
@@ -67,7 +60,7 @@ def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens
                 batch=batch, bytes_per_element=bytes_per_element)
     n = 2
     for name, value in args.items():
-        n *= _positive_int(name, value)
+        n *= _check_count(name, value, 1)
     return n
 
 
@@ -149,12 +142,10 @@ def sample_requests(n: int, max_len: int = 2048, seed: int = 0, prompt_mean: flo
         ``(prompt_lens, output_lens)``: two int64 arrays of shape ``(n,)``.
 
     Raises:
-        ValueError: a non-positive argument, or ``max_len < 2``.
+        TypeError: ``n`` or ``max_len`` is not an int. ValueError: a non-positive argument, or ``max_len < 2``.
     """
-    n = _positive_int("n", n)
-    max_len = _positive_int("max_len", max_len)
-    if max_len < 2:
-        raise ValueError(f"max_len must be at least 2 (one prompt and one output token), got {max_len}")
+    n = _check_count("n", n, 1)
+    max_len = _check_count("max_len", max_len, 2)    # room for one prompt and one output token
     for name, value in (("prompt_mean", prompt_mean), ("output_mean", output_mean), ("sigma", sigma)):
         if not value > 0:
             raise ValueError(f"{name} must be positive, got {value}")
@@ -242,11 +233,12 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
         A :class:`ServingStats`; its fractions are 0 when the queue emptied at once (no saturated step).
 
     Raises:
+        TypeError: ``budget_tokens`` or ``block_size`` is not an int.
         ValueError: arrays of different shapes or with non-positive lengths, non-positive sizes, or a
             request that could not run even alone (more blocks than the pool holds).
     """
-    budget_tokens = _positive_int("budget_tokens", budget_tokens)
-    block_size = _positive_int("block_size", block_size)
+    budget_tokens = _check_count("budget_tokens", budget_tokens, 1)
+    block_size = _check_count("block_size", block_size, 1)
     prompt = np.asarray(prompt_lens)
     output = np.asarray(output_lens)
     if prompt.shape != output.shape or prompt.ndim != 1:

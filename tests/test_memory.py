@@ -45,8 +45,8 @@ def test_bytes_per_element_and_batch_scale_linearly():
 
 
 @pytest.mark.parametrize("kwargs, error, words", [
-    (dict(num_layers=0), ValueError, "num_layers must be positive"),
-    (dict(head_dim=-1), ValueError, "head_dim must be positive"),
+    (dict(num_layers=0), ValueError, "num_layers must be >= 1"),
+    (dict(head_dim=-1), ValueError, "head_dim must be >= 1"),
     (dict(num_tokens=2.5), TypeError, "num_tokens must be an int"),
     (dict(batch=True), TypeError, "batch must be an int"),
 ])
@@ -71,11 +71,11 @@ def test_sample_requests_is_seeded_clipped_and_near_the_stated_means():
 
 
 def test_sample_requests_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="max_len must be at least 2"):
+    with pytest.raises(ValueError, match="max_len must be >= 2"):
         sample_requests(3, max_len=1)
     with pytest.raises(ValueError, match="sigma must be positive"):
         sample_requests(3, sigma=0)
-    with pytest.raises(ValueError, match="n must be positive"):
+    with pytest.raises(ValueError, match="n must be >= 1"):
         sample_requests(0)
 
 
@@ -114,7 +114,7 @@ def test_simulation_rejects_impossible_or_malformed_input():
         simulate_serving(np.array([1, 2]), np.array([1]), budget_tokens=16, block_size=4)
     with pytest.raises(ValueError, match="must be positive"):
         simulate_serving(np.array([0]), np.array([1]), budget_tokens=16, block_size=4)
-    with pytest.raises(ValueError, match="block_size must be positive"):
+    with pytest.raises(ValueError, match="block_size must be >= 1"):
         simulate_serving(np.array([1]), np.array([1]), budget_tokens=16, block_size=0)
 
 
