@@ -1,0 +1,640 @@
+"""FlashAttention-2 in Triton: the forward and backward kernels, usable in training through autograd.
+
+The kernels follow FlashAttention-2 (Dao, 2023, Alg. 1 and 2):
+
+* **forward**: one program per (query tile, batch·head). The program keeps its ``BLOCK_M`` queries in
+  registers and loops over key tiles of ``BLOCK_N`` keys with an online softmax in fp32: a running max
+  ``m``, a running sum ``l`` and an unnormalized accumulator, rescaled whenever the max grows. It writes
+  the output and one log-sum-exp ``lse`` per query row, the only thing the backward needs to rebuild P.
+* **backward**: ``delta = rowsum(dO * O)`` (a small preprocess kernel), then one kernel that owns a key
+  tile and accumulates dK and dV over the query tiles, and one that owns a query tile and accumulates dQ
+  over the key tiles. Both recompute P = exp(S - lse) tile by tile instead of reading a stored N x N P.
+
+Causal attention is aligned bottom-right (query ``i`` sees keys ``j <= i + n_k - n_q``, as in decoding
+with a KV cache): key tiles entirely past the diagonal are never loaded (the loop stops before them),
+tiles crossing it are masked, the rest run without a mask. Every length works, not only multiples of
+the tile: loads past the end are masked. GQA/MQA (fewer K/V heads than query heads) works in both
+directions; the dK/dV kernel sums the gradients of all query heads that share a K/V head.
+
+For float16/bfloat16 on a GPU ``triton.autotune`` picks tile sizes and warps; in Triton's interpreter
+(CPU), and for float32, a fixed small configuration runs (see :data:`FIXED_BLOCKS`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from pagedlab import device
+from pagedlab.trace import TileStep, TileTrace
+
+LOG2E = 1.4426950408889634
+"""log2(e): exp(x) = exp2(x * log2(e)); folding it into the scale lets the kernel call exp2."""
+_LOG2E = tl.constexpr(LOG2E)  # kernels may only read globals that are constexpr
+
+HEAD_DIMS = (16, 32, 64, 128, 256)
+"""Head dims the kernels take: powers of two (a Triton block) and >= 16 (the smallest ``tl.dot``)."""
+
+FIXED_BLOCKS = {"fwd": (32, 32), "dkdv": (32, 32), "dq": (32, 32)}
+"""(BLOCK_M, BLOCK_N) of each kernel when it is not autotuned: in the interpreter (where timing
+configurations would time NumPy), and for float32 on a GPU (IEEE float32 products do not use the
+tensor cores: float32 is for checking results, not for speed, and tuning it would only cost compile time)."""
+
+TRACE_BLOCKS = (64, 64)
+"""(BLOCK_M, BLOCK_N) of a traced run on the GPU; a trace needs one known tiling, not the tuned one."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Forward
+# --------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _key_range(start_m, n_q, n_k, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Key range of the query tile starting at row ``start_m``: ``[0, full_end)`` needs no mask,
+    ``[full_end, hi)`` needs one (causal diagonal, or keys past ``n_k``), keys from ``hi`` on are skipped."""
+    if CAUSAL:
+        # Row i sees keys j <= i + (n_k - n_q). The tile's first row bounds the keys every row sees,
+        # its last row the keys any row sees. Clamping before dividing avoids negative division.
+        first_row_sees = tl.maximum(start_m + n_k - n_q + 1, 0)
+        hi = tl.maximum(tl.minimum(start_m + BLOCK_M + n_k - n_q, n_k), 0)
+        full_end = (first_row_sees // BLOCK_N) * BLOCK_N
+    else:
+        hi = n_k
+        full_end = (n_k // BLOCK_N) * BLOCK_N
+    return full_end, hi
+
+
+@triton.jit
+def _fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, lo, hi, offs_m, offs_n,
+               n_q, n_k, stride_kn, stride_vn, qk_scale,
+               MASK: tl.constexpr, CAUSAL: tl.constexpr, TRACE: tl.constexpr, PRECISION: tl.constexpr,
+               BLOCK_N: tl.constexpr):
+    """The inner loop of the forward over key tiles ``lo, lo+BLOCK_N, ... < hi`` (online softmax)."""
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        cols = start_n + offs_n
+        if MASK:
+            k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
+        else:
+            k = tl.load(k_ptrs + start_n * stride_kn)
+        # Scores in the log2 domain: qk_scale = sm_scale * log2(e), so exp2 below is exp of the true score.
+        s = tl.dot(q, k, input_precision=PRECISION) * qk_scale
+        if MASK:
+            keep = cols[None, :] < n_k
+            if CAUSAL:
+                keep = keep & (cols[None, :] <= offs_m[:, None] + (n_k - n_q))
+            s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        if MASK:
+            # A row whose keys are all masked so far has m_new = -inf; -inf - (-inf) would be NaN.
+            m_new_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        else:
+            m_new_safe = m_new
+        p = tl.exp2(s - m_new_safe[:, None])
+        alpha = tl.exp2(m_i - m_new_safe)  # how much the old max overestimated: rescale what we have
+        l_i = l_i * alpha + tl.sum(p, 1)
+        if MASK:
+            v = tl.load(v_ptrs + start_n * stride_vn, mask=cols[:, None] < n_k, other=0.0)
+        else:
+            v = tl.load(v_ptrs + start_n * stride_vn)
+        # P goes to V's dtype so the second product runs on the tensor cores like the first.
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
+        m_i = m_new
+        if TRACE:
+            # Record 2 * key tile + 1 if the causal diagonal crosses the tile's real keys (the first query
+            # row misses some of them), else 2 * key tile; a ragged last tile is masked for bounds only.
+            code = 2 * (start_n // BLOCK_N)
+            if MASK and CAUSAL:
+                code += (tl.minimum(start_n + BLOCK_N, n_k) - 1 > tl.min(offs_m, 0) + (n_k - n_q)).to(tl.int32)
+            tl.store(trace_ptr + step, code)
+            step += 1
+    return acc, l_i, m_i, step
+
+
+# The lengths only bound loops and masks: not specializing on them (Triton would compile one variant for
+# lengths divisible by 16 and one for the others) saves compiles without costing speed.
+@triton.jit(do_not_specialize=["n_q", "n_k"])
+def _fwd_kernel(Q, K, V, Out, Lse, Trace,
+                stride_qb, stride_qh, stride_qm, stride_qd,
+                stride_kb, stride_kh, stride_kn, stride_kd,
+                stride_vb, stride_vh, stride_vn, stride_vd,
+                stride_ob, stride_oh, stride_om, stride_od,
+                n_heads, group, n_q, n_k, qk_scale,
+                HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, TRACE: tl.constexpr, PRECISION: tl.constexpr,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    # 64-bit offsets: batch * heads * seq * head_dim passes 2**31 elements at long context.
+    b = (bh // n_heads).to(tl.int64)
+    h = (bh % n_heads).to(tl.int64)
+    h_kv = h // group  # GQA: `group` query heads share one K/V head
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+
+    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
+                mask=offs_m[:, None] < n_q, other=0.0)
+    # K is read transposed, (HEAD_DIM, BLOCK_N), so that q @ k needs no transpose in registers.
+    k_ptrs = K + b * stride_kb + h_kv * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd
+    v_ptrs = V + b * stride_vb + h_kv * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd
+    trace_ptr = Trace + (bh * tl.num_programs(0) + tl.program_id(0)) * tl.cdiv(n_k, BLOCK_N)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    step = tl.program_id(0) * 0  # an int32 counter of visited tiles, for the trace
+
+    full_end, hi = _key_range(start_m, n_q, n_k, CAUSAL, BLOCK_M, BLOCK_N)
+    acc, l_i, m_i, step = _fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, 0, full_end,
+                                     offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
+                                     False, CAUSAL, TRACE, PRECISION, BLOCK_N)
+    acc, l_i, m_i, step = _fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, full_end, hi,
+                                     offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
+                                     True, CAUSAL, TRACE, PRECISION, BLOCK_N)
+
+    # A query that sees no key at all (causal, n_q > n_k) gets output 0 and lse -inf, not NaN.
+    l_safe = tl.where(l_i == 0.0, 1.0, l_i)
+    out = acc / l_safe[:, None]
+    # Back to the natural log: lse = log sum_j exp(sm_scale * q.k_j).
+    lse = tl.where(l_i == 0.0, float("-inf"), (m_i + tl.log2(l_safe)) / _LOG2E)
+    row_ok = offs_m < n_q
+    tl.store(Lse + bh * n_q + offs_m, lse, mask=row_ok)
+    tl.store(Out + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
+             out.to(Out.dtype.element_ty), mask=row_ok[:, None])
+
+
+# --------------------------------------------------------------------------------------------------
+# Backward
+# --------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _bwd_preprocess_kernel(Out, DO, Delta,
+                           stride_ob, stride_oh, stride_om, stride_od,
+                           stride_db, stride_dh, stride_dm, stride_dd,
+                           n_heads, n_q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    """delta_i = sum_d dO_id * O_id, the row term of dS = P * (dP - delta)."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    bh = tl.program_id(1)
+    b = (bh // n_heads).to(tl.int64)
+    h = (bh % n_heads).to(tl.int64)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m[:, None] < n_q
+    o = tl.load(Out + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
+                mask=rows, other=0.0)
+    do = tl.load(DO + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dm + offs_d[None, :] * stride_dd,
+                 mask=rows, other=0.0)
+    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), 1)
+    tl.store(Delta + bh * n_q + offs_m, delta, mask=offs_m < n_q)
+
+
+@triton.jit
+def _load_lse2(Lse, row0, offs, n_q):
+    """lse of rows ``offs`` in the log2 domain. Rows past ``n_q`` get +inf, so P = exp2(s - lse2) is 0
+    there. (Rows that saw no key have lse = -inf and P = inf, but every key of theirs is masked, and
+    the mask is a select, so P is 0 there too.)"""
+    return tl.load(Lse + row0 + offs, mask=offs < n_q, other=float("inf")) * _LOG2E
+
+
+@triton.jit
+def _dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, lo, hi, offs_m, offs_n,
+                n_q, n_k, stride_qm, stride_dom, qk_scale,
+                MASK: tl.constexpr, PRECISION: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Accumulate dK and dV of one key tile over the query tiles ``lo, lo+BLOCK_M, ... < hi``.
+
+    Works on transposed tiles (keys along rows) so every product is a plain ``tl.dot``.
+    """
+    for start_m in range(lo, hi, BLOCK_M):
+        start_m = tl.multiple_of(start_m, BLOCK_M)
+        rows = start_m + offs_m
+        q_t = tl.load(q_ptrs + start_m * stride_qm, mask=rows[None, :] < n_q, other=0.0)  # (HEAD_DIM, BLOCK_M)
+        lse2 = _load_lse2(Lse, row0, rows, n_q)
+        p_t = tl.exp2(tl.dot(k, q_t, input_precision=PRECISION) * qk_scale - lse2[None, :])  # P^T, (BLOCK_N, BLOCK_M)
+        if MASK:
+            p_t = tl.where(offs_n[:, None] <= rows[None, :] + (n_k - n_q), p_t, 0.0)
+        do = tl.load(do_ptrs + start_m * stride_dom, mask=rows[:, None] < n_q, other=0.0)  # (BLOCK_M, HEAD_DIM)
+        dv = tl.dot(p_t.to(do.dtype), do, dv, input_precision=PRECISION)  # dV = P^T dO
+        delta = tl.load(Delta + row0 + rows, mask=rows < n_q, other=0.0)
+        dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dP^T = V dO^T
+        ds_t = p_t * (dp_t - delta[None, :])  # dS = P * (dP - delta)
+        dk = tl.dot(ds_t.to(q_t.dtype), tl.trans(q_t), dk, input_precision=PRECISION)  # dK = dS^T Q (scale later)
+    return dk, dv
+
+
+@triton.jit(do_not_specialize=["n_q", "n_k"])
+def _bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta,
+                     stride_qb, stride_qh, stride_qm, stride_qd,
+                     stride_kb, stride_kh, stride_kn, stride_kd,
+                     stride_vb, stride_vh, stride_vn, stride_vd,
+                     stride_dob, stride_doh, stride_dom, stride_dod,
+                     stride_dkb, stride_dkh, stride_dkn, stride_dkd,
+                     stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+                     n_heads, n_kv_heads, group, n_q, n_k, sm_scale, qk_scale,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_n = tl.program_id(0) * BLOCK_N
+    bh_kv = tl.program_id(1)
+    b = (bh_kv // n_kv_heads).to(tl.int64)
+    h_kv = (bh_kv % n_kv_heads).to(tl.int64)
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    cols_ok = offs_n[:, None] < n_k
+    k = tl.load(K + b * stride_kb + h_kv * stride_kh + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd,
+                mask=cols_ok, other=0.0)
+    v = tl.load(V + b * stride_vb + h_kv * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd,
+                mask=cols_ok, other=0.0)
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
+
+    if CAUSAL:
+        # Rows i >= start_n - (n_k - n_q) see some key of this tile, rows i >= start_n + BLOCK_N - 1 -
+        # (n_k - n_q) see all of them: query tiles in between cross the diagonal and need the mask.
+        first_row = tl.maximum(start_n - (n_k - n_q), 0)
+        lo = (first_row // BLOCK_M) * BLOCK_M
+        mid = tl.cdiv(tl.maximum(start_n + BLOCK_N - 1 - (n_k - n_q), 0), BLOCK_M) * BLOCK_M
+    else:
+        lo = 0
+        mid = 0
+    for g in range(group):  # GQA: sum the gradients of every query head that reads this K/V head
+        h = h_kv * group + g
+        row0 = (b * n_heads + h) * n_q
+        q_ptrs = Q + b * stride_qb + h * stride_qh + offs_m[None, :] * stride_qm + offs_d[:, None] * stride_qd
+        do_ptrs = DO + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, lo, mid, offs_m, offs_n,
+                             n_q, n_k, stride_qm, stride_dom, qk_scale, True, PRECISION, BLOCK_M)
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, mid, n_q, offs_m, offs_n,
+                             n_q, n_k, stride_qm, stride_dom, qk_scale, False, PRECISION, BLOCK_M)
+    dk *= sm_scale  # S = sm_scale * Q K^T, so dK = sm_scale * dS^T Q
+    tl.store(DK + b * stride_dkb + h_kv * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd,
+             dk.to(DK.dtype.element_ty), mask=cols_ok)
+    tl.store(DV + b * stride_dvb + h_kv * stride_dvh + offs_n[:, None] * stride_dvn + offs_d[None, :] * stride_dvd,
+             dv.to(DV.dtype.element_ty), mask=cols_ok)
+
+
+@triton.jit
+def _dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, lo, hi, offs_m, offs_n, n_q, n_k,
+              stride_kn, stride_vn, qk_scale,
+              MASK: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Accumulate dQ of one query tile over the key tiles ``lo, lo+BLOCK_N, ... < hi``."""
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        cols = start_n + offs_n
+        if MASK:
+            k_t = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
+            v_t = tl.load(v_ptrs + start_n * stride_vn, mask=cols[None, :] < n_k, other=0.0)
+        else:
+            k_t = tl.load(k_ptrs + start_n * stride_kn)
+            v_t = tl.load(v_ptrs + start_n * stride_vn)
+        p = tl.exp2(tl.dot(q, k_t, input_precision=PRECISION) * qk_scale - lse2[:, None])
+        if MASK:
+            keep = cols[None, :] < n_k
+            if CAUSAL:
+                keep = keep & (cols[None, :] <= offs_m[:, None] + (n_k - n_q))
+            p = tl.where(keep, p, 0.0)
+        dp = tl.dot(do, v_t, input_precision=PRECISION)
+        ds = p * (dp - delta[:, None])
+        dq = tl.dot(ds.to(k_t.dtype), tl.trans(k_t), dq, input_precision=PRECISION)  # dQ = dS K (scale later)
+    return dq
+
+
+@triton.jit(do_not_specialize=["n_q", "n_k"])
+def _bwd_dq_kernel(Q, K, V, DO, DQ, Lse, Delta,
+                   stride_qb, stride_qh, stride_qm, stride_qd,
+                   stride_kb, stride_kh, stride_kn, stride_kd,
+                   stride_vb, stride_vh, stride_vn, stride_vd,
+                   stride_dob, stride_doh, stride_dom, stride_dod,
+                   stride_dqb, stride_dqh, stride_dqm, stride_dqd,
+                   n_heads, group, n_q, n_k, sm_scale, qk_scale,
+                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = (bh // n_heads).to(tl.int64)
+    h = (bh % n_heads).to(tl.int64)
+    h_kv = h // group
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows_ok = offs_m[:, None] < n_q
+    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
+                mask=rows_ok, other=0.0)
+    do = tl.load(DO + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod,
+                 mask=rows_ok, other=0.0)
+    lse2 = _load_lse2(Lse, bh * n_q, offs_m, n_q)
+    delta = tl.load(Delta + bh * n_q + offs_m, mask=offs_m < n_q, other=0.0)
+    k_ptrs = K + b * stride_kb + h_kv * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd
+    v_ptrs = V + b * stride_vb + h_kv * stride_vh + offs_n[None, :] * stride_vn + offs_d[:, None] * stride_vd
+    dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+
+    full_end, hi = _key_range(start_m, n_q, n_k, CAUSAL, BLOCK_M, BLOCK_N)
+    dq = _dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, 0, full_end, offs_m, offs_n, n_q, n_k,
+                   stride_kn, stride_vn, qk_scale, False, CAUSAL, PRECISION, BLOCK_N)
+    dq = _dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, full_end, hi, offs_m, offs_n, n_q, n_k,
+                   stride_kn, stride_vn, qk_scale, True, CAUSAL, PRECISION, BLOCK_N)
+    dq *= sm_scale
+    tl.store(DQ + b * stride_dqb + h * stride_dqh + offs_m[:, None] * stride_dqm + offs_d[None, :] * stride_dqd,
+             dq.to(DQ.dtype.element_ty), mask=rows_ok)
+
+
+# --------------------------------------------------------------------------------------------------
+# Tile sizes: autotuned on the GPU, fixed in the interpreter
+# --------------------------------------------------------------------------------------------------
+
+# (BLOCK_M, BLOCK_N, num_warps, num_stages) that autotuning tries for float16/bfloat16 on a GPU. BLOCK_M
+# is the query tile, BLOCK_N the key tile, in every kernel: the forward and dQ kernels own a query tile and
+# loop over key tiles, dK/dV the other way round. Few configurations, because each one is compiled once
+# per head dim, dtype and causal flag.
+_GPU_CONFIGS = {
+    "fwd": [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)],
+    "dkdv": [(32, 64, 4, 3), (32, 128, 4, 3), (64, 128, 8, 3)],
+    "dq": [(64, 64, 4, 3), (128, 32, 4, 3), (128, 64, 8, 3)],
+}
+
+
+def _shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
+    """An upper bound on the shared memory of a configuration: the tiles the loop streams (``stages - 1``
+    copies in flight) plus the tiles the program keeps. Checked against Triton's own count for sm_80
+    and sm_90 compiles; float32 gets 25% more for the layouts of its non-tensor-core products."""
+    streamed = {"fwd": 2 * block_n, "dkdv": 2 * block_m, "dq": 2 * block_n}[kind] * head_dim
+    kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
+    return int(((stages - 1) * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
+
+
+def _shared_memory_limit() -> int:
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    # Ampere and newer let a block opt in to more than the default 48 KiB.
+    return getattr(props, "shared_memory_per_block_optin", 99 * 1024)
+
+
+def _prune(kind: str):
+    def prune(configs, named_args, **kwargs):
+        head_dim = kwargs.get("HEAD_DIM", named_args.get("HEAD_DIM"))
+        elem = named_args["Q"].element_size()
+        limit = _shared_memory_limit()
+        fits = [c for c in configs if _shared_memory_bytes(kind, c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"],
+                                                           c.num_stages, head_dim, elem) <= limit]
+        # Never prune everything: the smallest configuration, one stage, is the fallback.
+        smallest = min(configs, key=lambda c: c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])
+        return fits or [triton.Config(dict(smallest.kwargs), num_warps=smallest.num_warps, num_stages=1)]
+
+    return prune
+
+
+_KERNELS = {"fwd": _fwd_kernel, "dkdv": _bwd_dkdv_kernel, "dq": _bwd_dq_kernel}
+_TUNED: dict = {}
+
+
+def _autotuned(kind: str):
+    """The autotuned version of a kernel, built on first use: ``triton.autotune`` needs a GPU driver,
+    which a CPU-only machine (interpreter) does not have in every Triton version."""
+    if kind not in _TUNED:
+        configs = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+                   for bm, bn, w, s in _GPU_CONFIGS[kind]]
+        # Keyed on the lengths and head dim (and, by Triton, on the dtypes): the best tiles depend on them.
+        _TUNED[kind] = triton.autotune(configs=configs, key=["n_q", "n_k", "HEAD_DIM", "CAUSAL"],
+                                       prune_configs_by={"early_config_prune": _prune(kind)})(_KERNELS[kind])
+    return _TUNED[kind]
+
+
+def _launch(kind: str, grid_of, args: tuple, meta: dict, blocks: tuple[int, int] | None) -> None:
+    """Run kernel ``kind``: autotuned for half precision on a GPU, else with ``blocks`` or :data:`FIXED_BLOCKS`."""
+    q = args[0]
+    if blocks is None and not device.INTERPRET and q.dtype != torch.float32:
+        _autotuned(kind)[lambda cfg: grid_of(cfg["BLOCK_M"], cfg["BLOCK_N"])](*args, **meta)
+        return
+    block_m, block_n = blocks or FIXED_BLOCKS[kind]
+    # One stage fewer for the biggest rows (float32, head dim 256), so they fit in 99 KiB of shared memory.
+    stages = 2 if meta["HEAD_DIM"] * q.element_size() <= 512 else 1
+    _KERNELS[kind][grid_of(block_m, block_n)](*args, **meta, BLOCK_M=block_m, BLOCK_N=block_n,
+                                              num_warps=4, num_stages=stages)
+
+
+# --------------------------------------------------------------------------------------------------
+# Host side: checks, launches, autograd
+# --------------------------------------------------------------------------------------------------
+
+
+def _precision(dtype: torch.dtype) -> str:
+    # fp32 inputs would otherwise be rounded to TF32 by the tensor cores (10-bit mantissa): "ieee" keeps
+    # fp32 honest on the GPU, as the interpreter (NumPy) always is. fp16/bf16 ignore the setting.
+    return "ieee" if dtype == torch.float32 else "tf32"
+
+
+def _check_inputs(q, k, v, causal, sm_scale) -> float:
+    """Validate the arguments of :func:`flash_attention`; return the softmax scale to use."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"{name} must have shape (batch, heads, seq, head_dim), got shape {tuple(t.shape)}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    if k.shape != v.shape:
+        raise ValueError(f"k and v must have the same shape, got k {tuple(k.shape)} and v {tuple(v.shape)}")
+    batch, heads, n_q, head_dim = q.shape
+    if k.shape[0] != batch or k.shape[3] != head_dim:
+        raise ValueError(f"k must have the batch and head_dim of q {tuple(q.shape)}, got {tuple(k.shape)}")
+    if k.shape[1] == 0 or heads % k.shape[1]:
+        raise ValueError(f"q has {heads} heads and k, v have {k.shape[1]}: the number of query heads must be a "
+                         f"multiple of the number of K/V heads (GQA/MQA)")
+    if min(batch, heads, n_q, k.shape[2]) == 0:
+        raise ValueError(f"empty input: q {tuple(q.shape)}, k {tuple(k.shape)}; batch, heads and both sequence "
+                         f"lengths must be positive")
+    if head_dim not in HEAD_DIMS:
+        raise ValueError(f"head_dim {head_dim} is not supported, the kernels take {HEAD_DIMS}; pad q, k, v "
+                         f"with zeros up to the next one and pass sm_scale={1 / math.sqrt(head_dim):.6g}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have one dtype, got q {q.dtype}, k {k.dtype}, v {v.dtype}")
+    if q.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise TypeError(f"q has dtype {q.dtype}; the kernels take float16, bfloat16 or float32")
+    if q.dtype == torch.bfloat16 and device.INTERPRET:
+        raise TypeError("q has dtype bfloat16, which Triton's interpreter (CPU) does not compute correctly; "
+                        "use float32 or float16 here, bfloat16 on a GPU")
+    if not q.device == k.device == v.device:
+        raise ValueError(f"q, k and v must be on one device, got q on {q.device}, k on {k.device}, v on {v.device}")
+    if not device.INTERPRET and q.device.type != "cuda":
+        raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move q, k, v to {device.DEVICE}")
+    if sm_scale is None:
+        return 1.0 / math.sqrt(head_dim)
+    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
+        raise TypeError(f"sm_scale must be a float or None, got {type(sm_scale).__name__}")
+    if not (math.isfinite(sm_scale) and sm_scale > 0):
+        raise ValueError(f"sm_scale must be positive and finite, got {sm_scale}")
+    return float(sm_scale)
+
+
+def _check_blocks(block_m: int | None, block_n: int | None) -> tuple[int, int] | None:
+    if block_m is None and block_n is None:
+        return None
+    for name, value in (("block_m", block_m), ("block_n", block_n)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 16 or value > 256 or value & (value - 1):
+            raise ValueError(f"{name} must be a power of two from 16 to 256 (a Triton block, and tl.dot needs "
+                             f">= 16), got {value!r}; give both block_m and block_n, or neither")
+    return block_m, block_n
+
+
+def _unit_stride(t: torch.Tensor) -> torch.Tensor:
+    # Any strides work in the kernels, but rows must be contiguous for coalesced, vectorized loads.
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def _forward(q, k, v, causal: bool, sm_scale: float, blocks=None, trace_codes=None):
+    batch, heads, n_q, head_dim = q.shape
+    kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty((batch, heads, n_q), dtype=torch.float32, device=q.device)
+    args = (q, k, v, out, lse, lse if trace_codes is None else trace_codes,
+            *q.stride(), *k.stride(), *v.stride(), *out.stride(),
+            heads, heads // kv_heads, n_q, n_k, sm_scale * LOG2E)
+    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, TRACE=trace_codes is not None, PRECISION=_precision(q.dtype))
+    _launch("fwd", lambda bm, bn: (triton.cdiv(n_q, bm), batch * heads), args, meta, blocks)
+    return out, lse
+
+
+def _backward(q, k, v, out, lse, d_out, causal: bool, sm_scale: float):
+    batch, heads, n_q, head_dim = q.shape
+    kv_heads, n_k = k.shape[1], k.shape[2]
+    d_out = d_out.contiguous()  # autograd may hand us a broadcast (stride-0) gradient
+    delta = torch.empty_like(lse)
+    block = FIXED_BLOCKS["fwd"][0] if device.INTERPRET else 128
+    _bwd_preprocess_kernel[(triton.cdiv(n_q, block), batch * heads)](
+        out, d_out, delta, *out.stride(), *d_out.stride(), heads, n_q, HEAD_DIM=head_dim, BLOCK_M=block)
+
+    dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+    dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+    group = heads // kv_heads
+    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, PRECISION=_precision(q.dtype))
+    strides = (*q.stride(), *k.stride(), *v.stride(), *d_out.stride())
+    _launch("dkdv", lambda bm, bn: (triton.cdiv(n_k, bn), batch * kv_heads),
+            (q, k, v, d_out, dk, dv, lse, delta, *strides, *dk.stride(), *dv.stride(),
+             heads, kv_heads, group, n_q, n_k, sm_scale, sm_scale * LOG2E), meta, None)
+    _launch("dq", lambda bm, bn: (triton.cdiv(n_q, bm), batch * heads),
+            (q, k, v, d_out, dq, lse, delta, *strides, *dq.stride(),
+             heads, group, n_q, n_k, sm_scale, sm_scale * LOG2E), meta, None)
+    return dq, dk, dv
+
+
+class _FlashAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, causal, sm_scale):
+        out, lse = _forward(q, k, v, causal, sm_scale)
+        # Saving lse (n_q floats per head) instead of P (n_q * n_k) is what keeps the memory O(N).
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.causal, ctx.sm_scale = causal, sm_scale
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, d_out):
+        q, k, v, out, lse = ctx.saved_tensors
+        dq, dk, dv = _backward(q, k, v, out, lse, d_out, ctx.causal, ctx.sm_scale)
+        return dq, dk, dv, None, None
+
+
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                    sm_scale: float | None = None) -> torch.Tensor:
+    """Exact attention softmax(sm_scale * q k^T) v with the FlashAttention-2 kernels, differentiable.
+
+    Args:
+        q: (batch, heads, n_q, head_dim) queries. k, v: (batch, kv_heads, n_k, head_dim); ``heads`` must
+            be a multiple of ``kv_heads`` (GQA/MQA). Any lengths; head_dim in :data:`HEAD_DIMS`. One dtype:
+            float16, bfloat16 (GPU only) or float32; one device (CUDA when Triton compiles, else the CPU).
+            Tensors whose last dim is not contiguous are copied to contiguous ones first.
+        causal: mask keys after each query, aligned bottom-right when ``n_q != n_k`` (query ``i`` sees
+            keys ``j <= i + n_k - n_q``); a query that sees no key gets output 0.
+        sm_scale: the softmax scale, ``1/sqrt(head_dim)`` by default.
+
+    Returns:
+        The output, shaped and typed like ``q``. Backpropagating through it runs the Triton backward.
+
+    Raises:
+        TypeError: a non-tensor, a dtype mix or an unsupported dtype, a non-bool ``causal``.
+        ValueError: shapes that do not match, an unsupported head_dim, empty inputs, tensors on
+            different devices (or not on the GPU when Triton compiles), a non-positive ``sm_scale``.
+    """
+    scale = _check_inputs(q, k, v, causal, sm_scale)
+    return _FlashAttention.apply(_unit_stride(q), _unit_stride(k), _unit_stride(v), causal, scale)
+
+
+def flash_attention_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                            sm_scale: float | None = None, *, block_m: int | None = None,
+                            block_n: int | None = None, trace: TileTrace | None = None
+                            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run only the forward kernel (no autograd) and return its log-sum-exp too.
+
+    Args:
+        q, k, v, causal, sm_scale: as in :func:`flash_attention`.
+        block_m, block_n: fixed tile sizes (powers of two, 16 to 256), both or neither; by default the
+            autotuned ones for half precision on a GPU, else :data:`FIXED_BLOCKS`.
+        trace: a :class:`~pagedlab.trace.TileTrace` to fill with the key tiles that the programs of
+            (batch 0, head 0) loaded, in order, as the kernel itself recorded them (trace mode, see
+            :func:`trace_from_codes`; tiles default to :data:`TRACE_BLOCKS` on a GPU).
+
+    Returns:
+        (out, lse): out like ``q``; lse (batch, heads, n_q) float32, ``log sum_j exp(sm_scale * q_i.k_j)``
+        over the keys query ``i`` sees (``-inf`` for a query that sees none).
+
+    Raises:
+        TypeError, ValueError: as :func:`flash_attention`, and for tile sizes that are not powers of two
+            from 16 to 256.
+    """
+    scale = _check_inputs(q, k, v, causal, sm_scale)
+    blocks = _check_blocks(block_m, block_n)
+    q, k, v = _unit_stride(q), _unit_stride(k), _unit_stride(v)
+    if trace is None:
+        return _forward(q, k, v, causal, scale, blocks)
+    block_m, block_n = blocks or (FIXED_BLOCKS["fwd"] if device.INTERPRET else TRACE_BLOCKS)
+    batch, heads, n_q, _ = q.shape
+    n_k = k.shape[2]
+    codes = torch.full((batch * heads, triton.cdiv(n_q, block_m), triton.cdiv(n_k, block_n)), -1,
+                       dtype=torch.int32, device=q.device)
+    out, lse = _forward(q, k, v, causal, scale, (block_m, block_n), codes)
+    trace_from_codes(codes[0].cpu(), n_q, n_k, block_m, block_n, causal, trace)
+    return out, lse
+
+
+def trace_from_codes(codes: torch.Tensor, n_q: int, n_k: int, block_m: int, block_n: int, causal: bool,
+                     trace: TileTrace | None = None) -> TileTrace:
+    """Turn the forward kernel's trace buffer for one (batch, head) into a :class:`TileTrace`.
+
+    Args:
+        codes: (query tiles, key tiles) int tensor; row ``i`` holds, in visiting order, ``2 * key_tile + 1``
+            for each key tile of program ``i`` that the causal diagonal crosses, ``2 * key_tile`` for the
+            others, then -1 from where the program stopped.
+        n_q, n_k, block_m, block_n, causal: the run's lengths, tiles and mask.
+        trace: the trace to fill (restarted); a new one by default.
+
+    Returns:
+        The trace, ``source="triton"``: one step per tile loaded, program by program, kind "full" or
+        "masked", without values (m, l, out are None). Tiles a program never loaded are not steps, as in
+        ``tiled_attention``'s trace; ``trace.kind_of`` says they are "skipped".
+    """
+    trace = TileTrace() if trace is None else trace
+    trace.start(n_q, n_k, block_m, block_n, causal, "triton")
+    for q_tile, row in enumerate(codes.tolist()):
+        for code in row:
+            if code < 0:
+                break
+            trace.record(TileStep(q_tile, code // 2, "masked" if code % 2 else "full"))
+    return trace
+
+
+def attention_flops(batch: int, heads: int, n_q: int, n_k: int, head_dim: int, causal: bool,
+                    mode: str = "fwd") -> float:
+    """Floating-point operations of attention, the usual count for TFLOP/s figures.
+
+    Two matrix products of 2 * n_q * n_k * head_dim each per head (Q K^T and P V), halved when causal
+    (about half the scores are masked), times 2.5 for the backward (five products instead of two);
+    ``mode`` is ``"fwd"``, ``"bwd"`` or ``"fwd+bwd"``. Softmax work is not counted.
+    """
+    fwd = 4.0 * batch * heads * n_q * n_k * head_dim * (0.5 if causal else 1.0)
+    factors = {"fwd": 1.0, "bwd": 2.5, "fwd+bwd": 3.5}
+    if mode not in factors:
+        raise ValueError(f"mode must be one of {list(factors)}, got {mode!r}")
+    return fwd * factors[mode]

@@ -1,0 +1,304 @@
+"""The Triton FlashAttention kernels against the PyTorch references of Part I.
+
+On a CPU these run in Triton's interpreter (small shapes, float32); on a GPU the same tests run the
+compiled, autotuned kernels, and the tests marked ``gpu`` add half precision and long sequences.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from pagedlab import device
+from pagedlab.attention import attention_scores, naive_attention, tiled_attention
+from pagedlab.kernels import flash_attention as fa
+from pagedlab.kernels.flash_attention import flash_attention, flash_attention_forward
+from pagedlab.trace import TileTrace
+
+DEV = device.DEVICE
+gpu = pytest.mark.gpu
+needs_gpu = pytest.mark.skipif(not device.ON_GPU, reason="needs an NVIDIA GPU with compute capability >= 8.0")
+
+
+def make_qkv(batch, heads, kv_heads, n_q, n_k, d, dtype=torch.float32, scale=1.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(batch, heads, n_q, d, generator=g) * scale
+    k = torch.randn(batch, kv_heads, n_k, d, generator=g) * scale
+    v = torch.randn(batch, kv_heads, n_k, d, generator=g)
+    return q.to(DEV, dtype), k.to(DEV, dtype), v.to(DEV, dtype)
+
+
+def expand_kv(q, t):
+    """Repeat K/V heads so that naive attention (one K/V head per query head) can check GQA."""
+    return t.repeat_interleave(q.shape[1] // t.shape[1], dim=1)
+
+
+def reference(q, k, v, causal, sm_scale=None):
+    """(out, lse) in float64 from the definition."""
+    q64, k64, v64 = q.double(), expand_kv(q, k).double(), expand_kv(q, v).double()
+    out = naive_attention(q64, k64, v64, causal=causal, scale=sm_scale)
+    lse = torch.logsumexp(attention_scores(q64, k64, causal=causal, scale=sm_scale), dim=-1)
+    return out, lse
+
+
+def assert_lse_close(lse, ref_lse, atol):
+    # Rows that see no key have lse = -inf in both; compare the finite ones.
+    assert torch.equal(torch.isinf(lse.cpu()), torch.isinf(ref_lse.cpu())), "lse is -inf for different rows"
+    finite = torch.isfinite(ref_lse)
+    torch.testing.assert_close(lse[finite].double(), ref_lse[finite], atol=atol, rtol=1e-5)
+
+
+# (batch, heads, kv_heads, n_q, n_k, head_dim): odd lengths, lengths that differ both ways, GQA, MQA.
+SHAPES = [
+    (1, 1, 1, 1, 1, 16),
+    (2, 2, 2, 17, 17, 32),
+    (1, 2, 2, 129, 129, 64),
+    (1, 1, 1, 257, 257, 16),
+    (1, 2, 2, 33, 70, 32),     # n_q < n_k: a prompt appended to a cache
+    (1, 2, 2, 70, 33, 32),     # n_q > n_k: causal rows that see no key
+    (2, 4, 2, 40, 40, 32),     # GQA, two query heads per K/V head
+    (1, 4, 1, 33, 65, 16),     # MQA
+    (1, 1, 1, 65, 47, 128),
+]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_forward_matches_definition(shape, causal):
+    q, k, v = make_qkv(*shape)
+    out, lse = flash_attention_forward(q, k, v, causal=causal)
+    ref_out, ref_lse = reference(q, k, v, causal)
+    assert out.dtype == q.dtype and out.shape == q.shape and lse.dtype == torch.float32
+    torch.testing.assert_close(out.double(), ref_out, atol=2e-5, rtol=1e-4)
+    assert_lse_close(lse, ref_lse, atol=2e-5)
+
+
+def test_forward_matches_tiled_attention_and_sdpa():
+    q, k, v = make_qkv(1, 2, 2, 45, 45, 32)
+    out, lse = flash_attention_forward(q, k, v, causal=True)
+    tiled_out, tiled_lse = tiled_attention(q, k, v, causal=True, block_m=16, block_n=16)
+    torch.testing.assert_close(out, tiled_out, atol=2e-5, rtol=1e-4)
+    torch.testing.assert_close(lse, tiled_lse, atol=2e-5, rtol=1e-5)
+    sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.testing.assert_close(out, sdpa, atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", [(1, 2, 2, 17, 17, 16), (1, 2, 2, 70, 33, 32), (1, 2, 2, 33, 70, 32),
+                                   (2, 4, 2, 40, 40, 32), (1, 4, 1, 33, 65, 16), (1, 1, 1, 65, 47, 128)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_gradients_match_autograd_through_naive(shape, causal):
+    q, k, v = make_qkv(*shape)
+    d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(1)).to(DEV)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    flash_attention(*leaves, causal=causal).backward(d_out)
+    ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
+    rq, rk, rv = ref_leaves
+    naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=causal).backward(d_out.double())
+    for name, got, ref in zip("qkv", leaves, ref_leaves):
+        assert got.grad.shape == got.shape, f"d{name} has the wrong shape"
+        torch.testing.assert_close(got.grad.double(), ref.grad, atol=5e-5, rtol=1e-4, msg=lambda m: f"d{name}: {m}")
+
+
+@pytest.mark.parametrize("blocks", [(16, 32), (32, 16), (16, 16)], ids=lambda b: f"m{b[0]}n{b[1]}")
+def test_tiles_of_other_shapes(blocks, monkeypatch):
+    """Query and key tiles of different sizes: the causal ranges of every kernel must still line up."""
+    for kind in ("fwd", "dkdv", "dq"):
+        monkeypatch.setitem(fa.FIXED_BLOCKS, kind, blocks)
+    q, k, v = make_qkv(1, 1, 1, 50, 37, 16)
+    d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(2)).to(DEV)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flash_attention(*leaves, causal=True)
+    out.backward(d_out)
+    ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
+    ref_out = naive_attention(*ref_leaves, causal=True)
+    ref_out.backward(d_out.double())
+    torch.testing.assert_close(out.double(), ref_out, atol=2e-5, rtol=1e-4)
+    for got, ref in zip(leaves, ref_leaves):
+        torch.testing.assert_close(got.grad.double(), ref.grad, atol=5e-5, rtol=1e-4)
+
+
+def test_rows_that_see_no_key_give_zero_and_finite_gradients():
+    q, k, v = make_qkv(1, 1, 1, 40, 10, 16)  # causal: the first 30 queries see no key
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flash_attention(*leaves, causal=True)
+    out.sum().backward()
+    assert torch.all(out[0, 0, :30] == 0)
+    assert all(torch.isfinite(t.grad).all() for t in leaves)
+    assert torch.all(leaves[0].grad[0, 0, :30] == 0)
+
+
+@pytest.mark.parametrize("magnitude", [30.0, 300.0])
+def test_large_scores_stay_finite_and_exact(magnitude):
+    """Scores in the thousands: exp would overflow without the running max."""
+    q, k, v = make_qkv(1, 1, 1, 50, 50, 32, scale=math.sqrt(magnitude))
+    out, lse = flash_attention_forward(q, k, v, causal=True)
+    ref_out, ref_lse = reference(q, k, v, True)
+    assert torch.isfinite(out).all() and torch.isfinite(lse).all()
+    torch.testing.assert_close(out.double(), ref_out, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(lse.double(), ref_lse, atol=1e-4 * magnitude, rtol=1e-5)
+
+
+def test_custom_scale_and_strided_inputs():
+    # (batch, seq, heads, d) transposed to (batch, heads, seq, d): strided, last dim contiguous.
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 21, 2, 16, generator=g).to(DEV).transpose(1, 2) for _ in range(3))
+    assert not q.is_contiguous()
+    out = flash_attention(q, k, v, causal=True, sm_scale=0.3)
+    ref = naive_attention(q.double(), k.double(), v.double(), causal=True, scale=0.3)
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
+    # A last dim that is not contiguous is copied first, with the same result.
+    q_t = q.contiguous().transpose(2, 3).contiguous().transpose(2, 3)
+    assert q_t.stride(-1) != 1
+    torch.testing.assert_close(flash_attention(q_t, k, v, causal=True, sm_scale=0.3), out)
+
+
+def test_only_some_inputs_need_gradients():
+    q, k, v = make_qkv(1, 1, 1, 20, 20, 16)
+    q.requires_grad_()
+    flash_attention(q, k, v).sum().backward()
+    assert q.grad is not None and k.grad is None
+
+
+@pytest.mark.skipif(not device.INTERPRET, reason="on a GPU the tests marked gpu cover half precision")
+def test_half_precision_in_the_interpreter():
+    q, k, v = make_qkv(1, 2, 2, 33, 33, 32, dtype=torch.float16)
+    out = flash_attention(q, k, v, causal=True)
+    ref, _ = reference(q, k, v, True)
+    assert out.dtype == torch.float16
+    torch.testing.assert_close(out.double(), ref, atol=2e-3, rtol=1e-2)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Trace mode
+
+
+@pytest.mark.parametrize("n_q,n_k,block_m,block_n", [(17, 17, 16, 16), (70, 33, 32, 16), (33, 70, 16, 32),
+                                                     (100, 100, 32, 32), (50, 3, 16, 16)])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_trace_is_the_schedule_of_tiled_attention(n_q, n_k, block_m, block_n, causal):
+    q, k, v = make_qkv(1, 1, 1, n_q, n_k, 16)
+    kernel_trace, torch_trace = TileTrace(), TileTrace()
+    flash_attention_forward(q, k, v, causal=causal, block_m=block_m, block_n=block_n, trace=kernel_trace)
+    tiled_attention(q, k, v, causal=causal, block_m=block_m, block_n=block_n, trace=torch_trace)
+    assert kernel_trace.source == "triton" and kernel_trace.n_q_tiles == torch_trace.n_q_tiles
+    got = [(s.q_tile, s.k_tile, s.kind) for s in kernel_trace.steps]
+    assert got == [(s.q_tile, s.k_tile, s.kind) for s in torch_trace.steps]
+    assert all(s.m is None for s in kernel_trace.steps)
+    # Every tile the kernel did not load is one the causal mask hides completely.
+    loaded = {(s.q_tile, s.k_tile) for s in kernel_trace.steps}
+    for i in range(kernel_trace.n_q_tiles):
+        for j in range(kernel_trace.n_k_tiles):
+            assert ((i, j) in loaded) == (kernel_trace.kind_of(i, j) != "skipped")
+
+
+def test_trace_skips_half_the_tiles_of_a_long_causal_sequence():
+    q, k, v = make_qkv(1, 1, 1, 128, 128, 16)
+    trace = TileTrace()
+    flash_attention_forward(q, k, v, causal=True, block_m=16, block_n=16, trace=trace)
+    kinds = [s.kind for s in trace.steps]
+    assert kinds.count("masked") == 8 and kinds.count("full") == 28  # 8 diagonal tiles, 7*8/2 below
+
+
+def test_trace_from_codes_reads_visit_order():
+    codes = torch.tensor([[0, -1, -1], [0, 3, -1]])
+    trace = fa.trace_from_codes(codes, n_q=20, n_k=40, block_m=16, block_n=16, causal=True)
+    assert [(s.q_tile, s.k_tile, s.kind) for s in trace.steps] == [(0, 0, "full"), (1, 0, "full"), (1, 1, "masked")]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Bad input
+
+
+def _bad_calls():
+    q, k, v = make_qkv(1, 2, 2, 8, 8, 16)
+    other = "cpu" if device.ON_GPU else "meta"
+    return [
+        ("list", lambda: flash_attention(q.tolist(), k, v), TypeError, "q must be a torch.Tensor"),
+        ("3-D", lambda: flash_attention(q[0], k, v), ValueError, r"q must have shape \(batch, heads"),
+        ("k vs v", lambda: flash_attention(q, k, v[:, :, :5]), ValueError, "k and v must have the same shape"),
+        ("head dim", lambda: flash_attention(q, k[..., :8], v[..., :8]), ValueError, "batch and head_dim"),
+        ("heads", lambda: flash_attention(q[:, :1].expand(1, 3, 8, 16), k, v), ValueError, "multiple of the number"),
+        ("unsupported d", lambda: flash_attention(*(t[..., :12] for t in (q, k, v))), ValueError, "head_dim 12"),
+        ("dtype mix", lambda: flash_attention(q, k.half(), v), TypeError, "one dtype"),
+        ("int dtype", lambda: flash_attention(*(t.int() for t in (q, k, v))), TypeError, "float16, bfloat16"),
+        ("device", lambda: flash_attention(q, k.to(other), v), ValueError, "one device"),
+        ("causal", lambda: flash_attention(q, k, v, causal="yes"), TypeError, "causal must be"),
+        ("scale type", lambda: flash_attention(q, k, v, sm_scale="0.1"), TypeError, "sm_scale"),
+        ("scale value", lambda: flash_attention(q, k, v, sm_scale=-1.0), ValueError, "sm_scale"),
+        ("empty", lambda: flash_attention(q[:, :, :0], k, v), ValueError, "empty input"),
+        ("block", lambda: flash_attention_forward(q, k, v, block_m=24, block_n=16), ValueError, "block_m"),
+        ("half block", lambda: flash_attention_forward(q, k, v, block_m=16), ValueError, "block_n"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_bad_calls())), ids=[c[0] for c in _bad_calls()])
+def test_bad_input_names_the_argument(case):
+    _, call, error, message = _bad_calls()[case]
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.skipif(not device.INTERPRET, reason="the interpreter's limitation only")
+def test_bfloat16_is_refused_in_the_interpreter():
+    q, k, v = make_qkv(1, 1, 1, 8, 8, 16, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="bfloat16"):
+        flash_attention(q, k, v)
+
+
+def test_attention_flops():
+    assert fa.attention_flops(1, 1, 1024, 1024, 64, causal=False) == 4 * 1024 * 1024 * 64
+    assert fa.attention_flops(2, 3, 1024, 1024, 64, causal=True, mode="fwd+bwd") == 3.5 * 2 * 3 * 2 * 1024 * 1024 * 64
+    with pytest.raises(ValueError, match="mode"):
+        fa.attention_flops(1, 1, 8, 8, 16, False, mode="backward")
+
+
+# ----------------------------------------------------------------------------------------------------
+# GPU only: compiled, autotuned kernels in half precision at real lengths
+
+
+@gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("n,d", [(1024, 64), (2047, 128), (777, 256)])
+def test_gpu_half_precision_matches_sdpa(dtype, causal, n, d):
+    if dtype == torch.bfloat16 and not torch.cuda.is_bf16_supported():
+        pytest.skip("bf16 not supported on this GPU")
+    q, k, v = make_qkv(2, 4, 4, n, n, d, dtype=dtype)
+    d_out = torch.randn_like(q)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flash_attention(*leaves, causal=causal)
+    out.backward(d_out)
+    ref_leaves = [t.float().requires_grad_() for t in (q, k, v)]
+    ref = torch.nn.functional.scaled_dot_product_attention(*ref_leaves, is_causal=causal)
+    ref.backward(d_out.float())
+    tol = 2e-2 if dtype == torch.bfloat16 else 4e-3
+    torch.testing.assert_close(out.float(), ref, atol=tol, rtol=tol)
+    for got, want in zip(leaves, ref_leaves):
+        torch.testing.assert_close(got.grad.float(), want.grad, atol=4 * tol, rtol=4 * tol)
+
+
+@gpu
+@needs_gpu
+def test_gpu_float32_is_ieee_not_tf32():
+    q, k, v = make_qkv(1, 2, 2, 1000, 1000, 64)
+    out, lse = flash_attention_forward(q, k, v, causal=True)
+    ref_out, ref_lse = reference(q, k, v, True)
+    # TF32 would give errors near 1e-3; fp32 products stay near 1e-6.
+    torch.testing.assert_close(out.double(), ref_out, atol=2e-5, rtol=1e-4)
+    assert_lse_close(lse, ref_lse, atol=2e-5)
+
+
+@gpu
+@needs_gpu
+def test_gpu_gqa_long_sequence_with_trace():
+    q, k, v = make_qkv(1, 8, 2, 3000, 4100, 128, dtype=torch.float16)
+    trace = TileTrace()
+    out, _ = flash_attention_forward(q, k, v, causal=True, trace=trace)
+    ref, _ = reference(q, k, v, True)
+    torch.testing.assert_close(out.double(), ref, atol=4e-3, rtol=4e-3)
+    assert trace.block_m == fa.TRACE_BLOCKS[0]
+    assert all(trace.kind_of(s.q_tile, s.k_tile) == s.kind for s in trace.steps)
