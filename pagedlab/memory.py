@@ -228,17 +228,22 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
         prompt_lens, output_lens: positive int arrays of the same shape ``(n,)`` (see :func:`sample_requests`).
         budget_tokens: KV slots available (positive int); its whole blocks form the pool.
         block_size: slots per block (positive int).
+        watermark: fraction of the pool's blocks that admission leaves free, so that running requests can
+            grow before one has to be preempted (vLLM's default, 0.01); 0 admits while a prompt fits.
 
     Returns:
         A :class:`ServingStats`; its fractions are 0 when the queue emptied at once (no saturated step).
 
     Raises:
         TypeError: ``budget_tokens`` or ``block_size`` is not an int.
-        ValueError: arrays of different shapes or with non-positive lengths, non-positive sizes, or a
-            request that could not run even alone (more blocks than the pool holds).
+        ValueError: arrays of different shapes or with non-positive lengths, non-positive sizes, a
+            ``watermark`` outside [0, 1), or a request that could not run even alone (more blocks than the
+            pool holds).
     """
     budget_tokens = _check_count("budget_tokens", budget_tokens, 1)
     block_size = _check_count("block_size", block_size, 1)
+    if not 0 <= watermark < 1:
+        raise ValueError(f"watermark must be a fraction of the pool in [0, 1), got {watermark}")
     prompt = np.asarray(prompt_lens)
     output = np.asarray(output_lens)
     if prompt.shape != output.shape or prompt.ndim != 1:

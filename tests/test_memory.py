@@ -116,6 +116,8 @@ def test_simulation_rejects_impossible_or_malformed_input():
         simulate_serving(np.array([0]), np.array([1]), budget_tokens=16, block_size=4)
     with pytest.raises(ValueError, match="block_size must be >= 1"):
         simulate_serving(np.array([1]), np.array([1]), budget_tokens=16, block_size=0)
+    with pytest.raises(ValueError, match="watermark must be a fraction"):
+        simulate_serving(np.array([1]), np.array([1]), budget_tokens=16, block_size=4, watermark=1.5)
 
 
 # --- simulation: the design targets (Kwon et al. 2023: 60-80% waste contiguous, < 4% paged) ------------
