@@ -108,7 +108,8 @@ def causal_mask(n_q: int, n_k: int, device: torch.device | str | None = None) ->
 # The definition, with the whole score matrix.
 
 
-def attention_scores(q: torch.Tensor, k: torch.Tensor, causal: bool = False, scale: float | None = None) -> torch.Tensor:
+def attention_scores(q: torch.Tensor, k: torch.Tensor, causal: bool = False,
+                     scale: float | None = None) -> torch.Tensor:
     """The scaled score matrix ``Q Kᵀ · scale`` in float32, with hidden keys set to ``-inf``.
 
     Args:
@@ -262,8 +263,9 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
                 partial = acc[first] / l[first].unsqueeze(-1)
                 trace.record(TileStep(i, j, kind, m=tuple(m[first].tolist()), l=tuple(l[first].tolist()),
                                       out=tuple(map(tuple, partial.nan_to_num(0.0).tolist()))))
-        seen = l > 0
-        out[..., rows, :] = torch.where(seen.unsqueeze(-1), acc / l.clamp_min(torch.finfo(dtype).tiny).unsqueeze(-1), 0.0)
+        seen = l > 0  # rows that saw at least one key; the others output 0 and lse -inf
+        normalized = acc / l.clamp_min(torch.finfo(dtype).tiny).unsqueeze(-1)
+        out[..., rows, :] = torch.where(seen.unsqueeze(-1), normalized, 0.0)
         lse[..., rows] = torch.where(seen, m + torch.log(l), float("-inf"))
     return out.to(q.dtype), lse
 

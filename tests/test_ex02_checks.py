@@ -32,7 +32,8 @@ BUGS = {
     "max of the current tile only, not the running max": (
         "update-work", [("m_new = torch.maximum(m, s.amax(dim=-1))", "m_new = s.amax(dim=-1)")], "m after"),
     "very large scores overflow (exp(s) / exp(m) instead of exp(s - m))": (
-        "update-work", [("p = torch.exp(s - m_new.unsqueeze(-1))", "p = torch.exp(s) / torch.exp(m_new).unsqueeze(-1)")],
+        "update-work",
+        [("p = torch.exp(s - m_new.unsqueeze(-1))", "p = torch.exp(s) / torch.exp(m_new).unsqueeze(-1)")],
         "inf/NaN"),
     "sums of exp(s) without the max": (
         "update-work", [("p = torch.exp(s - m_new.unsqueeze(-1))", "p = torch.exp(s)"),
@@ -45,7 +46,8 @@ BUGS = {
         "divide acc by l once"),
     "state not reset for each query tile": (
         "tiled-work", [("        m = torch.full((rows,), -math.inf, device=q.device)\n"
-                        "        l, acc = torch.zeros(rows, device=q.device), torch.zeros(rows, d, device=q.device)\n", ""),
+                        "        l, acc = torch.zeros(rows, device=q.device), "
+                        "torch.zeros(rows, d, device=q.device)\n", ""),
                        ("    for r0 in range(0, n_q, block_m):\n",
                         "    m = torch.full((block_m,), -math.inf, device=q.device)\n"
                         "    l, acc = torch.zeros(block_m, device=q.device), torch.zeros(block_m, d, device=q.device)\n"

@@ -238,7 +238,8 @@ class TileWidget(LiveView):
         t = self.trace
         svg.text(gx, gy - 30, "keys: K, V tiles →", size=11)
         mid = gy + t.n_q * cell / 2
-        svg.text(gx - 44, mid, "queries: Q tiles →", size=11, anchor="middle", transform=f"rotate(-90 {gx - 44:g} {mid:g})")
+        svg.text(gx - 44, mid, "queries: Q tiles →", size=11, anchor="middle",
+                 transform=f"rotate(-90 {gx - 44:g} {mid:g})")
         for j in range(t.n_k_tiles):
             on = current is not None and current.k_tile == j
             x, width = gx + j * t.block_n * cell, (min((j + 1) * t.block_n, t.n_k) - j * t.block_n) * cell
