@@ -1,0 +1,230 @@
+"""The small kernels of the Triton primer (notebook 03): which program does what, a masked vector add,
+and a fused row softmax.
+
+Each kernel is a few lines that show one idea of Triton's programming model:
+
+* :func:`program_ids`: a grid of programs, each owning one block of ``BLOCK`` elements;
+* :func:`vector_add`: a mask for the ragged last block, so any length works;
+* :func:`row_softmax`: one program per row, the whole row in registers, and strides to find the row:
+  the max, the exponentials, the sum and the division are fused, so each element is read once and
+  written once (``torch.softmax`` on a GPU does the same; a chain of separate PyTorch ops would not).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from pagedlab import device  # noqa: F401  (decides compiled vs interpreted before @triton.jit runs)
+
+
+def _check_vector(name: str, x: object) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 1 or not x.is_contiguous():
+        raise ValueError(f"{name} must be a contiguous 1-D tensor, got shape {tuple(x.shape)} "
+                         f"(contiguous: {x.is_contiguous()})")
+    return x
+
+
+def _check_block(block: object) -> int:
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1 or block & (block - 1):
+        raise ValueError(f"block must be a power of two (tl.arange needs one), got {block!r}")
+    return block
+
+
+@triton.jit
+def _program_ids_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    # Without the mask the last program would write past the end of `out` whenever BLOCK does not divide n.
+    tl.store(out_ptr + offsets, tl.zeros([BLOCK], tl.int32) + pid, mask=offsets < n)
+
+
+def program_ids(n: int, block: int) -> torch.Tensor:
+    """Which program handles each of ``n`` elements when programs own blocks of ``block``.
+
+    Returns:
+        (n,) int32 tensor on ``device.DEVICE``: element ``i`` holds ``i // block``, written by that program.
+
+    Raises:
+        ValueError: ``n`` < 1, or ``block`` not a power of two.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    block = _check_block(block)
+    out = torch.full((n,), -1, dtype=torch.int32, device=device.DEVICE)
+    _program_ids_kernel[(triton.cdiv(n, block),)](out, n, BLOCK=block)
+    return out
+
+
+@triton.jit
+def _add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n  # the last block may stick out past the end
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 256) -> torch.Tensor:
+    """``x + y`` with a Triton kernel: ``cdiv(n, block)`` programs, each adding one block.
+
+    Args:
+        x, y: contiguous 1-D tensors of one length, dtype and device.
+        block: elements per program, a power of two.
+
+    Returns:
+        A new tensor like ``x``.
+
+    Raises:
+        TypeError: a non-tensor, or different dtypes.
+        ValueError: not 1-D contiguous, different lengths or devices, or a bad ``block``.
+    """
+    x, y = _check_vector("x", x), _check_vector("y", y)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have one length, got {x.numel()} and {y.numel()}")
+    if x.dtype != y.dtype:
+        raise TypeError(f"x and y must have one dtype, got {x.dtype} and {y.dtype}")
+    if x.device != y.device:
+        raise ValueError(f"x and y must be on one device, got {x.device} and {y.device}")
+    block = _check_block(block)
+    out = torch.empty_like(x)
+    _add_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), BLOCK=block)
+    return out
+
+
+@triton.jit
+def _row_softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    # Padding columns load as -inf: they change neither the max nor (as exp(-inf) = 0) the sum.
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=float("-inf")).to(tl.float32)
+    z = x - tl.max(x, 0)  # subtract the row max so exp never overflows
+    num = tl.exp(z)
+    out = num / tl.sum(num, 0)
+    tl.store(out_ptr + row * stride_out + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def row_softmax(x: torch.Tensor) -> torch.Tensor:
+    """Softmax of each row of a 2-D tensor, fused into one Triton kernel (one program per row).
+
+    Args:
+        x: (rows, cols) floating tensor; rows may be strided (a slice of a bigger matrix), the elements
+            of a row must be contiguous. The whole row is one block, so cols is limited to 2**16.
+
+    Returns:
+        A new contiguous (rows, cols) tensor of ``x``'s dtype (computed in float32).
+
+    Raises:
+        TypeError: not a floating tensor. ValueError: not 2-D, empty, a row not contiguous, too wide.
+    """
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(f"x must be a floating torch.Tensor, got {type(x).__name__}"
+                        + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else ""))
+    if x.dim() != 2 or x.numel() == 0:
+        raise ValueError(f"x must be a non-empty 2-D tensor (rows, cols), got shape {tuple(x.shape)}")
+    if x.stride(1) != 1:
+        raise ValueError(f"the elements of each row of x must be contiguous (stride 1), got strides {x.stride()}")
+    if x.shape[1] > 2**16:
+        raise ValueError(f"x has {x.shape[1]} columns; one row must fit in one block (at most {2**16})")
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    block = triton.next_power_of_2(x.shape[1])
+    _row_softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+
+@triton.jit
+def _count_kernel(counter_ptr, ATOMIC: tl.constexpr):
+    if ATOMIC:
+        tl.atomic_add(counter_ptr, 1)
+    else:
+        # Read, add, write: two programs that read the same old value both write old + 1, and one
+        # increment is lost. Nothing orders programs on a GPU; the interpreter runs them one by one.
+        tl.store(counter_ptr, tl.load(counter_ptr) + 1)
+
+
+def count_programs(n_programs: int, atomic: bool) -> int:
+    """Launch ``n_programs`` programs that each add 1 to one shared counter; return the final count.
+
+    With ``atomic=False`` each program reads, adds and writes: a data race. In the interpreter the
+    programs run one after another, so the count is always right; on a GPU they run at once and
+    increments get lost. ``atomic=True`` uses ``tl.atomic_add``, right everywhere.
+
+    Raises:
+        ValueError: ``n_programs`` < 1.
+    """
+    if isinstance(n_programs, bool) or not isinstance(n_programs, int) or n_programs < 1:
+        raise ValueError(f"n_programs must be a positive int, got {n_programs!r}")
+    counter = torch.zeros(1, dtype=torch.int32, device=device.DEVICE)
+    _count_kernel[(n_programs,)](counter, ATOMIC=bool(atomic))
+    return int(counter.item())
+
+
+@triton.jit
+def _tile_matmul_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                        PRECISION: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, input_precision=PRECISION))
+
+
+def tile_matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "ieee") -> torch.Tensor:
+    """``a @ b`` for one tile, in one program, with ``tl.dot`` at the given ``input_precision``.
+
+    ``"tf32"`` lets the GPU's tensor cores round fp32 inputs to 10 mantissa bits (errors near 1e-3);
+    ``"ieee"`` keeps full fp32. The interpreter computes both exactly in NumPy, so on a CPU they agree.
+
+    Args:
+        a: (M, K), b: (K, N) contiguous float32; M, N, K powers of two from 16 to 128.
+        precision: ``"ieee"`` or ``"tf32"``.
+
+    Raises:
+        TypeError: not float32 tensors. ValueError: bad shapes or precision.
+    """
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
+            raise TypeError(f"{name} must be a float32 torch.Tensor")
+        if t.dim() != 2 or not t.is_contiguous() or any(s < 16 or s > 128 or s & (s - 1) for s in t.shape):
+            raise ValueError(f"{name} must be a contiguous 2-D tile with power-of-two sides from 16 to 128, "
+                             f"got shape {tuple(t.shape)}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"a is {tuple(a.shape)} and b is {tuple(b.shape)}: a's columns must match b's rows")
+    if precision not in ("ieee", "tf32"):
+        raise ValueError(f"precision must be 'ieee' or 'tf32', got {precision!r}")
+    c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device=a.device)
+    _tile_matmul_kernel[(1,)](a, b, c, M=a.shape[0], N=b.shape[1], K=a.shape[1], PRECISION=precision)
+    return c
+
+
+@triton.jit
+def _row_max_debug_kernel(x_ptr, n_cols, stride_x, watch_row, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x + cols, mask=cols < n_cols, other=float("-inf"))
+    # Print from one program only: all of them printing at once is unreadable.
+    if row == watch_row:
+        tl.device_print("row max ", tl.max(x, 0))
+
+
+def debug_row_max(x: torch.Tensor, watch_row: int) -> None:
+    """Launch one program per row of ``x`` and have only program ``watch_row`` print its row max.
+
+    ``tl.device_print`` prints from inside a kernel. In the interpreter it prints like ``print``; on a GPU
+    the device writes to the process's standard output when the kernel ends, which Jupyter shows in the
+    notebook (perhaps under a later cell) or only in the terminal that runs it.
+
+    Raises:
+        ValueError: ``x`` not a non-empty 2-D float32 tensor with contiguous rows, or a bad ``watch_row``.
+    """
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.numel() == 0 or x.stride(1) != 1:
+        raise ValueError("x must be a non-empty 2-D tensor whose rows are contiguous")
+    if not 0 <= watch_row < x.shape[0]:
+        raise ValueError(f"watch_row must be a row of x (0 to {x.shape[0] - 1}), got {watch_row}")
+    _row_max_debug_kernel[(x.shape[0],)](x, x.shape[1], x.stride(0), watch_row,
+                                         BLOCK=triton.next_power_of_2(x.shape[1]))
+    device.synchronize()
