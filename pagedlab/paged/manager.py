@@ -132,12 +132,14 @@ class Usage:
 class _Seq:
     """The manager's private record of one sequence."""
 
-    __slots__ = ("table", "tokens", "hashes", "num_cached_tokens")
+    __slots__ = ("table", "tokens", "keys", "prefix_ids", "num_cached_tokens")
 
-    def __init__(self, table: BlockTable, tokens: list[int], hashes: list[int], num_cached_tokens: int) -> None:
+    def __init__(self, table: BlockTable, tokens: list[int], keys: list[int], prefix_ids: list[int],
+                 num_cached_tokens: int) -> None:
         self.table = table
         self.tokens = tokens              # every token id, for hashing blocks as they fill
-        self.hashes = hashes              # chained hash of each *full* block (prefix caching only)
+        self.keys = keys                  # prefix caching only: chained hash of each *full* block
+        self.prefix_ids = prefix_ids      # ... and its prefix id (see pagedlab.paged.prefix_cache)
         self.num_cached_tokens = num_cached_tokens
 
 
@@ -317,18 +319,19 @@ class BlockManager:
         bs, alloc, cache = self.block_size, self.allocator, self.prefix_cache
         num_blocks = -(-len(tokens) // bs)
 
-        # Plan without touching anything: the chained hashes of the full blocks and the cached prefix.
-        hashes: list[int] = []
+        # Plan without touching anything: the keys of the full blocks, and the longest cached prefix.
+        keys: list[int] = []
         hits: list[int] = []
+        prefix_ids: list[int] = []
         if cache is not None:
-            parent = None
+            parent_key = parent_id = None
             for i in range(len(tokens) // bs):
-                block_tokens = tuple(tokens[i * bs:(i + 1) * bs])
-                key, block_id = cache.lookup(parent, block_tokens)
+                key, block_id, prefix_id = cache.lookup(parent_key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+                keys.append(key)
                 if block_id is not None and len(hits) == i:
                     hits.append(block_id)
-                hashes.append(key)
-                parent = key
+                    prefix_ids.append(prefix_id)
+                parent_key, parent_id = key, prefix_id
         revived = sum(1 for b in hits if alloc.is_cached(b))
         need = num_blocks - len(hits)
         available = self.num_free_blocks - revived
@@ -349,11 +352,11 @@ class BlockManager:
         if new:
             events.append(("allocate", seq_id, tuple(new)))
         block_ids = hits + new
-        if cache is not None:
-            for i in range(len(hits), len(hashes)):
-                cache.register(block_ids[i], hashes[i], hashes[i - 1] if i else None, tuple(tokens[i * bs:(i + 1) * bs]))
         table = BlockTable(block_ids, len(tokens), bs)
-        self._seqs[seq_id] = _Seq(table, tokens, hashes, len(hits) * bs)
+        seq = self._seqs[seq_id] = _Seq(table, tokens, keys, prefix_ids, len(hits) * bs)
+        if cache is not None:
+            for i in range(len(hits), len(keys)):
+                self._register(seq, i)
         self._emit(events)
         return table
 
@@ -399,13 +402,10 @@ class BlockManager:
         slot = block_id * bs + position % bs
         table.num_tokens = position + 1
         seq.tokens.append(token_id)
-        cache = self.prefix_cache
-        if cache is not None and (position + 1) % bs == 0:
-            parent = seq.hashes[-1] if seq.hashes else None
-            block_tokens = tuple(seq.tokens[position + 1 - bs:])
-            key = cache.hash_fn(parent, block_tokens)
-            cache.register(block_id, key, parent, block_tokens)
-            seq.hashes.append(key)
+        if self.prefix_cache is not None and (position + 1) % bs == 0:
+            seq.keys.append(self.prefix_cache.hash_fn(seq.keys[-1] if seq.keys else None,
+                                                      tuple(seq.tokens[position + 1 - bs:])))
+            self._register(seq, len(seq.keys) - 1)
         events.append(("append", seq_id, (block_id,), (), None, slot))
         self._emit(events)
         return AppendResult(slot, copy)
@@ -428,7 +428,8 @@ class BlockManager:
         for b in parent.table.block_ids:
             self.allocator.incref(b)
         table = BlockTable(list(parent.table.block_ids), parent.table.num_tokens, self.block_size)
-        self._seqs[child_id] = _Seq(table, list(parent.tokens), list(parent.hashes), parent.num_cached_tokens)
+        self._seqs[child_id] = _Seq(table, list(parent.tokens), list(parent.keys), list(parent.prefix_ids),
+                                    parent.num_cached_tokens)
         self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
         return table
 
@@ -504,12 +505,11 @@ class BlockManager:
             self.cpu_allocator.free(b)
         pairs = list(zip(table.block_ids, gpu_blocks))
         table.block_ids, table.device = gpu_blocks, "gpu"
-        cache = self.prefix_cache
-        if cache is not None:
-            bs = self.block_size
-            for i, key in enumerate(seq.hashes):
-                cache.register(gpu_blocks[i], key, seq.hashes[i - 1] if i else None,
-                               tuple(seq.tokens[i * bs:(i + 1) * bs]))
+        if self.prefix_cache is not None:
+            # The blocks are new, so offer them to the cache again (a copy still cached keeps its place).
+            del seq.prefix_ids[:]
+            for i in range(len(seq.keys)):
+                self._register(seq, i)
         events.append(("swap_in", seq_id, tuple(gpu_blocks), tuple(pairs)))
         self._emit(events)
         return pairs
@@ -533,6 +533,13 @@ class BlockManager:
         if table.num_tokens % self.block_size == 0:
             return True
         return self.allocator.refcount(table.block_ids[-1]) > 1
+
+    def _register(self, seq: _Seq, i: int) -> None:
+        """Offer full block ``i`` of ``seq`` to the prefix cache and record its prefix id (``i`` is the next one)."""
+        bs = self.block_size
+        parent_id = seq.prefix_ids[i - 1] if i else None
+        seq.prefix_ids.append(self.prefix_cache.register(seq.table.block_ids[i], seq.keys[i], parent_id,
+                                                         tuple(seq.tokens[i * bs:(i + 1) * bs])))
 
     def _take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
         """Allocate ``n`` GPU blocks, evicting least recently used cached-free blocks when the free list is short.

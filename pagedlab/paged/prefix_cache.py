@@ -6,9 +6,12 @@ tokens together with its predecessor's hash,
 
     h_0 = hash(None, tokens[0 : B]),   h_i = hash(h_{i-1}, tokens[i*B : (i+1)*B])   (B = block_size)
 
-gives every full block a key that stands for its entire prefix. A hash is not proof: on a match the
-cache also compares the stored tokens and the stored predecessor hash (by induction, the whole prefix),
-so a collision is a miss, never wrong K/V.
+gives every full block a key that stands for its entire prefix. A hash is not proof, so every cached
+block also stores its tokens and the identity of the block before it, and a lookup only hits when both
+match. That identity is a *prefix id*: a number given to each distinct (predecessor, tokens) pair when it
+is first cached, never reused. By induction, equal prefix ids mean equal whole prefixes, so a collision
+(of a block's key, or of its predecessor's key) is a miss, never wrong K/V. (Comparing predecessor
+*hashes* instead would not do: two different prefixes whose keys collide would pass the check.)
 
 A cached block whose last sequence has finished is *cached-free*: nobody references it, but its
 contents stay valid until the space is needed. Those blocks wait in least-recently-used order (an
@@ -45,31 +48,43 @@ class PrefixCache:
             one to force collisions).
     """
 
-    __slots__ = ("block_size", "hash_fn", "_block_of", "_entry_of", "_lru")
+    BROKEN = -1
+    """The prefix id of a block that could not be cached (its key is taken by another prefix): every block
+    after it misses and is not cached either."""
+
+    __slots__ = ("block_size", "hash_fn", "_block_of", "_entry_of", "_lru", "_next_id")
 
     def __init__(self, block_size: int, hash_fn: HashFn = chained_hash) -> None:
         self.block_size = block_size
         self.hash_fn = hash_fn
         self._block_of: dict[int, int] = {}                                    # hash -> block id
-        self._entry_of: dict[int, tuple[int, int | None, tuple[int, ...]]] = {}  # block -> (hash, parent, tokens)
+        # block -> (key, predecessor's prefix id, tokens, prefix id)
+        self._entry_of: dict[int, tuple[int, int | None, tuple[int, ...], int]] = {}
         self._lru: OrderedDict[int, None] = OrderedDict()                      # cached-free, oldest first
+        self._next_id = 1
 
     # ---- lookups -------------------------------------------------------------------------------------
 
-    def lookup(self, parent_hash: int | None, tokens: tuple[int, ...]) -> tuple[int, int | None]:
+    def lookup(self, parent_key: int | None, parent_id: int | None,
+               tokens: tuple[int, ...]) -> tuple[int, int | None, int | None]:
         """Key a full block and find it.
 
+        Args:
+            parent_key, parent_id: the key and prefix id of the block before (None, None for the first block).
+            tokens: the block's ``block_size`` tokens.
+
         Returns:
-            ``(key, block_id)``; ``block_id`` is None on a miss, including a hash collision (a stored
-            block with the same key but other tokens or another predecessor).
+            ``(key, block_id, prefix_id)``; ``block_id`` and ``prefix_id`` are None on a miss, including a
+            collision (a stored block with the same key but other tokens or another predecessor).
         """
-        key = self.hash_fn(parent_hash, tokens)
+        key = self.hash_fn(parent_key, tokens)
         block_id = self._block_of.get(key)
-        if block_id is not None:
-            _, stored_parent, stored_tokens = self._entry_of[block_id]
-            if stored_parent != parent_hash or stored_tokens != tokens:
-                return key, None
-        return key, block_id
+        if block_id is None:
+            return key, None, None
+        _, stored_parent, stored_tokens, prefix_id = self._entry_of[block_id]
+        if stored_parent != parent_id or stored_tokens != tokens:
+            return key, None, None
+        return key, block_id, prefix_id
 
     def is_registered(self, block_id: int) -> bool:
         """True when ``block_id`` holds a cached full block (referenced or cached-free)."""
@@ -83,6 +98,11 @@ class PrefixCache:
         """The chained hash ``block_id`` is registered under, or None."""
         entry = self._entry_of.get(block_id)
         return None if entry is None else entry[0]
+
+    def prefix_id_of(self, block_id: int) -> int | None:
+        """The prefix id of cached ``block_id``, or None."""
+        entry = self._entry_of.get(block_id)
+        return None if entry is None else entry[3]
 
     @property
     def num_parked(self) -> int:
@@ -98,18 +118,27 @@ class PrefixCache:
 
     # ---- updates -------------------------------------------------------------------------------------
 
-    def register(self, block_id: int, key: int, parent_hash: int | None, tokens: tuple[int, ...]) -> bool:
-        """Index a block that just became full under ``key``.
+    def register(self, block_id: int, key: int, parent_id: int | None, tokens: tuple[int, ...]) -> int:
+        """Offer a block that just became full for caching, under ``key``.
 
         Returns:
-            False, and changes nothing, when ``key`` already names another block (the same prefix computed
-            twice, or a collision): the first block stays the cached one.
+            The prefix id to chain the next block on: a new one when the block was cached; the cached
+            block's when ``key`` already names a block with the same prefix (the same K/V computed twice:
+            the first block stays the cached one); :attr:`BROKEN` when ``key`` names another prefix (a
+            collision) or ``parent_id`` is BROKEN. Only the first case changes the cache.
         """
-        if key in self._block_of or block_id in self._entry_of:
-            return False
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        cached = self._block_of.get(key)
+        if cached is not None:
+            _, stored_parent, stored_tokens, prefix_id = self._entry_of[cached]
+            return prefix_id if (stored_parent, stored_tokens) == (parent_id, tokens) else self.BROKEN
+        if block_id in self._entry_of:
+            raise ValueError(f"block {block_id} is already cached under another key")
+        prefix_id, self._next_id = self._next_id, self._next_id + 1
         self._block_of[key] = block_id
-        self._entry_of[block_id] = (key, parent_hash, tokens)
-        return True
+        self._entry_of[block_id] = (key, parent_id, tokens, prefix_id)
+        return prefix_id
 
     def park(self, block_id: int) -> None:
         """A registered block lost its last reference: it becomes the most recently used cached-free block."""

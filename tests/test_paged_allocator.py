@@ -1,0 +1,198 @@
+"""Unit tests of the plain-Python core of pagedlab.paged: BlockAllocator, BlockTable, PrefixCache."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pagedlab.paged import BlockAllocator, BlockTable, OutOfBlocks, PrefixCache
+
+
+def test_import_is_torch_free():
+    code = "import sys, pagedlab.paged; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False", "import pagedlab.paged must not import torch (KVCache is loaded lazily)"
+
+
+def test_kvcache_is_loaded_on_first_use():
+    from pagedlab.paged import KVCache
+    from pagedlab.paged.kv_cache import KVCache as direct
+
+    assert KVCache is direct
+
+
+# ---- BlockAllocator -------------------------------------------------------------------------------------
+
+def test_fresh_pool_hands_out_lowest_ids_first_and_reuses_last_freed():
+    a = BlockAllocator(4)
+    assert [a.allocate(), a.allocate()] == [0, 1]
+    a.free(0)
+    assert a.allocate() == 0, "the block freed last is handed out next (a stack)"
+    assert a.allocate_many(2) == [2, 3]
+    assert a.num_free == 0
+
+
+def test_refcounts_follow_incref_and_free():
+    a = BlockAllocator(3)
+    b = a.allocate()
+    a.incref(b)
+    a.incref(b)
+    assert a.refcount(b) == 3
+    assert a.free(b) == 2 and a.free(b) == 1
+    assert a.num_free == 2, "a block with references left must not be on the free list"
+    assert a.free(b) == 0
+    assert a.num_free == 3 and a.refcount(b) == 0
+
+
+def test_allocate_many_is_all_or_nothing():
+    a = BlockAllocator(4)
+    a.allocate()
+    before = a.free_blocks()
+    with pytest.raises(OutOfBlocks) as info:
+        a.allocate_many(4)
+    assert a.free_blocks() == before
+    assert info.value.requested == 4 and info.value.free == 3 and info.value.total == 4
+    assert "need 4 free blocks" in str(info.value) and "only 3 of 4" in str(info.value)
+    assert isinstance(info.value, MemoryError)
+    assert a.allocate_many(0) == []
+
+
+def test_out_of_blocks_when_empty():
+    a = BlockAllocator(1)
+    a.allocate()
+    with pytest.raises(OutOfBlocks, match="need 1 free block"):
+        a.allocate()
+
+
+@pytest.mark.parametrize("bad", [-1, 3, 10**6])
+def test_unknown_ids_are_rejected(bad):
+    a = BlockAllocator(3)
+    for op in (a.free, a.incref, a.refcount, a.revive, a.evict):
+        with pytest.raises(ValueError, match="not in this pool"):
+            op(bad)
+
+
+def test_wrong_types_are_rejected():
+    with pytest.raises(TypeError, match="num_blocks must be an int"):
+        BlockAllocator(2.0)
+    with pytest.raises(ValueError, match="num_blocks must be >= 1"):
+        BlockAllocator(0)
+    a = BlockAllocator(2)
+    with pytest.raises(TypeError, match="block_id must be an int"):
+        a.free("0")
+    with pytest.raises(TypeError, match="n must be an int"):
+        a.allocate_many(True)
+
+
+def test_double_free_and_sharing_a_free_block_raise():
+    a = BlockAllocator(2)
+    b = a.allocate()
+    a.free(b)
+    with pytest.raises(ValueError, match="double free"):
+        a.free(b)
+    with pytest.raises(ValueError, match="it is free"):
+        a.incref(b)
+    assert a.free_blocks().count(b) == 1, "a failed free must not push the block twice"
+
+
+def test_cached_free_blocks_are_kept_off_the_free_list_until_revived_or_evicted():
+    a = BlockAllocator(3)
+    b0, b1 = a.allocate_many(2)
+    assert a.free(b0, cache=True) == 0
+    assert a.is_cached(b0) and a.num_cached == 1 and a.num_free == 1
+    with pytest.raises(ValueError, match="cached-free"):
+        a.incref(b0)
+    with pytest.raises(ValueError, match="double free"):
+        a.free(b0)
+    a.revive(b0)
+    assert a.refcount(b0) == 1 and not a.is_cached(b0) and a.num_cached == 0
+    a.free(b0, cache=True)
+    a.evict(b0)
+    assert a.num_free == 2 and a.refcount(b0) == 0 and not a.is_cached(b0)
+    with pytest.raises(ValueError, match="not cached-free"):
+        a.evict(b0)
+    with pytest.raises(ValueError, match=r"referenced \(1\), not cached-free"):
+        a.revive(b1)
+
+
+# ---- BlockTable ------------------------------------------------------------------------------------------
+
+def test_slot_formula_and_mapping():
+    t = BlockTable([5, 2, 7], num_tokens=35, block_size=16)
+    assert t.slot(0) == 80 and t.slot(15) == 95
+    assert t.slot(16) == 32, "position 16 is the first token of the second logical block (physical 2)"
+    assert t.slot(34) == 7 * 16 + 2
+    assert t.slot_mapping() == [t.slot(p) for p in range(35)]
+    assert t.slot_mapping(15, 17) == [95, 32]
+    assert t.num_blocks == 3
+
+
+def test_slot_bounds():
+    t = BlockTable([0], num_tokens=3, block_size=4)
+    with pytest.raises(IndexError, match="position 3"):
+        t.slot(3)
+    with pytest.raises(IndexError):
+        t.slot(-1)
+    with pytest.raises(IndexError):
+        t.slot_mapping(0, 4)
+    with pytest.raises(TypeError):
+        t.slot(1.0)
+
+
+# ---- PrefixCache -----------------------------------------------------------------------------------------
+
+def test_lookup_chains_hashes():
+    c = PrefixCache(block_size=2)
+    k0, hit, _ = c.lookup(None, None, (1, 2))
+    assert hit is None
+    p0 = c.register(10, k0, None, (1, 2))
+    k1, _, _ = c.lookup(k0, p0, (3, 4))
+    p1 = c.register(11, k1, p0, (3, 4))
+    assert p0 != p1 and c.prefix_id_of(11) == p1
+    assert c.lookup(None, None, (1, 2)) == (k0, 10, p0)
+    assert c.lookup(k0, p0, (3, 4)) == (k1, 11, p1)
+    assert c.lookup(None, None, (3, 4))[1] is None, "the same tokens after another prefix are another block"
+    assert c.register(12, k0, None, (1, 2)) == p0, "the same prefix again: the first block stays the cached one"
+    assert len(c) == 2 and c.key_of(10) == k0 and c.key_of(12) is None
+
+
+def test_collisions_are_misses():
+    c = PrefixCache(block_size=2, hash_fn=lambda parent, tokens: 42)  # every block collides
+    key, _, _ = c.lookup(None, None, (1, 2))
+    p = c.register(0, key, None, (1, 2))
+    assert c.lookup(None, None, (1, 2)) == (42, 0, p)
+    assert c.lookup(None, None, (9, 9))[1] is None, "same hash, other tokens: must be a miss"
+    assert c.lookup(42, 7, (1, 2))[1] is None, "same hash and tokens, other prefix: must be a miss"
+    assert c.register(1, key, None, (9, 9)) == PrefixCache.BROKEN, "a collision cannot be cached"
+    assert c.register(1, 5, PrefixCache.BROKEN, (9, 9)) == PrefixCache.BROKEN
+    assert len(c) == 1
+
+
+def test_colliding_predecessor_keys_do_not_fool_the_check():
+    # Two different first blocks with the same key; the second blocks match in tokens and parent *key*.
+    c = PrefixCache(block_size=1, hash_fn=lambda parent, tokens: 0 if parent is None else 1)
+    pa = c.register(0, 0, None, (5,))
+    c.register(1, 1, pa, (7,))                   # cached: [5, 7]
+    key, hit, pid = c.lookup(None, None, (6,))   # [6] collides with [5]: a miss
+    assert hit is None and pid is None
+    assert c.lookup(key, pid, (7,))[1] is None, "[6, 7] must not hit the block cached for [5, 7]"
+
+
+def test_lru_evicts_least_recently_parked_first():
+    c = PrefixCache(block_size=1)
+    for b in range(3):
+        c.register(b, c.lookup(None, None, (b,))[0], None, (b,))
+        c.park(b)
+    c.unpark(0)
+    c.park(0)  # used again: now the most recent
+    assert c.parked() == [1, 2, 0]
+    assert c.evict() == 1
+    assert not c.is_registered(1) and c.lookup(None, None, (1,))[1] is None
+    assert c.num_parked == 2
+    with pytest.raises(ValueError, match="not in the prefix cache"):
+        c.park(1)
+    c.evict(), c.evict()
+    with pytest.raises(LookupError):
+        c.evict()

@@ -1,0 +1,464 @@
+"""BlockManager: unit tests of each operation, and a hypothesis state machine against a simple model.
+
+The state machine plays the engine: it writes a fake K/V "value" into every slot the manager hands out
+(the value of token ``p`` is the tuple of tokens ``0..p``, since real K/V depend on the whole prefix),
+performs the copy-on-write and swap copies the manager asks for, and after every step reads each
+sequence back through its block table. A block freed too early, a missed copy, a wrong swap mapping or
+a wrong prefix-cache hit all show up as a sequence that reads back the wrong values.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks
+
+
+def state(m: BlockManager) -> tuple:
+    """Everything that makes up a manager's state, for before/after comparisons."""
+    def alloc_state(a):
+        if a is None:
+            return None
+        return (a.free_blocks(), list(a._ref_count), bytes(a._cached), a.num_cached)
+
+    cache = m.prefix_cache
+    return (
+        [(s, list(m.table(s).block_ids), m.table(s).num_tokens, m.table(s).device, m.num_cached_tokens(s),
+          list(m._seqs[s].tokens), list(m._seqs[s].keys), list(m._seqs[s].prefix_ids)) for s in m.seq_ids],
+        alloc_state(m.allocator), alloc_state(m.cpu_allocator),
+        None if cache is None else (cache.parked(), dict(cache._block_of), dict(cache._entry_of)),
+        len(m.events), m._step,
+    )
+
+
+def check_invariants(m: BlockManager) -> None:
+    """The bookkeeping invariants of the issue, from the public API."""
+    for alloc, device in ((m.allocator, "gpu"), (m.cpu_allocator, "cpu")):
+        if alloc is None:
+            continue
+        holders = Counter()
+        for s in m.seq_ids:
+            t = m.table(s)
+            if t.device == device:
+                assert len(set(t.block_ids)) == len(t.block_ids), f"{s!r} holds a block twice: {t.block_ids}"
+                holders.update(t.block_ids)
+        free = alloc.free_blocks()
+        assert len(set(free)) == len(free), f"{device}: a block is on the free list twice: {free}"
+        for b in range(alloc.num_blocks):
+            on_free_list, cached, ref = b in free, alloc.is_cached(b), alloc.refcount(b)
+            assert ref == holders[b], f"{device} block {b}: refcount {ref}, held by {holders[b]} tables"
+            assert (ref > 0) + on_free_list + cached == 1, (
+                f"{device} block {b} must be exactly one of referenced/free/cached-free: "
+                f"ref={ref} free={on_free_list} cached={cached}")
+        assert alloc.num_free + alloc.num_cached + len(holders) == alloc.num_blocks
+    cache = m.prefix_cache
+    if cache is not None:
+        parked = cache.parked()
+        assert sorted(parked) == [b for b in range(m.num_blocks) if m.allocator.is_cached(b)]
+        for b in parked:
+            assert cache.is_registered(b)
+    else:
+        assert m.allocator.num_cached == 0
+    for s in m.seq_ids:
+        t = m.table(s)
+        assert t.num_blocks == -(-t.num_tokens // m.block_size), f"{s!r}: {t.num_blocks} blocks for {t.num_tokens}"
+
+
+# ---- unit tests ----------------------------------------------------------------------------------------
+
+def test_source_scenario_six_blocks_of_sixteen():
+    m = BlockManager(num_blocks=6, block_size=16)
+    a = m.add("A", range(20))
+    b = m.add("B", range(10))
+    assert a.block_ids == [0, 1] and b.block_ids == [2] and m.num_free_blocks == 3
+    results = [m.append("A", 100 + i) for i in range(13)]
+    assert [r.slot for r in results[:12]] == list(range(16 + 4, 32)), "appends fill block 1 first"
+    assert results[12].slot == 3 * 16, "the 13th append (token 32) starts a new block, block 3"
+    assert a.block_ids == [0, 1, 3] and a.num_tokens == 33 and m.num_free_blocks == 2
+    m.free("B")
+    assert m.num_free_blocks == 3 and "B" not in m
+    kinds = [e.kind for e in m.events]
+    assert kinds.count("allocate") == 3 and kinds.count("append") == 13 and kinds[-1] == "free"
+    check_invariants(m)
+
+
+def test_append_copies_on_write_only_once():
+    m = BlockManager(8, 4)
+    m.add("p", [1, 2, 3, 4, 5, 6])
+    m.fork("p", "c")
+    assert m.allocator.refcount(0) == 2 and m.allocator.refcount(1) == 2
+    r = m.append("c", 7)
+    assert r.copy == (1, 2), "the shared, partly filled last block must be copied before the child writes"
+    assert r.slot == 2 * 4 + 2
+    assert m.table("c").block_ids == [0, 2] and m.table("p").block_ids == [0, 1]
+    assert m.allocator.refcount(1) == 1 and m.allocator.refcount(0) == 2
+    r = m.append("p", 8)
+    assert r.copy is None and r.slot == 1 * 4 + 2, "the parent is now the only holder: write in place"
+    check_invariants(m)
+
+
+def test_fork_at_a_block_boundary_needs_no_copy():
+    m = BlockManager(4, 4)
+    m.add("p", range(4))
+    m.fork("p", "c")
+    r = m.append("c", 9)
+    assert r.copy is None and m.table("c").block_ids == [0, 1]
+    check_invariants(m)
+
+
+def test_usage_reports_sharing_and_fragmentation():
+    m = BlockManager(16, 4)
+    m.add("p", range(10))          # 3 blocks, 2 free slots in the last
+    for i in range(3):
+        m.fork("p", f"c{i}")
+    u = m.usage(bytes_per_block=1000)
+    assert (u.blocks_used, u.logical_blocks, u.blocks_shared) == (3, 12, 3)
+    assert u.blocks_saved_by_sharing == 9 and u.bytes_saved_by_sharing == 9000
+    assert u.tokens_stored == 40 and u.slots_filled == 10 and u.unused_slots == 2
+    assert u.fragmentation == pytest.approx(2 / 12)
+    assert m.usage().bytes_saved_by_sharing is None
+
+
+def test_errors_name_the_problem_and_change_nothing():
+    m = BlockManager(2, 4)
+    m.add("a", range(5))
+    before = state(m)
+    with pytest.raises(ValueError, match="already exists"):
+        m.add("a", [1])
+    with pytest.raises(OutOfBlocks, match="need 1 free block.*only 0 of 2"):
+        m.add("b", [1])
+    with pytest.raises(KeyError, match="unknown sequence 'x'"):
+        m.append("x", 1)
+    with pytest.raises(TypeError, match="token_ids"):
+        m.add("b", ["not a token"])
+    with pytest.raises(TypeError, match="token_id"):
+        m.append("a", None)
+    with pytest.raises(ValueError, match="no CPU pool"):
+        m.swap_out("a")
+    with pytest.raises(ValueError, match="already exists"):
+        m.fork("a", "a")
+    with pytest.raises(TypeError):
+        m.add(["unhashable"], [1])
+    assert state(m) == before
+    for _ in range(3):
+        m.append("a", 1)
+    with pytest.raises(OutOfBlocks):
+        m.append("a", 1)
+    assert not m.can_append("a") and not m.can_add(1) and m.can_add(0)
+
+
+def test_swap_round_trip_and_swapped_sequences_are_frozen():
+    m = BlockManager(4, 2, num_cpu_blocks=4)
+    m.add("a", range(3))
+    out = m.swap_out("a")
+    assert out == [(0, 0), (1, 1)] and m.is_swapped("a") and m.num_free_blocks == 4
+    assert m.table("a").device == "cpu"
+    for op in (lambda: m.append("a", 1), lambda: m.fork("a", "b"), lambda: m.swap_out("a")):
+        with pytest.raises(ValueError, match="swapped out"):
+            op()
+    m.add("other", [1])  # takes GPU block 1 (last freed, first reused)
+    back = m.swap_in("a")
+    assert [cpu for cpu, _ in back] == [0, 1] and not m.is_swapped("a")
+    assert m.cpu_allocator.num_free == 4
+    with pytest.raises(ValueError, match="not swapped out"):
+        m.swap_in("a")
+    check_invariants(m)
+
+
+def test_swap_out_needs_room_on_the_cpu():
+    m = BlockManager(4, 2, num_cpu_blocks=1)
+    m.add("a", range(3))
+    before = state(m)
+    assert not m.can_swap_out("a")
+    with pytest.raises(OutOfBlocks, match="CPU pool"):
+        m.swap_out("a")
+    assert state(m) == before
+
+
+def test_prefix_cache_hits_evictions_and_events():
+    m = BlockManager(4, 2, enable_prefix_caching=True)
+    system = [7, 7, 8, 8]
+    m.add("a", system + [1])
+    t = m.add("b", system + [2])
+    assert t.block_ids[:2] == [0, 1] and m.num_cached_tokens("b") == 4
+    assert m.allocator.refcount(0) == 2
+    m.free("a")
+    m.free("b")
+    assert m.allocator.num_cached == 2 and m.num_free_blocks == 4
+    t = m.add("c", system)
+    assert t.block_ids == [0, 1] and [e.kind for e in m.events][-1] == "cache_hit"
+    m.free("c")
+    m.add("d", [5, 5, 6, 6, 7, 7])    # needs 3 blocks: 2 free + evict the LRU cached one
+    evict = [e for e in m.events if e.kind == "evict"][-1]
+    assert evict.blocks == (1,), "the tail of the cached prefix is the least recently used, so it goes first"
+    m.free("d")
+    assert m.add("e", system).block_ids[0] == 0 and m.num_cached_tokens("e") == 2, "block 0 is still cached"
+    check_invariants(m)
+
+
+def test_prefix_cache_checks_collisions():
+    m = BlockManager(8, 2, enable_prefix_caching=True)
+    m.prefix_cache.hash_fn = lambda parent, tokens: 0  # every block has the same hash
+    m.add("a", [1, 2, 3, 4])
+    m.add("b", [9, 9, 3, 4])
+    assert m.num_cached_tokens("b") == 0 and set(m.table("a").block_ids).isdisjoint(m.table("b").block_ids)
+    m.add("c", [1, 2, 5, 5])
+    assert m.num_cached_tokens("c") == 2
+
+
+def test_blocks_filled_by_decoding_become_cacheable():
+    m = BlockManager(8, 2, enable_prefix_caching=True)
+    m.add("a", [1])
+    m.append("a", 2)
+    m.append("a", 3)
+    m.append("a", 4)
+    assert m.add("b", [1, 2, 3, 4]).block_ids == m.table("a").block_ids
+    assert m.num_cached_tokens("b") == 4
+
+
+def test_subscribers_see_finished_operations():
+    m = BlockManager(4, 2)
+    seen = []
+    unsubscribe = m.subscribe(lambda e: seen.append((e.kind, m.table(e.seq_id).num_tokens)))
+    m.add("a", [1, 2, 3])
+    m.fork("a", "b")
+    m.append("b", 4)
+    assert seen == [("allocate", 3), ("fork", 3), ("copy_on_write", 4), ("append", 4)]
+    cow = m.events[-2]
+    assert isinstance(cow, BlockEvent) and cow.pairs == ((1, 2),) and cow.seq_id == "b"
+    assert [e.step for e in m.events] == [0, 1, 2, 3]
+    unsubscribe()
+    m.append("a", 5)
+    assert len(seen) == 4
+    with pytest.raises(TypeError, match="callable"):
+        m.subscribe(None)
+
+
+def test_free_everything_returns_every_block():
+    m = BlockManager(16, 4, num_cpu_blocks=8, enable_prefix_caching=True)
+    m.add("a", range(9))
+    m.fork("a", "b")
+    m.append("b", 1)
+    m.add("c", range(8))
+    m.swap_out("c")
+    for s in m.seq_ids:
+        m.free(s)
+    assert m.num_free_blocks == 16 and m.cpu_allocator.num_free == 8
+    assert all(m.allocator.refcount(b) == 0 for b in range(16))
+    check_invariants(m)
+
+
+# ---- the state machine ------------------------------------------------------------------------------------
+
+# Rules pick sequences by index into the live ones (so most operations are valid), and now and then an
+# id that is not live, to exercise the error paths.
+PICK = st.integers(0, 63)
+# A two-letter alphabet and short prompts make shared prefixes (cache hits) common.
+PROMPTS = st.lists(st.integers(0, 1), min_size=0, max_size=8)
+TOKENS = st.lists(st.integers(0, 1), min_size=1, max_size=6)
+
+
+class ManagerMachine(RuleBasedStateMachine):
+    """Random add/append/fork/free/swap sequences against a model of what each sequence holds."""
+
+    @initialize(num_blocks=st.integers(2, 16), block_size=st.integers(1, 4), num_cpu_blocks=st.integers(0, 6),
+                prefix=st.sampled_from(["off", "on", "colliding"]))
+    def create(self, num_blocks, block_size, num_cpu_blocks, prefix):
+        self.m = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching=prefix != "off")
+        if prefix == "colliding":
+            # Keys that ignore the prefix and collide often: only the collision check keeps hits correct.
+            self.m.prefix_cache.hash_fn = lambda parent, tokens: sum(tokens) % 3
+        self.tokens: dict[int, list[int]] = {}          # the model: each live sequence's tokens
+        self.pool = {"gpu": [None] * (num_blocks * block_size), "cpu": [None] * (num_cpu_blocks * block_size)}
+        self.next_id = 0
+
+    def _pick(self, pick):
+        """A live sequence id, or (one time in eight, or when none is live) one that is not live."""
+        live = sorted(self.tokens)
+        if not live or pick % 8 == 7:
+            return self.next_id + 1000  # never used
+        return live[pick % len(live)]
+
+    def _new_id(self, pick):
+        """Mostly a fresh id; one time in eight a live one (which add and fork must refuse)."""
+        if self.tokens and pick % 8 == 7:
+            return sorted(self.tokens)[pick % len(self.tokens)]
+        self.next_id += 1
+        return self.next_id
+
+    # -- the engine's side: write values, perform copies --
+
+    def _copy(self, src_pool, dst_pool, pairs):
+        bs = self.m.block_size
+        for src, dst in pairs:
+            self.pool[dst_pool][dst * bs:(dst + 1) * bs] = self.pool[src_pool][src * bs:(src + 1) * bs]
+
+    def _write(self, seq_id, positions):
+        toks, t = self.tokens[seq_id], self.m.table(seq_id)
+        for p in positions:
+            self.pool["gpu"][t.slot(p)] = tuple(toks[:p + 1])
+
+    def _attempt(self, op, *args, expect_failure=None):
+        """Run an operation; if it raises, the manager must be exactly as before."""
+        before = state(self.m)
+        try:
+            return op(*args)
+        except (OutOfBlocks, ValueError, KeyError) as e:
+            assert state(self.m) == before, f"{op.__name__}{args} raised {e!r} but changed the manager"
+            if expect_failure is not None:
+                assert isinstance(e, expect_failure), f"{op.__name__}{args}: expected {expect_failure}, got {e!r}"
+            raise
+
+    # -- rules --
+
+    @rule(pick=PICK, prompt=PROMPTS)
+    def add(self, pick, prompt):
+        seq_id = self._new_id(pick)
+        fits = self.m.can_add(len(prompt))
+        try:
+            self._attempt(self.m.add, seq_id, prompt)
+        except ValueError:
+            assert seq_id in self.tokens
+            return
+        except OutOfBlocks:
+            assert not fits, "can_add said the prompt fits, but add ran out of blocks"
+            return
+        assert seq_id not in self.tokens
+        self.tokens[seq_id] = list(prompt)
+        self._write(seq_id, range(self.m.num_cached_tokens(seq_id), len(prompt)))
+
+    @rule(pick=PICK, tokens=TOKENS, fresh=st.booleans())
+    def append(self, pick, tokens, fresh):
+        seq_id = self._pick(pick)
+        for token in tokens:
+            if fresh:
+                # Tokens no other sequence has: a write into a block another sequence still reads shows up.
+                self.next_id += 1
+                token = 1000 + self.next_id
+            self._append(seq_id, token)
+
+    def _append(self, seq_id, token):
+        ok = seq_id in self.tokens and not self.m.is_swapped(seq_id) and self.m.can_append(seq_id)
+        try:
+            result = self._attempt(self.m.append, seq_id, token)
+        except (OutOfBlocks, ValueError, KeyError):
+            assert not ok
+            return
+        assert ok
+        if result.copy is not None:
+            self._copy("gpu", "gpu", [result.copy])
+        self.tokens[seq_id].append(token)
+        position = len(self.tokens[seq_id]) - 1
+        assert result.slot == self.m.table(seq_id).slot(position)
+        self._write(seq_id, [position])
+
+    @rule(pick=PICK, child_pick=PICK)
+    def fork(self, pick, child_pick):
+        parent, child = self._pick(pick), self._new_id(child_pick)
+        try:
+            self._attempt(self.m.fork, parent, child)
+        except (ValueError, KeyError):
+            assert parent not in self.tokens or child in self.tokens or self.m.is_swapped(parent)
+            return
+        self.tokens[child] = list(self.tokens[parent])
+
+    @rule(pick=PICK, n=st.integers(1, 3))
+    def sample_in_parallel(self, pick, n):
+        """Parallel sampling: fork ``n`` children, then every member of the group appends its own token."""
+        parent = self._pick(pick)
+        group = [parent]
+        for _ in range(n):
+            child = self._new_id(0)
+            try:
+                self._attempt(self.m.fork, parent, child)
+            except (ValueError, KeyError):
+                return
+            self.tokens[child] = list(self.tokens[parent])
+            group.append(child)
+        for seq_id in group:
+            self.next_id += 1
+            self._append(seq_id, 1000 + self.next_id)
+
+    @rule(pick=PICK)
+    def free(self, pick):
+        seq_id = self._pick(pick)
+        try:
+            self._attempt(self.m.free, seq_id, expect_failure=KeyError)
+        except KeyError:
+            assert seq_id not in self.tokens
+            return
+        del self.tokens[seq_id]
+
+    @rule(pick=PICK)
+    def swap_out(self, pick):
+        seq_id = self._pick(pick)
+        try:
+            pairs = self._attempt(self.m.swap_out, seq_id)
+        except (OutOfBlocks, ValueError, KeyError):
+            return
+        self._copy("gpu", "cpu", pairs)
+
+    @rule(pick=PICK)
+    def swap_in(self, pick):
+        seq_id = self._pick(pick)
+        try:
+            pairs = self._attempt(self.m.swap_in, seq_id)
+        except (OutOfBlocks, ValueError, KeyError):
+            return
+        self._copy("cpu", "gpu", pairs)
+
+    @rule()
+    def free_everything(self):
+        if len(self.tokens) < 4:
+            return
+        for s in list(self.tokens):
+            self.m.free(s)
+        self.tokens.clear()
+        assert self.m.num_free_blocks == self.m.num_blocks
+        assert all(self.m.allocator.refcount(b) == 0 for b in range(self.m.num_blocks))
+        if self.m.cpu_allocator is not None:
+            assert self.m.cpu_allocator.num_free == self.m.cpu_allocator.num_blocks
+
+    def teardown(self):
+        event(f"steps: {getattr(self, 'steps', 0) // 10 * 10}")
+
+    # -- invariants after every step --
+
+    @invariant()
+    def bookkeeping(self):
+        self.steps = getattr(self, "steps", 0) + 1
+        check_invariants(self.m)
+        assert sorted(self.m.seq_ids) == sorted(self.tokens)
+
+    @invariant()
+    def every_sequence_reads_back_its_values(self):
+        for s, toks in self.tokens.items():
+            t = self.m.table(s)
+            assert t.num_tokens == len(toks)
+            got = [self.pool[t.device][slot] for slot in t.slot_mapping()]
+            expected = [tuple(toks[:p + 1]) for p in range(len(toks))]
+            assert got == expected, f"sequence {s} ({t}) reads back wrong K/V values"
+
+    @invariant()
+    def prefix_keys_follow_the_tokens(self):
+        cache, bs = self.m.prefix_cache, self.m.block_size
+        if cache is None:
+            return
+        for s, toks in self.tokens.items():
+            keys, key = [], None
+            for i in range(len(toks) // bs):
+                key = cache.hash_fn(key, tuple(toks[i * bs:(i + 1) * bs]))
+                keys.append(key)
+            record = self.m._seqs[s]
+            assert record.keys == keys, f"sequence {s}: block keys do not chain its tokens"
+            assert len(record.prefix_ids) == len(keys), f"sequence {s}: {len(record.prefix_ids)} prefix ids"
+
+
+ManagerMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40, deadline=None,
+                                            suppress_health_check=[HealthCheck.too_slow])
+TestManagerMachine = ManagerMachine.TestCase
