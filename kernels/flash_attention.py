@@ -197,7 +197,9 @@ def _load_lse2(Lse, row0, offs, n_q):
     """lse of rows ``offs`` in the log2 domain. Rows past ``n_q`` get +inf, so P = exp2(s - lse2) is 0
     there. (Rows that saw no key have lse = -inf and P = inf, but every key of theirs is masked, and
     the mask is a select, so P is 0 there too.)"""
-    return tl.load(Lse + row0 + offs, mask=offs < n_q, other=float("inf")) * _LOG2E
+    ok = offs < n_q
+    # A where() rather than other=inf in the load: Triton 3.2 fails to compile the latter in the dK/dV loop.
+    return tl.where(ok, tl.load(Lse + row0 + offs, mask=ok, other=0.0) * _LOG2E, float("inf"))
 
 
 @triton.jit
@@ -408,8 +410,10 @@ def _launch(kind: str, grid_of, args: tuple, meta: dict, blocks: tuple[int, int]
         _autotuned(kind)[lambda cfg: grid_of(cfg["BLOCK_M"], cfg["BLOCK_N"])](*args, **meta)
         return
     block_m, block_n = blocks or FIXED_BLOCKS[kind]
-    # One stage fewer for the biggest rows (float32, head dim 256), so they fit in 99 KiB of shared memory.
-    stages = 2 if meta["HEAD_DIM"] * q.element_size() <= 512 else 1
+    stages = 2
+    if blocks is None and meta["HEAD_DIM"] * q.element_size() > 512:
+        # float32 rows of head dim 256: half the tiles and no pipelining, to fit 99 KiB of shared memory.
+        block_m, block_n, stages = block_m // 2, block_n // 2, 1
     _KERNELS[kind][grid_of(block_m, block_n)](*args, **meta, BLOCK_M=block_m, BLOCK_N=block_n,
                                               num_warps=4, num_stages=stages)
 

@@ -87,7 +87,8 @@ def test_forward_matches_tiled_attention_and_sdpa():
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("shape", [(1, 2, 2, 17, 17, 16), (1, 2, 2, 70, 33, 32), (1, 2, 2, 33, 70, 32),
-                                   (2, 4, 2, 40, 40, 32), (1, 4, 1, 33, 65, 16), (1, 1, 1, 65, 47, 128)],
+                                   (2, 4, 2, 40, 40, 32), (1, 4, 1, 33, 65, 16), (1, 1, 1, 65, 47, 128),
+                                   (1, 1, 1, 20, 20, 256)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_gradients_match_autograd_through_naive(shape, causal):
     q, k, v = make_qkv(*shape)
@@ -302,3 +303,48 @@ def test_gpu_gqa_long_sequence_with_trace():
     torch.testing.assert_close(out.double(), ref, atol=4e-3, rtol=4e-3)
     assert trace.block_m == fa.TRACE_BLOCKS[0]
     assert all(trace.kind_of(s.q_tile, s.k_tile) == s.kind for s in trace.steps)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The benchmark script: it only runs on a GPU, so check here what can be checked without one
+
+
+def _benchmark_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "flash_attention.py"
+    spec = importlib.util.spec_from_file_location("flash_attention_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_benchmark_arguments():
+    bench = _benchmark_module()
+    args = bench.parse_args([])
+    assert args.seq_lens == [1024, 2048, 4096, 8192, 16384] and args.head_dims == [64, 128]
+    quick = bench.parse_args(["--quick"])
+    assert quick.seq_lens == [1024, 4096] and quick.dtypes == ["bf16"]
+
+
+@pytest.mark.skipif(device.ON_GPU, reason="checks the refusal on a machine without a usable GPU")
+def test_benchmark_refuses_without_a_gpu():
+    with pytest.raises(SystemExit, match="needs"):
+        _benchmark_module().main(["--quick"])
+
+
+def test_benchmark_plot_and_summary(tmp_path):
+    bench = _benchmark_module()
+    rows = []
+    for n in (1024, 4096):
+        for provider in bench.PROVIDERS:
+            for mode in ("fwd", "bwd", "fwd+bwd"):
+                ms = {"triton": 2.0, "sdpa-flash": 3.0}.get(provider, 5.0)
+                rows.append(dict(gpu="GPU", dtype="bf16", causal="True", head_dim="128", n=str(n), batch="1",
+                                 heads="16", mode=mode, provider=provider, ms=str(ms), tflops="100.0",
+                                 peak_mib="10.0", status="ok"))
+    bench.plot(rows, tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").stat().st_size > 0
+    text = bench.summary(rows)
+    assert "| 4096 | 1.50x | 1.50x |" in text and "| 1024 |" not in text
