@@ -69,7 +69,7 @@ def test_out_of_blocks_when_empty():
 @pytest.mark.parametrize("bad", [-1, 3, 10**6])
 def test_unknown_ids_are_rejected(bad):
     a = BlockAllocator(3)
-    for op in (a.free, a.incref, a.refcount, a.revive, a.evict):
+    for op in (a.free, a.incref, a.refcount, a.reuse, a.evict):
         with pytest.raises(ValueError, match="not in this pool"):
             op(bad)
 
@@ -97,7 +97,7 @@ def test_double_free_and_sharing_a_free_block_raise():
     assert a.free_blocks().count(b) == 1, "a failed free must not push the block twice"
 
 
-def test_cached_free_blocks_are_kept_off_the_free_list_until_revived_or_evicted():
+def test_cached_free_blocks_are_kept_off_the_free_list_until_reused_or_evicted():
     a = BlockAllocator(3)
     b0, b1 = a.allocate_many(2)
     assert a.free(b0, cache=True) == 0
@@ -106,15 +106,19 @@ def test_cached_free_blocks_are_kept_off_the_free_list_until_revived_or_evicted(
         a.incref(b0)
     with pytest.raises(ValueError, match="double free"):
         a.free(b0)
-    a.revive(b0)
+    assert a.reuse(b0) is True, "a hit on a cached-free block revives it"
     assert a.refcount(b0) == 1 and not a.is_cached(b0) and a.num_cached == 0
+    assert a.reuse(b0) is False and a.refcount(b0) == 2, "a hit on a block in use shares it"
+    a.free(b0)
     a.free(b0, cache=True)
     a.evict(b0)
     assert a.num_free == 2 and a.refcount(b0) == 0 and not a.is_cached(b0)
     with pytest.raises(ValueError, match="not cached-free"):
         a.evict(b0)
+    with pytest.raises(ValueError, match="it is free"):
+        a.reuse(b0)
     with pytest.raises(ValueError, match=r"referenced \(1\), not cached-free"):
-        a.revive(b1)
+        a.evict(b1)
 
 
 # ---- BlockTable ------------------------------------------------------------------------------------------
@@ -143,53 +147,41 @@ def test_slot_bounds():
 
 # ---- PrefixCache -----------------------------------------------------------------------------------------
 
-def test_lookup_chains_hashes():
+def test_match_chains_hashes_and_stops_at_the_first_miss():
     c = PrefixCache(block_size=2)
-    k0, hit, _ = c.lookup(None, None, (1, 2))
-    assert hit is None
-    p0 = c.register(10, k0, None, (1, 2))
-    k1, _, _ = c.lookup(k0, p0, (3, 4))
-    p1 = c.register(11, k1, p0, (3, 4))
-    assert p0 != p1 and c.prefix_id_of(11) == p1
-    assert c.lookup(None, None, (1, 2)) == (k0, 10, p0)
-    assert c.lookup(k0, p0, (3, 4)) == (k1, 11, p1)
-    assert c.lookup(None, None, (3, 4))[1] is None, "the same tokens after another prefix are another block"
-    assert c.register(12, k0, None, (1, 2)) == p0, "the same prefix again: the first block stays the cached one"
-    assert len(c) == 2 and c.key_of(10) == k0 and c.key_of(12) is None
+    keys, hits, ids = c.match((1, 2, 3, 4, 5))
+    assert len(keys) == 2 and hits == [] and ids == [], "only full blocks are keyed; nothing is cached yet"
+    p0 = c.register(10, keys[0], None, (1, 2))
+    p1 = c.register(11, keys[1], p0, (3, 4))
+    assert p0 != p1 and c.prefix_id_of(11) == p1 and c.key_of(10) == keys[0]
+    assert c.match((1, 2, 3, 4)) == (keys, [10, 11], [p0, p1])
+    assert c.match((1, 2, 9, 9, 3, 4))[1] == [10], "a miss ends the cached prefix"
+    assert c.match((3, 4))[1] == [], "the same tokens after another prefix are another block"
+    assert c.register(12, keys[0], None, (1, 2)) == p0, "the same prefix again: the first block stays the cached one"
+    assert len(c) == 2 and c.key_of(12) is None
 
 
 def test_collisions_are_misses():
     c = PrefixCache(block_size=2, hash_fn=lambda parent, tokens: 42)  # every block collides
-    key, _, _ = c.lookup(None, None, (1, 2))
-    p = c.register(0, key, None, (1, 2))
-    assert c.lookup(None, None, (1, 2)) == (42, 0, p)
-    assert c.lookup(None, None, (9, 9))[1] is None, "same hash, other tokens: must be a miss"
-    assert c.lookup(42, 7, (1, 2))[1] is None, "same hash and tokens, other prefix: must be a miss"
-    assert c.register(1, key, None, (9, 9)) == PrefixCache.BROKEN, "a collision cannot be cached"
+    p = c.register(0, 42, None, (1, 2))
+    assert c.match((1, 2))[1:] == ([0], [p])
+    assert c.match((9, 9))[1] == [], "same hash, other tokens: must be a miss"
+    assert c.match((1, 2, 1, 2))[1] == [0], "same hash and tokens, other prefix: must be a miss"
+    assert c.register(1, 42, None, (9, 9)) == PrefixCache.BROKEN, "a collision cannot be cached"
     assert c.register(1, 5, PrefixCache.BROKEN, (9, 9)) == PrefixCache.BROKEN
     assert len(c) == 1
-
-
-def test_colliding_predecessor_keys_do_not_fool_the_check():
-    # Two different first blocks with the same key; the second blocks match in tokens and parent *key*.
-    c = PrefixCache(block_size=1, hash_fn=lambda parent, tokens: 0 if parent is None else 1)
-    pa = c.register(0, 0, None, (5,))
-    c.register(1, 1, pa, (7,))                   # cached: [5, 7]
-    key, hit, pid = c.lookup(None, None, (6,))   # [6] collides with [5]: a miss
-    assert hit is None and pid is None
-    assert c.lookup(key, pid, (7,))[1] is None, "[6, 7] must not hit the block cached for [5, 7]"
 
 
 def test_lru_evicts_least_recently_parked_first():
     c = PrefixCache(block_size=1)
     for b in range(3):
-        c.register(b, c.lookup(None, None, (b,))[0], None, (b,))
+        c.register(b, c.match((b,))[0][0], None, (b,))
         c.park(b)
     c.unpark(0)
     c.park(0)  # used again: now the most recent
     assert c.parked() == [1, 2, 0]
     assert c.evict() == 1
-    assert not c.is_registered(1) and c.lookup(None, None, (1,))[1] is None
+    assert not c.is_registered(1) and c.match((1,))[1] == []
     assert c.num_parked == 2
     with pytest.raises(ValueError, match="not in the prefix cache"):
         c.park(1)

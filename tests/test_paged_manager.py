@@ -211,6 +211,18 @@ def test_prefix_cache_checks_collisions():
     assert m.num_cached_tokens("c") == 2
 
 
+def test_colliding_predecessor_keys_do_not_fool_the_check():
+    # Found by the state machine: with keys that ignore the prefix, [1, 1 | 1, 1 | 0, 1] caches [1, 1] once
+    # (its second block collides) and [0, 1] after a predecessor whose *key* equals that of [1, 1] at the
+    # start. Only prefix ids tell [1, 1 | 0, 1] (a different prefix) from it.
+    m = BlockManager(3, 2, enable_prefix_caching=True)
+    m.prefix_cache.hash_fn = lambda parent, tokens: sum(tokens) % 3
+    m.add("a", [1, 1, 1, 1, 0, 1])
+    m.free("a")
+    m.add("b", [1, 1, 0, 1])
+    assert m.num_cached_tokens("b") == 2, "[0, 1] after [1, 1] is not the [0, 1] cached after [1, 1, 1, 1]"
+
+
 def test_blocks_filled_by_decoding_become_cacheable():
     m = BlockManager(8, 2, enable_prefix_caching=True)
     m.add("a", [1])

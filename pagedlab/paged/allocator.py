@@ -5,7 +5,7 @@ A block is in exactly one of three states:
 * **referenced**: ``refcount(b) > 0``, held by that many block tables (sequences);
 * **free**: on the free list, with nothing worth keeping in it;
 * **cached-free**: ``refcount(b) == 0`` but its contents are still a valid cached prefix, so it is kept
-  off the free list until the prefix cache either reuses it (:meth:`BlockAllocator.revive`) or gives it
+  off the free list until the prefix cache either reuses it (:meth:`BlockAllocator.reuse`) or gives it
   up (:meth:`BlockAllocator.evict`). Which cached-free block to give up first is the prefix cache's
   decision (least recently used), not the allocator's.
 
@@ -146,11 +146,11 @@ class BlockAllocator:
 
         Raises:
             ValueError: unknown id, or a block with no references (sharing a free block is a bug: its
-                contents belong to nobody; a cached-free block is taken back with :meth:`revive`).
+                contents belong to nobody; a cache hit on a cached-free block uses :meth:`reuse`).
         """
         self._check_id(block_id)
         if self._ref_count[block_id] == 0:
-            state = "cached-free (use revive)" if self._cached[block_id] else "free"
+            state = "cached-free (a cache hit uses reuse)" if self._cached[block_id] else "free"
             raise ValueError(f"cannot add a reference to block {block_id}: it is {state}")
         self._ref_count[block_id] += 1
 
@@ -182,16 +182,26 @@ class BlockAllocator:
                 self._free.append(block_id)
         return count
 
-    def revive(self, block_id: int) -> None:
-        """A prefix-cache hit on a cached-free block: it is referenced again (count 1).
+    def reuse(self, block_id: int) -> bool:
+        """A prefix-cache hit: add a reference to a block that is referenced or cached-free.
+
+        Returns:
+            True when the block was cached-free (it is referenced again, count 1, and the prefix cache must
+            stop treating it as evictable); False when it was already referenced (count + 1).
 
         Raises:
-            ValueError: unknown id, or the block is not cached-free.
+            ValueError: unknown id, or a block on the free list (its contents belong to nobody).
         """
-        self._check_cached(block_id, "revive")
-        self._cached[block_id] = 0
-        self._num_cached -= 1
-        self._ref_count[block_id] = 1
+        self._check_id(block_id)
+        if self._cached[block_id]:
+            self._cached[block_id] = 0
+            self._num_cached -= 1
+            self._ref_count[block_id] = 1
+            return True
+        if self._ref_count[block_id] == 0:
+            raise ValueError(f"cannot reuse block {block_id}: it is free, its contents belong to nobody")
+        self._ref_count[block_id] += 1
+        return False
 
     def evict(self, block_id: int) -> None:
         """The prefix cache gives up a cached-free block: it goes back on the free list.
@@ -207,9 +217,10 @@ class BlockAllocator:
     # ---- validation ----------------------------------------------------------------------------------
 
     def _check_id(self, block_id: int) -> None:
-        if not isinstance(block_id, int) or isinstance(block_id, bool):
-            raise TypeError(f"block_id must be an int, got {type(block_id).__name__}")
-        if not 0 <= block_id < self._num_blocks:
+        # One cheap test on the hot path; the detailed message is built only when it fails.
+        if type(block_id) is not int or not 0 <= block_id < self._num_blocks:
+            if not isinstance(block_id, int) or isinstance(block_id, bool):
+                raise TypeError(f"block_id must be an int, got {type(block_id).__name__}")
             raise ValueError(f"block_id {block_id} is not in this pool (0 .. {self._num_blocks - 1})")
 
     def _check_cached(self, block_id: int, what: str) -> None:

@@ -25,6 +25,7 @@ happened.
 from __future__ import annotations
 
 import operator
+from array import array
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
@@ -144,9 +145,14 @@ class _Seq:
 
 
 def _tokens(token_ids: Iterable[int]) -> list[int]:
+    tokens = list(token_ids)
+    # Fast check first: a sum of Python ints is an int, and one float, str or numpy scalar changes its type or
+    # raises. Anything else goes through array('q'), which converts ints like numpy's or fails (all in C).
     try:
-        return [operator.index(t) for t in token_ids]
-    except TypeError:
+        if type(sum(tokens)) is not int:
+            tokens = array("q", tokens).tolist()
+        return tokens
+    except (TypeError, OverflowError):
         raise TypeError("token_ids must be an iterable of ints (token ids)") from None
 
 
@@ -320,19 +326,11 @@ class BlockManager:
         num_blocks = -(-len(tokens) // bs)
 
         # Plan without touching anything: the keys of the full blocks, and the longest cached prefix.
-        keys: list[int] = []
-        hits: list[int] = []
-        prefix_ids: list[int] = []
         if cache is not None:
-            parent_key = parent_id = None
-            for i in range(len(tokens) // bs):
-                key, block_id, prefix_id = cache.lookup(parent_key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
-                keys.append(key)
-                if block_id is not None and len(hits) == i:
-                    hits.append(block_id)
-                    prefix_ids.append(prefix_id)
-                parent_key, parent_id = key, prefix_id
-        revived = sum(1 for b in hits if alloc.is_cached(b))
+            keys, hits, prefix_ids = cache.match(tuple(tokens))
+        else:
+            keys, hits, prefix_ids = [], [], []
+        revived = cache.count_parked(hits) if hits else 0
         need = num_blocks - len(hits)
         available = self.num_free_blocks - revived
         if need > available:
@@ -341,11 +339,8 @@ class BlockManager:
         # Commit.
         events: list[tuple] = []
         for b in hits:
-            if alloc.is_cached(b):
+            if alloc.reuse(b):
                 cache.unpark(b)
-                alloc.revive(b)
-            else:
-                alloc.incref(b)
         if hits:
             events.append(("cache_hit", seq_id, tuple(hits)))
         new = self._take(need, seq_id, events)
@@ -376,8 +371,9 @@ class BlockManager:
         seq = self._gpu_seq(seq_id, "append to")
         try:
             token_id = operator.index(token_id)
-        except TypeError:
-            raise TypeError(f"token_id must be an int, got {type(token_id).__name__}") from None
+            array("q", (token_id,))
+        except (TypeError, OverflowError):
+            raise TypeError(f"token_id must be an int that fits in 64 bits, got {token_id!r}") from None
         table, alloc, bs = seq.table, self.allocator, self.block_size
         position = table.num_tokens
         copy = None
@@ -428,7 +424,7 @@ class BlockManager:
         for b in parent.table.block_ids:
             self.allocator.incref(b)
         table = BlockTable(list(parent.table.block_ids), parent.table.num_tokens, self.block_size)
-        self._seqs[child_id] = _Seq(table, list(parent.tokens), list(parent.keys), list(parent.prefix_ids),
+        self._seqs[child_id] = _Seq(table, parent.tokens[:], list(parent.keys), list(parent.prefix_ids),
                                     parent.num_cached_tokens)
         self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
         return table

@@ -65,26 +65,38 @@ class PrefixCache:
 
     # ---- lookups -------------------------------------------------------------------------------------
 
-    def lookup(self, parent_key: int | None, parent_id: int | None,
-               tokens: tuple[int, ...]) -> tuple[int, int | None, int | None]:
-        """Key a full block and find it.
+    def match(self, tokens: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
+        """Key every full block of ``tokens`` and find the longest cached prefix.
 
-        Args:
-            parent_key, parent_id: the key and prefix id of the block before (None, None for the first block).
-            tokens: the block's ``block_size`` tokens.
+        A block hits when its key names a cached block whose stored tokens and predecessor's prefix id are
+        the ones found so far; a collision is a miss.
 
         Returns:
-            ``(key, block_id, prefix_id)``; ``block_id`` and ``prefix_id`` are None on a miss, including a
-            collision (a stored block with the same key but other tokens or another predecessor).
+            ``(keys, hits, prefix_ids)``: the key of each full block; the cached blocks of the longest
+            prefix that is cached from the first block on (a miss ends it, since a block's K/V are only
+            reusable after its predecessors'); their prefix ids.
         """
-        key = self.hash_fn(parent_key, tokens)
-        block_id = self._block_of.get(key)
-        if block_id is None:
-            return key, None, None
-        _, stored_parent, stored_tokens, prefix_id = self._entry_of[block_id]
-        if stored_parent != parent_id or stored_tokens != tokens:
-            return key, None, None
-        return key, block_id, prefix_id
+        bs, hash_fn, block_of, entry_of = self.block_size, self.hash_fn, self._block_of, self._entry_of
+        keys: list[int] = []
+        hits: list[int] = []
+        prefix_ids: list[int] = []
+        key = prefix_id = None
+        matching = True
+        for start in range(0, len(tokens) - bs + 1, bs):
+            block_tokens = tokens[start:start + bs]
+            key = hash_fn(key, block_tokens)
+            keys.append(key)
+            if matching:
+                block_id = block_of.get(key)
+                if block_id is not None:
+                    _, stored_parent, stored_tokens, stored_id = entry_of[block_id]
+                    if stored_parent == prefix_id and stored_tokens == block_tokens:
+                        hits.append(block_id)
+                        prefix_ids.append(stored_id)
+                        prefix_id = stored_id
+                        continue
+                matching = False
+        return keys, hits, prefix_ids
 
     def is_registered(self, block_id: int) -> bool:
         """True when ``block_id`` holds a cached full block (referenced or cached-free)."""
@@ -108,6 +120,10 @@ class PrefixCache:
     def num_parked(self) -> int:
         """How many cached-free blocks wait in the LRU."""
         return len(self._lru)
+
+    def count_parked(self, block_ids: list[int]) -> int:
+        """How many of ``block_ids`` are cached-free."""
+        return sum(map(self._lru.__contains__, block_ids))
 
     def parked(self) -> list[int]:
         """The cached-free blocks, least recently used first (the next to be evicted first)."""
