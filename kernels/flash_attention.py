@@ -1,23 +1,16 @@
-"""FlashAttention-2 in Triton: the forward and backward kernels, usable in training through autograd.
+"""FlashAttention-2 in Triton, the Python side: checks, launches, autotuning, autograd, trace mode.
 
-The kernels follow FlashAttention-2 (Dao, 2023, Alg. 1 and 2):
+:func:`flash_attention` is exact attention ``softmax(sm_scale * q k^T) v`` for ``(batch, heads, seq, head_dim)``
+tensors, differentiable: a ``torch.autograd.Function`` whose forward runs the kernel of
+:mod:`pagedlab.kernels.flash_forward` (saving one log-sum-exp per query row) and whose backward runs the kernels
+of :mod:`pagedlab.kernels.flash_backward` (recomputing P from it). Any lengths, ``n_q != n_k`` with causal
+attention aligned bottom-right, head dims :data:`HEAD_DIMS`, float16/bfloat16/float32, GQA/MQA (fewer K/V
+heads than query heads) in both directions.
 
-* **forward**: one program per (query tile, batch·head). The program keeps its ``BLOCK_M`` queries in
-  registers and loops over key tiles of ``BLOCK_N`` keys with an online softmax in fp32: a running max
-  ``m``, a running sum ``l`` and an unnormalized accumulator, rescaled whenever the max grows. It writes
-  the output and one log-sum-exp ``lse`` per query row, the only thing the backward needs to rebuild P.
-* **backward**: ``delta = rowsum(dO * O)`` (a small preprocess kernel), then one kernel that owns a key
-  tile and accumulates dK and dV over the query tiles, and one that owns a query tile and accumulates dQ
-  over the key tiles. Both recompute P = exp(S - lse) tile by tile instead of reading a stored N x N P.
-
-Causal attention is aligned bottom-right (query ``i`` sees keys ``j <= i + n_k - n_q``, as in decoding
-with a KV cache): key tiles entirely past the diagonal are never loaded (the loop stops before them),
-tiles crossing it are masked, the rest run without a mask. Every length works, not only multiples of
-the tile: loads past the end are masked. GQA/MQA (fewer K/V heads than query heads) works in both
-directions; the dK/dV kernel sums the gradients of all query heads that share a K/V head.
-
-For float16/bfloat16 on a GPU ``triton.autotune`` picks tile sizes and warps; in Triton's interpreter
-(CPU), and for float32, a fixed small configuration runs (see :data:`FIXED_BLOCKS`).
+For float16/bfloat16 on a GPU ``triton.autotune`` picks tile sizes and warps; in Triton's interpreter (CPU),
+and for float32, a fixed small configuration runs (see :data:`FIXED_BLOCKS`).
+:func:`flash_attention_forward` runs the forward alone and returns ``lse`` too; with ``trace=`` it runs the
+kernel's trace mode and fills a :class:`~pagedlab.trace.TileTrace` with the tiles each program loaded.
 """
 
 from __future__ import annotations
@@ -26,14 +19,11 @@ import math
 
 import torch
 import triton
-import triton.language as tl
 
 from pagedlab import device
+from pagedlab.kernels.flash_backward import bwd_dkdv_kernel, bwd_dq_kernel, bwd_preprocess_kernel
+from pagedlab.kernels.flash_forward import LOG2E, fwd_kernel
 from pagedlab.trace import TileStep, TileTrace
-
-LOG2E = 1.4426950408889634
-"""log2(e): exp(x) = exp2(x * log2(e)); folding it into the scale lets the kernel call exp2."""
-_LOG2E = tl.constexpr(LOG2E)  # kernels may only read globals that are constexpr
 
 HEAD_DIMS = (16, 32, 64, 128, 256)
 """Head dims the kernels take: powers of two (a Triton block) and >= 16 (the smallest ``tl.dot``)."""
@@ -48,303 +38,7 @@ TRACE_BLOCKS = (64, 64)
 
 
 # --------------------------------------------------------------------------------------------------
-# Forward
-# --------------------------------------------------------------------------------------------------
-
-
-@triton.jit
-def _key_range(start_m, n_q, n_k, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Key range of the query tile starting at row ``start_m``: ``[0, full_end)`` needs no mask,
-    ``[full_end, hi)`` needs one (causal diagonal, or keys past ``n_k``), keys from ``hi`` on are skipped."""
-    if CAUSAL:
-        # Row i sees keys j <= i + (n_k - n_q). The tile's first row bounds the keys every row sees,
-        # its last row the keys any row sees. Clamping before dividing avoids negative division.
-        first_row_sees = tl.maximum(start_m + n_k - n_q + 1, 0)
-        hi = tl.maximum(tl.minimum(start_m + BLOCK_M + n_k - n_q, n_k), 0)
-        full_end = (first_row_sees // BLOCK_N) * BLOCK_N
-    else:
-        hi = n_k
-        full_end = (n_k // BLOCK_N) * BLOCK_N
-    return full_end, hi
-
-
-@triton.jit
-def _fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, lo, hi, offs_m, offs_n,
-               n_q, n_k, stride_kn, stride_vn, qk_scale,
-               MASK: tl.constexpr, CAUSAL: tl.constexpr, TRACE: tl.constexpr, PRECISION: tl.constexpr,
-               BLOCK_N: tl.constexpr):
-    """The inner loop of the forward over key tiles ``lo, lo+BLOCK_N, ... < hi`` (online softmax)."""
-    for start_n in range(lo, hi, BLOCK_N):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        cols = start_n + offs_n
-        if MASK:
-            k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
-        else:
-            k = tl.load(k_ptrs + start_n * stride_kn)
-        # Scores in the log2 domain: qk_scale = sm_scale * log2(e), so exp2 below is exp of the true score.
-        s = tl.dot(q, k, input_precision=PRECISION) * qk_scale
-        if MASK:
-            keep = cols[None, :] < n_k
-            if CAUSAL:
-                keep = keep & (cols[None, :] <= offs_m[:, None] + (n_k - n_q))
-            s = tl.where(keep, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        if MASK:
-            # A row whose keys are all masked so far has m_new = -inf; -inf - (-inf) would be NaN.
-            m_new_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        else:
-            m_new_safe = m_new
-        p = tl.exp2(s - m_new_safe[:, None])
-        alpha = tl.exp2(m_i - m_new_safe)  # how much the old max overestimated: rescale what we have
-        l_i = l_i * alpha + tl.sum(p, 1)
-        if MASK:
-            v = tl.load(v_ptrs + start_n * stride_vn, mask=cols[:, None] < n_k, other=0.0)
-        else:
-            v = tl.load(v_ptrs + start_n * stride_vn)
-        # P goes to V's dtype so the second product runs on the tensor cores like the first.
-        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
-        m_i = m_new
-        if TRACE:
-            # Record 2 * key tile + 1 if the causal diagonal crosses the tile's real keys (the first query
-            # row misses some of them), else 2 * key tile; a ragged last tile is masked for bounds only.
-            code = 2 * (start_n // BLOCK_N)
-            if MASK and CAUSAL:
-                code += (tl.minimum(start_n + BLOCK_N, n_k) - 1 > tl.min(offs_m, 0) + (n_k - n_q)).to(tl.int32)
-            tl.store(trace_ptr + step, code)
-            step += 1
-    return acc, l_i, m_i, step
-
-
-# The lengths only bound loops and masks: not specializing on them (Triton would compile one variant for
-# lengths divisible by 16 and one for the others) saves compiles without costing speed.
-@triton.jit(do_not_specialize=["n_q", "n_k"])
-def _fwd_kernel(Q, K, V, Out, Lse, Trace,
-                stride_qb, stride_qh, stride_qm, stride_qd,
-                stride_kb, stride_kh, stride_kn, stride_kd,
-                stride_vb, stride_vh, stride_vn, stride_vd,
-                stride_ob, stride_oh, stride_om, stride_od,
-                n_heads, group, n_q, n_k, qk_scale,
-                HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, TRACE: tl.constexpr, PRECISION: tl.constexpr,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = tl.program_id(0) * BLOCK_M
-    bh = tl.program_id(1)
-    # 64-bit offsets: batch * heads * seq * head_dim passes 2**31 elements at long context.
-    b = (bh // n_heads).to(tl.int64)
-    h = (bh % n_heads).to(tl.int64)
-    h_kv = h // group  # GQA: `group` query heads share one K/V head
-    offs_m = start_m + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-
-    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                mask=offs_m[:, None] < n_q, other=0.0)
-    # K is read transposed, (HEAD_DIM, BLOCK_N), so that q @ k needs no transpose in registers.
-    k_ptrs = K + b * stride_kb + h_kv * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd
-    v_ptrs = V + b * stride_vb + h_kv * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd
-    trace_ptr = Trace + (bh * tl.num_programs(0) + tl.program_id(0)) * tl.cdiv(n_k, BLOCK_N)
-
-    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    l_i = tl.zeros([BLOCK_M], tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
-    step = tl.program_id(0) * 0  # an int32 counter of visited tiles, for the trace
-
-    full_end, hi = _key_range(start_m, n_q, n_k, CAUSAL, BLOCK_M, BLOCK_N)
-    acc, l_i, m_i, step = _fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, 0, full_end,
-                                     offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
-                                     False, CAUSAL, TRACE, PRECISION, BLOCK_N)
-    acc, l_i, m_i, step = _fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, full_end, hi,
-                                     offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
-                                     True, CAUSAL, TRACE, PRECISION, BLOCK_N)
-
-    # A query that sees no key at all (causal, n_q > n_k) gets output 0 and lse -inf, not NaN.
-    l_safe = tl.where(l_i == 0.0, 1.0, l_i)
-    out = acc / l_safe[:, None]
-    # Back to the natural log: lse = log sum_j exp(sm_scale * q.k_j).
-    lse = tl.where(l_i == 0.0, float("-inf"), (m_i + tl.log2(l_safe)) / _LOG2E)
-    row_ok = offs_m < n_q
-    tl.store(Lse + bh * n_q + offs_m, lse, mask=row_ok)
-    tl.store(Out + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
-             out.to(Out.dtype.element_ty), mask=row_ok[:, None])
-
-
-# --------------------------------------------------------------------------------------------------
-# Backward
-# --------------------------------------------------------------------------------------------------
-
-
-@triton.jit
-def _bwd_preprocess_kernel(Out, DO, Delta,
-                           stride_ob, stride_oh, stride_om, stride_od,
-                           stride_db, stride_dh, stride_dm, stride_dd,
-                           n_heads, n_q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
-    """delta_i = sum_d dO_id * O_id, the row term of dS = P * (dP - delta)."""
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    bh = tl.program_id(1)
-    b = (bh // n_heads).to(tl.int64)
-    h = (bh % n_heads).to(tl.int64)
-    offs_d = tl.arange(0, HEAD_DIM)
-    rows = offs_m[:, None] < n_q
-    o = tl.load(Out + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
-                mask=rows, other=0.0)
-    do = tl.load(DO + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dm + offs_d[None, :] * stride_dd,
-                 mask=rows, other=0.0)
-    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), 1)
-    tl.store(Delta + bh * n_q + offs_m, delta, mask=offs_m < n_q)
-
-
-@triton.jit
-def _load_lse2(Lse, row0, offs, n_q):
-    """lse of rows ``offs`` in the log2 domain. Rows past ``n_q`` get +inf, so P = exp2(s - lse2) is 0
-    there. (Rows that saw no key have lse = -inf and P = inf, but every key of theirs is masked, and
-    the mask is a select, so P is 0 there too.)"""
-    ok = offs < n_q
-    # A where() rather than other=inf in the load: Triton 3.2 fails to compile the latter in the dK/dV loop.
-    return tl.where(ok, tl.load(Lse + row0 + offs, mask=ok, other=0.0) * _LOG2E, float("inf"))
-
-
-@triton.jit
-def _dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, lo, hi, offs_m, offs_n,
-                n_q, n_k, stride_qm, stride_dom, qk_scale,
-                MASK: tl.constexpr, PRECISION: tl.constexpr, BLOCK_M: tl.constexpr):
-    """Accumulate dK and dV of one key tile over the query tiles ``lo, lo+BLOCK_M, ... < hi``.
-
-    Works on transposed tiles (keys along rows) so every product is a plain ``tl.dot``.
-    """
-    for start_m in range(lo, hi, BLOCK_M):
-        start_m = tl.multiple_of(start_m, BLOCK_M)
-        rows = start_m + offs_m
-        q_t = tl.load(q_ptrs + start_m * stride_qm, mask=rows[None, :] < n_q, other=0.0)  # (HEAD_DIM, BLOCK_M)
-        lse2 = _load_lse2(Lse, row0, rows, n_q)
-        p_t = tl.exp2(tl.dot(k, q_t, input_precision=PRECISION) * qk_scale - lse2[None, :])  # P^T, (BLOCK_N, BLOCK_M)
-        if MASK:
-            p_t = tl.where(offs_n[:, None] <= rows[None, :] + (n_k - n_q), p_t, 0.0)
-        do = tl.load(do_ptrs + start_m * stride_dom, mask=rows[:, None] < n_q, other=0.0)  # (BLOCK_M, HEAD_DIM)
-        dv = tl.dot(p_t.to(do.dtype), do, dv, input_precision=PRECISION)  # dV = P^T dO
-        delta = tl.load(Delta + row0 + rows, mask=rows < n_q, other=0.0)
-        dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dP^T = V dO^T
-        ds_t = p_t * (dp_t - delta[None, :])  # dS = P * (dP - delta)
-        dk = tl.dot(ds_t.to(q_t.dtype), tl.trans(q_t), dk, input_precision=PRECISION)  # dK = dS^T Q (scale later)
-    return dk, dv
-
-
-@triton.jit(do_not_specialize=["n_q", "n_k"])
-def _bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta,
-                     stride_qb, stride_qh, stride_qm, stride_qd,
-                     stride_kb, stride_kh, stride_kn, stride_kd,
-                     stride_vb, stride_vh, stride_vn, stride_vd,
-                     stride_dob, stride_doh, stride_dom, stride_dod,
-                     stride_dkb, stride_dkh, stride_dkn, stride_dkd,
-                     stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-                     n_heads, n_kv_heads, group, n_q, n_k, sm_scale, qk_scale,
-                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_n = tl.program_id(0) * BLOCK_N
-    bh_kv = tl.program_id(1)
-    b = (bh_kv // n_kv_heads).to(tl.int64)
-    h_kv = (bh_kv % n_kv_heads).to(tl.int64)
-    offs_n = start_n + tl.arange(0, BLOCK_N)
-    offs_m = tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
-    cols_ok = offs_n[:, None] < n_k
-    k = tl.load(K + b * stride_kb + h_kv * stride_kh + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd,
-                mask=cols_ok, other=0.0)
-    v = tl.load(V + b * stride_vb + h_kv * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd,
-                mask=cols_ok, other=0.0)
-    dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
-    dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
-
-    if CAUSAL:
-        # Rows i >= start_n - (n_k - n_q) see some key of this tile, rows i >= start_n + BLOCK_N - 1 -
-        # (n_k - n_q) see all of them: query tiles in between cross the diagonal and need the mask.
-        first_row = tl.maximum(start_n - (n_k - n_q), 0)
-        lo = (first_row // BLOCK_M) * BLOCK_M
-        mid = tl.cdiv(tl.maximum(start_n + BLOCK_N - 1 - (n_k - n_q), 0), BLOCK_M) * BLOCK_M
-    else:
-        lo = 0
-        mid = 0
-    for g in range(group):  # GQA: sum the gradients of every query head that reads this K/V head
-        h = h_kv * group + g
-        row0 = (b * n_heads + h) * n_q
-        q_ptrs = Q + b * stride_qb + h * stride_qh + offs_m[None, :] * stride_qm + offs_d[:, None] * stride_qd
-        do_ptrs = DO + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, lo, mid, offs_m, offs_n,
-                             n_q, n_k, stride_qm, stride_dom, qk_scale, True, PRECISION, BLOCK_M)
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, mid, n_q, offs_m, offs_n,
-                             n_q, n_k, stride_qm, stride_dom, qk_scale, False, PRECISION, BLOCK_M)
-    dk *= sm_scale  # S = sm_scale * Q K^T, so dK = sm_scale * dS^T Q
-    tl.store(DK + b * stride_dkb + h_kv * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd,
-             dk.to(DK.dtype.element_ty), mask=cols_ok)
-    tl.store(DV + b * stride_dvb + h_kv * stride_dvh + offs_n[:, None] * stride_dvn + offs_d[None, :] * stride_dvd,
-             dv.to(DV.dtype.element_ty), mask=cols_ok)
-
-
-@triton.jit
-def _dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, lo, hi, offs_m, offs_n, n_q, n_k,
-              stride_kn, stride_vn, qk_scale,
-              MASK: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Accumulate dQ of one query tile over the key tiles ``lo, lo+BLOCK_N, ... < hi``."""
-    for start_n in range(lo, hi, BLOCK_N):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        cols = start_n + offs_n
-        if MASK:
-            k_t = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
-            v_t = tl.load(v_ptrs + start_n * stride_vn, mask=cols[None, :] < n_k, other=0.0)
-        else:
-            k_t = tl.load(k_ptrs + start_n * stride_kn)
-            v_t = tl.load(v_ptrs + start_n * stride_vn)
-        p = tl.exp2(tl.dot(q, k_t, input_precision=PRECISION) * qk_scale - lse2[:, None])
-        if MASK:
-            keep = cols[None, :] < n_k
-            if CAUSAL:
-                keep = keep & (cols[None, :] <= offs_m[:, None] + (n_k - n_q))
-            p = tl.where(keep, p, 0.0)
-        dp = tl.dot(do, v_t, input_precision=PRECISION)
-        ds = p * (dp - delta[:, None])
-        dq = tl.dot(ds.to(k_t.dtype), tl.trans(k_t), dq, input_precision=PRECISION)  # dQ = dS K (scale later)
-    return dq
-
-
-@triton.jit(do_not_specialize=["n_q", "n_k"])
-def _bwd_dq_kernel(Q, K, V, DO, DQ, Lse, Delta,
-                   stride_qb, stride_qh, stride_qm, stride_qd,
-                   stride_kb, stride_kh, stride_kn, stride_kd,
-                   stride_vb, stride_vh, stride_vn, stride_vd,
-                   stride_dob, stride_doh, stride_dom, stride_dod,
-                   stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-                   n_heads, group, n_q, n_k, sm_scale, qk_scale,
-                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = tl.program_id(0) * BLOCK_M
-    bh = tl.program_id(1)
-    b = (bh // n_heads).to(tl.int64)
-    h = (bh % n_heads).to(tl.int64)
-    h_kv = h // group
-    offs_m = start_m + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    rows_ok = offs_m[:, None] < n_q
-    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                mask=rows_ok, other=0.0)
-    do = tl.load(DO + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod,
-                 mask=rows_ok, other=0.0)
-    lse2 = _load_lse2(Lse, bh * n_q, offs_m, n_q)
-    delta = tl.load(Delta + bh * n_q + offs_m, mask=offs_m < n_q, other=0.0)
-    k_ptrs = K + b * stride_kb + h_kv * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd
-    v_ptrs = V + b * stride_vb + h_kv * stride_vh + offs_n[None, :] * stride_vn + offs_d[:, None] * stride_vd
-    dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
-
-    full_end, hi = _key_range(start_m, n_q, n_k, CAUSAL, BLOCK_M, BLOCK_N)
-    dq = _dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, 0, full_end, offs_m, offs_n, n_q, n_k,
-                   stride_kn, stride_vn, qk_scale, False, CAUSAL, PRECISION, BLOCK_N)
-    dq = _dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, full_end, hi, offs_m, offs_n, n_q, n_k,
-                   stride_kn, stride_vn, qk_scale, True, CAUSAL, PRECISION, BLOCK_N)
-    dq *= sm_scale
-    tl.store(DQ + b * stride_dqb + h * stride_dqh + offs_m[:, None] * stride_dqm + offs_d[None, :] * stride_dqd,
-             dq.to(DQ.dtype.element_ty), mask=rows_ok)
-
-
-# --------------------------------------------------------------------------------------------------
-# Tile sizes: autotuned on the GPU, fixed in the interpreter
+# Tile sizes: autotuned for half precision on a GPU, fixed otherwise
 # --------------------------------------------------------------------------------------------------
 
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) that autotuning tries for float16/bfloat16 on a GPU. BLOCK_M
@@ -387,7 +81,7 @@ def _prune(kind: str):
     return prune
 
 
-_KERNELS = {"fwd": _fwd_kernel, "dkdv": _bwd_dkdv_kernel, "dq": _bwd_dq_kernel}
+_KERNELS = {"fwd": fwd_kernel, "dkdv": bwd_dkdv_kernel, "dq": bwd_dq_kernel}
 _TUNED: dict = {}
 
 
@@ -419,7 +113,7 @@ def _launch(kind: str, grid_of, args: tuple, meta: dict, blocks: tuple[int, int]
 
 
 # --------------------------------------------------------------------------------------------------
-# Host side: checks, launches, autograd
+# Checks, launches, autograd
 # --------------------------------------------------------------------------------------------------
 
 
@@ -506,7 +200,7 @@ def _backward(q, k, v, out, lse, d_out, causal: bool, sm_scale: float):
     d_out = d_out.contiguous()  # autograd may hand us a broadcast (stride-0) gradient
     delta = torch.empty_like(lse)
     block = FIXED_BLOCKS["fwd"][0] if device.INTERPRET else 128
-    _bwd_preprocess_kernel[(triton.cdiv(n_q, block), batch * heads)](
+    bwd_preprocess_kernel[(triton.cdiv(n_q, block), batch * heads)](
         out, d_out, delta, *out.stride(), *d_out.stride(), heads, n_q, HEAD_DIM=head_dim, BLOCK_M=block)
 
     dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)

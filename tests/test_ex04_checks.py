@@ -37,8 +37,9 @@ BUGS = {
                           "a query sees its own key"),
     "causal aligned top-left": ([("rows[:, None] + n_k - n_q", "rows[:, None]")], "check-causal", "bottom-right"),
     # Without a max there is nothing to rescale: exact until exp2 of a large score overflows.
-    "no max subtracted": ([("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"), ("l_i = alpha * l_i +", "l_i = l_i +"),
-                           ("acc = alpha[:, None] * acc +", "acc = acc +")], "check-large", "running max"),
+    "no max subtracted": ([("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
+                           ("l_i = alpha * l_i +", "l_i = l_i +"), ("acc = alpha[:, None] * acc +", "acc = acc +")],
+                          "check-large", "running max"),
 }
 
 
