@@ -35,5 +35,8 @@ exercises: setup            ## regenerate exercises/ from solutions/
 grade: setup                ## grade a class: make grade SUBMISSIONS=path/to/class
 	$(PY) -m pagedlab.grade $(SUBMISSIONS) --out grades
 
+benchmark: setup            ## on an NVIDIA GPU: GPU tests + FlashAttention benchmark into benchmarks/results/
+	PYTHON=$(PY) bash benchmarks/gpu_check.sh
+
 clean:
 	rm -rf grades .pytest_cache **/__pycache__

@@ -37,7 +37,7 @@ def run_cells(path: str | Path, replace: dict[str, str] | None = None, stop_afte
             continue
         source = (replace or {}).get(cell.get("id"), cell.source)
         if "# NBVAL_SKIP" not in source:
-            exec(compile(_transform(source), f"<{Path(path).name}:{cell.get('id')}>", "exec"), namespace)
+            exec(compile(_transform(source), f"<{Path(path).name}:{cell.get('id')}>", "exec", dont_inherit=True), namespace)
         if cell.get("id") == stop_after:
             break
     return namespace
