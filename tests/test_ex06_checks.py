@@ -42,7 +42,8 @@ BUGS = {
         "pop\\(0\\)"),
     "a double free pushes the block twice": (
         "allocator-work",
-        "        if self.ref_count[block] == 0:\n            raise ValueError(f\"double free: block {block} is already free\")\n",
+        "        if self.ref_count[block] == 0:\n"
+        "            raise ValueError(f\"double free: block {block} is already free\")\n",
         "",
         "double free"),
     "incref accepts a free block": (

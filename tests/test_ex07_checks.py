@@ -34,7 +34,8 @@ BUGS = {
         "must free its reference"),
     "drops the shared reference before allocating (changes state on failure)": (
         COW,
-        COW.replace("            new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing\n", "")
+        COW.replace("            new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing\n",
+                    "")
            .replace("            self.allocator.free(shared)\n",
                     "            self.allocator.free(shared)\n            new = self.allocator.allocate()\n"),
         "allocate the new block first"),

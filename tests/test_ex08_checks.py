@@ -31,7 +31,8 @@ BUGS = {
         "costs-work", "    one_copy = latency + block_size * chunk_bytes_per_token / bandwidth",
         "    one_copy = block_size * chunk_bytes_per_token / bandwidth", "latency"),
     "recompute without the attention term": (
-        "costs-work", "    return (linear + attention) / flops", "    return linear / flops", "attention term is missing"),
+        "costs-work", "    return (linear + attention) / flops", "    return linear / flops",
+        "attention term is missing"),
     "recompute at 1 FLOP per parameter": (
         "costs-work", "    linear = 2 * num_params * num_tokens", "    linear = num_params * num_tokens",
         "2 FLOPs per parameter"),
@@ -53,4 +54,5 @@ def test_check_catches(bug):
 
 def test_solution_passes():
     ns = run_cells(NB)
-    assert ns["choose"](ns["manager_with"](64, 1024, 4096), "victim", ns["OPT_13B"], 12.9e9, 31.5e9, 10e-6, 156e12) == "swap"
+    victim = ns["manager_with"](64, 1024, 4096)
+    assert ns["choose"](victim, "victim", ns["OPT_13B"], 12.9e9, 31.5e9, 10e-6, 156e12) == "swap"

@@ -107,7 +107,7 @@ def cache_hit_cost(num_blocks: int, block_size: int = 16, prompt_blocks: int = 3
 
 
 def fork_cost(num_blocks: int, block_size: int = 16, seq_blocks: int = 256, repeats: int = 3) -> float:
-    """Seconds per block of ``BlockManager.fork`` of a sequence of ``seq_blocks`` blocks (the child is freed untimed)."""
+    """Seconds per block of ``BlockManager.fork`` of a ``seq_blocks``-block sequence (the child is freed untimed)."""
     seq_blocks = min(seq_blocks, num_blocks)
     m = BlockManager(num_blocks, block_size)
     m.add("parent", range(seq_blocks * block_size))

@@ -95,6 +95,7 @@ def prefill_flops(num_tokens: int, num_params: float, num_layers: int, d_model: 
     return 2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens**2
 
 
-def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, accelerator: Accelerator) -> float:
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int,
+                      accelerator: Accelerator) -> float:
     """Seconds to recompute a sequence's K/V with a prefill on ``accelerator``."""
     return prefill_flops(num_tokens, num_params, num_layers, d_model) / (accelerator.flops * accelerator.utilization)
