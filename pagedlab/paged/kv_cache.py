@@ -59,7 +59,7 @@ class KVCache:
         self.k = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.v = torch.zeros(shape, dtype=self.dtype, device=self.device)
         cpu_shape = (num_layers, num_cpu_blocks, block_size, kv_heads, head_dim)
-        pin = self.device.type == "cuda"
+        pin = self.device.type == "cuda" and num_cpu_blocks > 0
         self.k_cpu = torch.zeros(cpu_shape, dtype=self.dtype, pin_memory=pin)
         self.v_cpu = torch.zeros(cpu_shape, dtype=self.dtype, pin_memory=pin)
         self.bytes_per_block = 2 * num_layers * block_size * kv_heads * head_dim * self.k.element_size()
