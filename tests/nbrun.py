@@ -41,3 +41,19 @@ def run_cells(path: str | Path, replace: dict[str, str] | None = None, stop_afte
         if cell.get("id") == stop_after:
             break
     return namespace
+
+
+def planted(path: str | Path, cell_id: str, *edits: tuple[str, str]) -> dict[str, str]:
+    """``{cell_id: source}`` for ``run_cells(replace=...)``: the cell's solution with a bug planted.
+
+    Each ``(old, new)`` edit replaces ``old``, which must occur in the cell's source; when it no longer does,
+    the solution changed under the test, and this raises ``AssertionError`` saying so.
+    """
+    nb = nbformat.read(Path(path), as_version=4)
+    source = next((c.source for c in nb.cells if c.get("id") == cell_id), None)
+    if source is None:
+        raise KeyError(f"no cell with id {cell_id!r} in {path}")
+    for old, new in edits:
+        assert old in source, f"the solution of cell {cell_id!r} changed: {old!r} is not in it; update the test"
+        source = source.replace(old, new)
+    return {cell_id: source}

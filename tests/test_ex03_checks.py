@@ -6,24 +6,12 @@ import re
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import run_cells  # noqa: E402
+from nbrun import planted, run_cells  # noqa: E402
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex03_triton_basics.ipynb"
-
-
-def _source(cell_id: str) -> str:
-    nb = nbformat.read(SOLUTION, as_version=4)
-    return next(c.source for c in nb.cells if c.get("id") == cell_id)
-
-
-def _planted(cell_id: str, old: str, new: str) -> dict[str, str]:
-    source = _source(cell_id)
-    assert old in source, f"the solution of {cell_id!r} changed: {old!r} is not in it any more"
-    return {cell_id: source.replace(old, new)}
 
 
 # (work cell, correct code, the mistake, the check that must catch it, words of the expected message)
@@ -51,4 +39,4 @@ def test_check_catches(bug):
     cell_id, old, new, check_id, message = BUGS[bug]
     # Run up to the check that should catch the mistake; the earlier checks must pass (or catch it too).
     with pytest.raises(AssertionError, match=re.escape(message)):
-        run_cells(SOLUTION, replace=_planted(cell_id, old, new), stop_after=check_id)
+        run_cells(SOLUTION, replace=planted(SOLUTION, cell_id, (old, new)), stop_after=check_id)

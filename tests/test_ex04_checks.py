@@ -6,23 +6,13 @@ import re
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import run_cells  # noqa: E402
+from nbrun import planted, run_cells  # noqa: E402
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex04_flash_forward.ipynb"
 WORK = "kernel-work"
-
-
-def _planted(changes: list[tuple[str, str]]) -> dict[str, str]:
-    nb = nbformat.read(SOLUTION, as_version=4)
-    source = next(c.source for c in nb.cells if c.get("id") == WORK)
-    for old, new in changes:
-        assert old in source, f"the solution changed: {old!r} is not in it any more"
-        source = source.replace(old, new)
-    return {WORK: source}
 
 
 # mistake -> (replacements in the loop body, the check that must catch it, words of its hint)
@@ -48,4 +38,4 @@ def test_check_catches(bug):
     changes, check_id, hint = BUGS[bug]
     # Run up to the check that should catch the mistake: every earlier check must let it through or catch it.
     with pytest.raises(AssertionError, match=re.escape(hint)):
-        run_cells(SOLUTION, replace=_planted(changes), stop_after=check_id)
+        run_cells(SOLUTION, replace=planted(SOLUTION, WORK, *changes), stop_after=check_id)

@@ -2,22 +2,11 @@
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from nbrun import run_cells
+from nbrun import planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex06_block_allocator.ipynb"
-
-
-def solution(cell_id: str) -> str:
-    return next(c.source for c in nbformat.read(NB, as_version=4).cells if c.get("id") == cell_id)
-
-
-def mutate(cell_id: str, old: str, new: str) -> dict[str, str]:
-    source = solution(cell_id)
-    assert source.count(old) == 1, f"the bug's anchor {old!r} is not (once) in cell {cell_id}"
-    return {cell_id: source.replace(old, new)}
 
 
 # (cell, solution text, buggy text, words the failing check's message must contain)
@@ -70,7 +59,7 @@ BUGS = {
 def test_check_catches(bug):
     cell, old, new, words = BUGS[bug]
     with pytest.raises(AssertionError, match=words) as info:
-        run_cells(NB, replace=mutate(cell, old, new))
+        run_cells(NB, replace=planted(NB, cell, (old, new)))
     assert str(info.value), "a failing check must say what is wrong"
 
 

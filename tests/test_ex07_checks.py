@@ -2,19 +2,12 @@
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from nbrun import run_cells
+from nbrun import planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex07_copy_on_write.ipynb"
 CELL = "manager-work"
-
-
-def buggy(old: str, new: str) -> dict[str, str]:
-    source = next(c.source for c in nbformat.read(NB, as_version=4).cells if c.get("id") == CELL)
-    assert source.count(old) == 1, f"the bug's anchor {old!r} is not (once) in the solution"
-    return {CELL: source.replace(old, new)}
 
 
 COW = """        elif self.allocator.refcount(table.block_ids[-1]) > 1:
@@ -63,7 +56,7 @@ BUGS = {
 def test_check_catches(bug):
     old, new, words = BUGS[bug]
     with pytest.raises(AssertionError, match=words):
-        run_cells(NB, replace=buggy(old, new))
+        run_cells(NB, replace=planted(NB, CELL, (old, new)))
 
 
 def test_solution_passes():

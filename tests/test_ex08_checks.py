@@ -2,18 +2,11 @@
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from nbrun import run_cells
+from nbrun import planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex08_swap_or_recompute.ipynb"
-
-
-def buggy(cell_id: str, old: str, new: str) -> dict[str, str]:
-    source = next(c.source for c in nbformat.read(NB, as_version=4).cells if c.get("id") == cell_id)
-    assert source.count(old) == 1, f"the bug's anchor {old!r} is not (once) in cell {cell_id}"
-    return {cell_id: source.replace(old, new)}
 
 
 # (cell, solution text, buggy text, words the failing check's message must contain)
@@ -49,7 +42,7 @@ BUGS = {
 def test_check_catches(bug):
     cell, old, new, words = BUGS[bug]
     with pytest.raises(AssertionError, match=words):
-        run_cells(NB, replace=buggy(cell, old, new))
+        run_cells(NB, replace=planted(NB, cell, (old, new)))
 
 
 def test_solution_passes():
