@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pagedlab.paged.allocator import _check_count
+from pagedlab.paged.allocator import check_count
 
 GiB = 2**30
 """A gibibyte. The source article's "256 GB" for LLaMA-7B is 256 GiB: 274,877,906,944 bytes is 2**38."""
@@ -60,7 +60,7 @@ def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens
                 batch=batch, bytes_per_element=bytes_per_element)
     n = 2
     for name, value in args.items():
-        n *= _check_count(name, value, 1)
+        n *= check_count(name, value, 1)
     return n
 
 
@@ -144,8 +144,8 @@ def sample_requests(n: int, max_len: int = 2048, seed: int = 0, prompt_mean: flo
     Raises:
         TypeError: ``n`` or ``max_len`` is not an int. ValueError: a non-positive argument, or ``max_len < 2``.
     """
-    n = _check_count("n", n, 1)
-    max_len = _check_count("max_len", max_len, 2)    # room for one prompt and one output token
+    n = check_count("n", n, 1)
+    max_len = check_count("max_len", max_len, 2)    # room for one prompt and one output token
     for name, value in (("prompt_mean", prompt_mean), ("output_mean", output_mean), ("sigma", sigma)):
         if not value > 0:
             raise ValueError(f"{name} must be positive, got {value}")
@@ -240,8 +240,8 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
             ``watermark`` outside [0, 1), or a request that could not run even alone (more blocks than the
             pool holds).
     """
-    budget_tokens = _check_count("budget_tokens", budget_tokens, 1)
-    block_size = _check_count("block_size", block_size, 1)
+    budget_tokens = check_count("budget_tokens", budget_tokens, 1)
+    block_size = check_count("block_size", block_size, 1)
     if not 0 <= watermark < 1:
         raise ValueError(f"watermark must be a fraction of the pool in [0, 1), got {watermark}")
     prompt = np.asarray(prompt_lens)

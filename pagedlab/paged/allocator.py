@@ -34,7 +34,12 @@ class OutOfBlocks(MemoryError):
                          f"{total} are free; free a finished sequence or preempt one")
 
 
-def _check_count(name: str, value: object, minimum: int) -> int:
+def check_count(name: str, value: object, minimum: int) -> int:
+    """Return ``value`` if it is an int >= ``minimum``; else raise an error that names the argument ``name``.
+
+    Raises:
+        TypeError: ``value`` is not an int (a bool is refused too). ValueError: ``value < minimum``.
+    """
     # bool is an int subclass; True blocks would be a bug in the caller, not a count.
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
@@ -59,7 +64,7 @@ class BlockAllocator:
     __slots__ = ("_num_blocks", "_free", "_ref_count", "_cached", "_num_cached")
 
     def __init__(self, num_blocks: int) -> None:
-        _check_count("num_blocks", num_blocks, 1)
+        check_count("num_blocks", num_blocks, 1)
         self._num_blocks = num_blocks
         # Reversed, so that pop() from the end hands out block 0 first.
         self._free: list[int] = list(range(num_blocks - 1, -1, -1))
@@ -127,7 +132,7 @@ class BlockAllocator:
             TypeError / ValueError: ``n`` is not an int >= 0.
             OutOfBlocks: fewer than ``n`` blocks are free; nothing was taken.
         """
-        _check_count("n", n, 0)
+        check_count("n", n, 0)
         free = self._free
         if n > len(free):
             raise OutOfBlocks(n, len(free), self._num_blocks)

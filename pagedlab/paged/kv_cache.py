@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import torch
 
 from pagedlab import device as _device
-from pagedlab.paged.allocator import _check_count
+from pagedlab.paged.allocator import check_count
 from pagedlab.paged.block_table import BlockTable
 
 
@@ -49,8 +49,8 @@ class KVCache:
                  device: torch.device | str | None = None) -> None:
         for name, value in (("num_layers", num_layers), ("num_blocks", num_blocks), ("block_size", block_size),
                             ("kv_heads", kv_heads), ("head_dim", head_dim)):
-            _check_count(name, value, 1)
-        _check_count("num_cpu_blocks", num_cpu_blocks, 0)
+            check_count(name, value, 1)
+        check_count("num_cpu_blocks", num_cpu_blocks, 0)
         self.num_layers, self.num_blocks, self.block_size = num_layers, num_blocks, block_size
         self.kv_heads, self.head_dim = kv_heads, head_dim
         self.dtype = _device.DTYPE if dtype is None else dtype

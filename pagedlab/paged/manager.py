@@ -31,7 +31,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks, _check_count
+from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks, check_count
 from pagedlab.paged.block_table import BlockTable, Device
 from pagedlab.paged.prefix_cache import PrefixCache
 
@@ -179,9 +179,9 @@ class BlockManager:
 
     def __init__(self, num_blocks: int, block_size: int, num_cpu_blocks: int = 0,
                  enable_prefix_caching: bool = False) -> None:
-        _check_count("num_blocks", num_blocks, 1)
-        _check_count("block_size", block_size, 1)
-        _check_count("num_cpu_blocks", num_cpu_blocks, 0)
+        check_count("num_blocks", num_blocks, 1)
+        check_count("block_size", block_size, 1)
+        check_count("num_cpu_blocks", num_cpu_blocks, 0)
         self.block_size = block_size
         self.allocator = BlockAllocator(num_blocks)
         self.cpu_allocator = BlockAllocator(num_cpu_blocks) if num_cpu_blocks else None
@@ -229,7 +229,7 @@ class BlockManager:
 
     def can_add(self, num_tokens: int) -> bool:
         """Whether ``add`` of a prompt of ``num_tokens`` tokens fits, without counting on cache hits."""
-        _check_count("num_tokens", num_tokens, 0)
+        check_count("num_tokens", num_tokens, 0)
         return -(-num_tokens // self.block_size) <= self.num_free_blocks
 
     def can_append(self, seq_id: Hashable) -> bool:

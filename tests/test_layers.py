@@ -1,0 +1,46 @@
+"""The package's layers: nothing imports from a layer above it (design.md, "Layers")."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPUTE = ["pagedlab/device.py", "pagedlab/trace.py", "pagedlab/attention.py", "pagedlab/memory.py",
+           "pagedlab/roofline.py", "pagedlab/paged", "kernels"]
+PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.notebook", "pagedlab.grade", "pagedlab.exercises",
+                "pagedlab.execute")
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def _files(entry: str) -> list[Path]:
+    path = ROOT / entry
+    return sorted(path.glob("*.py")) if path.is_dir() else [path]
+
+
+@pytest.mark.parametrize("path", [f for e in COMPUTE for f in _files(e)], ids=lambda p: p.name)
+def test_compute_layer_does_not_import_presentation(path):
+    above = sorted(n for n in _imports(path) if n.startswith(PRESENTATION))
+    assert not above, f"{path.relative_to(ROOT)} imports {above} from a layer above it"
+
+
+@pytest.mark.parametrize("path", _files("pagedlab/paged"), ids=lambda p: p.name)
+def test_allocator_core_is_plain_python(path):
+    if path.name in ("kv_cache.py",):  # the tensor pool is where torch enters
+        return
+    assert not {n for n in _imports(path) if n.split(".")[0] in ("torch", "numpy", "triton")}, (
+        f"{path.relative_to(ROOT)} imports torch/numpy/triton; the allocator core must stay plain Python")
+
+
+def test_device_imports_nothing_from_pagedlab():
+    assert not {n for n in _imports(ROOT / "pagedlab/device.py") if n.startswith("pagedlab")}
