@@ -12,7 +12,7 @@ When the GPU pool runs out, a running sequence gives its blocks back and resumes
 * **recompute**: drop the blocks and run the prefill again on all ``n`` tokens when it resumes. A forward
   pass costs about ``2 × params`` FLOPs per token (Kaplan et al. 2020, "Scaling Laws for Neural Language
   Models", C_forward ≈ 2N), plus causal attention, ``2 × layers × d_model × n²`` (Q·Kᵀ and P·V, each
-  ``2 × n² × d_model`` multiply-adds per layer, halved by the causal mask):
+  ``n² × d_model`` multiply-adds, so ``2 × n² × d_model`` FLOPs, per layer, halved by the causal mask):
 
       t_recompute = (2 × params × n + 2 × layers × d_model × n²) / (peak FLOP/s × utilization)
 
