@@ -80,12 +80,15 @@ class KVCache:
             k, v: ``[n, kv_heads, head_dim]`` (cast to the pool's dtype).
 
         Raises:
+            TypeError: ``k`` or ``v`` is not a tensor, or ``slot_mapping`` is not integer.
             ValueError: bad layer, shapes that do not match, or a slot outside the pool.
         """
         self._check_layer(layer)
         slots = self._slots(slot_mapping)
         expected = (slots.numel(), self.kv_heads, self.head_dim)
         for name, t in (("k", k), ("v", v)):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
             if tuple(t.shape) != expected:
                 raise ValueError(f"{name} must have shape {expected} ([n, kv_heads, head_dim] for {slots.numel()} "
                                  f"slots), got {tuple(t.shape)}")
@@ -135,11 +138,15 @@ class KVCache:
     # ---- validation ----------------------------------------------------------------------------------
 
     def _check_layer(self, layer: int) -> None:
-        if not isinstance(layer, int) or not 0 <= layer < self.num_layers:
+        if not isinstance(layer, int) or isinstance(layer, bool) or not 0 <= layer < self.num_layers:
             raise ValueError(f"layer must be an int in 0 .. {self.num_layers - 1}, got {layer!r}")
 
     def _slots(self, slot_mapping: Sequence[int] | torch.Tensor) -> torch.Tensor:
-        slots = torch.as_tensor(slot_mapping, dtype=torch.long).reshape(-1)
+        slots = torch.as_tensor(slot_mapping).reshape(-1)
+        # A float slot would be truncated silently to another token's row.
+        if slots.numel() and (slots.dtype.is_floating_point or slots.dtype.is_complex or slots.dtype == torch.bool):
+            raise TypeError(f"slot_mapping must hold integer slots, got dtype {slots.dtype}")
+        slots = slots.to(torch.long)
         limit = self.num_blocks * self.block_size
         if slots.numel() and (int(slots.min()) < 0 or int(slots.max()) >= limit):
             raise ValueError(f"slot_mapping has slots outside the pool (0 .. {limit - 1}): "
