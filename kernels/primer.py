@@ -28,6 +28,19 @@ def _check_vector(name: str, x: object) -> torch.Tensor:
     return x
 
 
+_INT32_LIMIT = 2**31 - 2**20
+"""The kernels here compute offsets in int32 (``program_id`` is int32), to stay short: a tensor spanning 2**31
+elements, less the padding lanes of one block (at most 2**20, Triton's largest block), would wrap around to
+negative offsets that pass the mask. The FlashAttention kernels compute offsets in int64 instead."""
+
+
+def _check_span(name: str, x: torch.Tensor) -> None:
+    span = 1 + sum((size - 1) * stride for size, stride in zip(x.shape, x.stride()))
+    if span > _INT32_LIMIT:
+        raise ValueError(f"{name} spans {span} elements, more than the 2**31 - 2**20 these kernels' int32 offsets "
+                         f"reach; split it")
+
+
 def _check_block(block: object) -> int:
     if isinstance(block, bool) or not isinstance(block, int) or block < 1 or block & (block - 1):
         raise ValueError(f"block must be a power of two (tl.arange needs one), got {block!r}")
@@ -81,9 +94,10 @@ def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 256) -> torch.Tens
 
     Raises:
         TypeError: a non-tensor, or different dtypes.
-        ValueError: not 1-D contiguous, different lengths or devices, or a bad ``block``.
+        ValueError: not 1-D contiguous, different lengths or devices, a bad ``block``, or about 2**31 elements.
     """
     x, y = _check_vector("x", x), _check_vector("y", y)
+    _check_span("x", x)
     if x.shape != y.shape:
         raise ValueError(f"x and y must have one length, got {x.numel()} and {y.numel()}")
     if x.dtype != y.dtype:
@@ -120,7 +134,8 @@ def row_softmax(x: torch.Tensor) -> torch.Tensor:
         A new contiguous (rows, cols) tensor of ``x``'s dtype (computed in float32).
 
     Raises:
-        TypeError: not a floating tensor. ValueError: not 2-D, empty, a row not contiguous, too wide.
+        TypeError: not a floating tensor. ValueError: not 2-D, empty, a row not contiguous, too wide, or
+            spanning about 2**31 elements.
     """
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise TypeError(f"x must be a floating torch.Tensor, got {type(x).__name__}"
@@ -131,6 +146,7 @@ def row_softmax(x: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"the elements of each row of x must be contiguous (stride 1), got strides {x.stride()}")
     if x.shape[1] > 2**16:
         raise ValueError(f"x has {x.shape[1]} columns; one row must fit in one block (at most {2**16})")
+    _check_span("x", x)
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     block = triton.next_power_of_2(x.shape[1])
     _row_softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
@@ -219,10 +235,15 @@ def debug_row_max(x: torch.Tensor, watch_row: int) -> None:
     notebook (perhaps under a later cell) or only in the terminal that runs it.
 
     Raises:
-        ValueError: ``x`` not a non-empty 2-D float32 tensor with contiguous rows, or a bad ``watch_row``.
+        TypeError: ``x`` not a floating tensor, ``watch_row`` not an int.
+        ValueError: ``x`` not non-empty and 2-D with contiguous rows, or ``watch_row`` not one of its rows.
     """
-    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.numel() == 0 or x.stride(1) != 1:
-        raise ValueError("x must be a non-empty 2-D tensor whose rows are contiguous")
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(f"x must be a floating torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 2 or x.numel() == 0 or x.stride(1) != 1:
+        raise ValueError(f"x must be a non-empty 2-D tensor whose rows are contiguous, got shape {tuple(x.shape)}")
+    if isinstance(watch_row, bool) or not isinstance(watch_row, int):
+        raise TypeError(f"watch_row must be an int, got {type(watch_row).__name__}")
     if not 0 <= watch_row < x.shape[0]:
         raise ValueError(f"watch_row must be a row of x (0 to {x.shape[0] - 1}), got {watch_row}")
     _row_max_debug_kernel[(x.shape[0],)](x, x.shape[1], x.stride(0), watch_row,

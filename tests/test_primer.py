@@ -87,6 +87,10 @@ def test_debug_row_max_prints_one_row(capsys):
     (lambda: primer.tile_matmul(torch.ones(16, 32), torch.ones(16, 16)), ValueError, "a's columns"),
     (lambda: primer.tile_matmul(torch.ones(16, 16), torch.ones(16, 16), "fp16"), ValueError, "precision"),
     (lambda: primer.debug_row_max(torch.ones(2, 4), watch_row=2), ValueError, "watch_row"),
+    (lambda: primer.debug_row_max(torch.ones(2, 4, dtype=torch.int64), watch_row=0), TypeError, "floating"),
+    # Meta tensors have shapes but no memory: the size checks run before any launch.
+    (lambda: primer.row_softmax(torch.empty(2**20, 2**12, device="meta")), ValueError, "int32 offsets"),
+    (lambda: primer.vector_add(*[torch.empty(2**31, device="meta")] * 2), ValueError, "int32 offsets"),
 ], ids=lambda x: x if isinstance(x, str) else "")
 def test_bad_input_names_the_argument(call, error, message):
     with pytest.raises(error, match=message):
