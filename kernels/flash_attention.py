@@ -177,8 +177,12 @@ def _check_blocks(block_m: int | None, block_n: int | None) -> tuple[int, int] |
 
 
 def _unit_stride(t: torch.Tensor) -> torch.Tensor:
-    # Any strides work in the kernels, but rows must be contiguous for coalesced, vectorized loads.
-    return t if t.stride(-1) == 1 else t.contiguous()
+    # Any strides work in the kernels, but rows must be contiguous for coalesced, vectorized loads. And the
+    # kernels offset batch and head in int64 but rows in int32: a (batch, seq, heads, d) layout seen as
+    # (batch, heads, seq, d) puts row n_q at n_q * heads * d, past 2**31 at 128K tokens of 128 heads of 128.
+    if t.stride(-1) != 1 or t.shape[2] * t.stride(2) >= 2**31:
+        return t.contiguous()
+    return t
 
 
 def _forward(q, k, v, causal: bool, sm_scale: float, blocks=None, trace_codes=None):
@@ -243,7 +247,8 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
         q: (batch, heads, n_q, head_dim) queries. k, v: (batch, kv_heads, n_k, head_dim); ``heads`` must
             be a multiple of ``kv_heads`` (GQA/MQA). Any lengths; head_dim in :data:`HEAD_DIMS`. One dtype:
             float16, bfloat16 (GPU only) or float32; one device (CUDA when Triton compiles, else the CPU).
-            Tensors whose last dim is not contiguous are copied to contiguous ones first.
+            Tensors whose last dim is not contiguous, or whose rows of one head span 2**31 elements, are
+            copied to contiguous ones first.
         causal: mask keys after each query, aligned bottom-right when ``n_q != n_k`` (query ``i`` sees
             keys ``j <= i + n_k - n_q``); a query that sees no key gets output 0.
         sm_scale: the softmax scale, ``1/sqrt(head_dim)`` by default.

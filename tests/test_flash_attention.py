@@ -156,6 +156,16 @@ def test_custom_scale_and_strided_inputs():
     torch.testing.assert_close(flash_attention(q_t, k, v, causal=True, sm_scale=0.3), out)
 
 
+def test_rows_of_one_head_past_int32_are_made_contiguous():
+    # The kernels offset rows in int32: 128K tokens of 128 heads of 128, in (batch, seq, heads, d) layout, would
+    # put the last row of a head past 2**31. Meta tensors have strides but no memory.
+    t = torch.empty(1, 2**17, 128, 128, device="meta").transpose(1, 2)
+    assert t.shape[2] * t.stride(2) == 2**31
+    assert fa._unit_stride(t).stride() == (2**31, 2**24, 128, 1)
+    small = torch.empty(1, 2**10, 128, 128, device="meta").transpose(1, 2)
+    assert fa._unit_stride(small) is small  # strided but in range: no copy
+
+
 def test_only_some_inputs_need_gradients():
     q, k, v = make_qkv(1, 1, 1, 20, 20, 16)
     q.requires_grad_()
