@@ -32,6 +32,7 @@ def state(m: BlockManager) -> tuple:
           list(m._seqs[s].tokens), list(m._seqs[s].keys), list(m._seqs[s].prefix_ids)) for s in m.seq_ids],
         alloc_state(m.allocator), alloc_state(m.cpu_allocator),
         None if cache is None else (cache.parked(), {k: p.id for k, p in cache._prefix_of_key.items()},
+                                    dict(cache._hit_of_key),
                                     {b: p.id for b, p in cache._prefix_of_block.items()},
                                     {i: (p.key, p.parent, p.tokens, list(p.blocks), p.children)
                                      for i, p in cache._prefixes.items()}),
@@ -890,6 +891,8 @@ class ManagerMachine(RuleBasedStateMachine):
             assert p.parent is None or p.parent in cache._prefixes, f"prefix {prefix_id} follows a forgotten one"
             assert p.blocks or p.children, f"prefix {prefix_id} is held by nothing and followed by nothing"
             assert cache._prefix_of_key[p.key] is p
+            hit = cache._hit_of_key.get(p.key)
+            assert hit == ((p.parent, p.tokens, next(iter(p.blocks)), prefix_id) if p.blocks else None)
             for b in p.blocks:
                 assert cache.prefix_id_of(b) == prefix_id
                 assert self.m.allocator.refcount(b) > 0 or cache.is_parked(b), f"cached block {b} is on the free list"
