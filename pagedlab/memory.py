@@ -179,6 +179,12 @@ class ServingStats:
         steps: decode steps measured (those with a non-empty queue: the server was saturated).
         preemptions: times a running request had to give its blocks back because the pool ran dry.
         finished: requests completed by the end of the run.
+        prompt_tokens: tokens of all prompts, each prefilled once on first admission.
+        generated_tokens: tokens decoded, one per running request per step (all outputs, in the end).
+        recomputed_tokens: tokens prefilled *again* after a preemption: each preempted request's prompt plus
+            what it had generated, recomputed when it is readmitted. Re-prefill is not free: this is the
+            extra work preemption costs, which the step count of the simulation does not show (it charges
+            no time for a prefill).
     """
 
     block_size: int
@@ -191,6 +197,15 @@ class ServingStats:
     steps: int
     preemptions: int
     finished: int
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    recomputed_tokens: int = 0
+
+    @property
+    def recompute_overhead(self) -> float:
+        """Recomputed tokens per token of useful work (prompts + generated): the extra compute preemption costs."""
+        useful = self.prompt_tokens + self.generated_tokens
+        return self.recomputed_tokens / useful if useful else 0.0
 
     @property
     def waste(self) -> float:
@@ -216,7 +231,8 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
     2. Decode: every running request stores one more token, taking a new block when its last one is
        full. When no block is free, the most recently admitted request is preempted (vLLM's policy):
        its blocks are freed and it returns to the head of the queue, to be recomputed from its prompt
-       plus the tokens it had generated.
+       plus the tokens it had generated (counted in ``recomputed_tokens``; the model charges no step for
+       a prefill, so counting is all it does with them).
     3. Measurement, while the queue is not empty: tokens stored, slots reserved for future tokens,
        slots never to be used, free slots.
     4. Requests that stored ``prompt + output`` tokens finish and free their blocks.
@@ -267,7 +283,7 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
     # Admission leaves a few blocks spare so running requests can grow without being preempted at once.
     spare = min(int(watermark * num_blocks), num_blocks - -(-longest // block_size))
     sums = [0, 0, 0, 0]                       # tokens, reserved, internal, running (summed over steps)
-    steps = preemptions = finished = 0
+    steps = preemptions = finished = generated = recomputed = 0
 
     while queue or running:
         while queue:                          # 1. admission, FCFS with head-of-line blocking
@@ -287,6 +303,7 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
                 free += blocks.pop(victim)
                 queue.append(victim)
                 preemptions += 1
+                recomputed += length[victim]  # its prompt and generated tokens, prefilled again on readmission
                 if victim == rid:
                     break
             if rid not in blocks:
@@ -295,6 +312,7 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
                 blocks[rid] += 1
                 free -= 1
             length[rid] += 1
+            generated += 1
         if queue:                             # 3. measure while saturated
             steps += 1
             for rid in running:
@@ -313,4 +331,5 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
     return ServingStats(block_size=block_size, budget_tokens=budget_tokens, tokens=tokens, reserved=reserved,
                         internal=internal, free=(1.0 - tokens - reserved - internal) if steps else 0.0,
                         mean_running=sums[3] / steps if steps else 0.0, steps=steps,
-                        preemptions=preemptions, finished=finished)
+                        preemptions=preemptions, finished=finished, prompt_tokens=int(prompt.sum()),
+                        generated_tokens=generated, recomputed_tokens=recomputed)

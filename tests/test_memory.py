@@ -88,6 +88,7 @@ def test_contiguous_reservation_by_hand():
     assert (s.steps, s.finished, s.preemptions) == (2, 3, 0)
     assert s.tokens == pytest.approx(3 / 8) and s.internal == pytest.approx(5 / 8)
     assert s.reserved == 0 and s.free == pytest.approx(0) and s.mean_running == 1
+    assert s.recomputed_tokens == 0 and s.prompt_tokens == 6 and s.generated_tokens == 3
 
 
 def test_paged_preemption_by_hand():
@@ -97,6 +98,19 @@ def test_paged_preemption_by_hand():
     assert (s.steps, s.finished, s.preemptions) == (1, 3, 1)
     assert s.tokens == pytest.approx(6 / 8) and s.internal == pytest.approx(2 / 8)
     assert s.reserved == 0 and s.free == pytest.approx(0) and s.mean_running == 2
+    # Request 2 is prefilled twice: its 2 prompt tokens again on readmission. Re-prefill is counted.
+    assert (s.prompt_tokens, s.generated_tokens, s.recomputed_tokens) == (6, 3, 2)
+    assert s.recompute_overhead == pytest.approx(2 / 9)
+
+
+def test_recomputed_tokens_include_what_the_victim_had_generated():
+    # Two blocks of 4. Both requests start with 2 tokens and each wants 5 more. They decode together until
+    # both blocks are full; then request 0 needs a block, and request 1 (the latest) is preempted holding 4
+    # tokens: its 2-token prompt plus 2 generated, all recomputed when it comes back.
+    s = simulate_serving(np.array([2, 2]), np.array([5, 5]), budget_tokens=8, block_size=4, watermark=0)
+    assert s.preemptions == 1 and s.finished == 2
+    assert s.recomputed_tokens == 4
+    assert s.generated_tokens == 10
 
 
 def test_reserved_counts_slots_for_tokens_still_to_come():
