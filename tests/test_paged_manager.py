@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks
+from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks, PrefixCache
 
 
 def state(m: BlockManager) -> tuple:
@@ -31,7 +31,10 @@ def state(m: BlockManager) -> tuple:
         [(s, list(m.table(s).block_ids), m.table(s).num_tokens, m.table(s).device, m.num_cached_tokens(s),
           list(m._seqs[s].tokens), list(m._seqs[s].keys), list(m._seqs[s].prefix_ids)) for s in m.seq_ids],
         alloc_state(m.allocator), alloc_state(m.cpu_allocator),
-        None if cache is None else (cache.parked(), dict(cache._block_of), dict(cache._entry_of)),
+        None if cache is None else (cache.parked(), {k: p.id for k, p in cache._prefix_of_key.items()},
+                                    {b: p.id for b, p in cache._prefix_of_block.items()},
+                                    {i: (p.key, p.parent, p.tokens, list(p.blocks), p.children)
+                                     for i, p in cache._prefixes.items()}),
         len(m.events), m._step,
     )
 
@@ -190,8 +193,8 @@ def test_prefix_cache_hits_evictions_and_events():
     m.free("a")
     m.free("b")
     assert m.allocator.num_cached == 2 and m.num_free_blocks == 4
-    t = m.add("c", system)
-    assert t.block_ids == [0, 1] and [e.kind for e in m.events][-1] == "cache_hit"
+    t = m.add("c", system + [3])
+    assert t.block_ids[:2] == [0, 1] and [e.kind for e in m.events][-2:] == ["cache_hit", "allocate"]
     m.free("c")
     m.add("d", [5, 5, 6, 6, 7, 7])    # needs 3 blocks: 2 free + evict the LRU cached one
     evict = [e for e in m.events if e.kind == "evict"][-1]
@@ -229,7 +232,7 @@ def test_blocks_filled_by_decoding_become_cacheable():
     m.append("a", 2)
     m.append("a", 3)
     m.append("a", 4)
-    assert m.add("b", [1, 2, 3, 4]).block_ids == m.table("a").block_ids
+    assert m.add("b", [1, 2, 3, 4, 5]).block_ids[:2] == m.table("a").block_ids
     assert m.num_cached_tokens("b") == 4
 
 
@@ -263,6 +266,240 @@ def test_free_everything_returns_every_block():
     assert m.num_free_blocks == 16 and m.cpu_allocator.num_free == 8
     assert all(m.allocator.refcount(b) == 0 for b in range(16))
     check_invariants(m)
+
+
+def sharing(m: BlockManager, group: list) -> list[list[tuple]]:
+    """Which (sequence, logical block) entries of the group share a physical block, as sorted lists."""
+    by_block: dict[int, list[tuple]] = {}
+    for s in group:
+        for i, b in enumerate(m.table(s).block_ids):
+            by_block.setdefault(b, []).append((s, i))
+    return sorted(by_block.values())
+
+
+def fork_family(m: BlockManager, num_tokens: int, children: int) -> list:
+    m.add("p", range(num_tokens))
+    for i in range(children):
+        m.fork("p", f"c{i}")
+    return ["p"] + [f"c{i}" for i in range(children)]
+
+
+def test_swapping_a_fork_child_alone_relieves_nothing():
+    # The review's case, still what a single-id swap does: the child's blocks stay on the GPU for its family.
+    m = BlockManager(8, 4, num_cpu_blocks=8)
+    fork_family(m, 16, 2)
+    assert m.num_freeable_blocks("c0") == 0
+    free = m.num_free_blocks
+    pairs = m.swap_out("c0")
+    assert m.num_free_blocks == free and m.cpu_allocator.num_free == 4 and len(pairs) == 4
+
+
+def test_group_swap_keeps_a_fork_family_shared():
+    m = BlockManager(8, 4, num_cpu_blocks=8)
+    group = fork_family(m, 14, 2)          # 4 blocks, the last one partly filled, each shared by 3
+    before = sharing(m, group)
+    assert m.num_freeable_blocks(group) == 4 and m.can_swap_out(group)
+    out = m.swap_out(group)
+    assert [g for g, _ in out] == [0, 1, 2, 3], "one copy per distinct block"
+    assert m.num_free_blocks == 8 and m.cpu_allocator.num_free == 8 - 4
+    assert sharing(m, group) == before and all(m.cpu_allocator.refcount(c) == 3 for _, c in out)
+    assert [e.kind for e in m.events][-3:] == ["swap_out"] * 3
+    m.add("other", range(8))               # the family's old GPU blocks get new owners
+    assert not m.can_swap_in(group), "4 blocks + 1 per sequence to append > 6 free: a scheduler would wait"
+    back = m.swap_in(group)
+    assert sorted(c for c, _ in back) == sorted(c for _, c in out) and len(back) == 4
+    assert sharing(m, group) == before, "after swap_in the group shares exactly as before"
+    assert all(m.allocator.refcount(b) == 3 for b in m.table("p").block_ids)
+    assert m.cpu_allocator.num_free == 8 and m.num_free_blocks == 8 - 2 - 4
+    check_invariants(m)
+
+
+def test_group_swap_copies_blocks_shared_outside_the_group_but_frees_nothing_of_them():
+    m = BlockManager(12, 4, num_cpu_blocks=8)
+    fork_family(m, 10, 2)                  # blocks 0, 1 (full), 2 (partial): p, c0, c1
+    m.append("c0", 1)                      # copy-on-write: c0's last block is its own now
+    group = ["c0", "c1"]
+    assert m.num_freeable_blocks(group) == 1, "only c0's private block is held by the group alone"
+    free = m.num_free_blocks
+    out = m.swap_out(group)
+    assert m.num_free_blocks == free + 1 and len(out) == 4   # blocks 0, 1, 2 (c1's) and c0's copy
+    assert [m.cpu_allocator.refcount(c) for _, c in out] == [2, 2, 1, 1]
+    m.swap_in(group)
+    t0, t1, tp = (m.table(s).block_ids for s in ["c0", "c1", "p"])
+    assert t0[:2] == t1[:2] and t0[2] != t1[2] and set(t0).isdisjoint(tp), (
+        "without prefix caching nothing tells the manager that p's blocks hold the same K/V")
+    check_invariants(m)
+
+
+def test_group_errors_change_nothing():
+    m = BlockManager(4, 4, num_cpu_blocks=3)
+    fork_family(m, 8, 1)
+    m.add("x", range(5))
+    before = state(m)
+    with pytest.raises(OutOfBlocks, match="the group \\['p', 'c0', 'x'\\].*CPU pool"):
+        m.swap_out(["p", "c0", "x"])       # 4 distinct blocks, 3 CPU blocks
+    assert not m.can_swap_out(["p", "c0", "x"]) and m.can_swap_out(["p", "c0"])
+    with pytest.raises(ValueError, match="distinct"):
+        m.swap_out(["p", "p"])
+    with pytest.raises(ValueError, match="empty"):
+        m.swap_out([])
+    with pytest.raises(KeyError, match="unknown sequence 'nope'"):
+        m.swap_out(["p", "nope"])
+    with pytest.raises(ValueError, match="not swapped out"):
+        m.swap_in(["p"])
+    assert state(m) == before
+    m.swap_out(["p", "c0"])
+    before = state(m)
+    with pytest.raises(ValueError, match="swapped out"):
+        m.swap_out(["x", "p"])
+    with pytest.raises(ValueError, match="not swapped out"):
+        m.swap_in(["p", "x"])
+    m.add("y", range(8))                   # the GPU is full again
+    before = state(m)
+    assert not m.can_swap_in(["p", "c0"])
+    with pytest.raises(OutOfBlocks, match="swapping in the group"):
+        m.swap_in(["p", "c0"])
+    assert state(m) == before
+
+
+def test_num_freeable_blocks_is_what_free_gives_back():
+    m = BlockManager(16, 2, num_cpu_blocks=4, enable_prefix_caching=True)
+    m.add("a", [1, 2, 3, 4, 5])            # blocks 0, 1 cached, 2 partial
+    m.add("b", [1, 2, 3, 4, 6])            # shares 0, 1
+    m.add("s", [9])
+    m.swap_out("s")
+    assert m.num_freeable_blocks("a") == 1 and m.num_freeable_blocks(["a", "b"]) == 4
+    assert m.num_freeable_blocks(["a", "s"]) == 1, "a swapped-out sequence holds no GPU block"
+    free = m.num_free_blocks
+    m.free("a")
+    m.free("b")
+    assert m.num_free_blocks == free + 4 and m.allocator.num_cached == 2, (
+        "the cached blocks became cached-free: allocatable, so they count")
+    with pytest.raises(ValueError, match="distinct"):
+        m.num_freeable_blocks(["s", "s"])
+
+
+def test_a_full_prompt_hit_leaves_the_last_block_to_compute():
+    m = BlockManager(16, 4, enable_prefix_caching=True)
+    m.add("a", range(8))                   # two full blocks, both cached
+    t = m.add("b", range(8))
+    assert m.num_cached_tokens("b") == 4, "every block is cached, but the last token must be computed"
+    assert t.block_ids[0] == m.table("a").block_ids[0] and t.block_ids[1] != m.table("a").block_ids[1]
+    assert m.allocator.refcount(t.block_ids[1]) == 1, "the last token goes into a block b owns alone"
+    assert m.prefix_cache.prefix_id_of(t.block_ids[1]) == m.prefix_cache.prefix_id_of(m.table("a").block_ids[1])
+    assert m.num_cached_tokens(m.add("c", range(9)) and "c") == 8, "one more token: both blocks are hits"
+    m.add("d", range(4))
+    assert m.num_cached_tokens("d") == 0 and m.allocator.refcount(m.table("d").block_ids[0]) == 1
+    m.add("e", [])
+    assert m.num_cached_tokens("e") == 0 and m.table("e").block_ids == []
+
+
+def test_a_prefix_resident_twice_stays_findable_after_the_first_copy_goes():
+    # The review's scenario: [1, 2] is computed twice (by "a"'s prompt and by "d"'s decoding), "d" caches
+    # [3, 4] after its copy, and "a"'s copy is evicted. Before, the only findable copy of [1, 2] was a's:
+    # once evicted, a new copy got a new prefix id and [3, 4] (cached after the old one) was lost.
+    m = BlockManager(6, 2, enable_prefix_caching=True)
+    m.add("a", [1, 2, 7])
+    for token in [1, 2, 3, 4]:
+        if "d" not in m:
+            m.add("d", [token])
+        else:
+            m.append("d", token)
+    m.free("a")
+    m.add("big", range(100, 108))          # 4 blocks: evicts a's cached [1, 2]
+    assert any(e.kind == "evict" for e in m.events)
+    m.free("big")
+    m.add("e", [1, 2, 9])                  # [1, 2] cached again
+    m.add("r", [1, 2, 3, 4, 5])
+    assert m.num_cached_tokens("r") == 4, "both blocks of the prefix are resident, so both are hits"
+    check_invariants(m)
+
+
+def test_a_prefix_keeps_its_id_while_a_longer_one_follows_it():
+    c = PrefixCache(block_size=2)
+    keys = c.match((1, 2, 3, 4))[0]
+    p0 = c.register(10, keys[0], None, (1, 2))
+    p1 = c.register(11, keys[1], p0, (3, 4))
+    c.park(10)
+    assert c.evict() == 10 and c.num_prefixes == 2, "[1, 2] has no block now, but [3, 4] follows it"
+    assert c.match((1, 2, 3, 4))[1] == [], "no block holds [1, 2]: nothing after it is usable either"
+    assert c.register(12, keys[0], None, (1, 2)) == p0, "cached again: the same id, so [3, 4] connects again"
+    assert c.match((1, 2, 3, 4))[1:] == ([12, 11], [p0, p1])
+    c.park(11), c.park(12)
+    c.evict(), c.evict()
+    assert c.num_prefixes == 0 and len(c) == 0, "no block, no follower: the prefixes are forgotten"
+
+
+def test_swap_in_takes_back_its_own_cached_blocks_without_evicting_them():
+    m = BlockManager(5, 4, num_cpu_blocks=4, enable_prefix_caching=True)
+    m.add("a", range(10))                  # blocks 0, 1 (full, cached), 2 (partial)
+    out = m.swap_out("a")
+    assert m.allocator.num_cached == 2     # 0 and 1 are cached-free now
+    m.add("b", range(100, 108))            # takes blocks 2 and 3; the free list keeps 4
+    assert m.num_free_blocks == 3 and m.can_swap_in("a") is False, "3 free: 1 new + 2 revived + 1 to append"
+    steps = len(m.events)
+    back = m.swap_in("a")
+    assert m.table("a").block_ids == [0, 1, 4], "its own copies, and one new block for the partial one"
+    assert back == [(out[2][1], 4)], "only the partial block is copied back"
+    kinds = [e.kind for e in list(m.events)[steps - len(m.events):]]
+    assert kinds == ["cache_hit", "swap_in"] and "evict" not in kinds
+    assert m.events[-2].blocks == (0, 1)
+    check_invariants(m)
+
+
+def test_swap_in_copies_when_its_cached_blocks_were_given_to_another_prefix():
+    m = BlockManager(3, 4, num_cpu_blocks=3, enable_prefix_caching=True)
+    m.add("a", range(9))
+    m.swap_out("a")
+    m.add("b", range(100, 112))            # every block, evicting a's cached ones
+    m.free("b")
+    back = m.swap_in("a")
+    assert len(back) == 3, "a's old blocks now hold b's prefix: all three are copied"
+    check_invariants(m)
+
+
+def test_a_raising_subscriber_loses_no_event():
+    m = BlockManager(4, 2)
+    m.add("a", [1, 2, 3])
+    m.fork("a", "b")
+    seen = []
+
+    def bad(event):
+        raise RuntimeError(f"widget crashed on {event.kind}")
+
+    m.subscribe(bad)
+    m.subscribe(lambda e: seen.append(e.kind))
+    with pytest.raises(RuntimeError, match="crashed on copy_on_write"):
+        m.append("b", 4)
+    assert [e.kind for e in m.events][-2:] == ["copy_on_write", "append"], "every event is logged"
+    assert seen == ["copy_on_write", "append"], "every other subscriber is notified"
+    assert m.table("b").num_tokens == 4 and [e.step for e in m.events] == list(range(len(m.events)))
+
+
+def test_watermark_keeps_headroom_for_schedulers():
+    assert BlockManager(99, 4).watermark_blocks == 0 and BlockManager(100, 4).watermark_blocks == 1
+    m = BlockManager(200, 4, watermark=0.05)
+    assert m.watermark_blocks == 10
+    assert m.can_add(190 * 4) and not m.can_add(190 * 4 + 1)
+    m.add("big", range(191 * 4))           # add itself uses every free block
+    with pytest.raises(ValueError, match="watermark"):
+        BlockManager(8, 4, watermark=1.0)
+    with pytest.raises(TypeError, match="watermark"):
+        BlockManager(8, 4, watermark="1%")
+
+
+def test_can_swap_in_reserves_a_block_per_sequence_to_append():
+    m = BlockManager(6, 4, num_cpu_blocks=6)
+    fork_family(m, 8, 1)                   # 2 blocks shared by p and c0
+    m.swap_out(["p", "c0"])
+    m.add("x", range(12))                  # 3 of 6 blocks: 3 free
+    assert not m.can_swap_in(["p", "c0"]), "2 blocks + 1 per sequence > 3 free"
+    assert m.can_swap_in("p") and m.num_free_blocks == 3, "p alone: 2 + 1 <= 3"
+    m.swap_in(["p", "c0"])                 # but it fits
+    m.free("x")
+    m.swap_out(["p", "c0"])
+    m.add("x", range(8))
+    assert m.can_swap_in(["p", "c0"]), "2 + 2 <= 4 free"
 
 
 # ---- the state machine ------------------------------------------------------------------------------------
