@@ -290,13 +290,13 @@ def test_copy_on_write_is_highlighted_with_an_arrow_from_the_shared_block_to_its
     [arrow] = shapes(svg, "arrow")
     assert (arrow["data-src"], arrow["data-dst"], arrow["data-kind"]) == ("2", "3", "copy_on_write")
     cells = {int(b["data-block"]): b for b in shapes(svg, "block") if b["data-pool"] == "gpu"}
-    # The arrow starts in block 2's cell and ends in block 3's.
-    for end, b in (("1", 2), ("2", 3)):
-        x, y = float(arrow[f"x{end}"]), float(arrow[f"y{end}"])
+    # The arrow leaves the bottom edge of block 2's cell and its head points into block 3's.
+    heads = shapes(svg, "arrow-head")
+    assert len(heads) == 2 and {h["data-dst"] for h in heads} == {"3"}
+    for (x, y), b in (((arrow["x1"], arrow["y1"]), 2), ((heads[0]["x1"], heads[0]["y1"]), 3)):
         cell = cells[b]
-        assert float(cell["x"]) < x < float(cell["x"]) + float(cell["width"])
-        assert float(cell["y"]) < y < float(cell["y"]) + float(cell["height"])
-    assert len(shapes(svg, "arrow-head")) == 2
+        assert float(cell["x"]) < float(x) < float(cell["x"]) + float(cell["width"])
+        assert float(y) == float(cell["y"]) + float(cell["height"])
     w.show_step(cow - 1)                                  # the fork before it: no arrow, the shared block lit
     assert shapes(w.to_svg(), "arrow") == []
 

@@ -69,7 +69,9 @@ def test_copy_timing_runs_here_and_refuses_what_it_cannot_measure():
 
     from pagedlab.paged.bench import copy_timing
 
+    threads = torch.get_num_threads()
     t = copy_timing(chunk_bytes=256, num_copies=8, repeats=1, device="cpu")
+    assert torch.get_num_threads() == threads            # the single-threaded timing leaves the pool as it was
     assert (t.device, t.pinned, t.num_copies, t.chunk_bytes) == ("cpu", False, 8, 256)
     assert t.per_chunk_s > 0 and t.batched_s > 0 and t.latency >= 0
     if not torch.cuda.is_available():

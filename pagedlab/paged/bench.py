@@ -175,7 +175,8 @@ def copy_timing(chunk_bytes: int, num_copies: int = 256, pinned: bool | None = N
     What a swap-out does, one chunk per copy (``preemption.swap_seconds(batched=False)``) or batched. On a GPU the
     host side is pinned by default, so the copy is a DMA over PCIe; ``pinned=False`` copies into pageable memory
     (the driver stages it through a pinned buffer of its own). On a CPU both sides are host memory: the numbers
-    are the cost of one ``Tensor.copy_`` call and a memcpy, not of any link. Best of ``repeats``; never assert them.
+    are the cost of one ``Tensor.copy_`` call and of a single-threaded memcpy, not of any link. Best of
+    ``repeats``; never assert them.
 
     Args:
         chunk_bytes: bytes per small copy (a multiple of 2; e.g. one block of one layer's K).
@@ -219,8 +220,16 @@ def copy_timing(chunk_bytes: int, num_copies: int = 256, pinned: bool | None = N
         for i in range(num_copies):
             dst[i].copy_(src[i], non_blocking=pinned)
 
-    per_chunk_s = timed(per_chunk)
-    batched_s = timed(lambda: dst.copy_(src, non_blocking=pinned))
+    # On a CPU, one thread: a big copy is split over the intra-op thread pool, and on a busy machine waiting for
+    # a descheduled worker would be timed instead of the copy.
+    threads = torch.get_num_threads()
+    if not cuda:
+        torch.set_num_threads(1)
+    try:
+        per_chunk_s = timed(per_chunk)
+        batched_s = timed(lambda: dst.copy_(src, non_blocking=pinned))
+    finally:
+        torch.set_num_threads(threads)
     if not torch.equal(dst, src.cpu()):
         raise RuntimeError("the copies did not arrive: the timing would be of nothing")
     return CopyTiming(device=str(dev), pinned=pinned, num_copies=num_copies, chunk_bytes=chunk_bytes,

@@ -45,6 +45,7 @@ MINI_W, MINI_H, MINI_GAP = 12, 10, 2          # a block in the strip of key fram
 KEY_KINDS = ("allocate", "fork", "copy_on_write", "cache_hit", "evict", "swap_out", "swap_in", "free")
 """Events worth a small frame in the static view (every event but ``append``, which only fills a slot)."""
 MAX_ARROWS = 8
+ARROW_LANE = 3                                 # pixels between the horizontal runs of two arrows
 HIGHLIGHT = COLORS["text"]
 """Outline of the current event's blocks: dark, because one of the owners' colours is already orange."""
 
@@ -355,11 +356,13 @@ class BlockTableWidget(LiveView):
         pool_y = 104
         pool_h = max(self._grid_height(frame.gpu, gpu_cols), self._grid_height(frame.cpu, cpu_cols) if frame.cpu else 0)
         longest = max((len(t[2]) for t in frame.tables), default=0)
-        tables_y = pool_y + pool_h + 40
+        arrows_y = pool_y + 16 + pool_h + 4     # the arrows' lanes run under the pools' last row
+        tables_y = arrows_y + ARROW_LANE * MAX_ARROWS + 36
         events_y = tables_y + 28 + max(1, len(frame.tables)) * (CELL_H + GAP) + 30
         width = max(cpu_x + cpu_cols * (CELL_W + GAP) if frame.cpu else gpu_w + 20, 150 + longest * (CELL_W + GAP),
                     760)
-        return dict(gpu_cols=gpu_cols, cpu_cols=cpu_cols, cpu_x=cpu_x, pool_y=pool_y, tables_y=tables_y,
+        return dict(gpu_cols=gpu_cols, cpu_cols=cpu_cols, cpu_x=cpu_x, pool_y=pool_y, arrows_y=arrows_y,
+                    tables_y=tables_y,
                     events_y=events_y, width=width, height=events_y + 16 * self.max_events + 34)
 
     def _render(self, frame: Frame) -> Svg:
@@ -443,28 +446,33 @@ class BlockTableWidget(LiveView):
                      fill=COLORS["muted"], data_role="hidden-blocks")
 
     def _draw_arrows(self, svg: Svg, frame: Frame, lay: dict[str, float]) -> None:
-        """Copy-on-write: shared block → its copy. Swap: GPU block ↔ CPU block. Drawn as lines with a head."""
+        """Copy-on-write: shared block → its copy. Swap: GPU block ↔ CPU block.
+
+        Each arrow leaves the bottom of its source block, runs along its own lane under the pools (so arrows
+        between blocks of one row do not overlap) and enters the bottom of its destination, head up.
+        """
         e = frame.event
         if e is None or e.kind not in ("copy_on_write", "swap_out", "swap_in"):
             return
         origin = {"gpu": (10, lay["gpu_cols"]), "cpu": (lay["cpu_x"], lay["cpu_cols"])}
         src_pool, dst_pool = {"copy_on_write": ("gpu", "gpu"), "swap_out": ("gpu", "cpu"),
                               "swap_in": ("cpu", "gpu")}[e.kind]
-        for src, dst in e.pairs[:MAX_ARROWS]:
-            if max(src, dst) >= self.max_blocks:
-                continue
-            (sx, sy), (dx, dy) = (self._cell(*origin[p][:1], lay["pool_y"], b, origin[p][1])
+        pairs = [(a, b) for a, b in e.pairs if max(a, b) < self.max_blocks][:MAX_ARROWS]
+        for lane, (src, dst) in enumerate(pairs):
+            (sx, sy), (dx, dy) = (self._cell(origin[p][0], lay["pool_y"], b, origin[p][1])
                                   for p, b in ((src_pool, src), (dst_pool, dst)))
-            x1, y1, x2, y2 = sx + CELL_W / 2, sy + CELL_H / 2, dx + CELL_W / 2, dy + CELL_H / 2
-            svg.line(x1, y1, x2, y2, stroke=COLORS["current"], width=2.5, data_role="arrow", data_kind=e.kind,
-                     data_src=src, data_dst=dst, data_src_pool=src_pool, data_dst_pool=dst_pool)
-            # The head: two short strokes back from the tip, 25 degrees either side of the shaft.
-            length = max(((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5, 1e-9)
-            ux, uy = (x2 - x1) / length, (y2 - y1) / length
-            for side in (1, -1):
-                hx = x2 - 9 * (ux * 0.906 - side * uy * 0.423)
-                hy = y2 - 9 * (uy * 0.906 + side * ux * 0.423)
-                svg.line(x2, y2, hx, hy, stroke=COLORS["current"], width=2.5, data_role="arrow-head")
+            # Spread the ends over the cells, so arrows that share a block do not draw over each other.
+            shift = (lane % 3 - 1) * 8
+            x1, y1 = sx + CELL_W / 2 + shift, sy + CELL_H
+            x2, y2 = dx + CELL_W / 2 + shift, dy + CELL_H
+            y_lane = lay["arrows_y"] + ARROW_LANE * lane
+            style = dict(stroke=COLORS["current"], width=2)
+            svg.line(x1, y1, x1, y_lane, **style, data_role="arrow", data_kind=e.kind, data_src=src, data_dst=dst,
+                     data_src_pool=src_pool, data_dst_pool=dst_pool)
+            svg.line(x1, y_lane, x2, y_lane, **style)
+            svg.line(x2, y_lane, x2, y2, **style)
+            for side in (-1, 1):            # the head, pointing up into the destination block
+                svg.line(x2, y2, x2 + side * 4, y2 + 6, **style, data_role="arrow-head", data_dst=dst)
 
     def _draw_legend(self, svg: Svg, x: float, y: float) -> None:
         items = [(COLORS["free"], COLORS["grid"], "free"), (COLORS["cached"], COLORS["grid"], "cached-free (LRU rank)"),
