@@ -15,6 +15,11 @@ The simulation is a model of block accounting, not the manager itself (``pagedla
 it counts blocks per request, which is all the waste figures depend on, and runs a few hundred thousand
 decode steps per second in plain Python. ``tests/test_memory.py`` checks that it agrees with the manager.
 
+A third, smaller question: what does it cost to *move* KV memory between the GPU and the host, as swapping
+does? :func:`copy_timing` measures the two inputs of the swap cost model (:mod:`pagedlab.paged.preemption`):
+the fixed latency λ of one copy, and the bandwidth of one big copy into pinned or pageable host memory. It is
+the only function here that needs torch, imported on first call.
+
 Reference for the waste figures: Kwon et al., "Efficient Memory Management for Large Language Model
 Serving with PagedAttention", SOSP 2023 (the vLLM paper): existing systems keep only 20.4-38.2% of their
 KV memory in token states (60-80% wasted); with PagedAttention waste is under 4%.
@@ -23,6 +28,8 @@ KV memory in token states (60-80% wasted); with PagedAttention waste is under 4%
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -333,3 +340,107 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
                         mean_running=sums[3] / steps if steps else 0.0, steps=steps,
                         preemptions=preemptions, finished=finished, prompt_tokens=int(prompt.sum()),
                         generated_tokens=generated, recomputed_tokens=recomputed)
+
+
+# --- Moving KV memory between the device and the host --------------------------------------------------
+
+@dataclass(frozen=True)
+class CopyTiming:
+    """What :func:`copy_timing` measured: the same bytes moved as many small copies and as one.
+
+    Attributes:
+        device: where the source lived (``"cuda:0"``, ``"cpu"``).
+        pinned: whether the host destination was page-locked (pinned) memory.
+        num_copies: small copies in the per-chunk run.
+        chunk_bytes: bytes of each small copy.
+        per_chunk_s: seconds for ``num_copies`` copies of ``chunk_bytes``, one after another.
+        batched_s: seconds for one copy of all ``num_copies * chunk_bytes`` bytes.
+    """
+
+    device: str
+    pinned: bool
+    num_copies: int
+    chunk_bytes: int
+    per_chunk_s: float
+    batched_s: float
+
+    @property
+    def latency(self) -> float:
+        """λ, the fixed seconds each extra copy adds: ``(per_chunk_s - batched_s) / (num_copies - 1)``, at least 0.
+
+        Both runs move the same bytes, so their difference is ``num_copies - 1`` fixed costs.
+        """
+        return max(0.0, (self.per_chunk_s - self.batched_s) / (self.num_copies - 1))
+
+    @property
+    def bandwidth(self) -> float:
+        """Bytes per second of the one big copy."""
+        return self.num_copies * self.chunk_bytes / self.batched_s
+
+
+def copy_timing(chunk_bytes: int, num_copies: int = 256, pinned: bool | None = None, repeats: int = 5,
+                device: object = None) -> CopyTiming:
+    """Time ``num_copies`` copies of ``chunk_bytes`` bytes from ``device`` to host memory, and one copy of them all.
+
+    What a swap-out does, one chunk per copy (``preemption.swap_seconds(batched=False)``) or batched. On a GPU the
+    host side is pinned by default, so the copy is a DMA over PCIe; ``pinned=False`` copies into pageable memory
+    (the driver stages it through a pinned buffer of its own). On a CPU both sides are host memory: the numbers
+    are the cost of one ``Tensor.copy_`` call and of a single-threaded memcpy, not of any link. Best of
+    ``repeats``; never assert them.
+
+    Args:
+        chunk_bytes: bytes per small copy (a multiple of 2; e.g. one block of one layer's K).
+        num_copies: small copies (at least 2).
+        pinned: page-locked host memory; default: True where ``device`` is CUDA. Needs CUDA.
+        repeats: timed runs of each kind; the fastest is kept.
+        device: the source device (default ``pagedlab.device.DEVICE``).
+
+    Raises:
+        TypeError, ValueError: a size below its minimum, an odd ``chunk_bytes``, or ``pinned=True`` without CUDA.
+    """
+    import torch
+
+    from pagedlab import device as _device
+
+    check_count("chunk_bytes", chunk_bytes, 2)
+    check_count("num_copies", num_copies, 2)
+    check_count("repeats", repeats, 1)
+    if chunk_bytes % 2:
+        raise ValueError(f"chunk_bytes must be a multiple of 2 (fp16 elements), got {chunk_bytes}")
+    dev = torch.device(_device.DEVICE if device is None else device)
+    cuda = dev.type == "cuda"
+    pinned = cuda if pinned is None else bool(pinned)
+    if pinned and not cuda:
+        raise ValueError("pinned host memory needs a CUDA device; on a CPU pass pinned=False (or leave it None)")
+    src = torch.ones(num_copies, chunk_bytes // 2, dtype=torch.float16, device=dev)
+    dst = torch.empty(num_copies, chunk_bytes // 2, dtype=torch.float16, pin_memory=pinned)
+
+    def timed(run: Callable[[], None]) -> float:
+        run()                                   # warm-up: first-touch page faults, allocator, driver
+        best = float("inf")
+        for _ in range(repeats):
+            _device.synchronize()
+            start = time.perf_counter()
+            run()
+            _device.synchronize()
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    def per_chunk() -> None:
+        for i in range(num_copies):
+            dst[i].copy_(src[i], non_blocking=pinned)
+
+    # On a CPU, one thread: a big copy is split over the intra-op thread pool, and on a busy machine waiting for
+    # a descheduled worker would be timed instead of the copy.
+    threads = torch.get_num_threads()
+    if not cuda:
+        torch.set_num_threads(1)
+    try:
+        per_chunk_s = timed(per_chunk)
+        batched_s = timed(lambda: dst.copy_(src, non_blocking=pinned))
+    finally:
+        torch.set_num_threads(threads)
+    if not torch.equal(dst, src.cpu()):
+        raise RuntimeError("the copies did not arrive: the timing would be of nothing")
+    return CopyTiming(device=str(dev), pinned=pinned, num_copies=num_copies, chunk_bytes=chunk_bytes,
+                      per_chunk_s=per_chunk_s, batched_s=batched_s)

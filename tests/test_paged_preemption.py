@@ -52,32 +52,3 @@ def test_crossover_moves_with_latency_and_utilization():
     never = crossover_block_size(link=replace(PCIE4_X16, bytes_per_second=1e6), accelerator=A100, **OPT_13B_ARGS)
     assert never is None
 
-
-# --- measuring the model's inputs (never asserting a time) ----------------------------------------------
-
-def test_copy_timing_latency_is_the_extra_cost_per_copy():
-    from pagedlab.paged.bench import CopyTiming
-
-    t = CopyTiming(device="cpu", pinned=False, num_copies=11, chunk_bytes=1000, per_chunk_s=3e-3, batched_s=1e-3)
-    assert t.latency == pytest.approx(2e-4)              # 10 extra copies cost 2 ms
-    assert t.bandwidth == pytest.approx(11_000 / 1e-3)
-    assert CopyTiming("cpu", False, 4, 10, per_chunk_s=1.0, batched_s=2.0).latency == 0.0   # noise, not negative
-
-
-def test_copy_timing_runs_here_and_refuses_what_it_cannot_measure():
-    import torch
-
-    from pagedlab.paged.bench import copy_timing
-
-    threads = torch.get_num_threads()
-    t = copy_timing(chunk_bytes=256, num_copies=8, repeats=1, device="cpu")
-    assert torch.get_num_threads() == threads            # the single-threaded timing leaves the pool as it was
-    assert (t.device, t.pinned, t.num_copies, t.chunk_bytes) == ("cpu", False, 8, 256)
-    assert t.per_chunk_s > 0 and t.batched_s > 0 and t.latency >= 0
-    if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="pinned host memory needs a CUDA device"):
-            copy_timing(chunk_bytes=256, pinned=True, device="cpu")
-    with pytest.raises(ValueError, match="multiple of 2"):
-        copy_timing(chunk_bytes=255, device="cpu")
-    with pytest.raises(ValueError, match="num_copies must be >= 2"):
-        copy_timing(chunk_bytes=256, num_copies=1, device="cpu")
