@@ -125,4 +125,3 @@ def fork_cost(num_blocks: int, block_size: int = 16, seq_blocks: int = 256, repe
         return elapsed
 
     return _best(run, repeats) / seq_blocks
-
