@@ -17,8 +17,9 @@ decode steps per second in plain Python. ``tests/test_memory.py`` checks that it
 
 A third, smaller question: what does it cost to *move* KV memory between the GPU and the host, as swapping
 does? :func:`copy_timing` measures the two inputs of the swap cost model (:mod:`pagedlab.paged.preemption`):
-the fixed latency λ of one copy, and the bandwidth of one big copy into pinned or pageable host memory. It is
-the only function here that needs torch, imported on first call.
+the fixed latency λ of one copy, and the bandwidth of one big copy into pinned or pageable host memory;
+:func:`swap_timing` measures the same through ``KVCache.swap_out``. They are the only functions here that need
+torch, imported on first call.
 
 Reference for the waste figures: Kwon et al., "Efficient Memory Management for Large Language Model
 Serving with PagedAttention", SOSP 2023 (the vLLM paper): existing systems keep only 20.4-38.2% of their
@@ -31,10 +32,14 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pagedlab.paged.allocator import check_count
+
+if TYPE_CHECKING:
+    from pagedlab.paged.kv_cache import KVCache
 
 GiB = 2**30
 """A gibibyte. The source article's "256 GB" for LLaMA-7B is 256 GiB: 274,877,906,944 bytes is 2**38."""
@@ -415,7 +420,65 @@ def copy_timing(chunk_bytes: int, num_copies: int = 256, pinned: bool | None = N
     src = torch.ones(num_copies, chunk_bytes // 2, dtype=torch.float16, device=dev)
     dst = torch.empty(num_copies, chunk_bytes // 2, dtype=torch.float16, pin_memory=pinned)
 
-    def timed(run: Callable[[], None]) -> float:
+    def per_chunk() -> None:
+        for i in range(num_copies):
+            dst[i].copy_(src[i], non_blocking=pinned)
+
+    per_chunk_s, batched_s = _time_both(per_chunk, lambda: dst.copy_(src, non_blocking=pinned), repeats, cuda)
+    if not torch.equal(dst, src.cpu()):
+        raise RuntimeError("the copies did not arrive: the timing would be of nothing")
+    return CopyTiming(device=str(dev), pinned=pinned, num_copies=num_copies, chunk_bytes=chunk_bytes,
+                      per_chunk_s=per_chunk_s, batched_s=batched_s)
+
+
+def swap_timing(kv: KVCache, num_blocks: int | None = None, repeats: int = 5) -> CopyTiming:
+    """Time ``kv.swap_out`` of ``num_blocks`` blocks, one call per block, against one call for all of them.
+
+    The same measurement as :func:`copy_timing`, through the course's own swap path: what one more
+    ``KVCache.swap_out`` call costs (indexing, gathering, the copies of every layer's K and V) beyond its bytes.
+    Blocks ``0 .. num_blocks - 1`` are copied to host blocks with the same ids; their contents are overwritten.
+
+    Args:
+        kv: a :class:`~pagedlab.paged.KVCache` with a host pool.
+        num_blocks: blocks to swap (at least 2; default: as many as both pools hold).
+        repeats: timed runs of each kind; the fastest is kept.
+
+    Returns:
+        A :class:`CopyTiming` whose ``chunk_bytes`` is ``kv.bytes_per_block`` and ``num_copies`` is ``num_blocks``.
+
+    Raises:
+        ValueError: ``kv`` has no host pool, or ``num_blocks`` is below 2 or above either pool.
+    """
+    import torch
+
+    if kv.num_cpu_blocks == 0:
+        raise ValueError("kv has no host pool to swap into: create the KVCache with num_cpu_blocks > 0")
+    n = min(kv.num_blocks, kv.num_cpu_blocks) if num_blocks is None else num_blocks
+    check_count("num_blocks", n, 2)
+    check_count("repeats", repeats, 1)
+    if n > min(kv.num_blocks, kv.num_cpu_blocks):
+        raise ValueError(f"num_blocks must fit both pools ({kv.num_blocks} GPU, {kv.num_cpu_blocks} host blocks), "
+                         f"got {n}")
+    pairs = [(b, b) for b in range(n)]
+    g = torch.Generator().manual_seed(0)
+    for pool in (kv.k, kv.v):
+        pool[:, :n] = torch.randn(pool[:, :n].shape, generator=g).to(pool.device, pool.dtype)
+    per_block_s, batched_s = _time_both(lambda: [kv.swap_out([p]) for p in pairs], lambda: kv.swap_out(pairs),
+                                        repeats, kv.device.type == "cuda")
+    if not (torch.equal(kv.k_cpu[:, :n], kv.k[:, :n].cpu()) and torch.equal(kv.v_cpu[:, :n], kv.v[:, :n].cpu())):
+        raise RuntimeError("the swapped blocks did not arrive: the timing would be of nothing")
+    return CopyTiming(device=str(kv.device), pinned=kv.k_cpu.is_pinned(), num_copies=n,
+                      chunk_bytes=kv.bytes_per_block, per_chunk_s=per_block_s, batched_s=batched_s)
+
+
+def _time_both(one_by_one: Callable[[], object], at_once: Callable[[], object], repeats: int,
+               cuda: bool) -> tuple[float, float]:
+    """Best-of-``repeats`` seconds of each (after one warm-up run), synchronizing the device around each run."""
+    import torch
+
+    from pagedlab import device as _device
+
+    def timed(run: Callable[[], object]) -> float:
         run()                                   # warm-up: first-touch page faults, allocator, driver
         best = float("inf")
         for _ in range(repeats):
@@ -426,21 +489,12 @@ def copy_timing(chunk_bytes: int, num_copies: int = 256, pinned: bool | None = N
             best = min(best, time.perf_counter() - start)
         return best
 
-    def per_chunk() -> None:
-        for i in range(num_copies):
-            dst[i].copy_(src[i], non_blocking=pinned)
-
     # On a CPU, one thread: a big copy is split over the intra-op thread pool, and on a busy machine waiting for
     # a descheduled worker would be timed instead of the copy.
     threads = torch.get_num_threads()
     if not cuda:
         torch.set_num_threads(1)
     try:
-        per_chunk_s = timed(per_chunk)
-        batched_s = timed(lambda: dst.copy_(src, non_blocking=pinned))
+        return timed(one_by_one), timed(at_once)
     finally:
         torch.set_num_threads(threads)
-    if not torch.equal(dst, src.cpu()):
-        raise RuntimeError("the copies did not arrive: the timing would be of nothing")
-    return CopyTiming(device=str(dev), pinned=pinned, num_copies=num_copies, chunk_bytes=chunk_bytes,
-                      per_chunk_s=per_chunk_s, batched_s=batched_s)

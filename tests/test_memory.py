@@ -232,3 +232,21 @@ def test_copy_timing_runs_here_and_refuses_what_it_cannot_measure():
         copy_timing(chunk_bytes=255, device="cpu")
     with pytest.raises(ValueError, match="num_copies must be >= 2"):
         copy_timing(chunk_bytes=256, num_copies=1, device="cpu")
+
+
+def test_swap_timing_goes_through_kv_cache_and_refuses_a_cache_without_host_pool():
+    from pagedlab.memory import swap_timing
+    from pagedlab.paged import KVCache
+
+    kv = KVCache(num_layers=2, num_blocks=6, block_size=4, kv_heads=1, head_dim=8, num_cpu_blocks=4,
+                 dtype=torch.float32, device="cpu")
+    t = swap_timing(kv, repeats=1)
+    assert (t.num_copies, t.chunk_bytes, t.device, t.pinned) == (4, kv.bytes_per_block, "cpu", False)
+    assert t.per_chunk_s > 0 and t.batched_s > 0 and t.latency >= 0
+    assert torch.equal(kv.k_cpu, kv.k[:, :4]) and kv.k_cpu.abs().sum() > 0     # the blocks really moved
+    with pytest.raises(ValueError, match="no host pool"):
+        swap_timing(KVCache(1, 4, 4, 1, 8, device="cpu"))
+    with pytest.raises(ValueError, match="num_blocks must fit both pools"):
+        swap_timing(kv, num_blocks=5)
+    with pytest.raises(ValueError, match="num_blocks must be >= 2"):
+        swap_timing(kv, num_blocks=1)
