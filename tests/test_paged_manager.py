@@ -421,12 +421,14 @@ def test_a_prefix_keeps_its_id_while_a_longer_one_follows_it():
     p0 = c.register(10, keys[0], None, (1, 2))
     p1 = c.register(11, keys[1], p0, (3, 4))
     c.park(10)
-    assert c.evict() == 10 and c.num_prefixes == 2, "[1, 2] has no block now, but [3, 4] follows it"
+    assert c.evict() == 10
     assert c.match((1, 2, 3, 4))[1] == [], "no block holds [1, 2]: nothing after it is usable either"
     assert c.register(12, keys[0], None, (1, 2)) == p0, "cached again: the same id, so [3, 4] connects again"
     assert c.match((1, 2, 3, 4))[1:] == ([12, 11], [p0, p1])
-    c.park(11), c.park(12)
-    c.evict(), c.evict()
+    c.park(12)
+    assert c.evict() == 12 and c.num_prefixes == 2, "[1, 2] has no block now, but [3, 4] follows it"
+    c.park(11)
+    c.evict()
     assert c.num_prefixes == 0 and len(c) == 0, "no block, no follower: the prefixes are forgotten"
 
 
@@ -436,7 +438,6 @@ def test_swap_in_takes_back_its_own_cached_blocks_without_evicting_them():
     out = m.swap_out("a")
     assert m.allocator.num_cached == 2     # 0 and 1 are cached-free now
     m.add("b", range(100, 108))            # takes blocks 2 and 3; the free list keeps 4
-    assert m.num_free_blocks == 3 and m.can_swap_in("a") is False, "3 free: 1 new + 2 revived + 1 to append"
     steps = len(m.events)
     back = m.swap_in("a")
     assert m.table("a").block_ids == [0, 1, 4], "its own copies, and one new block for the partial one"
@@ -445,6 +446,8 @@ def test_swap_in_takes_back_its_own_cached_blocks_without_evicting_them():
     assert kinds == ["cache_hit", "swap_in"] and "evict" not in kinds
     assert m.events[-2].blocks == (0, 1)
     check_invariants(m)
+    m.swap_out("a")
+    assert m.num_free_blocks == 3 and not m.can_swap_in("a"), "3 free: 1 new + 2 revived + 1 to append"
 
 
 def test_swap_in_copies_when_its_cached_blocks_were_given_to_another_prefix():
@@ -513,9 +516,13 @@ TOKENS = st.lists(st.integers(0, 1), min_size=1, max_size=6)
 
 
 class ManagerMachine(RuleBasedStateMachine):
-    """Random add/append/fork/free/swap sequences against a model of what each sequence holds."""
+    """Random add/append/fork/free/swap sequences against a model of what each sequence holds.
 
-    @initialize(num_blocks=st.integers(2, 16), block_size=st.integers(1, 4), num_cpu_blocks=st.integers(0, 6),
+    Swaps move single sequences and groups (random sets, and whole fork families); adds repeat live
+    sequences' tokens, so that prompts whose every block is cached are common.
+    """
+
+    @initialize(num_blocks=st.integers(2, 16), block_size=st.integers(1, 4), num_cpu_blocks=st.integers(0, 12),
                 prefix=st.sampled_from(["off", "on", "colliding"]))
     def create(self, num_blocks, block_size, num_cpu_blocks, prefix):
         self.m = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching=prefix != "off")
@@ -525,6 +532,8 @@ class ManagerMachine(RuleBasedStateMachine):
         self.tokens: dict[int, list[int]] = {}          # the model: each live sequence's tokens
         self.pool = {"gpu": [None] * (num_blocks * block_size), "cpu": [None] * (num_cpu_blocks * block_size)}
         self.next_id = 0
+        self.root: dict[int, int] = {}                  # each sequence's fork family (its first ancestor)
+        self.swapped_groups: list[tuple[list[int], list[list[int]]]] = []   # (group, its CPU tables)
 
     def _pick(self, pick):
         """A live sequence id, or (one time in eight, or when none is live) one that is not live."""
@@ -563,6 +572,30 @@ class ManagerMachine(RuleBasedStateMachine):
                 assert isinstance(e, expect_failure), f"{op.__name__}{args}: expected {expect_failure}, got {e!r}"
             raise
 
+    def _query(self, query, *args):
+        """Ask the manager something; asking must change nothing."""
+        before = state(self.m)
+        try:
+            return query(*args)
+        finally:
+            assert state(self.m) == before, f"{query.__name__}{args} changed the manager"
+
+    def _group(self, picks, family, swapped=False):
+        """A whole fork family of a live sequence; or distinct live sequences on the GPU (``swapped``: on the
+        CPU); or, when a pick says so (one in eight), a list with a dead, repeated or misplaced id."""
+        live = sorted(self.tokens)
+        if family and live:
+            root = self.root[live[(picks[0] if picks else 0) % len(live)]]
+            return [s for s in live if self.root[s] == root]
+        if any(p % 8 == 7 for p in picks):
+            return [self._pick(p) if p % 8 == 7 else live[p % len(live)] if live else p for p in picks]
+        where = [s for s in live if self.m.is_swapped(s) == swapped]
+        return list(dict.fromkeys(where[p % len(where)] for p in picks)) if where else []
+
+    def _valid(self, group, swapped):
+        return bool(group) and len(set(group)) == len(group) and all(
+            s in self.tokens and self.m.is_swapped(s) == swapped for s in group)
+
     # -- rules --
 
     @rule(pick=PICK, prompt=PROMPTS)
@@ -578,8 +611,37 @@ class ManagerMachine(RuleBasedStateMachine):
             assert not fits, "can_add said the prompt fits, but add ran out of blocks"
             return
         assert seq_id not in self.tokens
+        self._admitted(seq_id, prompt)
+
+    @rule(pick=PICK)
+    def add_again(self, pick):
+        """A new request whose prompt is a live sequence's tokens: every full block may be cached."""
+        source = self._pick(pick)
+        if source not in self.tokens:
+            return
+        seq_id, prompt = self._new_id(0), list(self.tokens[source])
+        try:
+            self._attempt(self.m.add, seq_id, prompt)
+        except OutOfBlocks:
+            return
+        self._admitted(seq_id, prompt)
+
+    def _admitted(self, seq_id, prompt):
+        m, bs = self.m, self.m.block_size
+        cached = m.num_cached_tokens(seq_id)
+        if m.prefix_cache is not None and prompt:
+            # Cache hits are whole blocks, and never the last token: it is computed for its logits.
+            assert cached <= len(prompt) - 1 and cached % bs == 0
+            table = m.table(seq_id)
+            assert m.allocator.refcount(table.block_ids[-1]) == 1, (
+                f"the last prompt token of {seq_id} would be written into shared block {table.block_ids[-1]}")
+            if len(prompt) % bs == 0 and cached == len(prompt) - bs:
+                event("full-prompt hit")
+        else:
+            assert cached == 0
         self.tokens[seq_id] = list(prompt)
-        self._write(seq_id, range(self.m.num_cached_tokens(seq_id), len(prompt)))
+        self.root[seq_id] = seq_id
+        self._write(seq_id, range(cached, len(prompt)))
 
     @rule(pick=PICK, tokens=TOKENS, fresh=st.booleans())
     def append(self, pick, tokens, fresh):
@@ -615,6 +677,7 @@ class ManagerMachine(RuleBasedStateMachine):
             assert parent not in self.tokens or child in self.tokens or self.m.is_swapped(parent)
             return
         self.tokens[child] = list(self.tokens[parent])
+        self.root[child] = self.root[parent]
 
     @rule(pick=PICK, n=st.integers(1, 3))
     def sample_in_parallel(self, pick, n):
@@ -628,6 +691,7 @@ class ManagerMachine(RuleBasedStateMachine):
             except (ValueError, KeyError):
                 return
             self.tokens[child] = list(self.tokens[parent])
+            self.root[child] = self.root[parent]
             group.append(child)
         for seq_id in group:
             self.next_id += 1
@@ -636,30 +700,119 @@ class ManagerMachine(RuleBasedStateMachine):
     @rule(pick=PICK)
     def free(self, pick):
         seq_id = self._pick(pick)
-        try:
-            self._attempt(self.m.free, seq_id, expect_failure=KeyError)
-        except KeyError:
-            assert seq_id not in self.tokens
+        self._free_group([seq_id])
+
+    @rule(pick=PICK)
+    def free_family(self, pick):
+        """Preemption by recomputation of a whole fork family: it gives back num_freeable_blocks blocks."""
+        self._free_group(self._group([pick], family=True))
+
+    def _free_group(self, group):
+        if not group:
             return
-        del self.tokens[seq_id]
+        freeable = self._query(self.m.num_freeable_blocks, group) if self._valid_ids(group) else None
+        free = self.m.num_free_blocks
+        for seq_id in group:
+            try:
+                self._attempt(self.m.free, seq_id, expect_failure=KeyError)
+            except KeyError:
+                assert seq_id not in self.tokens
+                return
+            del self.tokens[seq_id]
+        assert self.m.num_free_blocks == free + freeable, "num_freeable_blocks broke its contract"
+
+    def _valid_ids(self, group):
+        return bool(group) and len(set(group)) == len(group) and all(s in self.tokens for s in group)
 
     @rule(pick=PICK)
     def swap_out(self, pick):
-        seq_id = self._pick(pick)
+        self._swap_out(self._pick(pick))
+
+    @rule(picks=st.lists(PICK, min_size=1, max_size=4), family=st.booleans())
+    def swap_out_group(self, picks, family):
+        self._swap_out(self._group(picks, family))
+
+    @rule(pick=PICK, n=st.integers(1, 3), other=PROMPTS, back=st.booleans())
+    def fork_then_preempt_the_family(self, pick, n, other, back):
+        """The review's case: parallel samples that still share everything are preempted together (then,
+        maybe, another request runs and the family comes back)."""
+        parent = self._pick(pick)
+        if parent not in self.tokens or self.m.is_swapped(parent):
+            parent = self.next_id + 1
+            self.add(0, other)                  # a new request to sample from
+            if parent not in self.tokens:
+                return
+        for _ in range(n):
+            child = self._new_id(0)
+            self._attempt(self.m.fork, parent, child)
+            self.tokens[child] = list(self.tokens[parent])
+            self.root[child] = self.root[parent]
+        family = [s for s in self._group([sorted(self.tokens).index(parent)], family=True) if not self.m.is_swapped(s)]
+        self._swap_out(family)
+        if back:
+            self.add(0, other)
+            self._swap_in(family)
+
+    def _swap_out(self, seq_ids):
+        group = seq_ids if isinstance(seq_ids, list) else [seq_ids]
+        valid = self._valid(group, swapped=False)
+        if valid:
+            freeable = self._query(self.m.num_freeable_blocks, seq_ids)
+            fits = self._query(self.m.can_swap_out, seq_ids)
+            before = sharing(self.m, group)
+        free = self.m.num_free_blocks
         try:
-            pairs = self._attempt(self.m.swap_out, seq_id)
+            pairs = self._attempt(self.m.swap_out, seq_ids)
         except (OutOfBlocks, ValueError, KeyError):
+            assert not valid or not fits, f"can_swap_out({seq_ids}) said yes, but swap_out failed"
             return
+        assert valid and fits
+        assert self.m.num_free_blocks == free + freeable, "num_freeable_blocks broke its contract"
+        assert sharing(self.m, group) == before, "the CPU tables must share exactly as the GPU tables did"
+        assert len(pairs) == len({b for s in group for b in self.m.table(s).block_ids}), "one copy per block"
+        if len(group) > 1:
+            event("group swap out" + (", sharing" if len(pairs) < sum(map(len, before)) else ""))
         self._copy("gpu", "cpu", pairs)
+        self.swapped_groups.append((group, [list(self.m.table(s).block_ids) for s in group]))
 
     @rule(pick=PICK)
     def swap_in(self, pick):
-        seq_id = self._pick(pick)
+        self._swap_in(self._pick(pick))
+
+    @rule(picks=st.lists(PICK, min_size=1, max_size=4), recorded=st.booleans())
+    def swap_in_group(self, picks, recorded):
+        """A group swapped out together (exact sharing expected back), or a random list of ids."""
+        intact = [g for g, tables in self.swapped_groups if self._valid(g, swapped=True)
+                  and [self.m.table(s).block_ids for s in g] == tables]
+        if recorded and intact:
+            self._swap_in(list(intact[picks[0] % len(intact)]))
+        else:
+            self._swap_in(self._group(picks, family=False, swapped=True))
+
+    def _swap_in(self, seq_ids):
+        group = seq_ids if isinstance(seq_ids, list) else [seq_ids]
+        valid = self._valid(group, swapped=True)
+        if valid:
+            advised = self._query(self.m.can_swap_in, seq_ids)
+            cpu_tables = [list(self.m.table(s).block_ids) for s in group]
+            exact = (group, cpu_tables) in self.swapped_groups
+            before = sharing(self.m, group)
         try:
-            pairs = self._attempt(self.m.swap_in, seq_id)
+            pairs = self._attempt(self.m.swap_in, seq_ids)
         except (OutOfBlocks, ValueError, KeyError):
+            assert not valid or not advised, f"can_swap_in({seq_ids}) said yes, but swap_in failed"
             return
+        assert valid
         self._copy("cpu", "gpu", pairs)
+        gpu_of = {}
+        for s, cpu_blocks in zip(group, cpu_tables):
+            for c, g in zip(cpu_blocks, self.m.table(s).block_ids):
+                assert gpu_of.setdefault(c, g) == g, f"CPU block {c} came back as two GPU blocks: sharing lost"
+        if exact:
+            assert sharing(self.m, group) == before, "a group swapped out and in together must share as before"
+            event("group swapped back" if len(group) > 1 else "single swapped back")
+        if len(pairs) < len(gpu_of):
+            event("swap_in reused cached blocks")
 
     @rule()
     def free_everything(self):
@@ -706,6 +859,27 @@ class ManagerMachine(RuleBasedStateMachine):
             record = self.m._seqs[s]
             assert record.keys == keys, f"sequence {s}: block keys do not chain its tokens"
             assert len(record.prefix_ids) == len(keys), f"sequence {s}: {len(record.prefix_ids)} prefix ids"
+            if self.m.is_swapped(s):
+                continue
+            # On the GPU, every full block is cached under the sequence's own chain of prefix ids.
+            for i, prefix_id in enumerate(record.prefix_ids):
+                block = self.m.table(s).block_ids[i]
+                if prefix_id == cache.BROKEN:
+                    assert not cache.is_registered(block)
+                else:
+                    assert cache.prefix_id_of(block) == prefix_id, f"sequence {s}, block {i}: wrong prefix id"
+                    parent = record.prefix_ids[i - 1] if i else None
+                    assert cache._prefixes[prefix_id].parent == parent, f"sequence {s}, block {i}: broken chain"
+        # The cache forgets what nothing needs: each prefix is held by a block or followed by one.
+        children = Counter(p.parent for p in cache._prefixes.values())
+        for prefix_id, p in cache._prefixes.items():
+            assert p.children == children[prefix_id]
+            assert p.blocks or p.children, f"prefix {prefix_id} is held by nothing and followed by nothing"
+            assert cache._prefix_of_key[p.key] is p
+            for b in p.blocks:
+                assert cache.prefix_id_of(b) == prefix_id
+                assert self.m.allocator.refcount(b) > 0 or cache.is_parked(b), f"cached block {b} is on the free list"
+        assert len(cache) == sum(len(p.blocks) for p in cache._prefixes.values())
 
 
 ManagerMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40, deadline=None,
