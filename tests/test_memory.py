@@ -210,7 +210,7 @@ def test_simulation_agrees_with_the_block_manager(block_size):
     assert s.mean_running == pytest.approx(running)
 
 
-# --- copies between the device and the host: the swap model's inputs (never asserting a time) ----------------------------------------------
+# --- copies between the device and the host: the swap model's inputs (never asserting a time) ----------
 
 def test_copy_timing_latency_is_the_extra_cost_per_copy():
     t = CopyTiming(device="cpu", pinned=False, num_copies=11, chunk_bytes=1000, per_chunk_s=3e-3, batched_s=1e-3)
