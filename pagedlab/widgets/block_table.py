@@ -540,8 +540,7 @@ class BlockTableWidget(LiveView):
         rows = -(-len(keys) // per_row)
         svg = Svg(max(min_width, 10 + per_row * cell_w), 26 + rows * cell_h)
         svg.text(10, 16, "key events (small frames: GPU pool, then CPU pool; dark outline: the event's blocks)",
-                 size=12,
-                 weight="bold", data_role="strip-title")
+                 size=12, weight="bold", data_role="strip-title")
         for k, frame in enumerate(keys):
             x0, y0 = 10 + (k % per_row) * cell_w, 26 + (k // per_row) * cell_h
             e = frame.event
