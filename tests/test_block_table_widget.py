@@ -275,6 +275,10 @@ def test_play_drives_the_slider_and_speed_sets_its_interval(source_scenario):
     w.speed_slider.value = 10
     assert w.play.interval == 100
     assert (w.play.min, w.play.max) == (w.step_slider.min, w.step_slider.max)
+    w.show_step(w.step_slider.max)
+    playing = "playing" if w.play.has_trait("playing") else "_playing"   # ipywidgets 8 / 7
+    setattr(w.play, playing, True)                        # play pressed on the last frame: replay from the first
+    assert w.step_slider.value == 0 and frame_tables(w) == {}
 
 
 def test_copy_on_write_is_highlighted_with_an_arrow_from_the_shared_block_to_its_copy(source_scenario):

@@ -17,9 +17,10 @@ What it draws, top to bottom:
 
 **History.** The widget records a frame after every event the manager reports, from the moment it was
 created. The slider under the picture steps back and forth through them; *play* replays them at the chosen
-speed (events per second); a new event moves the slider to it when the slider was at the latest frame, so a
-cell that calls ``manager.append(...)`` in a loop animates the picture, and the whole run can be replayed
-afterwards. Buttons add, append to, fork, free (and swap) sequences, for play.
+speed (events per second), from the first frame when pressed on the last. A new event moves the slider to it
+when the slider was at the latest frame, so a cell that calls ``manager.append(...)`` in a loop animates the
+picture, and the whole run can be replayed afterwards. Buttons add, append to, fork, free (and swap)
+sequences, for play.
 
 **Static views** (GitHub, nbviewer, nbval, the README): :meth:`static_svg` draws the final state and, under it,
 a strip of small frames at the key events (allocations, forks, copies, cache hits, evictions, swaps, frees).
@@ -155,6 +156,9 @@ class BlockTableWidget(LiveView):
         self.speed_slider.observe(lambda _: setattr(self.play, "interval", 1000 // self.speed_slider.value),
                                   "value")
         self.step_slider.observe(lambda _: LiveView.redraw(self), "value")
+        # Pressing play on the last frame replays from the first (ipywidgets 8 calls the trait "playing", 7 "_playing").
+        playing = "playing" if self.play.has_trait("playing") else "_playing"
+        self.play.observe(self._on_play, playing)
 
         bs = manager.block_size
         self.tokens = widgets.BoundedIntText(value=bs + bs // 4 or 1, min=1, max=manager.num_blocks * bs,
@@ -205,6 +209,10 @@ class BlockTableWidget(LiveView):
         for control in (self.step_slider, self.play):
             control.min = self._dropped
         self._refresh_menu()
+
+    def _on_play(self, change: dict) -> None:
+        if change["new"] and self.step_slider.value >= self.step_slider.max:
+            self.step_slider.value = self.step_slider.min
 
     def show_step(self, index: int) -> None:
         """Show frame ``index`` (0: when the widget was created; ``len(frames) - 1``: now), as the slider does."""
