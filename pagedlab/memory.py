@@ -435,7 +435,8 @@ def swap_timing(kv: KVCache, num_blocks: int | None = None, repeats: int = 5) ->
     """Time ``kv.swap_out`` of ``num_blocks`` blocks, one call per block, against one call for all of them.
 
     The same measurement as :func:`copy_timing`, through the course's own swap path: what one more
-    ``KVCache.swap_out`` call costs (indexing, gathering, the copies of every layer's K and V) beyond its bytes.
+    ``KVCache.swap_out`` call costs (indexing, the gather into its staging buffer, the copy, the scatter into
+    the host pool) beyond its bytes.
     Blocks ``0 .. num_blocks - 1`` are copied to host blocks with the same ids; their contents are overwritten.
 
     Args:
@@ -467,7 +468,8 @@ def swap_timing(kv: KVCache, num_blocks: int | None = None, repeats: int = 5) ->
                                         repeats, kv.device.type == "cuda")
     if not (torch.equal(kv.k_cpu[:, :n], kv.k[:, :n].cpu()) and torch.equal(kv.v_cpu[:, :n], kv.v[:, :n].cpu())):
         raise RuntimeError("the swapped blocks did not arrive: the timing would be of nothing")
-    return CopyTiming(device=str(kv.device), pinned=kv.k_cpu.is_pinned(), num_copies=n,
+    # KVCache copies between staging buffers, and its host-side buffer is pinned exactly when the cache is on a GPU.
+    return CopyTiming(device=str(kv.device), pinned=kv.device.type == "cuda", num_copies=n,
                       chunk_bytes=kv.bytes_per_block, per_chunk_s=per_block_s, batched_s=batched_s)
 
 
