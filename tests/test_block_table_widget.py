@@ -179,9 +179,9 @@ def test_swap_buttons_with_a_cpu_pool():
 
 def test_static_views_and_unsubscribe(source_scenario):
     m, w = source_scenario
-    assert w._repr_html_().startswith("<svg")
+    assert w._repr_html_()                   # the static view (the base class decides how it embeds it)
     bundle = w._repr_mimebundle_()
-    assert bundle["text/html"] == w.to_svg()
+    assert bundle["text/html"]
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == w.box.model_id
     w.close()
     frozen = w.picture.value
@@ -200,8 +200,10 @@ def test_large_pools_are_cut_with_a_note():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="BlockManager"):
         BlockTableWidget(object())
-    with pytest.raises(ValueError, match="delay"):
-        BlockTableWidget(BlockManager(2, 2), delay=-1)
+    with pytest.raises(ValueError, match="max_history"):
+        BlockTableWidget(BlockManager(2, 2), max_history=0)
+    with pytest.raises(ValueError, match="speed"):
+        BlockTableWidget(BlockManager(2, 2), speed=0)
 
 
 def test_every_event_kind_has_a_description():
@@ -227,3 +229,155 @@ def test_every_event_kind_has_a_description():
     for e in events:
         text = describe_event(e)
         assert str(e.seq_id) in text and text != f"{e.kind} {e.seq_id}", text   # not the generic fallback
+
+
+# --- history, highlights, LRU ranks and the static view ------------------------------------------------
+
+def frame_tables(w: BlockTableWidget) -> dict[str, list[int]]:
+    return {s: [b for _, b, _ in v] for s, v in entries(w).items()}
+
+
+def test_the_slider_steps_back_and_forth_through_every_event(source_scenario):
+    m, w = source_scenario
+    for i in range(13):
+        m.append("A", 20 + i)
+    m.free("B")
+    n = len(m.events)
+    assert len(w.frames) == n + 1 and w.step_slider.max == n and w.step_slider.value == n
+    w.show_step(0)                                        # before any event: nothing allocated
+    assert frame_tables(w) == {} and all(b["data-state"] == "free" for b in blocks(w).values())
+    assert shapes(w.picture.value, "current-event")[0]["data-frame"] == "0"
+    w.show_step(2)                                        # after "allocate B"
+    assert frame_tables(w) == {"A": [0, 1], "B": [2]}
+    assert [e["data-kind"] for e in shapes(w.to_svg(), "event")] == ["allocate", "allocate"]
+    w.step_slider.value = n - 1                           # just before B is freed: A has its third block
+    assert frame_tables(w) == {"A": [0, 1, 3], "B": [2]}
+    assert w.picture.value == w.to_svg()                  # moving the slider redrew the live picture
+    w.show_step(n)
+    assert frame_tables(w) == {"A": [0, 1, 3]}
+    assert_matches_manager(w)
+
+
+def test_new_events_follow_only_when_the_slider_is_at_the_end(source_scenario):
+    m, w = source_scenario
+    w.show_step(1)
+    m.append("A", 1)
+    assert w.step_slider.value == 1 and w.step_slider.max == len(w.frames) - 1
+    w.show_step(w.step_slider.max)
+    m.append("A", 2)
+    assert w.step_slider.value == w.step_slider.max == len(m.events)
+
+
+def test_play_drives_the_slider_and_speed_sets_its_interval(source_scenario):
+    m, w = source_scenario
+    w.play.value = 1                                      # what the frontend does on each tick
+    assert w.step_slider.value == 1 and frame_tables(w) == {"A": [0, 1]}
+    w.speed_slider.value = 10
+    assert w.play.interval == 100
+    assert (w.play.min, w.play.max) == (w.step_slider.min, w.step_slider.max)
+    w.show_step(w.step_slider.max)
+    playing = "playing" if w.play.has_trait("playing") else "_playing"   # ipywidgets 8 / 7
+    setattr(w.play, playing, True)                        # play pressed on the last frame: replay from the first
+    assert w.step_slider.value == 0 and frame_tables(w) == {}
+
+
+def test_copy_on_write_is_highlighted_with_an_arrow_from_the_shared_block_to_its_copy(source_scenario):
+    m, w = source_scenario
+    m.fork("B", "C")
+    m.append("C", 7)
+    cow = next(f.index for f in w.frames if f.event is not None and f.event.kind == "copy_on_write")
+    w.show_step(cow)
+    svg = w.to_svg()
+    assert shapes(svg, "current-event")[0]["data-kind"] == "copy_on_write"
+    hot = sorted(int(b["data-block"]) for b in shapes(svg, "block") if b.get("data-highlight") == "1")
+    assert hot == [2, 3]
+    [arrow] = shapes(svg, "arrow")
+    assert (arrow["data-src"], arrow["data-dst"], arrow["data-kind"]) == ("2", "3", "copy_on_write")
+    cells = {int(b["data-block"]): b for b in shapes(svg, "block") if b["data-pool"] == "gpu"}
+    # The arrow leaves the bottom edge of block 2's cell and its head points into block 3's.
+    heads = shapes(svg, "arrow-head")
+    assert len(heads) == 2 and {h["data-dst"] for h in heads} == {"3"}
+    for (x, y), b in (((arrow["x1"], arrow["y1"]), 2), ((heads[0]["x1"], heads[0]["y1"]), 3)):
+        cell = cells[b]
+        assert float(cell["x"]) < float(x) < float(cell["x"]) + float(cell["width"])
+        assert float(y) == float(cell["y"]) + float(cell["height"])
+    w.show_step(cow - 1)                                  # the fork before it: no arrow, the shared block lit
+    assert shapes(w.to_svg(), "arrow") == []
+
+
+def test_swap_draws_arrows_between_the_pools(source_scenario):
+    m, w = source_scenario
+    pairs = m.swap_out("A")
+    arrows = shapes(w.to_svg(), "arrow")
+    assert [(int(a["data-src"]), int(a["data-dst"])) for a in arrows] == [tuple(p) for p in pairs]
+    assert {(a["data-src-pool"], a["data-dst-pool"]) for a in arrows} == {("gpu", "cpu")}
+    lit = {(b["data-pool"], int(b["data-block"])) for b in shapes(w.to_svg(), "block") if b.get("data-highlight")}
+    assert lit == {("gpu", a) for a, _ in pairs} | {("cpu", c) for _, c in pairs}
+
+
+def test_cached_free_blocks_show_their_lru_rank_and_rank_1_is_evicted_next():
+    m = BlockManager(num_blocks=6, block_size=2, enable_prefix_caching=True)
+    w = BlockTableWidget(m)
+    m.add("A", [1, 2, 3, 4, 5])    # full blocks [1, 2] and [3, 4] are cacheable
+    m.add("B", [9, 9, 8])
+    m.free("A")
+    m.free("B")
+    ranks = {int(r["data-block"]): int(r["data-rank"]) for r in shapes(w.to_svg(), "lru-rank")}
+    parked = m.prefix_cache.parked()
+    assert sorted(ranks.values()) == list(range(1, len(parked) + 1))
+    assert [b for b, _ in sorted(ranks.items(), key=lambda kv: kv[1])] == parked
+    assert all(blocks(w)[b]["data-state"] == "cached" for b in ranks)
+    first = min(ranks, key=ranks.get)
+    m.add("C", list(range(100, 100 + 2 * (m.allocator.num_free + 1))))   # one block more than the free list
+    evicted = [b for e in m.events if e.kind == "evict" for b in e.blocks]
+    assert evicted == [first]
+
+
+def test_the_header_explains_unused_slots():
+    m = BlockManager(num_blocks=4, block_size=16)
+    w = BlockTableWidget(m)
+    m.add("A", range(17))          # 2 blocks, 15 slots unused: 47% of the blocks in use
+    title = shapes(w.to_svg(), "title")[0]["text"]
+    assert "15 unused slots (47% of used blocks)" in title
+    note = shapes(w.to_svg(), "unused-note")[0]["text"]
+    assert "at most 15 per sequence" in note and "4%" in note
+
+
+def test_static_svg_shows_the_final_state_and_a_strip_of_key_frames(source_scenario):
+    m, w = source_scenario
+    for i in range(13):
+        m.append("A", 20 + i)
+    m.fork("B", "C")
+    m.append("C", 7)
+    w.show_step(0)                                        # the static view does not depend on the slider
+    svg = w.static_svg()
+    root = ET.fromstring(svg)
+    assert root.get("data-role") == "static"
+    main = {int(b["data-block"]): b["data-state"] for b in shapes(svg, "block") if b["data-pool"] == "gpu"}
+    assert main == {b: st["state"] for b, st in enumerate(w.frames[-1].gpu)}
+    assert main == {0: "used", 1: "used", 2: "used", 3: "used", 4: "used", 5: "free"}
+    keys = shapes(svg, "key-frame")
+    kinds = [k["data-kind"] for k in keys]
+    # Every event but the appends: A, B, A's third block, the fork, the copy (the copy's block comes with it).
+    assert kinds == ["allocate", "allocate", "allocate", "fork", "copy_on_write"]
+    cow = next(k for k in keys if k["data-kind"] == "copy_on_write")
+    lit = [b for b in shapes(svg, "mini-block") if b["data-frame"] == cow["data-frame"] and b.get("data-highlight")]
+    assert sorted((b["data-pool"], int(b["data-block"])) for b in lit) == [("gpu", 2), ("gpu", 4)]
+    assert len(w.key_frames(limit=2)) == 2
+
+
+def test_static_svg_without_key_events_is_the_picture():
+    w = BlockTableWidget(BlockManager(4, 4))
+    assert w.static_svg() == w.to_svg()
+
+
+def test_history_is_capped_and_the_slider_follows_the_cap():
+    m = BlockManager(num_blocks=4, block_size=4)
+    w = BlockTableWidget(m, max_history=5)
+    m.add("A", [1])
+    for t in range(8):
+        m.append("A", t)
+    assert len(w.frames) == 5 and w.frames[0].index == len(m.events) - 4
+    assert (w.step_slider.min, w.step_slider.max) == (w.frames[0].index, w.frames[-1].index)
+    w.show_step(0)                                        # clamps to the oldest frame kept
+    assert w.current is w.frames[0]

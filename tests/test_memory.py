@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
+import torch
 
 from pagedlab import memory
-from pagedlab.memory import (GB, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B, PRESETS, kv_cache_bytes,
-                             sample_requests, simulate_serving)
+from pagedlab.memory import (GB, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B, PRESETS, CopyTiming, copy_timing,
+                             kv_cache_bytes, sample_requests, simulate_serving)
 
 
 # --- size ----------------------------------------------------------------------------------------
@@ -88,6 +89,7 @@ def test_contiguous_reservation_by_hand():
     assert (s.steps, s.finished, s.preemptions) == (2, 3, 0)
     assert s.tokens == pytest.approx(3 / 8) and s.internal == pytest.approx(5 / 8)
     assert s.reserved == 0 and s.free == pytest.approx(0) and s.mean_running == 1
+    assert s.recomputed_tokens == 0 and s.prompt_tokens == 6 and s.generated_tokens == 3
 
 
 def test_paged_preemption_by_hand():
@@ -97,6 +99,19 @@ def test_paged_preemption_by_hand():
     assert (s.steps, s.finished, s.preemptions) == (1, 3, 1)
     assert s.tokens == pytest.approx(6 / 8) and s.internal == pytest.approx(2 / 8)
     assert s.reserved == 0 and s.free == pytest.approx(0) and s.mean_running == 2
+    # Request 2 is prefilled twice: its 2 prompt tokens again on readmission. Re-prefill is counted.
+    assert (s.prompt_tokens, s.generated_tokens, s.recomputed_tokens) == (6, 3, 2)
+    assert s.recompute_overhead == pytest.approx(2 / 9)
+
+
+def test_recomputed_tokens_include_what_the_victim_had_generated():
+    # Two blocks of 4. Both requests start with 2 tokens and each wants 5 more. They decode together until
+    # both blocks are full; then request 0 needs a block, and request 1 (the latest) is preempted holding 4
+    # tokens: its 2-token prompt plus 2 generated, all recomputed when it comes back.
+    s = simulate_serving(np.array([2, 2]), np.array([5, 5]), budget_tokens=8, block_size=4, watermark=0)
+    assert s.preemptions == 1 and s.finished == 2
+    assert s.recomputed_tokens == 4
+    assert s.generated_tokens == 10
 
 
 def test_reserved_counts_slots_for_tokens_still_to_come():
@@ -193,3 +208,45 @@ def test_simulation_agrees_with_the_block_manager(block_size):
     assert s.tokens == pytest.approx(tokens)
     assert s.tokens + s.reserved + s.internal == pytest.approx(held)
     assert s.mean_running == pytest.approx(running)
+
+
+# --- copies between the device and the host: the swap model's inputs (never asserting a time) ----------
+
+def test_copy_timing_latency_is_the_extra_cost_per_copy():
+    t = CopyTiming(device="cpu", pinned=False, num_copies=11, chunk_bytes=1000, per_chunk_s=3e-3, batched_s=1e-3)
+    assert t.latency == pytest.approx(2e-4)              # 10 extra copies cost 2 ms
+    assert t.bandwidth == pytest.approx(11_000 / 1e-3)
+    assert CopyTiming("cpu", False, 4, 10, per_chunk_s=1.0, batched_s=2.0).latency == 0.0   # noise, not negative
+
+
+def test_copy_timing_runs_here_and_refuses_what_it_cannot_measure():
+    threads = torch.get_num_threads()
+    t = copy_timing(chunk_bytes=256, num_copies=8, repeats=1, device="cpu")
+    assert torch.get_num_threads() == threads            # the single-threaded timing leaves the pool as it was
+    assert (t.device, t.pinned, t.num_copies, t.chunk_bytes) == ("cpu", False, 8, 256)
+    assert t.per_chunk_s > 0 and t.batched_s > 0 and t.latency >= 0
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="pinned host memory needs a CUDA device"):
+            copy_timing(chunk_bytes=256, pinned=True, device="cpu")
+    with pytest.raises(ValueError, match="multiple of 2"):
+        copy_timing(chunk_bytes=255, device="cpu")
+    with pytest.raises(ValueError, match="num_copies must be >= 2"):
+        copy_timing(chunk_bytes=256, num_copies=1, device="cpu")
+
+
+def test_swap_timing_goes_through_kv_cache_and_refuses_a_cache_without_host_pool():
+    from pagedlab.memory import swap_timing
+    from pagedlab.paged import KVCache
+
+    kv = KVCache(num_layers=2, num_blocks=6, block_size=4, kv_heads=1, head_dim=8, num_cpu_blocks=4,
+                 dtype=torch.float32, device="cpu")
+    t = swap_timing(kv, repeats=1)
+    assert (t.num_copies, t.chunk_bytes, t.device, t.pinned) == (4, kv.bytes_per_block, "cpu", False)
+    assert t.per_chunk_s > 0 and t.batched_s > 0 and t.latency >= 0
+    assert torch.equal(kv.k_cpu, kv.k[:, :4]) and kv.k_cpu.abs().sum() > 0     # the blocks really moved
+    with pytest.raises(ValueError, match="no host pool"):
+        swap_timing(KVCache(1, 4, 4, 1, 8, device="cpu"))
+    with pytest.raises(ValueError, match="num_blocks must fit both pools"):
+        swap_timing(kv, num_blocks=5)
+    with pytest.raises(ValueError, match="num_blocks must be >= 2"):
+        swap_timing(kv, num_blocks=1)

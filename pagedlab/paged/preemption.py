@@ -20,13 +20,15 @@ Small blocks make swapping a stream of tiny copies whose fixed latency dominates
 depend on the block size at all. The vLLM paper measures exactly that (Kwon et al. 2023, §7.3, Fig. 19).
 Gathering all the chunks into one buffer on the GPU first and moving it in one copy per direction and per K/V
 (``batched=True``, what :meth:`pagedlab.paged.KVCache.swap_out` does) removes the latency term, so block size
-stops mattering for swapping too. All figures are inputs: the presets below cite where theirs come from, and
-the latency is an assumption.
+stops mattering for swapping too. All figures are inputs: the presets below cite where theirs come from; the
+latency λ is an assumption here, measured by :func:`pagedlab.memory.copy_timing` (notebook 08), and
+:func:`crossover_block_size` is the model's *output*, as uncertain as λ and the utilization that go into it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -62,7 +64,8 @@ class Accelerator:
 
 # PCI Express 4.0 and 5.0 run 16 and 32 GT/s per lane with 128b/130b encoding: x16 is 31.5 and 63 GB/s per
 # direction (PCI-SIG). The 10 µs per copy is an assumed order of magnitude for a cudaMemcpyAsync of one chunk
-# (call, DMA setup, completion); notebook 08 measures it on a GPU.
+# (call, DMA setup, completion), not a measurement: notebook 08 measures λ where it runs and shows how the
+# answer moves over λ from 2 to 20 µs.
 PCIE4_X16 = Link("PCIe 4.0 x16", 31.5e9, 10e-6)
 PCIE5_X16 = Link("PCIe 5.0 x16", 63e9, 10e-6)
 # Dense bf16 tensor-core peaks from NVIDIA's datasheets (A100: 312 TFLOP/s; H100 SXM: 989 TFLOP/s, 1,979 with
@@ -99,3 +102,21 @@ def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_mod
                       accelerator: Accelerator) -> float:
     """Seconds to recompute a sequence's K/V with a prefill on ``accelerator``."""
     return prefill_flops(num_tokens, num_params, num_layers, d_model) / (accelerator.flops * accelerator.utilization)
+
+
+def crossover_block_size(num_tokens: int, num_params: float, num_layers: int, d_model: int,
+                         chunk_bytes_per_token: int, link: Link, accelerator: Accelerator,
+                         block_sizes: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256)) -> int | None:
+    """The smallest of ``block_sizes`` at which swapping (one copy per chunk) beats recomputing, by this model.
+
+    A model's output, not a measurement: it moves with the link's latency and the accelerator's utilization,
+    which are inputs (see notebook 08's sensitivity plot).
+
+    Returns:
+        A block size from ``block_sizes``, or None when recomputing is cheaper at every one of them.
+    """
+    recompute = recompute_seconds(num_tokens, num_params, num_layers, d_model, accelerator)
+    for b in sorted(block_sizes):
+        if swap_seconds(num_tokens, b, num_layers, chunk_bytes_per_token, link) < recompute:
+            return b
+    return None
