@@ -283,3 +283,24 @@ def test_tensors_on_two_devices_are_refused():
     args["context_lens"] = args["context_lens"].cpu()
     with pytest.raises(ValueError, match="context_lens is on"):
         paged_decode_attention(**args)
+
+
+# --------------------------------------------------------------------------------------------------
+# The benchmark runs (tiny sizes in the interpreter; the real sweep needs a GPU)
+
+
+def test_benchmark_runs_and_writes_its_files(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "paged_attention.py"
+    spec = importlib.util.spec_from_file_location("paged_attention_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    argv = ["--out", str(tmp_path)] + (["--cpu-smoke"] if device.INTERPRET else ["--quick"])
+    assert bench.main(argv) == 0
+    rows = list(__import__("csv").DictReader(open(tmp_path / "paged_attention.csv")))
+    assert {r["layout"] for r in rows} == {"paged", "contiguous"}
+    assert all(float(r["kv_gbps"]) > 0 for r in rows)
+    assert (tmp_path / "paged_attention.png").stat().st_size > 0
+    assert "paged / contiguous" in (tmp_path / "paged_attention_summary.md").read_text()
