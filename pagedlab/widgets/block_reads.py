@@ -116,3 +116,7 @@ class BlockReadsPicture:
 
     def _repr_html_(self) -> str:
         return self.to_svg()
+
+    def __repr__(self) -> str:
+        return (f"BlockReadsPicture({len(self.tables)} sequences, {len(self.edges())} block reads, "
+                f"{self.reads.num_splits} splits)")
