@@ -15,38 +15,17 @@ from pagedlab import device
 from pagedlab.kernels import paged_attention as pa
 from pagedlab.kernels.paged_attention import (BlockReads, choose_num_splits, gather_kv, merge_splits,
                                               paged_decode_attention, paged_decode_attention_traced,
-                                              paged_decode_reference, paged_decode_split)
+                                              paged_decode_reference, paged_decode_split,
+                                              random_paged_batch)
 from pagedlab.paged import BlockTable, KVCache
 
 DEV = device.DEVICE
 needs_gpu = pytest.mark.skipif(not device.ON_GPU, reason="needs an NVIDIA GPU with compute capability >= 8.0")
 
 
-def make_batch(context_lens, block_size, heads, kv_heads, head_dim, dtype=torch.float32, spare_blocks=3,
-               extra_columns=1, padding=-1, seed=0):
-    """A shuffled pool with NaN/inf wherever no sequence may read: q, k_cache, v_cache, block_tables, context_lens."""
-    g = torch.Generator().manual_seed(seed)
-    owned = [-(-n // block_size) for n in context_lens]
-    num_blocks = sum(owned) + spare_blocks
-    k_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)
-    v_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)
-    perm = torch.randperm(num_blocks, generator=g)
-    # padding="spare": padding entries name a real block full of NaN, the worst garbage a table can hold.
-    fill = int(perm[-1]) if padding == "spare" else padding
-    tables = torch.full((len(context_lens), max(owned) + extra_columns), fill, dtype=torch.int64)
-    used = 0
-    for s, (n, nb) in enumerate(zip(context_lens, owned)):
-        tables[s, :nb] = perm[used:used + nb]
-        used += nb
-        last, tail = int(tables[s, nb - 1]), (n - 1) % block_size + 1
-        k_cache[last, tail:] = float("nan")  # stale slots of the last block
-        v_cache[last, tail:] = float("inf")
-    k_cache[perm[used:]] = float("nan")  # blocks nobody owns
-    v_cache[perm[used:]] = float("nan")
-    q = torch.randn(len(context_lens), heads, head_dim, generator=g)
-    lens = torch.tensor(context_lens, dtype=torch.int32)
-    return (q.to(DEV, dtype), k_cache.to(DEV, dtype), v_cache.to(DEV, dtype), tables.to(DEV, torch.int32),
-            lens.to(DEV))
+def make_batch(context_lens, block_size, heads, kv_heads, head_dim, dtype=torch.float32, **kwargs):
+    """A shuffled pool with NaN/inf wherever no sequence may read (see ``random_paged_batch``)."""
+    return random_paged_batch(context_lens, block_size, heads, kv_heads, head_dim, dtype, **kwargs)
 
 
 def reference(q, k_cache, v_cache, tables, lens, sm_scale=None):
