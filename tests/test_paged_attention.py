@@ -276,7 +276,8 @@ def test_benchmark_runs_and_writes_its_files(tmp_path):
     spec = importlib.util.spec_from_file_location("paged_attention_benchmark", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    argv = ["--out", str(tmp_path)] + (["--cpu-smoke"] if device.INTERPRET else ["--quick"])
+    small = ["--batches", "2", "--contexts", "256", "--block-sizes", "16"]
+    argv = ["--out", str(tmp_path)] + (["--cpu-smoke"] if device.INTERPRET else small)
     assert bench.main(argv) == 0
     rows = list(__import__("csv").DictReader(open(tmp_path / "paged_attention.csv")))
     assert {r["layout"] for r in rows} == {"paged", "contiguous"}
