@@ -26,7 +26,11 @@ The grid is ``(num_seqs, kv_heads, num_splits)``:
 
 Host side: :func:`paged_decode_attention` (checks, split choice, launch, merge), :func:`paged_decode_split`
 (the partials alone), :func:`merge_splits`, :func:`paged_decode_attention_traced` (trace mode: which
-physical blocks each program read, as a :class:`BlockReads`) and :func:`choose_num_splits`.
+physical blocks each program read, as a :class:`BlockReads`) and :func:`choose_num_splits`. The PyTorch
+reference (:func:`gather_kv`, :func:`paged_decode_reference`) and a booby-trapped test batch
+(:func:`random_paged_batch`: NaN wherever the kernel must not read) serve the tests, notebook 09 and exercise 9.
+On sm_80+ GPUs half precision is autotuned (:data:`GPU_CONFIGS`); float32 and the interpreter use one fixed key
+tile, :data:`INTERPRET_BLOCK_N`.
 """
 
 from __future__ import annotations
