@@ -45,6 +45,7 @@ CASES = [
     (32, 4, 1, 32),    # MQA
     (8, 8, 2, 16),     # blocks smaller than the key tile: one tile spans 4 blocks
     (64, 4, 2, 16),    # a block larger than the key tile: two tiles per block
+    (128, 4, 1, 16),   # the largest block size: four tiles per block
 ]
 
 
