@@ -383,7 +383,7 @@ def merge_splits(partial: torch.Tensor, lse: torch.Tensor, dtype: torch.dtype | 
                          f"(expected 1 .. {MAX_SPLITS})")
     out = torch.empty((num_seqs, heads, head_dim), dtype=dtype or torch.float32, device=partial.device)
     merge_splits_kernel[(num_seqs, heads)](partial, lse, out, *partial.stride(), *lse.stride(), *out.stride(),
-                                           num_splits, HEAD_DIM=head_dim, SPLITS=triton.next_power_of_2(num_splits))
+                                           num_splits, HEAD_DIM=head_dim, SPLITS=max(2, triton.next_power_of_2(num_splits)))
     return out
 
 
