@@ -41,18 +41,28 @@ TRACE_BLOCKS = (64, 64)
 # Tile sizes: autotuned for half precision on a GPU, fixed otherwise
 # --------------------------------------------------------------------------------------------------
 
-# (BLOCK_M, BLOCK_N, num_warps, num_stages) that autotuning tries for float16/bfloat16 on a GPU. BLOCK_M
-# is the query tile, BLOCK_N the key tile, in every kernel: the forward and dQ kernels own a query tile and
-# loop over key tiles, dK/dV the other way round. Few configurations, because each one is compiled once
-# per head dim, dtype and causal flag.
-_GPU_CONFIGS = {
-    "fwd": [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)],
-    "dkdv": [(32, 64, 4, 3), (32, 128, 4, 3), (64, 128, 8, 3)],
-    "dq": [(64, 64, 4, 3), (128, 32, 4, 3), (128, 64, 8, 3)],
+def _space(block_m: tuple, block_n: tuple, warps: tuple, stages: tuple) -> list[tuple[int, int, int, int]]:
+    return [(bm, bn, w, s) for bm in block_m for bn in block_n for w in warps for s in stages]
+
+
+CONFIG_SPACE = {
+    "fwd": _space((64, 128), (32, 64, 128), (4, 8), (2, 3, 4)),
+    "dkdv": _space((32, 64), (64, 128), (4, 8), (2, 3)),
+    "dq": _space((64, 128), (32, 64), (4, 8), (2, 3)),
 }
+"""(BLOCK_M, BLOCK_N, num_warps, num_stages) that autotuning tries for float16/bfloat16 on a GPU, before
+:func:`prune_configs` drops those that cannot fit. BLOCK_M is the query tile and BLOCK_N the key tile in every
+kernel: the forward and dQ kernels own a query tile and loop over key tiles, dK/dV the other way round. The
+forward's space is the Hopper search space of Triton's fused-attention tutorial (``06-fused-attention.py``);
+the backward kernels loop over the other axis, so their streamed tile is the small one."""
+
+REGISTER_BUDGET = 192
+"""32-bit registers per thread that the float32 accumulators of a configuration may take: a thread has at most
+255, and addresses, masks, loop counters and the running ``m``/``l`` need the rest. Beyond it the compiler
+spills registers to local memory (in HBM), which costs more than smaller tiles."""
 
 
-def _shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
+def shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
     """An upper bound on the shared memory of a configuration: the tiles the loop streams (``stages - 1``
     copies in flight) plus the tiles the program keeps. Checked against Triton's own count for sm_80
     and sm_90 compiles; float32 gets 25% more for the layouts of its non-tensor-core products."""
@@ -61,24 +71,49 @@ def _shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, hea
     return int(((stages - 1) * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
 
 
+def accumulator_registers(kind: str, block_m: int, block_n: int, num_warps: int, head_dim: int) -> int:
+    """32-bit registers per thread held by a configuration's float32 tiles, spread over its ``32 * num_warps``
+    threads: the output accumulators (``acc``; ``dK`` and ``dV``; ``dQ``) and the score-sized tiles alive at
+    once (``S``/``P``; ``P`` and ``dP``)."""
+    acc = {"fwd": block_m, "dkdv": 2 * block_n, "dq": block_m}[kind] * head_dim
+    scores = {"fwd": 1, "dkdv": 2, "dq": 2}[kind] * block_m * block_n
+    return (acc + scores) // (32 * num_warps)
+
+
+def prune_configs(kind: str, configs: list[tuple[int, int, int, int]], head_dim: int, elem: int,
+                  smem_limit: int) -> list[tuple[int, int, int, int]]:
+    """The configurations of ``configs`` that fit both the shared memory (``smem_limit`` bytes per block)
+    and :data:`REGISTER_BUDGET`; never empty: if none fits, the smallest tiles with one stage."""
+    fits = [c for c in configs
+            if shared_memory_bytes(kind, c[0], c[1], c[3], head_dim, elem) <= smem_limit
+            and accumulator_registers(kind, c[0], c[1], c[2], head_dim) <= REGISTER_BUDGET]
+    if fits:
+        return fits
+    bm, bn, _, _ = min(configs, key=lambda c: (c[0] * c[1], c[0]))
+    return [(bm, bn, 8, 1)]
+
+
 def _shared_memory_limit() -> int:
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    # Ampere and newer let a block opt in to more than the default 48 KiB.
+    # Ampere and newer let a block opt in to more than the default 48 KiB (163 KiB on an A100, 227 on an H100).
     return getattr(props, "shared_memory_per_block_optin", 99 * 1024)
 
 
 def _prune(kind: str):
     def prune(configs, named_args, **kwargs):
         head_dim = kwargs.get("HEAD_DIM", named_args.get("HEAD_DIM"))
-        elem = named_args["Q"].element_size()
-        limit = _shared_memory_limit()
-        fits = [c for c in configs if _shared_memory_bytes(kind, c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"],
-                                                           c.num_stages, head_dim, elem) <= limit]
-        # Never prune everything: the smallest configuration, one stage, is the fallback.
-        smallest = min(configs, key=lambda c: c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])
-        return fits or [triton.Config(dict(smallest.kwargs), num_warps=smallest.num_warps, num_stages=1)]
+        as_tuples = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages): c for c in configs}
+        kept = prune_configs(kind, list(as_tuples), head_dim, named_args["Q"].element_size(), _shared_memory_limit())
+        return [as_tuples.get(c) or triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1]}, num_warps=c[2], num_stages=c[3])
+                for c in kept]
 
     return prune
+
+
+def length_bucket(n: int) -> int:
+    """The autotuning key of a sequence length: the next power of two (at least 16), so 4000 and 4096 share
+    one tuning run instead of each new length timing every configuration again."""
+    return max(16, 1 << (n - 1).bit_length())
 
 
 _KERNELS = {"fwd": fwd_kernel, "dkdv": bwd_dkdv_kernel, "dq": bwd_dq_kernel}
@@ -90,9 +125,9 @@ def _autotuned(kind: str):
     which a CPU-only machine (interpreter) does not have in every Triton version."""
     if kind not in _TUNED:
         configs = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-                   for bm, bn, w, s in _GPU_CONFIGS[kind]]
-        # Keyed on the lengths and head dim (and, by Triton, on the dtypes): the best tiles depend on them.
-        _TUNED[kind] = triton.autotune(configs=configs, key=["n_q", "n_k", "HEAD_DIM", "CAUSAL"],
+                   for bm, bn, w, s in CONFIG_SPACE[kind]]
+        # Keyed on the length buckets and head dim (and, by Triton, on the dtypes): the best tiles depend on them.
+        _TUNED[kind] = triton.autotune(configs=configs, key=["n_q_bucket", "n_k_bucket", "HEAD_DIM", "CAUSAL"],
                                        prune_configs_by={"early_config_prune": _prune(kind)})(_KERNELS[kind])
     return _TUNED[kind]
 
@@ -192,7 +227,7 @@ def _forward(q, k, v, causal: bool, sm_scale: float, blocks=None, trace_codes=No
     lse = torch.empty((batch, heads, n_q), dtype=torch.float32, device=q.device)
     args = (q, k, v, out, lse, lse if trace_codes is None else trace_codes,
             *q.stride(), *k.stride(), *v.stride(), *out.stride(),
-            heads, heads // kv_heads, n_q, n_k, sm_scale * LOG2E)
+            heads, heads // kv_heads, n_q, n_k, sm_scale * LOG2E, length_bucket(n_q), length_bucket(n_k))
     meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, TRACE=trace_codes is not None, PRECISION=_precision(q.dtype))
     _launch("fwd", lambda bm, bn: (triton.cdiv(n_q, bm), batch * heads), args, meta, blocks)
     return out, lse
@@ -215,10 +250,12 @@ def _backward(q, k, v, out, lse, d_out, causal: bool, sm_scale: float):
     strides = (*q.stride(), *k.stride(), *v.stride(), *d_out.stride())
     _launch("dkdv", lambda bm, bn: (triton.cdiv(n_k, bn), batch * kv_heads),
             (q, k, v, d_out, dk, dv, lse, delta, *strides, *dk.stride(), *dv.stride(),
-             heads, kv_heads, group, n_q, n_k, sm_scale, sm_scale * LOG2E), meta, None)
+             heads, kv_heads, group, n_q, n_k, sm_scale, sm_scale * LOG2E, length_bucket(n_q), length_bucket(n_k)),
+            meta, None)
     _launch("dq", lambda bm, bn: (triton.cdiv(n_q, bm), batch * heads),
             (q, k, v, d_out, dq, lse, delta, *strides, *dq.stride(),
-             heads, group, n_q, n_k, sm_scale, sm_scale * LOG2E), meta, None)
+             heads, group, n_q, n_k, sm_scale, sm_scale * LOG2E, length_bucket(n_q), length_bucket(n_k)),
+            meta, None)
     return dq, dk, dv
 
 
@@ -329,15 +366,32 @@ def trace_from_codes(codes: torch.Tensor, n_q: int, n_k: int, block_m: int, bloc
 
 
 def attention_flops(batch: int, heads: int, n_q: int, n_k: int, head_dim: int, causal: bool,
-                    mode: str = "fwd") -> float:
-    """Floating-point operations of attention, the usual count for TFLOP/s figures.
+                    mode: str = "fwd", count: str = "conventional") -> float:
+    """Floating-point operations of attention: the usual count for TFLOP/s figures, or this course's work.
 
-    Two matrix products of 2 * n_q * n_k * head_dim each per head (Q K^T and P V), halved when causal
-    (about half the scores are masked), times 2.5 for the backward (five products instead of two);
-    ``mode`` is ``"fwd"``, ``"bwd"`` or ``"fwd+bwd"``. Softmax work is not counted.
+    Every matrix product of attention is ``2 * n_q * n_k * head_dim`` FLOPs per head, halved when causal
+    (about half the scores are masked). The forward runs two (``Q K^T`` and ``P V``).
+
+    * ``count="conventional"`` (the FlashAttention papers', Triton's tutorial's, for TFLOP/s): the backward
+      is 2.5 forwards, five products (recompute ``Q K^T``; ``dV = P^T dO``, ``dP = dO V^T``,
+      ``dQ = dS K``, ``dK = dS^T Q``), as FlashAttention-2 runs them with atomic adds into dQ.
+    * ``count="kernel"``: the products the course's kernels really run. The dK/dV kernel runs four
+      (``Q K^T``, ``P^T dO``, ``dO V^T``, ``dS^T Q``) and the separate dQ kernel three more (``Q K^T`` and
+      ``dO V^T`` again, then ``dS K``): seven, 3.5 forwards. Two recomputed products buy a dQ without atomics.
+
+    Args:
+        batch, heads, n_q, n_k, head_dim: the sizes. causal: halve every product.
+        mode: ``"fwd"``, ``"bwd"`` or ``"fwd+bwd"``. count: ``"conventional"`` or ``"kernel"``.
+        Softmax work is not counted.
+
+    Raises:
+        ValueError: an unknown ``mode`` or ``count``.
     """
-    fwd = 4.0 * batch * heads * n_q * n_k * head_dim * (0.5 if causal else 1.0)
-    factors = {"fwd": 1.0, "bwd": 2.5, "fwd+bwd": 3.5}
-    if mode not in factors:
-        raise ValueError(f"mode must be one of {list(factors)}, got {mode!r}")
-    return fwd * factors[mode]
+    product = 2.0 * batch * heads * n_q * n_k * head_dim * (0.5 if causal else 1.0)
+    bwd_products = {"conventional": 5, "kernel": 7}
+    if count not in bwd_products:
+        raise ValueError(f"count must be one of {list(bwd_products)}, got {count!r}")
+    products = {"fwd": 2, "bwd": bwd_products[count], "fwd+bwd": 2 + bwd_products[count]}
+    if mode not in products:
+        raise ValueError(f"mode must be one of {list(products)}, got {mode!r}")
+    return product * products[mode]

@@ -86,17 +86,22 @@ def fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, lo, hi, offs_m,
 
 
 # The lengths only bound loops and masks: not specializing on them (Triton would compile one variant for
-# lengths divisible by 16 and one for the others) saves compiles without costing speed.
-@triton.jit(do_not_specialize=["n_q", "n_k"])
+# lengths divisible by 16 and one for the others) saves compiles without costing speed. The buckets are
+# only the autotuning key (the next power of two of each length); the kernel never reads them.
+@triton.jit(do_not_specialize=["n_q", "n_k", "n_q_bucket", "n_k_bucket"])
 def fwd_kernel(Q, K, V, Out, Lse, Trace,
                stride_qb, stride_qh, stride_qm, stride_qd,
                stride_kb, stride_kh, stride_kn, stride_kd,
                stride_vb, stride_vh, stride_vn, stride_vd,
                stride_ob, stride_oh, stride_om, stride_od,
-               n_heads, group, n_q, n_k, qk_scale,
+               n_heads, group, n_q, n_k, qk_scale, n_q_bucket, n_k_bucket,
                HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, TRACE: tl.constexpr, PRECISION: tl.constexpr,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = tl.program_id(0) * BLOCK_M
+    # Causal query tiles are uneven (the last one sees every key, the first only its first tiles): launch the
+    # heaviest first, so the light ones fill the gaps at the end instead of one heavy tile running alone.
+    # Axis 0 stays the query tile, so the programs running together belong to one head and share its K/V in L2.
+    tile_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
+    start_m = tile_m * BLOCK_M
     bh = tl.program_id(1)
     # 64-bit offsets: batch * heads * seq * head_dim passes 2**31 elements at long context.
     b = (bh // n_heads).to(tl.int64)
@@ -111,12 +116,12 @@ def fwd_kernel(Q, K, V, Out, Lse, Trace,
     # K is read transposed, (HEAD_DIM, BLOCK_N), so that q @ k needs no transpose in registers.
     k_ptrs = K + b * stride_kb + h_kv * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd
     v_ptrs = V + b * stride_vb + h_kv * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd
-    trace_ptr = Trace + (bh * tl.num_programs(0) + tl.program_id(0)) * tl.cdiv(n_k, BLOCK_N)
+    trace_ptr = Trace + (bh * tl.num_programs(0) + tile_m) * tl.cdiv(n_k, BLOCK_N)
 
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
-    step = tl.program_id(0) * 0  # an int32 counter of visited tiles, for the trace
+    step = tile_m * 0  # an int32 counter of visited tiles, for the trace
 
     full_end, hi = key_range(start_m, n_q, n_k, CAUSAL, BLOCK_M, BLOCK_N)
     acc, l_i, m_i, step = fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, 0, full_end,

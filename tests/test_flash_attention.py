@@ -264,6 +264,86 @@ def test_attention_flops():
     assert fa.attention_flops(2, 3, 1024, 1024, 64, causal=True, mode="fwd+bwd") == 3.5 * 2 * 3 * 2 * 1024 * 1024 * 64
     with pytest.raises(ValueError, match="mode"):
         fa.attention_flops(1, 1, 8, 8, 16, False, mode="backward")
+    with pytest.raises(ValueError, match="count"):
+        fa.attention_flops(1, 1, 8, 8, 16, False, count="ours")
+
+
+def test_kernel_flop_count_matches_the_products_the_backward_kernels_run():
+    """count="kernel" must follow the kernels: one tl.dot per matrix product in each loop body."""
+    import inspect
+
+    from pagedlab.kernels import flash_backward, flash_forward
+
+    def products(fn):
+        return inspect.getsource(fn.fn).count("tl.dot(")
+
+    fwd = products(flash_forward.fwd_tiles)
+    bwd = products(flash_backward.dkdv_tiles) + products(flash_backward.dq_tiles)
+    assert (fwd, bwd) == (2, 7)
+    one = fa.attention_flops(1, 1, 256, 256, 64, causal=False) / fwd  # one product
+    assert fa.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd", count="kernel") == bwd * one
+    assert fa.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd") == 5 * one  # the conventional 2.5x
+
+
+# ----------------------------------------------------------------------------------------------------
+# Autotuning: the configuration space, its pruning and the length buckets (checked without a GPU)
+
+A100_SMEM, H100_SMEM, SM86_SMEM = 163 * 1024, 227 * 1024, 99 * 1024
+
+
+def test_length_bucket_is_the_next_power_of_two():
+    assert [fa.length_bucket(n) for n in (1, 16, 17, 1000, 4000, 4096, 4097)] == [16, 16, 32, 1024, 4096, 4096, 8192]
+
+
+def test_pruning_drops_register_spills_and_keeps_what_fits():
+    space = fa.CONFIG_SPACE["fwd"]
+    assert len(space) == 2 * 3 * 3 * 2  # the Triton tutorial's Hopper space
+    kept = fa.prune_configs("fwd", space, 256, 2, H100_SMEM)
+    # d = 256 with 128 query rows: a 128 x 256 float32 accumulator over 128 threads is 256 registers each.
+    assert not any(bm == 128 and w == 4 for bm, _, w, _ in kept)
+    assert any(bm == 128 and w == 8 for bm, _, w, _ in kept)
+    # The same configuration at d = 64 fits.
+    assert (128, 64, 4, 3) in fa.prune_configs("fwd", space, 64, 2, H100_SMEM)
+    # Shared memory: Hopper's 227 KiB keeps deep pipelines that an A100's 163 KiB cannot hold.
+    big = (128, 128, 8, 4)
+    assert fa.shared_memory_bytes("fwd", *big[:2], big[3], 128, 2) > A100_SMEM
+    assert big in fa.prune_configs("fwd", space, 128, 2, H100_SMEM)
+    assert big not in fa.prune_configs("fwd", space, 128, 2, A100_SMEM)
+
+
+@pytest.mark.parametrize("kind", ["fwd", "dkdv", "dq"])
+def test_pruning_never_leaves_a_kernel_without_a_configuration(kind):
+    for limit in (SM86_SMEM, A100_SMEM, H100_SMEM):
+        for d in fa.HEAD_DIMS:
+            for elem in (2, 4):
+                kept = fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, elem, limit)
+                assert kept, (kind, limit, d, elem)
+                if len(kept) > 1 or kept[0] in fa.CONFIG_SPACE[kind]:
+                    assert all(fa.shared_memory_bytes(kind, bm, bn, s, d, elem) <= limit
+                               and fa.accumulator_registers(kind, bm, bn, w, d) <= fa.REGISTER_BUDGET
+                               for bm, bn, w, s in kept)
+
+
+TILE_SHAPES = sorted({(kind, bm, bn) for kind, space in fa.CONFIG_SPACE.items() for bm, bn, _, _ in space})
+
+
+@pytest.mark.parametrize("kind,block_m,block_n", TILE_SHAPES, ids=lambda x: str(x))
+def test_every_tile_shape_of_the_search_space_is_correct_in_the_interpreter(kind, block_m, block_n, monkeypatch):
+    """Warps and stages only change how a GPU schedules a program; the tile shapes change the code's ranges."""
+    monkeypatch.setitem(fa.FIXED_BLOCKS, kind, (block_m, block_n))
+    for causal, (n_q, n_k) in ((True, (150, 131)), (False, (70, 150))):
+        q, k, v = make_qkv(1, 2, 1, n_q, n_k, 16, seed=n_q)
+        d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(3)).to(DEV)
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = flash_attention(*leaves, causal=causal)
+        out.backward(d_out)
+        ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
+        rq, rk, rv = ref_leaves
+        ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=causal)
+        ref.backward(d_out.double())
+        torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
+        for got, want in zip(leaves, ref_leaves):
+            torch.testing.assert_close(got.grad.double(), want.grad, atol=5e-5, rtol=1e-4)
 
 
 # ----------------------------------------------------------------------------------------------------
