@@ -181,11 +181,13 @@ def count_programs(n_programs: int, atomic: bool) -> int:
 
 
 @triton.jit
-def _tile_matmul_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-                        PRECISION: tl.constexpr):
+def _tile_matmul_kernel(a_ptr, b_ptr, c_ptr, stride_bk, stride_bn, M: tl.constexpr, N: tl.constexpr,
+                        K: tl.constexpr, PRECISION: tl.constexpr):
     rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    # A 2-D block of addresses: a column of row offsets plus a row of column offsets, broadcast to (M, K).
     a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    # B through its strides: for a transposed view (stride_bk = 1) this is a transposed load, no copy.
+    b = tl.load(b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, input_precision=PRECISION))
 
 
@@ -194,26 +196,32 @@ def tile_matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "ieee") -> to
 
     ``"tf32"`` lets the GPU's tensor cores round fp32 inputs to 10 mantissa bits (errors near 1e-3);
     ``"ieee"`` keeps full fp32. The interpreter computes both exactly in NumPy, so on a CPU they agree.
+    ``b`` may be a transposed view (``bt.T`` of a contiguous ``bt``): the kernel then loads it transposed
+    through its strides, as the FlashAttention kernel loads K.
 
     Args:
-        a: (M, K), b: (K, N) contiguous float32; M, N, K powers of two from 16 to 128.
+        a: (M, K) contiguous float32; b: (K, N) float32, contiguous or a transposed view of a contiguous
+            tensor; M, N, K powers of two from 16 to 128.
         precision: ``"ieee"`` or ``"tf32"``.
 
     Raises:
-        TypeError: not float32 tensors. ValueError: bad shapes or precision.
+        TypeError: not float32 tensors. ValueError: bad shapes, layouts or precision.
     """
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
             raise TypeError(f"{name} must be a float32 torch.Tensor")
-        if t.dim() != 2 or not t.is_contiguous() or any(s < 16 or s > 128 or s & (s - 1) for s in t.shape):
-            raise ValueError(f"{name} must be a contiguous 2-D tile with power-of-two sides from 16 to 128, "
+        if t.dim() != 2 or any(s < 16 or s > 128 or s & (s - 1) for s in t.shape):
+            raise ValueError(f"{name} must be a 2-D tile with power-of-two sides from 16 to 128, "
                              f"got shape {tuple(t.shape)}")
+    if not a.is_contiguous() or not (b.is_contiguous() or b.t().is_contiguous()):
+        raise ValueError("a must be contiguous and b contiguous or a transposed view of a contiguous tensor, "
+                         f"got strides a {a.stride()}, b {b.stride()}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"a is {tuple(a.shape)} and b is {tuple(b.shape)}: a's columns must match b's rows")
     if precision not in ("ieee", "tf32"):
         raise ValueError(f"precision must be 'ieee' or 'tf32', got {precision!r}")
     c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device=a.device)
-    _tile_matmul_kernel[(1,)](a, b, c, M=a.shape[0], N=b.shape[1], K=a.shape[1], PRECISION=precision)
+    _tile_matmul_kernel[(1,)](a, b, c, *b.stride(), M=a.shape[0], N=b.shape[1], K=a.shape[1], PRECISION=precision)
     return c
 
 

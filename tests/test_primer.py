@@ -57,6 +57,15 @@ def test_interpreter_hides_the_race():
     assert primer.count_programs(300, atomic=False) == 300
 
 
+def test_tile_matmul_loads_a_transposed_view_through_its_strides():
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(32, 64, generator=g).to(DEV)
+    bt = torch.randn(16, 64, generator=g).to(DEV)  # stored (N, K): b = bt.T is a view with strides (1, 64)
+    torch.testing.assert_close(primer.tile_matmul(a, bt.T).double(), a.double() @ bt.T.double(), atol=1e-4, rtol=1e-5)
+    with pytest.raises(ValueError, match="transposed view"):
+        primer.tile_matmul(a, torch.randn(64, 32, device=DEV)[:, ::2])
+
+
 def test_tile_matmul_ieee_is_float32_exact():
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(32, 64, generator=g).to(DEV), torch.randn(64, 16, generator=g).to(DEV)
