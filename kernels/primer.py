@@ -7,10 +7,17 @@ Each kernel is a few lines that show one idea of Triton's programming model:
 * :func:`vector_add`: a mask for the ragged last block, so any length works;
 * :func:`row_softmax`: one program per row, the whole row in registers, and strides to find the row:
   the max, the exponentials, the sum and the division are fused, so each element is read once and
-  written once (``torch.softmax`` on a GPU does the same; a chain of separate PyTorch ops would not).
+  written once (``torch.softmax`` on a GPU does the same; a chain of separate PyTorch ops would not);
+* :func:`tile_matmul`: 2-D blocks of pointers, a transposed load through strides, and ``tl.dot``.
+
+:func:`constexpr_source` prints a kernel as the compiler sees it for given ``tl.constexpr`` flags, so a
+lecture can show one specialization of a kernel (its unmasked loop, say) without the others.
 """
 
 from __future__ import annotations
+
+import inspect
+import re
 
 import torch
 import triton
@@ -257,3 +264,50 @@ def debug_row_max(x: torch.Tensor, watch_row: int) -> None:
     _row_max_debug_kernel[(x.shape[0],)](x, x.shape[1], x.stride(0), watch_row,
                                          BLOCK=triton.next_power_of_2(x.shape[1]))
     device.synchronize()
+
+
+def constexpr_source(kernel, **flags: bool) -> str:
+    """The source of ``kernel`` with its ``if FLAG:`` / ``else:`` branches on the given ``tl.constexpr`` flags
+    resolved, as the compiler resolves them (a branch on a constexpr is decided at compile time).
+
+    Only branches whose whole condition is one flag name are resolved: ``if MASK:`` keeps its body when
+    ``MASK=True`` and its ``else:`` body (dedented) when ``False``. Comments and other lines are kept.
+
+    Args:
+        kernel: a ``@triton.jit`` function (or a plain function). flags: ``NAME=True/False``.
+
+    Returns:
+        The resolved source, a string.
+
+    Raises:
+        ValueError: a flag the source never branches on (a typo would otherwise print the kernel unchanged).
+    """
+    lines = inspect.getsource(getattr(kernel, "fn", kernel)).splitlines()
+    for name in flags:
+        if not any(re.fullmatch(rf"\s*if {name}:", line) for line in lines):
+            raise ValueError(f"the source never branches on `if {name}:`; flags given: {sorted(flags)}")
+
+    def block_end(start: int, indent: int) -> int:
+        end = start
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
+            end += 1
+        return end
+
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        match = re.fullmatch(r"(\s*)if (\w+):", line)
+        if not match or match.group(2) not in flags:
+            out.append(line)
+            i += 1
+            continue
+        indent = len(match.group(1))
+        body_end = block_end(i + 1, indent)
+        body, rest = lines[i + 1:body_end], []
+        if body_end < len(lines) and lines[body_end] == " " * indent + "else:":
+            else_end = block_end(body_end + 1, indent)
+            rest, body_end = lines[body_end + 1:else_end], else_end
+        chosen = body if flags[match.group(2)] else rest
+        out.extend(text[4:] if text.strip() else text for text in chosen)
+        i = body_end
+    return "\n".join(out) + "\n"

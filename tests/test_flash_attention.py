@@ -372,6 +372,50 @@ def test_gpu_half_precision_matches_sdpa(dtype, causal, n, d):
         torch.testing.assert_close(got.grad.float(), want.grad, atol=4 * tol, rtol=4 * tol)
 
 
+def _errors_against_float64(fn, dtype, n, d, causal=True, seed=0):
+    """Max |fn - exact| for O, dQ, dK, dV, with inputs drawn in float64 and rounded to ``dtype``."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v, d_out = (torch.randn(2, 4, n, d, generator=g, dtype=torch.float64).to(DEV) for _ in range(4))
+
+    def run(f, *tensors):
+        leaves = [t.detach().clone().requires_grad_() for t in tensors[:3]]
+        out = f(*leaves, causal)
+        out.backward(tensors[3])
+        return [out] + [t.grad for t in leaves]
+
+    exact = run(lambda q, k, v, c: naive_attention(q, k, v, causal=c), q, k, v, d_out)
+    got = run(fn, *(t.to(dtype) for t in (q, k, v, d_out)))
+    return [(a.double() - e).abs().max().item() for a, e in zip(got, exact)]
+
+
+def _sdpa(q, k, v, causal):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def _flash(q, k, v, causal):
+    return flash_attention(q, k, v, causal=causal)
+
+
+def test_float32_error_is_within_twice_pytorchs_own():
+    """The relative rule of FlashAttention's tests, on the CPU path: float32 against float64."""
+    ours = _errors_against_float64(_flash, torch.float32, 72, 32)
+    sdpa = _errors_against_float64(_sdpa, torch.float32, 72, 32)
+    assert all(o <= 2 * s + 1e-6 for o, s in zip(ours, sdpa)), list(zip("O dQ dK dV".split(), ours, sdpa))
+
+
+@gpu
+@needs_gpu
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_gpu_bf16_error_is_within_twice_sdpas_own(causal):
+    """The path the benchmark times: bf16, d = 128. Our error against float64 at most twice SDPA-bf16's + eps
+    (the rule of flash-attention's tests/test_flash_attn.py), for the output and every gradient."""
+    if not torch.cuda.is_bf16_supported():
+        pytest.skip("bf16 not supported on this GPU")
+    ours = _errors_against_float64(_flash, torch.bfloat16, 2048, 128, causal)
+    sdpa = _errors_against_float64(_sdpa, torch.bfloat16, 2048, 128, causal)
+    assert all(o <= 2 * s + 1e-3 for o, s in zip(ours, sdpa)), list(zip("O dQ dK dV".split(), ours, sdpa))
+
+
 @gpu
 @needs_gpu
 def test_gpu_float32_is_ieee_not_tf32():

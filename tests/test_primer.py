@@ -104,3 +104,20 @@ def test_debug_row_max_prints_one_row(capsys):
 def test_bad_input_names_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_constexpr_source_resolves_flag_branches_like_the_compiler():
+    import ast
+
+    from pagedlab.kernels import flash_forward
+
+    plain = primer.constexpr_source(flash_forward.fwd_tiles, MASK=False, TRACE=False)
+    ast.parse(plain)  # still Python, indentation intact
+    body = plain.split('"""')[-1]
+    assert "tl.where" not in body and "if MASK" not in body and "tl.store" not in body
+    assert "k = tl.load(k_ptrs + start_n * stride_kn)\n" in body  # the else: branch, dedented
+    masked = primer.constexpr_source(flash_forward.fwd_tiles, MASK=True, TRACE=False)
+    ast.parse(masked)
+    assert "tl.where(keep, s" in masked and "if CAUSAL:" in masked and "mask=cols" in masked
+    with pytest.raises(ValueError, match="MASKED"):
+        primer.constexpr_source(flash_forward.fwd_tiles, MASKED=False)
