@@ -16,9 +16,11 @@ kernel's trace mode and fills a :class:`~pagedlab.trace.TileTrace` with the tile
 from __future__ import annotations
 
 import math
+import os
 
 import torch
 import triton
+import triton.language as tl
 
 from pagedlab import device
 from pagedlab.kernels.flash_backward import bwd_dkdv_kernel, bwd_dq_kernel, bwd_preprocess_kernel
@@ -220,6 +222,36 @@ def _unit_stride(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
+USE_TMA = os.environ.get("PAGEDLAB_TMA", "0") == "1"
+"""Load K and V through tensor descriptors (TMA) in the forward where possible: set ``PAGEDLAB_TMA=1``. Off by
+default until a recorded GPU run shows it correct and faster; the interpreter tests run both paths."""
+
+
+def _tma_possible(*tensors: torch.Tensor) -> bool:
+    """Whether the forward can load ``tensors`` through tensor descriptors: Triton has them (3.2 does not), the
+    interpreter (which emulates them) or a Hopper-or-newer GPU runs the kernel, and every row starts on a
+    16-byte boundary, as TMA requires."""
+    if not hasattr(tl, "make_tensor_descriptor"):
+        return False
+    if not device.INTERPRET and torch.cuda.get_device_capability(tensors[0].device)[0] < 9:
+        return False
+    return all(t.data_ptr() % 16 == 0 and all(s * t.element_size() % 16 == 0 for s in t.stride()[:-1])
+               for t in tensors)
+
+
+def _tma_allocator(size: int, alignment: int, stream) -> torch.Tensor:
+    # Descriptors built inside a kernel need a little global scratch memory, which Triton asks the host for.
+    return torch.empty(size, dtype=torch.int8, device=device.DEVICE)
+
+
+def _use_tma(q, k, v) -> bool:
+    if not (USE_TMA and _tma_possible(k, v)):
+        return False
+    if not device.INTERPRET and hasattr(triton, "set_allocator"):
+        triton.set_allocator(_tma_allocator)
+    return True
+
+
 def _forward(q, k, v, causal: bool, sm_scale: float, blocks=None, trace_codes=None):
     batch, heads, n_q, head_dim = q.shape
     kv_heads, n_k = k.shape[1], k.shape[2]
@@ -228,7 +260,8 @@ def _forward(q, k, v, causal: bool, sm_scale: float, blocks=None, trace_codes=No
     args = (q, k, v, out, lse, lse if trace_codes is None else trace_codes,
             *q.stride(), *k.stride(), *v.stride(), *out.stride(),
             heads, heads // kv_heads, n_q, n_k, sm_scale * LOG2E, length_bucket(n_q), length_bucket(n_k))
-    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, TRACE=trace_codes is not None, PRECISION=_precision(q.dtype))
+    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, TRACE=trace_codes is not None, PRECISION=_precision(q.dtype),
+                TMA=_use_tma(q, k, v))
     _launch("fwd", lambda bm, bn: (triton.cdiv(n_q, bm), batch * heads), args, meta, blocks)
     return out, lse
 

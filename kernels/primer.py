@@ -308,6 +308,6 @@ def constexpr_source(kernel, **flags: bool) -> str:
             else_end = block_end(body_end + 1, indent)
             rest, body_end = lines[body_end + 1:else_end], else_end
         chosen = body if flags[match.group(2)] else rest
-        out.extend(text[4:] if text.strip() else text for text in chosen)
-        i = body_end
+        # Put the chosen branch back in place, dedented, so that branches nested in it are resolved too.
+        lines[i:body_end] = [text[4:] if text.strip() else text for text in chosen]
     return "\n".join(out) + "\n"

@@ -111,12 +111,12 @@ def test_constexpr_source_resolves_flag_branches_like_the_compiler():
 
     from pagedlab.kernels import flash_forward
 
-    plain = primer.constexpr_source(flash_forward.fwd_tiles, MASK=False, TRACE=False)
+    plain = primer.constexpr_source(flash_forward.fwd_tiles, MASK=False, TRACE=False, TMA=False)
     ast.parse(plain)  # still Python, indentation intact
     body = plain.split('"""')[-1]
-    assert "tl.where" not in body and "if MASK" not in body and "tl.store" not in body
+    assert "tl.where" not in body and "if MASK" not in body and "tl.store" not in body and "desc" not in body
     assert "k = tl.load(k_ptrs + start_n * stride_kn)\n" in body  # the else: branch, dedented
-    masked = primer.constexpr_source(flash_forward.fwd_tiles, MASK=True, TRACE=False)
+    masked = primer.constexpr_source(flash_forward.fwd_tiles, MASK=True, TRACE=False, TMA=False)
     ast.parse(masked)
     assert "tl.where(keep, s" in masked and "if CAUSAL:" in masked and "mask=cols" in masked
     with pytest.raises(ValueError, match="MASKED"):
