@@ -115,7 +115,7 @@ def check(arch: int, kind: str, head_dim: int, dtype: str = "bf16", causal: bool
         row = dict(arch=arch, tma=tma, kind=kind, head_dim=head_dim, dtype=dtype, causal=causal, block_m=bm, block_n=bn,
                    num_warps=warps, num_stages=stages,
                    shared_kib_model=fa.shared_memory_bytes(kind, bm, bn, stages, head_dim, elem) // 1024,
-                   registers_model=fa.accumulator_registers(kind, bm, bn, warps, head_dim),
+                   registers_model=fa.registers_per_thread(kind, bm, bn, warps, head_dim),
                    kept_by_pruning=(bm, bn, warps, stages) in kept)
         start = time.perf_counter()
         signature, ones, attrs = _signature(kernels[kind], dtype)

@@ -58,28 +58,37 @@ kernel: the forward and dQ kernels own a query tile and loop over key tiles, dK/
 forward's space is the Hopper search space of Triton's fused-attention tutorial (``06-fused-attention.py``);
 the backward kernels loop over the other axis, so their streamed tile is the small one."""
 
-REGISTER_BUDGET = 192
-"""32-bit registers per thread that the float32 accumulators of a configuration may take: a thread has at most
-255, and addresses, masks, loop counters and the running ``m``/``l`` need the rest. Beyond it the compiler
-spills registers to local memory (in HBM), which costs more than smaller tiles."""
+REGISTER_BUDGET = 250
+"""Estimated 32-bit registers per thread (:func:`registers_per_thread`) a configuration may need: a thread has at
+most 255, and in the sm_90 compiles that calibrated the estimate, every configuration estimated above 250 spilled
+registers to local memory (which lives in HBM) or sat at the 255 cap."""
 
 
 def shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
-    """An upper bound on the shared memory of a configuration: the tiles the loop streams (``stages - 1``
-    copies in flight) plus the tiles the program keeps. Checked against Triton's own count for sm_80
-    and sm_90 compiles; float32 gets 25% more for the layouts of its non-tensor-core products."""
+    """The shared memory of a configuration: ``stages`` buffers of the tiles the loop streams (the software
+    pipeline fills one while the others are read) plus the tiles the program keeps. For the forward this is
+    Triton's own count for sm_90 compiles of d = 128 and 256 in bf16 (``benchmarks/compile_check.py``); float32
+    gets 25% more for the layouts of its non-tensor-core products."""
     streamed = {"fwd": 2 * block_n, "dkdv": 2 * block_m, "dq": 2 * block_n}[kind] * head_dim
     kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
-    return int(((stages - 1) * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
+    return int((stages * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
 
 
-def accumulator_registers(kind: str, block_m: int, block_n: int, num_warps: int, head_dim: int) -> int:
-    """32-bit registers per thread held by a configuration's float32 tiles, spread over its ``32 * num_warps``
-    threads: the output accumulators (``acc``; ``dK`` and ``dV``; ``dQ``) and the score-sized tiles alive at
-    once (``S``/``P``; ``P`` and ``dP``)."""
-    acc = {"fwd": block_m, "dkdv": 2 * block_n, "dq": block_m}[kind] * head_dim
+def registers_per_thread(kind: str, block_m: int, block_n: int, num_warps: int, head_dim: int) -> int:
+    """Estimated 32-bit registers per thread of a configuration in half precision: the tiles a program holds,
+    spread over its ``32 * num_warps`` threads, plus 40 for addresses, masks and loop state.
+
+    ``(kept + scores / 4 + 2 * streamed) / threads + 40``, where ``kept`` counts the elements of the tiles the
+    program keeps (the forward's query tile and output accumulator: ``BLOCK_M * d``), ``scores`` those of its
+    score-sized tiles (``BLOCK_M * BLOCK_N`` per tile) and ``streamed`` those of the tiles its loop loads
+    (the forward's K and V tiles: ``BLOCK_N * d``). The weights were fitted to ptxas's register counts of the
+    forward compiled for sm_90 (Triton 3.9, bf16, d = 128 and 256, 66 configurations): within about 15% for the
+    configurations that did not spill. The backward kernels use the same weights with their own tiles.
+    """
+    kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
     scores = {"fwd": 1, "dkdv": 2, "dq": 2}[kind] * block_m * block_n
-    return (acc + scores) // (32 * num_warps)
+    streamed = {"fwd": block_n, "dkdv": block_m, "dq": block_n}[kind] * head_dim
+    return (kept + scores // 4 + 2 * streamed) // (32 * num_warps) + 40
 
 
 def prune_configs(kind: str, configs: list[tuple[int, int, int, int]], head_dim: int, elem: int,
@@ -88,7 +97,7 @@ def prune_configs(kind: str, configs: list[tuple[int, int, int, int]], head_dim:
     and :data:`REGISTER_BUDGET`; never empty: if none fits, the smallest tiles with one stage."""
     fits = [c for c in configs
             if shared_memory_bytes(kind, c[0], c[1], c[3], head_dim, elem) <= smem_limit
-            and accumulator_registers(kind, c[0], c[1], c[2], head_dim) <= REGISTER_BUDGET]
+            and registers_per_thread(kind, c[0], c[1], c[2], head_dim) <= REGISTER_BUDGET]
     if fits:
         return fits
     bm, bn, _, _ = min(configs, key=lambda c: (c[0] * c[1], c[0]))
