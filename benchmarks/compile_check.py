@@ -153,8 +153,9 @@ def main(argv: list[str] | None = None) -> None:
             writer.writeheader()
             writer.writerows(rows)
     spills = [r for r in rows if r.get("spill_bytes", 0) > 0]
-    print(f"{len(rows)} configurations, {sum(r['status'] == 'ok' for r in rows)} compiled within the shared memory "
-          f"limit, {len(spills)} spill registers ({sum(r['kept_by_pruning'] for r in spills)} of those kept by pruning)")
+    fits = sum(r["status"] == "ok" for r in rows)
+    print(f"{len(rows)} configurations, {fits} compiled within the shared memory limit, {len(spills)} spill "
+          f"registers ({sum(r['kept_by_pruning'] for r in spills)} of those kept by pruning)")
 
 
 if __name__ == "__main__":

@@ -490,7 +490,8 @@ def test_benchmark_plot_and_summary(tmp_path):
 def test_tensor_descriptor_forward_matches_the_pointer_forward(blocks, monkeypatch):
     """The TMA variant (K and V through tensor descriptors), emulated by the interpreter: same results, ragged
     lengths included (the descriptor zero-fills rows past n_k), GQA and a causal n_q > n_k."""
-    for (batch, heads, kv_heads, n_q, n_k, d), causal in [((1, 2, 1, 70, 45, 32), True), ((2, 2, 2, 33, 50, 16), False)]:
+    cases = [((1, 2, 1, 70, 45, 32), True), ((2, 2, 2, 33, 50, 16), False)]
+    for (batch, heads, kv_heads, n_q, n_k, d), causal in cases:
         q, k, v = make_qkv(batch, heads, kv_heads, n_q, n_k, d, seed=n_q)
         monkeypatch.setattr(fa, "USE_TMA", False)
         plain_out, plain_lse = flash_attention_forward(q, k, v, causal=causal, block_m=blocks[0], block_n=blocks[1])
