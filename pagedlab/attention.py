@@ -350,8 +350,9 @@ def attention_hbm_traffic(seq_len: int, head_dim: int, sram_bytes: int, bytes_pe
         batch_heads: batch × heads, a plain multiplier.
         block_m, block_n: tile sizes; pass the kernel's real ones (e.g. 128 x 64, one its autotuning
             tries) to model the kernel. By default those of the proof of Theorem 2 with the two tiles' roles
-            swapped, because FlashAttention-2 keeps the query tile in SRAM while K and V stream past: ``block_m = ceil(M / 4d)`` and ``block_n = min(block_m, d)``, so the Q and O tiles, the
-            K and V tiles and the score tile each take at most about M/4 elements.
+            swapped, because FlashAttention-2 keeps the query tile in SRAM while K and V stream past:
+            ``block_m = ceil(M / 4d)`` and ``block_n = min(block_m, d)``, so the Q and O tiles, the K and V
+            tiles and the score tile each take at most about M/4 elements.
 
     Returns:
         :class:`HbmTraffic`.
