@@ -58,6 +58,22 @@ kernel: the forward and dQ kernels own a query tile and loop over key tiles, dK/
 forward's space is the Hopper search space of Triton's fused-attention tutorial (``06-fused-attention.py``);
 the backward kernels loop over the other axis, so their streamed tile is the small one."""
 
+QUICK_CONFIGS = {
+    "fwd": [(128, 64, 8, 3), (64, 64, 4, 3), (128, 128, 8, 3)],
+    "dkdv": [(32, 64, 4, 3), (32, 128, 4, 3), (64, 128, 8, 3)],
+    "dq": [(64, 64, 4, 3), (128, 32, 4, 3), (128, 64, 8, 3)],
+}
+"""A few configurations of :data:`CONFIG_SPACE` each, tried instead of it when ``PAGEDLAB_AUTOTUNE=quick``: every
+configuration compiles once per head dim, dtype and causal flag, a few seconds each, so the whole space takes
+many minutes on first use. Tests (which check results, not speed) and short GPU sessions use these."""
+
+
+def autotune_space(kind: str) -> list[tuple[int, int, int, int]]:
+    """The configurations autotuning tries for ``kind``: :data:`CONFIG_SPACE`, or :data:`QUICK_CONFIGS` when the
+    environment variable ``PAGEDLAB_AUTOTUNE`` is ``quick`` (read when the kernel is first tuned)."""
+    return QUICK_CONFIGS[kind] if os.environ.get("PAGEDLAB_AUTOTUNE") == "quick" else CONFIG_SPACE[kind]
+
+
 REGISTER_BUDGET = 250
 """Estimated 32-bit registers per thread (:func:`registers_per_thread`) a configuration may need: a thread has at
 most 255, and in the sm_90 compiles that calibrated the estimate, every configuration estimated above 250 spilled
@@ -136,7 +152,7 @@ def _autotuned(kind: str):
     which a CPU-only machine (interpreter) does not have in every Triton version."""
     if kind not in _TUNED:
         configs = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-                   for bm, bn, w, s in CONFIG_SPACE[kind]]
+                   for bm, bn, w, s in autotune_space(kind)]
         # Keyed on the length buckets and head dim (and, by Triton, on the dtypes): the best tiles depend on them.
         _TUNED[kind] = triton.autotune(configs=configs, key=["n_q_bucket", "n_k_bucket", "HEAD_DIM", "CAUSAL"],
                                        prune_configs_by={"early_config_prune": _prune(kind)})(_KERNELS[kind])

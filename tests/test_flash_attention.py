@@ -324,6 +324,18 @@ def test_pruning_never_leaves_a_kernel_without_a_configuration(kind):
                                for bm, bn, w, s in kept)
 
 
+def test_quick_autotuning_is_a_subset_that_fits_ampere_and_hopper(monkeypatch):
+    for kind, quick in fa.QUICK_CONFIGS.items():
+        assert set(quick) <= set(fa.CONFIG_SPACE[kind])
+        for d in (64, 128):
+            for limit in (A100_SMEM, H100_SMEM):
+                assert set(fa.prune_configs(kind, quick, d, 2, limit)) & set(quick), (kind, d, limit)
+    monkeypatch.setenv("PAGEDLAB_AUTOTUNE", "quick")
+    assert fa.autotune_space("fwd") == fa.QUICK_CONFIGS["fwd"]
+    monkeypatch.delenv("PAGEDLAB_AUTOTUNE")
+    assert fa.autotune_space("fwd") == fa.CONFIG_SPACE["fwd"]
+
+
 TILE_SHAPES = sorted({(kind, bm, bn) for kind, space in fa.CONFIG_SPACE.items() for bm, bn, _, _ in space})
 
 
