@@ -521,3 +521,22 @@ def test_tensor_descriptors_are_refused_for_rows_off_a_16_byte_boundary(monkeypa
     q, k, v = make_qkv(1, 1, 1, 8, 8, 16)
     odd = torch.randn(1, 1, 8, 17, device=DEV)[..., :16]  # rows 17 floats apart: 68 bytes
     assert not fa._use_tma(q, odd, odd)
+
+
+def test_pruning_models_agree_with_the_recorded_sm90_compiles():
+    """benchmarks/compile/: Triton's shared memory and ptxas's registers for configurations compiled for sm_90
+    without a GPU (benchmarks/compile_check.py). The shared-memory model must be Triton's count, and no
+    configuration that pruning keeps may have spilled registers."""
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "sm90_bf16_causal_triton3.9.csv"
+    rows = [r for r in csv.DictReader(open(path)) if r["status"] in ("ok", "too much shared memory")]
+    assert rows
+    for r in rows:
+        kind, d = r["kind"], int(r["head_dim"])
+        bm, bn, warps, stages = (int(r[k]) for k in ("block_m", "block_n", "num_warps", "num_stages"))
+        if kind == "fwd":
+            assert fa.shared_memory_bytes(kind, bm, bn, stages, d, 2) == int(r["shared_kib"]) * 1024, r
+        if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, H100_SMEM):
+            assert int(r["spill_bytes"]) == 0, r
