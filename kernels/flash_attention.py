@@ -60,8 +60,8 @@ the backward kernels loop over the other axis, so their streamed tile is the sma
 
 QUICK_CONFIGS = {
     "fwd": [(128, 64, 8, 3), (64, 64, 4, 3), (128, 128, 8, 3)],
-    "dkdv": [(32, 64, 4, 3), (32, 128, 4, 3), (64, 128, 8, 3)],
-    "dq": [(64, 64, 4, 3), (128, 32, 4, 3), (128, 64, 8, 3)],
+    "dkdv": [(32, 64, 8, 2), (32, 64, 8, 3), (64, 64, 8, 2)],
+    "dq": [(64, 64, 8, 3), (128, 32, 8, 3), (128, 64, 8, 3)],
 }
 """A few configurations of :data:`CONFIG_SPACE` each, tried instead of it when ``PAGEDLAB_AUTOTUNE=quick``: every
 configuration compiles once per head dim, dtype and causal flag, a few seconds each, so the whole space takes
@@ -90,21 +90,28 @@ def shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head
     return int((stages * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
 
 
+KEPT_WEIGHT = {"fwd": 1.0, "dkdv": 2.5, "dq": 0.6}
+"""Registers per element of the tiles a program keeps, by kernel, fitted to ptxas's counts of sm_90 compiles: the
+dK/dV kernel keeps four tiles (K, V, dK, dV) live across its loops over query tiles and query heads, so each
+counts more than the forward's accumulator; the dQ kernel's ``2 * BLOCK_M * d`` counts Q and dO with dQ."""
+
+
 def registers_per_thread(kind: str, block_m: int, block_n: int, num_warps: int, head_dim: int) -> int:
     """Estimated 32-bit registers per thread of a configuration in half precision: the tiles a program holds,
     spread over its ``32 * num_warps`` threads, plus 40 for addresses, masks and loop state.
 
-    ``(kept + scores / 4 + 2 * streamed) / threads + 40``, where ``kept`` counts the elements of the tiles the
-    program keeps (the forward's query tile and output accumulator: ``BLOCK_M * d``), ``scores`` those of its
-    score-sized tiles (``BLOCK_M * BLOCK_N`` per tile) and ``streamed`` those of the tiles its loop loads
-    (the forward's K and V tiles: ``BLOCK_N * d``). The weights were fitted to ptxas's register counts of the
-    forward compiled for sm_90 (Triton 3.9, bf16, d = 128 and 256, 66 configurations): within about 15% for the
-    configurations that did not spill. The backward kernels use the same weights with their own tiles.
+    ``(w * kept + scores / 4 + 2 * streamed) / threads + 40``, where ``kept`` counts the elements of the tiles the
+    program keeps (forward: ``BLOCK_M * d``; dK/dV: ``2 * BLOCK_N * d``; dQ: ``2 * BLOCK_M * d``), ``w`` is
+    :data:`KEPT_WEIGHT`, ``scores`` counts the elements of its score-sized tiles (``BLOCK_M * BLOCK_N`` each: one in
+    the forward, two in the backward) and ``streamed`` those of one tile its loop loads (``BLOCK_N * d``, or
+    ``BLOCK_M * d`` for dK/dV). Fitted to ptxas's register counts for sm_90 (Triton 3.9, bf16; the forward at
+    d = 128 and 256, the backward at d = 128; ``benchmarks/compile/``): within about 15% for the forward's
+    configurations that did not spill, and above :data:`REGISTER_BUDGET` for every configuration that spilled.
     """
     kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
     scores = {"fwd": 1, "dkdv": 2, "dq": 2}[kind] * block_m * block_n
     streamed = {"fwd": block_n, "dkdv": block_m, "dq": block_n}[kind] * head_dim
-    return (kept + scores // 4 + 2 * streamed) // (32 * num_warps) + 40
+    return int(KEPT_WEIGHT[kind] * kept + scores / 4 + 2 * streamed) // (32 * num_warps) + 40
 
 
 def prune_configs(kind: str, configs: list[tuple[int, int, int, int]], head_dim: int, elem: int,

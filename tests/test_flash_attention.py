@@ -523,20 +523,20 @@ def test_tensor_descriptors_are_refused_for_rows_off_a_16_byte_boundary(monkeypa
     assert not fa._use_tma(q, odd, odd)
 
 
-def test_pruning_models_agree_with_the_recorded_sm90_compiles():
+def test_pruning_models_agree_with_the_recorded_compiles():
     """benchmarks/compile/: Triton's shared memory and ptxas's registers for configurations compiled for sm_90
-    without a GPU (benchmarks/compile_check.py). The shared-memory model must be Triton's count, and no
-    configuration that pruning keeps may have spilled registers."""
+    without a GPU (benchmarks/compile_check.py). The shared-memory model must be Triton's count (to the KiB
+    Triton rounds up to), and no configuration that pruning keeps may have spilled registers."""
     import csv
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "sm90_bf16_causal_triton3.9.csv"
+    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
     rows = [r for r in csv.DictReader(open(path)) if r["status"] in ("ok", "too much shared memory")]
     assert rows
     for r in rows:
         kind, d = r["kind"], int(r["head_dim"])
         bm, bn, warps, stages = (int(r[k]) for k in ("block_m", "block_n", "num_warps", "num_stages"))
-        if kind == "fwd":
-            assert fa.shared_memory_bytes(kind, bm, bn, stages, d, 2) == int(r["shared_kib"]) * 1024, r
-        if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, H100_SMEM):
+        assert 0 <= int(r["shared_kib"]) - fa.shared_memory_bytes(kind, bm, bn, stages, d, 2) // 1024 <= 1, r
+        limit = H100_SMEM if r["arch"] == "90" else A100_SMEM
+        if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, limit):
             assert int(r["spill_bytes"]) == 0, r
