@@ -82,9 +82,10 @@ registers to local memory (which lives in HBM) or sat at the 255 cap."""
 
 def shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
     """The shared memory of a configuration: ``stages`` buffers of the tiles the loop streams (the software
-    pipeline fills one while the others are read) plus the tiles the program keeps. For the forward this is
-    Triton's own count for sm_90 compiles of d = 128 and 256 in bf16 (``benchmarks/compile_check.py``); float32
-    gets 25% more for the layouts of its non-tensor-core products."""
+    pipeline fills one while the others are read) plus the tiles the program keeps. This is Triton's own count
+    for sm_90 compiles in bf16 (``benchmarks/compile/``: the forward at d = 128 and 256, the backward at 128), and
+    an upper bound for sm_80, whose pipeline keeps one buffer less; float32 gets 25% more for the layouts of its
+    non-tensor-core products."""
     streamed = {"fwd": 2 * block_n, "dkdv": 2 * block_m, "dq": 2 * block_n}[kind] * head_dim
     kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
     return int((stages * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
@@ -107,6 +108,8 @@ def registers_per_thread(kind: str, block_m: int, block_n: int, num_warps: int, 
     ``BLOCK_M * d`` for dK/dV). Fitted to ptxas's register counts for sm_90 (Triton 3.9, bf16; the forward at
     d = 128 and 256, the backward at d = 128; ``benchmarks/compile/``): within about 15% for the forward's
     configurations that did not spill, and above :data:`REGISTER_BUDGET` for every configuration that spilled.
+    Not calibrated for sm_80 (A100), where a few configurations it keeps spill up to 128 bytes: autotuning
+    then times them and keeps them only if they are fastest anyway.
     """
     kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
     scores = {"fwd": 1, "dkdv": 2, "dq": 2}[kind] * block_m * block_n
