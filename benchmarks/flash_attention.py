@@ -9,7 +9,8 @@ For every dtype, head dim, causal flag and sequence length N, each provider runs
 * ``naive``: ``pagedlab.attention.naive_attention``, the N x N definition.
 
 TFLOP/s use the usual count (``attention_flops``: 4·B·H·N²·d for the forward, halved when causal, 2.5x for the
-backward). Peak memory is the most the step allocated beyond its inputs. The batch shrinks as N grows so that
+backward, the five products of FlashAttention-2), for every provider alike; our backward really runs seven
+products (``attention_flops(..., count="kernel")``), so its hardware throughput is 1.4x the figure reported. Peak memory is the most the step allocated beyond its inputs. The batch shrinks as N grows so that
 every point has the same number of tokens. Writes, into one folder:
 
 * ``flash_attention.csv``: one row per (dtype, causal, head_dim, N, mode, provider), with the status

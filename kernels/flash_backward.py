@@ -72,7 +72,7 @@ def dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, lo, hi, offs_m, 
     return dk, dv
 
 
-@triton.jit(do_not_specialize=["n_q", "n_k"])
+@triton.jit(do_not_specialize=["n_q", "n_k", "n_q_bucket", "n_k_bucket"])
 def bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta,
                     stride_qb, stride_qh, stride_qm, stride_qd,
                     stride_kb, stride_kh, stride_kn, stride_kd,
@@ -80,9 +80,11 @@ def bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta,
                     stride_dob, stride_doh, stride_dom, stride_dod,
                     stride_dkb, stride_dkh, stride_dkn, stride_dkd,
                     stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-                    n_heads, n_kv_heads, group, n_q, n_k, sm_scale, qk_scale,
+                    n_heads, n_kv_heads, group, n_q, n_k, sm_scale, qk_scale, n_q_bucket, n_k_bucket,
                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # Causal: key tile 0 is seen by every query, the last one by the fewest, so the natural order already
+    # launches the heaviest programs first.
     start_n = tl.program_id(0) * BLOCK_N
     bh_kv = tl.program_id(1)
     b = (bh_kv // n_kv_heads).to(tl.int64)
@@ -149,17 +151,19 @@ def dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, lo, hi, offs_m, offs_n, n_q
     return dq
 
 
-@triton.jit(do_not_specialize=["n_q", "n_k"])
+@triton.jit(do_not_specialize=["n_q", "n_k", "n_q_bucket", "n_k_bucket"])
 def bwd_dq_kernel(Q, K, V, DO, DQ, Lse, Delta,
                   stride_qb, stride_qh, stride_qm, stride_qd,
                   stride_kb, stride_kh, stride_kn, stride_kd,
                   stride_vb, stride_vh, stride_vn, stride_vd,
                   stride_dob, stride_doh, stride_dom, stride_dod,
                   stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-                  n_heads, group, n_q, n_k, sm_scale, qk_scale,
+                  n_heads, group, n_q, n_k, sm_scale, qk_scale, n_q_bucket, n_k_bucket,
                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = tl.program_id(0) * BLOCK_M
+    # Heaviest causal query tiles first, as in the forward.
+    tile_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
+    start_m = tile_m * BLOCK_M
     bh = tl.program_id(1)
     b = (bh // n_heads).to(tl.int64)
     h = (bh % n_heads).to(tl.int64)

@@ -8,7 +8,9 @@ so the loop uses ``exp2``. It writes the output and one log-sum-exp ``lse`` per 
 
 Causal attention is aligned bottom-right (query ``i`` sees keys ``j <= i + n_k - n_q``): key tiles entirely
 past the diagonal are never loaded (the loop stops before them), tiles the diagonal crosses are masked, the
-others run without a mask (:func:`key_range`). With the ``TRACE`` flag each program also records the key tiles
+others run without a mask (:func:`key_range`). With the ``TMA`` flag K and V tiles are loaded through tensor
+descriptors (Hopper's Tensor Memory Accelerator; the interpreter emulates them), else through plain pointers,
+which every Triton version and GPU takes. With the ``TRACE`` flag each program also records the key tiles
 it loads. The host side, with the checks and autograd, is :mod:`pagedlab.kernels.flash_attention`.
 """
 
@@ -39,18 +41,22 @@ def key_range(start_m, n_q, n_k, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BL
 
 
 @triton.jit
-def fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, lo, hi, offs_m, offs_n,
+def fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, k_desc, v_desc, trace_ptr, lo, hi, offs_m, offs_n,
               n_q, n_k, stride_kn, stride_vn, qk_scale,
               MASK: tl.constexpr, CAUSAL: tl.constexpr, TRACE: tl.constexpr, PRECISION: tl.constexpr,
-              BLOCK_N: tl.constexpr):
+              TMA: tl.constexpr, BLOCK_N: tl.constexpr):
     """The inner loop of the forward over key tiles ``lo, lo+BLOCK_N, ... < hi`` (online softmax)."""
     for start_n in range(lo, hi, BLOCK_N):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         cols = start_n + offs_n
-        if MASK:
-            k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
+        if TMA:
+            # One TMA copy of the (BLOCK_N, HEAD_DIM) tile; rows past n_k come back as zeros.
+            k = tl.trans(k_desc.load([start_n, 0]))
         else:
-            k = tl.load(k_ptrs + start_n * stride_kn)
+            if MASK:
+                k = tl.load(k_ptrs + start_n * stride_kn, mask=cols[None, :] < n_k, other=0.0)
+            else:
+                k = tl.load(k_ptrs + start_n * stride_kn)
         # Scores in the log2 domain: qk_scale = sm_scale * log2(e), so exp2 below is exp of the true score.
         s = tl.dot(q, k, input_precision=PRECISION) * qk_scale
         if MASK:
@@ -67,10 +73,13 @@ def fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, lo, hi, offs_m,
         p = tl.exp2(s - m_new_safe[:, None])
         alpha = tl.exp2(m_i - m_new_safe)  # how much the old max overestimated: rescale what we have
         l_i = l_i * alpha + tl.sum(p, 1)
-        if MASK:
-            v = tl.load(v_ptrs + start_n * stride_vn, mask=cols[:, None] < n_k, other=0.0)
+        if TMA:
+            v = v_desc.load([start_n, 0])
         else:
-            v = tl.load(v_ptrs + start_n * stride_vn)
+            if MASK:
+                v = tl.load(v_ptrs + start_n * stride_vn, mask=cols[:, None] < n_k, other=0.0)
+            else:
+                v = tl.load(v_ptrs + start_n * stride_vn)
         # P goes to V's dtype so the second product runs on the tensor cores like the first.
         acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=PRECISION)
         m_i = m_new
@@ -86,17 +95,22 @@ def fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, lo, hi, offs_m,
 
 
 # The lengths only bound loops and masks: not specializing on them (Triton would compile one variant for
-# lengths divisible by 16 and one for the others) saves compiles without costing speed.
-@triton.jit(do_not_specialize=["n_q", "n_k"])
+# lengths divisible by 16 and one for the others) saves compiles without costing speed. The buckets are
+# only the autotuning key (the next power of two of each length); the kernel never reads them.
+@triton.jit(do_not_specialize=["n_q", "n_k", "n_q_bucket", "n_k_bucket"])
 def fwd_kernel(Q, K, V, Out, Lse, Trace,
                stride_qb, stride_qh, stride_qm, stride_qd,
                stride_kb, stride_kh, stride_kn, stride_kd,
                stride_vb, stride_vh, stride_vn, stride_vd,
                stride_ob, stride_oh, stride_om, stride_od,
-               n_heads, group, n_q, n_k, qk_scale,
+               n_heads, group, n_q, n_k, qk_scale, n_q_bucket, n_k_bucket,
                HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, TRACE: tl.constexpr, PRECISION: tl.constexpr,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = tl.program_id(0) * BLOCK_M
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TMA: tl.constexpr = False):
+    # Causal query tiles are uneven (the last one sees every key, the first only its first tiles): launch the
+    # heaviest first, so the light ones fill the gaps at the end instead of one heavy tile running alone.
+    # Axis 0 stays the query tile, so the programs running together belong to one head and share its K/V in L2.
+    tile_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
+    start_m = tile_m * BLOCK_M
     bh = tl.program_id(1)
     # 64-bit offsets: batch * heads * seq * head_dim passes 2**31 elements at long context.
     b = (bh // n_heads).to(tl.int64)
@@ -111,20 +125,29 @@ def fwd_kernel(Q, K, V, Out, Lse, Trace,
     # K is read transposed, (HEAD_DIM, BLOCK_N), so that q @ k needs no transpose in registers.
     k_ptrs = K + b * stride_kb + h_kv * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd
     v_ptrs = V + b * stride_vb + h_kv * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd
-    trace_ptr = Trace + (bh * tl.num_programs(0) + tl.program_id(0)) * tl.cdiv(n_k, BLOCK_N)
+    if TMA:
+        # Tensor descriptors (Hopper's TMA): the tile's shape and strides, given once; loads name a tile's origin.
+        # The shape is this head's n_k rows, so a tile sticking out past n_k is zero-filled by the hardware.
+        k_desc = tl.make_tensor_descriptor(K + b * stride_kb + h_kv * stride_kh, shape=[n_k, HEAD_DIM],
+                                           strides=[stride_kn, 1], block_shape=[BLOCK_N, HEAD_DIM])
+        v_desc = tl.make_tensor_descriptor(V + b * stride_vb + h_kv * stride_vh, shape=[n_k, HEAD_DIM],
+                                           strides=[stride_vn, 1], block_shape=[BLOCK_N, HEAD_DIM])
+    else:
+        k_desc, v_desc = K, V  # unused: plain pointers (Triton 3.2, older GPUs)
+    trace_ptr = Trace + (bh * tl.num_programs(0) + tile_m) * tl.cdiv(n_k, BLOCK_N)
 
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
-    step = tl.program_id(0) * 0  # an int32 counter of visited tiles, for the trace
+    step = tile_m * 0  # an int32 counter of visited tiles, for the trace
 
     full_end, hi = key_range(start_m, n_q, n_k, CAUSAL, BLOCK_M, BLOCK_N)
-    acc, l_i, m_i, step = fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, 0, full_end,
-                                    offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
-                                    False, CAUSAL, TRACE, PRECISION, BLOCK_N)
-    acc, l_i, m_i, step = fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, trace_ptr, full_end, hi,
-                                    offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
-                                    True, CAUSAL, TRACE, PRECISION, BLOCK_N)
+    acc, l_i, m_i, step = fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, k_desc, v_desc, trace_ptr, 0,
+                                    full_end, offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
+                                    False, CAUSAL, TRACE, PRECISION, TMA, BLOCK_N)
+    acc, l_i, m_i, step = fwd_tiles(acc, l_i, m_i, step, q, k_ptrs, v_ptrs, k_desc, v_desc, trace_ptr,
+                                    full_end, hi, offs_m, offs_n, n_q, n_k, stride_kn, stride_vn, qk_scale,
+                                    True, CAUSAL, TRACE, PRECISION, TMA, BLOCK_N)
 
     # A query that sees no key at all (causal, n_q > n_k) gets output 0 and lse -inf, not NaN.
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)

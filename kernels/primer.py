@@ -7,10 +7,17 @@ Each kernel is a few lines that show one idea of Triton's programming model:
 * :func:`vector_add`: a mask for the ragged last block, so any length works;
 * :func:`row_softmax`: one program per row, the whole row in registers, and strides to find the row:
   the max, the exponentials, the sum and the division are fused, so each element is read once and
-  written once (``torch.softmax`` on a GPU does the same; a chain of separate PyTorch ops would not).
+  written once (``torch.softmax`` on a GPU does the same; a chain of separate PyTorch ops would not);
+* :func:`tile_matmul`: 2-D blocks of pointers, a transposed load through strides, and ``tl.dot``.
+
+:func:`constexpr_source` prints a kernel as the compiler sees it for given ``tl.constexpr`` flags, so a
+lecture can show one specialization of a kernel (its unmasked loop, say) without the others.
 """
 
 from __future__ import annotations
+
+import inspect
+import re
 
 import torch
 import triton
@@ -181,11 +188,13 @@ def count_programs(n_programs: int, atomic: bool) -> int:
 
 
 @triton.jit
-def _tile_matmul_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-                        PRECISION: tl.constexpr):
+def _tile_matmul_kernel(a_ptr, b_ptr, c_ptr, stride_bk, stride_bn, M: tl.constexpr, N: tl.constexpr,
+                        K: tl.constexpr, PRECISION: tl.constexpr):
     rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    # A 2-D block of addresses: a column of row offsets plus a row of column offsets, broadcast to (M, K).
     a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    # B through its strides: for a transposed view (stride_bk = 1) this is a transposed load, no copy.
+    b = tl.load(b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, input_precision=PRECISION))
 
 
@@ -194,26 +203,32 @@ def tile_matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "ieee") -> to
 
     ``"tf32"`` lets the GPU's tensor cores round fp32 inputs to 10 mantissa bits (errors near 1e-3);
     ``"ieee"`` keeps full fp32. The interpreter computes both exactly in NumPy, so on a CPU they agree.
+    ``b`` may be a transposed view (``bt.T`` of a contiguous ``bt``): the kernel then loads it transposed
+    through its strides, as the FlashAttention kernel loads K.
 
     Args:
-        a: (M, K), b: (K, N) contiguous float32; M, N, K powers of two from 16 to 128.
+        a: (M, K) contiguous float32; b: (K, N) float32, contiguous or a transposed view of a contiguous
+            tensor; M, N, K powers of two from 16 to 128.
         precision: ``"ieee"`` or ``"tf32"``.
 
     Raises:
-        TypeError: not float32 tensors. ValueError: bad shapes or precision.
+        TypeError: not float32 tensors. ValueError: bad shapes, layouts or precision.
     """
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
             raise TypeError(f"{name} must be a float32 torch.Tensor")
-        if t.dim() != 2 or not t.is_contiguous() or any(s < 16 or s > 128 or s & (s - 1) for s in t.shape):
-            raise ValueError(f"{name} must be a contiguous 2-D tile with power-of-two sides from 16 to 128, "
+        if t.dim() != 2 or any(s < 16 or s > 128 or s & (s - 1) for s in t.shape):
+            raise ValueError(f"{name} must be a 2-D tile with power-of-two sides from 16 to 128, "
                              f"got shape {tuple(t.shape)}")
+    if not a.is_contiguous() or not (b.is_contiguous() or b.t().is_contiguous()):
+        raise ValueError("a must be contiguous and b contiguous or a transposed view of a contiguous tensor, "
+                         f"got strides a {a.stride()}, b {b.stride()}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"a is {tuple(a.shape)} and b is {tuple(b.shape)}: a's columns must match b's rows")
     if precision not in ("ieee", "tf32"):
         raise ValueError(f"precision must be 'ieee' or 'tf32', got {precision!r}")
     c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device=a.device)
-    _tile_matmul_kernel[(1,)](a, b, c, M=a.shape[0], N=b.shape[1], K=a.shape[1], PRECISION=precision)
+    _tile_matmul_kernel[(1,)](a, b, c, *b.stride(), M=a.shape[0], N=b.shape[1], K=a.shape[1], PRECISION=precision)
     return c
 
 
@@ -249,3 +264,50 @@ def debug_row_max(x: torch.Tensor, watch_row: int) -> None:
     _row_max_debug_kernel[(x.shape[0],)](x, x.shape[1], x.stride(0), watch_row,
                                          BLOCK=triton.next_power_of_2(x.shape[1]))
     device.synchronize()
+
+
+def constexpr_source(kernel, **flags: bool) -> str:
+    """The source of ``kernel`` with its ``if FLAG:`` / ``else:`` branches on the given ``tl.constexpr`` flags
+    resolved, as the compiler resolves them (a branch on a constexpr is decided at compile time).
+
+    Only branches whose whole condition is one flag name are resolved: ``if MASK:`` keeps its body when
+    ``MASK=True`` and its ``else:`` body (dedented) when ``False``. Comments and other lines are kept.
+
+    Args:
+        kernel: a ``@triton.jit`` function (or a plain function). flags: ``NAME=True/False``.
+
+    Returns:
+        The resolved source, a string.
+
+    Raises:
+        ValueError: a flag the source never branches on (a typo would otherwise print the kernel unchanged).
+    """
+    lines = inspect.getsource(getattr(kernel, "fn", kernel)).splitlines()
+    for name in flags:
+        if not any(re.fullmatch(rf"\s*if {name}:", line) for line in lines):
+            raise ValueError(f"the source never branches on `if {name}:`; flags given: {sorted(flags)}")
+
+    def block_end(start: int, indent: int) -> int:
+        end = start
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
+            end += 1
+        return end
+
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        match = re.fullmatch(r"(\s*)if (\w+):", line)
+        if not match or match.group(2) not in flags:
+            out.append(line)
+            i += 1
+            continue
+        indent = len(match.group(1))
+        body_end = block_end(i + 1, indent)
+        body, rest = lines[i + 1:body_end], []
+        if body_end < len(lines) and lines[body_end] == " " * indent + "else:":
+            else_end = block_end(body_end + 1, indent)
+            rest, body_end = lines[body_end + 1:else_end], else_end
+        chosen = body if flags[match.group(2)] else rest
+        # Put the chosen branch back in place, dedented, so that branches nested in it are resolved too.
+        lines[i:body_end] = [text[4:] if text.strip() else text for text in chosen]
+    return "\n".join(out) + "\n"

@@ -7,8 +7,10 @@
 * :func:`tiled_attention` is FlashAttention-2's forward algorithm (Dao, 2023, Algorithm 1) in PyTorch:
   query tiles in the outer loop, key tiles in the inner loop, a running max ``m``, a running sum ``l`` and
   a rescaled accumulator, so no ``n_q × n_k`` matrix ever exists. It is the oracle of the Triton kernel.
-* :func:`attention_hbm_traffic` counts the HBM bytes each of the two moves (FlashAttention paper,
-  Dao et al. 2022, Theorem 2): Θ(N·d + N²) for standard attention, Θ(N²·d²/M) for FlashAttention.
+* :func:`attention_hbm_traffic` counts the HBM bytes each of the two moves in the model of the FlashAttention
+  paper's Theorem 2 (Dao et al. 2022), without L2: Θ(N·d + N²) for standard attention, Θ(N²·d²/M) for
+  FlashAttention.
+* :func:`max_error` compares results that may hold infinities (pattern first, then values).
 * :func:`peak_tensor_bytes` measures the peak bytes of tensors a function allocates, on any device.
 
 Conventions shared by the functions here:
@@ -19,7 +21,11 @@ Conventions shared by the functions here:
 * ``causal=True`` hides the keys after each query, aligned bottom-right as in FlashAttention-2: query row
   ``i`` sees key ``j`` when ``j <= i + n_k - n_q``. With ``n_q <= n_k`` every query sees at least one key.
   With ``n_q > n_k`` the first ``n_q - n_k`` queries see none: their output is defined as 0 and their
-  ``lse`` as ``-inf`` (FlashAttention-2 does the same), where a plain softmax would give NaN.
+  ``lse`` as ``-inf`` (the log of an empty sum), where a plain softmax would give NaN. FlashAttention-2's
+  CUDA kernels write ``+inf`` there instead, so that their backward's ``exp(S - lse)`` is 0 without a mask,
+  and ``-inf`` only in the partial results of split-KV, which are merged by their lse
+  (``csrc/flash_attn/src/softmax.h``, ``normalize_softmax_lse``: ``Split ? -INFINITY : INFINITY``). Our
+  backward masks those rows instead, and ``-inf`` merges like split-KV's partials.
 * Scores, softmax and accumulation are computed in float32 (float64 inputs stay float64); the output has
   the input dtype.
 """
@@ -270,6 +276,28 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return out.to(q.dtype), lse
 
 
+def max_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    """Largest ``|got - want|``, for results that may hold infinities (an ``lse`` of ``-inf``): first the pattern,
+    then the values.
+
+    Returns ``inf`` when either holds a NaN, or when they are not infinite at the same places with the same
+    sign (a kernel returning NaN or ``-inf`` everywhere must not pass); else the largest difference over the
+    finite entries (0.0 if there are none).
+
+    Raises:
+        ValueError: different shapes.
+    """
+    if got.shape != want.shape:
+        raise ValueError(f"got has shape {tuple(got.shape)} and want {tuple(want.shape)}; they must match")
+    got, want = got.detach().double().cpu(), want.detach().double().cpu()
+    if got.isnan().any() or want.isnan().any():
+        return math.inf
+    if not torch.equal(got.isinf(), want.isinf()) or not torch.equal(got[got.isinf()], want[want.isinf()]):
+        return math.inf
+    finite = got.isfinite()
+    return (got[finite] - want[finite]).abs().max().item() if finite.any() else 0.0
+
+
 # ----------------------------------------------------------------------------------------------------
 # What each algorithm costs in HBM traffic and in memory.
 
@@ -300,13 +328,19 @@ class HbmTraffic:
 def attention_hbm_traffic(seq_len: int, head_dim: int, sram_bytes: int, bytes_per_element: int = 2,
                           causal: bool = False, batch_heads: int = 1, block_m: int | None = None,
                           block_n: int | None = None) -> HbmTraffic:
-    """HBM traffic of one attention forward pass, standard vs FlashAttention-2, in bytes.
+    """HBM traffic of one attention forward pass, standard vs FlashAttention-2, in bytes: a model, not a measurement.
 
-    The FlashAttention paper (Dao et al. 2022, Theorem 2) shows Θ(N·d + N²) HBM accesses for standard
-    attention and Θ(N²·d²/M) for FlashAttention, with M the SRAM size in elements: tiles hold Θ(M/d)
-    rows, so there are Θ(N·d/M) query tiles, and each reads all of K and V. That is less traffic, not
-    linear traffic: for a fixed SRAM it still grows with N². (FlashAttention's *extra memory*, beyond
-    Q, K, V and O, is what is linear: the O(N) ``lse``.) This function counts the accesses exactly.
+    The model of the FlashAttention paper's Theorem 2 (Dao et al. 2022), without L2: every byte a kernel
+    reads comes from HBM. It gives Θ(N·d + N²) HBM accesses for standard attention and Θ(N²·d²/M) for
+    FlashAttention, with M the SRAM size in elements: tiles hold Θ(M/d) rows, so there are Θ(N·d/M) query
+    tiles, and each reads all of K and V. That is less traffic, not linear traffic: for a fixed SRAM it
+    still grows with N². (FlashAttention's *extra memory*, beyond Q, K, V and O, is what is linear: the
+    O(N) ``lse``.) This function counts the model's accesses exactly.
+
+    A real GPU beats the model: the query tiles of one head run side by side and read the same K and V
+    tiles at nearly the same time, so most of those repeated reads hit the L2 cache (40 MB on an A100,
+    50 MB on an H100) and never reach HBM. Measure real DRAM bytes with Nsight Compute
+    (``ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum``).
 
     Args:
         seq_len: N, queries = keys. head_dim: d. sram_bytes: M in bytes, the on-chip memory of one SM.
@@ -314,10 +348,11 @@ def attention_hbm_traffic(seq_len: int, head_dim: int, sram_bytes: int, bytes_pe
         causal: FlashAttention skips the key tiles above the diagonal; standard attention still writes
             and reads the whole N × N matrix.
         batch_heads: batch × heads, a plain multiplier.
-        block_m, block_n: tile sizes. By default those of the proof of Theorem 2 with the two tiles'
-            roles swapped, because FlashAttention-2 keeps the query tile in SRAM while K and V stream
-            past: ``block_m = ceil(M / 4d)`` and ``block_n = min(block_m, d)``, so the Q and O tiles, the
-            K and V tiles and the score tile each take at most about M/4 elements.
+        block_m, block_n: tile sizes; pass the kernel's real ones (e.g. 128 x 64, one its autotuning
+            tries) to model the kernel. By default those of the proof of Theorem 2 with the two tiles' roles
+            swapped, because FlashAttention-2 keeps the query tile in SRAM while K and V stream past:
+            ``block_m = ceil(M / 4d)`` and ``block_n = min(block_m, d)``, so the Q and O tiles, the K and V
+            tiles and the score tile each take at most about M/4 elements.
 
     Returns:
         :class:`HbmTraffic`.

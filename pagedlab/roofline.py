@@ -24,7 +24,12 @@ class GpuSpec:
         name: marketing name.
         hbm_gb: HBM capacity in GB, as the datasheet states it. hbm_tb_s: HBM bandwidth in TB/s (10^12 bytes/s).
         sram_kib_per_sm: shared memory + L1 per SM, the "SRAM" of the FlashAttention paper. sms: SM count.
-        bf16_tflops: dense bf16/fp16 tensor-core peak in TFLOP/s.
+        fp16_tflops: dense fp16 tensor-core peak in TFLOP/s (fp32 accumulation where the datasheet says so).
+        bf16: whether the tensor cores take bfloat16 (Ampere and newer; the T4, a Turing GPU, does not).
+        register_kib_per_sm: the register file of one SM, where FlashAttention-2 keeps S, P and the O accumulator.
+        max_smem_kib_per_block: the most shared memory one program (thread block) may opt in to; a Triton
+            configuration whose tiles need more does not launch.
+        l2_mb: L2 cache in MB, shared by all SMs (K/V tiles re-read by neighbouring programs often hit it).
         source: where the figures come from.
     """
 
@@ -33,7 +38,11 @@ class GpuSpec:
     hbm_tb_s: float
     sram_kib_per_sm: int
     sms: int
-    bf16_tflops: float
+    fp16_tflops: float
+    bf16: bool
+    register_kib_per_sm: int
+    max_smem_kib_per_block: int
+    l2_mb: float
     source: str
 
     @property
@@ -44,16 +53,22 @@ class GpuSpec:
     @property
     def ridge_flop_per_byte(self) -> float:
         """Arithmetic intensity at which the GPU stops waiting for HBM: peak FLOP/s over bytes/s."""
-        return self.bf16_tflops / self.hbm_tb_s
+        return self.fp16_tflops / self.hbm_tb_s
 
 
+_CUDA_GUIDE = "CUDA C++ Programming Guide, compute capability table (shared memory per block, registers per SM)"
 GPUS = {
-    "T4": GpuSpec("NVIDIA T4", 16, 0.32, 96, 40, 65, "NVIDIA T4 datasheet; Turing tuning guide (96 KiB L1/shared per SM)"),
-    "A100": GpuSpec("NVIDIA A100 SXM 80GB", 80, 2.04, 192, 108, 312,
-                    "NVIDIA A100 datasheet and whitepaper (192 KiB L1/shared per SM, 108 SMs)"),
-    "H100": GpuSpec("NVIDIA H100 SXM", 80, 3.35, 256, 132, 989,
-                    "NVIDIA H100 datasheet and Hopper whitepaper (256 KiB L1/shared per SM, 132 SMs)"),
-    "H200": GpuSpec("NVIDIA H200 SXM", 141, 4.8, 256, 132, 989, "NVIDIA H200 datasheet (same SM as H100)"),
+    "T4": GpuSpec("NVIDIA T4", 16, 0.32, 96, 40, 65, False, 256, 64, 4,
+                  "NVIDIA T4 datasheet (65 TFLOP/s is fp16 mixed precision; Turing has no bf16); Turing tuning "
+                  "guide (96 KiB L1/shared per SM); " + _CUDA_GUIDE + " for sm_75"),
+    "A100": GpuSpec("NVIDIA A100 SXM 80GB", 80, 2.04, 192, 108, 312, True, 256, 163, 40,
+                    "NVIDIA A100 datasheet and whitepaper (192 KiB L1/shared per SM of which up to 164 KiB "
+                    "shared, 1 KiB of it reserved per block; 256 KiB registers per SM; 40 MB L2); " + _CUDA_GUIDE),
+    "H100": GpuSpec("NVIDIA H100 SXM", 80, 3.35, 256, 132, 989, True, 256, 227, 50,
+                    "NVIDIA H100 datasheet and Hopper whitepaper (256 KiB L1/shared per SM of which up to 228 KiB "
+                    "shared; 256 KiB registers per SM; 50 MB L2); " + _CUDA_GUIDE),
+    "H200": GpuSpec("NVIDIA H200 SXM", 141, 4.8, 256, 132, 989, True, 256, 227, 50,
+                    "NVIDIA H200 datasheet (same SM and L2 as the H100, more and faster HBM)"),
 }
 """A few GPUs a learner meets (Colab's T4, the A100 of the FlashAttention paper, Hopper)."""
 

@@ -21,6 +21,7 @@ from pagedlab.attention import (
     causal_mask,
     chunked_attention_without_rescaling,
     naive_attention,
+    max_error,
     peak_tensor_bytes,
     tiled_attention,
 )
@@ -363,3 +364,16 @@ def test_naive_peak_memory_is_quadratic_and_tiled_is_not():
     assert peaks[128][0] >= 2 * 128 * 128 * 4  # at least the scores and the weights, float32
     assert math.isclose(peaks[256][0] / peaks[128][0], 4, rel_tol=0.15)
     assert peaks[256][1] / peaks[128][1] < 2.5
+
+
+def test_max_error_compares_the_infinity_pattern_before_the_values():
+    inf = float("inf")
+    want = torch.tensor([-inf, 1.0, 2.0])
+    assert max_error(torch.tensor([-inf, 1.5, 2.0]), want) == 0.5
+    assert max_error(torch.full((3,), float("nan")), want) == inf      # NaN everywhere must not pass
+    assert max_error(torch.full((3,), -inf), want) == inf              # -inf everywhere neither
+    assert max_error(torch.tensor([inf, 1.0, 2.0]), want) == inf       # +inf where -inf was expected
+    assert max_error(torch.tensor([0.0, 1.0, 2.0]), want) == inf       # a finite value for an empty row
+    assert max_error(torch.full((2,), -inf), torch.full((2,), -inf)) == 0.0
+    with pytest.raises(ValueError, match="shape"):
+        max_error(torch.zeros(2), torch.zeros(3))

@@ -264,6 +264,98 @@ def test_attention_flops():
     assert fa.attention_flops(2, 3, 1024, 1024, 64, causal=True, mode="fwd+bwd") == 3.5 * 2 * 3 * 2 * 1024 * 1024 * 64
     with pytest.raises(ValueError, match="mode"):
         fa.attention_flops(1, 1, 8, 8, 16, False, mode="backward")
+    with pytest.raises(ValueError, match="count"):
+        fa.attention_flops(1, 1, 8, 8, 16, False, count="ours")
+
+
+def test_kernel_flop_count_matches_the_products_the_backward_kernels_run():
+    """count="kernel" must follow the kernels: one tl.dot per matrix product in each loop body."""
+    import inspect
+
+    from pagedlab.kernels import flash_backward, flash_forward
+
+    def products(fn):
+        return inspect.getsource(fn.fn).count("tl.dot(")
+
+    fwd = products(flash_forward.fwd_tiles)
+    bwd = products(flash_backward.dkdv_tiles) + products(flash_backward.dq_tiles)
+    assert (fwd, bwd) == (2, 7)
+    one = fa.attention_flops(1, 1, 256, 256, 64, causal=False) / fwd  # one product
+    assert fa.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd", count="kernel") == bwd * one
+    assert fa.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd") == 5 * one  # the conventional 2.5x
+
+
+# ----------------------------------------------------------------------------------------------------
+# Autotuning: the configuration space, its pruning and the length buckets (checked without a GPU)
+
+A100_SMEM, H100_SMEM, SM86_SMEM = 163 * 1024, 227 * 1024, 99 * 1024
+
+
+def test_length_bucket_is_the_next_power_of_two():
+    assert [fa.length_bucket(n) for n in (1, 16, 17, 1000, 4000, 4096, 4097)] == [16, 16, 32, 1024, 4096, 4096, 8192]
+
+
+def test_pruning_drops_register_spills_and_keeps_what_fits():
+    space = fa.CONFIG_SPACE["fwd"]
+    assert len(space) == 2 * 3 * 3 * 2  # the Triton tutorial's Hopper space
+    kept = fa.prune_configs("fwd", space, 256, 2, H100_SMEM)
+    # d = 256 with 128 query rows: a 128 x 256 float32 accumulator over 128 threads is 256 registers each.
+    assert not any(bm == 128 and w == 4 for bm, _, w, _ in kept)
+    assert any(bm == 128 and w == 8 for bm, _, w, _ in kept)
+    # The same configuration at d = 64 fits.
+    assert (128, 64, 4, 3) in fa.prune_configs("fwd", space, 64, 2, H100_SMEM)
+    # Shared memory: Hopper's 227 KiB keeps deep pipelines that an A100's 163 KiB cannot hold.
+    big = (128, 128, 8, 3)
+    assert fa.shared_memory_bytes("fwd", *big[:2], big[3], 128, 2) > A100_SMEM
+    assert big in fa.prune_configs("fwd", space, 128, 2, H100_SMEM)
+    assert big not in fa.prune_configs("fwd", space, 128, 2, A100_SMEM)
+
+
+@pytest.mark.parametrize("kind", ["fwd", "dkdv", "dq"])
+def test_pruning_never_leaves_a_kernel_without_a_configuration(kind):
+    for limit in (SM86_SMEM, A100_SMEM, H100_SMEM):
+        for d in fa.HEAD_DIMS:
+            for elem in (2, 4):
+                kept = fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, elem, limit)
+                assert kept, (kind, limit, d, elem)
+                if len(kept) > 1 or kept[0] in fa.CONFIG_SPACE[kind]:
+                    assert all(fa.shared_memory_bytes(kind, bm, bn, s, d, elem) <= limit
+                               and fa.registers_per_thread(kind, bm, bn, w, d) <= fa.REGISTER_BUDGET
+                               for bm, bn, w, s in kept)
+
+
+def test_quick_autotuning_is_a_subset_that_fits_ampere_and_hopper(monkeypatch):
+    for kind, quick in fa.QUICK_CONFIGS.items():
+        assert set(quick) <= set(fa.CONFIG_SPACE[kind])
+        for d in (64, 128):
+            for limit in (A100_SMEM, H100_SMEM):
+                assert set(fa.prune_configs(kind, quick, d, 2, limit)) & set(quick), (kind, d, limit)
+    monkeypatch.setenv("PAGEDLAB_AUTOTUNE", "quick")
+    assert fa.autotune_space("fwd") == fa.QUICK_CONFIGS["fwd"]
+    monkeypatch.delenv("PAGEDLAB_AUTOTUNE")
+    assert fa.autotune_space("fwd") == fa.CONFIG_SPACE["fwd"]
+
+
+TILE_SHAPES = sorted({(kind, bm, bn) for kind, space in fa.CONFIG_SPACE.items() for bm, bn, _, _ in space})
+
+
+@pytest.mark.parametrize("kind,block_m,block_n", TILE_SHAPES, ids=lambda x: str(x))
+def test_every_tile_shape_of_the_search_space_is_correct_in_the_interpreter(kind, block_m, block_n, monkeypatch):
+    """Warps and stages only change how a GPU schedules a program; the tile shapes change the code's ranges."""
+    monkeypatch.setitem(fa.FIXED_BLOCKS, kind, (block_m, block_n))
+    for causal, (n_q, n_k) in ((True, (150, 131)), (False, (70, 150))):
+        q, k, v = make_qkv(1, 2, 1, n_q, n_k, 16, seed=n_q)
+        d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(3)).to(DEV)
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = flash_attention(*leaves, causal=causal)
+        out.backward(d_out)
+        ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
+        rq, rk, rv = ref_leaves
+        ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=causal)
+        ref.backward(d_out.double())
+        torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
+        for got, want in zip(leaves, ref_leaves):
+            torch.testing.assert_close(got.grad.double(), want.grad, atol=5e-5, rtol=1e-4)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -290,6 +382,50 @@ def test_gpu_half_precision_matches_sdpa(dtype, causal, n, d):
     torch.testing.assert_close(out.float(), ref, atol=tol, rtol=tol)
     for got, want in zip(leaves, ref_leaves):
         torch.testing.assert_close(got.grad.float(), want.grad, atol=4 * tol, rtol=4 * tol)
+
+
+def _errors_against_float64(fn, dtype, n, d, causal=True, seed=0):
+    """Max |fn - exact| for O, dQ, dK, dV, with inputs drawn in float64 and rounded to ``dtype``."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v, d_out = (torch.randn(2, 4, n, d, generator=g, dtype=torch.float64).to(DEV) for _ in range(4))
+
+    def run(f, *tensors):
+        leaves = [t.detach().clone().requires_grad_() for t in tensors[:3]]
+        out = f(*leaves, causal)
+        out.backward(tensors[3])
+        return [out] + [t.grad for t in leaves]
+
+    exact = run(lambda q, k, v, c: naive_attention(q, k, v, causal=c), q, k, v, d_out)
+    got = run(fn, *(t.to(dtype) for t in (q, k, v, d_out)))
+    return [(a.double() - e).abs().max().item() for a, e in zip(got, exact)]
+
+
+def _sdpa(q, k, v, causal):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def _flash(q, k, v, causal):
+    return flash_attention(q, k, v, causal=causal)
+
+
+def test_float32_error_is_within_twice_pytorchs_own():
+    """The relative rule of FlashAttention's tests, on the CPU path: float32 against float64."""
+    ours = _errors_against_float64(_flash, torch.float32, 72, 32)
+    sdpa = _errors_against_float64(_sdpa, torch.float32, 72, 32)
+    assert all(o <= 2 * s + 1e-6 for o, s in zip(ours, sdpa)), list(zip("O dQ dK dV".split(), ours, sdpa))
+
+
+@gpu
+@needs_gpu
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_gpu_bf16_error_is_within_twice_sdpas_own(causal):
+    """The path the benchmark times: bf16, d = 128. Our error against float64 at most twice SDPA-bf16's + eps
+    (the rule of flash-attention's tests/test_flash_attn.py), for the output and every gradient."""
+    if not torch.cuda.is_bf16_supported():
+        pytest.skip("bf16 not supported on this GPU")
+    ours = _errors_against_float64(_flash, torch.bfloat16, 2048, 128, causal)
+    sdpa = _errors_against_float64(_sdpa, torch.bfloat16, 2048, 128, causal)
+    assert all(o <= 2 * s + 1e-3 for o, s in zip(ours, sdpa)), list(zip("O dQ dK dV".split(), ours, sdpa))
 
 
 @gpu
@@ -358,3 +494,54 @@ def test_benchmark_plot_and_summary(tmp_path):
     assert (tmp_path / "plot.png").stat().st_size > 0
     text = bench.summary(rows)
     assert "| 4096 | 1.50x | 1.50x |" in text and "| 1024 |" not in text
+
+
+@pytest.mark.skipif(not hasattr(__import__("triton").language, "make_tensor_descriptor"),
+                    reason="this Triton has no tensor descriptors (3.2): the plain-pointer path is the only one")
+@pytest.mark.parametrize("blocks", [(32, 32), (64, 16)], ids=lambda b: f"m{b[0]}n{b[1]}")
+def test_tensor_descriptor_forward_matches_the_pointer_forward(blocks, monkeypatch):
+    """The TMA variant (K and V through tensor descriptors), emulated by the interpreter: same results, ragged
+    lengths included (the descriptor zero-fills rows past n_k), GQA and a causal n_q > n_k."""
+    cases = [((1, 2, 1, 70, 45, 32), True), ((2, 2, 2, 33, 50, 16), False)]
+    for (batch, heads, kv_heads, n_q, n_k, d), causal in cases:
+        q, k, v = make_qkv(batch, heads, kv_heads, n_q, n_k, d, seed=n_q)
+        monkeypatch.setattr(fa, "USE_TMA", False)
+        plain_out, plain_lse = flash_attention_forward(q, k, v, causal=causal, block_m=blocks[0], block_n=blocks[1])
+        monkeypatch.setattr(fa, "USE_TMA", True)
+        assert fa._use_tma(q, k, v)
+        out, lse = flash_attention_forward(q, k, v, causal=causal, block_m=blocks[0], block_n=blocks[1])
+        ref_out, ref_lse = reference(q, k, v, causal)
+        torch.testing.assert_close(out.double(), ref_out, atol=2e-5, rtol=1e-4)
+        assert_lse_close(lse, ref_lse, atol=2e-5)
+        torch.testing.assert_close(out, plain_out, atol=1e-6, rtol=1e-6)
+
+
+def test_tensor_descriptors_are_refused_for_rows_off_a_16_byte_boundary(monkeypatch):
+    monkeypatch.setattr(fa, "USE_TMA", True)
+    q, k, v = make_qkv(1, 1, 1, 8, 8, 16)
+    odd = torch.randn(1, 1, 8, 17, device=DEV)[..., :16]  # rows 17 floats apart: 68 bytes
+    assert not fa._use_tma(q, odd, odd)
+
+
+def test_pruning_models_agree_with_the_recorded_compiles():
+    """benchmarks/compile/: Triton's shared memory and ptxas's registers for configurations compiled for sm_90
+    and sm_80 without a GPU (benchmarks/compile_check.py). On sm_90, where the models were calibrated, the
+    shared-memory model is Triton's count (to the KiB Triton rounds up to) and no configuration that pruning
+    keeps spilled registers. On sm_80 Triton's pipeline keeps one buffer less, so the model is an upper bound;
+    the register model is not calibrated there (a few kept configurations spill up to 128 bytes)."""
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
+    rows = [r for r in csv.DictReader(open(path)) if r["status"] in ("ok", "too much shared memory")]
+    assert rows
+    for r in rows:
+        kind, d = r["kind"], int(r["head_dim"])
+        bm, bn, warps, stages = (int(r[k]) for k in ("block_m", "block_n", "num_warps", "num_stages"))
+        model_kib = fa.shared_memory_bytes(kind, bm, bn, stages, d, 2) // 1024
+        if r["arch"] == "80":
+            assert int(r["shared_kib"]) <= model_kib, r
+            continue
+        assert 0 <= int(r["shared_kib"]) - model_kib <= 1, r
+        if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, H100_SMEM):
+            assert int(r["spill_bytes"]) == 0, r

@@ -57,6 +57,15 @@ def test_interpreter_hides_the_race():
     assert primer.count_programs(300, atomic=False) == 300
 
 
+def test_tile_matmul_loads_a_transposed_view_through_its_strides():
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(32, 64, generator=g).to(DEV)
+    bt = torch.randn(16, 64, generator=g).to(DEV)  # stored (N, K): b = bt.T is a view with strides (1, 64)
+    torch.testing.assert_close(primer.tile_matmul(a, bt.T).double(), a.double() @ bt.T.double(), atol=1e-4, rtol=1e-5)
+    with pytest.raises(ValueError, match="transposed view"):
+        primer.tile_matmul(a, torch.randn(64, 32, device=DEV)[:, ::2])
+
+
 def test_tile_matmul_ieee_is_float32_exact():
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(32, 64, generator=g).to(DEV), torch.randn(64, 16, generator=g).to(DEV)
@@ -95,3 +104,20 @@ def test_debug_row_max_prints_one_row(capsys):
 def test_bad_input_names_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_constexpr_source_resolves_flag_branches_like_the_compiler():
+    import ast
+
+    from pagedlab.kernels import flash_forward
+
+    plain = primer.constexpr_source(flash_forward.fwd_tiles, MASK=False, TRACE=False, TMA=False)
+    ast.parse(plain)  # still Python, indentation intact
+    body = plain.split('"""')[-1]
+    assert "tl.where" not in body and "if MASK" not in body and "tl.store" not in body and "desc" not in body
+    assert "k = tl.load(k_ptrs + start_n * stride_kn)\n" in body  # the else: branch, dedented
+    masked = primer.constexpr_source(flash_forward.fwd_tiles, MASK=True, TRACE=False, TMA=False)
+    ast.parse(masked)
+    assert "tl.where(keep, s" in masked and "if CAUSAL:" in masked and "mask=cols" in masked
+    with pytest.raises(ValueError, match="MASKED"):
+        primer.constexpr_source(flash_forward.fwd_tiles, MASKED=False)

@@ -1,0 +1,27 @@
+"""The datasheet model of notebook 00: GPU figures and the arithmetic intensity of attention's steps."""
+
+import pytest
+
+from pagedlab import roofline
+
+
+def test_t4_has_no_bf16_and_its_peak_is_fp16():
+    t4 = roofline.GPUS["T4"]
+    assert not t4.bf16 and t4.fp16_tflops == 65
+    assert all(roofline.GPUS[name].bf16 for name in ("A100", "H100", "H200"))
+
+
+def test_one_block_gets_less_shared_memory_than_the_sm_has():
+    for spec in roofline.GPUS.values():
+        assert spec.max_smem_kib_per_block < spec.sram_kib_per_sm
+    assert (roofline.GPUS["A100"].max_smem_kib_per_block, roofline.GPUS["H100"].max_smem_kib_per_block) == (163, 227)
+    assert roofline.GPUS["H100"].register_kib_per_sm == 256
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_qk_intensity_tends_to_d_however_long_the_sequence(d):
+    """Writing the N x N scores keeps Q K^T memory-bound: its intensity approaches d FLOP/byte (bf16), never more."""
+    intensities = [f / b for f, b in (roofline.attention_steps(n, d)["S = Q K^T"] for n in (1024, 16384, 1 << 20))]
+    assert intensities == sorted(intensities) and all(i < d for i in intensities)
+    assert intensities[-1] > 0.99 * d
+    assert intensities[-1] < roofline.GPUS["H100"].ridge_flop_per_byte
