@@ -2,6 +2,13 @@
 
 A failed check should tell the learner *what* differs (which elements, expected vs got, how much)
 and *why* it probably differs (a hint). ``assert`` with a bare ``False`` teaches nothing.
+
+An exercise's check cell wraps its asserts in :class:`check`, so a failure reads
+
+    CheckFailed: Check 3: copy-on-write, once: the child appended into block 1, ... Hint: ...
+
+with the check's title first (the heading the learner sees, not nbval's "Cell 5") and none of this
+module's frames in the traceback: IPython hides frames that set ``__tracebackhide__``.
 """
 
 from __future__ import annotations
@@ -15,6 +22,21 @@ def _index(flat_index: int, shape: torch.Size) -> tuple[int, ...]:
         out.append(flat_index % dim)
         flat_index //= dim
     return tuple(reversed(out))
+
+
+def differing_rows(got: torch.Tensor, expected: torch.Tensor, *, atol: float = 1e-5, rtol: float = 1e-5) -> list[int]:
+    """Indices along the first dimension where ``got`` differs from ``expected``, NaN and inf counted as different.
+
+    Args:
+        got, expected: tensors of the same shape, at least 1-D.
+
+    Returns:
+        The sorted row indices with at least one element outside ``atol + rtol * |expected|``.
+    """
+    g = got.detach().to("cpu", torch.float64)
+    e = expected.detach().to("cpu", torch.float64)
+    bad = ~torch.isclose(g, e, atol=atol, rtol=rtol, equal_nan=True)
+    return bad.reshape(bad.shape[0], -1).any(dim=1).nonzero().flatten().tolist()
 
 
 def assert_close(
@@ -38,8 +60,10 @@ def assert_close(
 
     Raises:
         AssertionError: wrong type, wrong shape, NaN/inf where the reference is finite, or values that
-            differ; the message names the first differing indices with expected and got values.
+            differ; the message names the first differing indices with expected and got values, and says
+            in which rows (first dimension) NaN appeared, since NaN compares unequal to everything.
     """
+    __tracebackhide__ = True
     if not isinstance(got, torch.Tensor):
         raise AssertionError(f"{name}: expected a torch.Tensor, got {type(got).__name__}")
     if got.shape != expected.shape:
@@ -50,18 +74,75 @@ def assert_close(
     if not bad.any():
         return
     n_bad = int(bad.sum())
-    nonfinite = int((~torch.isfinite(g) & torch.isfinite(e)).sum())
+    nan = torch.isnan(g) & ~torch.isnan(e)
+    inf = torch.isinf(g) & torch.isfinite(e)
     flat = bad.flatten().nonzero().flatten()[:show].tolist()
-    rows = [f"  at {_index(i, g.shape)}: expected {e.flatten()[i].item():.6g}, got {g.flatten()[i].item():.6g}"
+    shown = [f"  at {_index(i, g.shape)}: expected {e.flatten()[i].item():.6g}, got {g.flatten()[i].item():.6g}"
             for i in flat]
     err = (g - e).abs().nan_to_num(float("inf")).max().item()
     lines = [f"{name}: {n_bad} of {g.numel()} elements differ (max error {err:.3g}, atol={atol:g}, rtol={rtol:g})"]
-    if nonfinite:
-        lines.append(f"  {nonfinite} are NaN or inf where the reference is finite (overflow in exp?)")
-    lines += rows
+    for mask, what, why in [
+            (nan, "NaN", "a NaN comes from 0/0 or inf - inf: a row whose every score is masked gives "
+                         "exp(-inf - (-inf)) = NaN, and dividing by a sum l = 0 gives 0/0"),
+            (inf, "inf", "an inf is an overflow: exp() of a large score, or a division by a sum that is 0")]:
+        if mask.any():
+            where = mask.reshape(mask.shape[0], -1).any(dim=1).nonzero().flatten().tolist() if mask.dim() > 1 else []
+            in_rows = f" in rows {where[:8]}{' ...' if len(where) > 8 else ''}" if mask.dim() > 1 else ""
+            lines.append(f"  {int(mask.sum())} elements are {what}{in_rows} where the reference is finite; {why}")
+    lines += shown
     if hint:
         lines.append(f"Hint: {hint}")
     raise AssertionError("\n".join(lines))
+
+
+class CheckFailed(AssertionError):
+    """A failed exercise check; its message starts with the check's title and is the whole diagnosis."""
+
+
+class check:
+    """Context manager for one exercise check: failures become a short :class:`CheckFailed` led by ``title``.
+
+    Usage, in a check cell::
+
+        with check("Check 2: several key tiles", errors="..."):
+            assert_close(...)
+
+    On success it prints ``"<title>: OK"``. An ``AssertionError`` inside becomes
+    ``CheckFailed("<title>: <message>")``; any other exception raised by the learner's code becomes
+    ``CheckFailed("<title>: your code raised <Type>: <message>. Hint: <errors>")``, so a bare ``IndexError``
+    from deep inside still names the check and a likely cause. ``NotImplementedError`` (an exercise not
+    written yet), ``KeyboardInterrupt`` and ``SystemExit`` pass through unchanged.
+
+    Args:
+        title: the check's heading, as the learner sees it ("Check 2: several key tiles").
+        errors: the likely cause when the learner's code raises something other than ``AssertionError``.
+    """
+
+    def __init__(self, title: str, errors: str = "") -> None:
+        if not isinstance(title, str) or not title:
+            raise ValueError(f"title must be a non-empty str, got {title!r}")
+        self.title = title
+        self.errors = errors
+
+    def __enter__(self) -> "check":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        __tracebackhide__ = True
+        if exc is None:
+            print(f"{self.title}: OK")
+            return False
+        if isinstance(exc, (NotImplementedError, KeyboardInterrupt, SystemExit)):
+            return False
+        if isinstance(exc, AssertionError):
+            message = str(exc) or "an assert without a message failed"
+        else:
+            message = f"your code raised {type(exc).__name__}: {exc}"
+            if self.errors:
+                message += f". Hint: {self.errors}"
+        if isinstance(exc, CheckFailed) and message.startswith(self.title):
+            return False
+        raise CheckFailed(f"{self.title}: {message}") from None
 
 
 def verdict(label: str, ok: bool) -> str:
