@@ -95,3 +95,18 @@ def check_titles(path: str | Path) -> dict[str, str]:
             found = re.match(r'with check\("([^"]+)"', cell.source)
             titles[cell.get("id")] = found.group(1) if found else None
     return titles
+
+
+def assert_first_failure(path: str | Path, replace: dict[str, str], title: str, pattern: str) -> str:
+    """Assert that the first cell to fail is the check titled ``title`` and that its message matches ``pattern``.
+
+    Returns the message, so a test can look further.
+    """
+    import re
+
+    failure = first_failure(path, replace)
+    assert failure is not None, f"every check passes with {list(replace)} replaced: nothing catches the mistake"
+    cell_id, text = failure
+    assert text.startswith(f"CheckFailed: {title}: "), f"the first failure (cell {cell_id}) is not {title!r}:\n{text[:1500]}"
+    assert re.search(pattern, text, re.DOTALL), f"{title!r} fails without naming the mistake ({pattern!r}):\n{text[:2500]}"
+    return text
