@@ -82,13 +82,15 @@ def assert_close(
     err = (g - e).abs().nan_to_num(float("inf")).max().item()
     lines = [f"{name}: {n_bad} of {g.numel()} elements differ (max error {err:.3g}, atol={atol:g}, rtol={rtol:g})"]
     for mask, what, why in [
-            (nan, "NaN", "a NaN comes from 0/0 or inf - inf: a row whose every score is masked gives "
-                         "exp(-inf - (-inf)) = NaN, and dividing by a sum l = 0 gives 0/0"),
-            (inf, "inf", "an inf is an overflow: exp() of a large score, or a division by a sum that is 0")]:
+            (nan, "NaN", "NaN comes from inf - inf or 0/0: a value that overflowed to inf (exp() of a large score, a "
+                         "float16 value past 65504) then subtracted, a row whose every score is masked "
+                         "(exp(-inf - (-inf))), or a division by a sum l = 0"),
+            (inf, "inf", "inf is an overflow: exp() of a large score, a float16 value past 65504, or a division by 0")]:
         if mask.any():
-            where = mask.reshape(mask.shape[0], -1).any(dim=1).nonzero().flatten().tolist() if mask.dim() > 1 else []
-            in_rows = f" in rows {where[:8]}{' ...' if len(where) > 8 else ''}" if mask.dim() > 1 else ""
-            lines.append(f"  {int(mask.sum())} elements are {what}{in_rows} where the reference is finite; {why}")
+            first = _index(int(mask.flatten().nonzero()[0]), mask.shape)
+            where = mask.any(dim=1).nonzero().flatten().tolist() if mask.dim() == 2 else []
+            in_rows = f" (rows {where[:8]}{' ...' if len(where) > 8 else ''})" if where else f" (first at {first})"
+            lines.append(f"  {int(mask.sum())} elements are {what}{in_rows} where the reference is finite. {why}.")
     lines += shown
     if hint:
         lines.append(f"Hint: {hint}")
