@@ -13,6 +13,10 @@ module's frames in the traceback: IPython hides frames that set ``__tracebackhid
 
 from __future__ import annotations
 
+import os
+import traceback
+from pathlib import Path
+
 import torch
 
 
@@ -97,8 +101,29 @@ def assert_close(
     raise AssertionError("\n".join(lines))
 
 
+def _where(tb) -> str:
+    """`` at line N of <function>: <source>``, the innermost frame of notebook code in ``tb``, or ``""``."""
+    frames = [f for f in traceback.extract_tb(tb) if not any(part in f.filename for part in _LIBRARY)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" (at `{frame.line.strip()}`, in {frame.name})" if frame.line else f" (in {frame.name})"
+
+
+# Frames in these folders are library code, not the learner's: the package, its kernels, the standard library, installs.
+_LIBRARY = ("site-packages", "dist-packages", str(Path(__file__).parent), str(Path(__file__).parent.parent / "kernels"),
+            str(Path(os.__file__).parent))
+
+
 class CheckFailed(AssertionError):
-    """A failed exercise check; its message starts with the check's title and is the whole diagnosis."""
+    """A failed exercise check; its message starts with the check's title and is the whole diagnosis.
+
+    IPython (and so Jupyter and nbval) shows an exception's ``_render_traceback_()`` instead of its traceback:
+    the learner reads the diagnosis, not frames of this module.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {line}" if i == 0 else line for i, line in enumerate(str(self).splitlines())]
 
 
 class check:
@@ -139,7 +164,7 @@ class check:
         if isinstance(exc, AssertionError):
             message = str(exc) or "an assert without a message failed"
         else:
-            message = f"your code raised {type(exc).__name__}: {exc}"
+            message = f"your code raised {type(exc).__name__}: {exc}{_where(tb)}"
             if self.errors:
                 message += f". Hint: {self.errors}"
         if isinstance(exc, CheckFailed) and message.startswith(self.title):
