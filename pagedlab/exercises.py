@@ -40,7 +40,7 @@ END = "### END SOLUTION"
 _REGION = re.compile(rf"^(?P<indent>[ \t]*){re.escape(BEGIN)}[^\n]*\n.*?^[ \t]*{re.escape(END)}[^\n]*(\n|$)",
                      re.MULTILINE | re.DOTALL)
 STUB = 'raise NotImplementedError("Exercise: replace this line with your code")'
-_CHECKS_SOMETHING = re.compile(r"\bassert|\bcheck_\w+\(")
+_CHECKS_SOMETHING = re.compile(r"\bassert|\bcheck_\w+\(", re.IGNORECASE)  # assert, AssertionError, check_*(
 _CHECK_TITLE = re.compile(r'with check\("Check (?P<number>\d+): [^"]+"')
 
 
