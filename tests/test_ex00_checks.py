@@ -14,7 +14,7 @@ BUGS = {
         "def softmax_rows(x):\n    e = torch.exp(x)\n    return e / e.sum(-1, keepdim=True)",
         "Check 2: large scores", "subtract each row's maximum"),
     "normalized over the wrong dim": (
-        "def softmax_rows(x):\n    return torch.softmax(x, dim=0)", "Check 1: small scores", r"sum to .* not 1"),
+        "def softmax_rows(x):\n    return torch.softmax(x, dim=0)", "Check 1: small scores", r"elements differ.*not 1.*dim=0"),
     "not normalized": (
         "def softmax_rows(x):\n    return torch.exp(x - x.amax(-1, keepdim=True))", "Check 1: small scores",
         "divide each row's exponentials by that row's sum"),
