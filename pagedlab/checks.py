@@ -5,7 +5,7 @@ and *why* it probably differs (a hint). ``assert`` with a bare ``False`` teaches
 
 An exercise's check cell wraps its asserts in :class:`check`, so a failure reads
 
-    CheckFailed: Check 3: copy-on-write, once: the child appended into block 1, ... Hint: ...
+    CheckError: Check 3: copy-on-write, once: the child appended into block 1, ... Hint: ...
 
 with the check's title first (the heading the learner sees, not nbval's "Cell 5") and none of this
 module's frames in the traceback: IPython hides frames that set ``__tracebackhide__``.
@@ -115,7 +115,7 @@ _LIBRARY = ("site-packages", "dist-packages", str(Path(__file__).parent), str(Pa
             str(Path(os.__file__).parent))
 
 
-class CheckFailed(AssertionError):
+class CheckError(AssertionError):
     """A failed exercise check; its message starts with the check's title and is the whole diagnosis.
 
     IPython (and so Jupyter and nbval) shows an exception's ``_render_traceback_()`` instead of its traceback:
@@ -127,7 +127,7 @@ class CheckFailed(AssertionError):
 
 
 class check:
-    """Context manager for one exercise check: failures become a short :class:`CheckFailed` led by ``title``.
+    """Context manager for one exercise check: failures become a short :class:`CheckError` led by ``title``.
 
     Usage, in a check cell::
 
@@ -135,8 +135,8 @@ class check:
             assert_close(...)
 
     On success it prints ``"<title>: OK"``. An ``AssertionError`` inside becomes
-    ``CheckFailed("<title>: <message>")``; any other exception raised by the learner's code becomes
-    ``CheckFailed("<title>: your code raised <Type>: <message>. Hint: <errors>")``, so a bare ``IndexError``
+    ``CheckError("<title>: <message>")``; any other exception raised by the learner's code becomes
+    ``CheckError("<title>: your code raised <Type>: <message>. Hint: <errors>")``, so a bare ``IndexError``
     from deep inside still names the check and a likely cause. ``NotImplementedError`` (an exercise not
     written yet), ``KeyboardInterrupt`` and ``SystemExit`` pass through unchanged.
 
@@ -167,9 +167,9 @@ class check:
             message = f"your code raised {type(exc).__name__}: {exc}{_where(tb)}"
             if self.errors:
                 message += f". Hint: {self.errors}"
-        if isinstance(exc, CheckFailed) and message.startswith(self.title):
+        if isinstance(exc, CheckError) and message.startswith(self.title):
             return False
-        raise CheckFailed(f"{self.title}: {message}") from None
+        raise CheckError(f"{self.title}: {message}") from None
 
 
 def verdict(label: str, ok: bool) -> str:

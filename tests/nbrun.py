@@ -107,6 +107,6 @@ def assert_first_failure(path: str | Path, replace: dict[str, str], title: str, 
     failure = first_failure(path, replace)
     assert failure is not None, f"every check passes with {list(replace)} replaced: nothing catches the mistake"
     cell_id, text = failure
-    assert text.startswith(f"CheckFailed: {title}: "), f"the first failure (cell {cell_id}) is not {title!r}:\n{text[:1500]}"
+    assert text.startswith(f"CheckError: {title}: "), f"the first failure (cell {cell_id}) is not {title!r}:\n{text[:1500]}"
     assert re.search(pattern, text, re.DOTALL), f"{title!r} fails without naming the mistake ({pattern!r}):\n{text[:2500]}"
     return text

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from pagedlab.checks import CheckFailed, assert_close, check, differing_rows
+from pagedlab.checks import CheckError, assert_close, check, differing_rows
 
 
 def test_check_prints_ok_on_success(capsys):
@@ -17,7 +17,7 @@ def test_check_prints_ok_on_success(capsys):
 
 
 def test_a_failed_assert_becomes_a_checkfailed_led_by_the_title():
-    with pytest.raises(CheckFailed) as info, check("Check 2: sums"):
+    with pytest.raises(CheckError) as info, check("Check 2: sums"):
         raise AssertionError("the sums differ. Hint: divide once")
     assert str(info.value) == "Check 2: sums: the sums differ. Hint: divide once"
     assert isinstance(info.value, AssertionError) and info.value.__suppress_context__
@@ -27,7 +27,7 @@ def test_another_error_names_its_type_the_learners_line_and_the_hint():
     def learner(x):
         return [][x]
 
-    with pytest.raises(CheckFailed) as info, check("Check 3: append", errors="test the boundary first"):
+    with pytest.raises(CheckError) as info, check("Check 3: append", errors="test the boundary first"):
         learner(1)
     message = str(info.value)
     assert message.startswith("Check 3: append: your code raised IndexError: list index out of range")
@@ -53,7 +53,7 @@ def test_ipython_shows_the_diagnosis_without_frames_of_this_module():
         shell.run_cell("import torch\nfrom pagedlab.checks import assert_close, check")
         shell.run_cell('with check("Check 4: demo"):\n    assert_close(torch.ones(2), torch.zeros(2), name="x", hint="h")')
     text = out.getvalue()
-    assert text.startswith("CheckFailed: Check 4: demo: x: 2 of 2 elements differ"), text
+    assert text.startswith("CheckError: Check 4: demo: x: 2 of 2 elements differ"), text
     assert "checks.py" not in text and "Traceback" not in text and text.rstrip().endswith("Hint: h")
 
 

@@ -95,7 +95,7 @@ def test_first_failing_check_names_the_mistake(bug):
     failure = first_failure(NB, planted(NB, cell, *edits))
     assert failure is not None, f"no check catches: {bug}"
     _, text = failure
-    assert text.startswith(f"CheckFailed: {title}: "), text[:600]
+    assert text.startswith(f"CheckError: {title}: "), text[:600]
     assert re.search(message, text), text[:2000]
 
 

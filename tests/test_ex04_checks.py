@@ -50,7 +50,7 @@ def test_first_failing_check_names_the_mistake(bug):
     failure = first_failure(SOLUTION, planted(SOLUTION, WORK, *changes))
     assert failure is not None, f"no check catches: {bug}"
     _, text = failure
-    assert text.startswith(f"CheckFailed: {title}: "), text[:800]
+    assert text.startswith(f"CheckError: {title}: "), text[:800]
     assert re.search(hint, text, re.DOTALL), text[:2000]
 
 
