@@ -23,7 +23,7 @@ BUGS = {
         "Check 1: swapping", "round the number of blocks up"),
     "ignores the per-copy latency": (
         "costs-work", "    one_copy = latency + block_size * chunk_bytes_per_token / bandwidth",
-        "    one_copy = block_size * chunk_bytes_per_token / bandwidth", "Check 1: swapping", "latency"),
+        "    one_copy = block_size * chunk_bytes_per_token / bandwidth", "Check 1: swapping", "every copy also pays the fixed latency"),
     "recompute without the attention term": (
         "costs-work", "    return (linear + attention) / flops", "    return linear / flops",
         "Check 2: recomputing", "attention term is missing"),
