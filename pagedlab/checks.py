@@ -2,9 +2,20 @@
 
 A failed check should tell the learner *what* differs (which elements, expected vs got, how much)
 and *why* it probably differs (a hint). ``assert`` with a bare ``False`` teaches nothing.
+
+An exercise's check cell wraps its asserts in :class:`check`, so a failure reads
+
+    CheckError: Check 3: copy-on-write, once: the child appended into block 1, ... Hint: ...
+
+with the check's title first (the heading the learner sees, not nbval's "Cell 5") and none of this
+module's frames in the traceback: IPython hides frames that set ``__tracebackhide__``.
 """
 
 from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
 
 import torch
 
@@ -15,6 +26,21 @@ def _index(flat_index: int, shape: torch.Size) -> tuple[int, ...]:
         out.append(flat_index % dim)
         flat_index //= dim
     return tuple(reversed(out))
+
+
+def differing_rows(got: torch.Tensor, expected: torch.Tensor, *, atol: float = 1e-5, rtol: float = 1e-5) -> list[int]:
+    """Indices along the first dimension where ``got`` differs from ``expected``, NaN and inf counted as different.
+
+    Args:
+        got, expected: tensors of the same shape, at least 1-D.
+
+    Returns:
+        The sorted row indices with at least one element outside ``atol + rtol * |expected|``.
+    """
+    g = got.detach().to("cpu", torch.float64)
+    e = expected.detach().to("cpu", torch.float64)
+    bad = ~torch.isclose(g, e, atol=atol, rtol=rtol, equal_nan=True)
+    return bad.reshape(bad.shape[0], -1).any(dim=1).nonzero().flatten().tolist()
 
 
 def assert_close(
@@ -38,8 +64,10 @@ def assert_close(
 
     Raises:
         AssertionError: wrong type, wrong shape, NaN/inf where the reference is finite, or values that
-            differ; the message names the first differing indices with expected and got values.
+            differ; the message names the first differing indices with expected and got values, and says
+            in which rows (first dimension) NaN appeared, since NaN compares unequal to everything.
     """
+    __tracebackhide__ = True
     if not isinstance(got, torch.Tensor):
         raise AssertionError(f"{name}: expected a torch.Tensor, got {type(got).__name__}")
     if got.shape != expected.shape:
@@ -50,18 +78,98 @@ def assert_close(
     if not bad.any():
         return
     n_bad = int(bad.sum())
-    nonfinite = int((~torch.isfinite(g) & torch.isfinite(e)).sum())
+    nan = torch.isnan(g) & ~torch.isnan(e)
+    inf = torch.isinf(g) & torch.isfinite(e)
     flat = bad.flatten().nonzero().flatten()[:show].tolist()
-    rows = [f"  at {_index(i, g.shape)}: expected {e.flatten()[i].item():.6g}, got {g.flatten()[i].item():.6g}"
+    shown = [f"  at {_index(i, g.shape)}: expected {e.flatten()[i].item():.6g}, got {g.flatten()[i].item():.6g}"
             for i in flat]
     err = (g - e).abs().nan_to_num(float("inf")).max().item()
     lines = [f"{name}: {n_bad} of {g.numel()} elements differ (max error {err:.3g}, atol={atol:g}, rtol={rtol:g})"]
-    if nonfinite:
-        lines.append(f"  {nonfinite} are NaN or inf where the reference is finite (overflow in exp?)")
-    lines += rows
+    for mask, what, why in [
+            (nan, "NaN", "NaN comes from inf - inf or 0/0: a value that overflowed to inf (exp() of a large score, a "
+                         "float16 value past 65504) then subtracted, a row whose every score is masked "
+                         "(exp(-inf - (-inf))), or a division by a sum l = 0"),
+            (inf, "inf", "inf is an overflow: exp() of a large score, a float16 value past 65504, or a division by 0")]:
+        if mask.any():
+            first = _index(int(mask.flatten().nonzero()[0]), mask.shape)
+            where = mask.any(dim=1).nonzero().flatten().tolist() if mask.dim() == 2 else []
+            in_rows = f" (rows {where[:8]}{' ...' if len(where) > 8 else ''})" if where else f" (first at {first})"
+            lines.append(f"  {int(mask.sum())} elements are {what}{in_rows} where the reference is finite. {why}.")
+    lines += shown
     if hint:
         lines.append(f"Hint: {hint}")
     raise AssertionError("\n".join(lines))
+
+
+def _where(tb) -> str:
+    """`` at line N of <function>: <source>``, the innermost frame of notebook code in ``tb``, or ``""``."""
+    frames = [f for f in traceback.extract_tb(tb) if not any(part in f.filename for part in _LIBRARY)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" (at `{frame.line.strip()}`, in {frame.name})" if frame.line else f" (in {frame.name})"
+
+
+# Frames in these folders are library code, not the learner's: the package, its kernels, the standard library, installs.
+_LIBRARY = ("site-packages", "dist-packages", str(Path(__file__).parent), str(Path(__file__).parent.parent / "kernels"),
+            str(Path(os.__file__).parent))
+
+
+class CheckError(AssertionError):
+    """A failed exercise check; its message starts with the check's title and is the whole diagnosis.
+
+    IPython (and so Jupyter and nbval) shows an exception's ``_render_traceback_()`` instead of its traceback:
+    the learner reads the diagnosis, not frames of this module.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {line}" if i == 0 else line for i, line in enumerate(str(self).splitlines())]
+
+
+class check:
+    """Context manager for one exercise check: failures become a short :class:`CheckError` led by ``title``.
+
+    Usage, in a check cell::
+
+        with check("Check 2: several key tiles", errors="..."):
+            assert_close(...)
+
+    On success it prints ``"<title>: OK"``. An ``AssertionError`` inside becomes
+    ``CheckError("<title>: <message>")``; any other exception raised by the learner's code becomes
+    ``CheckError("<title>: your code raised <Type>: <message>. Hint: <errors>")``, so a bare ``IndexError``
+    from deep inside still names the check and a likely cause. ``NotImplementedError`` (an exercise not
+    written yet), ``KeyboardInterrupt`` and ``SystemExit`` pass through unchanged.
+
+    Args:
+        title: the check's heading, as the learner sees it ("Check 2: several key tiles").
+        errors: the likely cause when the learner's code raises something other than ``AssertionError``.
+    """
+
+    def __init__(self, title: str, errors: str = "") -> None:
+        if not isinstance(title, str) or not title:
+            raise ValueError(f"title must be a non-empty str, got {title!r}")
+        self.title = title
+        self.errors = errors
+
+    def __enter__(self) -> "check":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        __tracebackhide__ = True
+        if exc is None:
+            print(f"{self.title}: OK")
+            return False
+        if isinstance(exc, (NotImplementedError, KeyboardInterrupt, SystemExit)):
+            return False
+        if isinstance(exc, AssertionError):
+            message = str(exc) or "an assert without a message failed"
+        else:
+            message = f"your code raised {type(exc).__name__}: {exc}{_where(tb)}"
+            if self.errors:
+                message += f". Hint: {self.errors}"
+        if isinstance(exc, CheckError) and message.startswith(self.title):
+            return False
+        raise CheckError(f"{self.title}: {message}") from None
 
 
 def verdict(label: str, ok: bool) -> str:

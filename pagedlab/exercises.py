@@ -8,7 +8,9 @@ tag            meaning
 =============  ===============================================================================
 ``setup``      imports and data; restored from the pristine exercise when grading
 ``work``       where the learner writes code: holds ``### BEGIN SOLUTION`` / ``### END SOLUTION``
-``check``      ``assert``-based checks that explain failures; restored when grading
+``check``      ``assert``-based checks that explain failures; restored when grading. Each starts with
+               ``with check("Check N: <title>"):`` (:class:`pagedlab.checks.check`), numbered 1, 2, ...
+               in notebook order, so a failure names the check the learner sees
 ``demo``       anything else that runs (a plot, a printout)
 =============  ===============================================================================
 
@@ -38,6 +40,8 @@ END = "### END SOLUTION"
 _REGION = re.compile(rf"^(?P<indent>[ \t]*){re.escape(BEGIN)}[^\n]*\n.*?^[ \t]*{re.escape(END)}[^\n]*(\n|$)",
                      re.MULTILINE | re.DOTALL)
 STUB = 'raise NotImplementedError("Exercise: replace this line with your code")'
+_CHECKS_SOMETHING = re.compile(r"\bassert|\bcheck_\w+\(", re.IGNORECASE)  # assert, AssertionError, check_*(
+_CHECK_TITLE = re.compile(r'with check\("Check (?P<number>\d+): [^"]+"')
 
 
 class ExerciseFormatError(ValueError):
@@ -61,7 +65,7 @@ def strip_solutions(source: str) -> str:
 
 def validate(nb: nbformat.NotebookNode, name: str) -> None:
     """Raise :class:`ExerciseFormatError` unless every code cell has one role tag and regions sit in ``work`` cells."""
-    n_work = 0
+    n_work = n_check = 0
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -75,8 +79,15 @@ def validate(nb: nbformat.NotebookNode, name: str) -> None:
                                       f"'work' cell needs one (tag {tag!r}, region: {has_region})")
         if cell.source.count(BEGIN) != cell.source.count(END):
             raise ExerciseFormatError(f"{where}: unbalanced {BEGIN!r} / {END!r} markers")
-        if tag == "check" and "assert" not in cell.source:
-            raise ExerciseFormatError(f"{where}: a 'check' cell must check something with assert")
+        if tag == "check" and not _CHECKS_SOMETHING.search(cell.source.split("\n", 1)[-1]):
+            raise ExerciseFormatError(f"{where}: a 'check' cell must check something with assert (or a helper "
+                                      f"named assert_* or check_* that asserts)")
+        if tag == "check":
+            n_check += 1
+            title = _CHECK_TITLE.match(cell.source)
+            if title is None or int(title.group("number")) != n_check:
+                raise ExerciseFormatError(f"{where}: a 'check' cell must start with "
+                                          f'with check("Check {n_check}: <title>"): (checks are numbered in order)')
         n_work += tag == "work"
     if n_work == 0:
         raise ExerciseFormatError(f"{name}: no 'work' cell, so there is nothing for the learner to do")

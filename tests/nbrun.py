@@ -57,3 +57,56 @@ def planted(path: str | Path, cell_id: str, *edits: tuple[str, str]) -> dict[str
         assert old in source, f"the solution of cell {cell_id!r} changed: {old!r} is not in it; update the test"
         source = source.replace(old, new)
     return {cell_id: source}
+
+
+def first_failure(path: str | Path, replace: dict[str, str] | None = None) -> tuple[str, str] | None:
+    """Run the notebook like :func:`run_cells` and return ``(cell_id, message)`` of the first cell that raises.
+
+    This is what a learner meets: the first failing check, not just some check, must name the mistake.
+    Returns None when every cell runs.
+    """
+    nb = nbformat.read(Path(path), as_version=4)
+    namespace: dict = {"__name__": "__main__"}
+    for cid in replace or {}:
+        if cid not in {c.get("id") for c in nb.cells}:
+            raise KeyError(f"no cell with id {cid!r} in {path}")
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        source = (replace or {}).get(cell.get("id"), cell.source)
+        if "# NBVAL_SKIP" in source:
+            continue
+        try:
+            exec(compile(_transform(source), f"<{Path(path).name}:{cell.get('id')}>", "exec", dont_inherit=True),
+                 namespace)
+        except Exception as exc:  # noqa: BLE001 - any failure is the learner's first message
+            return cell.get("id"), f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def check_titles(path: str | Path) -> dict[str, str]:
+    """``{cell_id: title}`` of every ``check`` cell, the title being the string of its ``with check("...")``."""
+    import re
+
+    nb = nbformat.read(Path(path), as_version=4)
+    titles = {}
+    for cell in nb.cells:
+        if "check" in cell.get("metadata", {}).get("tags", []):
+            found = re.match(r'with check\("([^"]+)"', cell.source)
+            titles[cell.get("id")] = found.group(1) if found else None
+    return titles
+
+
+def assert_first_failure(path: str | Path, replace: dict[str, str], title: str, pattern: str) -> str:
+    """Assert that the first cell to fail is the check titled ``title`` and that its message matches ``pattern``.
+
+    Returns the message, so a test can look further.
+    """
+    import re
+
+    failure = first_failure(path, replace)
+    assert failure is not None, f"every check passes with {list(replace)} replaced: nothing catches the mistake"
+    cell_id, text = failure
+    assert text.startswith(f"CheckError: {title}: "), f"the first failure (cell {cell_id}) is not {title!r}:\n{text[:1500]}"
+    assert re.search(pattern, text, re.DOTALL), f"{title!r} fails without naming the mistake ({pattern!r}):\n{text[:2500]}"
+    return text

@@ -1,4 +1,5 @@
-"""The checks of exercise 4 catch the plausible wrong answers (each test plants one in the solution)."""
+"""The checks of exercise 4 catch the plausible wrong answers: each test plants one in the solution, runs the
+notebook as a learner would, and expects the FIRST failing check to be the one that names the mistake."""
 
 from __future__ import annotations
 
@@ -9,33 +10,49 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import planted, run_cells  # noqa: E402
+from nbrun import first_failure, planted, run_cells  # noqa: E402
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex04_flash_forward.ipynb"
 WORK = "kernel-work"
+CAUSAL = "keep = keep & (cols[None, :] <= rows[:, None] + n_k - n_q)"
 
-
-# mistake -> (replacements in the loop body, the check that must catch it, words of its hint)
+# mistake -> (replacements in the loop body, title of the first failing check, regex of its hint)
 BUGS = {
-    "acc not rescaled": ([("acc = alpha[:, None] * acc +", "acc = acc +")], "check-tiles", "alpha"),
-    "l not rescaled": ([("l_i = alpha * l_i +", "l_i = l_i +")], "check-tiles", "alpha"),
+    "acc not rescaled": ([("acc = alpha[:, None] * acc +", "acc = acc +")], "Check 2: several key tiles", "alpha"),
+    "l not rescaled": ([("l_i = alpha * l_i +", "l_i = l_i +")], "Check 2: several key tiles", "alpha"),
     "exp instead of exp2": ([("p = tl.exp2(", "p = tl.exp("), ("alpha = tl.exp2(", "alpha = tl.exp(")],
-                            "check-one-tile", "exp2, not exp"),
-    "padding keys not masked": ([("keep = cols[None, :] < n_k", "keep = cols[None, :] >= 0")], "check-odd", "padding"),
-    "masked to 0, not -inf": ([('tl.where(keep, s, float("-inf"))', "tl.where(keep, s, 0.0)")], "check-odd", "-inf"),
-    "diagonal excluded": ([("cols[None, :] <= rows[:, None]", "cols[None, :] < rows[:, None]")], "check-causal",
-                          "a query sees its own key"),
-    "causal aligned top-left": ([("rows[:, None] + n_k - n_q", "rows[:, None]")], "check-causal", "bottom-right"),
+                            "Check 1: one key tile", "exp2, not exp"),
+    "padding keys not masked": ([("keep = cols[None, :] < n_k", "keep = cols[None, :] >= 0")],
+                                "Check 3: padding keys, tiles of any shape", "padding keys"),
+    "masked to 0, not -inf": ([('tl.where(keep, s, float("-inf"))', "tl.where(keep, s, 0.0)")],
+                              "Check 3: padding keys, tiles of any shape", re.escape('float("-inf")')),
+    "padding mask built with BLOCK_M (square-tile-only code)": (
+        [("keep = cols[None, :] < n_k", "keep = (start_n + tl.arange(0, BLOCK_M))[None, :] < n_k")],
+        "Check 3: padding keys, tiles of any shape", r"BLOCK_M != BLOCK_N .* \(BLOCK_M, BLOCK_N\)"),
+    "1-D causal mask (the hint's formula without broadcasting)": (
+        [(CAUSAL, "keep = keep & (cols <= rows + n_k - n_q)")],
+        "Check 4: causal, tiles of any shape", r"1-D mask"),
+    "diagonal excluded (NaN in row 0)": ([(CAUSAL, CAUSAL.replace("<=", "<"))], "Check 4: causal, tiles of any shape",
+                                         r"rows \[0.*\] are NaN.*a query sees its own key"),
+    "causal aligned top-left": ([(CAUSAL, "keep = keep & (cols[None, :] <= rows[:, None])")],
+                                "Check 4: causal, tiles of any shape", "bottom-right"),
+    "causal mask forgotten": ([(CAUSAL, "keep = keep")], "Check 4: causal, tiles of any shape", "j <= i \\+ n_k - n_q"),
     # Without a max there is nothing to rescale: exact until exp2 of a large score overflows.
     "no max subtracted": ([("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
                            ("l_i = alpha * l_i +", "l_i = l_i +"), ("acc = alpha[:, None] * acc +", "acc = acc +")],
-                          "check-large", "running max"),
+                          "Check 5: large scores", "running max"),
 }
 
 
 @pytest.mark.parametrize("bug", list(BUGS))
-def test_check_catches(bug):
-    changes, check_id, hint = BUGS[bug]
-    # Run up to the check that should catch the mistake: every earlier check must let it through or catch it.
-    with pytest.raises(AssertionError, match=re.escape(hint)):
-        run_cells(SOLUTION, replace=planted(SOLUTION, WORK, *changes), stop_after=check_id)
+def test_first_failing_check_names_the_mistake(bug):
+    changes, title, hint = BUGS[bug]
+    failure = first_failure(SOLUTION, planted(SOLUTION, WORK, *changes))
+    assert failure is not None, f"no check catches: {bug}"
+    _, text = failure
+    assert text.startswith(f"CheckError: {title}: "), text[:800]
+    assert re.search(hint, text, re.DOTALL), text[:2000]
+
+
+def test_solution_passes_every_check():
+    assert "attention_kernel" in run_cells(SOLUTION)

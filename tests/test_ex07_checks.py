@@ -1,62 +1,97 @@
-"""Exercise 7's checks catch the plausible wrong forks and appends: each bug below must fail a check, with a hint."""
+"""Exercise 7's checks catch the plausible wrong forks and appends: for each bug below, the FIRST failing check (the
+one a learner meets) must be the one that names it, with a hint."""
 
 from pathlib import Path
 
 import pytest
 
-from nbrun import planted, run_cells
+from nbrun import assert_first_failure, planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex07_copy_on_write.ipynb"
 CELL = "manager-work"
-
 
 COW = """        elif self.allocator.refcount(table.block_ids[-1]) > 1:
             new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing
             shared = table.block_ids[-1]
             self.allocator.free(shared)
 """
+BRANCHES = """        if position % self.block_size == 0:
+            table.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(table.block_ids[-1]) > 1:
+"""
+COPY_BODY = """            new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing
+            shared = table.block_ids[-1]
+            self.allocator.free(shared)
+            table.block_ids[-1] = new
+            copy = (shared, new)
+"""
+TAIL = """        table.num_tokens = position + 1
+        return table.slot(position), copy
+"""
 
-# (solution text, buggy text, words the failing check's message must contain)
+# name: ([(solution text, buggy text)], title of the first failing check, regex of its message)
 BUGS = {
     "forgets to copy on write (writes into the shared block)": (
-        "        elif self.allocator.refcount(table.block_ids[-1]) > 1:",
-        "        elif False:",
-        "without a copy"),
+        [("        elif self.allocator.refcount(table.block_ids[-1]) > 1:", "        elif False:")],
+        "Check 4: copy-on-write, once", "without a copy"),
     "copies but keeps its reference to the shared block (leak)": (
-        "            self.allocator.free(shared)\n", "",
-        "must free its reference"),
+        [("            self.allocator.free(shared)\n", "")], "Check 4: copy-on-write, once", "must free its reference"),
     "drops the shared reference before allocating (changes state on failure)": (
-        COW,
-        COW.replace("            new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing\n",
-                    "")
-           .replace("            self.allocator.free(shared)\n",
-                    "            self.allocator.free(shared)\n            new = self.allocator.allocate()\n"),
-        "allocate the new block first"),
+        [(COW, COW.replace("            new = self.allocator.allocate()          # first, so that OutOfBlocks changes "
+                           "nothing\n", "")
+                  .replace("            self.allocator.free(shared)\n",
+                           "            self.allocator.free(shared)\n            new = self.allocator.allocate()\n"))],
+        "Check 5: running out changes nothing, finishing returns every block", "allocate the new block first"),
     "new block one token too early (off by one at the boundary)": (
-        "        if position % self.block_size == 0:",
-        "        if (position + 1) % self.block_size == 0 or not table.block_ids:",
-        "position % block_size == 0"),
+        [("        if position % self.block_size == 0:",
+          "        if (position + 1) % self.block_size == 0 or not table.block_ids:")],
+        "Check 2: a new block exactly at each block boundary", r"position % block_size == 0"),
     "copies whenever the block has an owner (refcount > 0 instead of > 1)": (
-        "        elif self.allocator.refcount(table.block_ids[-1]) > 1:",
-        "        elif self.allocator.refcount(table.block_ids[-1]) > 0:",
-        "nothing is shared"),
+        [("        elif self.allocator.refcount(table.block_ids[-1]) > 1:",
+          "        elif self.allocator.refcount(table.block_ids[-1]) > 0:")],
+        "Check 2: a new block exactly at each block boundary", r"nothing is shared.*refcount > 1"),
     "returns the copy as (dst, src)": (
-        "            copy = (shared, new)", "            copy = (new, shared)", "copy FROM the shared block"),
+        [("            copy = (shared, new)", "            copy = (new, shared)")],
+        "Check 4: copy-on-write, once", "copy FROM the shared block"),
     "fork without incref (frees a shared block too early)": (
-        "        for block in table.block_ids:\n            self.allocator.incref(block)\n", "",
-        "incref each block"),
+        [("        for block in table.block_ids:\n            self.allocator.incref(block)\n", "")],
+        "Check 1: fork shares, it does not copy", "incref each block"),
     "fork aliases the parent's block list": (
-        "BlockTable(list(table.block_ids), table.num_tokens, self.block_size)",
-        "BlockTable(table.block_ids, table.num_tokens, self.block_size)",
-        "list object itself"),
+        [("BlockTable(list(table.block_ids), table.num_tokens, self.block_size)",
+          "BlockTable(table.block_ids, table.num_tokens, self.block_size)")],
+        "Check 1: fork shares, it does not copy", "list object itself"),
+    "shared tested before the boundary (copies a full shared block, then IndexError)": (
+        [(BRANCHES, "        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:\n" + COPY_BODY
+          + "        elif position % self.block_size == 0:\n            table.block_ids.append(self.allocator.allocate())\n"
+          + "        elif False:\n")],
+        "Check 3: fork at a full block, then append", r"IndexError.*test the boundary before testing whether"),
+    "shared tested before the boundary (copies a full shared block, then a new block)": (
+        [(BRANCHES, "        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:\n" + COPY_BODY
+          + "        if position % self.block_size == 0:\n            table.block_ids.append(self.allocator.allocate())\n"
+          + "        elif False:\n")],
+        "Check 3: fork at a full block, then append", r"block \d+ is full .* BEFORE testing whether the last block is shared"),
+    "slot asked before num_tokens is incremented": (
+        [(TAIL, "        slot = table.slot(position)\n        table.num_tokens = position + 1\n        return slot, copy\n")],
+        "Check 2: a new block exactly at each block boundary", r"IndexError.*BEFORE calling table.slot\(position\)"),
+    "num_tokens never incremented": (
+        [(TAIL, "        return table.slot(position), copy\n")],
+        "Check 2: a new block exactly at each block boundary", r"IndexError.*set table.num_tokens = position \+ 1"),
 }
 
 
 @pytest.mark.parametrize("bug", BUGS)
-def test_check_catches(bug):
-    old, new, words = BUGS[bug]
-    with pytest.raises(AssertionError, match=words):
-        run_cells(NB, replace=planted(NB, CELL, (old, new)))
+def test_first_failing_check_names_the_mistake(bug):
+    edits, title, pattern = BUGS[bug]
+    assert_first_failure(NB, planted(NB, CELL, *edits), title, pattern)
+
+
+def test_random_check_wraps_errors_with_a_hint():
+    """An append that takes two blocks passes the targeted checks only if it is rare; the random check still names it."""
+    replace = {"check-fork-full": 'with check("Check 3: skipped"):\n    pass'}
+    replace.update(planted(NB, CELL, (BRANCHES, "        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:\n"
+                                      + COPY_BODY + "        if position % self.block_size == 0:\n"
+                                      "            table.block_ids.append(self.allocator.allocate())\n        elif False:\n")))
+    assert_first_failure(NB, replace, "Check 6: the K/V survive", r"OutOfBlocks.*never both")
 
 
 def test_solution_passes():

@@ -43,6 +43,9 @@ def _nb(*cells):
     ([("x = 1", ["work"])], "belong in cells tagged 'work'"),
     ([("### BEGIN SOLUTION\nx", ["work"])], "unbalanced"),
     ([("### BEGIN SOLUTION\nx\n### END SOLUTION", ["work"]), ("print(1)", ["check"])], "must check something"),
+    ([("### BEGIN SOLUTION\nx\n### END SOLUTION", ["work"]), ("assert x", ["check"])], "must start with"),
+    ([("### BEGIN SOLUTION\nx\n### END SOLUTION", ["work"]), ('with check("Check 2: b"):\n    assert x', ["check"])],
+     'with check\\("Check 1: <title>"\\)'),
     ([("x = 1", ["demo"])], "no 'work' cell"),
 ])
 def test_malformed_solutions_are_rejected(cells, message):

@@ -1,0 +1,79 @@
+"""pagedlab.checks: failures read as a short diagnosis led by the check's title, NaN is never let through."""
+
+import contextlib
+import io
+import math
+
+import pytest
+import torch
+
+from pagedlab.checks import CheckError, assert_close, check, differing_rows
+
+
+def test_check_prints_ok_on_success(capsys):
+    with check("Check 1: fine"):
+        assert 1 + 1 == 2
+    assert capsys.readouterr().out == "Check 1: fine: OK\n"
+
+
+def test_a_failed_assert_becomes_a_checkfailed_led_by_the_title():
+    with pytest.raises(CheckError) as info, check("Check 2: sums"):
+        raise AssertionError("the sums differ. Hint: divide once")
+    assert str(info.value) == "Check 2: sums: the sums differ. Hint: divide once"
+    assert isinstance(info.value, AssertionError) and info.value.__suppress_context__
+
+
+def test_another_error_names_its_type_the_learners_line_and_the_hint():
+    def learner(x):
+        return [][x]
+
+    with pytest.raises(CheckError) as info, check("Check 3: append", errors="test the boundary first"):
+        learner(1)
+    message = str(info.value)
+    assert message.startswith("Check 3: append: your code raised IndexError: list index out of range")
+    assert "`return [][x]`, in learner" in message and message.endswith("Hint: test the boundary first")
+
+
+def test_not_implemented_passes_through_unchanged():
+    with pytest.raises(NotImplementedError), check("Check 1: x"):
+        raise NotImplementedError("Exercise: replace this line with your code")
+
+
+def test_title_is_required():
+    with pytest.raises(ValueError, match="title"):
+        check("")
+
+
+def test_ipython_shows_the_diagnosis_without_frames_of_this_module():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance(colors="NoColor")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        shell.run_cell("import torch\nfrom pagedlab.checks import assert_close, check")
+        shell.run_cell('with check("Check 4: demo"):\n    assert_close(torch.ones(2), torch.zeros(2), name="x", hint="h")')
+    text = out.getvalue()
+    assert text.startswith("CheckError: Check 4: demo: x: 2 of 2 elements differ"), text
+    assert "checks.py" not in text and "Traceback" not in text and text.rstrip().endswith("Hint: h")
+
+
+def test_assert_close_names_nan_rows_and_their_usual_causes():
+    got = torch.zeros(4, 3)
+    got[2, 1] = math.nan
+    with pytest.raises(AssertionError) as info:
+        assert_close(got, torch.zeros(4, 3), name="out")
+    message = str(info.value)
+    assert "1 elements are NaN (rows [2]) where the reference is finite" in message
+    assert "every score is masked" in message and "inf - inf" in message
+
+
+def test_assert_close_accepts_nan_where_the_reference_has_nan():
+    a = torch.tensor([1.0, math.nan])
+    assert_close(a, a.clone())
+
+
+def test_differing_rows_counts_nan_as_different():
+    got = torch.zeros(3, 2)
+    got[1, 0] = math.nan
+    got[2, 1] = 1.0
+    assert differing_rows(got, torch.zeros(3, 2)) == [1, 2]

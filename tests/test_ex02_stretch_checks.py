@@ -1,0 +1,69 @@
+"""The stretch exercise of Part I (causal tile skipping): the FIRST failing check names each planted mistake."""
+
+from pathlib import Path
+
+import pytest
+
+from nbrun import assert_first_failure, planted, run_cells
+
+NB = Path(__file__).resolve().parent.parent / "solutions" / "ex02_stretch_causal_tile_skipping.ipynb"
+C1 = "Check 1: which key tiles, from the indices"
+C2 = "Check 2: the output, with n_q <= n_k"
+C3 = "Check 3: rows that see no key (n_q > n_k)"
+C4 = "Check 4: hidden tiles never computed, full tiles never masked"
+LOOP = """        for t in range(n_visit):
+            c0 = t * block_n
+            s = q_i @ k[c0:c0 + block_n].float().T
+            if t >= n_full:
+                hidden = (torch.arange(c0, c0 + s.shape[1])[None, :]
+                          > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q))
+                s = s.masked_fill(hidden, -math.inf)
+"""
+# The issue-10 pattern: compute the score tile, then find out from its mask that it was hidden.
+SCORES_FIRST = """        for t in range(-(-n_k // block_n)):
+            c0 = t * block_n
+            s = q_i @ k[c0:c0 + block_n].float().T
+            hidden = (torch.arange(c0, c0 + s.shape[1])[None, :]
+                      > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q))
+            if hidden.all():
+                break
+            s = s.masked_fill(hidden, -math.inf)
+"""
+
+# name: (cell, [(solution text, buggy text)], title of the first failing check, regex of its message)
+BUGS = {
+    "n_visit negative when the last row sees no key (floor division of a negative number)": (
+        "bounds-work", [("n_visit = 0 if last_visible < 0 else ", "n_visit = ")], C1, r"none if it\s+is negative"),
+    "n_full ignores the shorter last tile": (
+        "bounds-work", [("    if first_row_sees >= n_k - 1:\n        n_full = n_tiles\n    else:\n"
+                         "        n_full = max(0, (first_row_sees + 1) // block_n)",
+                         "    n_full = max(0, (first_row_sees + 1) // block_n)")], C1, "the last tile is shorter"),
+    "n_full rounded up (a partly visible tile taken as full)": (
+        "bounds-work", [("max(0, (first_row_sees + 1) // block_n)", "max(0, -(-(first_row_sees + 1) // block_n))")],
+        C1, r"its LAST key"),
+    "only the last visited tile masked": (
+        "attention-work", [("            if t >= n_full:", "            if t == n_visit - 1:")], C2,
+        "mask EVERY tile from n_full on"),
+    "neither a guard nor a 0 for rows that see no key": (
+        "attention-work", [("    alpha = torch.exp(m - m_ref)\n    p = torch.exp(s - m_ref[:, None])",
+                            "    alpha = torch.exp(m - m_new)\n    p = torch.exp(s - m_new[:, None])"),
+                           ("torch.where(seen[:, None], acc / l.clamp_min(1e-30)[:, None], 0.0)", "acc / l[:, None]")],
+        C3, r"NaN .*m_ref"),
+    "no 0 for rows whose l is 0 at the end": (
+        "attention-work", [("torch.where(seen[:, None], acc / l.clamp_min(1e-30)[:, None], 0.0)", "acc / l[:, None]")],
+        C3, r"NaN .*torch.where\(l\[:, None\] > 0"),
+    "scores computed before deciding the tile is hidden (skip decided from the mask)": (
+        "attention-work", [(LOOP, SCORES_FIRST)], C4, "decided from the indices BEFORE computing the tile"),
+    "every visited tile masked": (
+        "attention-work", [("            if t >= n_full:", "            if True:")], C4, "skip the mask there"),
+}
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_first_failing_check_names_the_mistake(bug):
+    cell, edits, title, pattern = BUGS[bug]
+    assert_first_failure(NB, planted(NB, cell, *edits), title, pattern)
+
+
+def test_solution_passes_every_check():
+    assert run_cells(NB)["tile_census"](64, 64, 8, 8) == (36, 8)
