@@ -132,7 +132,7 @@ class Sandbox:
                 self.note = "bubblewrap (bwrap) is not installed"
             else:
                 folder = self.new_folder("probe")
-                probe = self.kernel_command(folder, [sys.executable, "-s", "-c", "import pagedlab.checks, ipykernel"])
+                probe = self.kernel_command(folder, [sys.executable, "-s", "-c", "import pagedlab, ipykernel"])
                 problem = bwrap_problem(probe, self.environment(folder))
                 if problem:
                     self.bwrap, self.note = None, f"bubblewrap cannot create a sandbox here ({problem})"
