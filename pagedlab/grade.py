@@ -225,7 +225,7 @@ def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandb
         folder = sandbox.new_folder("nb")
         try:
             job = {**sandbox.job(folder), "notebook": restored, "filename": pristine.name}
-            reply = _supervise(job, sandbox.limits.wall_s + _GRACE_S)
+            reply = supervise(job, sandbox.limits.wall_s + _GRACE_S)
         finally:
             shutil.rmtree(folder, ignore_errors=True)  # every process of this notebook is gone by now
         return Result(student, exercise, *judge(cells, reply, reasons, sandbox.limits))
@@ -233,7 +233,7 @@ def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandb
         return Result(student, exercise, ERROR, f"{type(e).__name__}: {str(e)[:200]}")
 
 
-def _supervise(job: dict, limit: float) -> dict:
+def supervise(job: dict, limit: float) -> dict:
     """Run :mod:`pagedlab.grade_run` on ``job`` in its own session; kill everything it started when it ends."""
     # The supervisor must not import from a folder a learner could write to: no current folder on its path.
     code = "import sys; sys.path.pop(0); from pagedlab.grade_run import main; sys.exit(main())"

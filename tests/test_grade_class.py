@@ -20,7 +20,8 @@ import nbformat
 import pytest
 
 from pagedlab.grade_align import role
-from pagedlab.grade_sandbox import Sandbox
+from pagedlab.grade import supervise
+from pagedlab.grade_sandbox import Limits, Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 EX00, EX05 = "ex00_warmup.ipynb", "ex05_kv_cache_size.ipynb"
@@ -273,3 +274,38 @@ def _check_messages(rows, markdown):
     # the learner's name cannot break the table: one row, its pipe and newline escaped, its HTML inert
     assert "| pipe\\|name\\\\nwith &lt;img src=x onerror=alert(1)&gt; | pass |" in markdown
     assert all(line.count("|") - line.count("\\|") == 12 for line in markdown.splitlines() if line.startswith("| "))
+
+
+def _supervised(notebook, limits, flaky=False, dead=False):
+    """Run ``notebook`` through the grader's supervisor (no sandbox); return its reply."""
+    box = Sandbox([ROOT / "exercises", ROOT / "solutions"], use_bwrap=False, limits=limits)
+    try:
+        folder = box.new_folder("t")
+        job = {**box.job(folder), "notebook": notebook, "filename": "t.ipynb"}
+        if flaky or dead:  # a kernel that dies before its first reply (every time, or only the first time)
+            marker = folder / "conn" / "started-once"
+            start = "" if dead else f'[ -e {marker} ] && exec "$@"; touch {marker}; '
+            job["command"] = ["sh", "-c", start + "exit 1", "sh", *job["command"]]
+        return supervise(job, limits.wall_s + 30)
+    finally:
+        box.close()
+
+
+def _notebook(*sources):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+
+
+@pytest.mark.slow
+def test_a_kernel_that_fails_to_start_is_retried_once_and_output_is_capped():
+    reply = _supervised(_notebook("print('x' * 5000)", "y = 1"), Limits(wall_s=120, max_output_bytes=1000), flaky=True)
+    assert reply["ended"] == "output cap" and reply["at"] == 0 and reply["output_bytes"] > 1000
+    dead = _supervised(_notebook("y = 1"), Limits(wall_s=120), dead=True)
+    assert dead["ended"] == "no kernel" and "did not start twice" in dead["detail"]
+
+
+@pytest.mark.slow
+def test_the_notebook_time_limit_cannot_be_stretched():
+    start = time.monotonic()
+    reply = _supervised(_notebook("import time\ntime.sleep(600)", "y = 1"), Limits(wall_s=40))
+    assert reply["ended"] == "timeout" and reply["at"] == 0 and "1" not in reply["cells"]
+    assert time.monotonic() - start < 40 + 30
