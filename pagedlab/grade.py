@@ -159,22 +159,35 @@ def _walk(folder: Path, limit: int = 50) -> list[Path]:
     return sorted(found)[:limit]
 
 
-def prepare(submitted: bytes, pristine: Pristine, limits: Limits):
-    """The notebook to run, its code cells, and review reasons; or a :class:`Result`-ready (verdict, message)."""
+class NotRun(Exception):
+    """A notebook that is judged without running it: ``verdict`` and ``message`` say how and why."""
+
+    def __init__(self, verdict: str, message: str):
+        super().__init__(message)
+        self.verdict, self.message = verdict, message
+
+
+def prepare(submitted: bytes, pristine: Pristine,
+            limits: Limits) -> tuple[nbformat.NotebookNode, list[Cell], list[str], list[str]]:
+    """The notebook to run, what its code cells are, why it needs review (empty when it does not), what was repaired.
+
+    Raises:
+        NotRun: unreadable or invalid (fail), over the cell limit (fail), cells that cannot be matched (review).
+    """
     try:
         nb, notes = read_submission(submitted)
     except SubmissionError as e:
-        return FAIL, str(e)
+        raise NotRun(FAIL, str(e)) from None
     n_code = sum(c.cell_type == "code" for c in nb.cells)
     if n_code > limits.max_code_cells:
-        return FAIL, f"too many code cells: {n_code} (the limit is {limits.max_code_cells}); not run"
+        raise NotRun(FAIL, f"too many code cells: {n_code} (the limit is {limits.max_code_cells}); not run")
     try:
         restored, cells, method = restore(nb, pristine.notebook)
     except Unalignable as e:
-        return REVIEW, str(e)
+        raise NotRun(REVIEW, str(e)) from None
     reasons = [f"{c.role} cell {c.id!r} {why}" for c in cells if c.role not in RESTORED
                for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports))]
-    return restored, cells, reasons
+    return restored, cells, reasons, notes
 
 
 def judge(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits) -> tuple[str, str]:
@@ -218,17 +231,19 @@ def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandb
     """Grade one notebook; every problem becomes this notebook's verdict, never an exception."""
     exercise = pristine.name.removesuffix(".ipynb")
     try:
-        prepared = prepare(data, pristine, sandbox.limits)
-        if len(prepared) == 2:
-            return Result(student, exercise, *prepared)
-        restored, cells, reasons = prepared
+        restored, cells, reasons, notes = prepare(data, pristine, sandbox.limits)
         folder = sandbox.new_folder("nb")
         try:
             job = {**sandbox.job(folder), "notebook": restored, "filename": pristine.name}
             reply = supervise(job, sandbox.limits.wall_s + _GRACE_S)
         finally:
             shutil.rmtree(folder, ignore_errors=True)  # every process of this notebook is gone by now
-        return Result(student, exercise, *judge(cells, reply, reasons, sandbox.limits))
+        verdict, message = judge(cells, reply, reasons, sandbox.limits)
+        if notes and verdict != PASS:  # a repair may explain the failure
+            message += f" (the notebook was repaired: {'; '.join(notes)})"
+        return Result(student, exercise, verdict, message)
+    except NotRun as e:
+        return Result(student, exercise, e.verdict, e.message)
     except Exception as e:  # a bug of the grader's must not end the run for everyone
         return Result(student, exercise, ERROR, f"{type(e).__name__}: {str(e)[:200]}")
 
@@ -255,7 +270,8 @@ def supervise(job: dict, limit: float) -> dict:
 
 
 def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), jobs: int | None = None,
-                sandbox: bool = True, protected: list[Path] = (), log=print, notes: list[str] | None = None) -> list[Result]:
+                sandbox: bool = True, protected: list[Path] = (), log=print,
+                notes: list[str] | None = None) -> list[Result]:
     """Grade every learner folder in ``submissions`` against every notebook in ``exercises``.
 
     Args:
@@ -348,7 +364,8 @@ def write_tables(results: list[Result], out: Path, header: str = "") -> tuple[Pa
         row = [by[s, e].verdict if (s, e) in by else "" for e in exercises]
         lines.append(f"| {md(s)} | " + " | ".join(row) + f" | {row.count(PASS)}/{len(row)} |")
     for title, verdict in (("Needs review", REVIEW), ("Grader errors (grade these again)", ERROR),
-                           ("First failure of each failed exercise", FAIL), ("Not graded: unexpected files", UNEXPECTED)):
+                           ("First failure of each failed exercise", FAIL),
+                           ("Not graded: unexpected files", UNEXPECTED)):
         chosen = [r for r in results if r.verdict == verdict]
         if chosen:
             lines += ["", f"## {title}", ""]
@@ -363,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("submissions", type=Path, help="folder with one sub-folder per learner")
     parser.add_argument("--exercises", type=Path, default=Path("exercises"), help="pristine exercise notebooks")
     parser.add_argument("--out", type=Path, default=Path("grades"), help="where grades.csv and grades.md go")
-    parser.add_argument("--timeout", type=int, default=Limits.wall_s, help="seconds per notebook, kernel start included")
+    parser.add_argument("--timeout", type=int, default=Limits.wall_s,
+                        help="seconds per notebook, kernel start included")
     parser.add_argument("--max-cells", type=int, default=Limits.max_code_cells, help="code cells a notebook may have")
     parser.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: CPU cores)")
     parser.add_argument("--no-sandbox", action="store_true",

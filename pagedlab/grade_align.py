@@ -113,7 +113,8 @@ def read_submission(data: bytes) -> tuple[nbformat.NotebookNode, list[str]]:
     return nb, notes
 
 
-def restore(submitted: nbformat.NotebookNode, pristine: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[Cell], str]:
+def restore(submitted: nbformat.NotebookNode,
+            pristine: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[Cell], str]:
     """The notebook to run: pristine ``setup``/``check`` cells, the learner's other code cells, matched as above.
 
     Returns:

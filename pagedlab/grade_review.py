@@ -51,10 +51,13 @@ def review_reasons(source: str, protected: set[str]) -> list[str]:
     modules = protected | imported_names([source])
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and (node.attr in MACHINERY or node.attr == "register"
-                                                and isinstance(node.value, ast.Attribute) and node.value.attr == "events"):
-            found.append(f"touches .{node.attr if node.attr != 'register' else 'events.register'}")
-        elif isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython") and not _allowed_magic(node, tree):
+        if isinstance(node, ast.Attribute) and node.attr in MACHINERY:
+            found.append(f"touches .{node.attr}")
+        elif (isinstance(node, ast.Attribute) and node.attr == "register" and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "events"):
+            found.append("touches .events.register")
+        elif (isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython")
+              and not _allowed_magic(node, tree)):
             found.append(f"uses {node.id}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]

@@ -105,7 +105,8 @@ async def _start(job: dict, nb, work: Path, folder: Path, deadline: float) -> Gr
         km = SandboxedKernelManager(launch_command=job["command"], transport="ipc", ip=str(conn / f"k{attempt}"),
                                     connection_file=str(conn / f"kernel{attempt}.json"), kernel_name="python3")
         client = GradingClient(nb, km=km, allow_errors=True, store_widget_state=False, record_timing=False,
-                               skip_cells_with_tag="\0", startup_timeout=int(max(5, min(90, deadline - time.monotonic()))),
+                               skip_cells_with_tag="\0",
+                               startup_timeout=int(max(5, min(90, deadline - time.monotonic()))),
                                timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
                                interrupt_on_timeout=False, shutdown_kernel="immediate",
                                max_output_bytes=job["limits"]["max_output_bytes"])

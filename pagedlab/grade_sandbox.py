@@ -97,7 +97,8 @@ def _snapshot_package(site: Path) -> None:
     shutil.copytree(src, site / "pagedlab", ignore=skip)
     kernels = importlib.util.find_spec("pagedlab.kernels")
     if kernels is not None and not (site / "pagedlab" / "kernels").exists():
-        shutil.copytree(Path(next(iter(kernels.submodule_search_locations))), site / "pagedlab" / "kernels", ignore=skip)
+        shutil.copytree(Path(next(iter(kernels.submodule_search_locations))), site / "pagedlab" / "kernels",
+                        ignore=skip)
 
 
 class Sandbox:

@@ -2,9 +2,7 @@
 
 import csv
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -34,7 +32,8 @@ def _submit(nb) -> bytes:
     return (nb if isinstance(nb, str) else nbformat.writes(nb)).encode()
 
 
-def _without_ids(nb, minor, keep_tags=True) -> str:
+def without_ids(nb, minor, keep_tags=True) -> str:
+    """``nb`` as an older nbformat writes it: no cell ids (and, with ``keep_tags=False``, no tags, as Colab)."""
     raw = json.loads(nbformat.writes(nb))
     raw["nbformat_minor"] = minor
     for cell in raw["cells"]:
@@ -74,7 +73,7 @@ def test_restore_an_idless_nbformat_44_notebook_by_tag_order(pristine, solved):
     work = next(i for i, c in enumerate(learner.cells) if role(c) == "work")
     learner.cells.insert(work + 1, nbformat.v4.new_code_cell("scratch = 1"))
     learner.cells = [c for c in learner.cells if role(c) != "check"]  # and the checks deleted
-    nb, cells, method = restore(read_submission(_without_ids(learner, 4).encode())[0], pristine)
+    nb, cells, method = restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
     assert method == "tag order"
     assert [c.role for c in cells] == ["setup", "setup", "work", "extra", "check", "check", "check"]
     assert "BEGIN SOLUTION" in nb.cells[cells[2].index].source
@@ -82,7 +81,7 @@ def test_restore_an_idless_nbformat_44_notebook_by_tag_order(pristine, solved):
 
 
 def test_restore_a_colab_notebook_without_ids_or_tags_by_position(pristine, solved):
-    nb, cells, method = restore(read_submission(_without_ids(solved, 0, keep_tags=False).encode())[0], pristine)
+    nb, cells, method = restore(read_submission(without_ids(solved, 0, keep_tags=False).encode())[0], pristine)
     assert method == "position"
     assert [c.role for c in cells] == _code_roles(pristine)
     assert "BEGIN SOLUTION" in nb.cells[cells[2].index].source
@@ -92,7 +91,7 @@ def test_unmatchable_cells_need_review(pristine, solved):
     learner = nbformat.from_dict(solved)
     learner.cells.append(nbformat.v4.new_code_cell("scratch = 1"))
     with pytest.raises(Unalignable, match="cannot match"):
-        restore(read_submission(_without_ids(learner, 0, keep_tags=False).encode())[0], pristine)
+        restore(read_submission(without_ids(learner, 0, keep_tags=False).encode())[0], pristine)
 
 
 def test_read_submission_repairs_malformed_tags(solved):

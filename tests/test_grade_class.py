@@ -9,7 +9,6 @@ runs: in the bubblewrap sandbox (where it works) and without it.
 import csv
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import pytest
 from pagedlab.grade_align import role
 from pagedlab.grade import supervise
 from pagedlab.grade_sandbox import Limits, Sandbox
+from test_grade import without_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 EX00, EX05 = "ex00_warmup.ipynb", "ex05_kv_cache_size.ipynb"
@@ -72,7 +72,8 @@ for base in {os.environ.get("IPYTHONDIR", ""), str(pathlib.Path.home() / ".ipyth
 """
 SHADOW = """
 import pathlib, tempfile
-for folder in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents, pathlib.Path(tempfile.gettempdir()), pathlib.Path.home()]:
+here = pathlib.Path.cwd()
+for folder in [here, *here.parents, pathlib.Path(tempfile.gettempdir()), pathlib.Path.home()]:
     for name in ("torch.py", "pagedlab.py"):
         try:
             (folder / name).write_text("raise ImportError('a planted module')\\n")
@@ -143,16 +144,6 @@ def _after_work(nb, source):
     return nb
 
 
-def _without_ids(nb, minor, keep_tags=True):
-    raw = json.loads(nbformat.writes(nb))
-    raw["nbformat_minor"] = minor
-    for cell in raw["cells"]:
-        cell.pop("id", None)
-        if not keep_tags:
-            cell["metadata"] = {}
-    return json.dumps(raw)
-
-
 def build_class(folder: Path) -> dict[tuple[str, str], str]:
     """Write the synthetic class into ``folder``; return {(learner, exercise): expected verdict}."""
     solved, untouched = _read(f"solutions/{EX00}"), _read(f"exercises/{EX00}")
@@ -168,9 +159,9 @@ def build_class(folder: Path) -> dict[tuple[str, str], str]:
         "a09-os-exit": (_after_work(solved, "import os\nos._exit(0)"), "fail"),
         "a10-2000-cells": (_after_work(solved, "pass"), "fail"),
         "c01-malformed-tags": (None, "pass"),
-        "c02-nbformat-4.4-no-ids": (_without_ids(_after_work(solved, "scratch = 1"), 4), "pass"),
-        "c03-colab-4.0-no-ids-no-tags": (_without_ids(solved, 0, keep_tags=False), "pass"),
-        "c04-unalignable": (_without_ids(_after_work(solved, "scratch = 1"), 0, keep_tags=False), "needs review"),
+        "c02-nbformat-4.4-no-ids": (without_ids(_after_work(solved, "scratch = 1"), 4), "pass"),
+        "c03-colab-4.0-no-ids-no-tags": (without_ids(solved, 0, keep_tags=False), "pass"),
+        "c04-unalignable": (without_ids(_after_work(solved, "scratch = 1"), 0, keep_tags=False), "needs review"),
         "c05-syntax-error": (_work(solved, "def softmax_rows(x):\n    return (x"), "fail"),
         PIPE_NAME: (solved, "pass"),
         "z1-honest-solved": (solved, "pass"),
