@@ -125,7 +125,12 @@ def collect(submissions: Path, names: set[str], max_bytes: int) -> tuple[list[Le
 
 def _read_learner(folder: Path, names: set[str], max_bytes: int) -> Learner:
     learner = Learner(folder.name)
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as e:
+        learner.refused = {n: f"unreadable folder: {e.strerror}" for n in names}
+        return learner
+    for entry in entries:
         if entry.name.startswith(".") or entry.name in _SKIPPED:
             continue
         if entry.name in names and entry.is_symlink():
