@@ -3,6 +3,8 @@
 import csv
 import json
 import shutil
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -253,12 +255,15 @@ def test_the_sandbox_mounts_nothing_of_the_repository_but_the_environment(sandbo
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_a_sandboxed_process_sees_only_its_folder():
+    host = None
     box = Sandbox([ROOT / "exercises", ROOT / "solutions"], use_bwrap=True)
     try:
         if box.bwrap is None:
             pytest.skip(box.note)
         folder = box.new_folder("t")
-        code = ("import os, sys, pathlib, pagedlab; "
+        host = socket.create_server(("127.0.0.1", 0))  # a service on the grader's machine
+        code = ("import os, sys, pathlib, socket, pagedlab; "
+                f"assert socket.socket().connect_ex(('127.0.0.1', {host.getsockname()[1]})) != 0, 'network reachable'; "
                 f"assert not os.path.exists({str(ROOT / 'solutions')!r}), 'solutions visible'; "
                 f"assert not os.path.exists({str(ROOT / 'exercises')!r}), 'exercises visible'; "
                 f"assert not os.path.exists({str(box.root / 'site' / '..' / 'other')!r}); "
@@ -273,4 +278,15 @@ def test_a_sandboxed_process_sees_only_its_folder():
             assert bwrap_problem(box.kernel_command(folder, [sys.executable, "-c", write]), box.environment(folder))
             assert not target.exists()
     finally:
+        if host is not None:
+            host.close()
         box.close()
+
+
+def test_limits_are_inherited_by_the_kernels_launcher():
+    code = ("import resource; from pagedlab.grade_sandbox import Limits, apply_limits; "
+            "apply_limits(Limits(wall_s=10, memory_bytes=1 << 30, written_file_bytes=1 << 20)); "
+            "assert resource.getrlimit(resource.RLIMIT_CPU)[1] <= 10 * __import__('os').cpu_count(); "
+            "big = None\ntry:\n    big = bytearray(2 << 30)\nexcept MemoryError:\n    print('refused')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "refused", out.stderr[-500:]
