@@ -1,0 +1,219 @@
+"""Run one restored notebook in a sandboxed kernel and report the kernel's reply to every cell.
+
+The grader (:mod:`pagedlab.grade`) starts this module once per notebook, in its own process outside the
+sandbox, and sends it a job (JSON on stdin): the restored notebook, the sandbox's kernel command, environment
+and limits (:mod:`pagedlab.grade_sandbox`). It answers with JSON on stdout: for each code cell that ran, the
+``status`` of the kernel's ``execute_reply`` (``ok``, ``error``, ``aborted``) with the error's name and first
+line; why the run ended (``complete``, ``timeout``, ``dead kernel``, ``output cap``, ``no kernel``); and what a
+probe of the kernel's execution machinery found after the last cell.
+
+Verdicts come from these replies, not from printed output: a learner cell that hides tracebacks cannot turn a
+failing check's ``error`` reply into ``ok``. The kernel's own stdout and stderr go to a log file in the
+notebook's folder, never to this process's stdout.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from traitlets import List, Unicode
+
+from pagedlab.grade_sandbox import Limits, adopt_orphans, apply_limits, kill_tree, reap
+
+# Run after the last cell, silently. It looks for what hides a failure from the grader: a replaced traceback
+# display, custom exception handlers, input or AST transformers, event callbacks or builtins defined by
+# notebook code, a trace or profile function. Learner code could also fool this probe; it is a second net
+# under the static review of the learner's cells (pagedlab.grade_review), not a proof.
+PROBE = r"""
+def _pagedlab_probe():
+    import builtins, sys
+    ip = get_ipython()
+    ours = ("IPython", "ipykernel", "matplotlib", "matplotlib_inline", "ipywidgets", "comm", "pagedlab", "traitlets")
+    def origin(f):
+        return getattr(f, "__module__", None) or getattr(getattr(f, "func", None), "__module__", None) or "?"
+    found = []
+    for name in ("_showtraceback", "showtraceback", "showsyntaxerror", "run_cell", "run_ast_nodes", "run_code"):
+        f = vars(ip).get(name)  # ipykernel binds some of these per instance: those come from its modules
+        if f is not None and not origin(getattr(f, "__func__", f)).startswith(ours):
+            found.append(f"the shell's {name} was replaced")
+    if ip.custom_exceptions:
+        found.append("a custom exception handler was set (set_custom_exc)")
+    for attr in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers"):
+        found += [f"{attr} holds {origin(t)}.{getattr(t, '__name__', type(t).__name__)}"
+                  for t in getattr(ip, attr, []) if not origin(t).startswith(ours)]
+    for event, callbacks in ip.events.callbacks.items():
+        found += [f"a {event} callback from {origin(c)}" for c in callbacks if not origin(c).startswith(ours)]
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        found.append("a trace or profile function is set")
+    found += [f"builtins.{k} was defined by notebook code" for k, v in vars(builtins).items()
+              if origin(v) == "__main__"]
+    return found
+_pagedlab_found = _pagedlab_probe()
+"""
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager that starts the kernel with the sandbox's command line, over Unix sockets."""
+
+    launch_command = List(Unicode(), help="argv with {connection_file} where the connection file goes")
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        cmd = [a.replace("{connection_file}", self.connection_file) for a in self.launch_command]
+        return cmd + list(extra_arguments or [])
+
+
+class GradingClient(NotebookClient):
+    """nbclient's client, keeping no outputs: it only counts their bytes against the output cap."""
+
+    def __init__(self, *args, max_output_bytes: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.max_output_bytes = max_output_bytes
+        self.output_bytes = 0
+        self.replies: dict[int, dict] = {}
+        self.on_cell_executed = self._record
+
+    def _record(self, cell, cell_index, execute_reply):
+        self.replies[cell_index] = execute_reply["content"] if execute_reply else {"status": "no reply"}
+
+    def output(self, outs, msg, display_id, cell_index):
+        self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
+        return None
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return lines[0][:300] if lines else ""
+
+
+async def _start(job: dict, nb, work: Path, folder: Path, deadline: float) -> GradingClient:
+    """Start the kernel; one retry when it fails to start (a kernel can die before its first reply)."""
+    problem = ""
+    for attempt in (1, 2):
+        conn = folder / "conn"
+        km = SandboxedKernelManager(launch_command=job["command"], transport="ipc", ip=str(conn / f"k{attempt}"),
+                                    connection_file=str(conn / f"kernel{attempt}.json"), kernel_name="python3")
+        client = GradingClient(nb, km=km, allow_errors=True, store_widget_state=False, record_timing=False,
+                               skip_cells_with_tag="\0",
+                               startup_timeout=int(max(5, min(90, deadline - time.monotonic()))),
+                               timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
+                               interrupt_on_timeout=False, shutdown_kernel="immediate",
+                               max_output_bytes=job["limits"]["max_output_bytes"])
+        log = open(folder / f"kernel{attempt}.log", "wb")
+        try:
+            await client.async_start_new_kernel(env=job["env"], cwd=str(work), stdout=log, stderr=log,
+                                                stdin=subprocess.DEVNULL)
+            await client.async_start_new_kernel_client()
+            return client
+        except Exception as e:  # a kernel that died or never answered: try once more
+            problem = f"{type(e).__name__}: {_first_line(e) or 'no message'}"
+            await _stop(client)
+        finally:
+            log.close()
+    raise RuntimeError(f"the kernel did not start twice ({problem})")
+
+
+async def _stop(client: GradingClient) -> None:
+    try:
+        if client.km is not None:
+            await client._async_cleanup_kernel()
+    except Exception:  # the kernel is already gone; the process group and namespace are killed anyway
+        pass
+
+
+async def run(job: dict) -> dict:
+    """Execute the job's notebook; return what the kernel replied (see the module docstring)."""
+    limits = Limits(**job["limits"])
+    deadline = time.monotonic() + limits.wall_s
+    folder = Path(job["folder"])
+    work = folder / "work"
+    nb = nbformat.from_dict(job["notebook"])
+    (work / job["filename"]).write_text(nbformat.writes(nb), encoding="utf-8")
+    apply_limits(limits)
+    try:
+        client = await _start(job, nb, work, folder, deadline)
+    except RuntimeError as e:
+        return {"ended": "no kernel", "detail": str(e), "cells": {}}
+    ended, at, cells, found = "complete", None, {}, None
+    try:
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            if time.monotonic() >= deadline:
+                ended, at = "timeout", index
+                break
+            sha = hashlib.sha256(cell.source.encode()).hexdigest()
+            try:
+                await client.async_execute_cell(cell, index)
+            except CellTimeoutError:
+                ended, at = "timeout", index
+                break
+            except DeadKernelError:
+                ended, at = "dead kernel", index
+                break
+            reply = client.replies.get(index, {"status": "skipped"})
+            cells[index] = {"status": reply.get("status", "?"), "sha256": sha, "ename": reply.get("ename", ""),
+                            "evalue": _first_line(reply.get("evalue", ""))}
+            if client.output_bytes > limits.max_output_bytes:
+                ended, at = "output cap", index
+                break
+        if ended == "complete":
+            found = await _probe(client, deadline)
+    finally:
+        await _stop(client)
+    return {"ended": ended, "at": at, "cells": cells, "probe": found, "output_bytes": client.output_bytes}
+
+
+async def _probe(client: GradingClient, deadline: float) -> list[str]:
+    """Run :data:`PROBE` silently; what it found, or why it could not tell."""
+    msg_id = client.kc.execute(PROBE, silent=True, store_history=False,
+                               user_expressions={"found": "_pagedlab_found"})
+    try:
+        reply = await asyncio.wait_for(_reply(client, msg_id), timeout=max(1.0, min(30.0, deadline - time.monotonic())))
+    except Exception:
+        return ["the machinery probe got no reply"]
+    content = reply["content"]
+    found = content.get("user_expressions", {}).get("found", {})
+    if content.get("status") != "ok" or found.get("status") != "ok":
+        return ["the machinery probe could not run (something in the kernel was changed)"]
+    try:  # the kernel's answer is untrusted data: parsed, never evaluated
+        answer = ast.literal_eval(found["data"]["text/plain"])
+        if isinstance(answer, list) and all(isinstance(a, str) for a in answer):
+            return [a[:200] for a in answer[:20]]
+    except (KeyError, TypeError, ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    return ["the machinery probe's answer was not a list of strings"]
+
+
+async def _reply(client: GradingClient, msg_id: str) -> dict:
+    while True:
+        msg = await client.kc.get_shell_msg(timeout=None)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            return msg
+
+
+def main() -> int:
+    job = json.load(sys.stdin)
+    adopt_orphans(True)  # a learner's detached process becomes this process's to kill
+    try:
+        result = asyncio.run(run(job))
+    finally:
+        kill_tree(os.getpid())
+        reap()
+    sys.stdout.write(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
