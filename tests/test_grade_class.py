@@ -9,6 +9,7 @@ runs: in the bubblewrap sandbox (where it works) and without it.
 import csv
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,7 @@ for root in {pathlib.Path(pagedlab.__file__).resolve().parents[1], *pathlib.Path
 """
 CONFTEST = """
 import pathlib, tempfile
+SHARED = pathlib.Path.cwd().parents[:2]  # the run's folders; a real attacker walks on to /
 HOOK = '''
 import pytest
 @pytest.hookimpl(hookwrapper=True)
@@ -56,7 +58,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     outcome.get_result().outcome = "passed"
 '''
-for folder in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents, pathlib.Path(tempfile.gettempdir())]:
+for folder in [pathlib.Path.cwd(), *SHARED, pathlib.Path(tempfile.gettempdir())]:
     try:
         (folder / "conftest.py").write_text(HOOK)
     except OSError:
@@ -73,7 +75,8 @@ for base in {os.environ.get("IPYTHONDIR", ""), str(pathlib.Path.home() / ".ipyth
 SHADOW = """
 import pathlib, tempfile
 here = pathlib.Path.cwd()
-for folder in [here, *here.parents, pathlib.Path(tempfile.gettempdir()), pathlib.Path.home()]:
+SHARED = here.parents[:2]  # the run's folders; a real attacker walks on to /
+for folder in [here, *SHARED, pathlib.Path(tempfile.gettempdir()), pathlib.Path.home()]:
     for name in ("torch.py", "pagedlab.py"):
         try:
             (folder / name).write_text("raise ImportError('a planted module')\\n")
@@ -210,7 +213,11 @@ def _grade(folder: Path, out: Path, sandbox: bool) -> tuple[dict, float, str]:
     cmd = [sys.executable, "-m", "pagedlab.grade", str(folder), "--out", str(out), "--timeout", "120", "--jobs", "2",
            "--exercises", str(ROOT / "exercises")] + ([] if sandbox else ["--no-sandbox"])
     start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    # The grader's own temporary folder lies inside the test's, so whatever a learner plants in the folders of
+    # the run (the attacks below walk up two levels from their notebook) stays inside it.
+    env = {**os.environ, "TMPDIR": str(out.parent / "grader-tmp")}
+    (out.parent / "grader-tmp").mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     elapsed = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr[-3000:]
     csv_text = (out / "grades.csv").read_text(encoding="utf-8")
