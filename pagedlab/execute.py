@@ -87,7 +87,8 @@ def execute(path: Path, timeout: int = 1200) -> float:
     os.environ.update(KERNEL_ENV)  # the kernel subprocess inherits this environment
     try:
         start = time.perf_counter()
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        # coalesce_streams: a cell's prints are stored as one output however the kernel happened to flush them.
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", coalesce_streams=True,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         elapsed = time.perf_counter() - start
     finally:
