@@ -120,12 +120,12 @@ def picture(widget: Locator) -> str:
     return widget.locator(".widget-html-content").first.inner_html()
 
 
-def wait_for_new_picture(widget: Locator, before: str, timeout_s: float = 60) -> str:
-    """Wait until the picture differs from ``before``; return it (the kernel redraws, the comm carries it)."""
+def wait_for_picture(widget: Locator, shows, timeout_s: float = 120) -> str:
+    """Wait until the live picture satisfies ``shows(svg)``; return it (the kernel redraws, the comm carries it)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         now = picture(widget)
-        if now != before and "<svg" in now:
+        if "<svg" in now and shows(now):
             return now
         widget.page.wait_for_timeout(100)
-    raise AssertionError("the picture did not change")
+    raise AssertionError(f"the picture never showed what was expected; it shows:\n{picture(widget)[:300]}")
