@@ -42,6 +42,16 @@ def wait_for_kernel_idle(page: Page, timeout_ms: int = UI_TIMEOUT_MS) -> None:
         timeout=timeout_ms)
 
 
+def trust_notebook(page: Page) -> None:
+    """Command palette ▸ Trust Notebook ▸ Trust: its stored outputs render again, trusted (HTML not sanitized)."""
+    page.locator(".jp-NotebookPanel:visible .jp-Notebook").first.click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+Shift+C")
+    page.locator(".lm-CommandPalette-input").fill("Trust Notebook")
+    page.locator(".lm-CommandPalette-item", has_text=re.compile(r"^Trust Notebook")).first.click()
+    page.locator(".jp-Dialog-button", has_text=re.compile(r"^Trust$")).click()
+    page.locator(".jp-Dialog").wait_for(state="detached", timeout=UI_TIMEOUT_MS)
+
+
 def run_all(page: Page) -> None:
     """Run ▸ Run All Cells from the menu bar, then wait until no cell is queued or running and the kernel is idle."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
