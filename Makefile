@@ -11,19 +11,23 @@ SUBMISSIONS ?= submissions
 # Jupyter refuses to run as root (containers, some cloud machines) unless told it is on purpose.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: setup lab test test-fast notebooks exercises grade benchmark clean
+.PHONY: setup lab test test-fast test-browser notebooks exercises grade benchmark clean
 
 setup:
 	@$(BOOTSTRAP)
 
+# Serve the repository root, so the file browser reaches exercises/ and solutions/ too, and open the first lecture.
 lab: setup                  ## set up, then open the course in JupyterLab
-	$(PY) -m jupyter lab $(LAB_FLAGS) notebooks/00_setup.ipynb
+	$(PY) -m jupyter lab $(LAB_FLAGS) --ServerApp.root_dir="$(CURDIR)" notebooks/00_setup.ipynb
 
 test: setup                 ## set up, then run unit tests, every notebook under nbval, and the meta-tests
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile
 
 test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile tests
+
+test-browser: setup         ## the course in JupyterLab in headless Chromium (Debian's chromium; skips without one)
+	$(PY) -m pytest -o addopts= -p no:cacheprovider -ra tests/browser
 
 notebooks: setup            ## re-execute lectures and solutions in place (CPU), then regenerate exercises
 	$(PY) -m pagedlab.execute notebooks solutions

@@ -5,10 +5,18 @@ Each notebook runs top to bottom in a fresh kernel of the current Python environ
 compares against everywhere), with a fixed hash seed. Before running, the first code cell is replaced
 by :data:`pagedlab.notebook.SETUP_CELL`, the single definition of the Colab install cell.
 
+Widget outputs are stored so that they render without a kernel: the widget state is not stored (it holds
+random model ids), so no output may keep a ``widget-view+json`` reference, which would point at nothing
+("Error displaying widget: model not found" in a trusted JupyterLab). Once the last cell has run, each
+course live view's output is replaced by its static picture drawn then
+(:func:`pagedlab.widgets._base.static_outputs`), i.e. what the live view shows after *Run All*; any other
+widget keeps its fallback representations.
+
 Usage::
 
     python -m pagedlab.execute notebooks/ solutions/          # every notebook in these folders
     python -m pagedlab.execute notebooks/02_tiling_and_online_softmax.ipynb
+    python -m pagedlab.execute --setup-cell-only notebooks/ solutions/   # rewrite first cells, run nothing
 """
 
 from __future__ import annotations
@@ -24,6 +32,15 @@ from nbclient import NotebookClient
 
 from pagedlab.notebook import SETUP_CELL
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# Run after the last cell, in the same kernel. It imports nothing new: a notebook without live views
+# (which never imported the widgets) answers with an empty mapping.
+FETCH_STATIC_OUTPUTS = """\
+import sys as _sys
+from IPython.display import display as _display
+_base = _sys.modules.get("pagedlab.widgets._base")
+_display({"application/json": _base.static_outputs() if _base else {}}, raw=True)"""
+
 KERNEL_ENV = {"PAGEDLAB_DEVICE": "cpu", "PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
 
@@ -36,15 +53,42 @@ def sync_setup_cell(nb: nbformat.NotebookNode) -> None:
         tags.append("setup")
 
 
+def store_static_widgets(nb: nbformat.NotebookNode, statics: dict[str, dict[str, str]]) -> int:
+    """Replace live-view outputs by their static bundles and drop widget-view references without state.
+
+    Args:
+        nb: an executed notebook; its outputs are changed in place.
+        statics: ``{model_id: display bundle}`` from :func:`pagedlab.widgets._base.static_outputs`.
+
+    Returns:
+        How many outputs were replaced by a static picture.
+    """
+    stored = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    replaced = 0
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(WIDGET_VIEW)
+            if view is None or view.get("model_id") in stored:
+                continue
+            if view.get("model_id") in statics:
+                out["data"] = nbformat.from_dict(dict(statics[view["model_id"]]))
+                replaced += 1
+            else:
+                del out["data"][WIDGET_VIEW]
+    return replaced
+
+
 def execute(path: Path, timeout: int = 1200) -> float:
     """Run one notebook in place; return the seconds it took. Raises if a cell raises."""
     nb = nbformat.read(path, as_version=4)
     sync_setup_cell(nb)
+    nb.cells.append(nbformat.v4.new_code_cell(FETCH_STATIC_OUTPUTS))
     old_env = {k: os.environ.get(k) for k in KERNEL_ENV}
     os.environ.update(KERNEL_ENV)  # the kernel subprocess inherits this environment
     try:
         start = time.perf_counter()
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        # coalesce_streams: a cell's prints are stored as one output however the kernel happened to flush them.
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", coalesce_streams=True,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         elapsed = time.perf_counter() - start
     finally:
@@ -53,9 +97,12 @@ def execute(path: Path, timeout: int = 1200) -> float:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+    fetched = nb.cells.pop()
+    statics = next(o.data["application/json"] for o in fetched.outputs if "application/json" in o.get("data", {}))
+    nb.metadata.pop("widgets", None)  # widget state holds random model ids; widgets re-render when run
+    store_static_widgets(nb, statics)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # wall-clock timestamps would change on every run
-    nb.metadata.pop("widgets", None)  # widget state holds random model ids; widgets re-render when run
     path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     return elapsed
 
@@ -63,10 +110,19 @@ def execute(path: Path, timeout: int = 1200) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path, help="notebooks or folders of notebooks")
+    parser.add_argument("--setup-cell-only", action="store_true",
+                        help="only rewrite each notebook's first code cell to SETUP_CELL (after changing REPO_URL)")
     args = parser.parse_args(argv)
     notebooks = []
     for p in args.paths:
         notebooks += sorted(p.glob("*.ipynb")) if p.is_dir() else [p]
+    if args.setup_cell_only:
+        for path in notebooks:
+            nb = nbformat.read(path, as_version=4)
+            sync_setup_cell(nb)
+            path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        print(f"setup cell written into {len(notebooks)} notebooks")
+        return 0
     for nb in notebooks:
         print(f"executing {nb} ...", end=" ", flush=True)
         print(f"{execute(nb):.1f} s", flush=True)

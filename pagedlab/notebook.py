@@ -3,12 +3,22 @@
 ``SETUP_CELL`` is the single definition of a notebook's first code cell. ``make notebooks``
 (``python -m pagedlab.execute``) writes it into every notebook and solution, and a test checks that
 they agree, so the Colab install line lives in exactly one place.
+
+``REPO_URL`` is where Colab installs the course from. Whoever publishes the course, or a fork of it,
+changes that one line and rewrites the notebooks' first cells without re-running them::
+
+    python -m pagedlab.execute --setup-cell-only notebooks solutions && python -m pagedlab.exercises
+
+(the README's "Open in Colab" section lists the rest: its own copy of the cell and the Colab links,
+which tests check against this line).
 """
 
 from __future__ import annotations
 
 import warnings
 
+# The course's public git repository: what Colab's `pip install` fetches. A placeholder until the course is
+# published there; a fork sets its own (append @<branch or tag> to pin a version).
 REPO_URL = "https://github.com/pagedlab/pagedlab"
 
 SETUP_CELL = f"""\

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -172,11 +173,12 @@ def test_custom_tracer_and_given_trace_set_the_controls():
     assert calls == [(30, 6, 3, False)] and w.trace.block_n == 3
 
 
-def test_mimebundle_has_the_static_svg_and_the_live_widget(widget):
+def test_mimebundle_has_an_image_of_the_static_svg_and_the_live_widget(widget):
     bundle = widget._repr_mimebundle_()
-    assert bundle["text/html"].startswith("<svg") and bundle["text/html"] == widget._repr_html_()
+    data = base64.b64encode(widget.static_svg().encode()).decode()
+    assert bundle["text/html"].startswith("<img") and f"data:image/svg+xml;base64,{data}" in bundle["text/html"]
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.box.model_id
-    assert widget.picture.value == bundle["text/html"]
+    assert widget.picture.value == widget.to_svg()
 
 
 def test_bad_arguments():

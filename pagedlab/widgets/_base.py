@@ -1,14 +1,28 @@
-"""What every course widget shares: an SVG builder and a live view with a static fallback.
+"""What every course widget shares: an SVG builder, and a live view with a static picture beside it.
 
 The widgets are drawn in Python as SVG and shown through core ipywidgets (an ``HTML`` widget plus
 controls), with no custom JavaScript, so they render wherever core widgets do: JupyterLab 4 with
-ipywidgets 8, Colab with ipywidgets 7.7, VS Code. Each widget's display bundle also carries the
-static picture as ``text/html``, which GitHub, nbviewer and ``pytest --nbval`` see instead.
+ipywidgets 8, Colab with ipywidgets 7.7, VS Code.
+
+Where no live widget can run (a notebook opened before its cells run, GitHub, nbviewer, ``pytest
+--nbval``), the static picture is what shows. It is stored as ``text/html`` holding an ``<img>`` whose
+source is the SVG as a base64 ``data:`` URI, never as bare ``<svg>`` markup: JupyterLab's sanitizer
+removes ``<svg>`` from the HTML of an untrusted notebook (which every fresh clone is), leaving a run-on
+blob of its text, but keeps an ``<img>`` (it does not check the scheme of ``src``); GitHub, nbviewer,
+VS Code and Colab show such an image too.
+
+``make notebooks`` (:mod:`pagedlab.execute`) stores, for each live view, :meth:`LiveView.static_svg`
+drawn at the end of the run, which is what a live view shows after *Run All*, and drops the
+widget-view reference (the widget state is not stored, so it would point at nothing). To keep the
+picture of one moment, display :meth:`LiveView.snapshot` there.
 """
 
 from __future__ import annotations
 
-from html import escape
+import base64
+import re
+import weakref
+from html import escape, unescape
 from typing import Any
 
 import ipywidgets as widgets
@@ -29,6 +43,12 @@ COLORS = {
 }
 # Owners (sequences) get colours in this order; colour-blind-safe (Okabe-Ito).
 OWNER_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999"]
+
+
+# The class of the <img> that stands for a live view, so tools can tell it from a snapshot: its picture is
+# drawn at the end of the run, not when the cell ran (tests/nbval_sanitize.cfg masks it for that reason).
+LIVE_VIEW_CLASS = "pagedlab-live-view"
+SNAPSHOT_CLASS = "pagedlab-snapshot"
 
 
 def owner_color(index: int) -> str:
@@ -76,12 +96,55 @@ class Svg:
                 f'<rect width="100%" height="100%" fill="{COLORS["background"]}"/>' + "".join(self._parts) + "</svg>")
 
 
+def svg_image_html(svg: str, alt: str, css_class: str) -> str:
+    """An ``<img>`` tag showing ``svg`` through a base64 ``data:image/svg+xml`` URI (see the module docstring)."""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return f'<img class="{escape(css_class)}" alt="{escape(alt)}" src="data:image/svg+xml;base64,{data}">'
+
+
+def svg_title(svg: str, default: str) -> str:
+    """The text of the picture's ``data-role="title"`` line (what it shows, in words), else ``default``."""
+    match = re.search(r'data-role="title"[^>]*>([^<]*)<', svg)
+    return unescape(match.group(1)) if match else default
+
+
+class Picture:
+    """A static picture that displays as an image everywhere (see the module docstring).
+
+    Attributes:
+        svg: the picture. alt: what it shows, in words (also its ``text/plain`` form).
+    """
+
+    def __init__(self, svg: str, alt: str) -> None:
+        if not isinstance(svg, str) or not svg.lstrip().startswith("<svg"):
+            raise ValueError(f"svg must be an SVG document string starting with '<svg', got {str(svg)[:40]!r}")
+        self.svg, self.alt = svg, alt
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.alt, "text/html": svg_image_html(self.svg, self.alt, SNAPSHOT_CLASS)}
+
+
+# Every live view displayed in this kernel, by the model id of its box: make notebooks asks for their
+# static pictures at the end of the run (static_outputs). Weak, so a view nobody holds can go.
+_displayed: "weakref.WeakValueDictionary[str, LiveView]" = weakref.WeakValueDictionary()
+
+
+def static_outputs() -> dict[str, dict[str, str]]:
+    """``{model_id: display bundle}``: the static picture of every live view displayed in this kernel, drawn now.
+
+    :mod:`pagedlab.execute` calls this once the last cell has run and stores each bundle in place of the
+    live view's output, so a notebook that has not run shows what a live view would show after *Run All*.
+    """
+    return {model_id: view.static_bundle() for model_id, view in list(_displayed.items())}
+
+
 class LiveView:
     """Base class: a picture (``to_svg``) shown in an ``HTML`` widget above some controls.
 
     Subclasses implement :meth:`to_svg` and build their controls in ``self.controls`` (a list of
     widgets); calling :meth:`redraw` after a state change updates what the learner sees at once,
-    even from inside a running cell (the update travels as a comm message).
+    even from inside a running cell (the update travels as a comm message). Displaying the view shows
+    the live widget where a widget front end runs and the static picture (:meth:`static_svg`) elsewhere.
     """
 
     def __init__(self) -> None:
@@ -90,8 +153,32 @@ class LiveView:
         self._box: widgets.Box | None = None
 
     def to_svg(self) -> str:
-        """The current picture as an SVG string (the static view)."""
+        """The current picture as an SVG string (what the live view shows now)."""
         raise NotImplementedError
+
+    def static_svg(self) -> str:
+        """The picture stored for a live view in an executed notebook; by default the current picture.
+
+        A subclass may draw more here (its final state plus how it got there), since a reader without a
+        kernel sees only this.
+        """
+        return self.to_svg()
+
+    def snapshot(self) -> Picture:
+        """A static picture of the view as it is now, to display beside the live view.
+
+        A live view keeps changing as later cells run, so after *Run All* it shows the final state; a
+        snapshot keeps the moment the text around it describes.
+        """
+        svg = self.to_svg()
+        return Picture(svg, f"{type(self).__name__} snapshot: {svg_title(svg, 'the picture at this point')}")
+
+    def static_bundle(self) -> dict[str, str]:
+        """The display bundle that stands for the live view where no widget can run (no widget-view entry)."""
+        svg = self.static_svg()
+        name = type(self).__name__
+        alt = f"{name} (static picture; run the notebook for the live widget): {svg_title(svg, name)}"
+        return {"text/plain": f"{name}()", "text/html": svg_image_html(svg, alt, LIVE_VIEW_CLASS)}
 
     @property
     def box(self) -> widgets.VBox:
@@ -105,15 +192,10 @@ class LiveView:
         """Re-render the picture into the live ``HTML`` widget."""
         self.picture.value = self.to_svg()
 
-    def _repr_html_(self) -> str:
-        return self.to_svg()
-
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # Live frontends pick the widget view; GitHub, nbviewer and nbval fall back to the static SVG.
+        # Widget front ends pick the live view; the others (and nbval) fall back to the static picture.
         box = self.box
-        return {
-            "text/plain": f"{type(self).__name__}()",
-            "text/html": self.to_svg(),
-            "application/vnd.jupyter.widget-view+json": {"version_major": 2, "version_minor": 0,
-                                                         "model_id": box.model_id},
-        }
+        _displayed[box.model_id] = self
+        return {**self.static_bundle(),
+                "application/vnd.jupyter.widget-view+json": {"version_major": 2, "version_minor": 0,
+                                                             "model_id": box.model_id}}

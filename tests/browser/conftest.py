@@ -1,0 +1,142 @@
+"""A JupyterLab server started as ``make lab`` starts it, and headless Chromium driven by Playwright.
+
+Nothing here is collected by a plain ``pytest`` / ``make test`` (pyproject's ``norecursedirs`` skips this folder);
+``make test-browser`` runs it. Without Playwright or a Chromium binary every test skips, saying why.
+
+The server runs ``make lab``'s own command line (read with ``make -n lab``) on a copy of the repository, so Run All
+cannot change the working tree, with a fixed token, a free port on the loopback interface, no browser, and its
+settings, runtime files and IPython profile in a temporary folder (autosave off; every cell kept in the page, so
+the checks see all outputs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the shared `lab` module
+
+from lab import ROOT, lab_command, option  # noqa: E402
+
+TOKEN = "pagedlab-browser-test"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# Flags for a container without a GPU or a network: no sandbox (root), no GPU process, nothing fetched.
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = Path(os.environ.get("PAGEDLAB_SCREENSHOTS", Path(__file__).resolve().parent / "screenshots"))
+SETTINGS = {
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                        "checkForUpdates": False},
+}
+
+
+def find_chromium() -> str | None:
+    """``$PAGEDLAB_CHROMIUM``, else the first Chromium or Chrome on the PATH."""
+    if os.environ.get("PAGEDLAB_CHROMIUM"):
+        return os.environ["PAGEDLAB_CHROMIUM"]
+    return next((path for name in CHROMIUM_NAMES if (path := shutil.which(name))), None)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _copy_course(dest: Path) -> Path:
+    ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis",
+                                    ".ipynb_checkpoints", "screenshots", "grades", "submissions", "build")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("the browser tests need Playwright for Python (pip install playwright); no browser download")
+    path = find_chromium()
+    if path is None:
+        pytest.skip("no Chromium found: install Debian's (apt-get install chromium) or set PAGEDLAB_CHROMIUM")
+    return path
+
+
+@pytest.fixture(scope="session")
+def lab(chromium, tmp_path_factory) -> dict:
+    """Start JupyterLab as ``make lab`` does; yield ``{"url", "root", "token"}``; stop it afterwards."""
+    tmp = tmp_path_factory.mktemp("lab")
+    root = _copy_course(tmp / "course")
+    # The kernel runs this environment's python, as the native kernel of a fresh clone's .venv does (a
+    # `jupyter lab` found elsewhere on the PATH would otherwise start its own interpreter's kernel).
+    spec = tmp / "data" / "kernels" / "python3" / "kernel.json"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(json.dumps({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                                "display_name": "Python 3 (ipykernel)", "language": "python"}))
+    for name, values in SETTINGS.items():
+        path = tmp / "settings" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    argv = [a for a in lab_command() if not a.startswith("--ServerApp.root_dir=")]
+    assert option(lab_command(), "ServerApp.root_dir"), "make lab no longer sets the server's root"
+    port = _free_port()
+    argv += [f"--ServerApp.root_dir={root}", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+             "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
+             f"--LabApp.user_settings_dir={tmp / 'settings'}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}"]
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+           "JUPYTER_DATA_DIR": str(tmp / "data"), "IPYTHONDIR": str(tmp / "ipython")}
+    log = (tmp / "server.log").open("w")
+    server = subprocess.Popen(argv, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start; its log:\n{(tmp / 'server.log').read_text()}")
+                time.sleep(0.5)
+        yield {"url": url, "root": root, "token": TOKEN, "log": tmp / "server.log"}
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium, tmp_path_factory):
+    """A Chromium context with a fresh profile (user data dir), 1400 px wide."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=chromium, headless=True,
+            args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000})
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots: {SCREENSHOTS}")
+    return SCREENSHOTS

@@ -1,0 +1,176 @@
+"""What a newcomer sees in JupyterLab, in a real browser: every lecture, its stored pictures, Run All, the widgets.
+
+For each lecture in ``notebooks/`` (found, not listed): open it in a fresh, untrusted session and check that every
+stored picture renders as an image (no SVG text blob, no "Error displaying widget"), and again once trusted (for the
+lectures with widgets); Run All from the menu; wait
+until every cell has run; check there is no error output and no console or page error. In the first lecture that
+shows each live widget (the tile widget in 02, the block-table widget in 06) operate every control and check the
+picture changes. Last, open an exercise from the file browser. A full-page screenshot of each notebook, as stored
+and after Run All, goes to ``tests/browser/screenshots/`` (or ``$PAGEDLAB_SCREENSHOTS``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from jlab import (SVG_IMG, PageErrors, cells, control, full_page_screenshot, open_notebook, picture,
+                  pictures_render, run_all, set_slider, shut_down_kernels, trust_notebook, wait_for_picture)
+from test_stored_outputs import SVG_IMG as STORED_IMG
+
+from lab import ROOT
+from pagedlab.widgets._base import svg_title
+
+LECTURES = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def title(svg: str) -> str:
+    return svg_title(svg, "")
+
+
+def live_views(nb: nbformat.NotebookNode) -> dict[int, str]:
+    """``{cell index: class name}`` of the cells whose stored output is a course live view (``TileWidget()``...)."""
+    found = {}
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            text = out.get("data", {}).get("text/plain", "")
+            if 'class="pagedlab-live-view"' in out.get("data", {}).get("text/html", ""):
+                found[i] = text.removesuffix("()")
+    return found
+
+
+def first_lecture_with(kind: str) -> str | None:
+    return next((p.stem for p in LECTURES if kind in live_views(nbformat.read(p, as_version=4)).values()), None)
+
+
+@pytest.fixture
+def page(browser, lab):
+    page = browser.new_page()
+    errors = PageErrors(page)
+    yield page, errors
+    page.close()
+    shut_down_kernels(lab)
+
+
+def check_stored_outputs(page, nb: nbformat.NotebookNode) -> None:
+    """Before running: each cell shows as many SVG images as it stores, all loaded, and no text where a picture is."""
+    dom = cells(page)
+    page.wait_for_function(f"() => document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell').length == "
+                           f"{len(nb.cells)}", timeout=60_000)   # every cell in the page (windowing off)
+    for i, cell in enumerate(nb.cells):
+        html = "".join(out.get("data", {}).get("text/html", "") for out in cell.get("outputs", []))
+        expected = len(STORED_IMG.findall(html)) + html.count("<svg")   # bare SVG is a picture that must show too
+        if not expected:
+            continue
+        outputs = dom.nth(i).locator(".jp-OutputArea-output")
+        assert outputs.locator(SVG_IMG).count() == expected, f"cell {cell.id}: stored pictures not shown as images"
+        assert pictures_render(dom.nth(i)), f"cell {cell.id}: a stored picture does not load"
+        text = outputs.locator(".jp-RenderedHTMLCommon").all_inner_texts()
+        assert not "".join(text).strip(), f"cell {cell.id}: a picture shows as text: {''.join(text)[:200]!r}"
+    assert page.get_by_text("Error displaying widget").count() == 0
+
+
+def exercise_tile_widget(widget) -> list[str]:
+    """Operate every control of a TileWidget and wait for the picture each should give; return the controls."""
+    def at_start(svg: str) -> bool:
+        return title(svg).startswith("step 0 of")
+
+    def at_end(svg: str) -> bool:
+        match = re.match(r"step (\d+) of (\d+)", title(svg))
+        return bool(match) and match.group(1) == match.group(2) != "0"
+
+    set_slider(widget, "step", 0)
+    wait_for_picture(widget, at_start)
+    widget.locator(".widget-play button").first.click()                        # play: runs to the last step
+    wait_for_picture(widget, at_end)
+    set_slider(widget, "steps/s", 20)        # speed: sets the play interval; the picture itself does not change
+    set_slider(widget, "step", 0)
+    wait_for_picture(widget, at_start)
+    widget.locator(".widget-play button").first.click()
+    wait_for_picture(widget, at_end)
+    for label, value, shown in (("seq len", 20, "n_q = 20,"), ("block_m", 4, "block_m = 4,"),
+                                ("block_n", 5, "block_n = 5,")):
+        set_slider(widget, label, value)
+        wait_for_picture(widget, lambda svg: shown in svg)
+    widget.locator(".widget-checkbox", has_text=re.compile("causal")).locator("input[type=checkbox]").click()
+    wait_for_picture(widget, lambda svg: "not causal" in svg)
+    return ["step", "play", "steps/s", "seq len", "block_m", "block_n", "causal"]
+
+
+def exercise_block_table_widget(views) -> list[str]:
+    """Operate every control of the last view of a BlockTableWidget; every view must follow."""
+    widget = views[-1]
+
+    def click(label: str, shows) -> None:
+        widget.locator("button.widget-button", has_text=re.compile(f"^{label}$")).click()
+        now = wait_for_picture(widget, shows)
+        for other in views[:-1]:
+            wait_for_picture(other, lambda svg: svg == now)
+
+    tokens = control(widget, "widget-text", "tokens").locator("input")
+    tokens.fill("5")
+    tokens.press("Tab")
+    sequences = int(re.match(r"(\d+) sequence", title(picture(widget))).group(1))
+    def count(n: int):
+        return lambda svg: re.match(rf"{n} sequences? ", title(svg)) is not None
+
+    click("add", lambda svg: count(sequences + 1)(svg) and ": 5 tokens" in svg)
+    menu = control(widget, "widget-dropdown", "sequence").locator("select")
+    menu.select_option(index=0)
+    chosen = menu.evaluate("s => s.options[s.selectedIndex].text")
+    click("append", lambda svg: f"append {chosen}:" in svg)
+    click("fork", lambda svg: count(sequences + 2)(svg) and f"fork {chosen} →" in svg)
+    click("free", lambda svg: count(sequences + 1)(svg) and re.search(r"free [^<]*: drops blocks", svg) is not None)
+    return ["tokens", "add", "sequence", "append", "fork", "free"]
+
+
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem)
+def test_lecture(page, lab, screenshots, path):
+    page, errors = page
+    nb = nbformat.read(path, as_version=4)
+    open_notebook(page, lab, f"notebooks/{path.name}")
+    check_stored_outputs(page, nb)                  # a fresh clone: untrusted, its HTML sanitized
+    full_page_screenshot(page, screenshots / f"{path.stem}-stored.png")
+    if live_views(nb):
+        trust_notebook(page)
+        check_stored_outputs(page, nb)              # trusted: no sanitizer, and a widget view would need state
+
+    try:
+        run_all(page)
+    except Exception:
+        full_page_screenshot(page, screenshots / f"{path.stem}-failed.png")
+        raise
+    stderr = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    assert stderr.count() == 0, f"error output after Run All: {stderr.first.inner_text()[:500]}"
+    assert page.get_by_text("Error displaying widget").count() == 0
+    views = live_views(nb)
+    dom = cells(page)
+    widgets = {i: dom.nth(i).locator(".jp-OutputArea-output .widget-vbox").first for i in views}
+    for i, widget in widgets.items():
+        assert "<svg" in picture(widget), f"cell {nb.cells[i].id}: the live {views[i]} shows no picture"
+
+    operated = []
+    if path.stem == first_lecture_with("TileWidget"):
+        operated += exercise_tile_widget(next(w for i, w in widgets.items() if views[i] == "TileWidget"))
+    if path.stem == first_lecture_with("BlockTableWidget"):
+        operated += exercise_block_table_widget([w for i, w in widgets.items() if views[i] == "BlockTableWidget"])
+    full_page_screenshot(page, screenshots / f"{path.stem}.png")
+    if operated:
+        print(f"{path.stem}: operated {', '.join(operated)}")
+    assert not errors.messages, "\n".join(errors.messages)
+
+
+def test_an_exercise_opens_from_the_file_browser(page, lab, screenshots):
+    page, errors = page
+    page.goto(f"{lab['url']}/lab?reset&token={lab['token']}")
+    page.locator(".jp-FileBrowser .jp-BreadCrumbs-home").click()               # the server's root: the repository
+    listing = page.locator(".jp-FileBrowser .jp-DirListing-content")
+    listing.locator(".jp-DirListing-itemText", has_text=re.compile(r"^exercises$")).dblclick()
+    exercise = sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb"))[0]
+    listing.locator(".jp-DirListing-itemText", has_text=re.compile(f"^{re.escape(exercise)}$")).dblclick()
+    page.locator(".jp-NotebookPanel .jp-MarkdownOutput").first.wait_for()
+    assert page.locator(".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel", has_text=exercise).count() >= 1
+    full_page_screenshot(page, screenshots / f"file-browser-{Path(exercise).stem}.png")
+    assert not errors.messages, "\n".join(errors.messages)
