@@ -126,7 +126,7 @@ def test_n3_completions_equal_the_greedy_one(model, prompts, reference):
 
 def test_n3_under_preemption(model, prompts, reference):
     for kwargs in (dict(), dict(num_cpu_blocks=32, preemption="swap")):
-        engine = LLMEngine(model, num_blocks=12, block_size=BLOCK_SIZE, watermark=0.0, **kwargs)
+        engine = LLMEngine(model, num_blocks=16, block_size=BLOCK_SIZE, watermark=0.0, **kwargs)
         outputs = engine.generate(prompts, SamplingParams(n=3, max_tokens=MAX_TOKENS), use_tqdm=False)
         assert [[c.token_ids for c in o.outputs] for o in outputs] == [[r] * 3 for r in reference]
         assert sum(m.num_preemptions for m in engine.metrics) > 0
@@ -135,12 +135,13 @@ def test_n3_under_preemption(model, prompts, reference):
 
 def test_fork_shares_the_prompt_blocks(model, prompts):
     engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
-    engine.add_request(prompts[3], SamplingParams(n=3, max_tokens=2))
+    engine.add_request(prompts[3], SamplingParams(n=3, max_tokens=3))
     engine.step()                       # prefill, sample 3 first tokens, fork
     usage = engine.block_manager.usage()
     assert usage.logical_blocks == 3 * 4 and usage.blocks_used == 4   # 13 tokens = 4 blocks, shared 3 ways
-    engine.step()                       # each appends into the shared partial block: copy-on-write
+    engine.step()                       # two copy-on-write copies of the partial block; the last owner writes in place
     assert engine.block_manager.usage().blocks_used == 4 + 2
+    engine.step()
     assert not engine.has_unfinished_requests()
     assert_no_leak(engine)
 

@@ -9,7 +9,7 @@ import torch
 
 from pagedlab.engine.model_runner import ModelRunner
 from pagedlab.engine.outputs import CompletionOutput, RequestOutput, StepMetrics
-from pagedlab.engine.sampling import SamplingParams, sample
+from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
 from pagedlab.engine.scheduler import Preemption, Scheduler, SchedulerOutput
 from pagedlab.engine.sequence import Request, Sequence, Status
 from pagedlab.paged import BlockManager, KVCache
@@ -59,7 +59,7 @@ class LLMEngine:
                                 dtype=param.dtype, device=param.device)
         self.scheduler = Scheduler(self.block_manager, self.kv_cache, max_num_seqs, max_num_batched_tokens,
                                    preemption, int(watermark * num_blocks))
-        self.runner = ModelRunner(model, self.block_manager, self.kv_cache)
+        self.runner = ModelRunner(model, self.kv_cache)
         self.metrics: list[StepMetrics] = []
         self._requests: dict[Hashable, Request] = {}
         self._arrivals = itertools.count()
@@ -139,7 +139,7 @@ class LLMEngine:
                 if len(request.seqs) < request.params.n:      # the prompt is computed: fork the completions
                     for j in range(1, request.params.n):
                         child = Sequence(request, j, list(seq.token_ids), seq.num_computed)
-                        self.block_manager.fork(seq.seq_id, child.seq_id)
+                        child.table = self.block_manager.fork(seq.seq_id, child.seq_id)
                         request.seqs.append(child)
                         self._append_token(child, logits[i], greedy[i])
                 self._append_token(seq, logits[i], greedy[i])
@@ -151,17 +151,21 @@ class LLMEngine:
         self._record(out, len(seqs), prefill_tokens, decode_tokens, finished)
         return [self._output(r) for r in ran.values()]
 
-    def generate(self, prompts: Seq[Seq[int]], params: SamplingParams | None = None,
+    def generate(self, prompts: Seq[Seq[int]], params: SamplingParams | Seq[SamplingParams] | None = None,
                  use_tqdm: bool = True) -> list[RequestOutput]:
         """Complete every prompt; returns their outputs in the order of ``prompts``.
 
         Args:
-            prompts: lists of token ids. params: one :class:`SamplingParams` for all (default greedy, 16 tokens).
+            prompts: lists of token ids.
+            params: one :class:`SamplingParams` for all (default greedy, 16 tokens), or one per prompt.
             use_tqdm: show a progress bar (pass False in notebooks compared by nbval: tqdm writes to stderr).
+
+        Raises:
+            ValueError: a list of params whose length is not the number of prompts; as :meth:`add_request`.
         """
         from tqdm.auto import tqdm
 
-        ids = [self.add_request(p, params) for p in prompts]
+        ids = [self.add_request(p, sp) for p, sp in zip(prompts, per_prompt(params, len(prompts)))]
         results: dict[Hashable, RequestOutput] = {}
         with tqdm(total=len(ids), desc="requests", disable=not use_tqdm) as bar:
             while self.has_unfinished_requests():

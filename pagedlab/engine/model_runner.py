@@ -7,7 +7,7 @@ import torch
 from pagedlab.engine import attention as _attention
 from pagedlab.engine.attention import PagedAttention
 from pagedlab.engine.sequence import Sequence
-from pagedlab.paged import BlockManager, KVCache
+from pagedlab.paged import KVCache
 
 
 class ModelRunner:
@@ -15,46 +15,43 @@ class ModelRunner:
 
     Args:
         model: ``model(input_ids, positions, attention) -> logits``, e.g. :class:`~pagedlab.model.TinyGPT`.
-        block_manager, kv_cache: where each sequence's K/V live.
+        kv_cache: the pools the block tables point into.
     """
 
-    def __init__(self, model: torch.nn.Module, block_manager: BlockManager, kv_cache: KVCache) -> None:
-        self.model, self.block_manager, self.kv_cache = model, block_manager, kv_cache
+    def __init__(self, model: torch.nn.Module, kv_cache: KVCache) -> None:
+        self.model, self.kv_cache = model, kv_cache
 
     def prepare(self, seqs: list[Sequence]) -> tuple[torch.Tensor, torch.Tensor, PagedAttention, list[int]]:
-        """The model's inputs for ``seqs``, each computing its tokens ``num_computed ..``.
+        """The model's inputs for ``seqs``, each computing its tokens ``num_computed ..`` (through ``seq.table``).
 
         Returns:
             ``(input_ids, positions, attention, last)``: int64 ``(num_tokens,)`` tokens and positions, decodes
             first; the step's :class:`PagedAttention`; ``last[i]``, the row of ``seqs[i]``'s last token.
         """
-        tables = [self.block_manager.table(s.seq_id) for s in seqs]
-        decode = [i for i, s in enumerate(seqs) if len(s.token_ids) - s.num_computed == 1 and _attention._DECODE_KERNEL]
-        is_decode = set(decode)
-        prefill = [i for i in range(len(seqs)) if i not in is_decode]
-        ids: list[int] = []
-        positions: list[int] = []
-        slots: list[int] = []
-        last = [0] * len(seqs)
+        decodes = [s for s in seqs if len(s.token_ids) - s.num_computed == 1 and _attention._DECODE_KERNEL]
+        prefills = [s for s in seqs if len(s.token_ids) - s.num_computed != 1 or not _attention._DECODE_KERNEL]
+        # One token per decoding sequence: its newest, at position len - 1, in the slot append reserved.
+        ids = [s.token_ids[-1] for s in decodes]
+        positions = [len(s.token_ids) - 1 for s in decodes]
+        slots = [s.table.slot(p) for s, p in zip(decodes, positions)]
+        row = {id(s): i for i, s in enumerate(decodes)}
         spans = []
-        for i in decode + prefill:
-            seq, table = seqs[i], tables[i]
+        for seq in prefills:
             start, end = seq.num_computed, len(seq.token_ids)
-            if i not in is_decode:
-                spans.append((len(ids), len(ids) + end - start, table))
+            spans.append((len(ids), len(ids) + end - start, seq.table))
             ids += seq.token_ids[start:end]
             positions += range(start, end)
-            slots += table.slot_mapping(start, end)
-            last[i] = len(ids) - 1
-        width = max((tables[i].num_blocks for i in decode), default=0)
-        block_tables = torch.tensor([tables[i].block_ids + [0] * (width - tables[i].num_blocks) for i in decode],
-                                    dtype=torch.int32).reshape(len(decode), width)
-        context_lens = torch.tensor([len(seqs[i].token_ids) for i in decode], dtype=torch.int32)
+            slots += seq.table.slot_mapping(start, end)
+            row[id(seq)] = len(ids) - 1
+        width = max((s.table.num_blocks for s in decodes), default=0)
+        block_tables = torch.tensor([s.table.block_ids + [0] * (width - s.table.num_blocks) for s in decodes],
+                                    dtype=torch.int32).reshape(len(decodes), width)
         dev = self.kv_cache.device
-        attention = PagedAttention(self.kv_cache, torch.tensor(slots, dtype=torch.long, device=dev), len(decode),
-                                   block_tables.to(dev), context_lens.to(dev), spans)
+        attention = PagedAttention(self.kv_cache, torch.tensor(slots, dtype=torch.long, device=dev), len(decodes),
+                                   block_tables.to(dev), torch.tensor(positions[:len(decodes)], dtype=torch.int32,
+                                                                      device=dev) + 1, spans)
         return (torch.tensor(ids, dtype=torch.long, device=dev), torch.tensor(positions, dtype=torch.long, device=dev),
-                attention, last)
+                attention, [row[id(s)] for s in seqs])
 
     @torch.inference_mode()
     def execute(self, seqs: list[Sequence]) -> torch.Tensor:

@@ -6,7 +6,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CompletionOutput:
     """One completion of a prompt.
 
@@ -20,7 +20,7 @@ class CompletionOutput:
     finished: bool
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RequestOutput:
     """A request's state after a step, or its result after ``generate``.
 
@@ -37,7 +37,7 @@ class RequestOutput:
     num_cached_tokens: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepMetrics:
     """What one ``LLMEngine.step`` did, and the state it left (for the widget and the notebook).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -56,6 +57,20 @@ class SamplingParams:
         if self.greedy or self.seed is not None:
             return self
         return SamplingParams(self.n, self.temperature, self.max_tokens, random.getrandbits(63))
+
+
+def per_prompt(params: SamplingParams | Sequence[SamplingParams] | None, num_prompts: int) -> list[SamplingParams]:
+    """One :class:`SamplingParams` per prompt from one for all (None: the defaults) or a list of them.
+
+    Raises:
+        ValueError: a list whose length is not ``num_prompts``.
+    """
+    if params is None or isinstance(params, SamplingParams):
+        return [params or SamplingParams()] * num_prompts
+    params = list(params)
+    if len(params) != num_prompts:
+        raise ValueError(f"params has {len(params)} SamplingParams for {num_prompts} prompts; give one, or one each")
+    return params
 
 
 def sample(logits: torch.Tensor, params: SamplingParams, completion: int, position: int) -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pagedlab.engine.sequence import Request, Sequence, Status
-from pagedlab.paged import BlockManager, KVCache
+from pagedlab.paged import BlockManager, KVCache, OutOfBlocks
 
 Preemption = Literal["recompute", "swap"]
 
@@ -81,13 +81,14 @@ class Scheduler:
         while self.swapped and not out.num_preemptions:
             request = self.swapped[0]
             live = request.live_seqs
-            need = sum(self.block_manager.table(s.seq_id).num_blocks + 1 for s in live) + self.watermark_blocks
+            need = sum(s.table.num_blocks + 1 for s in live) + self.watermark_blocks
             if (need > self.block_manager.num_free_blocks or num_seqs + len(live) > self.max_num_seqs
                     or num_tokens + len(live) > self.max_num_batched_tokens):
                 break
             self.swapped.popleft()
             for seq in live:
                 self.kv_cache.swap_in(self.block_manager.swap_in(seq.seq_id))
+                seq.table = self.block_manager.table(seq.seq_id)
             self._grow(request, queue, out)      # cannot fail: each sequence has a free block to grow into
             self.running.append(request)
             num_seqs, num_tokens = num_seqs + len(live), num_tokens + len(live)
@@ -103,7 +104,7 @@ class Scheduler:
             self.waiting.popleft()
             cached = 0
             for seq in live:
-                self.block_manager.add(seq.seq_id, seq.token_ids)
+                seq.table = self.block_manager.add(seq.seq_id, seq.token_ids)
                 seq.num_computed = self.block_manager.num_cached_tokens(seq.seq_id)
                 cached += seq.num_computed
                 out.seqs.append(seq)
@@ -125,19 +126,22 @@ class Scheduler:
     def _grow(self, request: Request, queue: deque[Request], out: SchedulerOutput) -> bool:
         """Reserve a slot for the newest token of each of ``request``'s sequences, preempting the newest
         requests (from the back of ``queue``) as long as the pool is short; False if ``request`` itself went."""
-        manager = self.block_manager
-        for seq in request.live_seqs:
-            if manager.table(seq.seq_id).num_tokens == len(seq.token_ids):
+        live = request.live_seqs
+        for seq in live:
+            if seq.table.num_tokens == len(seq.token_ids):
                 continue        # its slot is reserved already (it was preempted halfway through this)
-            while not manager.can_append(seq.seq_id):
-                victim = queue.pop() if queue else request
-                self._preempt(victim, out)
-                if victim is request:
-                    return False
-            copy = manager.append(seq.seq_id, seq.token_ids[-1]).copy
+            while True:
+                try:            # a failed append changes nothing, so trying is as good as asking first
+                    copy = self.block_manager.append(seq.seq_id, seq.token_ids[-1]).copy
+                    break
+                except OutOfBlocks:
+                    victim = queue.pop() if queue else request
+                    self._preempt(victim, out)
+                    if victim is request:
+                        return False
             if copy is not None:
                 self.kv_cache.copy_blocks([copy])
-        out.seqs.extend(request.live_seqs)
+        out.seqs += live
         request.status = Status.RUNNING
         return True
 
@@ -146,8 +150,7 @@ class Scheduler:
         manager, live = self.block_manager, request.live_seqs
         out.num_preemptions += 1
         cpu = manager.cpu_allocator
-        if self.preemption == "swap" and cpu is not None and cpu.num_free >= sum(
-                manager.table(s.seq_id).num_blocks for s in live):
+        if self.preemption == "swap" and cpu is not None and cpu.num_free >= sum(s.table.num_blocks for s in live):
             for seq in live:
                 self.kv_cache.swap_out(manager.swap_out(seq.seq_id))
             request.status = Status.SWAPPED

@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from enum import Enum
 
 from pagedlab.engine.sampling import SamplingParams
+from pagedlab.paged import BlockTable
 
 
 class Status(Enum):
@@ -34,9 +35,11 @@ class Sequence:
         request: the request it belongs to. index: its completion index, 0 .. n - 1.
         token_ids: prompt then generated tokens. prompt_len: how many of them are the prompt.
         num_computed: tokens at the start of ``token_ids`` whose K/V are in the cache.
+        table: its :class:`~pagedlab.paged.BlockTable` while it holds blocks (the block manager's live object).
+        max_len: ``prompt_len + max_tokens``, its length when finished.
     """
 
-    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed")
+    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table", "max_len")
 
     def __init__(self, request: Request, index: int, token_ids: list[int], num_computed: int = 0) -> None:
         self.seq_id = (request.request_id, index)
@@ -44,6 +47,8 @@ class Sequence:
         self.token_ids = token_ids
         self.prompt_len = request.prompt_len
         self.num_computed = num_computed
+        self.table: BlockTable | None = None
+        self.max_len = request.prompt_len + request.params.max_tokens
 
     @property
     def output_ids(self) -> list[int]:
@@ -53,7 +58,7 @@ class Sequence:
     @property
     def finished(self) -> bool:
         """True once ``max_tokens`` tokens are generated."""
-        return len(self.token_ids) - self.prompt_len >= self.request.params.max_tokens
+        return len(self.token_ids) >= self.max_len
 
     def __repr__(self) -> str:
         return f"Sequence({self.seq_id}, tokens={len(self.token_ids)}, computed={self.num_computed})"
