@@ -126,6 +126,7 @@ class LLMEngine:
         """
         out = self.scheduler.schedule()
         seqs = out.seqs
+        batch = tuple((s.seq_id, len(s.token_ids) - s.num_computed) for s in seqs)
         decode_tokens = sum(1 for s in seqs if len(s.token_ids) - s.num_computed == 1 and s.output_ids)
         prefill_tokens = sum(len(s.token_ids) - s.num_computed for s in seqs) - decode_tokens
         finished, ran = 0, {}
@@ -148,7 +149,7 @@ class LLMEngine:
                     self.scheduler.finish(request)
                     del self._requests[request.request_id]
                     finished += 1
-        self._record(out, len(seqs), prefill_tokens, decode_tokens, finished)
+        self._record(out, batch, prefill_tokens, decode_tokens, finished)
         return [self._output(r) for r in ran.values()]
 
     def generate(self, prompts: Seq[Seq[int]], params: SamplingParams | Seq[SamplingParams] | None = None,
@@ -195,16 +196,16 @@ class LLMEngine:
                              [CompletionOutput(s.index, s.output_ids, s.finished) for s in request.seqs],
                              done, request.num_cached_tokens or 0)
 
-    def _record(self, out: SchedulerOutput, num_seqs: int, prefill_tokens: int, decode_tokens: int,
-                finished: int) -> None:
+    def _record(self, out: SchedulerOutput, batch: tuple[tuple[Hashable, int], ...], prefill_tokens: int,
+                decode_tokens: int, finished: int) -> None:
         alloc, cpu, s = self.block_manager.allocator, self.block_manager.cpu_allocator, self.scheduler
         m = StepMetrics(
             step=len(self.metrics), num_running=len(s.running), num_waiting=len(s.waiting),
-            num_swapped=len(s.swapped), num_running_seqs=num_seqs,
+            num_swapped=len(s.swapped), num_running_seqs=len(batch),
             blocks_used=alloc.num_blocks - alloc.num_free - alloc.num_cached, blocks_free=alloc.num_free,
             blocks_cached=alloc.num_cached, cpu_blocks_used=cpu.num_blocks - cpu.num_free if cpu else 0,
             num_prefill_tokens=prefill_tokens, num_decode_tokens=decode_tokens, num_cached_tokens=out.num_cached_tokens,
-            num_preemptions=out.num_preemptions, num_finished=finished)
+            num_preemptions=out.num_preemptions, num_finished=finished, batch=batch)
         self.metrics.append(m)
         for callback in tuple(self._subscribers):
             callback(m)

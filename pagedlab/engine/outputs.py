@@ -51,6 +51,7 @@ class StepMetrics:
         num_cached_tokens: prompt tokens admitted this step whose prefill the prefix cache saved.
         num_preemptions: requests preempted this step (by recomputation or swapping).
         num_finished: requests that finished this step.
+        batch: ``(seq_id, tokens computed)`` of every sequence in the step, decodes first.
     """
 
     step: int
@@ -67,3 +68,4 @@ class StepMetrics:
     num_cached_tokens: int
     num_preemptions: int
     num_finished: int
+    batch: tuple[tuple[Hashable, int], ...] = ()
