@@ -157,8 +157,12 @@ def test_match_chains_hashes_and_stops_at_the_first_miss():
     assert c.match((1, 2, 3, 4)) == (keys, [10, 11], [p0, p1])
     assert c.match((1, 2, 9, 9, 3, 4))[1] == [10], "a miss ends the cached prefix"
     assert c.match((3, 4))[1] == [], "the same tokens after another prefix are another block"
-    assert c.register(12, keys[0], None, (1, 2)) == p0, "the same prefix again: the first block stays the cached one"
-    assert len(c) == 2 and c.key_of(12) is None
+    assert c.register(12, keys[0], None, (1, 2)) == p0, "the same prefix again: the same prefix id"
+    assert len(c) == 3 and c.key_of(12) == keys[0] and c.blocks_of(p0) == [10, 12], "... and one more copy of it"
+    with pytest.raises(ValueError, match="already cached"):
+        c.register(12, keys[0], None, (1, 2))
+    with pytest.raises(ValueError, match="not a cached prefix"):
+        c.register(13, 99, 12345, (5, 6))
 
 
 def test_collisions_are_misses():

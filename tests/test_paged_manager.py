@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks
+from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks, PrefixCache
 
 
 def state(m: BlockManager) -> tuple:
@@ -31,7 +31,10 @@ def state(m: BlockManager) -> tuple:
         [(s, list(m.table(s).block_ids), m.table(s).num_tokens, m.table(s).device, m.num_cached_tokens(s),
           list(m._seqs[s].tokens), list(m._seqs[s].keys), list(m._seqs[s].prefix_ids)) for s in m.seq_ids],
         alloc_state(m.allocator), alloc_state(m.cpu_allocator),
-        None if cache is None else (cache.parked(), dict(cache._block_of), dict(cache._entry_of)),
+        None if cache is None else (cache.parked(), {k: p.id for k, p in cache._prefix_of_key.items()},
+                                    {b: p.id for b, p in cache._prefix_of_block.items()},
+                                    {i: (p.key, p.parent, p.tokens, list(p.blocks), p.children)
+                                     for i, p in cache._prefixes.items()}),
         len(m.events), m._step,
     )
 
@@ -190,8 +193,8 @@ def test_prefix_cache_hits_evictions_and_events():
     m.free("a")
     m.free("b")
     assert m.allocator.num_cached == 2 and m.num_free_blocks == 4
-    t = m.add("c", system)
-    assert t.block_ids == [0, 1] and [e.kind for e in m.events][-1] == "cache_hit"
+    t = m.add("c", system + [3])
+    assert t.block_ids[:2] == [0, 1] and [e.kind for e in m.events][-2:] == ["cache_hit", "allocate"]
     m.free("c")
     m.add("d", [5, 5, 6, 6, 7, 7])    # needs 3 blocks: 2 free + evict the LRU cached one
     evict = [e for e in m.events if e.kind == "evict"][-1]
@@ -229,7 +232,7 @@ def test_blocks_filled_by_decoding_become_cacheable():
     m.append("a", 2)
     m.append("a", 3)
     m.append("a", 4)
-    assert m.add("b", [1, 2, 3, 4]).block_ids == m.table("a").block_ids
+    assert m.add("b", [1, 2, 3, 4, 5]).block_ids[:2] == m.table("a").block_ids
     assert m.num_cached_tokens("b") == 4
 
 
@@ -265,6 +268,243 @@ def test_free_everything_returns_every_block():
     check_invariants(m)
 
 
+def sharing(m: BlockManager, group: list) -> list[list[tuple]]:
+    """Which (sequence, logical block) entries of the group share a physical block, as sorted lists."""
+    by_block: dict[int, list[tuple]] = {}
+    for s in group:
+        for i, b in enumerate(m.table(s).block_ids):
+            by_block.setdefault(b, []).append((s, i))
+    return sorted(by_block.values())
+
+
+def fork_family(m: BlockManager, num_tokens: int, children: int) -> list:
+    m.add("p", range(num_tokens))
+    for i in range(children):
+        m.fork("p", f"c{i}")
+    return ["p"] + [f"c{i}" for i in range(children)]
+
+
+def test_swapping_a_fork_child_alone_relieves_nothing():
+    # The review's case, still what a single-id swap does: the child's blocks stay on the GPU for its family.
+    m = BlockManager(8, 4, num_cpu_blocks=8)
+    fork_family(m, 16, 2)
+    assert m.num_freeable_blocks("c0") == 0
+    free = m.num_free_blocks
+    pairs = m.swap_out("c0")
+    assert m.num_free_blocks == free and m.cpu_allocator.num_free == 4 and len(pairs) == 4
+
+
+def test_group_swap_keeps_a_fork_family_shared():
+    m = BlockManager(8, 4, num_cpu_blocks=8)
+    group = fork_family(m, 14, 2)          # 4 blocks, the last one partly filled, each shared by 3
+    before = sharing(m, group)
+    assert m.num_freeable_blocks(group) == 4 and m.can_swap_out(group)
+    out = m.swap_out(group)
+    assert [g for g, _ in out] == [0, 1, 2, 3], "one copy per distinct block"
+    assert m.num_free_blocks == 8 and m.cpu_allocator.num_free == 8 - 4
+    assert sharing(m, group) == before and all(m.cpu_allocator.refcount(c) == 3 for _, c in out)
+    assert [e.kind for e in m.events][-3:] == ["swap_out"] * 3
+    m.add("other", range(8))               # the family's old GPU blocks get new owners
+    assert not m.can_swap_in(group), "4 blocks + 1 per sequence to append > 6 free: a scheduler would wait"
+    back = m.swap_in(group)
+    assert sorted(c for c, _ in back) == sorted(c for _, c in out) and len(back) == 4
+    assert sharing(m, group) == before, "after swap_in the group shares exactly as before"
+    assert all(m.allocator.refcount(b) == 3 for b in m.table("p").block_ids)
+    assert m.cpu_allocator.num_free == 8 and m.num_free_blocks == 8 - 2 - 4
+    check_invariants(m)
+
+
+def test_group_swap_copies_blocks_shared_outside_the_group_but_frees_nothing_of_them():
+    m = BlockManager(12, 4, num_cpu_blocks=8)
+    fork_family(m, 10, 2)                  # blocks 0, 1 (full), 2 (partial): p, c0, c1
+    m.append("c0", 1)                      # copy-on-write: c0's last block is its own now
+    group = ["c0", "c1"]
+    assert m.num_freeable_blocks(group) == 1, "only c0's private block is held by the group alone"
+    free = m.num_free_blocks
+    out = m.swap_out(group)
+    assert m.num_free_blocks == free + 1 and len(out) == 4   # blocks 0, 1, 2 (c1's) and c0's copy
+    assert [m.cpu_allocator.refcount(c) for _, c in out] == [2, 2, 1, 1]
+    m.swap_in(group)
+    t0, t1, tp = (m.table(s).block_ids for s in ["c0", "c1", "p"])
+    assert t0[:2] == t1[:2] and t0[2] != t1[2] and set(t0).isdisjoint(tp), (
+        "without prefix caching nothing tells the manager that p's blocks hold the same K/V")
+    check_invariants(m)
+
+
+def test_group_errors_change_nothing():
+    m = BlockManager(4, 4, num_cpu_blocks=3)
+    fork_family(m, 8, 1)
+    m.add("x", range(5))
+    before = state(m)
+    with pytest.raises(OutOfBlocks, match="the group \\['p', 'c0', 'x'\\].*CPU pool"):
+        m.swap_out(["p", "c0", "x"])       # 4 distinct blocks, 3 CPU blocks
+    assert not m.can_swap_out(["p", "c0", "x"]) and m.can_swap_out(["p", "c0"])
+    with pytest.raises(ValueError, match="distinct"):
+        m.swap_out(["p", "p"])
+    with pytest.raises(ValueError, match="empty"):
+        m.swap_out([])
+    with pytest.raises(KeyError, match="unknown sequence 'nope'"):
+        m.swap_out(["p", "nope"])
+    with pytest.raises(ValueError, match="not swapped out"):
+        m.swap_in(["p"])
+    assert state(m) == before
+    m.swap_out(["p", "c0"])
+    before = state(m)
+    with pytest.raises(ValueError, match="swapped out"):
+        m.swap_out(["x", "p"])
+    with pytest.raises(ValueError, match="not swapped out"):
+        m.swap_in(["p", "x"])
+    m.add("y", range(8))                   # the GPU is full again
+    before = state(m)
+    assert not m.can_swap_in(["p", "c0"])
+    with pytest.raises(OutOfBlocks, match="swapping in the group"):
+        m.swap_in(["p", "c0"])
+    assert state(m) == before
+
+
+def test_num_freeable_blocks_is_what_free_gives_back():
+    m = BlockManager(16, 2, num_cpu_blocks=4, enable_prefix_caching=True)
+    m.add("a", [1, 2, 3, 4, 5])            # blocks 0, 1 cached, 2 partial
+    m.add("b", [1, 2, 3, 4, 6])            # shares 0, 1
+    m.add("s", [9])
+    m.swap_out("s")
+    assert m.num_freeable_blocks("a") == 1 and m.num_freeable_blocks(["a", "b"]) == 4
+    assert m.num_freeable_blocks(["a", "s"]) == 1, "a swapped-out sequence holds no GPU block"
+    free = m.num_free_blocks
+    m.free("a")
+    m.free("b")
+    assert m.num_free_blocks == free + 4 and m.allocator.num_cached == 2, (
+        "the cached blocks became cached-free: allocatable, so they count")
+    with pytest.raises(ValueError, match="distinct"):
+        m.num_freeable_blocks(["s", "s"])
+
+
+def test_a_full_prompt_hit_leaves_the_last_block_to_compute():
+    m = BlockManager(16, 4, enable_prefix_caching=True)
+    m.add("a", range(8))                   # two full blocks, both cached
+    t = m.add("b", range(8))
+    assert m.num_cached_tokens("b") == 4, "every block is cached, but the last token must be computed"
+    assert t.block_ids[0] == m.table("a").block_ids[0] and t.block_ids[1] != m.table("a").block_ids[1]
+    assert m.allocator.refcount(t.block_ids[1]) == 1, "the last token goes into a block b owns alone"
+    assert m.prefix_cache.prefix_id_of(t.block_ids[1]) == m.prefix_cache.prefix_id_of(m.table("a").block_ids[1])
+    assert m.num_cached_tokens(m.add("c", range(9)) and "c") == 8, "one more token: both blocks are hits"
+    m.add("d", range(4))
+    assert m.num_cached_tokens("d") == 0 and m.allocator.refcount(m.table("d").block_ids[0]) == 1
+    m.add("e", [])
+    assert m.num_cached_tokens("e") == 0 and m.table("e").block_ids == []
+
+
+def test_a_prefix_resident_twice_stays_findable_after_the_first_copy_goes():
+    # The review's scenario: [1, 2] is computed twice (by "a"'s prompt and by "d"'s decoding), "d" caches
+    # [3, 4] after its copy, and "a"'s copy is evicted. Before, the only findable copy of [1, 2] was a's:
+    # once evicted, a new copy got a new prefix id and [3, 4] (cached after the old one) was lost.
+    m = BlockManager(6, 2, enable_prefix_caching=True)
+    m.add("a", [1, 2, 7])
+    for token in [1, 2, 3, 4]:
+        if "d" not in m:
+            m.add("d", [token])
+        else:
+            m.append("d", token)
+    m.free("a")
+    m.add("big", range(100, 108))          # 4 blocks: evicts a's cached [1, 2]
+    assert any(e.kind == "evict" for e in m.events)
+    m.free("big")
+    m.add("e", [1, 2, 9])                  # [1, 2] cached again
+    m.add("r", [1, 2, 3, 4, 5])
+    assert m.num_cached_tokens("r") == 4, "both blocks of the prefix are resident, so both are hits"
+    check_invariants(m)
+
+
+def test_a_prefix_keeps_its_id_while_a_longer_one_follows_it():
+    c = PrefixCache(block_size=2)
+    keys = c.match((1, 2, 3, 4))[0]
+    p0 = c.register(10, keys[0], None, (1, 2))
+    p1 = c.register(11, keys[1], p0, (3, 4))
+    c.park(10)
+    assert c.evict() == 10
+    assert c.match((1, 2, 3, 4))[1] == [], "no block holds [1, 2]: nothing after it is usable either"
+    assert c.register(12, keys[0], None, (1, 2)) == p0, "cached again: the same id, so [3, 4] connects again"
+    assert c.match((1, 2, 3, 4))[1:] == ([12, 11], [p0, p1])
+    c.park(12)
+    assert c.evict() == 12 and c.num_prefixes == 2, "[1, 2] has no block now, but [3, 4] follows it"
+    c.park(11)
+    c.evict()
+    assert c.num_prefixes == 0 and len(c) == 0, "no block, no follower: the prefixes are forgotten"
+
+
+def test_swap_in_takes_back_its_own_cached_blocks_without_evicting_them():
+    m = BlockManager(5, 4, num_cpu_blocks=4, enable_prefix_caching=True)
+    m.add("a", range(10))                  # blocks 0, 1 (full, cached), 2 (partial)
+    out = m.swap_out("a")
+    assert m.allocator.num_cached == 2     # 0 and 1 are cached-free now
+    m.add("b", range(100, 108))            # takes blocks 2 and 3; the free list keeps 4
+    steps = len(m.events)
+    back = m.swap_in("a")
+    assert m.table("a").block_ids == [0, 1, 4], "its own copies, and one new block for the partial one"
+    assert back == [(out[2][1], 4)], "only the partial block is copied back"
+    kinds = [e.kind for e in list(m.events)[steps - len(m.events):]]
+    assert kinds == ["cache_hit", "swap_in"] and "evict" not in kinds
+    assert m.events[-2].blocks == (0, 1)
+    check_invariants(m)
+    m.swap_out("a")
+    assert m.num_free_blocks == 3 and not m.can_swap_in("a"), "3 free: 1 new + 2 revived + 1 to append"
+
+
+def test_swap_in_copies_when_its_cached_blocks_were_given_to_another_prefix():
+    m = BlockManager(3, 4, num_cpu_blocks=3, enable_prefix_caching=True)
+    m.add("a", range(9))
+    m.swap_out("a")
+    m.add("b", range(100, 112))            # every block, evicting a's cached ones
+    m.free("b")
+    back = m.swap_in("a")
+    assert len(back) == 3, "a's old blocks now hold b's prefix: all three are copied"
+    check_invariants(m)
+
+
+def test_a_raising_subscriber_loses_no_event():
+    m = BlockManager(4, 2)
+    m.add("a", [1, 2, 3])
+    m.fork("a", "b")
+    seen = []
+
+    def bad(event):
+        raise RuntimeError(f"widget crashed on {event.kind}")
+
+    m.subscribe(bad)
+    m.subscribe(lambda e: seen.append(e.kind))
+    with pytest.raises(RuntimeError, match="crashed on copy_on_write"):
+        m.append("b", 4)
+    assert [e.kind for e in m.events][-2:] == ["copy_on_write", "append"], "every event is logged"
+    assert seen == ["copy_on_write", "append"], "every other subscriber is notified"
+    assert m.table("b").num_tokens == 4 and [e.step for e in m.events] == list(range(len(m.events)))
+
+
+def test_watermark_keeps_headroom_for_schedulers():
+    assert BlockManager(99, 4).watermark_blocks == 0 and BlockManager(100, 4).watermark_blocks == 1
+    m = BlockManager(200, 4, watermark=0.05)
+    assert m.watermark_blocks == 10
+    assert m.can_add(190 * 4) and not m.can_add(190 * 4 + 1)
+    m.add("big", range(191 * 4))           # add itself uses every free block
+    with pytest.raises(ValueError, match="watermark"):
+        BlockManager(8, 4, watermark=1.0)
+    with pytest.raises(TypeError, match="watermark"):
+        BlockManager(8, 4, watermark="1%")
+
+
+def test_can_swap_in_reserves_a_block_per_sequence_to_append():
+    m = BlockManager(6, 4, num_cpu_blocks=6)
+    fork_family(m, 8, 1)                   # 2 blocks shared by p and c0
+    m.swap_out(["p", "c0"])
+    m.add("x", range(12))                  # 3 of 6 blocks: 3 free
+    assert not m.can_swap_in(["p", "c0"]), "2 blocks + 1 per sequence > 3 free"
+    assert m.can_swap_in("p") and m.num_free_blocks == 3, "p alone: 2 + 1 <= 3"
+    m.swap_in(["p", "c0"])                 # but it fits
+    m.free("x")
+    m.swap_out(["p", "c0"])
+    m.add("x", range(8))
+    assert m.can_swap_in(["p", "c0"]), "2 + 2 <= 4 free"
+
+
 # ---- the state machine ------------------------------------------------------------------------------------
 
 # Rules pick sequences by index into the live ones (so most operations are valid), and now and then an
@@ -276,9 +516,13 @@ TOKENS = st.lists(st.integers(0, 1), min_size=1, max_size=6)
 
 
 class ManagerMachine(RuleBasedStateMachine):
-    """Random add/append/fork/free/swap sequences against a model of what each sequence holds."""
+    """Random add/append/fork/free/swap sequences against a model of what each sequence holds.
 
-    @initialize(num_blocks=st.integers(2, 16), block_size=st.integers(1, 4), num_cpu_blocks=st.integers(0, 6),
+    Swaps move single sequences and groups (random sets, and whole fork families); adds repeat live
+    sequences' tokens, so that prompts whose every block is cached are common.
+    """
+
+    @initialize(num_blocks=st.integers(2, 16), block_size=st.integers(1, 4), num_cpu_blocks=st.integers(0, 12),
                 prefix=st.sampled_from(["off", "on", "colliding"]))
     def create(self, num_blocks, block_size, num_cpu_blocks, prefix):
         self.m = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching=prefix != "off")
@@ -288,6 +532,8 @@ class ManagerMachine(RuleBasedStateMachine):
         self.tokens: dict[int, list[int]] = {}          # the model: each live sequence's tokens
         self.pool = {"gpu": [None] * (num_blocks * block_size), "cpu": [None] * (num_cpu_blocks * block_size)}
         self.next_id = 0
+        self.root: dict[int, int] = {}                  # each sequence's fork family (its first ancestor)
+        self.swapped_groups: list[tuple[list[int], list[list[int]]]] = []   # (group, its CPU tables)
 
     def _pick(self, pick):
         """A live sequence id, or (one time in eight, or when none is live) one that is not live."""
@@ -326,6 +572,30 @@ class ManagerMachine(RuleBasedStateMachine):
                 assert isinstance(e, expect_failure), f"{op.__name__}{args}: expected {expect_failure}, got {e!r}"
             raise
 
+    def _query(self, query, *args):
+        """Ask the manager something; asking must change nothing."""
+        before = state(self.m)
+        try:
+            return query(*args)
+        finally:
+            assert state(self.m) == before, f"{query.__name__}{args} changed the manager"
+
+    def _group(self, picks, family, swapped=False):
+        """A whole fork family of a live sequence; or distinct live sequences on the GPU (``swapped``: on the
+        CPU); or, when a pick says so (one in eight), a list with a dead, repeated or misplaced id."""
+        live = sorted(self.tokens)
+        if family and live:
+            root = self.root[live[(picks[0] if picks else 0) % len(live)]]
+            return [s for s in live if self.root[s] == root]
+        if any(p % 8 == 7 for p in picks):
+            return [self._pick(p) if p % 8 == 7 else live[p % len(live)] if live else p for p in picks]
+        where = [s for s in live if self.m.is_swapped(s) == swapped]
+        return list(dict.fromkeys(where[p % len(where)] for p in picks)) if where else []
+
+    def _valid(self, group, swapped):
+        return bool(group) and len(set(group)) == len(group) and all(
+            s in self.tokens and self.m.is_swapped(s) == swapped for s in group)
+
     # -- rules --
 
     @rule(pick=PICK, prompt=PROMPTS)
@@ -341,8 +611,37 @@ class ManagerMachine(RuleBasedStateMachine):
             assert not fits, "can_add said the prompt fits, but add ran out of blocks"
             return
         assert seq_id not in self.tokens
+        self._admitted(seq_id, prompt)
+
+    @rule(pick=PICK)
+    def add_again(self, pick):
+        """A new request whose prompt is a live sequence's tokens: every full block may be cached."""
+        source = self._pick(pick)
+        if source not in self.tokens:
+            return
+        seq_id, prompt = self._new_id(0), list(self.tokens[source])
+        try:
+            self._attempt(self.m.add, seq_id, prompt)
+        except OutOfBlocks:
+            return
+        self._admitted(seq_id, prompt)
+
+    def _admitted(self, seq_id, prompt):
+        m, bs = self.m, self.m.block_size
+        cached = m.num_cached_tokens(seq_id)
+        if m.prefix_cache is not None and prompt:
+            # Cache hits are whole blocks, and never the last token: it is computed for its logits.
+            assert cached <= len(prompt) - 1 and cached % bs == 0
+            table = m.table(seq_id)
+            assert m.allocator.refcount(table.block_ids[-1]) == 1, (
+                f"the last prompt token of {seq_id} would be written into shared block {table.block_ids[-1]}")
+            if len(prompt) % bs == 0 and cached == len(prompt) - bs:
+                event("full-prompt hit")
+        else:
+            assert cached == 0
         self.tokens[seq_id] = list(prompt)
-        self._write(seq_id, range(self.m.num_cached_tokens(seq_id), len(prompt)))
+        self.root[seq_id] = seq_id
+        self._write(seq_id, range(cached, len(prompt)))
 
     @rule(pick=PICK, tokens=TOKENS, fresh=st.booleans())
     def append(self, pick, tokens, fresh):
@@ -378,6 +677,7 @@ class ManagerMachine(RuleBasedStateMachine):
             assert parent not in self.tokens or child in self.tokens or self.m.is_swapped(parent)
             return
         self.tokens[child] = list(self.tokens[parent])
+        self.root[child] = self.root[parent]
 
     @rule(pick=PICK, n=st.integers(1, 3))
     def sample_in_parallel(self, pick, n):
@@ -391,6 +691,7 @@ class ManagerMachine(RuleBasedStateMachine):
             except (ValueError, KeyError):
                 return
             self.tokens[child] = list(self.tokens[parent])
+            self.root[child] = self.root[parent]
             group.append(child)
         for seq_id in group:
             self.next_id += 1
@@ -399,30 +700,119 @@ class ManagerMachine(RuleBasedStateMachine):
     @rule(pick=PICK)
     def free(self, pick):
         seq_id = self._pick(pick)
-        try:
-            self._attempt(self.m.free, seq_id, expect_failure=KeyError)
-        except KeyError:
-            assert seq_id not in self.tokens
+        self._free_group([seq_id])
+
+    @rule(pick=PICK)
+    def free_family(self, pick):
+        """Preemption by recomputation of a whole fork family: it gives back num_freeable_blocks blocks."""
+        self._free_group(self._group([pick], family=True))
+
+    def _free_group(self, group):
+        if not group:
             return
-        del self.tokens[seq_id]
+        freeable = self._query(self.m.num_freeable_blocks, group) if self._valid_ids(group) else None
+        free = self.m.num_free_blocks
+        for seq_id in group:
+            try:
+                self._attempt(self.m.free, seq_id, expect_failure=KeyError)
+            except KeyError:
+                assert seq_id not in self.tokens
+                return
+            del self.tokens[seq_id]
+        assert self.m.num_free_blocks == free + freeable, "num_freeable_blocks broke its contract"
+
+    def _valid_ids(self, group):
+        return bool(group) and len(set(group)) == len(group) and all(s in self.tokens for s in group)
 
     @rule(pick=PICK)
     def swap_out(self, pick):
-        seq_id = self._pick(pick)
+        self._swap_out(self._pick(pick))
+
+    @rule(picks=st.lists(PICK, min_size=1, max_size=4), family=st.booleans())
+    def swap_out_group(self, picks, family):
+        self._swap_out(self._group(picks, family))
+
+    @rule(pick=PICK, n=st.integers(1, 3), other=PROMPTS, back=st.booleans())
+    def fork_then_preempt_the_family(self, pick, n, other, back):
+        """The review's case: parallel samples that still share everything are preempted together (then,
+        maybe, another request runs and the family comes back)."""
+        parent = self._pick(pick)
+        if parent not in self.tokens or self.m.is_swapped(parent):
+            parent = self.next_id + 1
+            self.add(0, other)                  # a new request to sample from
+            if parent not in self.tokens:
+                return
+        for _ in range(n):
+            child = self._new_id(0)
+            self._attempt(self.m.fork, parent, child)
+            self.tokens[child] = list(self.tokens[parent])
+            self.root[child] = self.root[parent]
+        family = [s for s in self._group([sorted(self.tokens).index(parent)], family=True) if not self.m.is_swapped(s)]
+        self._swap_out(family)
+        if back:
+            self.add(0, other)
+            self._swap_in(family)
+
+    def _swap_out(self, seq_ids):
+        group = seq_ids if isinstance(seq_ids, list) else [seq_ids]
+        valid = self._valid(group, swapped=False)
+        if valid:
+            freeable = self._query(self.m.num_freeable_blocks, seq_ids)
+            fits = self._query(self.m.can_swap_out, seq_ids)
+            before = sharing(self.m, group)
+        free = self.m.num_free_blocks
         try:
-            pairs = self._attempt(self.m.swap_out, seq_id)
+            pairs = self._attempt(self.m.swap_out, seq_ids)
         except (OutOfBlocks, ValueError, KeyError):
+            assert not valid or not fits, f"can_swap_out({seq_ids}) said yes, but swap_out failed"
             return
+        assert valid and fits
+        assert self.m.num_free_blocks == free + freeable, "num_freeable_blocks broke its contract"
+        assert sharing(self.m, group) == before, "the CPU tables must share exactly as the GPU tables did"
+        assert len(pairs) == len({b for s in group for b in self.m.table(s).block_ids}), "one copy per block"
+        if len(group) > 1:
+            event("group swap out" + (", sharing" if len(pairs) < sum(map(len, before)) else ""))
         self._copy("gpu", "cpu", pairs)
+        self.swapped_groups.append((group, [list(self.m.table(s).block_ids) for s in group]))
 
     @rule(pick=PICK)
     def swap_in(self, pick):
-        seq_id = self._pick(pick)
+        self._swap_in(self._pick(pick))
+
+    @rule(picks=st.lists(PICK, min_size=1, max_size=4), recorded=st.booleans())
+    def swap_in_group(self, picks, recorded):
+        """A group swapped out together (exact sharing expected back), or a random list of ids."""
+        intact = [g for g, tables in self.swapped_groups if self._valid(g, swapped=True)
+                  and [self.m.table(s).block_ids for s in g] == tables]
+        if recorded and intact:
+            self._swap_in(list(intact[picks[0] % len(intact)]))
+        else:
+            self._swap_in(self._group(picks, family=False, swapped=True))
+
+    def _swap_in(self, seq_ids):
+        group = seq_ids if isinstance(seq_ids, list) else [seq_ids]
+        valid = self._valid(group, swapped=True)
+        if valid:
+            advised = self._query(self.m.can_swap_in, seq_ids)
+            cpu_tables = [list(self.m.table(s).block_ids) for s in group]
+            exact = (group, cpu_tables) in self.swapped_groups
+            before = sharing(self.m, group)
         try:
-            pairs = self._attempt(self.m.swap_in, seq_id)
+            pairs = self._attempt(self.m.swap_in, seq_ids)
         except (OutOfBlocks, ValueError, KeyError):
+            assert not valid or not advised, f"can_swap_in({seq_ids}) said yes, but swap_in failed"
             return
+        assert valid
         self._copy("cpu", "gpu", pairs)
+        gpu_of = {}
+        for s, cpu_blocks in zip(group, cpu_tables):
+            for c, g in zip(cpu_blocks, self.m.table(s).block_ids):
+                assert gpu_of.setdefault(c, g) == g, f"CPU block {c} came back as two GPU blocks: sharing lost"
+        if exact:
+            assert sharing(self.m, group) == before, "a group swapped out and in together must share as before"
+            event("group swapped back" if len(group) > 1 else "single swapped back")
+        if len(pairs) < len(gpu_of):
+            event("swap_in reused cached blocks")
 
     @rule()
     def free_everything(self):
@@ -469,6 +859,27 @@ class ManagerMachine(RuleBasedStateMachine):
             record = self.m._seqs[s]
             assert record.keys == keys, f"sequence {s}: block keys do not chain its tokens"
             assert len(record.prefix_ids) == len(keys), f"sequence {s}: {len(record.prefix_ids)} prefix ids"
+            if self.m.is_swapped(s):
+                continue
+            # On the GPU, every full block is cached under the sequence's own chain of prefix ids.
+            for i, prefix_id in enumerate(record.prefix_ids):
+                block = self.m.table(s).block_ids[i]
+                if prefix_id == cache.BROKEN:
+                    assert not cache.is_registered(block)
+                else:
+                    assert cache.prefix_id_of(block) == prefix_id, f"sequence {s}, block {i}: wrong prefix id"
+                    parent = record.prefix_ids[i - 1] if i else None
+                    assert cache._prefixes[prefix_id].parent == parent, f"sequence {s}, block {i}: broken chain"
+        # The cache forgets what nothing needs: each prefix is held by a block or followed by one.
+        children = Counter(p.parent for p in cache._prefixes.values())
+        for prefix_id, p in cache._prefixes.items():
+            assert p.children == children[prefix_id]
+            assert p.blocks or p.children, f"prefix {prefix_id} is held by nothing and followed by nothing"
+            assert cache._prefix_of_key[p.key] is p
+            for b in p.blocks:
+                assert cache.prefix_id_of(b) == prefix_id
+                assert self.m.allocator.refcount(b) > 0 or cache.is_parked(b), f"cached block {b} is on the free list"
+        assert len(cache) == sum(len(p.blocks) for p in cache._prefixes.values())
 
 
 ManagerMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40, deadline=None,

@@ -78,7 +78,10 @@ def allocator_costs(num_blocks: int, source: bool = False, ops: int = 10_000, re
 
 
 def cache_hit_cost(num_blocks: int, block_size: int = 16, prompt_blocks: int = 32, repeats: int = 3) -> float:
-    """Seconds per block of ``BlockManager.add`` when every block of the prompt is a cache hit.
+    """Seconds per block of ``BlockManager.add`` when every full block of the prompt is a cache hit.
+
+    The prompt is ``prompt_blocks`` cached blocks plus one token (in one new block, whose allocation is in the
+    time too), so that every cached block is a hit.
 
     Half the pool is first filled with cached-free blocks of distinct prompts, so the lookup happens in a
     cache of ``num_blocks // 2`` blocks.
@@ -89,7 +92,9 @@ def cache_hit_cost(num_blocks: int, block_size: int = 16, prompt_blocks: int = 3
         # Distinct first tokens make distinct prefixes, so every block of every prompt is a new cache entry.
         m.add(i, [i] + [7] * (tokens_per_prompt - 1))
         m.free(i)
-    prompt = [0] + [7] * (tokens_per_prompt - 1)   # the same as prompt 0: all hits
+    # Prompt 0 plus one token: every full block hits (a prompt that is all cached blocks would recompute its
+    # last block, since its last token must be computed; BlockManager.add caps hits at len(prompt) - 1).
+    prompt = [0] + [7] * (tokens_per_prompt - 1) + [7]
 
     def run() -> float:
         start = time.perf_counter()
@@ -99,7 +104,7 @@ def cache_hit_cost(num_blocks: int, block_size: int = 16, prompt_blocks: int = 3
         return elapsed
 
     m.add("check", prompt)
-    all_hits = m.num_cached_tokens("check") == tokens_per_prompt
+    all_hits = m.num_cached_tokens("check") == tokens_per_prompt   # every full block
     m.free("check")
     if not all_hits:
         raise RuntimeError("the timed prompt must be a cache hit in every block; the setup above is wrong")

@@ -20,8 +20,21 @@ Device = Literal["gpu", "cpu"]
 class BlockTable:
     """The physical blocks of one sequence, in logical order, and how many tokens they hold.
 
-    The :class:`~pagedlab.paged.BlockManager` owns and updates its tables; the object it returns from
-    ``add``/``table`` stays current as the sequence grows. Read it, never modify it.
+    Who owns a table. A table is plain data; whoever creates it owns it and is the only one to change it.
+    The :class:`~pagedlab.paged.BlockManager` owns the tables it returns from ``add``/``fork``/``table``:
+    they stay current as the sequence grows, and its reference counts and prefix cache describe them, so
+    everyone else only reads them. Code that plays the manager's role (exercise ex07's ``MiniManager``)
+    creates its own tables and updates them itself.
+
+    The owner keeps two invariants: ``len(block_ids) == ceil(num_tokens / block_size)`` (the last block
+    holds at least one token) and every token's block is allocated to this sequence. Adding the token at
+    position ``p = num_tokens`` therefore goes in this order:
+
+    1. make block ``p // block_size`` exist and be writable: at a block boundary (``p % block_size == 0``)
+       append a newly allocated block id to ``block_ids``; when the last block is shared, replace it by
+       its private copy (copy-on-write);
+    2. then ``num_tokens = p + 1``;
+    3. only now is ``slot(p)`` defined (it refuses positions ``>= num_tokens``); write the token's K/V there.
 
     Attributes:
         block_ids: physical block ids, logical block ``i`` -> ``block_ids[i]`` (a list of ints).

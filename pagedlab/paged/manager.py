@@ -8,6 +8,11 @@ return the moves for the caller (the engine, with a :class:`~pagedlab.paged.KVCa
 * ``swap_out`` / ``swap_in`` return ``(src, dst)`` pairs between the pools: copy them before the next
   operation that allocates, because the source blocks are free from now on.
 
+Swapping works on one sequence or on a *group* (a list of ids, e.g. the samples of one request, as vLLM
+v0 swaps a whole sequence group): a block shared inside the group is copied once, and the group comes
+back sharing exactly as before. Preempt a fork family as one group, or its shared blocks are neither
+freed on the GPU nor kept shared on the CPU.
+
 Every operation is atomic: it checks everything first and raises (``OutOfBlocks``, ``ValueError``,
 ``TypeError``) before changing anything, so after an exception the manager is exactly as before.
 
@@ -15,18 +20,19 @@ Reference counts (``manager.allocator.refcount(b)``) count block tables, nothing
 by three forked sequences has count 3; the prefix cache holds no reference (a cached block nobody uses
 has count 0 and is *cached-free*, see :mod:`pagedlab.paged.allocator`).
 
-Events. After each successful operation the manager appends :class:`BlockEvent` records to
-``manager.events`` (the last 1000) and calls every subscriber with each one, in order. When a
-subscriber runs, the operation is complete, so it may read the manager (that is how the block-table
-widget redraws). An exception in a subscriber propagates to the caller, but the operation has already
-happened.
+Events. After each successful operation the manager first appends all of its :class:`BlockEvent`
+records to ``manager.events`` (the last 1000), then calls every subscriber with each one, in order.
+When a subscriber runs, the operation is complete, so it may read the manager (that is how the
+block-table widget redraws). A subscriber that raises does not stop the others: every subscriber still
+gets every event of the operation, and then the first exception propagates to the caller (the operation
+has happened, and its events are logged).
 """
 
 from __future__ import annotations
 
 import operator
 from array import array
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -53,12 +59,17 @@ class BlockEvent:
             * ``"fork"``: ``seq_id`` was created from ``parent`` and shares all of ``blocks``;
             * ``"copy_on_write"``: ``seq_id`` wrote into a shared block, so ``pairs == ((src, dst),)``:
               it now owns ``dst``, a copy of ``src``; ``blocks == (src, dst)``;
-            * ``"cache_hit"``: ``add`` reused cached ``blocks`` for the prefix of ``seq_id``;
+            * ``"cache_hit"``: ``add`` reused cached ``blocks`` for the prefix of ``seq_id``, or ``swap_in``
+              found ``blocks`` of ``seq_id`` still cached on the GPU (nothing to copy back for them);
             * ``"evict"``: the prefix cache gave up cached-free ``blocks`` to make room for ``seq_id``;
-            * ``"swap_out"``: ``seq_id`` moved to the CPU pool; ``pairs`` are ``(gpu_block, cpu_block)``,
-              ``blocks`` the GPU blocks it released;
-            * ``"swap_in"``: ``seq_id`` came back; ``pairs`` are ``(cpu_block, gpu_block)``, ``blocks``
-              the GPU blocks it now holds.
+            * ``"swap_out"``: ``seq_id`` moved to the CPU pool; ``pairs`` are ``(gpu_block, cpu_block)``
+              for each of its blocks, in logical order; ``blocks`` the GPU blocks it released;
+            * ``"swap_in"``: ``seq_id`` came back; ``pairs`` are ``(cpu_block, gpu_block)`` for each of its
+              blocks that was copied, ``blocks`` the GPU blocks it now holds.
+
+            A group swap logs one event per sequence, in the group's order. A block shared inside the
+            group appears in each sharer's ``pairs`` but is copied once: the copies to perform are what
+            ``swap_out``/``swap_in`` return (the union of the group's pairs).
         seq_id: the sequence the event is about.
         blocks: block ids, see ``kind``.
         pairs: ``(src, dst)`` copies the caller performs (``copy_on_write``, ``swap_out``, ``swap_in``).
@@ -133,7 +144,7 @@ class Usage:
 class _Seq:
     """The manager's private record of one sequence."""
 
-    __slots__ = ("table", "tokens", "keys", "prefix_ids", "num_cached_tokens")
+    __slots__ = ("table", "tokens", "keys", "prefix_ids", "num_cached_tokens", "swapped_from")
 
     def __init__(self, table: BlockTable, tokens: list[int], keys: list[int], prefix_ids: list[int],
                  num_cached_tokens: int) -> None:
@@ -142,6 +153,7 @@ class _Seq:
         self.keys = keys                  # prefix caching only: chained hash of each *full* block
         self.prefix_ids = prefix_ids      # ... and its prefix id (see pagedlab.paged.prefix_cache)
         self.num_cached_tokens = num_cached_tokens
+        self.swapped_from: list[int] = []  # while swapped out: the GPU block each logical block left
 
 
 def _tokens(token_ids: Iterable[int]) -> list[int]:
@@ -164,25 +176,38 @@ class BlockManager:
         block_size: tokens per block (> 0).
         num_cpu_blocks: blocks in the CPU pool that ``swap_out`` uses (0: no swapping).
         enable_prefix_caching: reuse full blocks whose whole prefix matches, across sequences.
+        watermark: fraction of the GPU pool, in [0, 1), that ``can_add`` and ``can_swap_in`` keep free, so
+            that running sequences can grow before one has to be preempted again. vLLM v0's default, 0.01
+            (``BlockSpaceManager``'s ``watermark_blocks = int(watermark * num_gpu_blocks)``), which is 0
+            blocks for a pool under 100 blocks; the same meaning as ``pagedlab.memory.simulate_serving``'s.
+            It is advice for schedulers: ``add`` and ``swap_in`` themselves use every free block.
 
     Attributes:
         allocator: the GPU pool's :class:`BlockAllocator` (reference counts, free list).
         cpu_allocator: the CPU pool's allocator, or None when ``num_cpu_blocks == 0``.
         prefix_cache: the :class:`PrefixCache`, or None when prefix caching is off.
+        watermark_blocks: ``int(watermark * num_blocks)``, the blocks ``can_add``/``can_swap_in`` keep free.
         events: the last 1000 :class:`BlockEvent` records, oldest first.
 
     Raises:
-        TypeError / ValueError: a size that is not a positive int (``num_cpu_blocks``: >= 0).
+        TypeError / ValueError: a size that is not a positive int (``num_cpu_blocks``: >= 0), a
+            ``watermark`` that is not a number in [0, 1).
     """
 
     EVENT_LOG = 1000
 
     def __init__(self, num_blocks: int, block_size: int, num_cpu_blocks: int = 0,
-                 enable_prefix_caching: bool = False) -> None:
+                 enable_prefix_caching: bool = False, watermark: float = 0.01) -> None:
         check_count("num_blocks", num_blocks, 1)
         check_count("block_size", block_size, 1)
         check_count("num_cpu_blocks", num_cpu_blocks, 0)
+        if not isinstance(watermark, (int, float)) or isinstance(watermark, bool):
+            raise TypeError(f"watermark must be a float (a fraction of the pool), got {type(watermark).__name__}")
+        if not 0 <= watermark < 1:
+            raise ValueError(f"watermark must be a fraction of the pool in [0, 1), got {watermark}")
         self.block_size = block_size
+        self.watermark = watermark
+        self.watermark_blocks = int(watermark * num_blocks)
         self.allocator = BlockAllocator(num_blocks)
         self.cpu_allocator = BlockAllocator(num_cpu_blocks) if num_cpu_blocks else None
         self.prefix_cache = PrefixCache(block_size) if enable_prefix_caching else None
@@ -228,9 +253,13 @@ class BlockManager:
         return self._seq(seq_id).num_cached_tokens
 
     def can_add(self, num_tokens: int) -> bool:
-        """Whether ``add`` of a prompt of ``num_tokens`` tokens fits, without counting on cache hits."""
+        """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now.
+
+        True when its blocks fit and leave ``watermark_blocks`` free (vLLM v0's ``can_allocate``), without
+        counting on cache hits. ``add`` itself only needs the blocks, so it can succeed where this says False.
+        """
         check_count("num_tokens", num_tokens, 0)
-        return -(-num_tokens // self.block_size) <= self.num_free_blocks
+        return -(-num_tokens // self.block_size) + self.watermark_blocks <= self.num_free_blocks
 
     def can_append(self, seq_id: Hashable) -> bool:
         """Whether ``append(seq_id, ...)`` would succeed (it needs a block at a block boundary or to copy on write).
@@ -240,17 +269,56 @@ class BlockManager:
         """
         return not self._append_needs_block(self._gpu_seq(seq_id, "append to")) or self.num_free_blocks >= 1
 
-    def can_swap_out(self, seq_id: Hashable) -> bool:
-        """Whether the CPU pool has room for all of ``seq_id``'s blocks (False without a CPU pool)."""
-        seq = self._gpu_seq(seq_id, "swap out")
-        return self.cpu_allocator is not None and seq.table.num_blocks <= self.cpu_allocator.num_free
+    def can_swap_out(self, seq_ids: Hashable | list[Hashable]) -> bool:
+        """Whether ``swap_out(seq_ids)`` would succeed: the CPU pool has a block for each distinct block of
+        the sequence or group (False without a CPU pool).
 
-    def can_swap_in(self, seq_id: Hashable) -> bool:
-        """Whether the GPU pool has room to bring swapped-out ``seq_id`` back."""
-        seq = self._seq(seq_id)
-        if seq.table.device != "cpu":
-            raise ValueError(f"sequence {seq_id!r} is not swapped out")
-        return seq.table.num_blocks <= self.num_free_blocks
+        Raises:
+            KeyError / ValueError / TypeError: as ``swap_out`` (unknown, swapped-out or repeated ids).
+        """
+        _, seqs = self._group(seq_ids, "swap out")
+        unique = self._distinct_blocks(seqs)
+        return self.cpu_allocator is not None and len(unique) <= self.cpu_allocator.num_free
+
+    def can_swap_in(self, seq_ids: Hashable | list[Hashable]) -> bool:
+        """Whether a scheduler should ``swap_in(seq_ids)`` now, with room to keep running (vLLM v0's rule).
+
+        True when the GPU blocks the swap-in takes (a block for each distinct CPU block, less the
+        sequences' own GPU copies still in the prefix cache; reviving a cached-free copy counts, since it
+        leaves the allocatable blocks), plus one block per sequence for its next append, plus
+        ``watermark_blocks``, are at most ``num_free_blocks``. ``swap_in`` itself only needs the first term.
+
+        Raises:
+            KeyError: an unknown id. ValueError: an id that is not swapped out, or repeated, or an empty list.
+        """
+        _, seqs = self._group(seq_ids, "swap in", "cpu")
+        _, _, new, revived = self._plan_swap_in(seqs)
+        return len(new) + revived + len(seqs) + self.watermark_blocks <= self.num_free_blocks
+
+    def num_freeable_blocks(self, seq_ids: Hashable | list[Hashable]) -> int:
+        """How many blocks preempting ``seq_ids`` (by ``free`` or ``swap_out``) would give back: the contract
+        a scheduler relies on to choose its victims.
+
+        A GPU block counts when every reference to it comes from the given sequences (``refcount`` equals
+        the number of their tables that hold it); a block also held by a sequence outside the set stays
+        where it is and does not count. So ``num_free_blocks`` after freeing or swapping out all of
+        ``seq_ids`` is exactly ``num_free_blocks`` before plus this number. A freed block that holds a
+        cached prefix becomes cached-free rather than free: it counts, because it is allocatable (evicted
+        on demand), although its cached K/V are then lost. Blocks that are cached-free already are held by
+        no sequence and are in ``num_free_blocks`` already: they never count. Swapped-out sequences hold no
+        GPU blocks and add nothing.
+
+        Args:
+            seq_ids: one sequence id, or a list of distinct ids (say, a whole fork family: preempted one by
+                one, its shared blocks free nothing).
+
+        Raises:
+            KeyError: an unknown id. ValueError: a repeated id or an empty list.
+        """
+        _, seqs = self._group(seq_ids, "count the blocks of", None)
+        holders = Counter(b for seq in seqs if seq.table.device == "gpu" for b in seq.table.block_ids)
+        refcount = self.allocator.refcount
+        return sum(1 for b, n in holders.items() if refcount(b) == n)
 
     def usage(self, bytes_per_block: int | None = None) -> Usage:
         """How the GPU pool is used right now (O(blocks); for reports, not for hot loops).
@@ -298,18 +366,36 @@ class BlockManager:
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
     def _emit(self, events: list[tuple]) -> None:
-        # Called only after an operation has fully happened (see the module docstring).
+        # Called only after an operation has fully happened (see the module docstring): log every event of
+        # the operation, then notify; a subscriber that raises stops neither the log nor the other subscribers.
+        logged = []
         for fields in events:
-            event = BlockEvent(*fields, step=self._step)
+            logged.append(BlockEvent(*fields, step=self._step))
             self._step += 1
-            self.events.append(event)
+        self.events.extend(logged)
+        error = None
+        for event in logged:
             for callback in tuple(self._subscribers):
-                callback(event)
+                try:
+                    callback(event)
+                except Exception as e:  # noqa: BLE001 - re-raised below, once everyone has been told
+                    error = error or e
+        if error is not None:
+            raise error
 
     # ---- operations ----------------------------------------------------------------------------------
 
     def add(self, seq_id: Hashable, token_ids: Iterable[int]) -> BlockTable:
         """Admit a sequence with its prompt: allocate (or, with prefix caching, reuse) its blocks.
+
+        With prefix caching, the longest cached prefix of whole blocks is reused and
+        ``num_cached_tokens(seq_id)`` says how many prompt tokens need no prefill, at most
+        ``len(token_ids) - 1``: the last prompt token is always computed, since its logits give the first
+        new token (vLLM caps hits the same way, PR #11186, and ``vllm/v1/core/kv_cache_manager.py``'s
+        ``max_cache_hit_length = request.num_tokens - 1``). Hits are whole blocks, so when the prompt is a
+        multiple of ``block_size`` and every block is cached, the last block is not reused: the sequence
+        gets a private block and recomputes all ``block_size`` tokens of it (as vLLM v1 does), so the last
+        token is never written into a shared cached block. That block becomes one more cached copy of it.
 
         Returns:
             Its block table, ``ceil(len(token_ids) / block_size)`` blocks holding ``len(token_ids)`` tokens.
@@ -328,6 +414,8 @@ class BlockManager:
         # Plan without touching anything: the keys of the full blocks, and the longest cached prefix.
         if cache is not None:
             keys, hits, prefix_ids = cache.match(tuple(tokens))
+            if hits and len(hits) * bs == len(tokens):   # a full hit: keep the last block to compute
+                del hits[-1], prefix_ids[-1]
         else:
             keys, hits, prefix_ids = [], [], []
         revived = cache.count_parked(hits) if hits else 0
@@ -449,66 +537,111 @@ class BlockManager:
         del self._seqs[seq_id]
         self._emit([("free", seq_id, tuple(table.block_ids), (), None, None, table.device)])
 
-    def swap_out(self, seq_id: Hashable) -> list[tuple[int, int]]:
-        """Move ``seq_id`` to the CPU pool (preemption by swapping).
+    def swap_out(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
+        """Move a sequence, or a group of sequences, to the CPU pool (preemption by swapping).
+
+        Args:
+            seq_ids: one sequence id, or a list of distinct ids swapped together (a group: say, the samples
+                of one request). A list always means a group; a tuple is one (hashable) id.
+
+        Each distinct GPU block of the group gets one CPU block, held by as many of the group's tables as
+        held the GPU block, so the CPU tables share exactly as the GPU tables did. The group drops its
+        references to the GPU blocks: a block held only by the group is freed (or becomes cached-free if
+        it holds a cached prefix); a block also held by a sequence outside the group stays on the GPU for
+        it, and the group keeps its own CPU copy. ``num_freeable_blocks(seq_ids)`` says how many blocks this
+        frees.
 
         Returns:
-            ``(gpu_block, cpu_block)`` pairs, in logical order: copy each before the next allocation,
-            since the GPU blocks are released now. A block shared with another sequence stays on the GPU
-            for it; this sequence takes its own CPU copy.
+            ``(gpu_block, cpu_block)`` pairs, one per distinct block, in the order the group's tables list
+            them (one sequence: its logical order): copy each before the next allocation, since the GPU
+            blocks are released now.
 
         Raises:
-            KeyError: unknown ``seq_id``. ValueError: no CPU pool, or already swapped out.
-            OutOfBlocks: the CPU pool has too few free blocks; nothing changed.
+            KeyError: an unknown id. ValueError: no CPU pool, a swapped-out, repeated id, or an empty list.
+            TypeError: an unhashable id. OutOfBlocks: the CPU pool has too few free blocks.
+            Nothing changes when it raises.
         """
-        seq = self._gpu_seq(seq_id, "swap out")
+        ids, seqs = self._group(seq_ids, "swap out")
         cpu = self.cpu_allocator
         if cpu is None:
             raise ValueError("this manager has no CPU pool: create it with num_cpu_blocks > 0 to swap")
-        table = seq.table
-        if table.num_blocks > cpu.num_free:
-            raise OutOfBlocks(table.num_blocks, cpu.num_free, cpu.num_blocks, f"swapping out sequence {seq_id!r} "
-                              "(CPU pool)")
-        gpu_blocks = table.block_ids
-        cpu_blocks = cpu.allocate_many(len(gpu_blocks))
-        self._release_gpu(gpu_blocks)
-        pairs = list(zip(gpu_blocks, cpu_blocks))
-        table.block_ids, table.device = cpu_blocks, "cpu"
-        self._emit([("swap_out", seq_id, tuple(gpu_blocks), tuple(pairs))])
-        return pairs
+        unique = self._distinct_blocks(seqs)
+        if len(unique) > cpu.num_free:
+            raise OutOfBlocks(len(unique), cpu.num_free, cpu.num_blocks,
+                              f"swapping out {self._describe(ids)} (CPU pool)")
+        mapping = dict(zip(unique, cpu.allocate_many(len(unique))))
+        for gpu_block, holders in unique.items():
+            for _ in range(holders - 1):
+                cpu.incref(mapping[gpu_block])
+        events: list[tuple] = []
+        for seq_id, seq in zip(ids, seqs):
+            table = seq.table
+            gpu_blocks = table.block_ids
+            self._release_gpu(gpu_blocks)
+            seq.swapped_from = gpu_blocks
+            table.block_ids, table.device = [mapping[b] for b in gpu_blocks], "cpu"
+            events.append(("swap_out", seq_id, tuple(gpu_blocks), tuple(zip(gpu_blocks, table.block_ids))))
+        self._emit(events)
+        return list(mapping.items())
 
-    def swap_in(self, seq_id: Hashable) -> list[tuple[int, int]]:
-        """Bring swapped-out ``seq_id`` back into the GPU pool.
+    def swap_in(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
+        """Bring a swapped-out sequence, or group, back into the GPU pool.
+
+        Args:
+            seq_ids: one id, or a list of distinct swapped-out ids. Swap a group back in together to keep its
+                sharing: each distinct CPU block gets one GPU block, held by as many tables as held the CPU
+                block (a CPU block shared with a sequence left on the CPU stays there for it).
+
+        With prefix caching, a block whose GPU copy (the block it left at ``swap_out``) still holds the same
+        cached prefix is not copied back: the sequence takes that block again (a ``cache_hit`` event),
+        sharing it with whoever else holds it. Those blocks are reserved before any eviction, so making room
+        for the others never evicts them. Every other block gets a new GPU block and a copy.
 
         Returns:
-            ``(cpu_block, gpu_block)`` pairs, in logical order: copy each before the next ``swap_out``,
-            since the CPU blocks are released now.
+            ``(cpu_block, gpu_block)`` pairs, one per distinct block that must be copied, in the order the
+            group's tables list them: copy each before the next ``swap_out``, since the CPU blocks are
+            released now.
 
         Raises:
-            KeyError: unknown ``seq_id``. ValueError: it is not swapped out.
-            OutOfBlocks: not enough free (or evictable) GPU blocks; nothing changed.
+            KeyError: an unknown id. ValueError: an id that is not swapped out, a repeated id, an empty list.
+            TypeError: an unhashable id. OutOfBlocks: not enough free (or evictable) GPU blocks.
+            Nothing changes when it raises.
         """
-        seq = self._seq(seq_id)
-        table = seq.table
-        if table.device != "cpu":
-            raise ValueError(f"sequence {seq_id!r} is not swapped out")
-        if table.num_blocks > self.num_free_blocks:
-            raise OutOfBlocks(table.num_blocks, self.num_free_blocks, self.num_blocks,
-                              f"swapping in sequence {seq_id!r}")
+        ids, seqs = self._group(seq_ids, "swap in", "cpu")
+        unique, reused, new, revived = self._plan_swap_in(seqs)
+        available = self.num_free_blocks - revived
+        if len(new) > available:
+            raise OutOfBlocks(len(new), available, self.num_blocks, f"swapping in {self._describe(ids)}")
+
+        alloc, cache, cpu = self.allocator, self.prefix_cache, self.cpu_allocator
         events: list[tuple] = []
-        gpu_blocks = self._take(table.num_blocks, seq_id, events)
-        for b in table.block_ids:
-            self.cpu_allocator.free(b)
-        pairs = list(zip(table.block_ids, gpu_blocks))
-        table.block_ids, table.device = gpu_blocks, "gpu"
-        if self.prefix_cache is not None:
-            # The blocks are new, so offer them to the cache again (a copy still cached keeps its place).
-            del seq.prefix_ids[:]
-            for i in range(len(seq.keys)):
-                self._register(seq, i)
-        events.append(("swap_in", seq_id, tuple(gpu_blocks), tuple(pairs)))
+        for gpu_block in dict.fromkeys(reused.values()):   # first, so that _take cannot evict them
+            if alloc.reuse(gpu_block):
+                cache.unpark(gpu_block)
+        mapping = dict(reused)
+        mapping.update(zip(new, self._take(len(new), ids[0], events)))
+        referenced = set(mapping.values())                   # each holds one reference already
+        for seq_id, seq in zip(ids, seqs):
+            table = seq.table
+            cpu_blocks = table.block_ids
+            gpu_blocks = [mapping[c] for c in cpu_blocks]
+            for c, g in zip(cpu_blocks, gpu_blocks):
+                if g in referenced:
+                    referenced.discard(g)
+                else:
+                    alloc.incref(g)
+                cpu.free(c)
+            hits = tuple(mapping[c] for c in cpu_blocks if c in reused)
+            if hits:
+                events.append(("cache_hit", seq_id, hits))
+            table.block_ids, table.device = gpu_blocks, "gpu"
+            seq.swapped_from = []
+            if cache is not None:
+                self._reregister(seq)
+            events.append(("swap_in", seq_id, tuple(gpu_blocks),
+                           tuple((c, g) for c, g in zip(cpu_blocks, gpu_blocks) if c not in reused)))
         self._emit(events)
-        return pairs
+        return [(c, mapping[c]) for c in unique if c not in reused]
 
     # ---- internals -----------------------------------------------------------------------------------
 
@@ -524,11 +657,76 @@ class BlockManager:
             raise ValueError(f"cannot {what} sequence {seq_id!r}: it is swapped out; swap it in first")
         return seq
 
+    def _group(self, seq_ids: Hashable | list[Hashable], what: str,
+               device: Device | None = "gpu") -> tuple[list[Hashable], list[_Seq]]:
+        """The ids and records of one id or a list of distinct ids, all in ``device``'s pool (None: either)."""
+        ids = seq_ids if isinstance(seq_ids, list) else [seq_ids]
+        if not ids:
+            raise ValueError(f"seq_ids is an empty list: name at least one sequence to {what}")
+        if len(set(ids)) != len(ids):
+            twice = [s for s, n in Counter(ids).items() if n > 1]
+            raise ValueError(f"seq_ids must be distinct, {twice} appear more than once")
+        if device == "gpu":
+            seqs = [self._gpu_seq(s, what) for s in ids]
+        else:
+            seqs = [self._seq(s) for s in ids]
+            if device == "cpu":
+                for s, seq in zip(ids, seqs):
+                    if seq.table.device != "cpu":
+                        raise ValueError(f"sequence {s!r} is not swapped out")
+        return ids, seqs
+
+    @staticmethod
+    def _distinct_blocks(seqs: list[_Seq]) -> dict[int, int]:
+        """The distinct blocks of the sequences' tables, in order of first appearance -> how many tables hold each."""
+        return Counter(b for seq in seqs for b in seq.table.block_ids)
+
+    def _plan_swap_in(self, seqs: list[_Seq]) -> tuple[dict[int, int], dict[int, int], list[int], int]:
+        """What ``swap_in`` of swapped-out ``seqs`` would do, changing nothing.
+
+        Returns:
+            ``(unique, reused, new, revived)``: the distinct CPU blocks (-> holders); CPU block -> its GPU copy
+            still cached under the same prefix id (prefix caching only); the CPU blocks that need a new GPU
+            block; how many of the reused GPU blocks are cached-free (reviving one takes it off
+            ``num_free_blocks``).
+        """
+        unique = self._distinct_blocks(seqs)
+        cache = self.prefix_cache
+        reused: dict[int, int] = {}
+        if cache is not None:
+            for seq in seqs:
+                # Only full blocks are cached; a prefix id names one content, so a block still registered
+                # under it holds the very K/V this sequence swapped out.
+                for i, prefix_id in enumerate(seq.prefix_ids):
+                    origin = seq.swapped_from[i]
+                    if prefix_id != cache.BROKEN and cache.prefix_id_of(origin) == prefix_id:
+                        reused[seq.table.block_ids[i]] = origin
+        new = [c for c in unique if c not in reused]
+        revived = cache.count_parked(list(dict.fromkeys(reused.values()))) if reused else 0
+        return unique, reused, new, revived
+
+    @staticmethod
+    def _describe(ids: list[Hashable]) -> str:
+        return f"sequence {ids[0]!r}" if len(ids) == 1 else f"the group {ids}"
+
     def _append_needs_block(self, seq: _Seq) -> bool:
         table = seq.table
         if table.num_tokens % self.block_size == 0:
             return True
         return self.allocator.refcount(table.block_ids[-1]) > 1
+
+    def _reregister(self, seq: _Seq) -> None:
+        """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
+        cache, bs = self.prefix_cache, self.block_size
+        prefix_ids: list[int] = []
+        for i, key in enumerate(seq.keys):
+            block_id = seq.table.block_ids[i]
+            prefix_id = cache.prefix_id_of(block_id)     # a reused block, or one a group member just cached
+            if prefix_id is None:
+                prefix_id = cache.register(block_id, key, prefix_ids[-1] if i else None,
+                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
+            prefix_ids.append(prefix_id)
+        seq.prefix_ids[:] = prefix_ids
 
     def _register(self, seq: _Seq, i: int) -> None:
         """Offer full block ``i`` of ``seq`` to the prefix cache and record its prefix id (``i`` is the next one)."""

@@ -6,12 +6,19 @@ tokens together with its predecessor's hash,
 
     h_0 = hash(None, tokens[0 : B]),   h_i = hash(h_{i-1}, tokens[i*B : (i+1)*B])   (B = block_size)
 
-gives every full block a key that stands for its entire prefix. A hash is not proof, so every cached
-block also stores its tokens and the identity of the block before it, and a lookup only hits when both
+gives every full block a key that stands for its entire prefix. A hash is not proof, so the cache also
+stores each prefix's tokens and the identity of the prefix before it, and a lookup only hits when both
 match. That identity is a *prefix id*: a number given to each distinct (predecessor, tokens) pair when it
 is first cached, never reused. By induction, equal prefix ids mean equal whole prefixes, so a collision
 (of a block's key, or of its predecessor's key) is a miss, never wrong K/V. (Comparing predecessor
 *hashes* instead would not do: two different prefixes whose keys collide would pass the check.)
+
+One prefix can be resident in several physical blocks at once (a sequence swapped back in, a block filled
+by decoding while another sequence computed the same prefix, a prompt whose last block was recomputed):
+every copy is registered, as in vLLM v1's block pool (a hash maps to several blocks), and any of them is
+a hit. A prefix id lives while a block holds it *or* a longer cached prefix was registered after it, so
+that re-caching a prefix whose blocks were all evicted gives it back its id and reconnects the longer
+prefixes cached after it.
 
 A cached block whose last sequence has finished is *cached-free*: nobody references it, but its
 contents stay valid until the space is needed. Those blocks wait in least-recently-used order (an
@@ -35,6 +42,20 @@ def chained_hash(parent_hash: int | None, tokens: tuple[int, ...]) -> int:
     return hash((parent_hash, tokens))
 
 
+class _Prefix:
+    """One cached prefix: its id and key, its predecessor's prefix id, its last block's tokens, and where it is."""
+
+    __slots__ = ("id", "key", "parent", "tokens", "blocks", "children")
+
+    def __init__(self, prefix_id: int, key: int, parent: int | None, tokens: tuple[int, ...]) -> None:
+        self.id = prefix_id
+        self.key = key
+        self.parent = parent
+        self.tokens = tokens
+        self.blocks: dict[int, None] = {}   # the physical blocks holding it, oldest first (an ordered set)
+        self.children = 0                   # prefixes registered with this one as predecessor
+
+
 class PrefixCache:
     """Full blocks by chained hash, and the cached-free ones in LRU order.
 
@@ -52,15 +73,15 @@ class PrefixCache:
     """The prefix id of a block that could not be cached (its key is taken by another prefix): every block
     after it misses and is not cached either."""
 
-    __slots__ = ("block_size", "hash_fn", "_block_of", "_entry_of", "_lru", "_next_id")
+    __slots__ = ("block_size", "hash_fn", "_prefix_of_key", "_prefixes", "_prefix_of_block", "_lru", "_next_id")
 
     def __init__(self, block_size: int, hash_fn: HashFn = chained_hash) -> None:
         self.block_size = block_size
         self.hash_fn = hash_fn
-        self._block_of: dict[int, int] = {}                                    # hash -> block id
-        # block -> (key, predecessor's prefix id, tokens, prefix id)
-        self._entry_of: dict[int, tuple[int, int | None, tuple[int, ...], int]] = {}
-        self._lru: OrderedDict[int, None] = OrderedDict()                      # cached-free, oldest first
+        self._prefix_of_key: dict[int, _Prefix] = {}       # key -> its prefix (one prefix per key)
+        self._prefixes: dict[int, _Prefix] = {}            # prefix id -> the prefix
+        self._prefix_of_block: dict[int, _Prefix] = {}     # block id -> its prefix, for every cached block
+        self._lru: OrderedDict[int, None] = OrderedDict()  # cached-free, oldest first
         self._next_id = 1
 
     # ---- lookups -------------------------------------------------------------------------------------
@@ -68,15 +89,16 @@ class PrefixCache:
     def match(self, tokens: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
         """Key every full block of ``tokens`` and find the longest cached prefix.
 
-        A block hits when its key names a cached block whose stored tokens and predecessor's prefix id are
-        the ones found so far; a collision is a miss.
+        A block hits when its key names a cached prefix whose stored tokens and predecessor's prefix id are
+        the ones found so far, and some block holds it; a collision is a miss. Of several blocks holding
+        one prefix, the one cached first is the hit (as in vLLM v1), referenced or cached-free.
 
         Returns:
             ``(keys, hits, prefix_ids)``: the key of each full block; the cached blocks of the longest
             prefix that is cached from the first block on (a miss ends it, since a block's K/V are only
             reusable after its predecessors'); their prefix ids.
         """
-        bs, hash_fn, block_of, entry_of = self.block_size, self.hash_fn, self._block_of, self._entry_of
+        bs, hash_fn, prefix_of_key = self.block_size, self.hash_fn, self._prefix_of_key
         keys: list[int] = []
         hits: list[int] = []
         prefix_ids: list[int] = []
@@ -87,20 +109,22 @@ class PrefixCache:
             key = hash_fn(key, block_tokens)
             keys.append(key)
             if matching:
-                block_id = block_of.get(key)
-                if block_id is not None:
-                    _, stored_parent, stored_tokens, stored_id = entry_of[block_id]
-                    if stored_parent == prefix_id and stored_tokens == block_tokens:
+                prefix = prefix_of_key.get(key)
+                if prefix is not None and prefix.parent == prefix_id and prefix.tokens == block_tokens:
+                    for block_id in prefix.blocks:          # the first copy, if any
                         hits.append(block_id)
-                        prefix_ids.append(stored_id)
-                        prefix_id = stored_id
-                        continue
+                        prefix_id = prefix.id
+                        prefix_ids.append(prefix_id)
+                        break
+                    else:
+                        matching = False
+                    continue
                 matching = False
         return keys, hits, prefix_ids
 
     def is_registered(self, block_id: int) -> bool:
         """True when ``block_id`` holds a cached full block (referenced or cached-free)."""
-        return block_id in self._entry_of
+        return block_id in self._prefix_of_block
 
     def is_parked(self, block_id: int) -> bool:
         """True when ``block_id`` is cached-free (waiting in the LRU)."""
@@ -108,13 +132,23 @@ class PrefixCache:
 
     def key_of(self, block_id: int) -> int | None:
         """The chained hash ``block_id`` is registered under, or None."""
-        entry = self._entry_of.get(block_id)
-        return None if entry is None else entry[0]
+        prefix = self._prefix_of_block.get(block_id)
+        return None if prefix is None else prefix.key
 
     def prefix_id_of(self, block_id: int) -> int | None:
         """The prefix id of cached ``block_id``, or None."""
-        entry = self._entry_of.get(block_id)
-        return None if entry is None else entry[3]
+        prefix = self._prefix_of_block.get(block_id)
+        return None if prefix is None else prefix.id
+
+    def blocks_of(self, prefix_id: int) -> list[int]:
+        """The blocks holding the prefix ``prefix_id`` (oldest registration first; empty if none or unknown)."""
+        prefix = self._prefixes.get(prefix_id)
+        return [] if prefix is None else list(prefix.blocks)
+
+    @property
+    def num_prefixes(self) -> int:
+        """Distinct prefixes the cache remembers (held by a block, or the predecessor of one that is)."""
+        return len(self._prefixes)
 
     @property
     def num_parked(self) -> int:
@@ -130,35 +164,53 @@ class PrefixCache:
         return list(self._lru)
 
     def __len__(self) -> int:
-        return len(self._entry_of)
+        """Cached blocks (every copy of a prefix counts)."""
+        return len(self._prefix_of_block)
 
     # ---- updates -------------------------------------------------------------------------------------
 
     def register(self, block_id: int, key: int, parent_id: int | None, tokens: tuple[int, ...]) -> int:
-        """Offer a block that just became full for caching, under ``key``.
+        """Cache a block that just became full (its K/V are, or are about to be, computed), under ``key``.
+
+        Args:
+            block_id: a block that is not cached yet.
+            key: the block's chained hash.
+            parent_id: the prefix id of the block before it (None for a sequence's first block).
+            tokens: the block's tokens.
 
         Returns:
-            The prefix id to chain the next block on: a new one when the block was cached; the cached
-            block's when ``key`` already names a block with the same prefix (the same K/V computed twice:
-            the first block stays the cached one); :attr:`BROKEN` when ``key`` names another prefix (a
-            collision) or ``parent_id`` is BROKEN. Only the first case changes the cache.
+            The prefix id to chain the next block on: the prefix's id when ``key`` names the same prefix
+            (``parent_id`` and ``tokens`` equal; the block becomes one more copy of it) or names nothing (a
+            new prefix, with a new id); :attr:`BROKEN`, caching nothing, when ``key`` names another prefix
+            (a collision) or ``parent_id`` is BROKEN.
+
+        Raises:
+            ValueError: ``block_id`` is already cached, or ``parent_id`` is not a prefix id the cache knows.
         """
         if parent_id == self.BROKEN:
             return self.BROKEN
-        cached = self._block_of.get(key)
-        if cached is not None:
-            _, stored_parent, stored_tokens, prefix_id = self._entry_of[cached]
-            return prefix_id if (stored_parent, stored_tokens) == (parent_id, tokens) else self.BROKEN
-        if block_id in self._entry_of:
-            raise ValueError(f"block {block_id} is already cached under another key")
-        prefix_id, self._next_id = self._next_id, self._next_id + 1
-        self._block_of[key] = block_id
-        self._entry_of[block_id] = (key, parent_id, tokens, prefix_id)
-        return prefix_id
+        if block_id in self._prefix_of_block:
+            raise ValueError(f"block {block_id} is already cached (prefix id {self.prefix_id_of(block_id)})")
+        prefix = self._prefix_of_key.get(key)
+        if prefix is not None:
+            if prefix.parent != parent_id or prefix.tokens != tokens:
+                return self.BROKEN
+        else:
+            if parent_id is not None:
+                parent = self._prefixes.get(parent_id)
+                if parent is None:
+                    raise ValueError(f"parent_id {parent_id} is not a cached prefix (nor None, nor BROKEN)")
+                parent.children += 1
+            prefix = _Prefix(self._next_id, key, parent_id, tokens)
+            self._next_id += 1
+            self._prefixes[prefix.id] = self._prefix_of_key[key] = prefix
+        prefix.blocks[block_id] = None
+        self._prefix_of_block[block_id] = prefix
+        return prefix.id
 
     def park(self, block_id: int) -> None:
         """A registered block lost its last reference: it becomes the most recently used cached-free block."""
-        if block_id not in self._entry_of:
+        if block_id not in self._prefix_of_block:
             raise ValueError(f"block {block_id} is not in the prefix cache")
         self._lru[block_id] = None
 
@@ -169,12 +221,22 @@ class PrefixCache:
     def evict(self) -> int:
         """Forget the least recently used cached-free block and return its id (to go back on the free list).
 
+        The block's prefix is forgotten too once no block holds it and no longer cached prefix follows it
+        (and so on up the chain).
+
         Raises:
             LookupError: no block is cached-free.
         """
         if not self._lru:
             raise LookupError("no cached-free block to evict")
         block_id, _ = self._lru.popitem(last=False)
-        key = self._entry_of.pop(block_id)[0]
-        del self._block_of[key]
+        prefix = self._prefix_of_block.pop(block_id)
+        del prefix.blocks[block_id]
+        while not prefix.blocks and not prefix.children:
+            del self._prefixes[prefix.id]
+            del self._prefix_of_key[prefix.key]
+            if prefix.parent is None:
+                break
+            prefix = self._prefixes[prefix.parent]
+            prefix.children -= 1
         return block_id
