@@ -50,6 +50,7 @@ start=$(date +%s)
 timeout "${BENCH_TIMEOUT:-420}" $PYTHON benchmarks/flash_attention.py --out "$OUT" ${BENCH_ARGS:-} 2>&1 \
     | tee "$OUT/benchmark.log"
 bench_rc=${PIPESTATUS[0]}
+timeout "${BENCH_TIMEOUT:-420}" $PYTHON benchmarks/paged_attention.py --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee -a "$OUT/benchmark.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || bench_rc=1
 echo "benchmark: exit $bench_rc after $(( $(date +%s) - start )) s"
 
 echo "results in $OUT"
