@@ -21,10 +21,9 @@ from dataclasses import dataclass
 import torch
 
 from pagedlab.kernels.flash_attention import flash_attention
+from pagedlab.kernels.paged_attention import paged_decode_attention
 from pagedlab.paged import BlockTable, KVCache
 
-# TEMPORARY, until pagedlab.kernels.paged_attention lands: decodes take the prefill path (gather + FlashAttention).
-_DECODE_KERNEL = False
 
 
 @dataclass
@@ -51,8 +50,6 @@ class PagedAttention:
         cache.write(layer, self.slot_mapping, k, v)
         out = torch.empty_like(q)
         if self.num_decodes:
-            from pagedlab.kernels.paged_attention import paged_decode_attention
-
             out[:self.num_decodes] = paged_decode_attention(q[:self.num_decodes], cache.k[layer], cache.v[layer],
                                                             self.block_tables, self.context_lens)
         for start, end, table in self.prefills:

@@ -49,16 +49,14 @@ class LLMEngine:
             raise ValueError(f"preemption must be 'recompute' or 'swap', got {preemption!r}")
         if preemption == "swap" and not num_cpu_blocks:
             raise ValueError("preemption='swap' needs a CPU pool: pass num_cpu_blocks > 0")
-        if not 0 <= watermark < 1:
-            raise ValueError(f"watermark must be a fraction in [0, 1), got {watermark!r}")
         cfg = model.config
         self.model, self.config = model, cfg
-        self.block_manager = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching)
+        self.block_manager = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching, watermark)
         param = next(model.parameters())
         self.kv_cache = KVCache(cfg.n_layers, num_blocks, block_size, cfg.n_heads, cfg.head_dim, num_cpu_blocks,
                                 dtype=param.dtype, device=param.device)
         self.scheduler = Scheduler(self.block_manager, self.kv_cache, max_num_seqs, max_num_batched_tokens,
-                                   preemption, int(watermark * num_blocks))
+                                   preemption)
         self.runner = ModelRunner(model, self.kv_cache)
         self.metrics: list[StepMetrics] = []
         self._requests: dict[Hashable, Request] = {}
@@ -89,7 +87,7 @@ class LLMEngine:
         request_id = arrival if request_id is None else request_id
         sched, cfg, bs = self.scheduler, self.config, self.block_manager.block_size
         total = len(prompt) + params.max_tokens
-        usable = self.block_manager.num_blocks - sched.watermark_blocks
+        usable = self.block_manager.num_blocks - self.block_manager.watermark_blocks
         problems = [
             (not prompt, "the prompt is empty"),
             (any(not 0 <= t < cfg.vocab_size for t in prompt), f"a token id is outside 0 .. {cfg.vocab_size - 1}"),

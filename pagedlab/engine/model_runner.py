@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import torch
 
-from pagedlab.engine import attention as _attention
 from pagedlab.engine.attention import PagedAttention
 from pagedlab.engine.sequence import Sequence
 from pagedlab.paged import KVCache
@@ -28,8 +27,8 @@ class ModelRunner:
             ``(input_ids, positions, attention, last)``: int64 ``(num_tokens,)`` tokens and positions, decodes
             first; the step's :class:`PagedAttention`; ``last[i]``, the row of ``seqs[i]``'s last token.
         """
-        decodes = [s for s in seqs if len(s.token_ids) - s.num_computed == 1 and _attention._DECODE_KERNEL]
-        prefills = [s for s in seqs if len(s.token_ids) - s.num_computed != 1 or not _attention._DECODE_KERNEL]
+        decodes = [s for s in seqs if len(s.token_ids) - s.num_computed == 1]
+        prefills = [s for s in seqs if len(s.token_ids) - s.num_computed != 1]
         # One token per decoding sequence: its newest, at position len - 1, in the slot append reserved.
         ids = [s.token_ids[-1] for s in decodes]
         positions = [len(s.token_ids) - 1 for s in decodes]

@@ -52,14 +52,15 @@ class Scheduler:
         block_manager, kv_cache: the pool's bookkeeping and its tensors.
         max_num_seqs: most sequences in one step. max_num_batched_tokens: most tokens in one step.
         preemption: ``"recompute"`` or ``"swap"`` (a request the CPU pool cannot hold is recomputed).
-        watermark_blocks: GPU blocks admission and swap-in leave free, so running sequences can grow.
+
+    Admission and swap-in leave the block manager's ``watermark_blocks`` free, so running sequences can grow.
     """
 
     def __init__(self, block_manager: BlockManager, kv_cache: KVCache, max_num_seqs: int,
-                 max_num_batched_tokens: int, preemption: Preemption, watermark_blocks: int) -> None:
+                 max_num_batched_tokens: int, preemption: Preemption) -> None:
         self.block_manager, self.kv_cache = block_manager, kv_cache
         self.max_num_seqs, self.max_num_batched_tokens = max_num_seqs, max_num_batched_tokens
-        self.preemption, self.watermark_blocks = preemption, watermark_blocks
+        self.preemption = preemption
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []
         self.swapped: deque[Request] = deque()
@@ -81,15 +82,14 @@ class Scheduler:
         while self.swapped and not out.num_preemptions:
             request = self.swapped[0]
             live = request.live_seqs
-            need = sum(s.table.num_blocks + 1 for s in live) + self.watermark_blocks
-            if (need > self.block_manager.num_free_blocks or num_seqs + len(live) > self.max_num_seqs
+            ids = [s.seq_id for s in live]
+            if (not self.block_manager.can_swap_in(ids) or num_seqs + len(live) > self.max_num_seqs
                     or num_tokens + len(live) > self.max_num_batched_tokens):
                 break
             self.swapped.popleft()
-            for seq in live:
-                self.kv_cache.swap_in(self.block_manager.swap_in(seq.seq_id))
-                seq.table = self.block_manager.table(seq.seq_id)
-            self._grow(request, queue, out)      # cannot fail: each sequence has a free block to grow into
+            # One group: a block its sequences share comes back once, still shared.
+            self.kv_cache.swap_in(self.block_manager.swap_in(ids))
+            self._grow(request, queue, out)      # cannot fail: can_swap_in kept a block per sequence to grow into
             self.running.append(request)
             num_seqs, num_tokens = num_seqs + len(live), num_tokens + len(live)
         while self.waiting and not self.swapped and not out.num_preemptions:
@@ -97,7 +97,7 @@ class Scheduler:
             live = request.live_seqs
             tokens = sum(len(s.token_ids) for s in live)
             blocks = sum(-(-len(s.token_ids) // self.block_manager.block_size) for s in live)
-            if (blocks + self.watermark_blocks > self.block_manager.num_free_blocks
+            if (blocks + self.block_manager.watermark_blocks > self.block_manager.num_free_blocks
                     or num_seqs + request.max_num_seqs > self.max_num_seqs
                     or num_tokens + tokens > self.max_num_batched_tokens):
                 break
@@ -148,11 +148,11 @@ class Scheduler:
     def _preempt(self, request: Request, out: SchedulerOutput) -> None:
         """Give ``request``'s GPU blocks back: swap it out, or free it for recomputation."""
         manager, live = self.block_manager, request.live_seqs
+        ids = [s.seq_id for s in live]
         out.num_preemptions += 1
-        cpu = manager.cpu_allocator
-        if self.preemption == "swap" and cpu is not None and cpu.num_free >= sum(s.table.num_blocks for s in live):
-            for seq in live:
-                self.kv_cache.swap_out(manager.swap_out(seq.seq_id))
+        if self.preemption == "swap" and manager.can_swap_out(ids):
+            # The whole group at once, so blocks its samples share are copied once and come back shared.
+            self.kv_cache.swap_out(manager.swap_out(ids))
             request.status = Status.SWAPPED
             self.swapped.append(request)
             return
