@@ -204,3 +204,21 @@ def test_engine_arguments_are_checked(model):
         SamplingParams(temperature=-1.0)
     with pytest.raises(ValueError, match="n_heads"):
         GPTConfig(d_model=30, n_heads=4)
+
+
+def test_the_newest_request_is_preempted(model):
+    # Three 4-token prompts fill 3 of 4 blocks; at the next step each needs a second block, and only one is free:
+    # request 0 (oldest) takes it, request 1 cannot grow, so request 2 (newest) is preempted, freeing a block for 1.
+    engine = LLMEngine(model, num_blocks=4, block_size=BLOCK_SIZE, watermark=0.0)
+    for i in range(3):
+        engine.add_request([1 + i, 2, 3, 4], SamplingParams(max_tokens=3))
+    engine.step()
+    engine.step()
+    m = engine.metrics[-1]
+    assert m.num_preemptions == 1
+    assert [r.request_id for r in engine.scheduler.running] == [0, 1]
+    assert [r.request_id for r in engine.scheduler.waiting] == [2]
+    assert (2, 0) not in engine.block_manager, "the preempted request's blocks must be freed"
+    while engine.has_unfinished_requests():
+        engine.step()
+    assert_no_leak(engine)
