@@ -207,18 +207,18 @@ def test_engine_arguments_are_checked(model):
 
 
 def test_the_newest_request_is_preempted(model):
-    # Three 4-token prompts fill 3 of 4 blocks; at the next step each needs a second block, and only one is free:
-    # request 0 (oldest) takes it, request 1 cannot grow, so request 2 (newest) is preempted, freeing a block for 1.
-    engine = LLMEngine(model, num_blocks=4, block_size=BLOCK_SIZE, watermark=0.0)
-    for i in range(3):
+    # Four 4-token prompts fill 4 of 5 blocks; at the next step each needs a second block, and one is free: request 0
+    # (oldest) takes it; 1 cannot grow, so 3 (newest) is preempted and 1 grows into its block; then 2 cannot grow
+    # and is itself the newest left, so it goes too. Both wait, oldest first, at the front of the queue.
+    engine = LLMEngine(model, num_blocks=5, block_size=BLOCK_SIZE, watermark=0.0)
+    for i in range(4):
         engine.add_request([1 + i, 2, 3, 4], SamplingParams(max_tokens=3))
     engine.step()
     engine.step()
-    m = engine.metrics[-1]
-    assert m.num_preemptions == 1
+    assert engine.metrics[-1].num_preemptions == 2
     assert [r.request_id for r in engine.scheduler.running] == [0, 1]
-    assert [r.request_id for r in engine.scheduler.waiting] == [2]
-    assert (2, 0) not in engine.block_manager, "the preempted request's blocks must be freed"
+    assert [r.request_id for r in engine.scheduler.waiting] == [2, 3]
+    assert (2, 0) not in engine.block_manager and (3, 0) not in engine.block_manager, "preempted blocks must be freed"
     while engine.has_unfinished_requests():
         engine.step()
     assert_no_leak(engine)
