@@ -19,9 +19,10 @@ class Engine:
     """A manager and a KV cache driven together, with the expected K/V of every sequence kept contiguously."""
 
     def __init__(self, device="cpu", dtype=torch.float32, num_blocks=12, block_size=4, num_cpu_blocks=12,
-                 layers=2, kv_heads=2, head_dim=8, prefix=False):
+                 layers=2, kv_heads=2, head_dim=8, prefix=False, staging_blocks=None):
         self.m = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching=prefix)
-        self.kv = KVCache(layers, num_blocks, block_size, kv_heads, head_dim, num_cpu_blocks, dtype, device)
+        self.kv = KVCache(layers, num_blocks, block_size, kv_heads, head_dim, num_cpu_blocks, dtype, device,
+                          staging_blocks=staging_blocks)
         self.expected: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {}
         self.gen = torch.Generator().manual_seed(0)
 
@@ -62,11 +63,12 @@ class Engine:
         self.m.free(seq)
         del self.expected[seq]
 
-    def swap_out(self, seq):
-        self.kv.swap_out(self.m.swap_out(seq))
+    def swap_out(self, seqs):
+        """One sequence or a group (a list)."""
+        self.kv.swap_out(self.m.swap_out(seqs))
 
-    def swap_in(self, seq):
-        self.kv.swap_in(self.m.swap_in(seq))
+    def swap_in(self, seqs):
+        self.kv.swap_in(self.m.swap_in(seqs))
 
     def check(self):
         for seq, per_layer in self.expected.items():
@@ -123,6 +125,62 @@ def test_swap_round_trip_is_bit_exact_even_after_the_blocks_are_reused():
     e.check()
 
 
+def test_group_swap_of_a_fork_family_is_exact_and_stays_shared():
+    e = Engine(num_blocks=8, num_cpu_blocks=8, dtype=torch.bfloat16)
+    e.add("p", range(10))
+    e.fork("p", "c")
+    e.append("c", 1)                    # copy-on-write of the partial block
+    e.append("p", 2)
+    group = ["p", "c"]
+    e.swap_out(group)
+    assert e.m.cpu_allocator.num_free == 8 - 4, "2 shared full blocks once, 2 private last blocks"
+    e.add("x", range(32))               # every GPU block, overwritten
+    e.check()
+    e.free("x")
+    e.swap_in(group)
+    e.check()
+    assert e.m.table("p").block_ids[:2] == e.m.table("c").block_ids[:2]
+
+
+def test_swap_in_reuses_cached_blocks_and_their_values():
+    e = Engine(num_blocks=6, num_cpu_blocks=6, prefix=True)
+    e.add("a", range(10))               # 2 full blocks (cached) and a partial one
+    e.swap_out("a")
+    copies = e.kv.num_copies
+    e.swap_in("a")                      # the full blocks are still cached: only the partial one comes back
+    assert e.kv.num_copies == copies + 1
+    e.check()
+
+
+@pytest.mark.parametrize("staging_blocks, copies", [(None, 1), (2, 3), (1, 5)])
+def test_swaps_copy_through_the_staging_buffers(staging_blocks, copies):
+    e = Engine(num_blocks=6, num_cpu_blocks=6, staging_blocks=staging_blocks)
+    assert e.kv.staging_blocks == (6 if staging_blocks is None else staging_blocks)
+    e.add("a", range(18))               # 5 blocks
+    before = e.kv.num_copies
+    e.swap_out("a")
+    assert e.kv.num_copies == before + copies, f"one copy per {e.kv.staging_blocks} blocks"
+    e.add("b", range(20))               # overwrites a's old blocks
+    e.free("b")
+    e.swap_in("a")
+    assert e.kv.num_copies == before + 2 * copies
+    e.check()
+
+
+def test_swaps_use_no_temporary_host_tensors(monkeypatch):
+    # Before, swap_out made a pageable temporary per call (``self.k[:, src].cpu()``) and swap_in indexed the
+    # host pool into a new tensor before ``.to(device)``. Now every host-side byte goes through the staging
+    # buffer, which is preallocated.
+    e = Engine()
+    e.add("a", range(10))
+    made = []
+    real_cpu = torch.Tensor.cpu
+    monkeypatch.setattr(torch.Tensor, "cpu", lambda t, *a, **k: made.append(t.shape) or real_cpu(t, *a, **k))
+    e.swap_out("a")
+    e.swap_in("a")
+    assert not [shape for shape in made if len(shape) > 1], f"temporary host copies of blocks: {made}"
+
+
 def test_prefix_cache_hits_read_the_cached_values():
     e = Engine(prefix=True)
     e.add("a", [1, 2, 3, 4, 5, 6, 7, 8, 9])
@@ -134,11 +192,12 @@ def test_prefix_cache_hits_read_the_cached_values():
 @pytest.mark.parametrize("seed", range(3))
 def test_random_workload_stays_exact(seed):
     rng = random.Random(seed)
-    e = Engine(prefix=seed == 2)
+    e = Engine(prefix=seed == 2, staging_blocks=[None, 3, 1][seed])
     for step in range(150):
         live = [s for s in e.expected if not e.m.is_swapped(s)]
         swapped = [s for s in e.expected if e.m.is_swapped(s)]
-        op = rng.choice(["add", "append", "append", "append", "fork", "free", "swap_out", "swap_in"])
+        op = rng.choice(["add", "append", "append", "append", "fork", "free", "swap_out", "swap_in",
+                         "swap_out_group", "swap_in_group"])
         if op == "add" and e.m.can_add(8):
             e.add(f"s{step}", [rng.randint(0, 1) for _ in range(rng.randint(1, 8))])
         elif op == "append" and live:
@@ -157,6 +216,14 @@ def test_random_workload_stays_exact(seed):
             s = rng.choice(swapped)
             if e.m.can_swap_in(s):
                 e.swap_in(s)
+        elif op == "swap_out_group" and live:
+            group = rng.sample(live, rng.randint(1, len(live)))
+            if e.m.can_swap_out(group):
+                e.swap_out(group)
+        elif op == "swap_in_group" and swapped:
+            group = rng.sample(swapped, rng.randint(1, len(swapped)))
+            if e.m.can_swap_in(group):
+                e.swap_in(group)
         e.check()
 
 
@@ -181,9 +248,9 @@ def test_bad_arguments_are_explained():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_gpu_pool_with_pinned_host_pool():
-    e = Engine(device="cuda", dtype=torch.bfloat16, num_blocks=6, num_cpu_blocks=6)
-    assert e.kv.k.is_cuda and e.kv.k_cpu.is_pinned()
+def test_gpu_swaps_go_through_the_pinned_staging_buffer():
+    e = Engine(device="cuda", dtype=torch.bfloat16, num_blocks=6, num_cpu_blocks=6, staging_blocks=2)
+    assert e.kv.k.is_cuda and e.kv._stage_host.is_pinned() and e.kv._stage_device.is_cuda
     e.add("a", range(10))
     e.fork("a", "b")
     e.append("b", 1)
@@ -192,4 +259,7 @@ def test_gpu_pool_with_pinned_host_pool():
     e.check()
     e.free("c")
     e.swap_in("a")
+    e.swap_out("b")                     # reuses the host buffer right after swap_in's asynchronous copy
+    e.swap_in("b")
+    e.kv.synchronize()
     e.check()

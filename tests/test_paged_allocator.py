@@ -121,6 +121,19 @@ def test_cached_free_blocks_are_kept_off_the_free_list_until_reused_or_evicted()
         a.evict(b1)
 
 
+def test_reuse_many_is_reuse_of_each_all_or_nothing():
+    a = BlockAllocator(4)
+    b0, b1, b2 = a.allocate_many(3)
+    a.free(b0, cache=True)
+    a.free(b2)                                    # on the free list
+    counts = [a.refcount(b) for b in range(4)], a.num_cached
+    with pytest.raises(ValueError, match=f"cannot reuse block {b2}: it is free"):
+        a.reuse_many([b0, b1, b2])
+    assert ([a.refcount(b) for b in range(4)], a.num_cached) == counts, "a failed reuse_many changed counts"
+    assert a.reuse_many([b0, b1]) == [b0], "only b0 was cached-free"
+    assert (a.refcount(b0), a.refcount(b1), a.num_cached, a.is_cached(b0)) == (1, 2, 0, False)
+
+
 # ---- BlockTable ------------------------------------------------------------------------------------------
 
 def test_slot_formula_and_mapping():

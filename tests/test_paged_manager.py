@@ -32,6 +32,7 @@ def state(m: BlockManager) -> tuple:
           list(m._seqs[s].tokens), list(m._seqs[s].keys), list(m._seqs[s].prefix_ids)) for s in m.seq_ids],
         alloc_state(m.allocator), alloc_state(m.cpu_allocator),
         None if cache is None else (cache.parked(), {k: p.id for k, p in cache._prefix_of_key.items()},
+                                    dict(cache._hit_of_key),
                                     {b: p.id for b, p in cache._prefix_of_block.items()},
                                     {i: (p.key, p.parent, p.tokens, list(p.blocks), p.children)
                                      for i, p in cache._prefixes.items()}),
@@ -450,6 +451,18 @@ def test_swap_in_takes_back_its_own_cached_blocks_without_evicting_them():
     assert m.num_free_blocks == 3 and not m.can_swap_in("a"), "3 free: 1 new + 2 revived + 1 to append"
 
 
+def test_swap_in_evicts_other_cached_blocks_not_its_own():
+    m = BlockManager(4, 4, num_cpu_blocks=4, enable_prefix_caching=True)
+    m.add("a", range(9))                   # blocks 0, 1 (cached), 2
+    m.swap_out("a")                        # 0 and 1 cached-free, the least recently used
+    m.add("c", range(50, 55))              # blocks 2 (cached) and 3
+    m.free("c")                            # 2 cached-free, the most recently used
+    m.add("d", [70])                       # takes 3: the free list is empty
+    m.swap_in("a")                         # 1 new block: must evict 2, not its own 0 or 1
+    assert m.table("a").block_ids == [0, 1, 2] and m.events[-3].kind == "evict" and m.events[-3].blocks == (2,)
+    check_invariants(m)
+
+
 def test_swap_in_copies_when_its_cached_blocks_were_given_to_another_prefix():
     m = BlockManager(3, 4, num_cpu_blocks=3, enable_prefix_caching=True)
     m.add("a", range(9))
@@ -750,6 +763,7 @@ class ManagerMachine(RuleBasedStateMachine):
         family = [s for s in self._group([sorted(self.tokens).index(parent)], family=True) if not self.m.is_swapped(s)]
         self._swap_out(family)
         if back:
+            self.free(pick)                     # its cached blocks (if any) are more recently used than the family's
             self.add(0, other)
             self._swap_in(family)
 
@@ -874,8 +888,11 @@ class ManagerMachine(RuleBasedStateMachine):
         children = Counter(p.parent for p in cache._prefixes.values())
         for prefix_id, p in cache._prefixes.items():
             assert p.children == children[prefix_id]
+            assert p.parent is None or p.parent in cache._prefixes, f"prefix {prefix_id} follows a forgotten one"
             assert p.blocks or p.children, f"prefix {prefix_id} is held by nothing and followed by nothing"
             assert cache._prefix_of_key[p.key] is p
+            hit = cache._hit_of_key.get(p.key)
+            assert hit == ((p.parent, p.tokens, next(iter(p.blocks)), prefix_id) if p.blocks else None)
             for b in p.blocks:
                 assert cache.prefix_id_of(b) == prefix_id
                 assert self.m.allocator.refcount(b) > 0 or cache.is_parked(b), f"cached block {b} is on the free list"

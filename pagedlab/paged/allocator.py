@@ -208,6 +208,28 @@ class BlockAllocator:
         self._ref_count[block_id] += 1
         return False
 
+    def reuse_many(self, block_ids: list[int]) -> list[int]:
+        """:meth:`reuse` of each of ``block_ids`` (distinct), all or nothing.
+
+        Returns:
+            The blocks that were cached-free (now referenced once), in order.
+
+        Raises:
+            ValueError / TypeError: as :meth:`reuse`, for the first bad id; nothing changed.
+        """
+        cached, ref_count = self._cached, self._ref_count
+        for block_id in block_ids:
+            self._check_id(block_id)
+            if not cached[block_id] and ref_count[block_id] == 0:
+                raise ValueError(f"cannot reuse block {block_id}: it is free, its contents belong to nobody")
+        revived = [b for b in block_ids if cached[b]]
+        for block_id in block_ids:
+            ref_count[block_id] += 1       # a cached-free block has count 0
+        for block_id in revived:
+            cached[block_id] = 0
+        self._num_cached -= len(revived)
+        return revived
+
     def evict(self, block_id: int) -> None:
         """The prefix cache gives up a cached-free block: it goes back on the free list.
 

@@ -11,8 +11,26 @@ Data movement the manager asks for:
 
 * ``copy_blocks(pairs)``: copy-on-write, ``(src, dst)`` GPU blocks;
 * ``swap_out(pairs)`` / ``swap_in(pairs)``: ``(gpu, cpu)`` / ``(cpu, gpu)`` between the device pool and
-  a host pool. On a GPU the host pool is pinned (page-locked) memory, which the GPU's copy engines can
-  reach over PCIe directly (pageable memory is staged through a pinned buffer by the driver).
+  a host pool.
+
+How a swap moves its blocks. The blocks of one swap are scattered over both pools, and a copy between the
+device and the host moves one contiguous buffer, so each side has a preallocated *staging buffer*:
+``swap_out`` gathers the K and V of all its blocks, every layer, into the device buffer
+(``index_select(..., out=...)``), moves that buffer to the host buffer in **one copy**, waits for it, and
+scatters it into the host pool; ``swap_in`` does the reverse. On a GPU the host buffer is pinned
+(page-locked) memory, which the GPU's copy engines reach over PCIe directly, so the copy is one DMA
+(``copy_(non_blocking=True)``); pageable memory would first be staged through a pinned buffer of the
+driver's. The host pool itself is ordinary (pageable) memory: only the staging buffer is ever the target of
+a DMA, so only it needs pinning. A swap of more blocks than the buffers hold (``staging_blocks``) takes one
+copy per ``staging_blocks`` blocks. On a CPU both sides are host memory: the same steps run, unpinned, as
+memory copies.
+
+Measuring the per-copy latency through this API (what ``pagedlab.paged.preemption``'s λ stands for):
+time ``kv.swap_out(pairs)`` (one copy per direction) against ``for p in pairs: kv.swap_out([p])`` (one copy
+per block), or build a second cache with ``staging_blocks=1``, whose ``swap_out(pairs)`` makes one copy
+per block. ``swap_out`` returns once the data is in the host pool; ``swap_in`` may return before its copy
+has landed (later device work is ordered after it), so call :meth:`KVCache.synchronize` before stopping
+a clock. ``kv.num_copies`` counts the device-host copies made so far.
 """
 
 from __future__ import annotations
@@ -34,19 +52,26 @@ class KVCache:
         num_cpu_blocks: host-pool blocks for swapping (0: none).
         dtype: element type (default ``pagedlab.device.DTYPE``).
         device: where the pools live (default ``pagedlab.device.DEVICE``).
+        staging_blocks: how many blocks one device-host copy moves at most (the size of the two staging
+            buffers); default: as many as fit in :attr:`STAGING_BYTES`, at most ``num_cpu_blocks``.
 
     Attributes:
         k, v: ``[num_layers, num_blocks, block_size, kv_heads, head_dim]``; ``k[layer]`` is that layer's pool.
         k_cpu, v_cpu: the host pools, ``[num_layers, num_cpu_blocks, block_size, kv_heads, head_dim]``.
         bytes_per_block: bytes of K and V of one block over all layers (what sharing one block saves).
+        staging_blocks: blocks per device-host copy (0 without a host pool).
+        num_copies: device-host copies made so far by ``swap_out`` and ``swap_in``.
 
     Freshly created pools are zero, but zero means nothing: which blocks hold data is the manager's
     business, never the tensor's contents.
     """
 
+    STAGING_BYTES = 64 << 20
+    """Default size of each staging buffer: big enough for a copy to reach full PCIe bandwidth."""
+
     def __init__(self, num_layers: int, num_blocks: int, block_size: int, kv_heads: int, head_dim: int,
                  num_cpu_blocks: int = 0, dtype: torch.dtype | None = None,
-                 device: torch.device | str | None = None) -> None:
+                 device: torch.device | str | None = None, staging_blocks: int | None = None) -> None:
         for name, value in (("num_layers", num_layers), ("num_blocks", num_blocks), ("block_size", block_size),
                             ("kv_heads", kv_heads), ("head_dim", head_dim)):
             check_count(name, value, 1)
@@ -59,10 +84,22 @@ class KVCache:
         self.k = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.v = torch.zeros(shape, dtype=self.dtype, device=self.device)
         cpu_shape = (num_layers, num_cpu_blocks, block_size, kv_heads, head_dim)
-        pin = self.device.type == "cuda" and num_cpu_blocks > 0
-        self.k_cpu = torch.zeros(cpu_shape, dtype=self.dtype, pin_memory=pin)
-        self.v_cpu = torch.zeros(cpu_shape, dtype=self.dtype, pin_memory=pin)
+        self.k_cpu = torch.zeros(cpu_shape, dtype=self.dtype)
+        self.v_cpu = torch.zeros(cpu_shape, dtype=self.dtype)
         self.bytes_per_block = 2 * num_layers * block_size * kv_heads * head_dim * self.k.element_size()
+
+        if staging_blocks is None:
+            staging_blocks = max(1, self.STAGING_BYTES // self.bytes_per_block)
+        else:
+            check_count("staging_blocks", staging_blocks, 1)
+        self.staging_blocks = min(staging_blocks, num_cpu_blocks)
+        # Both buffers are flat, so that the first n blocks' worth is one contiguous [2, L, n, ...] view.
+        numel = self.bytes_per_block // self.k.element_size() * self.staging_blocks
+        self._cuda = self.device.type == "cuda"
+        self._stage_device = torch.empty(numel, dtype=self.dtype, device=self.device)
+        self._stage_host = torch.empty(numel, dtype=self.dtype, pin_memory=self._cuda and numel > 0)
+        self._host_stage_free = None   # on a GPU: an event recorded after the last copy that reads _stage_host
+        self.num_copies = 0
 
     @property
     def num_cpu_blocks(self) -> int:
@@ -122,18 +159,59 @@ class KVCache:
             self.v[:, dst] = self.v[:, src]
 
     def swap_out(self, pairs: Sequence[tuple[int, int]]) -> None:
-        """Copy device blocks to host blocks, ``(gpu_block, cpu_block)`` pairs from ``BlockManager.swap_out``."""
+        """Copy device blocks to host blocks, ``(gpu_block, cpu_block)`` pairs from ``BlockManager.swap_out``.
+
+        Gather on the device, one copy per ``staging_blocks`` blocks, scatter on the host (see the module
+        docstring). Returns when the data is in the host pool.
+
+        Raises:
+            ValueError: a pair names a block outside its pool.
+        """
         src, dst = self._pairs(pairs, self.num_blocks, self.num_cpu_blocks)
-        if src.numel():
-            self.k_cpu[:, dst.cpu()] = self.k[:, src].cpu()
-            self.v_cpu[:, dst.cpu()] = self.v[:, src].cpu()
+        src = src.to(self.device)
+        for start in range(0, src.numel(), max(1, self.staging_blocks)):
+            n = min(self.staging_blocks, src.numel() - start)
+            device_stage, host_stage = self._stages(n)
+            torch.index_select(self.k, 1, src[start:start + n], out=device_stage[0])
+            torch.index_select(self.v, 1, src[start:start + n], out=device_stage[1])
+            self._wait_for_host_stage()
+            host_stage.copy_(device_stage, non_blocking=self._cuda)
+            self.num_copies += 1
+            if self._cuda:
+                torch.cuda.current_stream(self.device).synchronize()   # the host reads it next
+            self.k_cpu.index_copy_(1, dst[start:start + n], host_stage[0])
+            self.v_cpu.index_copy_(1, dst[start:start + n], host_stage[1])
 
     def swap_in(self, pairs: Sequence[tuple[int, int]]) -> None:
-        """Copy host blocks to device blocks, ``(cpu_block, gpu_block)`` pairs from ``BlockManager.swap_in``."""
+        """Copy host blocks to device blocks, ``(cpu_block, gpu_block)`` pairs from ``BlockManager.swap_in``.
+
+        Gather on the host, one copy per ``staging_blocks`` blocks, scatter on the device (see the module
+        docstring). On a GPU it may return before the copy has landed: work queued on the device afterwards
+        (attention reading the blocks) runs after it; :meth:`synchronize` waits for it.
+
+        Raises:
+            ValueError: a pair names a block outside its pool.
+        """
         src, dst = self._pairs(pairs, self.num_cpu_blocks, self.num_blocks)
-        if src.numel():
-            self.k[:, dst] = self.k_cpu[:, src.cpu()].to(self.device)
-            self.v[:, dst] = self.v_cpu[:, src.cpu()].to(self.device)
+        dst = dst.to(self.device)
+        for start in range(0, src.numel(), max(1, self.staging_blocks)):
+            n = min(self.staging_blocks, src.numel() - start)
+            device_stage, host_stage = self._stages(n)
+            self._wait_for_host_stage()                                # the last copy from it has finished
+            torch.index_select(self.k_cpu, 1, src[start:start + n], out=host_stage[0])
+            torch.index_select(self.v_cpu, 1, src[start:start + n], out=host_stage[1])
+            device_stage.copy_(host_stage, non_blocking=self._cuda)
+            self.num_copies += 1
+            if self._cuda:
+                self._host_stage_free = torch.cuda.Event()
+                self._host_stage_free.record(torch.cuda.current_stream(self.device))
+            self.k.index_copy_(1, dst[start:start + n], device_stage[0])
+            self.v.index_copy_(1, dst[start:start + n], device_stage[1])
+
+    def synchronize(self) -> None:
+        """Wait until every copy this cache started has finished (a no-op on a CPU)."""
+        if self._cuda:
+            torch.cuda.current_stream(self.device).synchronize()
 
     # ---- validation ----------------------------------------------------------------------------------
 
@@ -154,12 +232,25 @@ class KVCache:
         return slots.to(self.device)
 
     def _pairs(self, pairs: Sequence[tuple[int, int]], n_src: int, n_dst: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The pairs as two CPU index tensors ``(src, dst)``, checked against the pools' sizes."""
         idx = torch.as_tensor(list(pairs), dtype=torch.long).reshape(-1, 2)
         src, dst = idx[:, 0], idx[:, 1]
         for name, ids, n in (("source", src, n_src), ("destination", dst, n_dst)):
             if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
                 raise ValueError(f"pairs name {name} blocks outside the pool of {n} blocks: {ids.tolist()}")
-        return src.to(self.device), dst.to(self.device)
+        return src, dst
+
+    def _stages(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first ``n`` blocks of the device and host staging buffers, as ``[2 (K, V), L, n, B, H, D]`` views."""
+        shape = (2, self.num_layers, n, self.block_size, self.kv_heads, self.head_dim)
+        numel = 2 * self.num_layers * n * self.block_size * self.kv_heads * self.head_dim
+        return self._stage_device[:numel].view(shape), self._stage_host[:numel].view(shape)
+
+    def _wait_for_host_stage(self) -> None:
+        # A swap_in's copy out of the host buffer may still be running: writing into it now would race it.
+        if self._host_stage_free is not None:
+            self._host_stage_free.synchronize()
+            self._host_stage_free = None
 
     def __repr__(self) -> str:
         return (f"KVCache(layers={self.num_layers}, blocks={self.num_blocks}x{self.block_size}, "

@@ -426,9 +426,8 @@ class BlockManager:
 
         # Commit.
         events: list[tuple] = []
-        for b in hits:
-            if alloc.reuse(b):
-                cache.unpark(b)
+        if hits:
+            cache.unpark_many(alloc.reuse_many(hits))
         if hits:
             events.append(("cache_hit", seq_id, tuple(hits)))
         new = self._take(need, seq_id, events)
@@ -615,9 +614,8 @@ class BlockManager:
 
         alloc, cache, cpu = self.allocator, self.prefix_cache, self.cpu_allocator
         events: list[tuple] = []
-        for gpu_block in dict.fromkeys(reused.values()):   # first, so that _take cannot evict them
-            if alloc.reuse(gpu_block):
-                cache.unpark(gpu_block)
+        if reused:                                           # first, so that _take cannot evict them
+            cache.unpark_many(alloc.reuse_many(list(dict.fromkeys(reused.values()))))
         mapping = dict(reused)
         mapping.update(zip(new, self._take(len(new), ids[0], events)))
         referenced = set(mapping.values())                   # each holds one reference already

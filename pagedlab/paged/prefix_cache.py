@@ -73,12 +73,16 @@ class PrefixCache:
     """The prefix id of a block that could not be cached (its key is taken by another prefix): every block
     after it misses and is not cached either."""
 
-    __slots__ = ("block_size", "hash_fn", "_prefix_of_key", "_prefixes", "_prefix_of_block", "_lru", "_next_id")
+    __slots__ = ("block_size", "hash_fn", "_prefix_of_key", "_hit_of_key", "_prefixes", "_prefix_of_block", "_lru",
+                 "_next_id")
 
     def __init__(self, block_size: int, hash_fn: HashFn = chained_hash) -> None:
         self.block_size = block_size
         self.hash_fn = hash_fn
         self._prefix_of_key: dict[int, _Prefix] = {}       # key -> its prefix (one prefix per key)
+        # key -> (parent id, tokens, first block, prefix id) of each prefix some block holds: what match reads,
+        # one dict lookup and one tuple per block (kept in step by register and evict)
+        self._hit_of_key: dict[int, tuple[int | None, tuple[int, ...], int, int]] = {}
         self._prefixes: dict[int, _Prefix] = {}            # prefix id -> the prefix
         self._prefix_of_block: dict[int, _Prefix] = {}     # block id -> its prefix, for every cached block
         self._lru: OrderedDict[int, None] = OrderedDict()  # cached-free, oldest first
@@ -98,7 +102,7 @@ class PrefixCache:
             prefix that is cached from the first block on (a miss ends it, since a block's K/V are only
             reusable after its predecessors'); their prefix ids.
         """
-        bs, hash_fn, prefix_of_key = self.block_size, self.hash_fn, self._prefix_of_key
+        bs, hash_fn, hit_of_key = self.block_size, self.hash_fn, self._hit_of_key
         keys: list[int] = []
         hits: list[int] = []
         prefix_ids: list[int] = []
@@ -109,16 +113,14 @@ class PrefixCache:
             key = hash_fn(key, block_tokens)
             keys.append(key)
             if matching:
-                prefix = prefix_of_key.get(key)
-                if prefix is not None and prefix.parent == prefix_id and prefix.tokens == block_tokens:
-                    for block_id in prefix.blocks:          # the first copy, if any
+                hit = hit_of_key.get(key)
+                if hit is not None:
+                    parent, stored_tokens, block_id, stored_id = hit
+                    if parent == prefix_id and stored_tokens == block_tokens:
                         hits.append(block_id)
-                        prefix_id = prefix.id
-                        prefix_ids.append(prefix_id)
-                        break
-                    else:
-                        matching = False
-                    continue
+                        prefix_ids.append(stored_id)
+                        prefix_id = stored_id
+                        continue
                 matching = False
         return keys, hits, prefix_ids
 
@@ -204,6 +206,8 @@ class PrefixCache:
             prefix = _Prefix(self._next_id, key, parent_id, tokens)
             self._next_id += 1
             self._prefixes[prefix.id] = self._prefix_of_key[key] = prefix
+        if not prefix.blocks:
+            self._hit_of_key[key] = (parent_id, tokens, block_id, prefix.id)
         prefix.blocks[block_id] = None
         self._prefix_of_block[block_id] = prefix
         return prefix.id
@@ -217,6 +221,12 @@ class PrefixCache:
     def unpark(self, block_id: int) -> None:
         """A cache hit on a cached-free block: it is referenced again, so it is no longer evictable."""
         del self._lru[block_id]
+
+    def unpark_many(self, block_ids: list[int]) -> None:
+        """:meth:`unpark` each of ``block_ids``."""
+        lru = self._lru
+        for block_id in block_ids:
+            del lru[block_id]
 
     def evict(self) -> int:
         """Forget the least recently used cached-free block and return its id (to go back on the free list).
@@ -232,6 +242,11 @@ class PrefixCache:
         block_id, _ = self._lru.popitem(last=False)
         prefix = self._prefix_of_block.pop(block_id)
         del prefix.blocks[block_id]
+        if self._hit_of_key[prefix.key][2] == block_id:
+            if prefix.blocks:
+                self._hit_of_key[prefix.key] = (prefix.parent, prefix.tokens, next(iter(prefix.blocks)), prefix.id)
+            else:
+                del self._hit_of_key[prefix.key]
         while not prefix.blocks and not prefix.children:
             del self._prefixes[prefix.id]
             del self._prefix_of_key[prefix.key]
