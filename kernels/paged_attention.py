@@ -26,12 +26,17 @@ The grid is ``(num_seqs, kv_heads, num_splits)``:
 
 Host side: :func:`paged_decode_attention` (checks, split choice, launch, merge), :func:`paged_decode_split`
 (the partials alone), :func:`merge_splits`, :func:`paged_decode_attention_traced` (trace mode: which
-physical blocks each program read, as a :class:`BlockReads`) and :func:`choose_num_splits`.
+physical blocks each program read, as a :class:`BlockReads`) and :func:`choose_num_splits`. The PyTorch
+reference (:func:`gather_kv`, :func:`paged_decode_reference`) and a booby-trapped test batch
+(:func:`random_paged_batch`: NaN wherever the kernel must not read) serve the tests, notebook 09 and exercise 9.
+On sm_80+ GPUs half precision is autotuned (:data:`GPU_CONFIGS`); float32 and the interpreter use one fixed key
+tile, :data:`INTERPRET_BLOCK_N`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -378,7 +383,7 @@ def merge_splits(partial: torch.Tensor, lse: torch.Tensor, dtype: torch.dtype | 
                          f"(expected 1 .. {MAX_SPLITS})")
     out = torch.empty((num_seqs, heads, head_dim), dtype=dtype or torch.float32, device=partial.device)
     merge_splits_kernel[(num_seqs, heads)](partial, lse, out, *partial.stride(), *lse.stride(), *out.stride(),
-                                           num_splits, HEAD_DIM=head_dim, SPLITS=triton.next_power_of_2(num_splits))
+                                           num_splits, HEAD_DIM=head_dim, SPLITS=max(2, triton.next_power_of_2(num_splits)))
     return out
 
 
@@ -490,6 +495,51 @@ def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
         k, v = (t.transpose(0, 1).repeat_interleave(group, dim=0) for t in (k, v))
         out[s] = naive_attention(q[s, None, :, None, :], k[None], v[None], scale=sm_scale)[0, :, 0, :]
     return out
+
+
+def random_paged_batch(context_lens: Sequence[int], block_size: int, heads: int, kv_heads: int, head_dim: int,
+                       dtype: torch.dtype = torch.float32, *, spare_blocks: int = 3, extra_columns: int = 1,
+                       padding: int | str = -1, shuffle: bool = True, poison: bool = True, magnitude: float = 1.0,
+                       seed: int = 0
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A random decode batch in a pool booby-trapped with NaN/inf wherever the kernel must not read.
+
+    Each sequence gets ``ceil(n / block_size)`` blocks (a random permutation of the pool with ``shuffle``, else
+    in order). With ``poison`` the slots past its context in its last block hold NaN (K) and inf (V), and the
+    ``spare_blocks`` blocks nobody owns hold NaN (without, they keep random values). Tables are padded with ``extra_columns`` entries of ``padding`` (an int, or ``"spare"``:
+    the id of a NaN-filled spare block, the worst garbage a table can hold).
+
+    Returns:
+        ``(q, k_cache, v_cache, block_tables, context_lens)`` on ``pagedlab.device.DEVICE``, made on the CPU with a
+        seeded generator (the same numbers on every machine); q and K are scaled by ``magnitude``; tables and
+        lengths int32.
+    """
+    g = torch.Generator().manual_seed(seed)
+    owned = [-(-n // block_size) for n in context_lens]
+    num_blocks = sum(owned) + spare_blocks
+    k_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g) * magnitude
+    v_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)
+    order = torch.randperm(num_blocks, generator=g) if shuffle else torch.arange(num_blocks)
+    if padding == "spare" and spare_blocks < 1:
+        raise ValueError("padding='spare' needs spare_blocks >= 1")
+    fill = int(order[-1]) if padding == "spare" else padding
+    tables = torch.full((len(context_lens), max(owned) + extra_columns), fill, dtype=torch.int64)
+    used = 0
+    for s, (n, nb) in enumerate(zip(context_lens, owned)):
+        tables[s, :nb] = order[used:used + nb]
+        used += nb
+        last, tail = int(tables[s, nb - 1]), (n - 1) % block_size + 1
+        if poison:
+            k_cache[last, tail:] = float("nan")
+            v_cache[last, tail:] = float("inf")
+    if poison:
+        k_cache[order[used:]] = float("nan")
+        v_cache[order[used:]] = float("nan")
+    q = torch.randn(len(context_lens), heads, head_dim, generator=g) * magnitude
+    lens = torch.tensor(list(context_lens), dtype=torch.int32)
+    dev = device.DEVICE
+    return (q.to(dev, dtype), k_cache.to(dev, dtype), v_cache.to(dev, dtype), tables.to(dev, torch.int32),
+            lens.to(dev))
 
 
 # --------------------------------------------------------------------------------------------------

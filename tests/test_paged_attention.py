@@ -15,38 +15,17 @@ from pagedlab import device
 from pagedlab.kernels import paged_attention as pa
 from pagedlab.kernels.paged_attention import (BlockReads, choose_num_splits, gather_kv, merge_splits,
                                               paged_decode_attention, paged_decode_attention_traced,
-                                              paged_decode_reference, paged_decode_split)
+                                              paged_decode_reference, paged_decode_split,
+                                              random_paged_batch)
 from pagedlab.paged import BlockTable, KVCache
 
 DEV = device.DEVICE
 needs_gpu = pytest.mark.skipif(not device.ON_GPU, reason="needs an NVIDIA GPU with compute capability >= 8.0")
 
 
-def make_batch(context_lens, block_size, heads, kv_heads, head_dim, dtype=torch.float32, spare_blocks=3,
-               extra_columns=1, padding=-1, seed=0):
-    """A shuffled pool with NaN/inf wherever no sequence may read: q, k_cache, v_cache, block_tables, context_lens."""
-    g = torch.Generator().manual_seed(seed)
-    owned = [-(-n // block_size) for n in context_lens]
-    num_blocks = sum(owned) + spare_blocks
-    k_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)
-    v_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)
-    perm = torch.randperm(num_blocks, generator=g)
-    # padding="spare": padding entries name a real block full of NaN, the worst garbage a table can hold.
-    fill = int(perm[-1]) if padding == "spare" else padding
-    tables = torch.full((len(context_lens), max(owned) + extra_columns), fill, dtype=torch.int64)
-    used = 0
-    for s, (n, nb) in enumerate(zip(context_lens, owned)):
-        tables[s, :nb] = perm[used:used + nb]
-        used += nb
-        last, tail = int(tables[s, nb - 1]), (n - 1) % block_size + 1
-        k_cache[last, tail:] = float("nan")  # stale slots of the last block
-        v_cache[last, tail:] = float("inf")
-    k_cache[perm[used:]] = float("nan")  # blocks nobody owns
-    v_cache[perm[used:]] = float("nan")
-    q = torch.randn(len(context_lens), heads, head_dim, generator=g)
-    lens = torch.tensor(context_lens, dtype=torch.int32)
-    return (q.to(DEV, dtype), k_cache.to(DEV, dtype), v_cache.to(DEV, dtype), tables.to(DEV, torch.int32),
-            lens.to(DEV))
+def make_batch(context_lens, block_size, heads, kv_heads, head_dim, dtype=torch.float32, **kwargs):
+    """A shuffled pool with NaN/inf wherever no sequence may read (see ``random_paged_batch``)."""
+    return random_paged_batch(context_lens, block_size, heads, kv_heads, head_dim, dtype, **kwargs)
 
 
 def reference(q, k_cache, v_cache, tables, lens, sm_scale=None):
@@ -66,6 +45,7 @@ CASES = [
     (32, 4, 1, 32),    # MQA
     (8, 8, 2, 16),     # blocks smaller than the key tile: one tile spans 4 blocks
     (64, 4, 2, 16),    # a block larger than the key tile: two tiles per block
+    (128, 4, 1, 16),   # the largest block size: four tiles per block
 ]
 
 
@@ -277,11 +257,11 @@ def test_bfloat16_is_refused_in_the_interpreter():
         paged_decode_attention(**args)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available() or device.INTERPRET, reason="needs two devices")
-def test_tensors_on_two_devices_are_refused():
+@pytest.mark.parametrize("name", ["v_cache", "block_tables", "context_lens"])
+def test_tensors_on_two_devices_are_refused(name):
     args = _args()
-    args["context_lens"] = args["context_lens"].cpu()
-    with pytest.raises(ValueError, match="context_lens is on"):
+    args[name] = torch.empty_like(args[name], device="meta")  # a second device on any machine
+    with pytest.raises(ValueError, match=f"{name} is on meta"):
         paged_decode_attention(**args)
 
 
@@ -297,7 +277,8 @@ def test_benchmark_runs_and_writes_its_files(tmp_path):
     spec = importlib.util.spec_from_file_location("paged_attention_benchmark", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    argv = ["--out", str(tmp_path)] + (["--cpu-smoke"] if device.INTERPRET else ["--quick"])
+    small = ["--batches", "2", "--contexts", "256", "--block-sizes", "16"]
+    argv = ["--out", str(tmp_path)] + (["--cpu-smoke"] if device.INTERPRET else small)
     assert bench.main(argv) == 0
     rows = list(__import__("csv").DictReader(open(tmp_path / "paged_attention.csv")))
     assert {r["layout"] for r in rows} == {"paged", "contiguous"}

@@ -87,8 +87,9 @@ class BlockReadsPicture:
                              title=f"seq {s}, logical block {i} -> physical {b}", data_state="owned",
                              data_seq=s, data_logical=i, data_physical=b)
                     svg.rect(x, y + CELL * (1 - used), CELL, CELL * used, owner_color(s), data_state="used")
-                    svg.text(x + CELL / 2, y + CELL / 2 + 4, str(b), 12, anchor="middle", fill="#ffffff",
-                             weight="bold")
+                    # White on the owner's colour, dark on a mostly empty last block.
+                    svg.text(x + CELL / 2, y + CELL / 2 + 4, str(b), 12, anchor="middle",
+                             fill="#ffffff" if used >= 0.5 else COLORS["text"], weight="bold")
                 else:
                     svg.rect(x, y, CELL, CELL, COLORS["skipped"], COLORS["grid"],
                              title=f"seq {s}, padding entry {i}: never read", data_state="padding", data_seq=s,

@@ -1,0 +1,80 @@
+"""The checks of exercise 9 catch the plausible wrong answers (each test plants one in the solution).
+
+Each bug must be caught by the check named here, the first one it reaches, with a message that starts with that
+check's title and whose hint names the cause.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from nbrun import planted, run_cells  # noqa: E402
+
+SOLUTION = Path(__file__).parents[1] / "solutions" / "ex09_paged_attention.ipynb"
+WORK = "kernel-work"
+
+LOAD_TABLE = "physical = tl.load(table + tokens // BLOCK_SIZE, mask=valid, other=0)"
+V_LOAD = "mask=valid[:, None], other=0.0)"
+SCORE_MASK = 's = tl.where(valid[None, :], s, float("-inf"))'
+
+# mistake -> (replacements in the work cell, the check that must catch it, its title, words of its hint)
+BUGS = {
+    "exp instead of exp2": ([("p = tl.exp2(", "p = tl.exp("), ("alpha = tl.exp2(", "alpha = tl.exp(")],
+                            "check-one-tile", "Check 1: one full tile", "exp2, not exp"),
+    "tail scores masked to 0, not -inf": ([(SCORE_MASK, "s = tl.where(valid[None, :], s, 0.0)")],
+                                          "check-partial", "Check 2: a partial tile", "float('-inf')"),
+    "tail scores not masked": ([(SCORE_MASK, "")], "check-partial", "Check 2: a partial tile", "valid = tokens"),
+    "off-by-one at the tail (<=)": ([("valid = tokens < context_len", "valid = tokens <= context_len")],
+                                    "check-partial", "Check 2: a partial tile", "strictly"),
+    "mask by block, not by token": ([("valid = tokens < context_len",
+                                      "valid = tokens // BLOCK_SIZE < tl.cdiv(context_len, BLOCK_SIZE)")],
+                                    "check-partial", "Check 2: a partial tile", "valid = tokens < context_len"),
+    "acc not rescaled": ([("acc = alpha[:, None] * acc +", "acc = acc +")], "check-tiles",
+                         "Check 3: several key tiles", "alpha"),
+    "l not rescaled": ([("l_i = alpha * l_i +", "l_i = l_i +")], "check-tiles", "Check 3: several key tiles", "alpha"),
+    "block table ignored (logical used as physical)": ([(LOAD_TABLE, "physical = tokens // BLOCK_SIZE")],
+                                                       "check-table", "Check 4: a shuffled block table",
+                                                       "table[t // BLOCK_SIZE]"),
+    "one block looked up per tile": ([(LOAD_TABLE, "physical = tl.load(table + start_n // BLOCK_SIZE) + 0 * tokens")],
+                                     "check-table", "Check 4: a shuffled block table", "per token"),
+    "slot taken modulo the tile": ([("slot = tokens % BLOCK_SIZE", "slot = tokens % BLOCK_N")],
+                                   "check-table", "Check 4: a shuffled block table", "slot t % BLOCK_SIZE"),
+    "V loaded without a mask (NaN leaks from padding blocks)": (
+        [(V_LOAD, ")")], "check-padding", "Check 5: padding entries are never read", "0 * NaN"),
+    "K and V loaded without masks": ([(V_LOAD, ")"), ("mask=valid[None, :], other=0.0)", ")")],
+                                     "check-padding", "Check 5: padding entries are never read", "mask=valid"),
+    "interleaved group mapping (h uses K/V head h % kv_heads)": (
+        [("heads = kv_head * group + offs_h", "heads = kv_head + offs_h * tl.num_programs(1)")],
+        "check-gqa", "Check 7: GQA and MQA", "heads = kv_head * group + offs_h"),
+    "no max subtracted": ([("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
+                           ("alpha = tl.exp2(m_i - m_new)", "alpha = 1.0 + 0.0 * m_new")],
+                          "check-large", "Check 8: large scores", "running max"),
+}
+
+
+@pytest.mark.parametrize("bug", list(BUGS))
+def test_check_catches(bug):
+    changes, check_id, title, hint = BUGS[bug]
+    # Run up to the check that should catch the mistake: every earlier check must let it through.
+    with pytest.raises(AssertionError) as caught:
+        run_cells(SOLUTION, replace=planted(SOLUTION, WORK, *changes), stop_after=check_id)
+    message = str(caught.value)
+    assert message.startswith(title), f"caught by another check: {message[:200]}"
+    assert hint in message, f"the hint does not name the cause: {message[-400:]}"
+
+
+def test_solution_passes_every_check():
+    run_cells(SOLUTION)
+
+
+def test_exercise_as_shipped_fails():
+    exercise = Path(__file__).parents[1] / "exercises" / "ex09_paged_attention.ipynb"
+    # Inside a Triton kernel the stub's NotImplementedError arrives wrapped by the interpreter (or, compiled, as
+    # a compilation error that names it).
+    with pytest.raises(Exception, match="NotImplementedError|Exercise: replace this line"):
+        run_cells(exercise)
