@@ -83,13 +83,15 @@ class Scheduler:
             request = self.swapped[0]
             live = request.live_seqs
             ids = [s.seq_id for s in live]
-            if (not self.block_manager.can_swap_in(ids) or num_seqs + len(live) > self.max_num_seqs
+            # Alone on the GPU, a request needs no headroom: add_request checked that it fits at its longest.
+            alone = not self.running and not out.seqs
+            if (not (self.block_manager.can_swap_in(ids) or alone) or num_seqs + len(live) > self.max_num_seqs
                     or num_tokens + len(live) > self.max_num_batched_tokens):
                 break
             self.swapped.popleft()
             # One group: a block its sequences share comes back once, still shared.
             self.kv_cache.swap_in(self.block_manager.swap_in(ids))
-            self._grow(request, queue, out)      # cannot fail: can_swap_in kept a block per sequence to grow into
+            self._grow(request, queue, out)      # cannot fail: a block per sequence to grow into, or room to finish
             self.running.append(request)
             num_seqs, num_tokens = num_seqs + len(live), num_tokens + len(live)
         while self.waiting and not self.swapped and not out.num_preemptions:
