@@ -222,3 +222,18 @@ def test_the_newest_request_is_preempted(model):
     while engine.has_unfinished_requests():
         engine.step()
     assert_no_leak(engine)
+
+
+def test_a_big_swapped_request_comes_back_when_alone(model):
+    # 20 blocks of 2 tokens, a watermark of 2. A (oldest, 8 tokens at most) and B (37 tokens at most, 18 blocks) run
+    # together until A needs a block while B holds 18: B is swapped out with 18 blocks. Swapping in with headroom
+    # would need 18 + 1 + 2 = 21 blocks, more than the pool; alone, B needs none and must come back to finish.
+    engine = LLMEngine(model, num_blocks=20, block_size=2, num_cpu_blocks=20, preemption="swap", watermark=0.1)
+    engine.add_request([7], SamplingParams(max_tokens=7))
+    engine.add_request(list(range(1, 33)), SamplingParams(max_tokens=5))
+    for _ in range(40):
+        if not engine.has_unfinished_requests():
+            break
+        engine.step()
+    assert max(m.num_swapped for m in engine.metrics) == 1
+    assert_no_leak(engine)

@@ -97,9 +97,10 @@ class LLMEngine:
             (len(prompt) > sched.max_num_batched_tokens, f"the prompt's {len(prompt)} tokens exceed "
                                                          f"max_num_batched_tokens={sched.max_num_batched_tokens}"),
             (params.n > sched.max_num_seqs, f"n={params.n} exceeds max_num_seqs={sched.max_num_seqs}"),
-            (params.n * -(-total // bs) > usable, f"its {params.n} sequence(s) of up to {total} tokens need "
-                                                  f"{params.n * -(-total // bs)} blocks; the pool has {usable} "
-                                                  f"after the watermark, so it could never finish"),
+            # The last token is sampled, never stored: a sequence holds at most total - 1 tokens' K/V.
+            (params.n * -(-(total - 1) // bs) > usable, f"its {params.n} sequence(s) of up to {total} tokens need "
+                                                        f"{params.n * -(-(total - 1) // bs)} blocks; the pool has "
+                                                        f"{usable} after the watermark, so it could never finish"),
         ]
         for bad, why in problems:
             if bad:
