@@ -237,3 +237,26 @@ def test_a_big_swapped_request_comes_back_when_alone(model):
         engine.step()
     assert max(m.num_swapped for m in engine.metrics) == 1
     assert_no_leak(engine)
+
+
+def test_static_baseline_reserves_max_len_and_matches(model, prompts, reference):
+    from pagedlab.engine.static import StaticBatchingEngine
+
+    static = StaticBatchingEngine(model, num_blocks=11, block_size=BLOCK_SIZE, max_len=20)
+    assert static.batch_size == 2                  # 20 tokens = 5 blocks of 4 per request, 11 blocks
+    outputs = static.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS))
+    assert [o.outputs[0].token_ids for o in outputs] == reference
+    # Two batches; each runs as long as its longest request: one step per token of the longest.
+    assert static.steps == 2 * MAX_TOKENS
+    with pytest.raises(ValueError, match="max_len"):
+        static.generate([[1] * 16], SamplingParams(max_tokens=5))
+    with pytest.raises(ValueError, match="n=1"):
+        static.generate([[1]], SamplingParams(n=2, max_tokens=2))
+    with pytest.raises(ValueError, match="reservation"):
+        StaticBatchingEngine(model, num_blocks=4, block_size=BLOCK_SIZE, max_len=20)
+
+
+def test_bookkeeping_benchmark_runs_with_every_sequence_running():
+    from pagedlab.engine.bench import bookkeeping_cost
+
+    assert bookkeeping_cost(8, steps=3) > 0       # it asserts itself that all 8 ran in every timed step
