@@ -84,3 +84,11 @@ def test_static_picture_and_arguments(engine):
         EngineWidget(object())
     with pytest.raises(ValueError, match="delay"):
         EngineWidget(engine, delay=-1)
+
+
+def test_blocks_shared_by_a_forked_request_belong_to_it_once(engine):
+    w = EngineWidget(engine)
+    engine.add_request(list(range(6)), SamplingParams(n=3, max_tokens=4))
+    engine.step()                                        # prefill, then fork into 3 sequences
+    drawn = [b for b in shapes(w.to_svg(), "block") if b["data-pool"] == "gpu" and b["data-state"] != "free"]
+    assert [(b["data-state"], b["data-owner"]) for b in drawn] == [("shared", "0"), ("shared", "0")]
