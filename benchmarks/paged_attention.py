@@ -137,7 +137,8 @@ def run(args: argparse.Namespace) -> tuple[list[dict], str]:
                                      num_splits=splits, ms=f"{ms:.4g}", kv_gbps=f"{gbps:.4g}",
                                      copy_gbps=f"{copy_gbps:.4g}", pct_of_copy=f"{100 * gbps / copy_gbps:.3g}"))
                     print(f"block {block_size:3d}  batch {batch:4d}  context {context:6d}  {layout:10s} "
-                          f"splits {splits:2d}: {ms:8.3f} ms  {gbps:8.4g} GB/s  ({100 * gbps / copy_gbps:5.3g}% of copy)")
+                          f"splits {splits:2d}: {ms:8.3f} ms  {gbps:8.4g} GB/s  "
+                          f"({100 * gbps / copy_gbps:5.3g}% of copy)")
                     del case
     return rows, name
 

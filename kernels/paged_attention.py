@@ -235,7 +235,8 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale) -> 
         if t.device != q.device:
             raise ValueError(f"{name} is on {t.device} but q is on {q.device}; move them to one device")
     if not device.INTERPRET and q.device.type != "cuda":
-        raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move the inputs to {device.DEVICE}")
+        raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move the inputs to "
+                         f"{device.DEVICE}")
 
     # The values: context lengths in 1 .. max_blocks * block_size, and every *owned* table entry a real block.
     # Padding entries (past a sequence's last block) are not looked at: they may hold anything.
@@ -382,8 +383,9 @@ def merge_splits(partial: torch.Tensor, lse: torch.Tensor, dtype: torch.dtype | 
         raise ValueError(f"partial has head_dim {head_dim} (expected one of {HEAD_DIMS}) and {num_splits} splits "
                          f"(expected 1 .. {MAX_SPLITS})")
     out = torch.empty((num_seqs, heads, head_dim), dtype=dtype or torch.float32, device=partial.device)
+    splits_tile = max(2, triton.next_power_of_2(num_splits))
     merge_splits_kernel[(num_seqs, heads)](partial, lse, out, *partial.stride(), *lse.stride(), *out.stride(),
-                                           num_splits, HEAD_DIM=head_dim, SPLITS=max(2, triton.next_power_of_2(num_splits)))
+                                           num_splits, HEAD_DIM=head_dim, SPLITS=splits_tile)
     return out
 
 
@@ -506,7 +508,8 @@ def random_paged_batch(context_lens: Sequence[int], block_size: int, heads: int,
 
     Each sequence gets ``ceil(n / block_size)`` blocks (a random permutation of the pool with ``shuffle``, else
     in order). With ``poison`` the slots past its context in its last block hold NaN (K) and inf (V), and the
-    ``spare_blocks`` blocks nobody owns hold NaN (without, they keep random values). Tables are padded with ``extra_columns`` entries of ``padding`` (an int, or ``"spare"``:
+    ``spare_blocks`` blocks nobody owns hold NaN (without, they keep random values). Tables are padded with
+    ``extra_columns`` entries of ``padding`` (an int, or ``"spare"``:
     the id of a NaN-filled spare block, the worst garbage a table can hold).
 
     Returns:

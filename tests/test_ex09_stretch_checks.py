@@ -23,7 +23,8 @@ BUGS = {
         "check-bounds", "Check 1: the splits' key ranges", "no end past context_len"),
     "empty splits left out": (
         "bounds-work", [("        bounds.append((start, min(start + length, context_len)))",
-                         "        if start < context_len:\n            bounds.append((start, min(start + length, context_len)))")],
+                         "        if start < context_len:\n"
+                         "            bounds.append((start, min(start + length, context_len)))")],
         "check-bounds", "Check 1: the splits' key ranges", "empty splits included"),
     "mean of the partial outputs": (
         "merge-work", [("out = (w[..., None] * outs).sum(dim=-2) / total", "out = outs.mean(dim=-2)")],
