@@ -44,7 +44,8 @@ def prompts():
 
 def hf_greedy(hf_model, prompt, max_tokens=MAX_TOKENS):
     ids = torch.tensor([prompt])
-    with torch.no_grad():   # an explicit mask: generate would otherwise take every token equal to pad_token_id for padding
+    # An explicit mask: generate would otherwise take every token equal to pad_token_id for padding.
+    with torch.no_grad():
         out = hf_model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
                                 max_new_tokens=max_tokens, pad_token_id=0, eos_token_id=None)
     return out[0, len(prompt):].tolist()

@@ -51,7 +51,8 @@ def test_widget_follows_the_engine_step_by_step(engine):
             ref = m.allocator.refcount(block)
             state = "shared" if ref > 1 else "used" if ref else "cached" if m.allocator.is_cached(block) else "free"
             assert shape["data-state"] == state
-            owners = sorted({str(s[0]) for s in m.seq_ids if m.table(s).device == "gpu" and block in m.table(s).block_ids})
+            owners = sorted({str(s[0]) for s in m.seq_ids
+                             if m.table(s).device == "gpu" and block in m.table(s).block_ids})
             assert sorted(filter(None, shape["data-owner"].split(","))) == owners
         assert drawn_queues(w) == {q: [str(i) for i in ids] for q, ids in w.queues().items()}
         preempted |= bool(w.queues()["swapped"])

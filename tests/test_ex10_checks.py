@@ -33,8 +33,8 @@ BUGS = {
         "round up"),
     "skips a request that does not fit and admits the next one": (
         "            break\n        waiting.popleft()",
-        "            waiting.rotate(-1)\n            if waiting[0] is req:\n                break\n            continue\n"
-        "        waiting.popleft()",
+        "            waiting.rotate(-1)\n            if waiting[0] is req:\n                break\n"
+        "            continue\n        waiting.popleft()",
         "first come"),
 }
 

@@ -53,7 +53,8 @@ def bookkeeping_cost(num_seqs: int, steps: int = 20, prompt_len: int = 32, block
     max_tokens = steps + 2
     config = GPTConfig(vocab_size=256, n_positions=prompt_len + max_tokens, d_model=16, n_layers=1, n_heads=1)
     per_seq = -(-(prompt_len + max_tokens) // block_size)
-    engine = LLMEngine(NoOpModel(config, num_seqs * prompt_len), num_blocks=num_seqs * per_seq + 1, block_size=block_size,
+    engine = LLMEngine(NoOpModel(config, num_seqs * prompt_len), num_blocks=num_seqs * per_seq + 1,
+                       block_size=block_size,
                        max_num_seqs=num_seqs, max_num_batched_tokens=num_seqs * prompt_len, watermark=0.0)
     rng = random.Random(0)
     for _ in range(num_seqs):
@@ -112,7 +113,8 @@ def compare_with_static(model: torch.nn.Module, prompts: list[list[int]], params
     static = StaticBatchingEngine(model, num_blocks, block_size, max_len)
     start = time.perf_counter()
     outputs = static.generate(prompts, params)
-    results["static"] = _result(outputs, time.perf_counter() - start, static.steps, min(static.batch_size, len(prompts)))
+    results["static"] = _result(outputs, time.perf_counter() - start, static.steps,
+                                min(static.batch_size, len(prompts)))
     return results
 
 

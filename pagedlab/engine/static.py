@@ -40,7 +40,8 @@ class StaticBatchingEngine:
         ValueError: not even one reservation of ``max_len`` tokens fits in the pool.
     """
 
-    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int = 16, max_len: int | None = None) -> None:
+    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int = 16,
+                 max_len: int | None = None) -> None:
         check_count("num_blocks", num_blocks, 1)
         check_count("block_size", block_size, 1)
         cfg = model.config

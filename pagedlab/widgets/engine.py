@@ -109,7 +109,7 @@ class EngineWidget(LiveView):
         return self._colors[request_id]
 
     def queues(self) -> dict[str, list[Hashable]]:
-        """Request ids in each queue, in the scheduler's order: ``{"waiting": [...], "running": [...], "swapped": [...]}``."""
+        """Request ids in each queue, in the scheduler's order (``"waiting"``, ``"running"``, ``"swapped"``)."""
         s = self.engine.scheduler
         return {name: [r.request_id for r in q] for name, q in
                 (("waiting", s.waiting), ("running", s.running), ("swapped", s.swapped))}
