@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPUTE = ["pagedlab/device.py", "pagedlab/trace.py", "pagedlab/attention.py", "pagedlab/memory.py",
-           "pagedlab/roofline.py", "pagedlab/paged", "kernels"]
+           "pagedlab/roofline.py", "pagedlab/paged", "kernels", "pagedlab/model.py", "pagedlab/engine"]
 PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.notebook", "pagedlab.grade", "pagedlab.exercises",
                 "pagedlab.execute")
 
@@ -44,3 +44,16 @@ def test_allocator_core_is_plain_python(path):
 
 def test_device_imports_nothing_from_pagedlab():
     assert not {n for n in _imports(ROOT / "pagedlab/device.py") if n.startswith("pagedlab")}
+
+
+@pytest.mark.parametrize("path", _files("pagedlab/paged") + _files("kernels") + [ROOT / "pagedlab/model.py"],
+                         ids=lambda p: p.name)
+def test_engine_sits_above_paged_and_kernels(path):
+    # The engine and the model use the paged cache and the kernels, never the other way round.
+    above = sorted(n for n in _imports(path) if n.startswith("pagedlab.engine"))
+    assert not above, f"{path.relative_to(ROOT)} imports {above}: the engine is the layer above it"
+
+
+def test_model_does_not_depend_on_transformers():
+    # transformers is a dev (test and notebook) dependency: from_gpt2 takes a model, it never imports one.
+    assert not {n for n in _imports(ROOT / "pagedlab/model.py") if n.startswith("transformers")}

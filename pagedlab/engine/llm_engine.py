@@ -1,0 +1,210 @@
+"""LLMEngine: requests in, tokens out, one continuously batched step at a time (vLLM's API, in small)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Sequence as Seq
+
+import torch
+
+from pagedlab.engine.model_runner import ModelRunner
+from pagedlab.engine.outputs import CompletionOutput, RequestOutput, StepMetrics
+from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
+from pagedlab.engine.scheduler import Preemption, Scheduler, SchedulerOutput
+from pagedlab.engine.sequence import Request, Sequence, Status
+from pagedlab.paged import BlockManager, KVCache
+from pagedlab.paged.allocator import check_count
+
+
+class LLMEngine:
+    """A continuous-batching engine over the paged KV cache.
+
+    Args:
+        model: a :class:`~pagedlab.model.TinyGPT` (or any module with its ``config`` and call signature).
+        num_blocks: GPU blocks in the KV pool. block_size: tokens per block.
+        num_cpu_blocks: CPU blocks for preemption by swapping (0: none).
+        max_num_seqs: most sequences in one step. max_num_batched_tokens: most tokens in one step (a prompt
+            is prefilled whole, so no prompt may be longer).
+        enable_prefix_caching: reuse the K/V of full blocks whose whole prefix was computed before.
+        preemption: ``"recompute"`` or ``"swap"`` (needs ``num_cpu_blocks``).
+        watermark: fraction of the GPU pool that admission leaves free for running sequences to grow into
+            (vLLM's default, 1%).
+
+    Attributes:
+        block_manager: the :class:`~pagedlab.paged.BlockManager`. kv_cache: the :class:`~pagedlab.paged.KVCache`.
+        scheduler: the :class:`~pagedlab.engine.scheduler.Scheduler` (its queues).
+        metrics: a :class:`StepMetrics` per step so far.
+
+    Raises:
+        ValueError / TypeError: sizes that are not positive ints, an unknown ``preemption``, ``"swap"``
+            without a CPU pool, a watermark outside [0, 1).
+    """
+
+    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int = 16, num_cpu_blocks: int = 0,
+                 max_num_seqs: int = 64, max_num_batched_tokens: int = 2048, enable_prefix_caching: bool = False,
+                 preemption: Preemption = "recompute", watermark: float = 0.01) -> None:
+        check_count("max_num_seqs", max_num_seqs, 1)
+        check_count("max_num_batched_tokens", max_num_batched_tokens, 1)
+        if preemption not in ("recompute", "swap"):
+            raise ValueError(f"preemption must be 'recompute' or 'swap', got {preemption!r}")
+        if preemption == "swap" and not num_cpu_blocks:
+            raise ValueError("preemption='swap' needs a CPU pool: pass num_cpu_blocks > 0")
+        cfg = model.config
+        self.model, self.config = model, cfg
+        self.block_manager = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching, watermark)
+        param = next(model.parameters())
+        self.kv_cache = KVCache(cfg.n_layers, num_blocks, block_size, cfg.n_heads, cfg.head_dim, num_cpu_blocks,
+                                dtype=param.dtype, device=param.device)
+        self.scheduler = Scheduler(self.block_manager, self.kv_cache, max_num_seqs, max_num_batched_tokens,
+                                   preemption)
+        self.runner = ModelRunner(model, self.kv_cache)
+        self.metrics: list[StepMetrics] = []
+        self._requests: dict[Hashable, Request] = {}
+        self._arrivals = itertools.count()
+        self._subscribers: list[Callable[[StepMetrics], None]] = []
+
+    # ---- requests ------------------------------------------------------------------------------------
+
+    def add_request(self, prompt: Seq[int], params: SamplingParams | None = None,
+                    request_id: Hashable | None = None) -> Hashable:
+        """Queue a prompt (token ids) to complete; returns its request id (by default its arrival number, 0, 1, ...).
+
+        Raises:
+            TypeError: ``params`` is not a SamplingParams, or the prompt is not a list of ints.
+            ValueError: an empty prompt, a token outside the vocabulary, a request id in use, or a request
+                that could never run: longer than the model's positions, a prompt over
+                ``max_num_batched_tokens``, more sequences than ``max_num_seqs``, or more blocks than the pool
+                has (after the watermark).
+        """
+        params = SamplingParams() if params is None else params
+        if not isinstance(params, SamplingParams):
+            raise TypeError(f"params must be a SamplingParams, got {type(params).__name__}")
+        if isinstance(prompt, torch.Tensor):
+            prompt = prompt.tolist()
+        if not isinstance(prompt, (list, tuple)) or not all(isinstance(t, int) for t in prompt):
+            raise TypeError("prompt must be a list of token ids (ints)")
+        arrival = next(self._arrivals)
+        request_id = arrival if request_id is None else request_id
+        sched, cfg, bs = self.scheduler, self.config, self.block_manager.block_size
+        total = len(prompt) + params.max_tokens
+        usable = self.block_manager.num_blocks - self.block_manager.watermark_blocks
+        problems = [
+            (not prompt, "the prompt is empty"),
+            (any(not 0 <= t < cfg.vocab_size for t in prompt), f"a token id is outside 0 .. {cfg.vocab_size - 1}"),
+            (request_id in self._requests, f"request id {request_id!r} is in use"),
+            (total > cfg.n_positions, f"prompt + max_tokens = {total} tokens, past the model's "
+                                      f"n_positions={cfg.n_positions}"),
+            (len(prompt) > sched.max_num_batched_tokens, f"the prompt's {len(prompt)} tokens exceed "
+                                                         f"max_num_batched_tokens={sched.max_num_batched_tokens}"),
+            (params.n > sched.max_num_seqs, f"n={params.n} exceeds max_num_seqs={sched.max_num_seqs}"),
+            # The last token is sampled, never stored: a sequence holds at most total - 1 tokens' K/V.
+            (params.n * -(-(total - 1) // bs) > usable, f"its {params.n} sequence(s) of up to {total} tokens need "
+                                                        f"{params.n * -(-(total - 1) // bs)} blocks; the pool has "
+                                                        f"{usable} after the watermark, so it could never finish"),
+        ]
+        for bad, why in problems:
+            if bad:
+                raise ValueError(f"cannot add request {request_id!r}: {why}")
+        request = Request(request_id, list(prompt), params.with_seed(), arrival)
+        self._requests[request_id] = request
+        sched.add(request)
+        return request_id
+
+    def has_unfinished_requests(self) -> bool:
+        """True while any request is waiting, running or swapped out."""
+        s = self.scheduler
+        return bool(s.waiting or s.running or s.swapped)
+
+    # ---- the step loop -------------------------------------------------------------------------------
+
+    def step(self) -> list[RequestOutput]:
+        """Schedule, run the model once on the batch, sample a token for every sequence in it.
+
+        Returns:
+            A :class:`RequestOutput` for every request that ran in this step (``finished`` says which are done).
+        """
+        out = self.scheduler.schedule()
+        seqs = out.seqs
+        batch = tuple((s.seq_id, len(s.token_ids) - s.num_computed) for s in seqs)
+        decode_tokens = sum(1 for s in seqs if len(s.token_ids) - s.num_computed == 1 and s.output_ids)
+        prefill_tokens = sum(len(s.token_ids) - s.num_computed for s in seqs) - decode_tokens
+        finished, ran = 0, {}
+        if seqs:
+            logits = self.runner.execute(seqs)
+            greedy = logits.argmax(dim=-1).tolist()
+            for i, seq in enumerate(seqs):
+                request = seq.request
+                ran[request.request_id] = request
+                seq.num_computed = len(seq.token_ids)
+                if len(request.seqs) < request.params.n:      # the prompt is computed: fork the completions
+                    for j in range(1, request.params.n):
+                        child = Sequence(request, j, list(seq.token_ids), seq.num_computed)
+                        child.table = self.block_manager.fork(seq.seq_id, child.seq_id)
+                        request.seqs.append(child)
+                        self._append_token(child, logits[i], greedy[i])
+                self._append_token(seq, logits[i], greedy[i])
+            for request in ran.values():
+                if not request.live_seqs:
+                    self.scheduler.finish(request)
+                    del self._requests[request.request_id]
+                    finished += 1
+        self._record(out, batch, prefill_tokens, decode_tokens, finished)
+        return [self._output(r) for r in ran.values()]
+
+    def generate(self, prompts: Seq[Seq[int]], params: SamplingParams | Seq[SamplingParams] | None = None,
+                 use_tqdm: bool = True) -> list[RequestOutput]:
+        """Complete every prompt; returns their outputs in the order of ``prompts``.
+
+        Args:
+            prompts: lists of token ids.
+            params: one :class:`SamplingParams` for all (default greedy, 16 tokens), or one per prompt.
+            use_tqdm: show a progress bar (pass False in notebooks compared by nbval: tqdm writes to stderr).
+
+        Raises:
+            ValueError: a list of params whose length is not the number of prompts; as :meth:`add_request`.
+        """
+        from tqdm.auto import tqdm
+
+        ids = [self.add_request(p, sp) for p, sp in zip(prompts, per_prompt(params, len(prompts)))]
+        results: dict[Hashable, RequestOutput] = {}
+        with tqdm(total=len(ids), desc="requests", disable=not use_tqdm) as bar:
+            while self.has_unfinished_requests():
+                for output in self.step():
+                    if output.finished:
+                        results[output.request_id] = output
+                        bar.update(1)
+        return [results[i] for i in ids]
+
+    def subscribe(self, callback: Callable[[StepMetrics], None]) -> Callable[[], None]:
+        """Call ``callback(metrics)`` after every step; returns a function that unsubscribes."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    # ---- internals -----------------------------------------------------------------------------------
+
+    def _append_token(self, seq: Sequence, logits: torch.Tensor, greedy: int) -> None:
+        params = seq.request.params
+        position = len(seq.token_ids)
+        seq.token_ids.append(greedy if params.greedy else sample(logits, params, seq.index, position))
+        if seq.finished:
+            self.block_manager.free(seq.seq_id)
+
+    def _output(self, request: Request) -> RequestOutput:
+        done = request.status == Status.FINISHED
+        return RequestOutput(request.request_id, request.prompt,
+                             [CompletionOutput(s.index, s.output_ids, s.finished) for s in request.seqs],
+                             done, request.num_cached_tokens or 0)
+
+    def _record(self, out: SchedulerOutput, batch: tuple[tuple[Hashable, int], ...], prefill_tokens: int,
+                decode_tokens: int, finished: int) -> None:
+        alloc, cpu, s = self.block_manager.allocator, self.block_manager.cpu_allocator, self.scheduler
+        m = StepMetrics(
+            step=len(self.metrics), num_running=len(s.running), num_waiting=len(s.waiting),
+            num_swapped=len(s.swapped), num_running_seqs=len(batch),
+            blocks_used=alloc.num_blocks - alloc.num_free - alloc.num_cached, blocks_free=alloc.num_free,
+            blocks_cached=alloc.num_cached, cpu_blocks_used=cpu.num_blocks - cpu.num_free if cpu else 0,
+            num_prefill_tokens=prefill_tokens, num_decode_tokens=decode_tokens, num_cached_tokens=out.num_cached_tokens,
+            num_preemptions=out.num_preemptions, num_finished=finished, batch=batch)
+        self.metrics.append(m)
+        for callback in tuple(self._subscribers):
+            callback(m)

@@ -1,0 +1,102 @@
+"""A request and its sequences, as the scheduler sees them.
+
+A :class:`Request` (vLLM v0's *sequence group*) is one prompt with its :class:`SamplingParams`. It starts
+with one :class:`Sequence`; after the prompt's prefill it forks into ``n`` (one per completion), which
+share the prompt's blocks until each writes its own tokens (copy-on-write).
+
+A sequence's ``token_ids`` are its prompt and the tokens generated so far; the K/V of the first
+``num_computed`` of them are in the cache. Between steps exactly one token (the last one sampled) is not
+computed yet while the sequence decodes; after admission or a recomputation, many are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from enum import Enum
+
+from pagedlab.engine.sampling import SamplingParams
+from pagedlab.paged import BlockTable
+
+
+class Status(Enum):
+    """Where a request is: which queue of the scheduler, or finished."""
+
+    WAITING = "waiting"      # not admitted yet, or preempted by recomputation
+    RUNNING = "running"      # its sequences' K/V are in the GPU pool
+    SWAPPED = "swapped"      # preempted by swapping: its K/V are in the CPU pool
+    FINISHED = "finished"
+
+
+class Sequence:
+    """One completion of a request.
+
+    Attributes:
+        seq_id: ``(request_id, index)``, the id the block manager knows it by.
+        request: the request it belongs to. index: its completion index, 0 .. n - 1.
+        token_ids: prompt then generated tokens. prompt_len: how many of them are the prompt.
+        num_computed: tokens at the start of ``token_ids`` whose K/V are in the cache.
+        table: its :class:`~pagedlab.paged.BlockTable` while it holds blocks (the block manager's live object).
+        max_len: ``prompt_len + max_tokens``, its length when finished.
+    """
+
+    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table", "max_len")
+
+    def __init__(self, request: Request, index: int, token_ids: list[int], num_computed: int = 0) -> None:
+        self.seq_id = (request.request_id, index)
+        self.request, self.index = request, index
+        self.token_ids = token_ids
+        self.prompt_len = request.prompt_len
+        self.num_computed = num_computed
+        self.table: BlockTable | None = None
+        self.max_len = request.prompt_len + request.params.max_tokens
+
+    @property
+    def output_ids(self) -> list[int]:
+        """The generated tokens."""
+        return self.token_ids[self.prompt_len:]
+
+    @property
+    def finished(self) -> bool:
+        """True once ``max_tokens`` tokens are generated."""
+        return len(self.token_ids) >= self.max_len
+
+    def __repr__(self) -> str:
+        return f"Sequence({self.seq_id}, tokens={len(self.token_ids)}, computed={self.num_computed})"
+
+
+class Request:
+    """One prompt to complete ``params.n`` times.
+
+    Attributes:
+        request_id: its id. prompt: the prompt's token ids. params: its :class:`SamplingParams` (seeded).
+        arrival: order of arrival (the scheduler preempts the newest, i.e. the highest arrival).
+        seqs: its sequences: one until the prompt is computed, then ``n``.
+        status: its :class:`Status`.
+        num_cached_tokens: prompt tokens the prefix cache held at its first admission (None before).
+    """
+
+    __slots__ = ("request_id", "prompt", "params", "arrival", "seqs", "status", "num_cached_tokens")
+
+    def __init__(self, request_id: Hashable, prompt: list[int], params: SamplingParams, arrival: int) -> None:
+        self.request_id, self.prompt, self.params, self.arrival = request_id, prompt, params, arrival
+        self.seqs = [Sequence(self, 0, list(prompt))]
+        self.status = Status.WAITING
+        self.num_cached_tokens: int | None = None
+
+    @property
+    def prompt_len(self) -> int:
+        """Tokens in the prompt."""
+        return len(self.prompt)
+
+    @property
+    def live_seqs(self) -> list[Sequence]:
+        """Its unfinished sequences (the ones that hold blocks)."""
+        return [s for s in self.seqs if not s.finished]
+
+    @property
+    def max_num_seqs(self) -> int:
+        """Sequences it will run at once: ``n`` before the fork, its live ones after."""
+        return self.params.n if len(self.seqs) == 1 else len(self.live_seqs)
+
+    def __repr__(self) -> str:
+        return f"Request({self.request_id!r}, {self.status.value}, seqs={len(self.seqs)})"

@@ -1,0 +1,218 @@
+"""A live picture of an :class:`~pagedlab.engine.LLMEngine`: its queues, its block pool and each step's batch.
+
+Top to bottom:
+
+* the **queues**: a chip per request in ``waiting``, ``running`` and ``swapped``, in the scheduler's order
+  (the newest running request, the next to be preempted, is last);
+* the **GPU pool** (and the CPU pool, with swapping) as a strip of blocks, each tinted with the colour of the
+  request whose sequences hold it; shared blocks have a purple border, cached-free ones are green;
+* the **last step's batch**: one bar per sequence, as wide as the tokens it computed (a prefill is wide,
+  a decode one token), and the step's counters (prefill and decode tokens, cached tokens, preemptions);
+* a **history** of running sequences and used blocks over the steps so far.
+
+The widget subscribes to the engine and redraws after every step, so a cell that runs ``engine.generate``
+below it animates the picture. Buttons add a request, run one step, or run to the end. Shapes carry ``data-*``
+attributes (role, queue, request, block state), so tests read the picture without a browser.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Hashable
+from html import escape
+
+import ipywidgets as widgets
+
+from pagedlab.engine import LLMEngine, SamplingParams, StepMetrics
+from pagedlab.widgets._base import COLORS, LiveView, Svg, owner_color
+
+WIDTH = 760
+CHIP_W, CHIP_H = 34, 20
+CELL = 14
+
+
+class EngineWidget(LiveView):
+    """Watch an engine schedule, batch, preempt and free, step by step.
+
+    Args:
+        engine: the :class:`~pagedlab.engine.LLMEngine` to show; the widget subscribes to its steps.
+        delay: seconds to pause after each redraw, so a fast ``generate`` is visible step by step.
+        prompt_len, max_tokens: the request the *add request* button queues (random tokens).
+
+    Attributes:
+        add_button, step_button, run_button: the controls. status: what the last button did, or why not.
+
+    Raises:
+        TypeError: ``engine`` is not an LLMEngine. ValueError: a negative ``delay``.
+    """
+
+    def __init__(self, engine: LLMEngine, *, delay: float = 0.0, prompt_len: int = 12, max_tokens: int = 8) -> None:
+        if not isinstance(engine, LLMEngine):
+            raise TypeError(f"engine must be a pagedlab.engine.LLMEngine, got {type(engine).__name__}")
+        if delay < 0:
+            raise ValueError(f"delay must be >= 0 seconds, got {delay}")
+        super().__init__()
+        self.engine, self.delay = engine, delay
+        self.prompt_len, self.max_tokens = prompt_len, max_tokens
+        self._colors: dict[Hashable, str] = {}
+        self._rng = random.Random(0)
+        self.add_button = self._button("add request", self._add)
+        self.step_button = self._button("step", self.engine.step)
+        self.run_button = self._button("run to the end", self._run_all)
+        self.status = widgets.HTML()
+        self.controls = [widgets.HBox([self.add_button, self.step_button, self.run_button]), self.status]
+        self._unsubscribe = engine.subscribe(self._on_step)
+        self.redraw()
+
+    def close(self) -> None:
+        """Stop following the engine (the picture stays as it is)."""
+        self._unsubscribe()
+
+    # ------------------------------------------------------------------ live updates and buttons
+
+    def _on_step(self, metrics: StepMetrics) -> None:
+        self.redraw()
+        if self.delay:
+            time.sleep(self.delay)
+
+    def _button(self, label: str, action) -> widgets.Button:
+        button = widgets.Button(description=label, layout=widgets.Layout(width="130px"))
+
+        def click(_) -> None:
+            try:
+                action()
+            except ValueError as e:         # a request that can never run: say why, never raise into the frontend
+                self.status.value = f"<b>{escape(label)}</b> failed: {escape(str(e))}"
+            else:
+                self.status.value = ""
+                self.redraw()
+
+        button.on_click(click)
+        return button
+
+    def _add(self) -> None:
+        vocab = self.engine.config.vocab_size
+        self.engine.add_request([self._rng.randrange(vocab) for _ in range(self.prompt_len)],
+                                SamplingParams(max_tokens=self.max_tokens))
+
+    def _run_all(self) -> None:
+        while self.engine.has_unfinished_requests():
+            self.engine.step()
+
+    # ------------------------------------------------------------------ what the picture shows
+
+    def color_of(self, request_id: Hashable) -> str:
+        """The colour of a request, fixed the first time the widget sees it."""
+        if request_id not in self._colors:
+            self._colors[request_id] = owner_color(len(self._colors))
+        return self._colors[request_id]
+
+    def queues(self) -> dict[str, list[Hashable]]:
+        """Request ids in each queue, in the scheduler's order (``"waiting"``, ``"running"``, ``"swapped"``)."""
+        s = self.engine.scheduler
+        return {name: [r.request_id for r in q] for name, q in
+                (("waiting", s.waiting), ("running", s.running), ("swapped", s.swapped))}
+
+    def block_owners(self, pool: str = "gpu") -> list[tuple[str, list[Hashable]]]:
+        """For each block of ``pool``: its state (``"used"``, ``"shared"``, ``"cached"``, ``"free"``) and the
+        requests whose sequences hold it."""
+        m = self.engine.block_manager
+        alloc = m.allocator if pool == "gpu" else m.cpu_allocator
+        if alloc is None:
+            return []
+        owners: dict[int, list[Hashable]] = {}
+        for seq_id in m.seq_ids:
+            table = m.table(seq_id)
+            if table.device == pool:
+                for b in table.block_ids:
+                    if seq_id[0] not in owners.setdefault(b, []):
+                        owners[b].append(seq_id[0])
+        states = []
+        for b in range(alloc.num_blocks):
+            ref = alloc.refcount(b)
+            state = "shared" if ref > 1 else "used" if ref else "cached" if alloc.is_cached(b) else "free"
+            states.append((state, owners.get(b, [])))
+        return states
+
+    # ------------------------------------------------------------------ picture
+
+    def to_svg(self) -> str:
+        metrics = self.engine.metrics
+        last = metrics[-1] if metrics else None
+        gpu, cpu = self.block_owners("gpu"), self.block_owners("cpu")
+        cols = (WIDTH - 20) // CELL
+        pool_rows = -(-len(gpu) // cols) + (-(-len(cpu) // cols) + 1 if cpu else 0)
+        batch = last.batch if last else ()
+        y_pool = 130
+        y_batch = y_pool + 22 + pool_rows * CELL + 20
+        y_hist = y_batch + 30 + 12 * len(batch[:24]) + 20
+        svg = Svg(WIDTH, y_hist + 90)
+        used = sum(1 for st, _ in gpu if st in ("used", "shared"))
+        svg.text(10, 20, f"step {len(metrics)} · {used} of {len(gpu)} blocks used · "
+                 f"{sum(m.num_preemptions for m in metrics)} preemptions so far", size=14, weight="bold",
+                 data_role="title")
+        for row, (name, ids) in enumerate(self.queues().items()):
+            self._draw_queue(svg, name, ids, 34 + row * (CHIP_H + 8))
+        self._draw_pool(svg, "GPU", gpu, y_pool, cols)
+        if cpu:
+            self._draw_pool(svg, "CPU", cpu, y_pool + 22 + (-(-len(gpu) // cols)) * CELL + 8, cols)
+        self._draw_batch(svg, last, y_batch)
+        self._draw_history(svg, metrics, y_hist)
+        return str(svg)
+
+    def _draw_queue(self, svg: Svg, name: str, ids: list[Hashable], y: float) -> None:
+        svg.text(10, y + 14, f"{name} ({len(ids)})", size=12, weight="bold", data_role="queue", data_queue=name,
+                 data_count=len(ids))
+        shown = ids[:(WIDTH - 110) // (CHIP_W + 4)]
+        for i, rid in enumerate(shown):
+            x = 100 + i * (CHIP_W + 4)
+            svg.rect(x, y, CHIP_W, CHIP_H, self.color_of(rid), fill_opacity=0.35, stroke=COLORS["grid"],
+                     title=f"request {rid} ({name})", data_role="chip", data_queue=name, data_request=rid)
+            svg.text(x + CHIP_W / 2, y + 14, str(rid)[:4], size=10, anchor="middle")
+        if len(ids) > len(shown):
+            svg.text(WIDTH - 8, y + 14, f"+{len(ids) - len(shown)}", size=10, anchor="end", fill=COLORS["muted"])
+
+    def _draw_pool(self, svg: Svg, pool: str, states: list[tuple[str, list[Hashable]]], y0: float, cols: int) -> None:
+        svg.text(10, y0 + 10, f"{pool} pool: {len(states)} blocks of {self.engine.block_manager.block_size} tokens",
+                 size=12, weight="bold", data_role="pool-title", data_pool=pool.lower())
+        y0 += 16
+        for b, (state, owners) in enumerate(states):
+            x, y = 10 + (b % cols) * CELL, y0 + (b // cols) * CELL
+            fill = (self.color_of(owners[0]) if owners else
+                    COLORS["cached"] if state == "cached" else COLORS["free"])
+            svg.rect(x, y, CELL - 2, CELL - 2, fill, stroke=COLORS["shared"] if state == "shared" else COLORS["grid"],
+                     stroke_width=2 if state == "shared" else None, fill_opacity=0.7 if owners else None,
+                     title=f"block {b}: {state}" + (f", requests {owners}" if owners else ""), data_role="block",
+                     data_pool=pool.lower(), data_block=b, data_state=state,
+                     data_owner=",".join(map(str, owners)))
+
+    def _draw_batch(self, svg: Svg, last: StepMetrics | None, y0: float) -> None:
+        if last is None:
+            svg.text(10, y0 + 10, "no step yet: add requests, then step", size=12, fill=COLORS["muted"],
+                     data_role="batch-title")
+            return
+        svg.text(10, y0 + 10, f"last step's batch: {last.num_running_seqs} sequences · {last.num_prefill_tokens} "
+                 f"prefill + {last.num_decode_tokens} decode tokens · {last.num_cached_tokens} cached · "
+                 f"{last.num_preemptions} preempted", size=12, weight="bold", data_role="batch-title")
+        scale = (WIDTH - 140) / max(max((n for _, n in last.batch), default=1), 16)
+        for i, (seq_id, n) in enumerate(last.batch[:24]):
+            y = y0 + 22 + 12 * i
+            svg.text(10, y + 9, f"{seq_id[0]}.{seq_id[1]}", size=9, fill=COLORS["muted"])
+            svg.rect(60, y, max(2.0, n * scale), 10, self.color_of(seq_id[0]), data_role="batch-seq",
+                     data_request=seq_id[0], data_tokens=n, title=f"sequence {seq_id}: {n} token(s)")
+        if len(last.batch) > 24:
+            svg.text(10, y0 + 22 + 12 * 24 + 8, f"… and {len(last.batch) - 24} more", size=10, fill=COLORS["muted"])
+
+    def _draw_history(self, svg: Svg, metrics: list[StepMetrics], y0: float) -> None:
+        svg.text(10, y0 + 10, "history: running sequences (blue) and used blocks (orange) per step", size=12,
+                 weight="bold", data_role="history-title")
+        if not metrics:
+            return
+        recent = metrics[-(WIDTH - 20) // 4:]
+        top = max(max(m.num_running_seqs for m in recent), max(m.blocks_used for m in recent), 1)
+        for series, color in (("num_running_seqs", owner_color(0)), ("blocks_used", owner_color(1))):
+            for i, m in enumerate(recent):
+                h = 60 * getattr(m, series) / top
+                svg.rect(10 + 4 * i + (2 if series == "blocks_used" else 0), y0 + 80 - h, 2, h, color,
+                         data_role="history", data_series=series)
