@@ -1,18 +1,20 @@
-"""The checks of the optional stretch exercise 9 (the split-KV merge) catch the plausible wrong answers."""
+"""The checks of the optional stretch exercise 9 (the split-KV merge) catch the plausible wrong answers: for each bug
+below, the FIRST failing check (the one a learner meets) must be the one that names it, with a hint."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import planted, run_cells  # noqa: E402
+from nbrun import assert_first_failure, check_titles, planted, run_cells  # noqa: E402
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex09_stretch_split_kv_merge.ipynb"
 
-# mistake -> (work cell, replacements, the check that must catch it, its title, words of its hint)
+# mistake -> (work cell, replacements, the check cell that must catch it first, its title, words of its hint)
 BUGS = {
     "splits not cut at whole tiles": (
         "bounds-work", [("length = -(-per_split // block_n) * block_n", "length = per_split")],
@@ -51,13 +53,24 @@ BUGS = {
 
 
 @pytest.mark.parametrize("bug", list(BUGS))
-def test_check_catches(bug):
+def test_first_failing_check_names_the_mistake(bug):
     cell, changes, check_id, title, hint = BUGS[bug]
-    with pytest.raises(AssertionError) as caught:
-        run_cells(SOLUTION, replace=planted(SOLUTION, cell, *changes), stop_after=check_id)
-    message = str(caught.value)
-    assert message.startswith(title), f"caught by another check: {message[:200]}"
-    assert hint in message, f"the hint does not name the cause: {message[-400:]}"
+    assert check_titles(SOLUTION)[check_id] == title, f"cell {check_id} is not titled {title!r}"
+    assert_first_failure(SOLUTION, planted(SOLUTION, cell, *changes), title, re.escape(hint))
+
+
+@pytest.mark.parametrize("cell, change, title, pattern", [
+    ("bounds-work", ("per_split = -(-context_len // num_splits)", "per_split = context_len / num_splits"),
+     "Check 1: the splits' key ranges", r"TypeError.*integer division"),
+    ("merge-work", ("(w[..., None] * outs)", "(w * outs)"), "Check 2: merging two splits",
+     r"RuntimeError.*w\[\.\.\., None\] \* outs"),
+])
+def test_errors_are_wrapped_with_a_hint(cell, change, title, pattern):
+    assert_first_failure(SOLUTION, planted(SOLUTION, cell, change), title, pattern)
+
+
+def test_solution_passes_every_check():
+    assert "merge_states" in run_cells(SOLUTION)
 
 
 def test_exercise_as_shipped_fails():
