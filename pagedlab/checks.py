@@ -14,6 +14,7 @@ module's frames in the traceback: IPython hides frames that set ``__tracebackhid
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from pathlib import Path
 
@@ -115,6 +116,24 @@ _LIBRARY = ("site-packages", "dist-packages", str(Path(__file__).parent), str(Pa
             str(Path(os.__file__).parent))
 
 
+# How a wrapper prints the stub: NotImplementedError('...') (Triton's interpreter does this).
+_WRAPPED_STUB = re.compile(r"""NotImplementedError\((['"])(.*)\1\)$""", flags=re.S)
+
+
+def _stub_message(exc: BaseException) -> str | None:
+    """The message of an exercise stub's ``NotImplementedError`` that a library wrapped in an error of its own, else None."""
+    for _ in range(8):
+        if exc is None:
+            return None
+        if isinstance(exc, NotImplementedError):
+            return str(exc)
+        match = _WRAPPED_STUB.match(str(exc))
+        if match:
+            return match.group(2)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 class CheckError(AssertionError):
     """A failed exercise check; its message starts with the check's title and is the whole diagnosis.
 
@@ -161,6 +180,9 @@ class check:
             return False
         if isinstance(exc, (NotImplementedError, KeyboardInterrupt, SystemExit)):
             return False
+        stub = _stub_message(exc)  # e.g. Triton's interpreter re-raises a kernel's NotImplementedError as its own error
+        if stub is not None:
+            raise NotImplementedError(stub) from None
         if isinstance(exc, AssertionError):
             message = str(exc) or "an assert without a message failed"
         else:

@@ -39,6 +39,23 @@ def test_not_implemented_passes_through_unchanged():
         raise NotImplementedError("Exercise: replace this line with your code")
 
 
+def test_a_stub_wrapped_by_a_library_is_reported_as_not_implemented():
+    # Triton's interpreter re-raises a kernel's exception as its own error; an untouched exercise must still read
+    # as "not written yet", not as a mistake with a hint about shapes.
+    class InterpreterError(RuntimeError):
+        pass
+
+    with pytest.raises(NotImplementedError, match=r"^Exercise: write the loop body$"):
+        with check("Check 1: one tile", errors="the shapes hint"):
+            raise InterpreterError("NotImplementedError('Exercise: write the loop body')")
+    with pytest.raises(NotImplementedError, match=r"^Exercise: chained$"):
+        with check("Check 1: one tile", errors="the shapes hint"):
+            try:
+                raise NotImplementedError("Exercise: chained")
+            except NotImplementedError as stub:
+                raise InterpreterError("kernel failed") from stub
+
+
 def test_title_is_required():
     with pytest.raises(ValueError, match="title"):
         check("")
