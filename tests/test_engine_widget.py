@@ -80,7 +80,7 @@ def test_buttons_add_step_and_run(engine):
 
 def test_static_picture_and_arguments(engine):
     w = EngineWidget(engine)
-    assert shapes(w._repr_html_(), "batch-title")      # before any step: says there is none yet
+    assert shapes(w.static_svg(), "batch-title")      # before any step: says there is none yet
     with pytest.raises(TypeError, match="LLMEngine"):
         EngineWidget(object())
     with pytest.raises(ValueError, match="delay"):

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pagedlab.kernels.paged_attention import BlockReads
-from pagedlab.widgets._base import COLORS, Svg, owner_color
+from pagedlab.widgets._base import COLORS, Picture, Svg, owner_color
 
 CELL = 34
 """Side of one block in the picture (pixels)."""
 
 
 class BlockReadsPicture:
-    """The picture; shows itself as SVG in a notebook (``_repr_html_``).
+    """The picture; shows itself as an image in a notebook (an SVG through :class:`~pagedlab.widgets._base.Picture`).
 
     Args:
         reads: the kernel's trace.
@@ -115,8 +115,9 @@ class BlockReadsPicture:
                                  "grey pool blocks were never read", 11, fill=COLORS["muted"])
         return str(svg)
 
-    def _repr_html_(self) -> str:
-        return self.to_svg()
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        # As an image, like every static picture of the course, so it survives untrusted notebooks and GitHub.
+        return Picture(self.to_svg(), repr(self))._repr_mimebundle_()
 
     def __repr__(self) -> str:
         return (f"BlockReadsPicture({len(self.tables)} sequences, {len(self.edges())} block reads, "
