@@ -195,6 +195,23 @@ def _precision(dtype: torch.dtype) -> str:
     return "ieee" if dtype == torch.float32 else "tf32"
 
 
+def check_dtypes(**tensors: torch.Tensor) -> None:
+    """Raise ``TypeError`` unless the named tensors (q first) share one dtype the kernels compute in.
+
+    float16 and float32 everywhere; bfloat16 only compiled on a GPU (Triton's interpreter gets it wrong).
+    Shared by the FlashAttention and paged decode kernels, so both say the same thing.
+    """
+    (first, t0), *_ = tensors.items()
+    if len({t.dtype for t in tensors.values()}) != 1:
+        got = ", ".join(f"{name} {t.dtype}" for name, t in tensors.items())
+        raise TypeError(f"{', '.join(list(tensors)[:-1])} and {list(tensors)[-1]} must have one dtype, got {got}")
+    if t0.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise TypeError(f"{first} has dtype {t0.dtype}; the kernels take float16, bfloat16 or float32")
+    if t0.dtype == torch.bfloat16 and device.INTERPRET:
+        raise TypeError(f"{first} has dtype bfloat16, which Triton's interpreter (CPU) does not compute correctly; "
+                        "use float32 or float16 here, bfloat16 on a GPU")
+
+
 def _check_inputs(q, k, v, causal, sm_scale) -> float:
     """Validate the arguments of :func:`flash_attention`; return the softmax scale to use."""
     for name, t in (("q", q), ("k", k), ("v", v)):
@@ -218,13 +235,7 @@ def _check_inputs(q, k, v, causal, sm_scale) -> float:
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head_dim {head_dim} is not supported, the kernels take {HEAD_DIMS}; pad q, k, v "
                          f"with zeros up to the next one and pass sm_scale={1 / math.sqrt(head_dim):.6g}")
-    if not q.dtype == k.dtype == v.dtype:
-        raise TypeError(f"q, k and v must have one dtype, got q {q.dtype}, k {k.dtype}, v {v.dtype}")
-    if q.dtype not in (torch.float16, torch.bfloat16, torch.float32):
-        raise TypeError(f"q has dtype {q.dtype}; the kernels take float16, bfloat16 or float32")
-    if q.dtype == torch.bfloat16 and device.INTERPRET:
-        raise TypeError("q has dtype bfloat16, which Triton's interpreter (CPU) does not compute correctly; "
-                        "use float32 or float16 here, bfloat16 on a GPU")
+    check_dtypes(q=q, k=k, v=v)
     if not q.device == k.device == v.device:
         raise ValueError(f"q, k and v must be on one device, got q on {q.device}, k on {k.device}, v on {v.device}")
     if not device.INTERPRET and q.device.type != "cuda":

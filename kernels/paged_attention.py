@@ -45,7 +45,7 @@ import triton.language as tl
 
 from pagedlab import device
 from pagedlab.attention import naive_attention
-from pagedlab.kernels.flash_attention import HEAD_DIMS, _precision
+from pagedlab.kernels.flash_attention import HEAD_DIMS, _precision, check_dtypes
 from pagedlab.kernels.flash_forward import LOG2E, LOG2E_C
 
 INTERPRET_BLOCK_N = 32
@@ -220,13 +220,7 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale) -> 
         raise ValueError(f"head_dim {head_dim} is not supported, the kernel takes {HEAD_DIMS}")
     if block_size & (block_size - 1):
         raise ValueError(f"block_size (k_cache.shape[1]) must be a power of two, got {block_size}")
-    if not q.dtype == k_cache.dtype == v_cache.dtype:
-        raise TypeError(f"q, k_cache and v_cache must have one dtype, got {q.dtype}, {k_cache.dtype}, {v_cache.dtype}")
-    if q.dtype not in (torch.float16, torch.bfloat16, torch.float32):
-        raise TypeError(f"q has dtype {q.dtype}; the kernel takes float16, bfloat16 or float32")
-    if q.dtype == torch.bfloat16 and device.INTERPRET:
-        raise TypeError("q has dtype bfloat16, which Triton's interpreter (CPU) does not compute correctly; "
-                        "use float32 or float16 here, bfloat16 on a GPU")
+    check_dtypes(q=q, k_cache=k_cache, v_cache=v_cache)
     for name, t in (("block_tables", block_tables), ("context_lens", context_lens)):
         if t.dtype not in (torch.int32, torch.int64):
             raise TypeError(f"{name} must be int32 or int64, got {t.dtype}")
