@@ -384,8 +384,8 @@ class BlockTableWidget(LiveView):
                  f"saved by sharing {u.blocks_saved_by_sharing} block{'s' if u.blocks_saved_by_sharing != 1 else ''}"
                  + (f" · swapped out {u.num_swapped}" if u.num_cpu_blocks else ""),
                  size=11, fill=COLORS["muted"], data_role="summary")
-        svg.text(10, 54, f"unused slots: the empty end of each sequence's last block, at most {m.block_size - 1} "
-                 f"per sequence: a big share of a tiny pool, under 4% of a real one (notebook 05)",
+        svg.text(10, 54, f"unused slots: the empty end of each last block, at most {m.block_size - 1} per sequence: "
+                 f"many on a tiny pool, under 4% on a real one",
                  size=10, fill=COLORS["muted"], data_role="unused-note")
         last = self._dropped + len(self.frames) - 1
         caption = ("before any event" if frame.event is None
