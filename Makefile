@@ -30,14 +30,14 @@ test-browser: setup         ## the course in JupyterLab in headless Chromium (De
 	$(PY) -m pytest -o addopts= -p no:cacheprovider -ra tests/browser
 
 notebooks: setup            ## re-execute lectures and solutions in place (CPU), then regenerate exercises
-	$(PY) -m pagedlab.execute notebooks solutions
-	$(PY) -m pagedlab.exercises
+	$(PY) -m pagedlab.authoring.execute notebooks solutions
+	$(PY) -m pagedlab.authoring.exercises
 
 exercises: setup            ## regenerate exercises/ from solutions/
-	$(PY) -m pagedlab.exercises
+	$(PY) -m pagedlab.authoring.exercises
 
 grade: setup                ## grade a class: make grade SUBMISSIONS=path/to/class
-	$(PY) -m pagedlab.grade $(SUBMISSIONS) --out grades
+	$(PY) -m pagedlab.grading.grade $(SUBMISSIONS) --out grades
 
 benchmark: setup            ## on an NVIDIA GPU: GPU tests + FlashAttention benchmark into benchmarks/results/
 	PYTHON=$(PY) bash benchmarks/gpu_check.sh

@@ -1,13 +1,13 @@
 """What every notebook runs first: the Colab install cell and :func:`setup`.
 
 ``SETUP_CELL`` is the single definition of a notebook's first code cell. ``make notebooks``
-(``python -m pagedlab.execute``) writes it into every notebook and solution, and a test checks that
+(``python -m pagedlab.authoring.execute``) writes it into every notebook and solution, and a test checks that
 they agree, so the Colab install line lives in exactly one place.
 
 ``REPO_URL`` is where Colab installs the course from. Whoever publishes the course, or a fork of it,
 changes that one line and rewrites the notebooks' first cells without re-running them::
 
-    python -m pagedlab.execute --setup-cell-only notebooks solutions && python -m pagedlab.exercises
+    python -m pagedlab.authoring.execute --setup-cell-only notebooks solutions && python -m pagedlab.authoring.exercises
 
 (the README's "Open in Colab" section lists the rest: its own copy of the cell and the Colab links,
 which tests check against this line).

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pagedlab.exercises import ExerciseFormatError, generate, make_exercise, strip_solutions, validate
+from pagedlab.authoring.exercises import ExerciseFormatError, generate, make_exercise, strip_solutions, validate
 from nbrun import run_cells
 
 ROOT = Path(__file__).resolve().parent.parent

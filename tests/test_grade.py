@@ -11,11 +11,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pagedlab.grade import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Result, collect, grade_class, judge, md,
+from pagedlab.grading.grade import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Result, collect, grade_class, judge, md,
                             write_tables)
-from pagedlab.grade_align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
-from pagedlab.grade_review import imported_names, review_reasons
-from pagedlab.grade_sandbox import Limits, Sandbox, bwrap_problem
+from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
+from pagedlab.grading.review import imported_names, review_reasons
+from pagedlab.grading.sandbox import Limits, Sandbox, bwrap_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "ex00_warmup.ipynb"
@@ -284,7 +284,7 @@ def test_a_sandboxed_process_sees_only_its_folder():
 
 
 def test_limits_are_inherited_by_the_kernels_launcher():
-    code = ("import resource; from pagedlab.grade_sandbox import Limits, apply_limits; "
+    code = ("import resource; from pagedlab.grading.sandbox import Limits, apply_limits; "
             "apply_limits(Limits(wall_s=10, memory_bytes=1 << 30, written_file_bytes=1 << 20)); "
             "assert resource.getrlimit(resource.RLIMIT_CPU)[1] <= 10 * __import__('os').cpu_count(); "
             "big = None\ntry:\n    big = bytearray(2 << 30)\nexcept MemoryError:\n    print('refused')")

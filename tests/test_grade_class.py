@@ -20,9 +20,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pagedlab.grade_align import role
-from pagedlab.grade import supervise
-from pagedlab.grade_sandbox import Limits, Sandbox
+from pagedlab.grading.align import role
+from pagedlab.grading.grade import supervise
+from pagedlab.grading.sandbox import Limits, Sandbox
 from test_grade import without_ids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,8 +210,8 @@ def _tracked_files_hash() -> str:
 
 
 def _grade(folder: Path, out: Path, sandbox: bool) -> tuple[dict, float, str]:
-    """Grade ``folder`` as an instructor would (``python -m pagedlab.grade``): (rows by key, seconds, log)."""
-    cmd = [sys.executable, "-m", "pagedlab.grade", str(folder), "--out", str(out), "--timeout", "120", "--jobs", "2",
+    """Grade ``folder`` as an instructor would (``python -m pagedlab.grading.grade``): (rows by key, seconds, log)."""
+    cmd = [sys.executable, "-m", "pagedlab.grading.grade", str(folder), "--out", str(out), "--timeout", "120", "--jobs", "2",
            "--exercises", str(ROOT / "exercises")] + ([] if sandbox else ["--no-sandbox"])
     start = time.monotonic()
     # The grader's own temporary folder lies inside the test's, so whatever a learner plants in the folders of

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import nbformat
 import pytest
 
-from pagedlab.execute import WIDGET_VIEW, execute, store_static_widgets
+from pagedlab.authoring.execute import WIDGET_VIEW, execute, store_static_widgets
 from pagedlab.widgets._base import LIVE_VIEW_CLASS, SNAPSHOT_CLASS, LiveView, Picture, Svg, static_outputs
 
 IMG = re.compile(r'^<img class="([\w-]+)" alt="([^"]*)" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">$')

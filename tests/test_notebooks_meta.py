@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pagedlab.exercises import CODE_TAGS, cell_tag
+from pagedlab.authoring.exercises import CODE_TAGS, cell_tag
 from pagedlab.notebook import SETUP_CELL
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ removes ``<svg>`` from the HTML of an untrusted notebook (which every fresh clon
 blob of its text, but keeps an ``<img>`` (it does not check the scheme of ``src``); GitHub, nbviewer,
 VS Code and Colab show such an image too.
 
-``make notebooks`` (:mod:`pagedlab.execute`) stores, for each live view, :meth:`LiveView.static_svg`
+``make notebooks`` (:mod:`pagedlab.authoring.execute`) stores, for each live view, :meth:`LiveView.static_svg`
 drawn at the end of the run, which is what a live view shows after *Run All*, and drops the
 widget-view reference (the widget state is not stored, so it would point at nothing). To keep the
 picture of one moment, display :meth:`LiveView.snapshot` there.
@@ -132,7 +132,7 @@ _displayed: "weakref.WeakValueDictionary[str, LiveView]" = weakref.WeakValueDict
 def static_outputs() -> dict[str, dict[str, str]]:
     """``{model_id: display bundle}``: the static picture of every live view displayed in this kernel, drawn now.
 
-    :mod:`pagedlab.execute` calls this once the last cell has run and stores each bundle in place of the
+    :mod:`pagedlab.authoring.execute` calls this once the last cell has run and stores each bundle in place of the
     live view's output, so a notebook that has not run shows what a live view would show after *Run All*.
     """
     return {model_id: view.static_bundle() for model_id, view in list(_displayed.items())}

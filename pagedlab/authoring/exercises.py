@@ -20,8 +20,8 @@ can put the pristine check cells back into a learner's notebook.
 
 Usage::
 
-    python -m pagedlab.exercises            # solutions/*.ipynb -> exercises/*.ipynb
-    python -m pagedlab.exercises --check    # exit 1 if exercises/ is out of date
+    python -m pagedlab.authoring.exercises            # solutions/*.ipynb -> exercises/*.ipynb
+    python -m pagedlab.authoring.exercises --check    # exit 1 if exercises/ is out of date
 """
 
 from __future__ import annotations

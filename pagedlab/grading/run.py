@@ -1,8 +1,8 @@
 """Run one restored notebook in a sandboxed kernel and report the kernel's reply to every cell.
 
-The grader (:mod:`pagedlab.grade`) starts this module once per notebook, in its own process outside the
+The grader (:mod:`pagedlab.grading.grade`) starts this module once per notebook, in its own process outside the
 sandbox, and sends it a job (JSON on stdin): the restored notebook, the sandbox's kernel command, environment
-and limits (:mod:`pagedlab.grade_sandbox`). It answers with JSON on stdout: for each code cell that ran, the
+and limits (:mod:`pagedlab.grading.sandbox`). It answers with JSON on stdout: for each code cell that ran, the
 ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``, ``aborted``) with the error's name and first
 line; why the run ended (``complete``, ``timeout``, ``dead kernel``, ``output cap``, ``no kernel``); and what a
 probe of the kernel's execution machinery found after the last cell.
@@ -30,12 +30,12 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import List, Unicode
 
-from pagedlab.grade_sandbox import Limits, adopt_orphans, apply_limits, kill_tree, reap
+from pagedlab.grading.sandbox import Limits, adopt_orphans, apply_limits, kill_tree, reap
 
 # Run after the last cell, silently. It looks for what hides a failure from the grader: a replaced traceback
 # display, custom exception handlers, input or AST transformers, event callbacks or builtins defined by
 # notebook code, a trace or profile function. Learner code could also fool this probe; it is a second net
-# under the static review of the learner's cells (pagedlab.grade_review), not a proof.
+# under the static review of the learner's cells (pagedlab.grading.review), not a proof.
 PROBE = r"""
 def _pagedlab_probe():
     import builtins, sys

@@ -11,11 +11,11 @@ The run, in order:
 1. Every pristine notebook in ``exercises/`` is read and hashed, and every learner's files are read, before
    any learner code runs; neither folder is read again. Dot-folders (``.ipynb_checkpoints``) and ``__MACOSX``
    are skipped, symbolic links refused, files with other names listed as "not graded: unexpected file".
-2. For each learner and exercise (:mod:`pagedlab.grade_align`): the notebook is repaired and validated, and
+2. For each learner and exercise (:mod:`pagedlab.grading.align`): the notebook is repaired and validated, and
    the pristine ``setup`` and ``check`` cells are put back into it (by cell id, tag order or position).
-   Learner cells that touch the execution machinery are flagged (:mod:`pagedlab.grade_review`).
+   Learner cells that touch the execution machinery are flagged (:mod:`pagedlab.grading.review`).
 3. It runs in a kernel of its own, in a fresh folder, sandboxed where bubblewrap works
-   (:mod:`pagedlab.grade_sandbox`), supervised by a process of its own (:mod:`pagedlab.grade_run`) under a
+   (:mod:`pagedlab.grading.sandbox`), supervised by a process of its own (:mod:`pagedlab.grading.run`) under a
    fixed wall-clock limit. Each pristine cell is judged by the kernel's ``execute_reply``: ``ok`` or not.
 4. When every learner process is gone, the grader writes ``grades.csv`` and ``grades.md``.
 
@@ -26,7 +26,7 @@ start twice: not the learner's fault; grade again).
 
 Usage::
 
-    python -m pagedlab.grade SUBMISSIONS/ [--out grades/] [--timeout 300] [--jobs N] [--no-sandbox]
+    python -m pagedlab.grading.grade SUBMISSIONS/ [--out grades/] [--timeout 300] [--jobs N] [--no-sandbox]
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from pathlib import Path
 
 import nbformat
 
-from pagedlab.grade_align import RESTORED, Cell, SubmissionError, Unalignable, read_submission, restore, role
-from pagedlab.grade_review import imported_names, review_reasons
-from pagedlab.grade_sandbox import Limits, Sandbox, adopt_orphans, descendants, kill_tree, reap
+from pagedlab.grading.align import RESTORED, Cell, SubmissionError, Unalignable, read_submission, restore, role
+from pagedlab.grading.review import imported_names, review_reasons
+from pagedlab.grading.sandbox import Limits, Sandbox, adopt_orphans, descendants, kill_tree, reap
 
 PASS, FAIL, REVIEW, ERROR, UNEXPECTED = "pass", "fail", "needs review", "grader error", "not graded: unexpected file"
 _SKIPPED = ("__MACOSX",)  # besides every name that starts with a dot
@@ -196,7 +196,7 @@ def prepare(submitted: bytes, pristine: Pristine,
 
 
 def judge(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits) -> tuple[str, str]:
-    """(verdict, message) from the supervisor's reply (:mod:`pagedlab.grade_run`) and the review reasons."""
+    """(verdict, message) from the supervisor's reply (:mod:`pagedlab.grading.run`) and the review reasons."""
     if reply.get("ended") == "no kernel":
         return ERROR, reply.get("detail", "the kernel did not start")
     if "ended" not in reply:
@@ -254,9 +254,9 @@ def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandb
 
 
 def supervise(job: dict, limit: float) -> dict:
-    """Run :mod:`pagedlab.grade_run` on ``job`` in its own session; kill everything it started when it ends."""
+    """Run :mod:`pagedlab.grading.run` on ``job`` in its own session; kill everything it started when it ends."""
     # The supervisor must not import from a folder a learner could write to: no current folder on its path.
-    code = "import sys; sys.path.pop(0); from pagedlab.grade_run import main; sys.exit(main())"
+    code = "import sys; sys.path.pop(0); from pagedlab.grading.run import main; sys.exit(main())"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isabs(p))}
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd="/", env=env, start_new_session=True)

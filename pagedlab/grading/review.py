@@ -6,7 +6,7 @@ or profile function, patches ``builtins``, runs code it builds at run time, or r
 (or names the pristine setup cells import) could make a failing check look like a pass. This module reads
 the learner's cells (never runs them) and says which do what. It is deliberately broad: a false alarm costs an
 instructor a minute, a missed one a wrong grade. A determined learner can hide code from any static reading;
-the grader's probe of the kernel after the last cell (``pagedlab.grade_run.PROBE``) is the second net.
+the grader's probe of the kernel after the last cell (``pagedlab.grading.run.PROBE``) is the second net.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ widget keeps its fallback representations.
 
 Usage::
 
-    python -m pagedlab.execute notebooks/ solutions/          # every notebook in these folders
-    python -m pagedlab.execute notebooks/02_tiling_and_online_softmax.ipynb
-    python -m pagedlab.execute --setup-cell-only notebooks/ solutions/   # rewrite first cells, run nothing
+    python -m pagedlab.authoring.execute notebooks/ solutions/          # every notebook in these folders
+    python -m pagedlab.authoring.execute notebooks/02_tiling_and_online_softmax.ipynb
+    python -m pagedlab.authoring.execute --setup-cell-only notebooks/ solutions/   # rewrite first cells, run nothing
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pagedlab.execute import KERNEL_ENV
+from pagedlab.authoring.execute import KERNEL_ENV
 
 # System folders the kernel needs (the dynamic loader, fonts, CA certificates); symlinks are re-created as symlinks.
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -189,7 +189,7 @@ class Sandbox:
         return cmd + argv
 
     def job(self, folder: Path) -> dict:
-        """What the per-notebook supervisor (:mod:`pagedlab.grade_run`) needs to start the kernel."""
+        """What the per-notebook supervisor (:mod:`pagedlab.grading.run`) needs to start the kernel."""
         return {"folder": str(folder), "env": self.environment(folder), "limits": asdict(self.limits),
                 "command": self.kernel_command(folder, [sys.executable, "-s", "-m", "ipykernel_launcher",
                                                         "-f", "{connection_file}"]),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from pagedlab.exercises import CODE_TAGS
+from pagedlab.authoring.exercises import CODE_TAGS
 
 RESTORED = ("setup", "check")
 _ID = re.compile(r"[a-zA-Z0-9-_]{1,64}")  # what nbformat 4.5 allows

@@ -1,0 +1,1 @@
+"""Building the course (authors only): executing notebooks (:mod:`.execute`) and making exercises (:mod:`.exercises`)."""

@@ -1,0 +1,5 @@
+import sys
+
+from pagedlab.grading.grade import main
+
+sys.exit(main())
