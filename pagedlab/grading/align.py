@@ -58,15 +58,18 @@ def role(cell) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def read_submission(data: bytes) -> tuple[nbformat.NotebookNode, list[str]]:
+def read_submission(data: bytes, max_cells: int | None = None) -> tuple[nbformat.NotebookNode, list[str]]:
     """Parse, repair and validate a learner's notebook file.
 
     Returns:
         (notebook, notes): the notebook (nbformat 4, outputs cleared, learner cell ids kept where they were
         valid) and what was repaired, one short sentence each.
 
+    Args:
+        max_cells: refuse a notebook with more cells than this (of every kind), before any other work on it.
+
     Raises:
-        SubmissionError: not UTF-8 JSON, not a notebook, or invalid after the repairs.
+        SubmissionError: not UTF-8 JSON, not a notebook, too many cells, or invalid after the repairs.
     """
     try:
         raw = json.loads(data.decode("utf-8"))
@@ -74,6 +77,9 @@ def read_submission(data: bytes) -> tuple[nbformat.NotebookNode, list[str]]:
         raise SubmissionError(f"unreadable notebook: {type(e).__name__}: {str(e)[:200]}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cells", raw.get("worksheets")), list):
         raise SubmissionError("unreadable notebook: the file is JSON but not a notebook (no list of cells)")
+    n_cells = len(raw.get("cells", raw.get("worksheets")))
+    if max_cells is not None and n_cells > max_cells:
+        raise SubmissionError(f"too many cells: {n_cells} (the limit is {max_cells}, cells of every kind); not run")
     if raw.get("nbformat") != 4:
         try:
             raw = nbformat.reads(json.dumps(raw), as_version=4)
@@ -113,9 +119,14 @@ def read_submission(data: bytes) -> tuple[nbformat.NotebookNode, list[str]]:
     return nb, notes
 
 
-def restore(submitted: nbformat.NotebookNode,
-            pristine: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[Cell], str]:
+def restore(submitted: nbformat.NotebookNode, pristine: nbformat.NotebookNode,
+            checks: bool = True) -> tuple[nbformat.NotebookNode, list[Cell], str]:
     """The notebook to run: pristine ``setup``/``check`` cells, the learner's other code cells, matched as above.
+
+    The pristine setup cells that precede the exercise's first ``work`` cell always run first, before any learner
+    cell (a learner's cell placed above them, before the first markdown cell say, runs after them). A learner's
+    own cell tagged ``check`` or ``setup`` is dropped. With ``checks=False`` the pristine check cells are left out
+    too (their exercise is graded by graded calls instead).
 
     Returns:
         (notebook, cells, method): the notebook (nbformat 4.5, validated, every cell with a unique id), what each
@@ -129,6 +140,12 @@ def restore(submitted: nbformat.NotebookNode,
         cells, method = _by_id(submitted, pristine), "id"
     else:
         cells, method = _by_role(submitted, pristine)
+    first_work = next((i for i, c in enumerate(pristine.cells) if c.cell_type == "code" and role(c) == "work"),
+                      len(pristine.cells))
+    leading = {c.get("id") for c in pristine.cells[:first_work] if c.cell_type == "code" and role(c) == "setup"}
+    checks_ids = set() if checks else {c.get("id") for c in pristine.cells if c.cell_type == "code" and role(c) == "check"}
+    first = [c for c in cells if c.get("id") in leading and c.get("cell_type") == "code" and role(c) == "setup"]
+    cells = first + [c for c in cells if not any(c is f for f in first) and c.get("id") not in checks_ids]
     nb = nbformat.v4.new_notebook(metadata=dict(pristine.metadata))
     used = set()
     for n, cell in enumerate(cells):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 
 from IPython.core.inputtransformer2 import TransformerManager
 
@@ -20,10 +21,18 @@ MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_e
              "input_transformers_cleanup", "input_transformers_post", "input_transformer_manager",
              "ast_transformers", "settrace", "setprofile", "run_cell", "run_ast_nodes", "run_code", "excepthook",
              "__builtins__", "meta_path", "path_hooks", "displayhook", "InteractiveShell")
-_WORDS = re.compile(r"\b(" + "|".join(map(re.escape, MACHINERY)) + r"|events\s*\.\s*register|builtins|get_ipython)\b")
+# Ways to reach or rewrite what a check or the driver reads, whatever name they are reached through.
+INTROSPECTION = ("vars", "__globals__", "__dict__", "modules", "_getframe", "__torch_function__", "__torch_dispatch__",
+                 "f_back", "f_globals", "f_locals", "gi_frame", "__code__", "__closure__", "__class__", "__subclasses__",
+                 "__mro__", "__bases__", "__setattr__", "__delattr__", "__getattribute__", "do_execute", "kernel",
+                 "shell")
+_WORDS = re.compile(r"\b(" + "|".join(map(re.escape, MACHINERY)) + r"|events\s*\.\s*register|builtins|get_ipython"
+                    r"|exec|eval|compile|sys\s*\.\s*modules|_getframe|__globals__|__dict__|__torch_function__"
+                    r"|do_execute)\b|/proc\b|\b__\w+__\b")
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "ctypes", "gc", "inspect", "importlib")
-DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "setattr", "delattr")
+DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib")
+_TIMED = ("time", "timeit")  # magics whose body is Python: it is reviewed like the cell's own code
 _transform = TransformerManager().transform_cell
 
 
@@ -45,34 +54,99 @@ def review_reasons(source: str, protected: set[str]) -> list[str]:
         protected: names the pristine setup cells import; rebinding one, or setting an attribute on it or on
             any module the notebook imports, is flagged.
     """
+    return sorted(set(_reasons(source, protected, 0)))
+
+
+def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
     tree = _parse(source)
     if tree is None:  # it will fail to run anyway; still report what it mentions
-        return sorted({f"mentions {m.group(0)}" for m in _WORDS.finditer(source)})
+        return [f"mentions {m.group(0)}" for m in _WORDS.finditer(source)]
     modules = protected | imported_names([source])
     found = []
     for node in ast.walk(tree):
+        line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
         if isinstance(node, ast.Attribute) and node.attr in MACHINERY:
-            found.append(f"touches .{node.attr}")
+            found.append(f"touches .{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION:
+            found.append(f"uses .{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
+            found.append(f"uses .{node.attr}{line}")
         elif (isinstance(node, ast.Attribute) and node.attr == "register" and isinstance(node.value, ast.Attribute)
               and node.value.attr == "events"):
             found.append("touches .events.register")
         elif (isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython")
               and not _allowed_magic(node, tree)):
-            found.append(f"uses {node.id}")
+            found.append(f"uses {node.id}{line}")
+        elif isinstance(node, ast.Name) and node.id in DYNAMIC + INTROSPECTION[1:3]:
+            found.append(f"mentions {node.id}{line}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found += [f"imports {m}" for m in mods if m.split(".")[0] in SUSPECT_MODULES]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC:
-            found.append(f"calls {node.func.id}()")
+            found += [f"imports {m}{line}" for m in mods if m.split(".")[0] in SUSPECT_MODULES]
+            if isinstance(node, ast.ImportFrom):
+                found += [f"imports {a.name} from {node.module}{line}" for a in node.names
+                          if a.name in DYNAMIC + INTROSPECTION or a.name.startswith("_")]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found += [f"a string mentions {m.group(0)}" for m in _WORDS.finditer(node.value)]
+            found += [f"a string mentions {m.group(0)}{line}" for m in _WORDS.finditer(node.value)]
+        if isinstance(node, ast.Call) and depth < 3:
+            body = _timed_body(node)
+            if body is not None:
+                found += [f"in a %time/%%time body: {why}" for why in _reasons(body, protected, depth + 1)]
+        if isinstance(node, (ast.Name, ast.Attribute, ast.FunctionDef, ast.ClassDef, ast.arg)):
+            name = getattr(node, "id", None) or getattr(node, "attr", None) or getattr(node, "name", None) or node.arg
+            if _mixed_script(name):
+                found.append(f"a name mixes scripts: {name!r}{line}")
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            root = _root(node.value)
+            if isinstance(node.value, (ast.Name, ast.Attribute)) and root in modules | {"check", "assert_close"}:
+                found.append(f"aliases {ast.unparse(node.value)}{line}")
         for target in _targets(node):
             root = _root(target)
-            if root in modules and target is not None and not isinstance(target, ast.Name):
-                found.append(f"replaces {ast.unparse(target)}")
+            if isinstance(target, ast.Attribute) and target.attr.startswith("__") and target.attr.endswith("__"):
+                found.append(f"assigns {ast.unparse(target)}{line}")
+            elif root in modules and target is not None and not isinstance(target, ast.Name):
+                found.append(f"replaces {ast.unparse(target)}{line}")
             elif isinstance(target, ast.Name) and target.id in protected:
-                found.append(f"rebinds {target.id}, which the exercise's setup imports")
+                found.append(f"rebinds {target.id}, which the exercise's setup imports{line}")
+    return found
+
+
+def reference_reasons(source: str, reference: tuple[str, ...], graded: tuple[str, ...]) -> list[str]:
+    """Where a learner cell uses what is the exercise's answer (:attr:`pagedlab.grading.specs.Spec.reference`).
+
+    Flagged: ``x.name`` for a name in ``reference``; the bare name when the learner does not write it (it is not
+    in ``graded``); any import of ``pagedlab`` or of a reference name.
+    """
+    tree = _parse(source)
+    if tree is None:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
+        if isinstance(node, ast.Attribute) and node.attr in reference:
+            found.append(f"uses reference code .{node.attr}{line}")
+        elif isinstance(node, ast.Name) and node.id in reference and node.id not in graded:
+            found.append(f"uses reference code {node.id}{line}")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            found += [f"imports {m}, which holds reference code{line}" for m in mods if m.split(".")[0] == "pagedlab"]
+            found += [f"imports reference code {n}{line}" for n in names if n in reference]
     return sorted(set(found))
+
+
+def _timed_body(call: ast.Call) -> str | None:
+    """The Python body of ``%time``/``%%time``/``%timeit``/``%%timeit`` (as IPython rewrites them), else None."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr in ("run_line_magic", "run_cell_magic") and call.args
+            and isinstance(call.args[0], ast.Constant) and call.args[0].value in _TIMED):
+        return None
+    body = call.args[-1] if f.attr == "run_cell_magic" else call.args[1] if len(call.args) > 1 else None
+    return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else "exec('<not a string>')"
+
+
+def _mixed_script(name: str) -> bool:
+    scripts = {unicodedata.name(ch, "?").split()[0] for ch in name if ch.isalpha()}
+    return len(scripts) > 1
 
 
 def _parse(source: str) -> ast.Module | None:

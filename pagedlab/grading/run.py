@@ -30,7 +30,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import List, Unicode
 
-from pagedlab.grading.sandbox import Limits, adopt_orphans, apply_limits, kill_tree, reap
+from pagedlab.grading.calls import MAX_OUTCOME_BYTES, driver_cell
+from pagedlab.grading.procs import Limits, adopt_orphans, apply_limits, kill_tree, reap
 
 # Run after the last cell, silently. It looks for what hides a failure from the grader: a replaced traceback
 # display, custom exception handlers, input or AST transformers, event callbacks or builtins defined by
@@ -82,6 +83,7 @@ class GradingClient(NotebookClient):
         self.max_output_bytes = max_output_bytes
         self.output_bytes = 0
         self.replies: dict[int, dict] = {}
+        self.errors: dict[int, dict] = {}  # the first iopub ``error`` message of each cell, whatever its reply said
         self.on_cell_executed = self._record
 
     def _record(self, cell, cell_index, execute_reply):
@@ -89,6 +91,8 @@ class GradingClient(NotebookClient):
 
     def output(self, outs, msg, display_id, cell_index):
         self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
+        if msg.get("msg_type") == "error":
+            self.errors.setdefault(cell_index, msg.get("content", {}))
         return None
 
 
@@ -145,7 +149,7 @@ async def run(job: dict) -> dict:
         client = await _start(job, nb, work, folder, deadline)
     except RuntimeError as e:
         return {"ended": "no kernel", "detail": str(e), "cells": {}}
-    ended, at, cells, found = "complete", None, {}, None
+    ended, at, cells, found, graded = "complete", None, {}, None, None
     try:
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
@@ -163,16 +167,42 @@ async def run(job: dict) -> dict:
                 ended, at = "dead kernel", index
                 break
             reply = client.replies.get(index, {"status": "skipped"})
-            cells[index] = {"status": reply.get("status", "?"), "sha256": sha, "ename": reply.get("ename", ""),
+            if index in client.errors:  # an error on iopub is a failure whatever the reply says
+                reply = {**client.errors[index], "status": "error"}
+            cells[index] = {"status": reply.get("status", "?"), "sha256": sha, "ename": str(reply.get("ename", "")),
                             "evalue": _first_line(reply.get("evalue", ""))}
             if client.output_bytes > limits.max_output_bytes:
                 ended, at = "output cap", index
                 break
         if ended == "complete":
             found = await _probe(client, deadline)
+        if ended == "complete" and job.get("graded") is not None:
+            graded = await _graded_calls(client, job["graded"], folder, deadline)
     finally:
         await _stop(client)
-    return {"ended": ended, "at": at, "cells": cells, "probe": found, "output_bytes": client.output_bytes}
+    return {"ended": ended, "at": at, "cells": cells, "probe": found, "output_bytes": client.output_bytes,
+            "graded": graded}
+
+
+async def _graded_calls(client: GradingClient, cases_json: str, folder: Path, deadline: float) -> dict:
+    """Write the cases, run the driver in the kernel, read what it wrote (untrusted text; parsed by the grader)."""
+    path_in, path_out = folder / "graded-cases.json", folder / "graded-outcomes.json"
+    path_in.write_text(cases_json, encoding="utf-8")
+    msg_id = client.kc.execute(driver_cell(str(path_in), str(path_out)), silent=True, store_history=False)
+    try:
+        reply = await asyncio.wait_for(_reply(client, msg_id), timeout=max(1.0, deadline - time.monotonic()))
+        status = str(reply["content"].get("status"))
+    except asyncio.TimeoutError:
+        status = "timeout"
+    except Exception as e:  # the kernel died while the graded calls ran
+        status = f"no reply ({type(e).__name__})"
+    try:
+        fd = os.open(path_out, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(MAX_OUTCOME_BYTES + 1).decode("utf-8", errors="replace")
+    except OSError:
+        text = None
+    return {"status": status, "text": text}
 
 
 async def _probe(client: GradingClient, deadline: float) -> list[str]:
@@ -203,17 +233,16 @@ async def _reply(client: GradingClient, msg_id: str) -> dict:
             return msg
 
 
-def main() -> int:
-    job = json.load(sys.stdin)
+def main(job: dict) -> int:
     adopt_orphans(True)  # a learner's detached process becomes this process's to kill
     try:
         result = asyncio.run(run(job))
     finally:
         kill_tree(os.getpid())
         reap()
-    sys.stdout.write(json.dumps(result))
+    sys.stdout.write(json.dumps({**result, "token": job.get("token")}))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(json.load(sys.stdin)))

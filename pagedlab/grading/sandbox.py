@@ -20,21 +20,19 @@ can: see the instructors' guide in the README.
 
 from __future__ import annotations
 
-import ctypes
+import hashlib
 import importlib.util
 import json
 import os
-import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from pagedlab.authoring.execute import KERNEL_ENV
+from pagedlab.grading.procs import Limits
 
 # System folders the kernel needs (the dynamic loader, fonts, CA certificates); symlinks are re-created as symlinks.
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -42,18 +40,6 @@ _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime", "ssl",
         "ca-certificates", "fonts", "alternatives", "mime.types", "hosts", "resolv.conf")
 _FOLDERS = ("work", "home", "ipython", "mpl", "tmp", "jupyter", "conn")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a learner cannot stretch; every figure is per notebook."""
-
-    wall_s: int = 300  # kernel start and every cell together
-    max_code_cells: int = 400
-    max_output_bytes: int = 5_000_000  # all outputs a notebook prints or displays
-    max_file_bytes: int = 20_000_000  # a submitted notebook larger than this is not read
-    memory_bytes: int = 8 << 30  # address space of each process
-    written_file_bytes: int = 256 << 20  # largest file a process may write
 
 
 def bwrap_problem(command: list[str], env: dict[str, str]) -> str | None:
@@ -89,12 +75,16 @@ def _outermost(paths: list[Path]) -> list[Path]:
 
 
 def _snapshot_package(site: Path) -> None:
-    """Copy the installed ``pagedlab`` (with ``pagedlab.kernels``, which may live elsewhere) into ``site``."""
+    """Copy the installed ``pagedlab`` (with ``pagedlab.kernels``, which may live elsewhere) into ``site``.
+
+    The grading and authoring tools are left out: a learner's notebook imports neither.
+    """
     import pagedlab  # noqa: F401  (find_spec of a subpackage needs the package imported)
 
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     src = Path(next(iter(importlib.util.find_spec("pagedlab").submodule_search_locations)))
-    shutil.copytree(src, site / "pagedlab", ignore=skip)
+    shutil.copytree(src, site / "pagedlab",
+                    ignore=lambda d, names: set(skip(d, names)) | ({"grading", "authoring"} if Path(d) == src else set()))
     kernels = importlib.util.find_spec("pagedlab.kernels")
     if kernels is not None and not (site / "pagedlab" / "kernels").exists():
         shutil.copytree(Path(next(iter(kernels.submodule_search_locations))), site / "pagedlab" / "kernels",
@@ -119,6 +109,9 @@ class Sandbox:
         self.root = Path(tempfile.mkdtemp(prefix="pagedlab-grade-"))  # mode 0700
         self.site = self.root / "site"
         _snapshot_package(self.site)
+        self._site_files = _read_tree(self.site)  # kept in memory: the snapshot is restored from it if changed
+        self.site_sha256 = _tree_hash(self._site_files)
+        _read_only(self.site)
         protected = [Path(os.path.realpath(p)) for p in protected] + [self.root]
         self.mounts, self.skipped = [], []
         for p in _outermost(_python_paths()):
@@ -138,6 +131,21 @@ class Sandbox:
                 if problem:
                     self.bwrap, self.note = None, f"bubblewrap cannot create a sandbox here ({problem})"
                 shutil.rmtree(folder, ignore_errors=True)
+
+    def site_intact(self) -> bool:
+        """True when the kernels' ``pagedlab`` snapshot is as taken; else it is restored and False returned."""
+        if _tree_hash(_read_tree(self.site)) == self.site_sha256:
+            return True
+        for root, dirs, _ in os.walk(self.site):
+            for d in dirs:
+                os.chmod(os.path.join(root, d), 0o755)
+        os.chmod(self.site, 0o755)
+        shutil.rmtree(self.site, ignore_errors=True)
+        for rel, data in self._site_files.items():
+            (self.site / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.site / rel).write_bytes(data)
+        _read_only(self.site)
+        return False
 
     def describe(self) -> str:
         """One line for the start of a run: how notebooks are isolated."""
@@ -197,105 +205,38 @@ class Sandbox:
 
     def close(self) -> None:
         """Remove every notebook folder (call after every learner process is gone)."""
+        for root, dirs, _ in os.walk(self.site):
+            for d in dirs:
+                os.chmod(os.path.join(root, d), 0o755)
+        if self.site.exists():
+            os.chmod(self.site, 0o755)
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def apply_limits(limits: Limits) -> None:
-    """Apply ``limits`` to this process (the kernel's launcher), so every process it starts inherits them."""
-    cpu = limits.wall_s * (os.cpu_count() or 1)
-    for which, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, limits.memory_bytes),
-                         (resource.RLIMIT_FSIZE, limits.written_file_bytes)):
-        _lower(which, value)
-    if os.getuid() != 0:  # root is exempt from RLIMIT_NPROC; for others it counts all the user's processes
-        _lower(resource.RLIMIT_NPROC, _user_tasks() + 1024)
-
-
-def _lower(which: int, value: int) -> None:
-    soft, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    resource.setrlimit(which, (value, value))
-
-
-def _user_tasks() -> int:
-    """Threads of every process of this user (what RLIMIT_NPROC counts)."""
-    uid, n = os.getuid(), 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
+def _read_tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` by relative path (symbolic links are read as what they point to)."""
+    out = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = Path(root, name)
             try:
-                if entry.stat().st_uid == uid:
-                    n += len(os.listdir(f"/proc/{entry.name}/task"))
+                out[str(path.relative_to(folder))] = path.read_bytes()
             except OSError:
-                pass
-    return n
-
-
-def _children() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            kids.setdefault(ppid, []).append(int(entry.name))
-    return kids
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (children, their children...)."""
-    kids, out, todo = _children(), [], [pid]
-    while todo:
-        for k in kids.get(todo.pop(), []):
-            out.append(k)
-            todo.append(k)
+                out[str(path.relative_to(folder))] = b"<unreadable>"
     return out
 
 
-def kill_tree(pid: int, keep: frozenset[int] = frozenset()) -> None:
-    """Stop, then kill, ``pid`` and every process below it (except ``keep``), until none is left."""
-    for _ in range(20):
-        victims = [p for p in descendants(pid) if p not in keep] + ([pid] if pid != os.getpid() else [])
-        alive = [p for p in victims if _signal(p, signal.SIGSTOP)]  # frozen processes cannot fork away
-        for p in alive:
-            _signal(p, signal.SIGKILL)
-        if not [p for p in descendants(pid) if p not in keep and _state(p) not in ("Z", None)]:
-            return
-        time.sleep(0.05)
+def _tree_hash(files: dict[str, bytes]) -> str:
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+    return h.hexdigest()
 
 
-def _signal(pid: int, sig: int) -> bool:
-    try:
-        os.kill(pid, sig)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
-
-
-def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0].decode()
-    except (OSError, IndexError):
-        return None
-
-
-def adopt_orphans(on: bool) -> bool:
-    """Make this process adopt orphaned descendants (Linux), so a learner's detached process stays findable."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(36, int(on), 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        return False
-
-
-def reap() -> None:
-    """Collect the exit status of adopted processes that were killed (they would stay zombies)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def _read_only(folder: Path) -> None:
+    for root, dirs, files in os.walk(folder, topdown=False):
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o444)
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o555)
+    os.chmod(folder, 0o555)

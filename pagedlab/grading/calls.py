@@ -1,0 +1,221 @@
+"""Graded calls: run an exercise's cases in a kernel, bring back plain data, and compare it outside.
+
+The grader writes the cases (:mod:`pagedlab.grading.specs`) as JSON into the notebook's folder once the notebook's
+cells have run; :data:`DRIVER`, run as one more cell, executes every step in the notebook's namespace and writes
+every outcome as JSON: numbers, strings, lists, ``{"tensor": dtype, "shape": [...], "data": [...]}``, or
+``{"raised": "ExceptionName"}``. Nothing else crosses back: no object, no pickle. The grader then reads that file
+as untrusted text (:func:`load_outcomes` refuses anything that is not plain data of the expected layout) and
+compares it (:func:`compare`) with the outcomes of the same cases after the solution's cells, computed in a kernel
+that ran no learner code, before any learner's notebook started.
+
+Whatever a learner's function returns (a tensor subclass, an ``int`` with its own ``==``, a proxy) is turned into
+plain data by the driver, inside the learner's kernel; the comparison happens in the grader's process, on
+numbers parsed from JSON, where no learner code runs. A learner can make the driver write anything, but to be
+credited it must write the solution's outcomes for inputs drawn at grading time: that is solving the exercise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+# Run in the learner's kernel after the last cell. It defines nothing in the notebook's namespace that lasts.
+DRIVER = r'''
+def _pagedlab_graded(path_in, path_out):
+    import dataclasses, json, sys
+    job = json.load(open(path_in))
+    torch = sys.modules.get("torch")
+    def T(i):
+        a = job["arrays"][i]
+        import torch as t
+        return t.tensor(a["data"], dtype=getattr(t, a["dtype"])).reshape(a["shape"])
+    def plain(v, depth=0):
+        if depth > 12:
+            raise ValueError("nested too deeply")
+        if torch is not None and isinstance(v, torch.Tensor):
+            t = v.detach().cpu()
+            return {"tensor": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                    "data": t.reshape(-1).tolist()}
+        if isinstance(v, bool) or v is None:
+            return v
+        if isinstance(v, int):
+            return int.__int__(v)
+        if isinstance(v, float):
+            return float.__float__(v)
+        if isinstance(v, str):
+            return str.__str__(v)
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return {"fields": {f.name: plain(getattr(v, f.name), depth + 1) for f in dataclasses.fields(v)}}
+        if isinstance(v, dict):
+            return {"dict": [[plain(k, depth + 1), plain(x, depth + 1)]
+                             for k, x in sorted(v.items(), key=lambda kv: repr(kv[0]))]}
+        if isinstance(v, (list, tuple)) or type(v).__name__ == "deque":
+            return [plain(x, depth + 1) for x in v]
+        return {"object": type(v).__name__}
+    outcomes = []
+    for case in job["cases"]:
+        ns = dict(globals())
+        ns["T"] = T
+        steps = []
+        for kind, source in case["steps"]:
+            try:
+                if kind == "do":
+                    exec(source, ns)
+                    steps.append(None)
+                else:
+                    steps.append({"value": plain(eval(source, ns))})
+            except Exception as e:
+                steps.append({"raised": type(e).__name__})
+        outcomes.append(steps)
+    with open(path_out, "w") as f:
+        json.dump(outcomes, f)
+'''
+
+MAX_OUTCOME_BYTES = 20_000_000
+
+
+def job_text(cases) -> str:
+    """The JSON the driver reads: the cases and their arrays as plain lists."""
+    arrays = [{"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()} for a in cases.arrays]
+    return json.dumps({"cases": cases.cases, "arrays": arrays})
+
+
+def driver_cell(path_in: str, path_out: str) -> str:
+    return DRIVER + f"_pagedlab_graded({path_in!r}, {path_out!r})\ndel _pagedlab_graded\n"
+
+
+class Malformed(ValueError):
+    """The driver's output is not plain data of the expected layout."""
+
+
+def load_outcomes(text: str, cases) -> list[list]:
+    """Parse the driver's output (untrusted) into one list of step outcomes per case, arrays as numpy arrays.
+
+    Raises:
+        Malformed: not JSON, too large, or not one outcome per step of plain data.
+    """
+    if len(text) > MAX_OUTCOME_BYTES:
+        raise Malformed(f"the graded calls' results are larger than {MAX_OUTCOME_BYTES:,} bytes")
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise Malformed(f"the graded calls' results are not JSON ({type(e).__name__})") from None
+    if not (isinstance(raw, list) and len(raw) == len(cases.cases)
+            and all(isinstance(o, list) and len(o) == len(c["steps"]) for o, c in zip(raw, cases.cases))):
+        raise Malformed("the graded calls' results do not have one outcome per step")
+    return [[_plain(step) for step in outcome] for outcome in raw]
+
+
+_DTYPES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
+
+
+def _plain(v, depth: int = 0):
+    """``v`` (parsed JSON) checked to be plain data; tensors become (dtype, numpy float64/int array)."""
+    if depth > 14:
+        raise Malformed("the graded calls' results are nested too deeply")
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, list):
+        return [_plain(x, depth + 1) for x in v]
+    if not isinstance(v, dict):
+        raise Malformed(f"unexpected {type(v).__name__} in the graded calls' results")
+    if set(v) == {"tensor", "shape", "data"}:
+        shape, data, dtype = v["shape"], v["data"], v["tensor"]
+        if (dtype not in _DTYPES or not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape)
+                or not isinstance(data, list) or len(data) != math.prod(shape)
+                or not all(type(x) in (int, float, bool) for x in data)):
+            raise Malformed("a tensor in the graded calls' results is malformed")
+        return ("tensor", dtype, np.array(data, dtype=np.float64).reshape(shape))
+    if len(v) == 1:
+        (key, value), = v.items()
+        if key in ("value", "dict"):
+            return (key, _plain(value, depth + 1))
+        if key == "fields" and isinstance(value, dict):
+            return (key, [[str(k), _plain(x, depth + 1)] for k, x in sorted(value.items())])
+        if key in ("raised", "object") and isinstance(value, str):
+            return (key, value[:100])
+    raise Malformed("unexpected mapping in the graded calls' results")
+
+
+def compare(expected: list[list], got: list[list], cases, atol: float, rtol: float) -> str | None:
+    """None when every step's outcome agrees with the solution's; else which step of which case, and how."""
+    for n, (case, want_steps, got_steps) in enumerate(zip(cases.cases, expected, got), 1):
+        for k, ((kind, source), want, have) in enumerate(zip(case["steps"], want_steps, got_steps), 1):
+            problem = _differs(want, have, atol, rtol)
+            if problem:
+                where = f"graded call {n} ({case['label']})"
+                if len(case["steps"]) > 1:
+                    where += f", step {k}"
+                return f"{where}: {_short(source)}: {problem}"
+    return None
+
+
+def _short(source: str) -> str:
+    source = " ".join(source.split())
+    return source if len(source) <= 90 else source[:87] + "..."
+
+
+def _differs(want, have, atol: float, rtol: float) -> str | None:
+    if isinstance(want, tuple) and want[0] == "raised":
+        if have == want:
+            return None
+        return f"should raise {want[1]}, " + ("raised " + have[1] if _raised(have) else "did not")
+    if _raised(have):
+        return f"raised {have[1]}"
+    return _value_differs(want, have, atol, rtol)
+
+
+def _raised(v) -> bool:
+    return isinstance(v, tuple) and v[0] == "raised"
+
+
+def _value_differs(want, have, atol: float, rtol: float) -> str | None:
+    if isinstance(want, tuple) and want[0] == "tensor":
+        if not (isinstance(have, tuple) and have[0] == "tensor"):
+            return f"expected a {want[1]} tensor, got {_kind(have)}"
+        if have[1] != want[1]:
+            return f"expected dtype {want[1]}, got {have[1]}"
+        a, b = want[2], have[2]
+        if a.shape != b.shape:
+            return f"expected shape {list(a.shape)}, got {list(b.shape)}"
+        close = np.isclose(b, a, atol=atol, rtol=rtol, equal_nan=False) | (np.isnan(a) & np.isnan(b))
+        close |= np.isinf(a) & (a == b)
+        if not close.all():
+            i = np.argwhere(~close)[0]
+            return (f"{int((~close).sum())} of {close.size} entries differ; at {tuple(int(x) for x in i)} "
+                    f"expected {a[tuple(i)]:.6g}, got {b[tuple(i)]:.6g}")
+        return None
+    if isinstance(want, tuple):
+        if not (isinstance(have, tuple) and have[0] == want[0]):
+            return f"expected {_kind(want)}, got {_kind(have)}"
+        return _value_differs(want[1], have[1], atol, rtol)
+    if isinstance(want, list):
+        if not isinstance(have, list) or len(have) != len(want):
+            return f"expected {_kind(want)}, got {_kind(have)}"
+        for w, h in zip(want, have):
+            problem = _value_differs(w, h, atol, rtol)
+            if problem:
+                return problem
+        return None
+    if isinstance(want, float) or (isinstance(have, float) and type(want) is int):
+        if type(have) not in (int, float):
+            return f"expected {want!r}, got {_kind(have)}"
+        if math.isnan(want) or math.isnan(have):
+            return None if math.isnan(want) and math.isnan(have) else f"expected {want!r}, got {have!r}"
+        if want == have or abs(have - want) <= atol + rtol * abs(want):
+            return None
+        return f"expected {want!r}, got {have!r}"
+    if type(want) is not type(have) or want != have:
+        return f"expected {want!r}, got {have!r}" if not isinstance(have, tuple) else f"expected {want!r}, got {_kind(have)}"
+    return None
+
+
+def _kind(v) -> str:
+    if isinstance(v, tuple):
+        return {"tensor": f"a {v[1]} tensor", "object": f"an object of type {v[1] if len(v) > 1 else '?'}",
+                "raised": f"an exception {v[1]}"}.get(v[0], v[0])
+    if isinstance(v, list):
+        return f"a list of {len(v)}"
+    return repr(v)[:40]

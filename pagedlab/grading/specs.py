@@ -1,0 +1,335 @@
+"""What each exercise grades: the functions or classes the learner writes, and a generator of fresh inputs.
+
+A spec's :meth:`Spec.cases` turns a seed (drawn by the grader, never shown to a learner) into graded calls: each
+case is a list of steps in the notebook's namespace, ``("do", statement)`` or ``("get", expression)``, whose
+tensor inputs are written ``T(i)`` (the i-th array of the case set). The same cases run after the solution's
+cells and after the learner's (:mod:`pagedlab.grading.calls`); every step's outcome (the value of a ``get``, or
+the name of the exception a step raised) must agree. Stateful exercises (the allocator, copy-on-write, the prefix
+cache, the scheduler step) are cases of many steps: a random sequence of operations whose results and state are
+compared step by step.
+
+``reference`` lists what is the exercise's answer if a learner merely calls it: names that the setup cells
+import (``ref``, ``BlockAllocator``...), attribute names (``softmax``...) and every ``pagedlab`` import in a
+learner's cell. Their use in a learner's cell sends the notebook to review (:mod:`pagedlab.grading.review`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+Step = tuple[str, str]  # ("do", statement) or ("get", expression)
+
+
+class Cases:
+    """Graded calls under construction: a random source, the arrays the calls read, the cases."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+        self.np = np.random.default_rng(seed)
+        self.arrays: list[np.ndarray] = []
+        self.cases: list[dict] = []
+
+    def array(self, *shape: int, scale: float = 1.0, dtype: str = "float32") -> str:
+        """``T(i)`` for a fresh normal array of ``shape`` times ``scale``."""
+        self.arrays.append((self.np.standard_normal(shape) * scale).astype(dtype))
+        return f"T({len(self.arrays) - 1})"
+
+    def add(self, label: str, steps: list[Step]) -> None:
+        self.cases.append({"label": label, "steps": [list(s) for s in steps]})
+
+    def call(self, label: str, expression: str) -> None:
+        self.add(label, [("get", expression)])
+
+
+def get(expression: str) -> Step:
+    return ("get", expression)
+
+
+def do(statement: str) -> Step:
+    return ("do", statement)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One exercise's graded calls.
+
+    Attributes:
+        graded: the names the learner writes (functions or classes), as today's solution names them.
+        build: fills a :class:`Cases` from its random source.
+        reference: names and attribute names whose use in a learner cell is the answer (sent to review).
+        atol, rtol: tolerance for floating-point results against the solution's (NaN never passes).
+    """
+
+    graded: tuple[str, ...]
+    build: Callable[[Cases], None]
+    reference: tuple[str, ...] = ()
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    extra: dict = field(default_factory=dict)
+
+    def cases(self, seed: int) -> Cases:
+        c = Cases(seed)
+        self.build(c)
+        return c
+
+
+def _ex00(c: Cases) -> None:
+    for i in range(4):
+        c.call(f"softmax_rows of a {i + 1}-row matrix",
+               f"softmax_rows({c.array(i + 1, c.rng.randint(1, 9))})")
+    c.call("softmax_rows of scores near 1e4", f"softmax_rows({c.array(3, 6, scale=1e4)})")
+    c.call("softmax_rows of a 4-d float64 tensor", f"softmax_rows({c.array(2, 3, 2, 5, scale=50, dtype='float64')})")
+
+
+def _ex01(c: Cases) -> None:
+    for _ in range(4):
+        n_q = c.rng.randint(1, 9)
+        c.call("causal_mask", f"causal_mask({n_q}, {n_q + c.rng.randint(0, 5)})")
+    for causal in (False, True, True):
+        n_q = c.rng.randint(1, 12)
+        n_k = n_q + (c.rng.randint(0, 6) if causal else c.rng.randint(-n_q + 1, 6))
+        d = c.rng.choice((4, 8, 16))
+        q, k, v = c.array(2, 3, n_q, d), c.array(2, 3, n_k, d), c.array(2, 3, n_k, d)
+        c.call(f"naive_attention causal={causal}", f"naive_attention({q}, {k}, {v}, causal={causal})")
+    q, k, v = (c.array(1, 2, 12, 8) for _ in range(3))
+    c.call("naive_attention of huge scores", f"naive_attention({q} * 1000, {k}, {v}, causal=True)")
+    q, k, v = (c.array(1, 2, 16, 8, dtype="float16") for _ in range(3))
+    c.call("naive_attention in float16", f"naive_attention({q}, {k}, {v}, causal=True)")
+
+
+def _ex02(c: Cases) -> None:
+    for _ in range(2):
+        rows, d, cols = c.rng.randint(1, 6), c.rng.randint(1, 5), c.rng.randint(1, 7)
+        c.add("online_softmax_update over two tiles", [
+            do(f"state = (torch.full(({rows},), -math.inf), torch.zeros({rows}), torch.zeros({rows}, {d}))"),
+            do(f"state = online_softmax_update(*state, {c.array(rows, cols)}, {c.array(cols, d)})"), get("state"),
+            do(f"state = online_softmax_update(*state, {c.array(rows, cols, scale=3.0)} + 2, {c.array(cols, d)})"),
+            get("state")])
+    for causal in (False, False, True, True):
+        n_q = c.rng.randint(1, 40)
+        n_k = n_q + c.rng.randint(0, 20) if causal else c.rng.randint(1, 40)
+        bm, bn = c.rng.choice((4, 8, 16)), c.rng.choice((2, 5, 8, 16))
+        c.call(f"tiled_attention {n_q}x{n_k} causal={causal}",
+               f"tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, causal={causal}, "
+               f"block_m={bm}, block_n={bn})")
+    c.call("tiled_attention of huge scores",
+           f"tiled_attention({c.array(24, 8, scale=1000.0)}, {c.array(24, 8)}, {c.array(24, 8)}, causal=True, "
+           f"block_m=8, block_n=8)")
+
+
+def _ex02_stretch(c: Cases) -> None:
+    for _ in range(12):
+        n_q = c.rng.randint(1, 40)
+        n_k, bm, bn = n_q + c.rng.randint(0, 20), c.rng.choice((4, 8, 16)), c.rng.choice((2, 4, 8, 16))
+        r0 = c.rng.randrange(0, n_q, bm) if n_q > bm else 0
+        c.call("key_tile_counts", f"key_tile_counts({r0}, {min(bm, n_q - r0)}, {n_q}, {n_k}, {bn})")
+    for _ in range(3):
+        n_q = c.rng.randint(1, 30)
+        n_k, bm, bn = n_q + c.rng.randint(0, 12), c.rng.choice((4, 8, 16)), c.rng.choice((2, 4, 8))
+        c.call(f"causal_tiled_attention {n_q}x{n_k}",
+               f"causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
+               f"block_m={bm}, block_n={bn})")
+
+
+def _ex03(c: Cases) -> None:
+    for _ in range(3):
+        n, block = c.rng.randint(1, 300), c.rng.choice((16, 32, 64))
+        c.call(f"vector_add of {n}", f"vector_add({c.array(n)}.to(device.DEVICE), {c.array(n)}.to(device.DEVICE), "
+                                     f"{block})")
+    for _ in range(3):
+        rows, cols = c.rng.randint(1, 6), c.rng.randint(1, 70)
+        c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)}.to(device.DEVICE))")
+    c.call("softmax of strided rows", f"softmax({c.array(5, 64)}.to(device.DEVICE)[:, :{c.rng.randint(20, 50)}])")
+    c.call("softmax of large scores", f"softmax({c.array(4, 24, scale=1000.0)}.to(device.DEVICE))")
+
+
+def _ex04(c: Cases) -> None:
+    for causal in (False, True, True):
+        n_q = c.rng.randint(1, 40)
+        n_k = n_q + c.rng.randint(0, 20) if causal else c.rng.randint(1, 50)
+        bm, bn = c.rng.choice((16, 32)), c.rng.choice((16, 32))
+        q, k, v = c.array(n_q, 16), c.array(n_k, 16), c.array(n_k, 16)
+        c.call(f"flash_forward {n_q}x{n_k} causal={causal}",
+               f"flash_forward({q}.to(device.DEVICE), {k}.to(device.DEVICE), {v}.to(device.DEVICE), "
+               f"causal={causal}, block_m={bm}, block_n={bn})")
+
+
+def _ex04_stretch(c: Cases) -> None:
+    for heads, kv_heads in ((2, 2), (4, 2), (3, 1)):
+        n_q, n_k = c.rng.randint(1, 24), c.rng.randint(1, 40)
+        q, k, v = c.array(2, heads, n_q, 16), c.array(2, kv_heads, n_k, 16), c.array(2, kv_heads, n_k, 16)
+        c.call(f"gqa_forward {heads}/{kv_heads} heads",
+               f"gqa_forward({q}.to(device.DEVICE), {k}.to(device.DEVICE), {v}.to(device.DEVICE))")
+    q, k, v = c.array(1, 4, 9, 16), c.array(1, 2, 11, 16), c.array(1, 2, 11, 16)
+    c.call("gqa_forward of views", f"gqa_forward(*(t.to(device.DEVICE).transpose(1, 2).contiguous().transpose(1, 2) "
+                                   f"for t in ({q}, {k}, {v})))")
+    c.call("gqa_forward with heads that do not divide",
+           f"gqa_forward({c.array(1, 6, 8, 16)}.to(device.DEVICE), {c.array(1, 4, 8, 16)}.to(device.DEVICE), "
+           f"{c.array(1, 4, 8, 16)}.to(device.DEVICE))")
+
+
+_MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B")
+_DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch.int8")
+
+
+def _ex05(c: Cases) -> None:
+    r = c.rng
+    for _ in range(5):
+        c.call("kv_cache_bytes", f"kv_cache_bytes({r.randint(1, 96)}, {r.randint(1, 64)}, {r.choice((64, 128))}, "
+                                 f"{r.randint(1, 9000)}, {r.randint(1, 64)}, {r.choice((1, 2, 4))})")
+    for _ in range(4):
+        c.call("kv_bytes_per_token", f"kv_bytes_per_token({r.choice(_MODELS)}, {r.choice(_DTYPES)})")
+    for _ in range(4):
+        c.call("max_concurrent_requests", f"max_concurrent_requests({r.choice((1, 8, 20.5, 80))}, {r.choice(_MODELS)}, "
+                                          f"{r.randint(1, 8192)}, {r.choice(_DTYPES)})")
+
+
+def _ex06(c: Cases) -> None:
+    r = c.rng
+    for _ in range(3):
+        n = r.randint(1, 8)
+        steps = [do(f"a = SimpleAllocator({n})")]
+        for _ in range(40):
+            op = r.choice(("allocate()", f"allocate_many({r.randint(0, 4)})", f"incref({r.randint(-1, n)})",
+                           f"free({r.randint(-1, n)})", f"free({r.randint(0, n - 1)})"))
+            steps += [get(f"a.{op}"), get("a.num_free")]
+        c.add(f"SimpleAllocator({n}): 40 random operations", steps)
+    for _ in range(5):
+        c.call("blocks_needed", f"blocks_needed({r.randint(0, 100)}, {r.choice((1, 4, 16))})")
+        bs, blocks = r.choice((1, 4, 16)), r.sample(range(100), 5)
+        c.call("slot", f"slot({blocks}, {bs}, {r.randrange(5 * bs)})")
+
+
+_STATE07 = get("sorted((s, list(t.block_ids), t.num_tokens) for s, t in m.tables.items())")
+
+
+def _ex07(c: Cases) -> None:
+    r = c.rng
+    for _ in range(3):
+        nb, bs = r.randint(4, 12), r.choice((2, 4))
+        steps, names = [do(f"m = MiniManager({nb}, {bs})")], []
+        for i in range(40):
+            kind = r.random()
+            if kind < 0.25 or not names:
+                names.append(f"s{i}")
+                steps.append(get(f"m.add({names[-1]!r}, {r.randint(1, 2 * bs + 1)}).block_ids"))
+            elif kind < 0.45:
+                names.append(f"s{i}")
+                steps.append(get(f"m.fork({r.choice(names[:-1] or names)!r}, {names[-1]!r}).block_ids"))
+            elif kind < 0.85:
+                steps.append(get(f"m.append({r.choice(names)!r})"))
+            else:
+                steps.append(do(f"m.free({r.choice(names)!r})"))
+            steps += [_STATE07, get(f"[m.allocator.refcount(b) for b in range({nb})]")]
+        c.add(f"MiniManager({nb}, {bs}): 40 random operations", steps)
+
+
+def _ex07_stretch(c: Cases) -> None:
+    r = c.rng
+    for hash_fn in ("lambda p, t: hash((-7 if p is None else p, t))", "lambda p, t: ((p or 0) + sum(t)) % 5"):
+        bs = r.choice((2, 3, 4))
+        steps = [do(f"cache = MiniPrefixCache({bs}, hash_fn={hash_fn})")]
+        prompts = [[r.randint(0, 3) for _ in range(r.randint(0, 4 * bs + 1))] for _ in range(6)]
+        for i in range(24):
+            tokens = r.choice(prompts) + [r.randint(0, 3) for _ in range(r.randint(0, bs))]
+            steps.append(get(f"cache.keys({tokens})"))
+            if r.random() < 0.5:
+                steps.append(do(f"cache.insert({tokens}, {[100 + 10 * i + j for j in range(len(tokens) // bs)]})"))
+            steps.append(get(f"cache.match({tokens})"))
+        c.add("MiniPrefixCache: random inserts and matches", steps)
+
+
+def _ex08(c: Cases) -> None:
+    r = c.rng
+    for _ in range(3):
+        args = (f"{r.randint(1, 5000)}, {r.choice((8, 16, 32))}, {r.randint(1, 80)}, {r.choice((512, 1024, 4096))}, "
+                f"{r.choice((1e10, 2.5e10))}, {r.choice((0.0, 1e-5, 3e-5))}")
+        c.call("swap_seconds", f"swap_seconds({args})")
+        c.call("recompute_seconds", f"recompute_seconds({r.randint(1, 5000)}, {r.choice((7e9, 1.3e10))}, "
+                                    f"{r.randint(1, 80)}, {r.choice((4096, 5120))}, {r.choice((1e14, 3e14))})")
+        c.call("crossover_block_size", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(1, 80)}, "
+                                       f"{r.choice((512, 4096))}, 2.5e10, {r.choice((1e-5, 3e-5))}, "
+                                       f"{r.choice((1e-3, 0.05, 0.5, 3.0))})")
+    for _ in range(4):
+        bs, parent, cpu = r.choice((8, 16)), r.randint(1, 200), r.choice((0, 4, 4096))
+        tail = f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((8e9, 1.3e10))}, 2.5e10, 1e-5, {r.choice((1e14, 3e14))}"
+        c.add("preemption_seconds and choose of a forked sequence", [
+            do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
+            do(f"m.add('parent', range({parent}))"), do("m.fork('parent', 'child')"),
+            *[do("m.append('child', 0)") for _ in range(r.randint(0, 20))],
+            get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
+            get(f"preemption_seconds(m, 'parent', {tail})"), get(f"choose(m, 'parent', {tail})")])
+
+
+def _ex09(c: Cases) -> None:
+    r = c.rng
+    for heads, kv_heads in ((2, 2), (8, 2), (4, 1)):
+        lens = [r.randint(1, 100) for _ in range(r.randint(1, 3))]
+        seed = r.randrange(1 << 30)
+        c.add(f"paged_attention, contexts {lens}", [
+            do(f"q, k, v, tables, lens = random_paged_batch({lens}, {r.choice((8, 16, 32))}, {heads}, {kv_heads}, 16, "
+               f"padding='spare', seed={seed})"),
+            get("paged_attention(q, k, v, tables, lens)")])
+
+
+def _ex09_stretch(c: Cases) -> None:
+    r = c.rng
+    for _ in range(8):
+        c.call("split_bounds", f"split_bounds({r.randint(1, 200)}, {r.randint(1, 6)}, {r.choice((8, 16, 32))})")
+    for _ in range(3):
+        lens, seed = [r.randint(1, 100) for _ in range(3)], r.randrange(1 << 30)
+        c.add(f"merge_states of split contexts {lens}", [
+            do(f"q, k, v, tables, lens = random_paged_batch({lens}, 8, 4, 2, 16, seed={seed})"),
+            do(f"partial, lse = paged_decode_split(q, k, v, tables, lens, num_splits={r.randint(2, 6)})"),
+            get("merge_states(partial, lse)")])
+
+
+def _ex10(c: Cases) -> None:
+    r = c.rng
+    for n in range(3):
+        nb, bs = r.randint(6, 24), r.choice((2, 4))
+        running = [(f"r{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 3))]
+        waiting = [(f"w{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 4))]
+        steps = [do(f"m, running, waiting = scene({nb}, {bs}, running={running}, waiting={waiting}, "
+                    f"watermark={r.choice((0.0, 0.05, 0.1))})")]
+        for t in range(25):
+            if r.random() < 0.3:
+                steps.append(do(f"waiting.append(Request('n{t}', list(range({r.randint(1, 3 * bs)}))))"))
+            if r.random() < 0.15:
+                steps.append(do("done = running.pop(0); m.free(done.seq_id)"))
+            steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 16, 1000))})"),
+                      get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]"),
+                      get("m.num_free_blocks")]
+        c.add(f"schedule_step: 25 steps of a busy server ({nb} blocks of {bs})", steps)
+
+
+_ATTENTION = ("ref", "naive_attention", "scaled_dot_product_attention", "softmax", "pagedlab")
+SPECS: dict[str, Spec] = {
+    "ex00_warmup": Spec(("softmax_rows",), _ex00, ("softmax", "log_softmax", "softmin", "pagedlab")),
+    "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01,
+                                 ("ref", "scaled_dot_product_attention", "pagedlab"), atol=2e-3, rtol=2e-3),
+    "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4),
+    "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
+                                              _ex02_stretch, _ATTENTION, atol=1e-4),
+    "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03,
+                               ("softmax", "log_softmax", "pagedlab"), atol=1e-5),
+    "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION, atol=1e-4, rtol=1e-4),
+    "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION, atol=1e-4, rtol=1e-4),
+    "ex05_kv_cache_size": Spec(("kv_cache_bytes", "kv_bytes_per_token", "max_concurrent_requests"), _ex05,
+                               ("kv_cache_bytes", "kv_bytes_per_token", "pagedlab"), atol=0, rtol=1e-12),
+    "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06, ("BlockAllocator", "pagedlab")),
+    "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("BlockManager", "pagedlab")),
+    "ex07_stretch_prefix_cache_match": Spec(("MiniPrefixCache",), _ex07_stretch, ("PrefixCache", "chained_hash", "pagedlab")),
+    "ex08_swap_or_recompute": Spec(("swap_seconds", "recompute_seconds", "crossover_block_size", "preemption_seconds",
+                                    "choose"), _ex08, ("preemption", "pagedlab"), atol=0, rtol=1e-9),
+    "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09,
+                                 ("paged_decode_reference", "paged_decode_attention", "merge_splits", "gather_kv", "pagedlab"),
+                                 atol=1e-4, rtol=1e-4),
+    "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch,
+                                        ("pa", "paged_decode_attention", "merge_splits", "gather_kv", "pagedlab"), atol=1e-5),
+    "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("Scheduler", "LLMEngine", "pagedlab")),
+}
