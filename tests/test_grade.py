@@ -11,11 +11,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pagedlab.grading.grade import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Result, collect, grade_class, judge, md,
-                            write_tables)
 from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
-from pagedlab.grading.review import imported_names, review_reasons
-from pagedlab.grading.sandbox import Limits, Sandbox, bwrap_problem
+from pagedlab.grading.calls import Malformed, compare, load_outcomes
+from pagedlab.grading.grade import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, SandboxMissing, collect,
+                                    grade_class, judge, judge_graded, md, merge, mixed_script, write_tables)
+from pagedlab.grading.procs import Limits
+from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
+from pagedlab.grading.sandbox import Sandbox, bwrap_problem
+from pagedlab.grading.specs import SPECS, Cases
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "ex00_warmup.ipynb"
@@ -131,6 +134,22 @@ ATTACKS = {
     "exec(bytes.fromhex('7072696e74').decode())": "exec",
     "open('x.py', 'w').write('get_ipython().ast_transformers.append(t)')": "ast_transformers",
     "%load_ext some_extension": "get_ipython",
+    # aliases, dunders and introspection: each passed the review of an earlier version of the grader
+    "C = check\nC.__exit__ = lambda self, *exc: True": "aliases check",
+    "type.__setattr__(check, '__exit__', lambda *a: True)": "__setattr__",
+    "vars()['assert_close'] = lambda *a, **k: None": "vars",
+    "assert_close.__globals__.update(torch=None)": "__globals__",
+    "T = torch.Tensor\nT.any = lambda self: True": "aliases torch.Tensor",
+    "import sys\nsys.modules['pagedlab.checks'] = None": "sys.modules",
+    "import sys\nf = sys._getframe(1)": "_getframe",
+    "class Fake(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, *a, **k):\n        return True":
+        "__torch_function__",
+    "open('/proc/self/cwd/x', 'w')": "/proc",
+    "%%time\nimport base64\nexec(base64.b64decode(b'cGFzcw=='))": "%%time body: mentions exec",
+    "%time get_ipython().run_cell = print": "%%time body: touches .run_cell",
+    "g = eval": "eval",
+    "def softmax_r\u043ews(x):\n    return x": "mixes scripts",
+    "import ipykernel.kernelbase as kb\nkb.Kernel.do_execute = None": "do_execute",
 }
 
 
@@ -145,10 +164,39 @@ def test_review_passes_every_solution(path):
     """No false alarm on honest code: the solutions' work and demo cells, and %timeit."""
     nb = nbformat.read(path, as_version=4)
     setup = imported_names(_sources(nb, "setup"))
+    spec = SPECS[path.stem]
     for cell in nb.cells:
         if cell.cell_type == "code" and role(cell) in ("work", "demo"):
             assert review_reasons(cell.source, setup) == [], (path.name, cell.id)
+        if cell.cell_type == "code" and role(cell) == "work":
+            assert reference_reasons(cell.source, spec.reference, spec.graded) == [], (path.name, cell.id)
     assert review_reasons("%timeit softmax_rows(x)", setup) == []
+
+
+REFERENCE = {  # the package's own reference code as the answer
+    "ex00_warmup": "def softmax_rows(x):\n    return torch.softmax(x, dim=-1)",
+    "ex01_naive_attention": "from pagedlab.attention import causal_mask, naive_attention",
+    "ex05_kv_cache_size": "def kv_bytes_per_token(model, dtype):\n    return model.kv_bytes_per_token(dtype.itemsize)",
+    "ex06_block_allocator": "class SimpleAllocator(BlockAllocator):\n    pass",
+    "ex09_paged_attention": "out = paged_decode_reference",
+}
+
+
+@pytest.mark.parametrize("exercise", REFERENCE)
+def test_review_flags_the_reference_code_that_is_the_answer(exercise):
+    spec = SPECS[exercise]
+    assert reference_reasons(REFERENCE[exercise], spec.reference, spec.graded), exercise
+
+
+def test_every_exercise_declares_graded_calls_the_solution_defines():
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        work = "\n".join(_sources(nb, "work"))
+        for name in SPECS[path.stem].graded:
+            assert f"def {name}(" in work or f"class {name}" in work, (path.stem, name)
+        a, b = SPECS[path.stem].cases(1), SPECS[path.stem].cases(2)
+        assert a.cases and a.cases != b.cases or a.arrays, f"{path.stem}: the seed changes nothing"
+    assert set(SPECS) == {p.stem for p in (ROOT / "exercises").glob("*.ipynb")}
 
 
 CELLS = [Cell(1, "setup", "setup", sha256("import torch")), Cell(2, "work", "work", None),
@@ -180,19 +228,121 @@ def test_judge_by_the_kernels_replies():
     assert judge(CELLS, {"detail": "the supervisor failed"}, [], limits)[0] == ERROR
 
 
+def _cases():
+    c = Cases(0)
+    c.add("two steps", [("do", "a = 1"), ("get", "f(a)")])
+    return c
+
+
+def _outcomes(value):
+    return json.dumps([[None, value]])
+
+
+def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes():
+    c = _cases()
+    want = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0]}}), c)
+    same = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0 + 1e-7]}}), c)
+    assert compare(want, same, c, 1e-5, 1e-4) is None
+    for wrong, why in [({"value": {"tensor": "float32", "shape": [2], "data": [1.0, float("nan")]}}, "differ"),
+                       ({"value": {"tensor": "float16", "shape": [2], "data": [1.0, 2.0]}}, "dtype"),
+                       ({"value": {"tensor": "float32", "shape": [1, 2], "data": [1.0, 2.0]}}, "shape"),
+                       ({"value": {"object": "Proxy"}}, "object"), ({"value": [1.0, 2.0]}, "tensor"),
+                       ({"raised": "NotImplementedError"}, "raised NotImplementedError")]:
+        problem = compare(want, load_outcomes(_outcomes(wrong), c), c, 1e-5, 1e-4)
+        assert problem and why in problem and problem.startswith("graded call 1 (two steps), step 2: f(a)"), problem
+    ints = load_outcomes(_outcomes({"value": 3}), c)
+    assert compare(ints, load_outcomes(_outcomes({"value": 3.0}), c), c, 0, 0) is not None, "3.0 is not the int 3"
+    assert compare(ints, load_outcomes(_outcomes({"value": True}), c), c, 0, 0) is not None, "True is not 3"
+    for text in ["not json", "[[null]]", json.dumps([[None, {"value": {"tensor": "float32", "shape": [3],
+                                                                          "data": [1.0]}}]]),
+                 _outcomes({"value": {"__reduce__": "os.system"}}), _outcomes({"value": {"tensor": "object",
+                                                                                     "shape": [], "data": [1]}})]:
+        with pytest.raises(Malformed):
+            load_outcomes(text, c)
+
+
+def test_judge_graded_calls():
+    limits = Limits(wall_s=60)
+    c = _cases()
+    expected = Expected(c, load_outcomes(_outcomes({"value": 7}), c))
+    spec = SPECS["ex00_warmup"]
+    cells = [Cell(0, "setup", "setup", sha256("import torch")), Cell(1, "work", "work", None)]
+    ran = {"0": {"status": "ok", "sha256": sha256("import torch"), "ename": "", "evalue": ""},
+           "1": {"status": "ok", "sha256": sha256("w"), "ename": "", "evalue": ""}}
+    ok = {"ended": "complete", "cells": ran, "probe": [], "graded": {"status": "ok", "text": _outcomes({"value": 7})}}
+    assert judge_graded(cells, ok, [], limits, expected, spec) == (PASS, "")
+    # the kernel's replies count for nothing: every reply "ok", but the outcomes are wrong
+    lied = {**ok, "graded": {"status": "ok", "text": _outcomes({"value": 8})}}
+    assert judge_graded(cells, lied, [], limits, expected, spec)[0] == FAIL
+    assert judge_graded(cells, {**ok, "graded": {"status": "ok", "text": None}}, [], limits, expected, spec)[0] == FAIL
+    setup_error = {**ok, "cells": {**ran, "0": {**ran["0"], "status": "error", "ename": "ImportError"}}}
+    assert judge_graded(cells, setup_error, [], limits, expected, spec)[0] == FAIL
+    assert judge_graded(cells, ok, ["work cell 'work' uses vars"], limits, expected, spec) == (
+        REVIEW, "work cell 'work' uses vars (graded calls passed)")
+    assert judge_graded(cells, ok, [], limits, Expected(c, None, "boom"), spec)[0] == ERROR
+
+
+def test_cells_of_every_kind_count_toward_the_limit(solved):
+    raw = json.loads(nbformat.writes(solved))
+    raw["cells"] += [{"cell_type": "markdown", "metadata": {}, "source": "x", "id": f"m{i}"} for i in range(500)]
+    with pytest.raises(SubmissionError, match="too many cells"):
+        read_submission(json.dumps(raw).encode(), max_cells=400)
+
+
+def test_learner_cells_above_the_setup_run_after_it(pristine, solved):
+    planted = nbformat.from_dict(solved)
+    planted.cells.insert(0, nbformat.v4.new_code_cell("import sys\nsys.modules['pagedlab.checks'] = None"))
+    nb, cells, _ = restore(read_submission(_submit(planted))[0], pristine)
+    leading = [c.role for c in cells][:2]
+    assert leading == ["setup", "setup"], [c.role for c in cells]
+    _, cells, _ = restore(read_submission(_submit(planted))[0], pristine, checks=False)
+    assert "check" not in {c.role for c in cells}
+
+
+def test_names_that_mix_scripts_are_flagged():
+    assert mixed_script("b\u043eb") and not mixed_script("bob") and not mixed_script("Zoë") and not mixed_script("李")
+
+
+def test_no_sandbox_no_grading_unless_unsafe(tmp_path):
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    with pytest.raises(SandboxMissing, match="--unsafe"):
+        grade_class(tmp_path / "class", ROOT / "exercises", sandbox=False, log=lambda line: None)
+
+
+def test_two_shards_merged_equal_one_run(tmp_path):
+    """Sharding and merging on learners that need no kernel (missing, refused and unexpected files)."""
+    folder = tmp_path / "class"
+    for name in ("ann", "bo", "cy", "dee", "ed"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "notes.txt").write_text("x")
+    (folder / "cy" / "ex00_warmup.ipynb").symlink_to(folder / "ann" / "notes.txt")
+    quiet = dict(sandbox=False, unsafe=True, log=lambda line: None)
+    one = grade_class(folder, ROOT / "exercises", **quiet)
+    write_tables(one, tmp_path / "one")
+    for i in (1, 2):
+        write_tables(grade_class(folder, ROOT / "exercises", shard=(i, 2), **quiet), tmp_path / f"shard{i}")
+    merge([tmp_path / "shard1", tmp_path / "shard2"], tmp_path / "merged")
+    assert (tmp_path / "merged" / "grades.csv").read_bytes() == (tmp_path / "one" / "grades.csv").read_bytes()
+    shard1 = {r["student"] for r in csv.DictReader((tmp_path / "shard1" / "grades.csv").open())}
+    assert shard1 == {"ann", "cy", "ed"}
+    with pytest.raises(ValueError, match="more than one shard"):
+        merge([tmp_path / "shard1", tmp_path / "shard1"], tmp_path / "twice")
+
+
 def test_reports_escape_names_and_messages(tmp_path):
     name = "eve|x\n<script>alert(1)</script>"
     results = [Result(name, "ex00_warmup", FAIL, "check cell 'c': AssertionError: a | b\nsecond line"),
                Result("=HYPERLINK(1)", "ex00_warmup", PASS), Result("bob", "ex00_warmup", REVIEW, "uses get_ipython"),
-               Result("bob", "notes.txt", UNEXPECTED)]
+               Result("bob", "notes.txt", UNEXPECTED), Result(" =1+2+HYPERLINK(2)", "ex00_warmup", PASS)]
     csv_path, md_path = write_tables(results, tmp_path)
     rows = list(csv.DictReader(csv_path.read_text(encoding="utf-8").splitlines(keepends=True)))
-    assert rows[0]["student"] == name and rows[1]["student"] == "'=HYPERLINK(1)"
-    assert rows[3]["result"] == "not graded: unexpected file"
+    by_student = {r["student"]: r for r in rows}
+    assert name in by_student and "'=HYPERLINK(1)" in by_student and "' =1+2+HYPERLINK(2)" in by_student
+    assert rows[-1]["result"] == "not graded: unexpected file"
     text = md_path.read_text(encoding="utf-8")
     assert "<script>" not in text and "&lt;script&gt;" in text
     table = [line for line in text.splitlines() if line.startswith("|")]
-    assert len(table) == 2 + 3, "one row per learner, whatever their name"
+    assert len(table) == 2 + 4, "one row per learner, whatever their name"
     assert all(line.replace("\\|", "").count("|") == 4 for line in table)
     assert "a \\| b\\\\nsecond line" in text and "## Needs review" in text and "notes.txt" in text
     assert md("a_b*c`d[e]") == "a\\_b\\*c\\`d\\[e\\]"
@@ -284,7 +434,7 @@ def test_a_sandboxed_process_sees_only_its_folder():
 
 
 def test_limits_are_inherited_by_the_kernels_launcher():
-    code = ("import resource; from pagedlab.grading.sandbox import Limits, apply_limits; "
+    code = ("import resource; from pagedlab.grading.procs import Limits, apply_limits; "
             "apply_limits(Limits(wall_s=10, memory_bytes=1 << 30, written_file_bytes=1 << 20)); "
             "assert resource.getrlimit(resource.RLIMIT_CPU)[1] <= 10 * __import__('os').cpu_count(); "
             "big = None\ntry:\n    big = bytearray(2 << 30)\nexcept MemoryError:\n    print('refused')")

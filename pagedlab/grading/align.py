@@ -144,8 +144,11 @@ def restore(submitted: nbformat.NotebookNode, pristine: nbformat.NotebookNode,
                       len(pristine.cells))
     leading = {c.get("id") for c in pristine.cells[:first_work] if c.cell_type == "code" and role(c) == "setup"}
     checks_ids = set() if checks else {c.get("id") for c in pristine.cells if c.cell_type == "code" and role(c) == "check"}
+    cells = [c for c in cells if c.get("id") not in checks_ids]
     first = [c for c in cells if c.get("id") in leading and c.get("cell_type") == "code" and role(c) == "setup"]
-    cells = first + [c for c in cells if not any(c is f for f in first) and c.get("id") not in checks_ids]
+    rest = [c for c in cells if not any(c is f for f in first)]
+    code = next((i for i, c in enumerate(rest) if c.get("cell_type") == "code"), len(rest))
+    cells = rest[:code] + first + rest[code:]  # unchanged unless a learner's code cell came before them
     nb = nbformat.v4.new_notebook(metadata=dict(pristine.metadata))
     used = set()
     for n, cell in enumerate(cells):

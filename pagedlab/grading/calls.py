@@ -199,7 +199,7 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
             if problem:
                 return problem
         return None
-    if isinstance(want, float) or (isinstance(have, float) and type(want) is int):
+    if isinstance(want, float):
         if type(have) not in (int, float):
             return f"expected {want!r}, got {_kind(have)}"
         if math.isnan(want) or math.isnan(have):

@@ -32,7 +32,11 @@ _WORDS = re.compile(r"\b(" + "|".join(map(re.escape, MACHINERY)) + r"|events\s*\
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "ctypes", "gc", "inspect", "importlib")
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib")
-_TIMED = ("time", "timeit")  # magics whose body is Python: it is reviewed like the cell's own code
+_TIMED = ("time", "timeit")
+_PLAIN_DUNDERS = ("__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__", "__contains__")
+# A subclass of one of these can pass for a result while behaving otherwise (a custom ==, a faked isclose).
+_VALUE_TYPES = ("int", "float", "bool", "str", "list", "tuple", "dict", "Tensor", "ndarray", "deque", "Step",
+                "BlockTable")  # magics whose body is Python: it is reviewed like the cell's own code
 _transform = TransformerManager().transform_cell
 
 
@@ -91,6 +95,12 @@ def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
             body = _timed_body(node)
             if body is not None:
                 found += [f"in a %time/%%time body: {why}" for why in _reasons(body, protected, depth + 1)]
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("__")
+                and node.name.endswith("__") and node.name not in _PLAIN_DUNDERS):
+            found.append(f"defines {node.name}{line}")
+        if isinstance(node, ast.ClassDef):
+            found += [f"subclasses {ast.unparse(b)}{line}" for b in node.bases
+                      if (getattr(b, "id", None) or getattr(b, "attr", None)) in _VALUE_TYPES]
         if isinstance(node, (ast.Name, ast.Attribute, ast.FunctionDef, ast.ClassDef, ast.arg)):
             name = getattr(node, "id", None) or getattr(node, "attr", None) or getattr(node, "name", None) or node.arg
             if _mixed_script(name):
