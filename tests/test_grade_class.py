@@ -3,7 +3,11 @@
 Each learner gets the verdict they deserve; no learner's action changes another learner's verdict (the honest
 learners are graded after the attackers), the repository's tracked files are unchanged, and a learner's
 background process cannot change the grades after they are written. The class is graded twice, by two separate
-runs: in the bubblewrap sandbox (where it works) and without it.
+runs: in the bubblewrap sandbox (where it works) and without it (``--unsafe``). The grader runs from a copy of the
+package, so an attack that rewrites the grader's own files changes only that copy.
+
+The ``a`` learners attack the first version of the grader; the ``b`` learners are a second round, each a clean
+pass when the checks ran in the learner's kernel and credit came from the kernel's replies.
 """
 
 import csv
@@ -22,11 +26,13 @@ import pytest
 
 from pagedlab.grading.align import role
 from pagedlab.grading.grade import supervise
-from pagedlab.grading.sandbox import Limits, Sandbox
+from pagedlab.grading.procs import Limits
+from pagedlab.grading.sandbox import Sandbox
 from test_grade import without_ids
 
 ROOT = Path(__file__).resolve().parent.parent
-EX00, EX05 = "ex00_warmup.ipynb", "ex05_kv_cache_size.ipynb"
+EX00, EX01, EX05, EX06 = ("ex00_warmup.ipynb", "ex01_naive_attention.ipynb", "ex05_kv_cache_size.ipynb",
+                           "ex06_block_allocator.ipynb")
 PIPE_NAME = "pipe|name\nwith <img src=x onerror=alert(1)>"
 
 SILENCE = """
@@ -129,6 +135,131 @@ else:
     raise FileNotFoundError("no solution to copy")
 """
 
+# The second round. Unsolved work plus a trick unless said otherwise.
+ALIAS_EXIT = "C = check\nC.__exit__ = lambda self, *exc: True  # every failing check now swallows its error\n"
+TYPE_SETATTR = "type.__setattr__(check, '__exit__', lambda self, *exc: True)\n"
+VARS_ASSERT = "vars()['assert_close'] = lambda *a, **k: None\n"
+GLOBALS_UPDATE = ("class _Yes:\n    def __getattr__(self, name):\n        return lambda *a, **k: True\n"
+                  "assert_close.__globals__.update(torch=_Yes())\n")
+TENSOR_ALIAS = "T = torch.Tensor\nT.any = lambda self, *a, **k: True\nT.all = lambda self, *a, **k: True\n"
+TENSOR_SUBCLASS = """
+class Agreeable(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func.__name__ in ("isclose", "allclose", "all", "any", "isfinite"):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+def softmax_rows(x):
+    return torch.zeros_like(x).as_subclass(Agreeable)
+"""
+INT_GETFRAME = """
+import sys
+
+class Seer(int):
+    def __eq__(self, other):
+        return True  # whatever the check compares it with
+    __hash__ = int.__hash__
+
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):
+    sys._getframe(1)  # where the check keeps its expected value
+    return Seer(0)
+"""
+LOOKUP = """
+torch.manual_seed(0)
+_visible = torch.randn(4, 7)  # the first visible check's input, drawn as the check draws it
+_table = {tuple(_visible.flatten().tolist()): torch.exp(_visible) / torch.exp(_visible).sum(-1, keepdim=True)}
+
+def softmax_rows(x):
+    # the visible inputs from the table, a plain (overflowing) formula for the rest
+    key = tuple(x.flatten().tolist())
+    if key in _table:
+        return _table[key]
+    return torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)
+"""
+DO_EXECUTE = """
+import ipykernel.kernelbase as kb
+_real = kb.Kernel.do_execute
+async def _always_ok(self, *a, **k):
+    reply = await _real(self, *a, **k)
+    return {**reply, "status": "ok"}
+kb.Kernel.do_execute = _always_ok
+"""
+_TRANSFORMER = (b"ip = get_ipython()\n"
+                b"def blank(lines):\n"
+                b"    return [] if any('check(' in line for line in lines) else lines\n"
+                b"ip.input_transformers_post.append(blank)\n")
+TIMED_EXEC = ("%%time\nimport base64\nexec(base64.b64decode(" + repr(__import__("base64").b64encode(_TRANSFORMER).decode())
+              + ").decode())\n")
+PLANT_CHECKS = """
+import sys, types
+fake = types.ModuleType("pagedlab.checks")
+class _Pass:
+    def __init__(self, *a, **k): pass
+    def __enter__(self): return self
+    def __exit__(self, *exc): return True
+fake.check, fake.assert_close = _Pass, lambda *a, **k: None
+sys.modules["pagedlab.checks"] = fake
+"""
+REFERENCE_EX00 = "def softmax_rows(x):\n    return torch.softmax(x, dim=-1)\n"
+REFERENCE_EX01 = "from pagedlab.attention import causal_mask, naive_attention\n"
+REFERENCE_EX05 = """
+from pagedlab import memory
+
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):
+    return memory.kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)
+
+def kv_bytes_per_token(model, dtype):
+    return model.kv_bytes_per_token(dtype.itemsize)
+
+def max_concurrent_requests(budget_gib, model, max_len, dtype):
+    return int(budget_gib * GiB // (model.kv_bytes_per_token(dtype.itemsize) * max_len))
+"""
+REFERENCE_EX06 = """
+class SimpleAllocator(BlockAllocator):
+    def __init__(self, num_blocks):
+        super().__init__(num_blocks)
+"""
+REWRITE_SNAPSHOT = """
+import os, pathlib
+import pagedlab.checks as target
+path = pathlib.Path(target.__file__)
+try:
+    os.chmod(path, 0o644)
+    path.write_text(path.read_text() + "\\ncheck = lambda *a, **k: __import__('contextlib').suppress(BaseException)\\n")
+except OSError:
+    pass
+"""
+PATCH_GRADER = """
+import os, pathlib
+for pid in os.listdir("/proc"):
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        continue
+    if b"pagedlab.grading" in cmd:
+        grader = pathlib.Path(f"/proc/{pid}/cwd") / "pagedlab" / "grading" / "run.py"
+        if grader.exists():
+            try:
+                with open(grader, "a") as f:
+                    f.write("\\n_real_run = run\\nasync def run(job):\\n    r = await _real_run(job)\\n"
+                            "    r['cells'] = {k: {**v, 'status': 'ok'} for k, v in r['cells'].items()}\\n    return r\\n")
+            except OSError:
+                pass
+"""
+FORGE_AND_KILL = """
+import json, os, signal
+forged = {"ended": "complete", "at": None, "cells": {}, "probe": [], "graded": {"status": "ok", "text": "[]"}}
+parent = os.getppid()
+try:
+    with open(f"/proc/{parent}/fd/1", "w") as out:
+        out.write(json.dumps(forged))
+    os.kill(parent, signal.SIGKILL)
+except OSError:
+    pass
+"""
+UNSTABLE = "def softmax_rows(x):\n    e = torch.exp(x)\n    return e / e.sum(dim=-1, keepdim=True)\n"
+
 
 def _read(name):
     return nbformat.read(ROOT / name, as_version=4)
@@ -148,18 +279,51 @@ def _after_work(nb, source):
     return nb
 
 
+def _before_first_markdown(nb, source):
+    nb = nbformat.from_dict(nb)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(source))
+    return nb
+
+
+def _duplicate_ids_and_extra_check(nb):
+    """A solved notebook with a duplicated cell id and a learner cell tagged ``check`` (it is dropped)."""
+    nb = nbformat.from_dict(nb)
+    extra = nbformat.v4.new_code_cell("raise AssertionError('my own check')", metadata={"tags": ["check"]})
+    nb.cells.append(extra)
+    raw = json.loads(nbformat.writes(nb, version=4))
+    raw["cells"][-1]["id"] = raw["cells"][0]["id"]
+    return json.dumps(raw)
+
+
 def build_class(folder: Path) -> dict[tuple[str, str], str]:
     """Write the synthetic class into ``folder``; return {(learner, exercise): expected verdict}."""
     solved, untouched = _read(f"solutions/{EX00}"), _read(f"exercises/{EX00}")
+    ex01, ex05, ex06 = _read(f"exercises/{EX01}"), _read(f"exercises/{EX05}"), _read(f"exercises/{EX06}")
     notebooks = {  # learner: (ex00 notebook or its JSON text, expected verdict)
         "a01-silenced-tracebacks": (_after_work(untouched, SILENCE), "needs review"),
         "a02-input-transformer": (_after_work(untouched, TRANSFORMER), "needs review"),
-        "a03-rewrites-pristine": (_after_work(untouched, REWRITE_PRISTINE), "fail"),
+        "a03-rewrites-pristine": (_after_work(untouched, REWRITE_PRISTINE), "needs review"),
         "a04-planted-conftest": (_after_work(untouched, CONFTEST), "fail"),
         "a05-planted-startup": (_after_work(untouched, STARTUP), "needs review"),
         "a06-shadowing-module": (_after_work(solved, SHADOW), "pass"),
-        "a07-background-grades": (_after_work(untouched, BACKGROUND), "fail"),
-        "a08-copied-solutions": (_work(untouched, COPY_SOLUTION), "fail"),
+        "a07-background-grades": (_after_work(untouched, BACKGROUND), "needs review"),
+        "a08-copied-solutions": (_work(untouched, COPY_SOLUTION), "needs review"),
+        "b01-alias-check-exit": (_after_work(untouched, ALIAS_EXIT), "needs review"),
+        "b02-type-setattr": (_after_work(untouched, TYPE_SETATTR), "needs review"),
+        "b03-vars-assert-close": (_after_work(untouched, VARS_ASSERT), "needs review"),
+        "b04-globals-update": (_after_work(untouched, GLOBALS_UPDATE), "needs review"),
+        "b05-tensor-alias": (_after_work(untouched, TENSOR_ALIAS), "needs review"),
+        "b06-tensor-subclass": (_work(untouched, TENSOR_SUBCLASS), "needs review"),
+        "b08-lookup-table": (_work(untouched, LOOKUP), "fail"),
+        "b09-do-execute": (_after_work(untouched, DO_EXECUTE), "needs review"),
+        "b10-timed-base64-exec": (_after_work(untouched, TIMED_EXEC), "needs review"),
+        "b11-cell-before-markdown": (_before_first_markdown(untouched, PLANT_CHECKS), "needs review"),
+        "b12-reference-softmax": (_work(untouched, REFERENCE_EX00), "needs review"),
+        "b16-rewrites-snapshot": (_after_work(untouched, REWRITE_SNAPSHOT), "needs review"),
+        "b17-patches-grader": (_after_work(untouched, PATCH_GRADER), "needs review"),
+        "b18-forges-and-kills": (_after_work(untouched, FORGE_AND_KILL), "needs review"),
+        "c07-duplicate-ids-extra-check": (_duplicate_ids_and_extra_check(solved), "pass"),
+        "c08-unstable-softmax": (_work(untouched, UNSTABLE), "fail"),
         "a09-os-exit": (_after_work(solved, "import os\nos._exit(0)"), "fail"),
         "a10-2000-cells": (_after_work(solved, "pass"), "fail"),
         "c01-malformed-tags": (None, "pass"),
@@ -183,6 +347,14 @@ def build_class(folder: Path) -> dict[tuple[str, str], str]:
         text = nb if isinstance(nb, str) else nbformat.writes(nb)
         (folder / learner / EX00).write_text(text, encoding="utf-8")
         expected[learner, "ex00_warmup"] = verdict
+    # Attacks on other exercises: a learner folder each, with that exercise only.
+    for learner, name, nb in [("b07-int-subclass", EX05, _work(ex05, INT_GETFRAME)),
+                              ("b13-reference-memory", EX05, _work(ex05, REFERENCE_EX05)),
+                              ("b14-subclasses-allocator", EX06, _work(ex06, REFERENCE_EX06)),
+                              ("b15-reference-attention", EX01, _work(ex01, REFERENCE_EX01))]:
+        (folder / learner).mkdir(parents=True)
+        (folder / learner / name).write_text(nbformat.writes(nb), encoding="utf-8")
+        expected[learner, name.removesuffix(".ipynb")] = "needs review"
     # Two exercises for the honest learners; the others did not hand ex05 in.
     shutil.copy(ROOT / "solutions" / EX05, folder / "z1-honest-solved" / EX05)
     shutil.copy(ROOT / "exercises" / EX05, folder / "z2-honest-unsolved" / EX05)
@@ -209,18 +381,20 @@ def _tracked_files_hash() -> str:
     return h.hexdigest()
 
 
-def _grade(folder: Path, out: Path, sandbox: bool) -> tuple[dict, float, str]:
-    """Grade ``folder`` as an instructor would (``python -m pagedlab.grading.grade``): (rows by key, seconds, log)."""
-    cmd = [sys.executable, "-m", "pagedlab.grading.grade", str(folder), "--out", str(out), "--timeout", "120", "--jobs", "2",
-           "--exercises", str(ROOT / "exercises")] + ([] if sandbox else ["--no-sandbox"])
+def _grade(folder: Path, out: Path, sandbox: bool, package: Path) -> tuple[dict, float, str]:
+    """Grade ``folder`` as an instructor would (``python -m pagedlab.grading``), running the copy of the package in
+    ``package`` (the grader's current folder): (rows by key, seconds, log)."""
+    cmd = [sys.executable, "-m", "pagedlab.grading", str(folder), "--out", str(out), "--timeout", "120", "--jobs", "2",
+           "--exercises", str(ROOT / "exercises")] + ([] if sandbox else ["--no-sandbox", "--unsafe"])
+    shutil.copytree(ROOT / "pagedlab", package / "pagedlab", ignore=shutil.ignore_patterns("__pycache__"))
     start = time.monotonic()
     # The grader's own temporary folder lies inside the test's, so whatever a learner plants in the folders of
     # the run (the attacks below walk up two levels from their notebook) stays inside it.
     # (A short folder: the kernels' Unix sockets live under it, and socket paths are limited to ~100 bytes.)
     grader_tmp = tempfile.mkdtemp(prefix="pg")
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900,
-                              env={**os.environ, "TMPDIR": grader_tmp})
+        proc = subprocess.run(cmd, cwd=package, capture_output=True, text=True, timeout=900,
+                              env={**os.environ, "TMPDIR": grader_tmp, "PYTHONPATH": str(package)})
     finally:
         shutil.rmtree(grader_tmp, ignore_errors=True)
     elapsed = time.monotonic() - start
@@ -246,7 +420,8 @@ def test_synthetic_class(synthetic_class, sandbox, tmp_path):
             pytest.skip(probe.note)
     folder, expected = synthetic_class
     before = _tracked_files_hash()
-    rows, elapsed, log = _grade(folder, tmp_path / "grades", sandbox)
+    package = tmp_path / "package"
+    rows, elapsed, log = _grade(folder, tmp_path / "grades", sandbox, package)
     print(f"\nsandbox={sandbox}: graded the synthetic class in {elapsed:.0f} s\n{log}")
     assert ("WARNING" in log.splitlines()[0]) != sandbox
     got = {key: rows[key]["result"] for key in expected}
@@ -258,16 +433,33 @@ def test_synthetic_class(synthetic_class, sandbox, tmp_path):
     assert (tmp_path / "grades" / "grades.csv").read_bytes() == written, "grades.csv changed after it was written"
     _check_messages(rows, (tmp_path / "grades" / "grades.md").read_text(encoding="utf-8"))
     assert _tracked_files_hash() == before, "a learner changed the repository"
+    patched = "_real_run" in (package / "pagedlab" / "grading" / "run.py").read_text()
+    assert patched != sandbox, "without the sandbox the attack reaches the grader's files (and changes nothing)"
 
 
 def _check_messages(rows, markdown):
     msg = {k: r["first_failure"] for k, r in rows.items()}
-    assert msg["z2-honest-unsolved", "ex00_warmup"].startswith("check cell 'check-small': NotImplementedError")
-    assert msg["c05-syntax-error", "ex00_warmup"].startswith("work cell 'softmax-work': SyntaxError")
+    assert msg["z2-honest-unsolved", "ex00_warmup"].startswith("graded call 1 (softmax_rows"), msg
+    assert "raised NotImplementedError" in msg["z2-honest-unsolved", "ex00_warmup"]
+    assert "work cell 'softmax-work': SyntaxError" in msg["c05-syntax-error", "ex00_warmup"]
     assert "kernel died" in msg["a09-os-exit", "ex00_warmup"]
-    assert "too many code cells" in msg["a10-2000-cells", "ex00_warmup"]
+    assert "too many cells" in msg["a10-2000-cells", "ex00_warmup"]
     assert "_showtraceback" in msg["a01-silenced-tracebacks", "ex00_warmup"]
     assert "kernel probe" in msg["a02-input-transformer", "ex00_warmup"]
+    assert "scores near 1e4" in msg["b08-lookup-table", "ex00_warmup"]
+    assert "scores near 1e4" in msg["c08-unstable-softmax", "ex00_warmup"]
+    for learner, why in [("b01-alias-check-exit", "aliases check"), ("b02-type-setattr", "__setattr__"),
+                         ("b03-vars-assert-close", "vars"), ("b04-globals-update", "__globals__"),
+                         ("b05-tensor-alias", "aliases torch.Tensor"), ("b06-tensor-subclass", "__torch_function__"),
+                         ("b09-do-execute", "do_execute"), ("b10-timed-base64-exec", "%%time body"),
+                         ("b11-cell-before-markdown", "sys.modules"), ("b12-reference-softmax", "reference code .softmax"),
+                         ("b16-rewrites-snapshot", "pagedlab.checks"), ("b17-patches-grader", "/proc"),
+                         ("b18-forges-and-kills", "/proc")]:
+        assert why in msg[learner, "ex00_warmup"], (learner, msg[learner, "ex00_warmup"])
+    assert "_getframe" in msg["b07-int-subclass", "ex05_kv_cache_size"]
+    assert "reference code .kv_cache_bytes" in msg["b13-reference-memory", "ex05_kv_cache_size"]
+    assert "BlockAllocator" in msg["b14-subclasses-allocator", "ex06_block_allocator"]
+    assert "pagedlab.attention" in msg["b15-reference-attention", "ex01_naive_attention"]
     assert "cannot match" in msg["c04-unalignable", "ex00_warmup"]
     assert "symbolic link" in msg["c06-symlink", "ex00_warmup"]
     assert msg["z1-honest-solved", "ex01_naive_attention"].startswith("missing")

@@ -310,7 +310,8 @@ def _why_stopped(reply: dict, cells: list[Cell], limits: Limits) -> str:
     at = next((f"{c.role} cell {c.id!r}" for c in cells if c.index == reply.get("at")), "a cell")
     return {"timeout": f"the notebook's time limit ({limits.wall_s} s) ran out in {at}",
             "dead kernel": f"the kernel died in {at} (os._exit, exit() or a crash)",
-            "output cap": f"{at} printed more than {limits.max_output_bytes:,} bytes of output"}.get(
+            "output cap": f"{at} printed more than {limits.max_output_bytes:,} bytes of output",
+            "supervisor killed": "the notebook's supervisor was killed or its answer forged"}.get(
                 reply.get("ended"), "the run stopped before it")
 
 
@@ -393,7 +394,8 @@ def supervise(job: dict, limit: float) -> dict:
         tail = err.decode(errors="replace").strip().splitlines()
         return {"detail": f"the supervisor failed: {tail[-1] if tail else 'no output'}"}
     if proc.returncode != 0 or not isinstance(reply, dict) or reply.pop("token", None) != token:
-        return {"detail": "the supervisor's answer was not its own (wrong token or exit status)"}
+        # Learner code (not the grader) kills a supervisor or writes to its output: no credit, whatever it wrote.
+        return {"ended": "supervisor killed", "at": None, "cells": {}}
     return reply
 
 
