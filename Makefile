@@ -8,6 +8,8 @@ PY = $(shell $(BOOTSTRAP) --which)
 # Two pytest workers: one notebook per worker at a time (nbval keeps a notebook's cells together).
 WORKERS ?= 2
 SUBMISSIONS ?= submissions
+# More grader options, e.g. --unsafe where bubblewrap cannot create a sandbox, or --shard 1/4.
+GRADE_FLAGS ?=
 # Jupyter refuses to run as root (containers, some cloud machines) unless told it is on purpose.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -37,7 +39,7 @@ exercises: setup            ## regenerate exercises/ from solutions/
 	$(PY) -m pagedlab.authoring.exercises
 
 grade: setup                ## grade a class: make grade SUBMISSIONS=path/to/class
-	$(PY) -m pagedlab.grading.grade $(SUBMISSIONS) --out grades
+	$(PY) -m pagedlab.grading $(SUBMISSIONS) --out grades $(GRADE_FLAGS)
 
 benchmark: setup            ## on an NVIDIA GPU: GPU tests + FlashAttention benchmark into benchmarks/results/
 	PYTHON=$(PY) bash benchmarks/gpu_check.sh

@@ -295,7 +295,13 @@ def _duplicate_ids_and_extra_check(nb):
     return json.dumps(raw)
 
 
-def build_class(folder: Path) -> dict[tuple[str, str], str]:
+# Learners whose verdict could depend on the sandbox: they act on files and processes outside their kernel. The
+# run without a sandbox grades these and the honest learners (every other verdict comes from the static review
+# or the graded calls, the same in both runs); PAGEDLAB_GRADE_FULL_CLASS=1 grades everyone there too.
+OUTSIDE_THE_KERNEL = ("a03", "a04", "a05", "a06", "a07", "a08", "a09", "b16", "b17", "b18", "c06", "z1", "z2")
+
+
+def build_class(folder: Path, only: tuple[str, ...] | None = None) -> dict[tuple[str, str], str]:
     """Write the synthetic class into ``folder``; return {(learner, exercise): expected verdict}."""
     solved, untouched = _read(f"solutions/{EX00}"), _read(f"exercises/{EX00}")
     ex01, ex05, ex06 = _read(f"exercises/{EX01}"), _read(f"exercises/{EX05}"), _read(f"exercises/{EX06}")
@@ -369,6 +375,10 @@ def build_class(folder: Path) -> dict[tuple[str, str], str]:
     for junk in (".ipynb_checkpoints", "__MACOSX"):
         (folder / junk).mkdir()
         shutil.copy(ROOT / "solutions" / EX00, folder / junk / EX00)
+    if only is not None:
+        for learner in {k[0] for k in expected if not k[0].startswith(only)}:
+            shutil.rmtree(folder / learner)
+        expected = {k: v for k, v in expected.items() if k[0].startswith(only)}
     return expected
 
 
@@ -406,8 +416,11 @@ def _grade(folder: Path, out: Path, sandbox: bool, package: Path) -> tuple[dict,
 
 @pytest.fixture(scope="module")
 def synthetic_class(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("class")
-    return folder, build_class(folder)
+    def build(sandbox: bool):
+        folder = tmp_path_factory.mktemp("class")
+        full = sandbox or os.environ.get("PAGEDLAB_GRADE_FULL_CLASS") == "1"
+        return folder, build_class(folder, None if full else OUTSIDE_THE_KERNEL)
+    return build
 
 
 @pytest.mark.slow
@@ -418,7 +431,7 @@ def test_synthetic_class(synthetic_class, sandbox, tmp_path):
         probe.close()
         if probe.bwrap is None:
             pytest.skip(probe.note)
-    folder, expected = synthetic_class
+    folder, expected = synthetic_class(sandbox)
     before = _tracked_files_hash()
     package = tmp_path / "package"
     rows, elapsed, log = _grade(folder, tmp_path / "grades", sandbox, package)
@@ -439,6 +452,11 @@ def test_synthetic_class(synthetic_class, sandbox, tmp_path):
 
 def _check_messages(rows, markdown):
     msg = {k: r["first_failure"] for k, r in rows.items()}
+    assert "kernel died" in msg["a09-os-exit", "ex00_warmup"]
+    assert "symbolic link" in msg["c06-symlink", "ex00_warmup"]
+    assert "/proc" in msg["b17-patches-grader", "ex00_warmup"] and "/proc" in msg["b18-forges-and-kills", "ex00_warmup"]
+    if ("b01-alias-check-exit", "ex00_warmup") not in msg:
+        return  # the run without a sandbox, on the learners whose verdict could depend on it
     assert msg["z2-honest-unsolved", "ex00_warmup"].startswith("graded call 1 (softmax_rows"), msg
     assert "raised NotImplementedError" in msg["z2-honest-unsolved", "ex00_warmup"]
     assert "work cell 'softmax-work': SyntaxError" in msg["c05-syntax-error", "ex00_warmup"]

@@ -1,4 +1,4 @@
-"""Grade a class: run each learner's notebook with the pristine checks, isolated, and tabulate the verdicts.
+"""Grade a class: run each learner's notebook isolated, make its graded calls, compare them outside, tabulate.
 
 Layout of a class folder::
 
@@ -8,25 +8,31 @@ Layout of a class folder::
 
 The run, in order:
 
-1. Every pristine notebook in ``exercises/`` is read and hashed, and every learner's files are read, before
-   any learner code runs; neither folder is read again. Dot-folders (``.ipynb_checkpoints``) and ``__MACOSX``
+1. Every pristine notebook in ``exercises/`` and its solution are read and hashed, and every learner's files are
+   read, before any learner code runs; none is read again. Dot-folders (``.ipynb_checkpoints``) and ``__MACOSX``
    are skipped, symbolic links refused, files with other names listed as "not graded: unexpected file".
-2. For each learner and exercise (:mod:`pagedlab.grading.align`): the notebook is repaired and validated, and
-   the pristine ``setup`` and ``check`` cells are put back into it (by cell id, tag order or position).
-   Learner cells that touch the execution machinery are flagged (:mod:`pagedlab.grading.review`).
-3. It runs in a kernel of its own, in a fresh folder, sandboxed where bubblewrap works
-   (:mod:`pagedlab.grading.sandbox`), supervised by a process of its own (:mod:`pagedlab.grading.run`) under a
-   fixed wall-clock limit. Each pristine cell is judged by the kernel's ``execute_reply``: ``ok`` or not.
-4. When every learner process is gone, the grader writes ``grades.csv`` and ``grades.md``.
+2. A secret seed is drawn; each exercise's graded calls (:mod:`pagedlab.grading.specs`) are drawn from it and run
+   after the solution's cells, in a kernel of their own, before any learner notebook: their outcomes stay here.
+3. For each learner and exercise (:mod:`pagedlab.grading.align`): the notebook is repaired and validated, the
+   pristine ``setup`` cells are put back (the ``check`` cells are left out), and learner cells that touch the
+   execution machinery or use reference code are flagged (:mod:`pagedlab.grading.review`).
+4. It runs in a kernel of its own, in a fresh folder, in a bubblewrap sandbox (:mod:`pagedlab.grading.sandbox`;
+   without one, only with ``--unsafe``), supervised by a process of its own (:mod:`pagedlab.grading.run`) under a
+   fixed wall-clock limit; then the graded calls run in that kernel and their outcomes come back as JSON
+   (:mod:`pagedlab.grading.calls`), compared here with the solution's.
+5. When every learner process is gone, the grader writes ``grades.csv``, ``grades.md`` and ``results.json``.
 
-Verdicts: ``pass`` (every pristine setup and check cell replied ``ok``), ``fail`` (one did not, or did not
-run, or the notebook is missing, unreadable, too large, refused), ``needs review`` (learner code touches the
-execution machinery, or the cells cannot be matched: a person must look), ``grader error`` (the kernel did not
-start twice: not the learner's fault; grade again).
+Verdicts: ``pass`` (the setup cells ran and every graded call's outcome equals the solution's), ``fail`` (one
+differs, or did not run, or the notebook is missing, unreadable, too large, refused), ``needs review`` (learner
+code touches the execution machinery or uses reference code, or the cells cannot be matched: a person must look),
+``grader error`` (the kernel did not start twice, or the solution's outcomes could not be computed: grade again).
+Exercises without graded calls are judged by the kernel's replies to their pristine check cells.
 
 Usage::
 
-    python -m pagedlab.grading.grade SUBMISSIONS/ [--out grades/] [--timeout 300] [--jobs N] [--no-sandbox]
+    python -m pagedlab.grading SUBMISSIONS/ [--out grades/] [--timeout 300] [--jobs N] [--shard I/N]
+                               [--no-sandbox] [--unsafe]
+    python -m pagedlab.grading merge grades-1/ grades-2/ ... --out grades/
 """
 
 from __future__ import annotations
