@@ -14,9 +14,9 @@ import pytest
 from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.grade import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, SandboxMissing, collect,
-                                    grade_class, judge, judge_graded, md, merge, mixed_script, write_tables)
+                                    grade_class, judge, judge_graded, md, merge, write_tables)
 from pagedlab.grading.procs import Limits
-from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
+from pagedlab.grading.review import imported_names, mixed_script, reference_reasons, review_reasons
 from pagedlab.grading.sandbox import Sandbox, bwrap_problem
 from pagedlab.grading.specs import SPECS, Cases
 

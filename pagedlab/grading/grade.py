@@ -49,7 +49,6 @@ import subprocess
 import sys
 import threading
 import time
-import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,7 +59,7 @@ from pagedlab.grading import calls, procs, run
 from pagedlab.grading.align import RESTORED, Cell, SubmissionError, Unalignable, read_submission, restore, role
 from pagedlab.grading.calls import Malformed, compare, job_text, load_outcomes
 from pagedlab.grading.procs import Limits, adopt_orphans, descendants, kill_tree, reap
-from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
+from pagedlab.grading.review import imported_names, mixed_script, reference_reasons, review_reasons
 from pagedlab.grading.sandbox import Sandbox
 from pagedlab.grading.specs import SPECS, Cases, Spec
 
@@ -496,12 +495,6 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
         box.close()
     results += [Result(learner.name, f, UNEXPECTED) for learner in learners for f in learner.unexpected]
     return results
-
-
-def mixed_script(name: str) -> bool:
-    """True when ``name``'s letters come from more than one script (Latin and Cyrillic, say)."""
-    scripts = {unicodedata.name(ch, "?").split()[0] for ch in name if ch.isalpha()}
-    return len(scripts) > 1
 
 
 def _plain(text: str) -> str:

@@ -103,7 +103,7 @@ def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
                       if (getattr(b, "id", None) or getattr(b, "attr", None)) in _VALUE_TYPES]
         if isinstance(node, (ast.Name, ast.Attribute, ast.FunctionDef, ast.ClassDef, ast.arg)):
             name = getattr(node, "id", None) or getattr(node, "attr", None) or getattr(node, "name", None) or node.arg
-            if _mixed_script(name):
+            if mixed_script(name):
                 found.append(f"a name mixes scripts: {name!r}{line}")
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             root = _root(node.value)
@@ -154,7 +154,8 @@ def _timed_body(call: ast.Call) -> str | None:
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else "exec('<not a string>')"
 
 
-def _mixed_script(name: str) -> bool:
+def mixed_script(name: str) -> bool:
+    """True when ``name``'s letters come from more than one script (Latin and Cyrillic, say)."""
     scripts = {unicodedata.name(ch, "?").split()[0] for ch in name if ch.isalpha()}
     return len(scripts) > 1
 

@@ -1,15 +1,18 @@
-"""Run one restored notebook in a sandboxed kernel and report the kernel's reply to every cell.
+"""Run one restored notebook in a sandboxed kernel, then its graded calls; report what came back.
 
 The grader (:mod:`pagedlab.grading.grade`) starts this module once per notebook, in its own process outside the
-sandbox, and sends it a job (JSON on stdin): the restored notebook, the sandbox's kernel command, environment
-and limits (:mod:`pagedlab.grading.sandbox`). It answers with JSON on stdout: for each code cell that ran, the
-``status`` of the kernel's ``execute_reply`` (``ok``, ``error``, ``aborted``) with the error's name and first
-line; why the run ended (``complete``, ``timeout``, ``dead kernel``, ``output cap``, ``no kernel``); and what a
-probe of the kernel's execution machinery found after the last cell.
+sandbox (``python -I``, from the source the grader read at start-up, never from a file on disk), and sends it a
+job (JSON on stdin): the restored notebook, the sandbox's kernel command, environment and limits
+(:mod:`pagedlab.grading.sandbox`), the graded calls and a one-time token. It answers with JSON on stdout, the token
+echoed: for each code cell that ran, the ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``,
+``aborted``; ``error`` whenever the cell sent an ``error`` message on iopub, whatever the reply said) with the
+error's name and first line; why the run ended (``complete``, ``timeout``, ``dead kernel``, ``output cap``, ``no
+kernel``); what a probe of the kernel's execution machinery found after the last cell; and the text the graded
+calls' driver wrote (:mod:`pagedlab.grading.calls`), untouched: the grader parses and judges it.
 
-Verdicts come from these replies, not from printed output: a learner cell that hides tracebacks cannot turn a
-failing check's ``error`` reply into ``ok``. The kernel's own stdout and stderr go to a log file in the
-notebook's folder, never to this process's stdout.
+Nothing here is credit: the kernel's replies only explain failures; credit comes from the graded calls'
+outcomes, compared by the grader. The kernel's own stdout and stderr go to a log file in the notebook's folder,
+never to this process's stdout.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ learner's cell. Their use in a learner's cell sends the notebook to review (:mod
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -69,7 +69,6 @@ class Spec:
     reference: tuple[str, ...] = ()
     atol: float = 1e-5
     rtol: float = 1e-4
-    extra: dict = field(default_factory=dict)
 
     def cases(self, seed: int) -> Cases:
         c = Cases(seed)
