@@ -138,7 +138,7 @@ else:
 # The second round. Unsolved work plus a trick unless said otherwise.
 ALIAS_EXIT = "C = check\nC.__exit__ = lambda self, *exc: True  # every failing check now swallows its error\n"
 TYPE_SETATTR = "type.__setattr__(check, '__exit__', lambda self, *exc: True)\n"
-VARS_ASSERT = "vars()['assert_close'] = lambda *a, **k: None\n"
+VARS_ASSERT = "import contextlib\nvars()['check'] = lambda *a, **k: contextlib.suppress(BaseException)\n"
 GLOBALS_UPDATE = ("class _Yes:\n    def __getattr__(self, name):\n        return lambda *a, **k: True\n"
                   "assert_close.__globals__.update(torch=_Yes())\n")
 TENSOR_ALIAS = "T = torch.Tensor\nT.any = lambda self, *a, **k: True\nT.all = lambda self, *a, **k: True\n"
@@ -219,6 +219,12 @@ REFERENCE_EX06 = """
 class SimpleAllocator(BlockAllocator):
     def __init__(self, num_blocks):
         super().__init__(num_blocks)
+
+def blocks_needed(num_tokens, block_size):
+    return -(-num_tokens // block_size)
+
+def slot(block_ids, block_size, position):
+    return block_ids[position // block_size] * block_size + position % block_size
 """
 REWRITE_SNAPSHOT = """
 import os, pathlib
@@ -237,9 +243,10 @@ for pid in os.listdir("/proc"):
         cmd = open(f"/proc/{pid}/cmdline", "rb").read()
     except OSError:
         continue
-    if b"pagedlab.grading" in cmd:
-        grader = pathlib.Path(f"/proc/{pid}/cwd") / "pagedlab" / "grading" / "run.py"
-        if grader.exists():
+    if b"pagedlab.grad" in cmd:
+        for grader in [pathlib.Path(f"/proc/{pid}/cwd") / "pagedlab" / name for name in ("grading/run.py", "grade_run.py")]:
+            if not grader.exists():
+                continue
             try:
                 with open(grader, "a") as f:
                     f.write("\\n_real_run = run\\nasync def run(job):\\n    r = await _real_run(job)\\n"
@@ -248,8 +255,13 @@ for pid in os.listdir("/proc"):
                 pass
 """
 FORGE_AND_KILL = """
-import json, os, signal
-forged = {"ended": "complete", "at": None, "cells": {}, "probe": [], "graded": {"status": "ok", "text": "[]"}}
+import hashlib, json, os, pathlib, signal
+# Every code cell of the notebook being run (the supervisor wrote it here) reported "ok", with its true hash.
+nb = json.loads(next(pathlib.Path.cwd().glob("*.ipynb")).read_text())
+code = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"]
+cells = {str(i): {"status": "ok", "ename": "", "evalue": "",
+                  "sha256": hashlib.sha256("".join(nb["cells"][i]["source"]).encode()).hexdigest()} for i in code}
+forged = {"ended": "complete", "at": None, "cells": cells, "probe": [], "graded": {"status": "ok", "text": "[]"}}
 parent = os.getppid()
 try:
     with open(f"/proc/{parent}/fd/1", "w") as out:
@@ -268,6 +280,14 @@ def _read(name):
 def _work(nb, source):
     nb = nbformat.from_dict(nb)
     next(c for c in nb.cells if c.cell_type == "code" and role(c) == "work").source = source
+    return nb
+
+
+def _every_work(nb, source):
+    """``nb`` with ``source`` in its first work cell and its other work cells emptied (the whole answer in one)."""
+    nb = _work(nb, source)
+    for cell in [c for c in nb.cells if c.cell_type == "code" and role(c) == "work"][1:]:
+        cell.source = "pass"
     return nb
 
 
@@ -355,9 +375,9 @@ def build_class(folder: Path, only: tuple[str, ...] | None = None) -> dict[tuple
         expected[learner, "ex00_warmup"] = verdict
     # Attacks on other exercises: a learner folder each, with that exercise only.
     for learner, name, nb in [("b07-int-subclass", EX05, _work(ex05, INT_GETFRAME)),
-                              ("b13-reference-memory", EX05, _work(ex05, REFERENCE_EX05)),
-                              ("b14-subclasses-allocator", EX06, _work(ex06, REFERENCE_EX06)),
-                              ("b15-reference-attention", EX01, _work(ex01, REFERENCE_EX01))]:
+                              ("b13-reference-memory", EX05, _every_work(ex05, REFERENCE_EX05)),
+                              ("b14-subclasses-allocator", EX06, _every_work(ex06, REFERENCE_EX06)),
+                              ("b15-reference-attention", EX01, _every_work(ex01, REFERENCE_EX01))]:
         (folder / learner).mkdir(parents=True)
         (folder / learner / name).write_text(nbformat.writes(nb), encoding="utf-8")
         expected[learner, name.removesuffix(".ipynb")] = "needs review"
