@@ -6,8 +6,10 @@ background process cannot change the grades after they are written. The class is
 runs: in the bubblewrap sandbox (where it works) and without it (``--unsafe``). The grader runs from a copy of the
 package, so an attack that rewrites the grader's own files changes only that copy.
 
-The ``a`` learners attack the first version of the grader; the ``b`` learners are a second round, each a clean
-pass when the checks ran in the learner's kernel and credit came from the kernel's replies.
+The ``a`` learners attack the first version of the grader. The ``b`` learners are a second round of attacks on the
+version that ran the checks in the learner's kernel and gave credit from the kernel's replies: aliases and dunders,
+introspection, faked results, a lied-about reply, reference code, and, without a sandbox, the grader's own files
+and process.
 """
 
 import csv
