@@ -20,6 +20,7 @@ import torch
 from pagedlab.engine.model_runner import ModelRunner
 from pagedlab.engine.outputs import CompletionOutput, RequestOutput
 from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
+from pagedlab.engine.scheduler import SchedulerOutput
 from pagedlab.engine.sequence import Request
 from pagedlab.paged import BlockTable, KVCache
 from pagedlab.paged.allocator import check_count
@@ -89,7 +90,7 @@ class StaticBatchingEngine:
                     break
                 for seq in seqs:
                     seq.table.num_tokens = len(seq.token_ids)
-                logits = self.runner.execute(seqs)
+                logits = self.runner.execute(SchedulerOutput(seqs, [len(s.token_ids) - s.num_computed for s in seqs]))
                 greedy = logits.argmax(dim=-1).tolist()
                 self.steps += 1
                 for i, seq in enumerate(seqs):

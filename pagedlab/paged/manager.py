@@ -261,14 +261,18 @@ class BlockManager:
         """Prompt tokens of ``seq_id`` whose K/V ``add`` found in the prefix cache (their prefill can be skipped)."""
         return self._seq(seq_id).num_cached_tokens
 
-    def can_add(self, num_tokens: int) -> bool:
-        """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now.
+    def can_add(self, num_tokens: int | list[int]) -> bool:
+        """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now, or (a list) one sequence of
+        each length, say the samples of a request preempted by recomputation.
 
-        True when its blocks fit and leave ``watermark_blocks`` free (vLLM v0's ``can_allocate``), without
+        True when their blocks fit and leave ``watermark_blocks`` free (vLLM v0's ``can_allocate``), without
         counting on cache hits. ``add`` itself only needs the blocks, so it can succeed where this says False.
         """
-        check_count("num_tokens", num_tokens, 0)
-        return -(-num_tokens // self.block_size) + self.watermark_blocks <= self.num_free_blocks
+        counts = num_tokens if isinstance(num_tokens, list) else [num_tokens]
+        for n in counts:
+            check_count("num_tokens", n, 0)
+        need = sum(-(-n // self.block_size) for n in counts)
+        return need + self.watermark_blocks <= self.num_free_blocks
 
     def can_append(self, seq_id: Hashable) -> bool:
         """Whether ``append(seq_id, ...)`` would succeed (it needs a block at a block boundary or to copy on write).
