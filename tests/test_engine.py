@@ -449,3 +449,12 @@ def test_swapped_requests_come_back_oldest_first(model):
     assert [r.request_id for r in engine.scheduler.swapped] == [2, 3]
     run_bounded(engine)
     assert_no_leak(engine)
+
+
+def test_prefill_stall_benchmark_counts_the_longest_step(model):
+    from pagedlab.engine.bench import prefill_stall
+
+    whole = prefill_stall(model, prompt_len=40, budget=16, chunked=False, block_size=BLOCK_SIZE, decode_tokens=12)
+    chunked = prefill_stall(model, prompt_len=40, budget=16, chunked=True, block_size=BLOCK_SIZE, decode_tokens=12)
+    assert whole.longest_step_tokens == 40 + 4 and chunked.longest_step_tokens == 16
+    assert chunked.token_ids == whole.token_ids
