@@ -63,9 +63,10 @@ class ModelRunner:
         block_tables = torch.tensor([s.table.block_ids + [0] * (width - s.table.num_blocks) for s, _ in decodes],
                                     dtype=torch.int32).reshape(len(decodes), width)
         dev = self.kv_cache.device
+        lens = [p + 1 for p in positions[:len(decodes)]]
         attention = PagedAttention(self.kv_cache, torch.tensor(slots, dtype=torch.long, device=dev), len(decodes),
-                                   block_tables.to(dev), torch.tensor(positions[:len(decodes)], dtype=torch.int32,
-                                                                      device=dev) + 1, spans)
+                                   block_tables.to(dev), torch.tensor(lens, dtype=torch.int32, device=dev),
+                                   (max(lens, default=1), max(sum(lens), 1)), spans)
         return (torch.tensor(ids, dtype=torch.long, device=dev), torch.tensor(positions, dtype=torch.long, device=dev),
                 attention, [row[id(s)] for s in batch.seqs])
 
