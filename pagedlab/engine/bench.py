@@ -87,6 +87,8 @@ class ThroughputResult:
     Attributes:
         max_concurrency: most sequences in one step. steps: model steps. tokens: tokens generated.
         seconds: wall time. tokens_per_s: ``tokens / seconds``. token_ids: every request's completion.
+        computed_tokens: tokens the model computed (prompts, recomputations and decodes): a step's cost grows
+            with them, so steps alone undercount a policy that packs more prefill into its steps.
     """
 
     max_concurrency: int
@@ -95,6 +97,7 @@ class ThroughputResult:
     seconds: float
     tokens_per_s: float
     token_ids: list[list[int]]
+    computed_tokens: int
 
 
 def compare_with_static(model: torch.nn.Module, prompts: list[list[int]], params: list[SamplingParams],
@@ -111,19 +114,20 @@ def compare_with_static(model: torch.nn.Module, prompts: list[list[int]], params
     outputs = engine.generate(prompts, params, use_tqdm=False)
     seconds = time.perf_counter() - start
     results = {"continuous": _result(outputs, seconds, len(engine.metrics),
-                                     max(m.num_running_seqs for m in engine.metrics))}
+                                     max(m.num_running_seqs for m in engine.metrics),
+                                     sum(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics))}
     static = StaticBatchingEngine(model, num_blocks, block_size, max_len)
     start = time.perf_counter()
     outputs = static.generate(prompts, params)
     results["static"] = _result(outputs, time.perf_counter() - start, static.steps,
-                                min(static.batch_size, len(prompts)))
+                                min(static.batch_size, len(prompts)), static.computed_tokens)
     return results
 
 
-def _result(outputs, seconds: float, steps: int, concurrency: int) -> ThroughputResult:
+def _result(outputs, seconds: float, steps: int, concurrency: int, computed: int) -> ThroughputResult:
     token_ids = [o.outputs[0].token_ids for o in outputs]
     tokens = sum(len(t) for t in token_ids)
-    return ThroughputResult(concurrency, steps, tokens, seconds, tokens / seconds, token_ids)
+    return ThroughputResult(concurrency, steps, tokens, seconds, tokens / seconds, token_ids, computed)
 
 
 @dataclass(frozen=True)
