@@ -458,3 +458,17 @@ def test_prefill_stall_benchmark_counts_the_longest_step(model):
     chunked = prefill_stall(model, prompt_len=40, budget=16, chunked=True, block_size=BLOCK_SIZE, decode_tokens=12)
     assert whole.longest_step_tokens == 40 + 4 and chunked.longest_step_tokens == 16
     assert chunked.token_ids == whole.token_ids
+
+
+def test_requests_admitted_in_one_step_share_a_prefix_computed_in_that_step(model, hf_model):
+    # Blocks are offered to the prefix cache once a step's batch is final, before the model runs: its run writes
+    # every token's K/V before any attention reads, so a request admitted later in the same step reuses them.
+    g = torch.Generator().manual_seed(4)
+    system = torch.randint(0, 128, (2 * BLOCK_SIZE,), generator=g).tolist()
+    prompts = [system + [5, 6], system + [7], system + [8, 9, 10]]
+    engine = LLMEngine(model, num_blocks=32, block_size=BLOCK_SIZE, enable_prefix_caching=True)
+    outputs = engine.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    assert len(engine.metrics[0].batch) == 3, "all three should be admitted in the first step"
+    assert [o.num_cached_tokens for o in outputs] == [0, 2 * BLOCK_SIZE, 2 * BLOCK_SIZE]
+    assert [o.outputs[0].token_ids for o in outputs] == [hf_greedy(hf_model, p) for p in prompts]
+    assert_no_leak(engine)

@@ -200,7 +200,6 @@ class Scheduler:
                 raise ValueError(f"sequence {seq.seq_id!r} needs {expected} sampled tokens this step, "
                                  f"got {len(tokens)}")
             seq.num_computed += n
-            manager.mark_computed(seq.seq_id, seq.num_computed)
             if not tokens:
                 continue
             for j, token in enumerate(tokens[1:], start=1):      # the prompt is computed: fork the completions
@@ -230,6 +229,12 @@ class Scheduler:
         if n:
             out.seqs.append(seq)
             out.num_new_tokens.append(n)
+            # Growth and preemption are over for this step, so these tokens will be computed by this step's model
+            # run, which writes every token's K/V before any attention reads: their full blocks may be found in the
+            # prefix cache from now on, by a request admitted later in this very step (vLLM v1 caches blocks at
+            # scheduling time the same way). A slot reserved during growth is not marked until here, so a request
+            # that was preempted after reserving it leaves nothing uncomputed in the cache.
+            self.block_manager.mark_computed(seq.seq_id, seq.num_computed + n)
         return budget - n
 
     def _grow(self, request: Request, queue: deque[Request], out: SchedulerOutput) -> bool:
