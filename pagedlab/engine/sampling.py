@@ -1,9 +1,15 @@
 """What to generate and how to pick each token: :class:`SamplingParams` (vLLM's name) and :func:`sample`.
 
 Greedy decoding takes the most likely token. Sampling draws from ``softmax(logits / temperature)`` with a
-generator seeded by ``(seed, completion index, position)``: a completion's draw at a position is the same
-whatever else is in the batch and however often the request was preempted, so results are reproducible
-under continuous batching.
+generator seeded by ``(seed, completion index, position)``: the generator never depends on the batch or on how
+often the request was preempted, so given the same logits a completion draws the same token, and results are
+reproducible under continuous batching.
+
+The logits themselves can depend on the batch on a GPU, in their last bits: the decode kernel's split count
+is chosen from the whole batch (a different summation order), and a sequence preempted by recomputation comes
+back through the prefill path (FlashAttention) where it had been decoded by the paged kernel. A draw near a
+boundary of the distribution, or a greedy near-tie, can then come out differently. On the CPU (fp32 in the
+interpreter, one split) the tests see identical tokens.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import torch
 from pagedlab.engine.model_runner import ModelRunner
 from pagedlab.engine.outputs import CompletionOutput, RequestOutput
 from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
+from pagedlab.engine.scheduler import SchedulerOutput
 from pagedlab.engine.sequence import Request
 from pagedlab.paged import BlockTable, KVCache
 from pagedlab.paged.allocator import check_count
@@ -35,6 +36,7 @@ class StaticBatchingEngine:
 
     Attributes:
         batch_size: requests that run at once. kv_cache: the pool. steps: model steps run so far.
+        computed_tokens: tokens the model computed so far (prompts and decodes).
 
     Raises:
         ValueError: not even one reservation of ``max_len`` tokens fits in the pool.
@@ -57,6 +59,7 @@ class StaticBatchingEngine:
                                 dtype=param.dtype, device=param.device)
         self.runner = ModelRunner(model, self.kv_cache)
         self.steps = 0
+        self.computed_tokens = 0
 
     def generate(self, prompts: Seq[Seq[int]], params: SamplingParams | Seq[SamplingParams] | None = None
                  ) -> list[RequestOutput]:
@@ -89,7 +92,9 @@ class StaticBatchingEngine:
                     break
                 for seq in seqs:
                     seq.table.num_tokens = len(seq.token_ids)
-                logits = self.runner.execute(seqs)
+                batch = SchedulerOutput(seqs, [len(s.token_ids) - s.num_computed for s in seqs])
+                logits = self.runner.execute(batch)
+                self.computed_tokens += batch.num_batched_tokens
                 greedy = logits.argmax(dim=-1).tolist()
                 self.steps += 1
                 for i, seq in enumerate(seqs):
