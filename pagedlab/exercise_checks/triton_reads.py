@@ -16,23 +16,19 @@ import torch
 
 
 @contextlib.contextmanager
-def interpreted(launcher: Callable, kernel) -> Iterator[dict[tuple[int, ...], list[np.ndarray]]]:
-    """Run ``launcher``'s ``kernel`` in Triton's interpreter while inside, and record what its loads read.
+def recorded(kernel) -> Iterator[tuple[object, dict[tuple[int, ...], list[np.ndarray]]]]:
+    """``kernel`` as an interpreted function to launch (``k[grid](...)``, CPU tensors), and what its loads read.
 
     Args:
-        launcher: the Python function that launches ``kernel`` by its global name (``kernel[grid](...)``).
         kernel: a ``@triton.jit`` function (compiled or already interpreted).
 
     Yields:
-        ``{program id (x, y, z): [addresses read by each load, in order]}``, filled as the launcher runs; the
-        addresses are those of elements a load's mask let through (``uint64`` arrays).
+        ``(interpreted kernel, reads)``, reads being ``{program id (x, y, z): [addresses read by each load, in
+        order]}``, filled as the kernel runs; the addresses are those of the elements a load's mask let through
+        (``uint64`` arrays).
     """
     from triton.runtime import interpreter
 
-    name = kernel.__name__
-    namespace = launcher.__globals__
-    if namespace.get(name) is not kernel:
-        raise ValueError(f"{launcher.__name__} does not launch {name} by its global name")
     builder = interpreter.interpreter_builder
     original = builder.create_masked_load
     reads: dict[tuple[int, ...], list[np.ndarray]] = defaultdict(list)
@@ -43,13 +39,34 @@ def interpreted(launcher: Callable, kernel) -> Iterator[dict[tuple[int, ...], li
         reads[tuple(builder.grid_idx)].append(data[taken].astype(np.uint64))
         return original(ptrs, mask, other, cache_policy, is_volatile)
 
-    namespace[name] = interpreter.InterpretedFunction(kernel.fn)
     builder.create_masked_load = recording_load
     try:
-        yield reads
+        yield interpreter.InterpretedFunction(kernel.fn), reads
     finally:
         builder.create_masked_load = original
-        namespace[name] = kernel
+
+
+@contextlib.contextmanager
+def interpreted(launcher: Callable, kernel) -> Iterator[dict[tuple[int, ...], list[np.ndarray]]]:
+    """Run ``launcher``'s ``kernel`` in Triton's interpreter while inside, and record what its loads read.
+
+    Args:
+        launcher: the Python function that launches ``kernel`` by its global name (``kernel[grid](...)``).
+        kernel: a ``@triton.jit`` function (compiled or already interpreted).
+
+    Yields:
+        The reads, as :func:`recorded` gives them, filled as the launcher runs.
+    """
+    name = kernel.__name__
+    namespace = launcher.__globals__
+    if namespace.get(name) is not kernel:
+        raise ValueError(f"{launcher.__name__} does not launch {name} by its global name")
+    with recorded(kernel) as (interpreted_kernel, reads):
+        namespace[name] = interpreted_kernel
+        try:
+            yield reads
+        finally:
+            namespace[name] = kernel
 
 
 def elements(addresses: np.ndarray, tensor: torch.Tensor) -> np.ndarray:
