@@ -1,6 +1,6 @@
 """What each exercise's check cells run, and the hints they give, kept out of the notebooks.
 
-A check cell shows its title and the call it makes (``ex09.one_full_tile(paged_attention)``); the scenario, the
+A check cell shows its title and the call it makes (``ex09.check_one_full_tile(paged_attention)``); the scenario, the
 comparison and the hint live here, so a learner reads a hint only when a check fails, and the hint is chosen for the
 output the check actually received (NaN, a wrong value, a wrong type, an error) rather than for one imagined mistake.
 One module per exercise, named after it.

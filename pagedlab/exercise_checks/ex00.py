@@ -17,7 +17,7 @@ def error_hint(exc: BaseException) -> str:
     return ""
 
 
-def small_scores(softmax_rows: Callable) -> None:
+def check_small_scores(softmax_rows: Callable) -> None:
     """Check 1: ordinary scores agree with ``torch.softmax``, rows sum to one, dtype kept."""
     __tracebackhide__ = True
     torch.manual_seed(0)
@@ -39,7 +39,7 @@ def small_scores(softmax_rows: Callable) -> None:
     assert got.dtype == x.dtype, f"expected dtype {x.dtype}, got {got.dtype}: compute in the input's dtype"
 
 
-def large_scores(softmax_rows: Callable) -> None:
+def check_large_scores(softmax_rows: Callable) -> None:
     """Check 2: scores of magnitude 1e4 give no NaN or inf."""
     __tracebackhide__ = True
     x_big = torch.randn(3, 5) * 1e4
@@ -51,7 +51,7 @@ def large_scores(softmax_rows: Callable) -> None:
     assert_close(got, torch.softmax(x_big, dim=-1), atol=1e-6, name="softmax_rows(large scores)")
 
 
-def leading_dimensions(softmax_rows: Callable) -> None:
+def check_leading_dimensions(softmax_rows: Callable) -> None:
     """Check 3: a (2, 3, 4, 6) float64 tensor, as attention's (batch, heads, n_q, n_k) scores."""
     __tracebackhide__ = True
     x4 = torch.randn(2, 3, 4, 6, dtype=torch.float64) * 50

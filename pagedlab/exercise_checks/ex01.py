@@ -33,7 +33,7 @@ def mask_mismatch(causal_mask: Callable, n_q: int, n_k: int) -> str | None:
             f"expected {bool(expected[i, j])}, got {bool(got[i, j])}. Hint: {hint}")
 
 
-def square_masks(causal_mask: Callable) -> None:
+def check_square_masks(causal_mask: Callable) -> None:
     """Check 1: n x n masks for n = 1, 2, 7."""
     __tracebackhide__ = True
     for n in (1, 2, 7):
@@ -41,7 +41,7 @@ def square_masks(causal_mask: Callable) -> None:
         assert problem is None, problem
 
 
-def fewer_queries(causal_mask: Callable) -> None:
+def check_fewer_queries(causal_mask: Callable) -> None:
     """Check 2: masks with fewer queries than keys, aligned bottom-right."""
     __tracebackhide__ = True
     for n_q, n_k in [(1, 6), (3, 8), (6, 9)]:
@@ -53,7 +53,7 @@ def _looks_like(got, other) -> bool:
     return isinstance(got, torch.Tensor) and got.shape == other.shape and torch.allclose(got.float(), other, atol=1e-5)
 
 
-def attention(naive_attention: Callable) -> None:
+def check_attention(naive_attention: Callable) -> None:
     """Check 3: (2, 3, 10, 8) inputs, then 10 queries over 14 keys."""
     __tracebackhide__ = True
     torch.manual_seed(0)
@@ -73,7 +73,7 @@ def attention(naive_attention: Callable) -> None:
                  hint="the number of queries and of keys differ here: take each from its own tensor.")
 
 
-def causal_attention(naive_attention: Callable) -> None:
+def check_causal_attention(naive_attention: Callable) -> None:
     """Check 4: causal attention with 10, 4 and 1 queries over 10 keys."""
     __tracebackhide__ = True
     for n_q, n_k in [(10, 10), (4, 10), (1, 10)]:
@@ -90,7 +90,7 @@ def causal_attention(naive_attention: Callable) -> None:
                      name=f"causal naive_attention, {n_q} queries, {n_k} keys", hint=hint)
 
 
-def huge_scores(naive_attention: Callable) -> None:
+def check_huge_scores(naive_attention: Callable) -> None:
     """Check 5: scores in the thousands."""
     __tracebackhide__ = True
     q, k, v = (torch.randn(1, 2, 12, 8) for _ in range(3))
@@ -102,7 +102,7 @@ def huge_scores(naive_attention: Callable) -> None:
     assert_close(got, ref.naive_attention(q_big, k, v, causal=True), atol=1e-4, name="naive_attention with huge scores")
 
 
-def half_precision(naive_attention: Callable) -> None:
+def check_half_precision(naive_attention: Callable) -> None:
     """Check 6: float16 inputs give a float16 output, also when their scores overflow float16."""
     __tracebackhide__ = True
     q, k, v = (torch.randn(1, 2, 16, 8, dtype=torch.float16) for _ in range(3))

@@ -79,7 +79,8 @@ def update_problem(online_softmax_update):
     return None
 
 
-def assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block_m, block_n, hint, d=8, magnitude=1.0, seed=0):
+def assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block_m, block_n, hint, d=8,
+                 magnitude=1.0, seed=0):
     """Compare tiled_attention with naive_attention; name the likely cause (update, scale, mask) before `hint`."""
     problem = update_problem(online_softmax_update)
     assert problem is None, (
@@ -102,7 +103,8 @@ def assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block
                 "must cover the last, shorter tile too: range(0, n_k, block_n), then slice k[c0:c0 + block_n].")
     elif looks_like(got, attend(q, k, v, visible, scale=1.0)):
         hint = "your output is attention WITHOUT the 1/sqrt(d) scale: s = q @ k.T / math.sqrt(d)."
-    elif looks_like(got, attend(q, k, v, visible, scale=1.0 / d)) or looks_like(got, attend(q, k, v, visible, 1 / d ** 1.5)):
+    elif (looks_like(got, attend(q, k, v, visible, scale=1.0 / d))
+          or looks_like(got, attend(q, k, v, visible, 1 / d ** 1.5))):
         hint = "the scale is applied wrongly (1/d, or twice): divide the scores by math.sqrt(d) exactly once."
     elif causal and looks_like(got, attend(q, k, v)):
         hint = "nothing is masked: with causal=True set the scores of keys j > i + (n_k - n_q) to -math.inf."
@@ -117,7 +119,7 @@ def assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block
                  f"causal = {causal}", hint=f"rows {bad[:8]} of {n_q} differ. {hint}" if bad else hint)
 
 
-def one_tile(online_softmax_update) -> None:
+def check_one_tile(online_softmax_update) -> None:
     """Check 1: one tile."""
     __tracebackhide__ = True
     torch.manual_seed(0)
@@ -125,7 +127,7 @@ def one_tile(online_softmax_update) -> None:
     check_state(online_softmax_update, scores, values, 8, "one tile")
 
 
-def several_tiles(online_softmax_update) -> None:
+def check_several_tiles(online_softmax_update) -> None:
     """Check 2: several tiles."""
     __tracebackhide__ = True
     # Later tiles hold larger scores, so the running max grows and earlier sums must be rescaled.
@@ -143,7 +145,7 @@ def several_tiles(online_softmax_update) -> None:
     check_state(online_softmax_update, masked, torch.randn(12, 3), 6, "a second tile that hides every key of rows 0-2")
 
 
-def huge_scores_update(online_softmax_update) -> None:
+def check_huge_scores_update(online_softmax_update) -> None:
     """Check 3: huge scores."""
     __tracebackhide__ = True
     big = torch.randn(4, 10) * 1e4  # exp() of scores this large overflows unless the max is subtracted first
@@ -154,7 +156,7 @@ def huge_scores_update(online_softmax_update) -> None:
     check_state(online_softmax_update, big, torch.randn(10, 2), 5, "tiles of huge scores")
 
 
-def one_tile_and_scale(tiled_attention, online_softmax_update) -> None:
+def check_one_tile_and_scale(tiled_attention, online_softmax_update) -> None:
     """Check 4: one tile, and the scale."""
     __tracebackhide__ = True
     # Tiles larger than the inputs: one query tile and one key tile, so only the scores and one update matter.
@@ -162,7 +164,7 @@ def one_tile_and_scale(tiled_attention, online_softmax_update) -> None:
                  hint="with a single tile only the scores and one update matter: s = q_i @ k_j.T / math.sqrt(d).")
 
 
-def dividing_tiles(tiled_attention, online_softmax_update) -> None:
+def check_dividing_tiles(tiled_attention, online_softmax_update) -> None:
     """Check 5: tiles that divide the length."""
     __tracebackhide__ = True
     assert_tiled(tiled_attention, online_softmax_update, 64, 64, False, block_m=16, block_n=16, hint=(
@@ -170,7 +172,7 @@ def dividing_tiles(tiled_attention, online_softmax_update) -> None:
         "last key tile."))
 
 
-def shorter_tiles(tiled_attention, online_softmax_update) -> None:
+def check_shorter_tiles(tiled_attention, online_softmax_update) -> None:
     """Check 6: lengths that are not multiples of the tile."""
     __tracebackhide__ = True
     for n_q, n_k, block_m, block_n in [(37, 37, 16, 16), (37, 37, 5, 7), (3, 3, 16, 2), (20, 37, 8, 16)]:
@@ -179,7 +181,7 @@ def shorter_tiles(tiled_attention, online_softmax_update) -> None:
             "slice, and use the slice's real size (q_i.shape[0], s.shape[1]), not block_m or block_n."))
 
 
-def causal(tiled_attention, online_softmax_update) -> None:
+def check_causal(tiled_attention, online_softmax_update) -> None:
     """Check 7: causal."""
     __tracebackhide__ = True
     for n_q, n_k, block_m, block_n in [(64, 64, 16, 16), (32, 48, 16, 16), (37, 37, 5, 7), (20, 37, 8, 16)]:
@@ -189,7 +191,7 @@ def causal(tiled_attention, online_softmax_update) -> None:
             "If you skip key tiles, skip only those with c0 > r0 + rows - 1 + (n_k - n_q)."))
 
 
-def huge_scores(tiled_attention, online_softmax_update) -> None:
+def check_huge_scores(tiled_attention, online_softmax_update) -> None:
     """Check 8: huge scores."""
     __tracebackhide__ = True
     assert_tiled(tiled_attention, online_softmax_update, 40, 40, True, block_m=8, block_n=8, magnitude=1000.0, hint=(

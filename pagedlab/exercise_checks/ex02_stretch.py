@@ -71,7 +71,7 @@ def _within(seconds: float, fn: Callable, *args):
     return result
 
 
-def key_tiles(key_tile_counts: Callable) -> None:
+def check_key_tiles(key_tile_counts: Callable) -> None:
     """Check 1: ``key_tile_counts`` against the brute force on small grids, then on a huge one, from indices alone."""
     __tracebackhide__ = True
     for n_q, n_k, bm, bn in GEOMETRIES:
@@ -118,7 +118,7 @@ def _assert_causal(causal_tiled_attention: Callable, n_q: int, n_k: int, block_m
                  f"{block_m} x {block_n}", hint=f"rows {bad[:8]} of {n_q} differ. {hint}" if bad else hint)
 
 
-def output(causal_tiled_attention: Callable) -> None:
+def check_output(causal_tiled_attention: Callable) -> None:
     """Check 2: the output with n_q <= n_k, where every row sees at least one key."""
     __tracebackhide__ = True
     for n_q, n_k, bm, bn in [(16, 16, 8, 8), (37, 37, 5, 7), (20, 37, 16, 4), (1, 9, 8, 8)]:
@@ -127,7 +127,7 @@ def output(causal_tiled_attention: Callable) -> None:
             "tile's key indices against each row's index plus n_k - n_q), and mask every tile from n_full on."))
 
 
-def update_state(online_softmax_update: Callable) -> None:
+def check_update_state(online_softmax_update: Callable) -> None:
     """Check 3: after a tile that hides every key from some rows, those rows keep m = -inf, l = 0, acc = 0."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(3)
@@ -156,7 +156,7 @@ def update_state(online_softmax_update: Callable) -> None:
         assert_close(got, w, atol=1e-6, name=f"{name} after {first}", hint=hint)
 
 
-def no_key(causal_tiled_attention: Callable) -> None:
+def check_no_key(causal_tiled_attention: Callable) -> None:
     """Check 4: with n_q > n_k the first n_q - n_k rows see no key: their output is 0."""
     __tracebackhide__ = True
     for n_q, n_k, bm, bn in [(37, 20, 8, 8), (9, 1, 5, 7), (37, 20, 16, 4)]:
@@ -201,7 +201,7 @@ class WorkCounter(TorchFunctionMode):
         return result
 
 
-def skipping(causal_tiled_attention: Callable) -> None:
+def check_skipping(causal_tiled_attention: Callable) -> None:
     """Check 5: no work on tiles hidden from every row, no mask on tiles visible to every row."""
     __tracebackhide__ = True
     d = 8

@@ -11,7 +11,7 @@ from .ex09 import kernel_error as _kernel_error
 from .triton_reads import elements, recorded
 
 
-def nothing_written_past_n(add_kernel) -> None:
+def check_nothing_written_past_n(add_kernel) -> None:
     """Check 1: vector add, nothing written (nor read) past the end."""
     __tracebackhide__ = True
     n, block, sentinel = 100, 64, -7.0
@@ -36,7 +36,7 @@ def nothing_written_past_n(add_kernel) -> None:
             f"the mask too, not only the store.")
 
 
-def any_length(vector_add) -> None:
+def check_any_length(vector_add) -> None:
     """Check 2: vector add, any length."""
     __tracebackhide__ = True
 
@@ -57,7 +57,7 @@ def any_length(vector_add) -> None:
         assert_close(got, x + y, name=f"vector_add with n = {n}", hint=add_hint(got.cpu(), (x + y).cpu(), 64))
 
 
-def nothing_written_past_n_cols(softmax_kernel) -> None:
+def check_nothing_written_past_n_cols(softmax_kernel) -> None:
     """Check 3: row softmax, nothing written past n_cols."""
     __tracebackhide__ = True
     rows, n_cols, block, sentinel = 3, 5, 8, -7.0
@@ -91,7 +91,7 @@ def _sums(got: torch.Tensor) -> list[float]:
     return [round(v, 4) for v in got.sum(-1).tolist()]
 
 
-def no_padding(softmax) -> None:
+def check_no_padding(softmax) -> None:
     """Check 4: row softmax without padding."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(0)
@@ -100,7 +100,7 @@ def no_padding(softmax) -> None:
                                       f"softmax is the exponentials of x - max divided by their sum.")
 
 
-def any_columns(softmax) -> None:
+def check_any_columns(softmax) -> None:
     """Check 5: row softmax, any number of columns."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(1)
@@ -118,7 +118,7 @@ def any_columns(softmax) -> None:
         _assert_softmax(softmax, torch.randn(4, cols, generator=g).to(device.DEVICE), f"a 4 x {cols} matrix", hint)
 
 
-def strided_rows(softmax) -> None:
+def check_strided_rows(softmax) -> None:
     """Check 6: row softmax, strided rows."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(2)
@@ -135,7 +135,7 @@ def strided_rows(softmax) -> None:
     _assert_softmax(softmax, x, "x[:, :40] of a 5 x 64 matrix (rows 64 apart)", hint)
 
 
-def large_scores(softmax) -> None:
+def check_large_scores(softmax) -> None:
     """Check 7: row softmax, large scores."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(3)

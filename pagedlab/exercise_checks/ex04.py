@@ -63,7 +63,8 @@ def _diagnosis(got, q, k, v, causal, block_n) -> str:
                     f"-inf.")
     if causal:
         if _like(got, _attend(q, k, v)):
-            return "your output is attention without the causal mask: with CAUSAL, key j is hidden from row i when j > i + n_k - n_q."
+            return ("your output is attention without the causal mask: with CAUSAL, key j is hidden from row i "
+                    "when j > i + n_k - n_q.")
         if n_q != n_k and _like(got, _attend(q, k, v, cols <= rows)):
             return ("your mask is aligned top-left (row i sees keys j <= i): with fewer queries than keys the queries "
                     "are the LAST n_q positions, aligned bottom-right (j <= i + n_k - n_q).")
@@ -100,7 +101,7 @@ def _check(flash_forward: Callable, n_q, n_k, causal, hint, magnitude=1.0, d=16,
     assert_close(got, want, atol=1e-4, rtol=1e-4, name=name, hint=f"rows {bad_rows[:8]} of {n_q} differ. {text}")
 
 
-def one_key_tile(flash_forward: Callable) -> None:
+def check_one_key_tile(flash_forward: Callable) -> None:
     """Check 1: 16 queries, 16 keys, one tile: nothing to mask or rescale."""
     __tracebackhide__ = True
     _check(flash_forward, 16, 16, causal=False, hint=(
@@ -108,7 +109,7 @@ def one_key_tile(flash_forward: Callable) -> None:
         "sum l_i, or acc = p times v."))
 
 
-def several_key_tiles(flash_forward: Callable) -> None:
+def check_several_key_tiles(flash_forward: Callable) -> None:
     """Check 2: 64 keys in 4 tiles: the running max grows and what was summed must be rescaled."""
     __tracebackhide__ = True
     _check(flash_forward, 16, 64, causal=False, hint=(
@@ -116,7 +117,7 @@ def several_key_tiles(flash_forward: Callable) -> None:
         "the old max must shrink by alpha = 2^(old max - new max) before the new tile's terms are added."))
 
 
-def padding_keys(flash_forward: Callable) -> None:
+def check_padding_keys(flash_forward: Callable) -> None:
     """Check 3: lengths that are not multiples of the tile, tiles of any shape."""
     __tracebackhide__ = True
     for n_q, n_k, block_m, block_n in [(1, 1, 16, 16), (17, 17, 16, 16), (45, 45, 16, 16), (17, 45, 16, 16),
@@ -126,7 +127,7 @@ def padding_keys(flash_forward: Callable) -> None:
             "cols, BLOCK_N of them."))
 
 
-def causal_any_shape(flash_forward: Callable) -> None:
+def check_causal_any_shape(flash_forward: Callable) -> None:
     """Check 4: causal, square and non-square tiles, fewer queries than keys."""
     __tracebackhide__ = True
     # Tiles that are not square first: a 1-D mask fails loudly there instead of silently on square tiles.
@@ -137,7 +138,7 @@ def causal_any_shape(flash_forward: Callable) -> None:
             "bottom-right), with global row and key positions, together with the padding mask."))
 
 
-def large_scores(flash_forward: Callable) -> None:
+def check_large_scores(flash_forward: Callable) -> None:
     """Check 5: scores in the hundreds."""
     __tracebackhide__ = True
     _check(flash_forward, 33, 40, causal=True, magnitude=12.0, block_m=16, block_n=32, hint=(

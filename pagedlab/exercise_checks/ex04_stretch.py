@@ -12,7 +12,8 @@ from ..attention import naive_attention
 from ..checks import assert_close, differing_rows
 from .ex04 import error_hint
 
-__all__ = ["error_hint", "attention_inputs", "batch_and_heads", "grouped", "views", "heads_that_do_not_divide"]
+__all__ = ["error_hint", "attention_inputs", "check_batch_and_heads", "check_grouped", "check_views",
+           "check_heads_that_do_not_divide"]
 
 
 def attention_inputs(batch, n_heads, n_kv_heads, n_q, n_k, d=16, seq_major=False, seed=0):
@@ -43,7 +44,7 @@ def _assert_gqa(gqa_forward: Callable, batch, n_heads, n_kv_heads, n_q, n_k, hin
                  hint=f"(batch, head) pairs {bad[:8]} of {batch} x {n_heads} are wrong. {text}" if bad else "")
 
 
-def batch_and_heads(gqa_forward: Callable) -> None:
+def check_batch_and_heads(gqa_forward: Callable) -> None:
     """Check 1: batch 2, 3 heads, one K/V head per query head."""
     __tracebackhide__ = True
 
@@ -57,7 +58,7 @@ def batch_and_heads(gqa_forward: Callable) -> None:
     _assert_gqa(gqa_forward, 2, 3, 3, 21, 40, hint)
 
 
-def grouped(gqa_forward: Callable) -> None:
+def check_grouped(gqa_forward: Callable) -> None:
     """Check 2: 4 query heads over 2 K/V heads, 3 over 1."""
     __tracebackhide__ = True
     for n_heads, n_kv_heads in [(4, 2), (3, 1)]:
@@ -73,7 +74,7 @@ def grouped(gqa_forward: Callable) -> None:
         _assert_gqa(gqa_forward, 2, n_heads, n_kv_heads, 21, 40, hint)
 
 
-def views(gqa_forward: Callable) -> None:
+def check_views(gqa_forward: Callable) -> None:
     """Check 3: q, k, v are views of (batch, seq, heads, d) tensors, not contiguous ones."""
     __tracebackhide__ = True
 
@@ -84,7 +85,7 @@ def views(gqa_forward: Callable) -> None:
     _assert_gqa(gqa_forward, 2, 4, 2, 21, 40, hint, seq_major=True)
 
 
-def heads_that_do_not_divide(gqa_forward: Callable) -> None:
+def check_heads_that_do_not_divide(gqa_forward: Callable) -> None:
     """Check 4: 6 query heads over 4 K/V heads is an error that names k."""
     __tracebackhide__ = True
     q, k, v = attention_inputs(1, 6, 4, 8, 8)

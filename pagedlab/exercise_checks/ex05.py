@@ -7,7 +7,7 @@ import torch
 from ..memory import GB, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B
 
 
-def llama_7b(kv_cache_bytes) -> None:
+def check_llama_7b(kv_cache_bytes) -> None:
     """Check 1: the LLaMA-7B example."""
     __tracebackhide__ = True
     got = kv_cache_bytes(num_layers=32, num_kv_heads=32, head_dim=128, num_tokens=32 * 1024, batch=16,
@@ -19,7 +19,7 @@ def llama_7b(kv_cache_bytes) -> None:
     assert got == expected, f"LLaMA-7B, fp16, batch 16, 32K tokens: expected {expected:,} bytes (256 GiB), got {got:,}"
 
 
-def element_sizes(kv_cache_bytes) -> None:
+def check_element_sizes(kv_cache_bytes) -> None:
     """Check 2: other element sizes."""
     __tracebackhide__ = True
     for bytes_per_element, expected in [(4, 18_480), (1, 4_620)]:
@@ -32,10 +32,11 @@ def element_sizes(kv_cache_bytes) -> None:
                                  f"per element: expected {expected:,} bytes, got {got:,}")
 
 
-def three_models(kv_bytes_per_token) -> None:
+def check_three_models(kv_bytes_per_token) -> None:
     """Check 3: three models, two with grouped-query attention."""
     __tracebackhide__ = True
-    cases = [(OPT_13B, torch.float16, 819_200), (LLAMA3_8B, torch.bfloat16, 131_072), (LLAMA2_70B, torch.float32, 655_360),
+    cases = [(OPT_13B, torch.float16, 819_200), (LLAMA3_8B, torch.bfloat16, 131_072),
+             (LLAMA2_70B, torch.float32, 655_360),
              (LLAMA_7B, torch.float32, 1_048_576)]
     for model, dtype, expected in cases:
         got = kv_bytes_per_token(model, dtype)
@@ -50,7 +51,7 @@ def three_models(kv_bytes_per_token) -> None:
         assert got == expected, f"{model.name}, {dtype}: expected {expected:,} bytes per token, got {got:,}"
 
 
-def whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
+def check_whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
     """Check 4: whole requests in a budget."""
     __tracebackhide__ = True
     cases = [(60, LLAMA3_8B, 8192, torch.bfloat16, 60), (12, OPT_13B, 2048, torch.float16, 7),
@@ -63,5 +64,7 @@ def whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
             f"{budget_gib} GB (10**9 bytes); a GiB is 2**30 bytes.")
         assert got != round(budget_gib * GiB / per_request) or got == expected, (
             f"{budget_gib} GiB for {model.name}: got {got} requests, expected {expected}. Hint: "
-            f"{budget_gib * GiB / per_request:.2f} reservations fit, and a part of a reservation runs no request: round down.")
-        assert got == expected, f"{budget_gib} GiB for {model.name} at max_len {max_len}: expected {expected} requests, got {got}"
+            f"{budget_gib * GiB / per_request:.2f} reservations fit, and a part of a reservation runs no request: "
+            f"round down.")
+        assert got == expected, (f"{budget_gib} GiB for {model.name} at max_len {max_len}: expected {expected} "
+                                 f"requests, got {got}")

@@ -10,12 +10,12 @@ from ..paged import BlockAllocator, OutOfBlocks
 def error_hint(exc: BaseException) -> str:
     """Check 6's hint for an error raised by SimpleAllocator where pagedlab's BlockAllocator accepted the same call."""
     if isinstance(exc, (ValueError, OutOfBlocks)):
-        return ("BlockAllocator accepted this operation and yours raised: a block with ref_count > 0 is allocated (free "
-                "and incref must accept it), and allocate must not raise while free_list is not empty.")
+        return ("BlockAllocator accepted this operation and yours raised: a block with ref_count > 0 is allocated "
+                "(free and incref must accept it), and allocate must not raise while free_list is not empty.")
     return ""
 
 
-def allocate_until_empty(SimpleAllocator) -> None:
+def check_allocate_until_empty(SimpleAllocator) -> None:
     """Check 1: allocate until the pool is empty."""
     __tracebackhide__ = True
     pool = SimpleAllocator(4)
@@ -33,7 +33,7 @@ def allocate_until_empty(SimpleAllocator) -> None:
         raise AssertionError("allocate() on an empty pool must raise OutOfBlocks, not return a block id")
 
 
-def stack(SimpleAllocator) -> None:
+def check_stack(SimpleAllocator) -> None:
     """Check 2: the free list is a stack."""
     __tracebackhide__ = True
     pool = SimpleAllocator(4)
@@ -49,13 +49,14 @@ def stack(SimpleAllocator) -> None:
         f"operation shifts or scans the whole list: O(n). A stack takes and puts back at the same end.")
 
 
-def shared_block(SimpleAllocator) -> None:
+def check_shared_block(SimpleAllocator) -> None:
     """Check 3: a shared block stays allocated until its last owner frees it."""
     __tracebackhide__ = True
     pool = SimpleAllocator(4)
     shared = pool.allocate()
     pool.incref(shared)                      # a forked child shares it
-    assert pool.ref_count[shared] == 2, f"after incref the count of block {shared} should be 2, got {pool.ref_count[shared]}"
+    assert pool.ref_count[shared] == 2, (
+        f"after incref the count of block {shared} should be 2, got {pool.ref_count[shared]}")
     pool.free(shared)                        # the parent finishes
     assert pool.ref_count[shared] == 1, f"after one free the count should be 1, got {pool.ref_count[shared]}"
     assert shared not in pool.free_list, (
@@ -75,7 +76,7 @@ def shared_block(SimpleAllocator) -> None:
         raise AssertionError("incref() of a free block must raise ValueError: nobody owns its contents")
 
 
-def wrong_frees(SimpleAllocator) -> None:
+def check_wrong_frees(SimpleAllocator) -> None:
     """Check 4: wrong frees are errors, and change nothing."""
     __tracebackhide__ = True
     pool = SimpleAllocator(3)
@@ -86,8 +87,8 @@ def wrong_frees(SimpleAllocator) -> None:
             (blocks[0], f"block {blocks[0]}, which is already free (a double free)", ""),
             (7, "block 7 of a pool of 3", ""),
             (-1, "block -1", " No block has a negative id, but ref_count[-1] is the LAST block's count, so a check "
-                             "against num_blocks alone lets it through. Hint: a valid id lies from 0 to num_blocks - 1: "
-                         "check both ends")]:
+                             "against num_blocks alone lets it through. Hint: a valid id lies from 0 to "
+                             "num_blocks - 1: check both ends")]:
         for op in (pool.free, pool.incref):
             try:
                 op(bad)
@@ -101,7 +102,7 @@ def wrong_frees(SimpleAllocator) -> None:
                 f"sequences; a -1 on the free list is a block id that does not exist.")
 
 
-def all_or_nothing(SimpleAllocator) -> None:
+def check_all_or_nothing(SimpleAllocator) -> None:
     """Check 5: all or nothing."""
     __tracebackhide__ = True
     pool = SimpleAllocator(4)
@@ -113,12 +114,12 @@ def all_or_nothing(SimpleAllocator) -> None:
     else:
         raise AssertionError("allocate_many(2) with 1 free block must raise OutOfBlocks")
     assert pool.num_free == 1, (
-        f"the failed allocate_many(2) left {pool.num_free} free block(s) instead of 1: it took blocks and then gave up, "
-        f"so they leaked. Hint: check that n blocks are free before taking any.")
+        f"the failed allocate_many(2) left {pool.num_free} free block(s) instead of 1: it took blocks and then gave "
+        f"up, so they leaked. Hint: check that n blocks are free before taking any.")
     assert len(pool.allocate_many(1)) == 1 and pool.allocate_many(0) == []
 
 
-def same_as_pagedlab(SimpleAllocator) -> None:
+def check_same_as_pagedlab(SimpleAllocator) -> None:
     """Check 6: the same answers as pagedlab's allocator."""
     __tracebackhide__ = True
     rng = random.Random(0)
@@ -157,7 +158,7 @@ def same_as_pagedlab(SimpleAllocator) -> None:
         assert mine.num_free == ref.num_free, f"step {step}, after {op}: {mine.num_free} free blocks, expected {ref.num_free}"
 
 
-def boundaries(blocks_needed, slot) -> None:
+def check_boundaries(blocks_needed, slot) -> None:
     """Check 7: at the boundaries."""
     __tracebackhide__ = True
     for n, expected in [(0, 0), (1, 1), (15, 1), (16, 1), (17, 2), (32, 2), (33, 3)]:

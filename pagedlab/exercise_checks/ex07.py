@@ -40,7 +40,7 @@ def random_hint(exc: BaseException) -> str:
 
 
 
-def fork_shares(MiniManager) -> None:
+def check_fork_shares(MiniManager) -> None:
     """Check 1: fork shares, it does not copy."""
     __tracebackhide__ = True
     m = MiniManager(num_blocks=8, block_size=4)
@@ -61,7 +61,7 @@ def fork_shares(MiniManager) -> None:
         "Hint: the child gets a new list holding the same block ids.")
 
 
-def new_block_at_boundary(MiniManager) -> None:
+def check_new_block_at_boundary(MiniManager) -> None:
     """Check 2: a new block exactly at each block boundary."""
     __tracebackhide__ = True
     m = MiniManager(num_blocks=8, block_size=4)
@@ -79,7 +79,7 @@ def new_block_at_boundary(MiniManager) -> None:
         f"copy only when the last block is shared (refcount > 1); a block with one owner is written in place.")
 
 
-def fork_at_full_block(MiniManager) -> None:
+def check_fork_at_full_block(MiniManager) -> None:
     """Check 3: fork at a full block, then append."""
     __tracebackhide__ = True
     m = MiniManager(num_blocks=8, block_size=4)
@@ -103,7 +103,7 @@ def fork_at_full_block(MiniManager) -> None:
         f"got slot {slot} with {child.num_tokens} tokens")
 
 
-def copy_on_write_once(MiniManager) -> None:
+def check_copy_on_write_once(MiniManager) -> None:
     """Check 4: copy-on-write, once."""
     __tracebackhide__ = True
     m = MiniManager(num_blocks=8, block_size=4)
@@ -135,7 +135,7 @@ def copy_on_write_once(MiniManager) -> None:
         f"got {(parent_slot, parent_copy)}")
 
 
-def running_out(MiniManager) -> None:
+def check_running_out(MiniManager) -> None:
     """Check 5: running out changes nothing, finishing returns every block."""
     __tracebackhide__ = True
     m = MiniManager(num_blocks=2, block_size=4)
@@ -166,7 +166,7 @@ def running_out(MiniManager) -> None:
         f"copy-on-write must drop the sequence's reference to the shared block it stops using.")
 
 
-def kv_survive(MiniManager) -> None:
+def check_kv_survive(MiniManager) -> None:
     """Check 6: the K/V survive."""
     __tracebackhide__ = True
     rng = random.Random(0)

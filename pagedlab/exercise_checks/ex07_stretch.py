@@ -35,7 +35,7 @@ def _no_hit_at_all(cache, prompt) -> str | None:
     return None
 
 
-def chained_keys(cache_class: type) -> None:
+def check_chained_keys(cache_class: type) -> None:
     """Check 1: ``keys`` chains each full block's key on its predecessor's, and gives the partial block none."""
     __tracebackhide__ = True
     cache = cache_class(block_size=3)
@@ -57,7 +57,7 @@ def chained_keys(cache_class: type) -> None:
                          f"got {got!r}. Hint: {hint}")
 
 
-def longest_prefix(cache_class: type) -> None:
+def check_longest_prefix(cache_class: type) -> None:
     """Check 2: ``match`` returns the cached blocks up to the first block that differs, and no further."""
     __tracebackhide__ = True
     cache = cache_class(block_size=2)
@@ -83,7 +83,7 @@ def longest_prefix(cache_class: type) -> None:
                              f"got {got!r}. Hint: {hint}")
 
 
-def never_entirely(cache_class: type) -> None:
+def check_never_entirely(cache_class: type) -> None:
     """Check 3: a prompt never hits entirely: at most ``(len(tokens) - 1) // block_size`` blocks."""
     __tracebackhide__ = True
     cache = cache_class(block_size=2)
@@ -103,7 +103,7 @@ def never_entirely(cache_class: type) -> None:
                              f"{got!r}. Hint: the limit is (len(tokens) - 1) // block_size = 2 here.")
 
 
-def collisions(cache_class: type) -> None:
+def check_collisions(cache_class: type) -> None:
     """Check 4: under weak hash functions, a key owned by another prefix is a miss."""
     __tracebackhide__ = True
     cache = cache_class(block_size=2, hash_fn=lambda parent_key, tokens: 0)
@@ -127,7 +127,7 @@ def collisions(cache_class: type) -> None:
         raise AssertionError(f"match([5, 6, 3, 4, 0]): expected [20], got {got!r}. Hint: {hint}")
 
 
-def random_prompts(cache_class: type) -> None:
+def check_random_prompts(cache_class: type) -> None:
     """Check 5: 300 random prompts under three hash functions, against a brute-force oracle of whole prefixes."""
     __tracebackhide__ = True
 

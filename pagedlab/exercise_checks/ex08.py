@@ -18,7 +18,7 @@ def forked(parent_tokens, child_tokens, block_size=16):
     return m
 
 
-def swapping(swap_seconds) -> None:
+def check_swapping(swap_seconds) -> None:
     """Check 1: swapping."""
     __tracebackhide__ = True
     link = preemption.Link("PCIe 4.0 x16", 31.5e9, 10e-6)
@@ -43,7 +43,7 @@ def swapping(swap_seconds) -> None:
             f"{n} tokens in blocks of {block_size}: expected {expected * 1e3:.6g} ms, got {got * 1e3:.6g} ms. Hint: {hint}")
 
 
-def recomputing(recompute_seconds) -> None:
+def check_recomputing(recompute_seconds) -> None:
     """Check 2: recomputing."""
     __tracebackhide__ = True
     d_model = OPT_13B.num_heads * OPT_13B.head_dim
@@ -62,7 +62,7 @@ def recomputing(recompute_seconds) -> None:
             f"{n} tokens: expected {expected * 1e3:.6g} ms, got {got * 1e3:.6g} ms. Hint: {hint}")
 
 
-def crossover(crossover_block_size, recompute_seconds) -> None:
+def check_crossover(crossover_block_size, recompute_seconds) -> None:
     """Check 3: where swapping starts to win."""
     __tracebackhide__ = True
     def continuous_swap(n, B, layers, chunk, bandwidth, latency):
@@ -101,7 +101,7 @@ def crossover(crossover_block_size, recompute_seconds) -> None:
         f"alone cost as much as the prefill, no B solves the equation.")
 
 
-def forked_sequence(preemption_seconds) -> None:
+def check_forked_sequence(preemption_seconds) -> None:
     """Check 4: a forked sequence costs less to preempt."""
     __tracebackhide__ = True
     link = preemption.Link("PCIe 4.0 x16", 31.5e9, 10e-6)
@@ -140,7 +140,7 @@ def forked_sequence(preemption_seconds) -> None:
             f"{what}: expected t_recompute = {want_rec * 1e3:.3f} ms, got {got_rec * 1e3:.3f} ms. Hint: {hint}")
 
 
-def decisions(choose) -> None:
+def check_decisions(choose) -> None:
     """Check 5: what the block size, sharing, the model and the CPU pool decide."""
     __tracebackhide__ = True
     def manager_with(block_size, num_tokens, cpu_blocks):

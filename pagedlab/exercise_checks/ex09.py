@@ -79,7 +79,7 @@ def _matches(got: torch.Tensor, q, k, v, tables, lens) -> bool:
     return bool(torch.isclose(got, other.cpu().double(), atol=1e-4, rtol=1e-4).all())
 
 
-def one_full_tile(paged_attention: Launcher) -> None:
+def check_one_full_tile(paged_attention: Launcher) -> None:
     """Check 1: 32 tokens in one block, one tile: no mask, no rescaling, no block-table lookup that matters."""
     __tracebackhide__ = True
 
@@ -95,7 +95,7 @@ def one_full_tile(paged_attention: Launcher) -> None:
     _compare(paged_attention, [32], 32, 2, 2, hint, shuffle=False, poison=False)
 
 
-def partial_tile(paged_attention: Launcher) -> None:
+def check_partial_tile(paged_attention: Launcher) -> None:
     """Check 2: contexts of 20, 5 and 1 tokens, one partial tile each: the tokens past the end get no weight."""
     __tracebackhide__ = True
     for n in (20, 5, 1):
@@ -109,7 +109,7 @@ def partial_tile(paged_attention: Launcher) -> None:
         _compare(paged_attention, [n], 32, 2, 2, hint, shuffle=False, poison=False)
 
 
-def several_tiles(paged_attention: Launcher) -> None:
+def check_several_tiles(paged_attention: Launcher) -> None:
     """Check 3: contexts of 96, 77 and 40 tokens, several key tiles in one block: the online softmax's rescaling."""
     __tracebackhide__ = True
     for n in (96, 77, 40):
@@ -125,7 +125,7 @@ SPANS = ("Blocks of 32 tokens passed and blocks of 8 fail: a tile of 32 tokens n
          "needs its own block-table entry and its own slot within that block.")
 
 
-def shuffled_table(paged_attention: Launcher) -> None:
+def check_shuffled_table(paged_attention: Launcher) -> None:
     """Check 4: three sequences in a shuffled pool, blocks of 32 and of 8 tokens (a tile spans 4 blocks)."""
     __tracebackhide__ = True
     for block_size in (32, 8):
@@ -153,7 +153,7 @@ def _owned_rows(tables: torch.Tensor, lens: torch.Tensor, block_size: int) -> li
     return rows
 
 
-def never_reads_padding(paged_attention: Launcher, kernel) -> None:
+def check_never_reads_padding(paged_attention: Launcher, kernel) -> None:
     """Check 5: the kernel reads no block-table entry past a sequence's last block, and no K/V slot past its context.
 
     The kernel runs in Triton's interpreter (on the CPU, on any machine), which records what each program's loads
@@ -204,7 +204,7 @@ def never_reads_padding(paged_attention: Launcher, kernel) -> None:
     _compare(paged_attention, lens_list, block_size, 2, 2, hint, extra_columns=3)
 
 
-def last_block_tail(paged_attention: Launcher) -> None:
+def check_last_block_tail(paged_attention: Launcher) -> None:
     """Check 6: contexts of 15, 17, 33 and 1 tokens in blocks of 16: the last block's slots past the end are stale."""
     __tracebackhide__ = True
 
@@ -215,7 +215,7 @@ def last_block_tail(paged_attention: Launcher) -> None:
     _compare(paged_attention, [15, 17, 33, 1], 16, 2, 2, hint)
 
 
-def gqa(paged_attention: Launcher) -> None:
+def check_gqa(paged_attention: Launcher) -> None:
     """Check 7: 8 query heads over 2 K/V heads (GQA) and 4 over 1 (MQA)."""
     __tracebackhide__ = True
     for heads, kv_heads in [(8, 2), (4, 1)]:
@@ -228,7 +228,7 @@ def gqa(paged_attention: Launcher) -> None:
         _compare(paged_attention, [40, 9], 16, heads, kv_heads, hint)
 
 
-def large_scores(paged_attention: Launcher) -> None:
+def check_large_scores(paged_attention: Launcher) -> None:
     """Check 8: scores in the hundreds, blocks of 64 tokens (larger than the tile), 8 query heads over 2."""
     __tracebackhide__ = True
 
@@ -241,5 +241,5 @@ def large_scores(paged_attention: Launcher) -> None:
         "scores in the hundreds exp2 of a raw score is inf, and inf / inf or inf - inf is NaN. " + hint(None, None)))
 
 
-__all__ = ["kernel_error", "one_full_tile", "partial_tile", "several_tiles", "shuffled_table", "never_reads_padding",
-           "last_block_tail", "gqa", "large_scores"]
+__all__ = ["kernel_error", "check_one_full_tile", "check_partial_tile", "check_several_tiles", "check_shuffled_table",
+           "check_never_reads_padding", "check_last_block_tail", "check_gqa", "check_large_scores"]

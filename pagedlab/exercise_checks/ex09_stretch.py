@@ -73,7 +73,7 @@ def _bounds_problem(bounds, n: int, num_splits: int, block_n: int) -> str | None
     return None
 
 
-def split_ranges(split_bounds: Callable) -> None:
+def check_split_ranges(split_bounds: Callable) -> None:
     """Check 1: ``split_bounds`` gives each split exactly the keys the kernel gives it (via the kernel's lse)."""
     __tracebackhide__ = True
     q, k, v, tables, lens = random_paged_batch([75, 40, 11, 1], 8, 4, 2, 16, seed=1)
@@ -124,7 +124,7 @@ def _diagnose_out(got, outs, lses) -> str:
     return "each split's weight is its share of the total softmax sum over all keys."
 
 
-def merge_two(merge_states: Callable) -> None:
+def check_merge_two(merge_states: Callable) -> None:
     """Check 2: the merge of the kernel's two splits equals attention over the whole context."""
     __tracebackhide__ = True
     q, k, v, tables, lens = random_paged_batch([75, 40, 33], 8, 4, 2, 16, seed=2)
@@ -135,7 +135,7 @@ def merge_two(merge_states: Callable) -> None:
                  hint=_diagnose_out(out, partial, lse))
 
 
-def empty_splits(merge_states: Callable) -> None:
+def check_empty_splits(merge_states: Callable) -> None:
     """Check 3: splits past the end of short contexts are empty (out 0, lse -inf) and weigh nothing."""
     __tracebackhide__ = True
     q, k, v, tables, lens = random_paged_batch([3, 40, 100, 1], 8, 4, 1, 16, seed=3)
@@ -149,7 +149,7 @@ def empty_splits(merge_states: Callable) -> None:
     assert_close(out, want, atol=1e-4, rtol=1e-4, name="output (seq, head, d), 6 splits, some empty", hint=hint)
 
 
-def merged_lse(merge_states: Callable) -> None:
+def check_merged_lse(merge_states: Callable) -> None:
     """Check 4: the merged lse is the lse over the union, so that merged states merge again."""
     __tracebackhide__ = True
     q, k, v, tables, lens = random_paged_batch([75, 40, 9], 8, 4, 2, 16, seed=4)
@@ -166,7 +166,7 @@ def merged_lse(merge_states: Callable) -> None:
     assert_close(got, want, atol=1e-4, rtol=1e-4, name="lse (seq, head)", hint=hint)
 
 
-def large_scores(merge_states: Callable) -> None:
+def check_large_scores(merge_states: Callable) -> None:
     """Check 5: lses in the hundreds, and splits whose lses are far apart (3 and 120)."""
     __tracebackhide__ = True
     q, k, v, tables, lens = random_paged_batch([75, 40, 9], 8, 4, 2, 16, magnitude=12.0, seed=5)
@@ -193,7 +193,7 @@ def large_scores(merge_states: Callable) -> None:
                  hint=hint)
 
 
-def cascade(cascade_attention: Callable) -> None:
+def check_cascade(cascade_attention: Callable) -> None:
     """Check 6: sixteen sequences share a 64-token prefix; the cascade equals decode over the full tables."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(6)

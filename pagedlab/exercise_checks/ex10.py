@@ -60,7 +60,7 @@ def _ids(requests) -> list[str]:
     return [r.seq_id for r in requests]
 
 
-def admission(schedule_step: ScheduleStep, request: type) -> None:
+def check_admission(schedule_step: ScheduleStep, request: type) -> None:
     """Check 1: with nothing running, admission counts whole blocks, keeps the watermark, the budget and the order."""
     __tracebackhide__ = True
     m, running, waiting = scene(request, 4, 4, waiting=[("A", 5), ("B", 5), ("C", 1)])
@@ -94,7 +94,7 @@ def admission(schedule_step: ScheduleStep, request: type) -> None:
                              f"{_ids(waiting)}, running {_ids(running)}")
 
 
-def growth(schedule_step: ScheduleStep, request: type) -> None:
+def check_growth(schedule_step: ScheduleStep, request: type) -> None:
     """Check 2: with room for everyone, every running request grows by one token, oldest first, then D is admitted."""
     __tracebackhide__ = True
     m, running, waiting = scene(request, 16, 4, running=[("A", 3), ("B", 4), ("C", 8)], waiting=[("D", 2)])
@@ -113,7 +113,7 @@ def growth(schedule_step: ScheduleStep, request: type) -> None:
                              f"num_tokens {step.num_tokens}, running {_ids(running)}")
 
 
-def budget_counts_decode(schedule_step: ScheduleStep, request: type) -> None:
+def check_budget_counts_decode(schedule_step: ScheduleStep, request: type) -> None:
     """Check 3: the token budget holds this step's decode tokens too, not only the admitted prompts."""
     __tracebackhide__ = True
     m, running, waiting = scene(request, 64, 4, running=[("A", 3), ("B", 6)], waiting=[("C", 19), ("D", 1)])
@@ -127,7 +127,7 @@ def budget_counts_decode(schedule_step: ScheduleStep, request: type) -> None:
         raise AssertionError(f"A and B grew, nobody was admitted: num_tokens should be 2, got {step.num_tokens}")
 
 
-def preemption(schedule_step: ScheduleStep, request: type) -> None:
+def check_preemption(schedule_step: ScheduleStep, request: type) -> None:
     """Check 4: out of blocks, the newest request is preempted, freed and put back at the front of waiting."""
     __tracebackhide__ = True
     # Every request sits at a block boundary (4, 8, 4, 8 tokens): each needs a new block, and 1 of 7 is free.
@@ -176,7 +176,7 @@ def preemption(schedule_step: ScheduleStep, request: type) -> None:
                              f"{'B' in m}, waiting {_ids(waiting)}")
 
 
-def busy_server(schedule_step: ScheduleStep, request: type) -> None:
+def check_busy_server(schedule_step: ScheduleStep, request: type) -> None:
     """Check 5: 400 steps of random arrivals and lengths in a small pool; the manager and running must agree."""
     __tracebackhide__ = True
     rng = random.Random(0)
