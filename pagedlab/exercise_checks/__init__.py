@@ -11,6 +11,18 @@ from __future__ import annotations
 import inspect
 import re
 
+_SHAPE_ERROR = re.compile(r"incompatible dimensions|broadcast|shape", re.IGNORECASE)
+
+
+def kernel_error_hint(exc: BaseException, shapes: str) -> str:
+    """The hint for an error raised while a learner's Triton kernel ran: ``shapes`` (what the blocks' shapes must be)
+    for a shape error only, a word on names for a ``NameError``, else ``""`` (the error's own message says it)."""
+    if _SHAPE_ERROR.search(str(exc)) and not isinstance(exc, (NameError, AttributeError)):
+        return "Triton could not combine two blocks of different shapes. " + shapes
+    if isinstance(exc, NameError):
+        return "a name used inside the kernel is not defined there: a typo, or a value assigned later in the loop."
+    return ""
+
 
 def source_without(fn, *parts: tuple[str, str, str]) -> str:
     """The source of ``fn`` (a ``@triton.jit`` kernel or a function) with the lines an exercise asks for left out.

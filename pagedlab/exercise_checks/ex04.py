@@ -8,7 +8,6 @@ log2(e), with the padding keys counted, without the causal mask, aligned top-lef
 from __future__ import annotations
 
 import math
-import re
 from typing import Callable
 
 import torch
@@ -16,20 +15,14 @@ import torch
 from .. import device
 from ..attention import naive_attention
 from ..checks import assert_close, differing_rows
-
-_SHAPE_ERROR = re.compile(r"incompatible dimensions|broadcast|shape", re.IGNORECASE)
-
+from . import kernel_error_hint
 
 def error_hint(exc: BaseException) -> str:
     """The hint for an error raised by the kernel: about mask shapes only for a shape error."""
-    if _SHAPE_ERROR.search(str(exc)) and not isinstance(exc, (NameError, AttributeError)):
-        return ("Triton could not combine two blocks of different shapes. With BLOCK_M != BLOCK_N every mask on the "
-                "score tile must be (BLOCK_M, BLOCK_N): a column of row positions (BLOCK_M long, [:, None]) against a "
-                "row of key positions (BLOCK_N long, [None, :]). A 1-D comparison of rows and cols only works when "
-                "they happen to have the same length, and is silently wrong then.")
-    if isinstance(exc, NameError):
-        return "a name used inside the kernel is not defined there: a typo, or a value assigned later in the loop."
-    return ""
+    return kernel_error_hint(exc, (
+        "With BLOCK_M != BLOCK_N every mask on the score tile must be (BLOCK_M, BLOCK_N): a column of row positions "
+        "(BLOCK_M long, [:, None]) against a row of key positions (BLOCK_N long, [None, :]). A 1-D comparison of "
+        "rows and cols only works when they happen to have the same length, and is silently wrong then."))
 
 
 def _attend(q, k, v, visible=None, scale=None, hidden_score=-math.inf):

@@ -9,29 +9,22 @@ differ, and for those, whether they match a known wrong computation.
 from __future__ import annotations
 
 import math
-import re
 from typing import Callable
 
 import torch
 
 from ..checks import assert_close
 from ..kernels.paged_attention import paged_decode_reference, random_paged_batch
+from . import kernel_error_hint
 from .triton_reads import elements, interpreted
 
 Launcher = Callable[..., torch.Tensor]
-_SHAPE_ERROR = re.compile(r"incompatible dimensions|broadcast|shape", re.IGNORECASE)
-
-
 def kernel_error(exc: BaseException) -> str:
     """The hint for an error raised while running the learner's kernel: about shapes only for a shape error."""
-    if _SHAPE_ERROR.search(str(exc)) and not isinstance(exc, (NameError, AttributeError)):
-        return ("Triton could not combine two blocks of different shapes. The score tile is (BLOCK_H, BLOCK_N), so "
-                "k is loaded transposed, (HEAD_DIM, BLOCK_N), and v as (BLOCK_N, HEAD_DIM): every vector in a "
-                "pointer or a mask must be expanded ([:, None] or [None, :]) to the rows and columns of the block it "
-                "builds.")
-    if isinstance(exc, NameError):
-        return "a name used inside the kernel is not defined there: a typo, or a value assigned later in the loop."
-    return ""
+    return kernel_error_hint(exc, (
+        "The score tile is (BLOCK_H, BLOCK_N), so k is loaded transposed, (HEAD_DIM, BLOCK_N), and v as "
+        "(BLOCK_N, HEAD_DIM): every vector in a pointer or a mask must be expanded ([:, None] or [None, :]) to the "
+        "rows and columns of the block it builds."))
 
 
 def _batch(context_lens, block_size, heads, kv_heads, d=16, **batch):
