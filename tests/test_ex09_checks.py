@@ -36,7 +36,7 @@ BUGS = {
                                     "check-partial", "Check 2: a partial tile", "21 tokens instead of 20"),
     "mask by block, not by token": ([("valid = tokens < context_len",
                                       "valid = tokens // BLOCK_SIZE < tl.cdiv(context_len, BLOCK_SIZE)")],
-                                    "check-partial", "Check 2: a partial tile", "tokens past context_len"),
+                                    "check-partial", "Check 2: a partial tile", "all 32 tokens of the sequence's block"),
     "acc not rescaled": ([("acc = alpha[:, None] * acc +", "acc = acc +")], "check-tiles",
                          "Check 3: several key tiles", "must shrink by"),
     "l not rescaled": ([("l_i = alpha * l_i +", "l_i = l_i +")], "check-tiles", "Check 3: several key tiles",

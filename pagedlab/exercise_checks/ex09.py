@@ -96,6 +96,10 @@ def check_partial_tile(paged_attention: Launcher) -> None:
             if _matches(got, q, k, v, tables, lens + 1):
                 return (f"Your output is attention over {n + 1} tokens instead of {n}: token context_len itself is "
                         f"already past the end.")
+            if _matches(got, q, k, v, tables, torch.full_like(lens, 32)):
+                return (f"Your output is attention over all 32 tokens of the sequence's block: the {32 - n} slots past "
+                        f"context_len, which hold stale values, took part. A slot of an owned block is in the context "
+                        f"only if its token is before context_len.")
             return (f"{n} valid tokens in a tile of 32: the {32 - n} tokens past context_len load as zero keys, and a "
                     f"zero key still scores 0, which is weight exp2(0 - m) > 0 unless its score is -inf.")
 
