@@ -54,8 +54,8 @@ def check_fork_shares(MiniManager) -> None:
         f"fork allocated {free_before - m.allocator.num_free} block(s); it should share the parent's, not copy them")
     counts = [m.allocator.refcount(b) for b in parent_blocks]
     assert counts == [2, 2], (
-        f"after the fork every shared block should have 2 owners, got ref counts {counts}. Hint: each shared block gains an owner; "
-        f"without it, freeing the parent would put blocks the child still reads back on the free list.")
+        f"after the fork every shared block should have 2 owners, got ref counts {counts}. Hint: each shared "
+        f"block gains an owner; without it, freeing the parent would put blocks the child still reads back on the free list.")
     assert child.block_ids is not m.tables["parent"].block_ids, (
         "the child's block_ids is the parent's list object itself, so changing one table changes the other. "
         "Hint: the child gets a new list holding the same block ids.")
@@ -75,8 +75,9 @@ def check_new_block_at_boundary(MiniManager) -> None:
             f"block_size, i.e. when the last block is full, not one token earlier or later.")
         assert table.num_tokens == n, f"after {n} appends num_tokens should be {n}, got {table.num_tokens}"
         assert slot == table.slot(n - 1) and copy is None, (
-            f"token {n - 1}: expected slot {table.slot(n - 1)} and no copy (nothing is shared), got {(slot, copy)}. Hint: "
-        f"copy only when the last block is shared (refcount > 1); a block with one owner is written in place.")
+            f"token {n - 1}: expected slot {table.slot(n - 1)} and no copy (nothing is shared), "
+            f"got {(slot, copy)}. Hint: copy only when the last block is shared (refcount > 1); a block with one "
+            f"owner is written in place.")
 
 
 def check_fork_at_full_block(MiniManager) -> None:
@@ -117,7 +118,8 @@ def check_copy_on_write_once(MiniManager) -> None:
         f"return (shared, new).")
     src, dst = copy
     assert src == shared and dst != shared, (
-        f"copy should be (src, dst) = ({shared}, <a new block>): copy FROM the shared block INTO the new one; got {copy}")
+        f"copy should be (src, dst) = ({shared}, <a new block>): copy FROM the shared block INTO the new one; "
+        f"got {copy}")
     assert m.tables["child"].block_ids[-1] == dst and m.tables["parent"].block_ids[-1] == shared, (
         f"after the copy the child's last block should be {dst} and the parent's still {shared}; "
         f"got child {m.tables['child'].block_ids}, parent {m.tables['parent'].block_ids}")

@@ -40,7 +40,8 @@ def check_swapping(swap_seconds) -> None:
         else:
             hint = "count the copies (directions, K and V, layers, blocks) and what each one costs."
         assert math.isclose(got, expected, rel_tol=1e-9), (
-            f"{n} tokens in blocks of {block_size}: expected {expected * 1e3:.6g} ms, got {got * 1e3:.6g} ms. Hint: {hint}")
+            f"{n} tokens in blocks of {block_size}: expected {expected * 1e3:.6g} ms, got {got * 1e3:.6g} ms. "
+            f"Hint: {hint}")
 
 
 def check_recomputing(recompute_seconds) -> None:
