@@ -23,13 +23,13 @@ def check_state(online_softmax_update, scores, values, block, what):
     """Assert that the state after feeding `scores` in tiles of `block` columns is the exact softmax state."""
     m, l, acc = run_tiles(online_softmax_update, scores, values, block)
     m_exact = scores.amax(dim=-1)
-    assert_close(m, m_exact, name=f"m after {what}", hint="m is the largest score seen so far in each row: "
-                 "m_new = torch.maximum(m, s.amax(dim=-1)).")
+    assert_close(m, m_exact, name=f"m after {what}", hint="m is the largest score seen so far in each row: the larger of the running max and the "
+                 "tile's row max.")
     assert_close(l, torch.exp(scores - m_exact[:, None]).sum(-1), rtol=1e-5, name=f"l after {what}",
                  hint="l is the sum of exp(score - m) with m the running max: exponentiate s - m_new[:, None], and "
                       "when a tile raises the max, multiply the l of the earlier tiles by exp(m_old - m_new).")
     assert_close(acc / l[:, None], torch.softmax(scores, dim=-1) @ values, atol=1e-5, name=f"acc / l after {what}",
-                 hint="acc must be rescaled by exp(m_old - m_new) exactly like l (alpha[:, None] * acc), and stay "
+                 hint="acc must be rescaled by exp(m_old - m_new) exactly like l (a factor per row), and stay "
                       "unnormalized: divide by l only once, after the last tile.")
 
 
@@ -97,20 +97,20 @@ def assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block
     unwritten = [i for i in range(n_q) if bool((got[i] == 0).all())]
     if unwritten:
         hint = (f"rows {unwritten[:8]} of the output were never written (still 0): the loop over query tiles must "
-                f"cover the last, shorter tile too: range(0, n_q, block_m), then slice q[r0:r0 + block_m].")
+                f"cover the last, shorter tile too.")
     elif not causal and bool(torch.isnan(got).any()):
         hint = ("NaN without any mask means 0/0: l stayed 0 for those rows, so no key tile reached them. The key loop "
-                "must cover the last, shorter tile too: range(0, n_k, block_n), then slice k[c0:c0 + block_n].")
+                "must cover the last, shorter key tile too.")
     elif looks_like(got, attend(q, k, v, visible, scale=1.0)):
-        hint = "your output is attention WITHOUT the 1/sqrt(d) scale: s = q @ k.T / math.sqrt(d)."
+        hint = "your output is attention WITHOUT the 1/sqrt(d) scale: the scores are divided by sqrt(d)."
     elif (looks_like(got, attend(q, k, v, visible, scale=1.0 / d))
           or looks_like(got, attend(q, k, v, visible, 1 / d ** 1.5))):
-        hint = "the scale is applied wrongly (1/d, or twice): divide the scores by math.sqrt(d) exactly once."
+        hint = "the scale is applied wrongly (1/d, or twice): the scores are divided by sqrt(d) exactly once."
     elif causal and looks_like(got, attend(q, k, v)):
         hint = "nothing is masked: with causal=True set the scores of keys j > i + (n_k - n_q) to -math.inf."
     elif causal and n_q > 1 and looks_like(got, attend(q, k, v, cols < rows + (n_k - n_q))):
-        hint = ("the diagonal is hidden: query i sees its own key, so hide cols[None, :] > rows[:, None] + (n_k - n_q) "
-                "(strictly greater), not >=.")
+        hint = ("the diagonal is hidden: query i sees its own key, so only keys strictly after i + (n_k - n_q) are "
+                "hidden.")
     elif causal and n_q != n_k and looks_like(got, attend(q, k, v, cols <= rows)):
         hint = ("the mask is aligned top-left: with fewer queries than keys the queries are the LAST n_q positions, "
                 "so query i sees keys j <= i + (n_k - n_q) (aligned bottom-right).")
@@ -135,7 +135,7 @@ def check_several_tiles(online_softmax_update) -> None:
     m, _, _ = run_tiles(online_softmax_update, rising, values, 4)
     assert (m > rising[:, :4].amax(dim=-1)).all(), (
         "the running max did not grow past the first tile's max although later scores are larger. "
-        "Hint: m_new = torch.maximum(m, s.amax(dim=-1)).")
+        "Hint: the running max is the larger of the old one and the new tile's row max.")
     check_state(online_softmax_update, rising, values, 4, "three tiles with a rising max")
     falling = torch.randn(5, 12) - torch.arange(12.0) / 2
     check_state(online_softmax_update, falling, torch.randn(12, 3), 5, "tiles of 5, 5 and 2 with a falling max")
@@ -161,7 +161,8 @@ def check_one_tile_and_scale(tiled_attention, online_softmax_update) -> None:
     __tracebackhide__ = True
     # Tiles larger than the inputs: one query tile and one key tile, so only the scores and one update matter.
     assert_tiled(tiled_attention, online_softmax_update, 8, 8, False, block_m=16, block_n=16, d=16,
-                 hint="with a single tile only the scores and one update matter: s = q_i @ k_j.T / math.sqrt(d).")
+                 hint="with a single tile only the scores (q times k transposed, divided by sqrt(d)) and one update "
+                      "matter.")
 
 
 def check_dividing_tiles(tiled_attention, online_softmax_update) -> None:
@@ -177,8 +178,8 @@ def check_shorter_tiles(tiled_attention, online_softmax_update) -> None:
     __tracebackhide__ = True
     for n_q, n_k, block_m, block_n in [(37, 37, 16, 16), (37, 37, 5, 7), (3, 3, 16, 2), (20, 37, 8, 16)]:
         assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, False, block_m, block_n, hint=(
-            "the last tile is shorter when the length is not a multiple of the tile: loop with range(0, n, block), "
-            "slice, and use the slice's real size (q_i.shape[0], s.shape[1]), not block_m or block_n."))
+            "the last tile is shorter when the length is not a multiple of the tile: use each slice's real size, "
+            "not block_m or block_n."))
 
 
 def check_causal(tiled_attention, online_softmax_update) -> None:
@@ -186,9 +187,9 @@ def check_causal(tiled_attention, online_softmax_update) -> None:
     __tracebackhide__ = True
     for n_q, n_k, block_m, block_n in [(64, 64, 16, 16), (32, 48, 16, 16), (37, 37, 5, 7), (20, 37, 8, 16)]:
         assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, True, block_m, block_n, hint=(
-            "hide key j from query i when j > i + (n_k - n_q), using the tile's global positions: "
-            "hidden = torch.arange(c0, c0 + s.shape[1])[None, :] > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q). "
-            "If you skip key tiles, skip only those with c0 > r0 + rows - 1 + (n_k - n_q)."))
+            "hide key j from query i when j > i + (n_k - n_q), using the tile's global positions (the keys' and the "
+            "rows' indices in the whole sequence, not within the tile). If you skip key tiles, skip only a tile whose "
+            "first key lies after the last row's diagonal."))
 
 
 def check_huge_scores(tiled_attention, online_softmax_update) -> None:
