@@ -17,6 +17,7 @@ import os
 import re
 import traceback
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -102,18 +103,38 @@ def assert_close(
     raise AssertionError("\n".join(lines))
 
 
-def _where(tb) -> str:
-    """`` at line N of <function>: <source>``, the innermost frame of notebook code in ``tb``, or ``""``."""
-    frames = [f for f in traceback.extract_tb(tb) if not any(part in f.filename for part in _LIBRARY)]
-    if not frames:
-        return ""
-    frame = frames[-1]
-    return f" (at `{frame.line.strip()}`, in {frame.name})" if frame.line else f" (in {frame.name})"
+def _where(exc: BaseException) -> str:
+    """`` (at `<source>`, in <function>)``: the innermost frame of notebook code that ``exc`` or its causes passed.
+
+    A library that wraps an error (Triton's interpreter raises ``InterpreterError`` from the kernel's own exception)
+    keeps the learner's frame in the cause: the line inside a kernel that failed, not the line that launched it.
+    """
+    for cause in reversed(_chain(exc)):
+        frames = [f for f in traceback.extract_tb(cause.__traceback__) if not any(p in f.filename for p in _LIBRARY)]
+        if frames:
+            frame = frames[-1]
+            return f" (at `{frame.line.strip()}`, in {frame.name})" if frame.line else f" (in {frame.name})"
+    return ""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from (``__cause__``, else ``__context__``), outermost first."""
+    chain = [exc]
+    while len(chain) < 8 and (chain[-1].__cause__ or chain[-1].__context__) is not None:
+        chain.append(chain[-1].__cause__ or chain[-1].__context__)
+    return chain
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The error a library only wrapped: Triton's ``InterpreterError(repr(e)) from e`` gives ``e``; else ``exc``."""
+    while exc.__cause__ is not None and str(exc) in (repr(exc.__cause__), str(exc.__cause__)):
+        exc = exc.__cause__
+    return exc
 
 
 # Frames in these folders are library code, not the learner's: the package, its kernels, the standard library, installs.
 _LIBRARY = ("site-packages", "dist-packages", str(Path(__file__).parent), str(Path(__file__).parent.parent / "kernels"),
-            str(Path(os.__file__).parent))
+            str(Path(os.__file__).parent), "<frozen ")
 
 
 # How a wrapper prints the stub: NotImplementedError('...') (Triton's interpreter does this).
@@ -150,23 +171,29 @@ class check:
 
     Usage, in a check cell::
 
-        with check("Check 2: several key tiles", errors="..."):
-            assert_close(...)
+        with check("Check 2: several key tiles", errors=ex09.kernel_error):
+            ex09.check_several_tiles(paged_attention)
 
     On success it prints ``"<title>: OK"``. An ``AssertionError`` inside becomes
     ``CheckError("<title>: <message>")``; any other exception raised by the learner's code becomes
-    ``CheckError("<title>: your code raised <Type>: <message>. Hint: <errors>")``, so a bare ``IndexError``
-    from deep inside still names the check and a likely cause. ``NotImplementedError`` (an exercise not
-    written yet), ``KeyboardInterrupt`` and ``SystemExit`` pass through unchanged.
+    ``CheckError("<title>: your code raised <Type>: <message> (at `<line>`, in <function>). Hint: <hint>")``, where
+    the type and message are those of the error itself, not of a library's wrapper around it (Triton's interpreter
+    wraps a kernel's errors), and the line is the innermost one of notebook code, inside the kernel when the kernel
+    failed. ``NotImplementedError`` (an exercise not written yet), ``KeyboardInterrupt`` and ``SystemExit`` pass
+    through unchanged.
 
     Args:
         title: the check's heading, as the learner sees it ("Check 2: several key tiles").
-        errors: the likely cause when the learner's code raises something other than ``AssertionError``.
+        errors: the likely cause when the learner's code raises something other than ``AssertionError``: a
+            callable that takes the error (its root cause) and returns a hint for that error, or ``""`` when it has
+            none for it; a plain string is the same hint for every error.
     """
 
-    def __init__(self, title: str, errors: str = "") -> None:
+    def __init__(self, title: str, errors: str | Callable[[BaseException], str] = "") -> None:
         if not isinstance(title, str) or not title:
             raise ValueError(f"title must be a non-empty str, got {title!r}")
+        if not isinstance(errors, str) and not callable(errors):
+            raise TypeError(f"errors must be a str or a callable(exception) -> str, got {type(errors).__name__}")
         self.title = title
         self.errors = errors
 
@@ -186,12 +213,22 @@ class check:
         if isinstance(exc, AssertionError):
             message = str(exc) or "an assert without a message failed"
         else:
-            message = f"your code raised {type(exc).__name__}: {exc}{_where(tb)}"
-            if self.errors:
-                message += f". Hint: {self.errors}"
+            cause = root_cause(exc)
+            message = f"your code raised {type(cause).__name__}: {_one_line(cause)}{_where(exc)}"
+            hint = self.errors(cause) if callable(self.errors) else self.errors
+            if hint:
+                message += f". Hint: {hint}"
         if isinstance(exc, CheckError) and message.startswith(self.title):
             return False
         raise CheckError(f"{self.title}: {message}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error's message; a ``KeyError`` of a bare key reads ``key 'A'`` (its ``str`` is only ``'A'``)."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        key = exc.args[0]
+        return key if isinstance(key, str) and " " in key else f"key {key!r}"
+    return str(exc)
 
 
 def verdict(label: str, ok: bool) -> str:

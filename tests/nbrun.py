@@ -6,12 +6,21 @@ with a buggy version, run, and expect the ``check`` cell to raise ``AssertionErr
 
 from __future__ import annotations
 
+import linecache
 from pathlib import Path
 
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
 _transform = TransformerManager().transform_cell
+
+
+def _compile(path: str | Path, cell_id: str, source: str):
+    """Compile a cell as IPython does, its source kept in ``linecache`` (so tracebacks, ``inspect.getsource`` and
+    Triton's interpreter see the cell's lines, as in Jupyter)."""
+    code, filename = _transform(source), f"<{Path(path).name}:{cell_id}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    return compile(code, filename, "exec", dont_inherit=True)
 
 
 def run_cells(path: str | Path, replace: dict[str, str] | None = None, stop_after: str | None = None) -> dict:
@@ -37,7 +46,7 @@ def run_cells(path: str | Path, replace: dict[str, str] | None = None, stop_afte
             continue
         source = (replace or {}).get(cell.get("id"), cell.source)
         if "# NBVAL_SKIP" not in source:
-            exec(compile(_transform(source), f"<{Path(path).name}:{cell.get('id')}>", "exec", dont_inherit=True), namespace)
+            exec(_compile(path, cell.get("id"), source), namespace)
         if cell.get("id") == stop_after:
             break
     return namespace
@@ -77,8 +86,7 @@ def first_failure(path: str | Path, replace: dict[str, str] | None = None) -> tu
         if "# NBVAL_SKIP" in source:
             continue
         try:
-            exec(compile(_transform(source), f"<{Path(path).name}:{cell.get('id')}>", "exec", dont_inherit=True),
-                 namespace)
+            exec(_compile(path, cell.get("id"), source), namespace)
         except Exception as exc:  # noqa: BLE001 - any failure is the learner's first message
             return cell.get("id"), f"{type(exc).__name__}: {exc}"
     return None

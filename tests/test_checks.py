@@ -94,3 +94,48 @@ def test_differing_rows_counts_nan_as_different():
     got[1, 0] = math.nan
     got[2, 1] = 1.0
     assert differing_rows(got, torch.zeros(3, 2)) == [1, 2]
+
+
+def test_a_wrapped_error_is_reported_as_its_cause_at_the_learners_innermost_line():
+    # Triton's interpreter raises InterpreterError(repr(e)) from e: the learner must read the NameError and the line
+    # inside the kernel, not the wrapper and the launch line.
+    class InterpreterError(RuntimeError):
+        pass
+
+    def kernel():
+        return undefined_name  # noqa: F821
+
+    def launch():
+        try:
+            kernel()
+        except Exception as e:
+            raise InterpreterError(repr(e)) from e
+
+    with pytest.raises(CheckError) as info, check("Check 1: one tile"):
+        launch()
+    message = str(info.value)
+    assert message.startswith("Check 1: one tile: your code raised NameError: name 'undefined_name' is not defined")
+    assert "(at `return undefined_name  # noqa: F821`, in kernel)" in message and "InterpreterError" not in message
+
+
+def test_the_hint_can_depend_on_the_error():
+    def hint(exc):
+        return "shapes differ" if isinstance(exc, ValueError) else ""
+
+    with pytest.raises(CheckError) as info, check("Check 2: x", errors=hint):
+        raise ValueError("incompatible dimensions")
+    assert str(info.value).endswith("Hint: shapes differ")
+    with pytest.raises(CheckError) as info, check("Check 2: x", errors=hint):
+        raise NameError("name 'y' is not defined")
+    assert "Hint" not in str(info.value)
+
+
+def test_a_key_error_reads_as_a_key():
+    with pytest.raises(CheckError) as info, check("Check 3: x"):
+        {}["A"]
+    assert "your code raised KeyError: key 'A'" in str(info.value)
+
+
+def test_errors_must_be_a_string_or_a_callable():
+    with pytest.raises(TypeError, match="errors"):
+        check("Check 1: x", errors=3)

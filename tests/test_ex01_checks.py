@@ -25,10 +25,10 @@ BUGS = {
     "softmax without subtracting the max overflows": (
         "attention-work", "torch.softmax(s, dim=-1)", "(torch.exp(s) / torch.exp(s).sum(-1, keepdim=True))",
         "Check 5: huge scores", "subtract each row's maximum"),
-    "no 1/sqrt(d) scale": ("attention-work", " / math.sqrt(q.shape[-1])", "", "Check 3: attention", "not scaled"),
+    "no 1/sqrt(d) scale": ("attention-work", " / math.sqrt(q.shape[-1])", "", "Check 3: attention", "unscaled scores"),
     "softmax over the queries": ("attention-work", "torch.softmax(s, dim=-1)", "torch.softmax(s, dim=-2)", "Check 3: attention",
                                  "over the queries"),
-    "causal mask not applied": ("attention-work", "if causal:", "if False:", "Check 4: causal attention", "causal_mask"),
+    "causal mask not applied": ("attention-work", "if causal:", "if False:", "Check 4: causal attention", "without the mask"),
     "hidden scores zeroed instead of -inf": ("attention-work", "-math.inf)", "0.0)", "Check 4: causal attention", "-inf"),
     "float32 returned for float16 inputs": ("attention-work", ".to(q.dtype)", "", "Check 6: half precision", "float16"),
 }

@@ -24,13 +24,13 @@ CONTIGUOUS = """    n_kv_heads = n_heads // group
 BUGS = {
     "grid without the batch": (
         [("grid = (triton.cdiv(n_q, block_m), batch * n_heads)", "grid = (triton.cdiv(n_q, block_m), n_heads)")],
-        "Check 1: batch and heads, one K/V head per query head", r"batch \* n_heads"),
+        "Check 1: batch and heads, one K/V head per query head", r"batch 0 is right.*batch × n_heads"),
     "query heads interleaved over the K/V heads (h % n_kv_heads)": (
         [("    h_kv = h // group  # consecutive query heads share one K/V head",
           "    h_kv = h % (n_heads // group)")],
-        "Check 2: grouped-query attention", r"not h % n_kv_heads"),
+        "Check 2: grouped-query attention", r"read K/V head h % 2: the heads of a group are CONSECUTIVE"),
     "offsets computed for contiguous tensors instead of from the strides": (
-        [(POINTERS, CONTIGUOUS)], "Check 3: inputs that are views, not contiguous tensors", "with the strides"),
+        [(POINTERS, CONTIGUOUS)], "Check 3: inputs that are views, not contiguous tensors", "come from the strides"),
     "no check that the K/V heads divide the query heads": (
         [("    if n_heads % n_kv_heads:\n        raise ValueError(f\"k has {n_kv_heads} heads, which must divide the "
           "{n_heads} query heads of q\")\n", "")],

@@ -45,7 +45,7 @@ BUGS = {
     "new block one token too early (off by one at the boundary)": (
         [("        if position % self.block_size == 0:",
           "        if (position + 1) % self.block_size == 0 or not table.block_ids:")],
-        "Check 2: a new block exactly at each block boundary", r"position % block_size == 0"),
+        "Check 2: a new block exactly at each block boundary", r"holds 2. Hint: a new block is needed when"),
     "copies whenever the block has an owner (refcount > 0 instead of > 1)": (
         [("        elif self.allocator.refcount(table.block_ids[-1]) > 1:",
           "        elif self.allocator.refcount(table.block_ids[-1]) > 0:")],
@@ -55,7 +55,7 @@ BUGS = {
         "Check 4: copy-on-write, once", "copy FROM the shared block"),
     "fork without incref (frees a shared block too early)": (
         [("        for block in table.block_ids:\n            self.allocator.incref(block)\n", "")],
-        "Check 1: fork shares, it does not copy", "incref each block"),
+        "Check 1: fork shares, it does not copy", "each shared block gains an owner"),
     "fork aliases the parent's block list": (
         [("BlockTable(list(table.block_ids), table.num_tokens, self.block_size)",
           "BlockTable(table.block_ids, table.num_tokens, self.block_size)")],
@@ -64,18 +64,18 @@ BUGS = {
         [(BRANCHES, "        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:\n" + COPY_BODY
           + "        elif position % self.block_size == 0:\n            table.block_ids.append(self.allocator.allocate())\n"
           + "        elif False:\n")],
-        "Check 3: fork at a full block, then append", r"IndexError.*test the boundary before testing whether"),
+        "Check 3: fork at a full block, then append", r"IndexError.*\(at `return table.slot\(position\), copy`, in append\).*the boundary comes first"),
     "shared tested before the boundary (copies a full shared block, then a new block)": (
         [(BRANCHES, "        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:\n" + COPY_BODY
           + "        if position % self.block_size == 0:\n            table.block_ids.append(self.allocator.allocate())\n"
           + "        elif False:\n")],
-        "Check 3: fork at a full block, then append", r"block \d+ is full .* BEFORE testing whether the last block is shared"),
+        "Check 3: fork at a full block, then append", r"block \d+ is full .* the block boundary comes\s+first"),
     "slot asked before num_tokens is incremented": (
         [(TAIL, "        slot = table.slot(position)\n        table.num_tokens = position + 1\n        return slot, copy\n")],
-        "Check 2: a new block exactly at each block boundary", r"IndexError.*BEFORE calling table.slot\(position\)"),
+        "Check 2: a new block exactly at each block boundary", r"IndexError.*BEFORE table.slot\(position\)"),
     "num_tokens never incremented": (
         [(TAIL, "        return table.slot(position), copy\n")],
-        "Check 2: a new block exactly at each block boundary", r"IndexError.*set table.num_tokens = position \+ 1"),
+        "Check 2: a new block exactly at each block boundary", r"IndexError.*table.num_tokens = position \+ 1 BEFORE"),
 }
 
 
@@ -95,5 +95,4 @@ def test_random_check_wraps_errors_with_a_hint():
 
 
 def test_solution_passes():
-    ns = run_cells(NB)
-    assert ns["m"].allocator.num_blocks == 32
+    assert "MiniManager" in run_cells(NB)

@@ -16,11 +16,11 @@ COMPARE = "            if stored.tokens != tuple(tokens[i * bs:(i + 1) * bs]) or
 BUGS = {
     "keys not chained (a key stands for one block, not its prefix)": (
         [("            key = self.hash_fn(key, tuple(", "            key = self.hash_fn(None, tuple(")], C1,
-        "whole prefix"),
+        "the second key ignores the first"),
     "a key for the partly filled last block": (
         [("range(0, len(tokens) - bs + 1, bs)", "range(0, len(tokens), bs)")], C1, "partly filled last block"),
     "prefix id not carried forward": (
-        [("            prefix_id = stored.prefix_id\n", "")], C2, "carry prefix_id = stored.prefix_id forward"),
+        [("            prefix_id = stored.prefix_id\n", "")], C2, "prefix id is carried from hit to hit"),
     "the whole prompt may hit": (
         [("self.keys(tokens)[:(len(tokens) - 1) // bs]", "self.keys(tokens)")], C3, r"\(len\(tokens\) - 1\) // block_size"),
     "tokens not compared (a colliding key is a hit)": (
@@ -34,7 +34,10 @@ BUGS = {
           "                break\n")], C4, "stored parent_id"),
     "a miss skipped instead of ending the match": (
         [("            if block is None:\n                break", "            if block is None:\n                continue"),
-         ("                break  # a collision", "                continue  # a collision")], C5, "stop at the\\s+first miss"),
+         ("                break  # a collision", "                continue  # a collision")], C5, "the first miss ends the match"),
+    "stored tokens (a tuple) compared with a list slice: never equal": (
+        [(COMPARE, "            if stored.tokens != tokens[i * bs:(i + 1) * bs] or stored.parent_id != prefix_id:")],
+        C2, r"found no hit at all, yet the first block \(1, 2\) is cached.*a tuple never equals a\s+list"),
 }
 
 
@@ -42,6 +45,12 @@ BUGS = {
 def test_first_failing_check_names_the_mistake(bug):
     edits, title, pattern = BUGS[bug]
     assert_first_failure(NB, planted(NB, "cache-work", *edits), title, pattern)
+
+
+def test_errors_get_a_hint_for_that_error():
+    bug = planted(NB, "cache-work", ("key = self.hash_fn(key, tuple(tokens[start:start + bs]))",
+                                     "key = self.hash_fn(key, tokens[start:start + bs])"))
+    assert_first_failure(NB, bug, C1, r"TypeError: unhashable type: 'list'.*Hint: .*stored as a tuple")
 
 
 def test_solution_passes_every_check():

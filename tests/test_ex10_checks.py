@@ -1,5 +1,5 @@
 """Exercise 10's checks catch the plausible wrong scheduler steps: for each bug below, the FIRST failing check (the one
-a learner meets) must be the one that names it, with a hint."""
+a learner meets) must be the one that names it, with a hint that fits what the step did."""
 
 from pathlib import Path
 
@@ -11,51 +11,65 @@ NB = Path(__file__).resolve().parent.parent / "solutions" / "ex10_scheduler_step
 CELL = "schedule-work"
 
 ADMIT = "Check 1: admission counts whole blocks, keeps the watermark, the token budget and the order"
-PREEMPT = "Check 3: out of blocks, the newest request is preempted, and its blocks are freed"
+BUDGET = "Check 3: the token budget counts this step's decode tokens"
+PREEMPT = "Check 4: out of blocks, the newest request is preempted, freed and put back first"
+BUSY = "Check 5: a busy server"
+APPEND_LEFT = "            waiting.appendleft(victim)\n"
 
-# (solution text, buggy text, title of the first failing check, regex of its message)
+# (edits: (solution text, buggy text)..., title of the first failing check, regex of its message)
 BUGS = {
     "forgets to free the preempted request (leaks its blocks)": (
-        "            manager.free(victim.seq_id)                 # its blocks go back now; it recomputes later\n", "",
-        PREEMPT, r"manager.free\(victim.seq_id\)"),
+        [("            manager.free(victim.seq_id)                 # its blocks go back now; it recomputes later\n",
+          "")], PREEMPT, r"still holds it.*manager.free"),
     "preempts the oldest request instead of the newest": (
-        "victim = queue.pop() if queue else req", "victim = queue.popleft() if queue else req",
+        [("victim = queue.pop() if queue else req", "victim = queue.popleft() if queue else req")],
         PREEMPT, "newest running request, D"),
-    "keeps going after preempting itself": (
-        "            if victim is req:\n                break\n", "", PREEMPT, "break"),
+    "keeps going after preempting itself (appends to a freed request)": (
+        [("            if victim is req:\n                break\n", "")], PREEMPT,
+        r"raised KeyError: unknown sequence 'B'.*\(at `while not manager.can_append\(req.seq_id\):`, in schedule_step\)"
+        r".*Hint: manager.can_append was called for a request the manager does not hold"),
     "puts the preempted request at the back of waiting": (
-        "waiting.appendleft(victim)", "waiting.append(victim)", PREEMPT, "FRONT of waiting"),
+        [("waiting.appendleft(victim)", "waiting.append(victim)")], PREEMPT, "FRONT of waiting"),
+    "two preemptions put back in the wrong order (the newest first)": (
+        [("    step = Step()\n", "    step = Step()\n    front = len(waiting)\n"),
+         (APPEND_LEFT, "            waiting.insert(len(waiting) - front, victim)\n")],
+        PREEMPT, r"expected waiting \[C, D, E\], got \['D', 'C', 'E'\]"),
     "admits in a step that preempted": (
-        "while waiting and not step.preempted:", "while waiting:", PREEMPT, "not step.preempted"),
+        [("while waiting and not step.preempted:", "while waiting:")], PREEMPT, "nobody is admitted until the next one"),
     "admits past the watermark": (
-        "blocks + manager.watermark_blocks > manager.num_free_blocks", "blocks > manager.num_free_blocks",
+        [("blocks + manager.watermark_blocks > manager.num_free_blocks", "blocks > manager.num_free_blocks")],
         ADMIT, "watermark"),
     "ignores the token budget": (
-        "\n                or step.num_tokens + len(req.tokens) > max_num_batched_tokens", "",
-        ADMIT, "budget of 20 tokens"),
+        [("\n                or step.num_tokens + len(req.tokens) > max_num_batched_tokens", "")],
+        ADMIT, "A \\+ B is 21 tokens"),
+    "budget ignores this step's decode tokens": (
+        [("step.num_tokens + len(req.tokens) > max_num_batched_tokens",
+          "step.num_tokens - len(step.grown) + len(req.tokens) > max_num_batched_tokens")],
+        BUDGET, "decode tokens of the grown requests count"),
     "counts blocks rounding down (off by one)": (
-        "blocks = -(-len(req.tokens) // manager.block_size)", "blocks = len(req.tokens) // manager.block_size",
-        ADMIT, "round up"),
+        [("blocks = -(-len(req.tokens) // manager.block_size)", "blocks = len(req.tokens) // manager.block_size")],
+        ADMIT, "partly filled block is a whole block"),
     "skips a request that does not fit and admits the next one": (
-        "            break\n        waiting.popleft()",
-        "            waiting.rotate(-1)\n            if waiting[0] is req:\n                break\n"
-        "            continue\n        waiting.popleft()",
-        ADMIT, "first come"),
+        [("            break\n        waiting.popleft()",
+          "            waiting.rotate(-1)\n            if waiting[0] is req:\n                break\n"
+          "            continue\n        waiting.popleft()")],
+        ADMIT, "first come, first served"),
 }
 
 
 @pytest.mark.parametrize("bug", BUGS)
 def test_first_failing_check_names_the_mistake(bug):
-    old, new, title, pattern = BUGS[bug]
-    assert_first_failure(NB, planted(NB, CELL, (old, new)), title, pattern)
+    edits, title, pattern = BUGS[bug]
+    assert_first_failure(NB, planted(NB, CELL, *edits), title, pattern)
 
 
-def test_errors_are_wrapped_with_a_hint():
-    """A victim popped from an empty queue raises IndexError: the check names itself and the fallback to the request."""
+def test_errors_keep_the_learners_line_and_get_a_hint_for_that_error():
+    """A victim popped from an empty queue raises IndexError: the message quotes the line and explains the fallback."""
     bug = planted(NB, CELL, ("victim = queue.pop() if queue else req", "victim = queue.pop()"))
-    assert_first_failure(NB, bug, PREEMPT, r"IndexError.*queue.pop\(\) if queue else req")
+    assert_first_failure(NB, bug, PREEMPT, r"IndexError: pop from an empty deque \(at `victim = queue.pop\(\) .*`, in "
+                                           r"schedule_step\).*Hint: .*that request itself is the one to preempt")
 
 
 def test_solution_passes():
     ns = run_cells(NB)
-    assert ns["m"].num_free_blocks == 24
+    assert "schedule_step" in ns

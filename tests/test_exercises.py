@@ -1,7 +1,9 @@
 """The exercise pipeline: solutions -> exercises, in sync, and every shipped exercise fails until solved."""
 
+import os
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -104,3 +106,20 @@ def test_shipped_exercise_fails_at_not_implemented(path, tmp_path):
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
 def test_solutions_pass_their_checks_when_run_in_process(path):
     run_cells(path)  # raises if any check fails
+
+
+def test_a_dead_kernel_fails_its_cell_at_once_in_one_line(tmp_path):
+    """The README's check command: a kernel that dies is reported in seconds, not after the cell timeout."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("import os\nos._exit(3)"),
+                nbformat.v4.new_code_cell("x + 1")]
+    path = tmp_path / "crash.ipynb"
+    nbformat.write(nb, path)
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "pagedlab.exercise_checks.pytest_plugin", str(path), "-p",
+         "no:cacheprovider", "-o", "addopts=", "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=120",
+         "-q"], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode != 0 and time.monotonic() - start < 60, proc.stdout[-2000:]
+    died = [line for line in proc.stdout.splitlines() if "kernel died while running this cell" in line]
+    assert died and "Traceback" not in proc.stdout, proc.stdout[-2000:]

@@ -10,7 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 COMPUTE = ["pagedlab/device.py", "pagedlab/trace.py", "pagedlab/attention.py", "pagedlab/memory.py",
            "pagedlab/roofline.py", "pagedlab/paged", "kernels", "pagedlab/model.py", "pagedlab/engine"]
-PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.notebook", "pagedlab.grading", "pagedlab.authoring")
+PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.exercise_checks", "pagedlab.notebook",
+                "pagedlab.grading", "pagedlab.authoring")
 
 
 def _imports(path: Path) -> set[str]:

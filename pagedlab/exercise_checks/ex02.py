@@ -1,0 +1,200 @@
+"""Exercise 2's checks: the online-softmax update, then tiled attention built on it."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import attention as ref
+from ..checks import assert_close, differing_rows
+
+
+def run_tiles(online_softmax_update, scores, values, block):
+    """Feed the columns of `scores` to online_softmax_update `block` at a time; return the final state."""
+    rows, d = scores.shape[0], values.shape[1]
+    m, l, acc = torch.full((rows,), -math.inf), torch.zeros(rows), torch.zeros(rows, d)
+    for c in range(0, scores.shape[1], block):
+        m, l, acc = online_softmax_update(m, l, acc, scores[:, c:c + block], values[c:c + block])
+    return m, l, acc
+
+
+def check_state(online_softmax_update, scores, values, block, what):
+    """Assert that the state after feeding `scores` in tiles of `block` columns is the exact softmax state."""
+    m, l, acc = run_tiles(online_softmax_update, scores, values, block)
+    m_exact = scores.amax(dim=-1)
+    assert_close(m, m_exact, name=f"m after {what}", hint="m is the largest score seen so far in each row: the larger of the running max and the "
+                 "tile's row max.")
+    assert_close(l, torch.exp(scores - m_exact[:, None]).sum(-1), rtol=1e-5, name=f"l after {what}",
+                 hint="l is the sum of exp(score - m) with m the running max: exponentiate s - m_new[:, None], and "
+                      "when a tile raises the max, multiply the l of the earlier tiles by exp(m_old - m_new).")
+    assert_close(acc / l[:, None], torch.softmax(scores, dim=-1) @ values, atol=1e-5, name=f"acc / l after {what}",
+                 hint="acc must be rescaled by exp(m_old - m_new) exactly like l (a factor per row), and stay "
+                      "unnormalized: divide by l only once, after the last tile.")
+
+
+def error_hint(exc: BaseException) -> str:
+    """The hint for an error raised by the learner's functions: shapes only for a shape error."""
+    text = str(exc)
+    if not isinstance(exc, RuntimeError) or not ("size" in text or "shape" in text or "match" in text):
+        return ""
+    return ("a shape mismatch usually means a tile's real size differs from block_m or block_n (the last tile, or "
+          "a tile larger than the input): start m, l, acc afresh for each query tile with its real row count "
+          "q_i.shape[0], and slice k and v with the same c0:c0 + block_n.")
+
+
+def update_error_hint(exc: BaseException) -> str:
+    """The hint for an error raised by ``online_softmax_update`` alone: a per-row value met a tile as a row."""
+    text = str(exc)
+    if not isinstance(exc, RuntimeError) or not ("size" in text or "shape" in text or "match" in text):
+        return ""
+    return ("s is (rows, cols) and m_new is (rows,): a per-row value is subtracted from every column as a column, "
+            "m_new[:, None], so that each row uses its own max; the same for alpha where acc (rows, d) is scaled.")
+
+
+def attend(q, k, v, visible=None, scale=None):
+    """Attention with an explicit (n_q, n_k) `visible` mask and `scale`: the references a wrong answer may match."""
+    s = (q.double() @ k.double().T) * (q.shape[1] ** -0.5 if scale is None else scale)
+    if visible is not None:
+        s = s.masked_fill(~visible, -math.inf)
+    return torch.softmax(s, dim=-1) @ v.double()
+
+
+def looks_like(got, other):
+    """True when `got` matches `other`, NaN/inf where `other` has NaN (a row that sees no key) included."""
+    nan = torch.tensor(math.nan, dtype=torch.float64)
+    finite = lambda x: torch.where(torch.isfinite(x), x.double(), nan)
+    return torch.allclose(finite(got), finite(other), atol=1e-4, equal_nan=True)
+
+
+def update_problem(online_softmax_update):
+    """None when online_softmax_update passes Checks 1-3, else their message: every tiled check relies on it."""
+    g = torch.Generator().manual_seed(7)
+    scores, values = torch.randn(5, 12, generator=g) + torch.arange(12.0) / 2, torch.randn(12, 3, generator=g)
+    scores[:2, 8:] = -math.inf
+    try:
+        check_state(online_softmax_update, scores, values, 4, "tiles of a rising max, some rows masked")
+    except Exception as error:  # noqa: BLE001 - any failure of the update is the real cause
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block_m, block_n, hint, d=8,
+                 magnitude=1.0, seed=0):
+    """Compare tiled_attention with naive_attention; name the likely cause (update, scale, mask) before `hint`."""
+    problem = update_problem(online_softmax_update)
+    assert problem is None, (
+        f"tiled_attention relies on your online_softmax_update, which is not right yet: fix Checks 1-3 first "
+        f"({problem})")
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (magnitude * torch.randn(n_q, d, generator=g), torch.randn(n_k, d, generator=g),
+               torch.randn(n_k, d, generator=g))
+    got, want = tiled_attention(q, k, v, causal=causal, block_m=block_m, block_n=block_n), \
+        ref.naive_attention(q, k, v, causal=causal)
+    visible = ref.causal_mask(n_q, n_k) if causal else None
+    rows = torch.arange(n_q)[:, None]
+    cols = torch.arange(n_k)[None, :]
+    unwritten = [i for i in range(n_q) if bool((got[i] == 0).all())]
+    if unwritten:
+        hint = (f"rows {unwritten[:8]} of the output were never written (still 0): the loop over query tiles must "
+                f"cover the last, shorter tile too.")
+    elif not causal and bool(torch.isnan(got).any()):
+        hint = ("NaN without any mask means 0/0: l stayed 0 for those rows, so no key tile reached them. The key loop "
+                "must cover the last, shorter key tile too.")
+    elif looks_like(got, attend(q, k, v, visible, scale=1.0)):
+        hint = "your output is attention WITHOUT the 1/sqrt(d) scale: the scores are divided by sqrt(d)."
+    elif (looks_like(got, attend(q, k, v, visible, scale=1.0 / d))
+          or looks_like(got, attend(q, k, v, visible, 1 / d ** 1.5))):
+        hint = "the scale is applied wrongly (1/d, or twice): the scores are divided by sqrt(d) exactly once."
+    elif causal and looks_like(got, attend(q, k, v)):
+        hint = "nothing is masked: with causal=True set the scores of keys j > i + (n_k - n_q) to -math.inf."
+    elif causal and n_q > 1 and looks_like(got, attend(q, k, v, cols < rows + (n_k - n_q))):
+        hint = ("the diagonal is hidden: query i sees its own key, so only keys strictly after i + (n_k - n_q) are "
+                "hidden.")
+    elif causal and n_q != n_k and looks_like(got, attend(q, k, v, cols <= rows)):
+        hint = ("the mask is aligned top-left: with fewer queries than keys the queries are the LAST n_q positions, "
+                "so query i sees keys j <= i + (n_k - n_q) (aligned bottom-right).")
+    bad = differing_rows(got, want, atol=1e-5, rtol=1e-5)
+    assert_close(got, want, atol=1e-5, name=f"tiled_attention, n_q = {n_q}, n_k = {n_k}, tiles {block_m} x {block_n}, "
+                 f"causal = {causal}", hint=f"rows {bad[:8]} of {n_q} differ. {hint}" if bad else hint)
+
+
+def check_one_tile(online_softmax_update) -> None:
+    """Check 1: one tile."""
+    __tracebackhide__ = True
+    torch.manual_seed(0)
+    scores, values = torch.randn(5, 8), torch.randn(8, 3)   # 5 rows, 8 columns: a broadcasting mistake is loud
+    check_state(online_softmax_update, scores, values, 8, "one tile")
+
+
+def check_several_tiles(online_softmax_update) -> None:
+    """Check 2: several tiles."""
+    __tracebackhide__ = True
+    # Later tiles hold larger scores, so the running max grows and earlier sums must be rescaled.
+    rising, values = torch.randn(5, 12) + torch.arange(12.0) / 2, torch.randn(12, 3)
+    m, _, _ = run_tiles(online_softmax_update, rising, values, 4)
+    assert (m > rising[:, :4].amax(dim=-1)).all(), (
+        "the running max did not grow past the first tile's max although later scores are larger. "
+        "Hint: the running max is the larger of the old one and the new tile's row max.")
+    check_state(online_softmax_update, rising, values, 4, "three tiles with a rising max")
+    falling = torch.randn(5, 12) - torch.arange(12.0) / 2
+    check_state(online_softmax_update, falling, torch.randn(12, 3), 5, "tiles of 5, 5 and 2 with a falling max")
+    # A causal mask hides whole rows of a later tile: -inf everywhere in that row must change nothing.
+    masked = torch.randn(5, 12)
+    masked[:3, 6:] = -math.inf
+    check_state(online_softmax_update, masked, torch.randn(12, 3), 6, "a second tile that hides every key of rows 0-2")
+
+
+def check_huge_scores_update(online_softmax_update) -> None:
+    """Check 3: huge scores."""
+    __tracebackhide__ = True
+    big = torch.randn(4, 10) * 1e4  # exp() of scores this large overflows unless the max is subtracted first
+    m, l, acc = run_tiles(online_softmax_update, big, torch.randn(10, 2), 5)
+    assert torch.isfinite(l).all() and torch.isfinite(acc).all(), (
+        "l or acc became inf/NaN for scores of magnitude 1e4. Hint: exponentiate s - m_new[:, None], never s itself "
+        "(exp(s) / exp(m) overflows to inf / inf = NaN).")
+    check_state(online_softmax_update, big, torch.randn(10, 2), 5, "tiles of huge scores")
+
+
+def check_one_tile_and_scale(tiled_attention, online_softmax_update) -> None:
+    """Check 4: one tile, and the scale."""
+    __tracebackhide__ = True
+    # Tiles larger than the inputs: one query tile and one key tile, so only the scores and one update matter.
+    assert_tiled(tiled_attention, online_softmax_update, 8, 8, False, block_m=16, block_n=16, d=16,
+                 hint="with a single tile only the scores (q times k transposed, divided by sqrt(d)) and one update "
+                      "matter.")
+
+
+def check_dividing_tiles(tiled_attention, online_softmax_update) -> None:
+    """Check 5: tiles that divide the length."""
+    __tracebackhide__ = True
+    assert_tiled(tiled_attention, online_softmax_update, 64, 64, False, block_m=16, block_n=16, hint=(
+        "start m, l, acc afresh for every query tile (inside the loop over r0), and divide acc by l once, after its "
+        "last key tile."))
+
+
+def check_shorter_tiles(tiled_attention, online_softmax_update) -> None:
+    """Check 6: lengths that are not multiples of the tile."""
+    __tracebackhide__ = True
+    for n_q, n_k, block_m, block_n in [(37, 37, 16, 16), (37, 37, 5, 7), (3, 3, 16, 2), (20, 37, 8, 16)]:
+        assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, False, block_m, block_n, hint=(
+            "the last tile is shorter when the length is not a multiple of the tile: use each slice's real size, "
+            "not block_m or block_n."))
+
+
+def check_causal(tiled_attention, online_softmax_update) -> None:
+    """Check 7: causal."""
+    __tracebackhide__ = True
+    for n_q, n_k, block_m, block_n in [(64, 64, 16, 16), (32, 48, 16, 16), (37, 37, 5, 7), (20, 37, 8, 16)]:
+        assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, True, block_m, block_n, hint=(
+            "hide key j from query i when j > i + (n_k - n_q), using the tile's global positions (the keys' and the "
+            "rows' indices in the whole sequence, not within the tile). If you skip key tiles, skip only a tile whose "
+            "first key lies after the last row's diagonal."))
+
+
+def check_huge_scores(tiled_attention, online_softmax_update) -> None:
+    """Check 8: huge scores."""
+    __tracebackhide__ = True
+    assert_tiled(tiled_attention, online_softmax_update, 40, 40, True, block_m=8, block_n=8, magnitude=1000.0, hint=(
+        "scores of magnitude ~1e3 overflow exp() unless each tile subtracts the running max (your update does: "
+        "pass it the scores, not exp(scores))."))

@@ -1,0 +1,230 @@
+"""The checks of exercise 2's stretch (causal tiled attention that skips what it never needs).
+
+Tile counts are compared with a brute force over the whole causal mask; the attention with
+:func:`pagedlab.attention.tiled_attention`. Skipping is measured on the work itself: a ``TorchFunctionMode`` counts
+the elements every matrix product produces and every operation that brings ``-inf`` into a score-shaped tensor
+(``masked_fill``, ``where``, an additive bias, item assignment: whatever its name).
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from typing import Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from .. import attention as ref
+from ..checks import assert_close, differing_rows
+
+GEOMETRIES = [(n_q, n_k, bm, bn) for n_q, n_k in [(16, 16), (37, 37), (20, 37), (37, 20), (1, 9), (9, 1)]
+              for bm, bn in [(8, 8), (5, 7), (16, 4)]]
+
+
+def brute_force_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) from the whole causal mask: slow, obviously right."""
+    visible = ref.causal_mask(n_q, n_k)[r0:r0 + rows]
+    tiles = [visible[:, c0:c0 + block_n] for c0 in range(0, n_k, block_n)]
+    seen = [bool(t.any()) for t in tiles]
+    n_visit = max((i + 1 for i, s in enumerate(seen) if s), default=0)
+    n_full = next((i for i, t in enumerate(tiles) if not bool(t.all())), len(tiles))
+    return n_full, n_visit
+
+
+def tile_census(n_q: int, n_k: int, block_m: int, block_n: int) -> tuple[int, int]:
+    """(visited, straddling) key tiles over the whole grid, from the brute-force mask."""
+    visited = straddling = 0
+    for r0 in range(0, n_q, block_m):
+        n_full, n_visit = brute_force_counts(r0, min(block_m, n_q - r0), n_q, n_k, block_n)
+        visited, straddling = visited + n_visit, straddling + n_visit - n_full
+    return visited, straddling
+
+
+def error_hint(exc: BaseException) -> str:
+    """The hint for an error raised by the learner's functions."""
+    if isinstance(exc, RuntimeError) and ("size" in str(exc) or "shape" in str(exc)):
+        return ("two tensors of different shapes met: the last key tile can be shorter than block_n, and the last "
+                "query tile shorter than block_m; take sizes from the slices, not from the block sizes.")
+    return ""
+
+
+def _within(seconds: float, fn: Callable, *args):
+    """``fn(*args)``, raising ``TimeoutError`` after ``seconds`` (where a timer signal exists; else measured after)."""
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        def expire(signum, frame):
+            raise TimeoutError(f"still running after {seconds:g} s")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return fn(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    start = time.perf_counter()
+    result = fn(*args)
+    if time.perf_counter() - start > seconds:
+        raise TimeoutError(f"took {time.perf_counter() - start:.1f} s")
+    return result
+
+
+def check_key_tiles(key_tile_counts: Callable) -> None:
+    """Check 1: ``key_tile_counts`` against the brute force on small grids, then on a huge one, from indices alone."""
+    __tracebackhide__ = True
+    for n_q, n_k, bm, bn in GEOMETRIES:
+        for r0 in range(0, n_q, bm):
+            rows = min(bm, n_q - r0)
+            got, want = key_tile_counts(r0, rows, n_q, n_k, bn), brute_force_counts(r0, rows, n_q, n_k, bn)
+            if isinstance(got, (tuple, list)) and tuple(got) == want:
+                continue
+            where = (f"key_tile_counts({r0}, {rows}, {n_q}, {n_k}, {bn}) (rows {r0}..{r0 + rows - 1}, key tiles of "
+                     f"{bn}): expected (n_full, n_visit) = {want}, got {got!r}")
+            if not isinstance(got, (tuple, list)) or len(got) != 2:
+                raise AssertionError(f"{where}: return a pair of ints")
+            if got[1] != want[1]:
+                last = r0 + rows - 1 + n_k - n_q
+                hint = (f"the last row, {r0 + rows - 1}, sees keys up to {r0 + rows - 1} + (n_k - n_q) = {last}; the "
+                        f"tiles up to the one holding that key are visited" +
+                        (" (none: it is negative, and -1 // block_n is -1 in Python)." if last < 0 else "."))
+            else:
+                hint = (f"the first row, {r0}, sees keys up to {r0} + (n_k - n_q) = {r0 + n_k - n_q}; a tile is full "
+                        f"when its LAST key, min((t + 1) * block_n, n_k) - 1, is at most that (the last tile is "
+                        f"shorter).")
+            raise AssertionError(f"{where}. Hint: {hint}")
+    huge = (0, 64, 10**7, 10**7, 64)
+    try:
+        got = _within(2.0, key_tile_counts, *huge)
+    except (TimeoutError, MemoryError, RuntimeError) as exc:
+        raise AssertionError(
+            f"key_tile_counts(0, 64, 10**7, 10**7, 64) failed ({type(exc).__name__}: {str(exc)[:200]}): with 10**7 "
+            f"queries and keys, a mask or a loop over the keys is 10**14 entries or 10**7 steps. Hint: decide from "
+            f"the indices alone, with a few integer operations and no tensor.") from None
+    if tuple(got) != (0, 1):
+        raise AssertionError(f"key_tile_counts(0, 64, 10**7, 10**7, 64): expected (0, 1), got {got!r}")
+
+
+def _assert_causal(causal_tiled_attention: Callable, n_q: int, n_k: int, block_m: int, block_n: int, hint: str,
+                   d: int = 8, seed: int = 0) -> None:
+    __tracebackhide__ = True
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = torch.randn(n_q, d, generator=g), torch.randn(n_k, d, generator=g), torch.randn(n_k, d, generator=g)
+    got = causal_tiled_attention(q, k, v, block_m=block_m, block_n=block_n)
+    want = ref.tiled_attention(q, k, v, causal=True, block_m=block_m, block_n=block_n)[0]
+    bad = differing_rows(got, want) if isinstance(got, torch.Tensor) and got.shape == want.shape else []
+    assert_close(got, want, atol=1e-5, name=f"causal_tiled_attention, n_q = {n_q}, n_k = {n_k}, tiles "
+                 f"{block_m} x {block_n}", hint=f"rows {bad[:8]} of {n_q} differ. {hint}" if bad else hint)
+
+
+def check_output(causal_tiled_attention: Callable) -> None:
+    """Check 2: the output with n_q <= n_k, where every row sees at least one key."""
+    __tracebackhide__ = True
+    for n_q, n_k, bm, bn in [(16, 16, 8, 8), (37, 37, 5, 7), (20, 37, 16, 4), (1, 9, 8, 8)]:
+        _assert_causal(causal_tiled_attention, n_q, n_k, bm, bn, hint=(
+            "a straddling tile hides each key from the rows before its diagonal: compare global positions (the "
+            "tile's key indices against each row's index plus n_k - n_q), and mask every tile from n_full on."))
+
+
+def check_update_state(online_softmax_update: Callable) -> None:
+    """Check 3: after a tile that hides every key from some rows, those rows keep m = -inf, l = 0, acc = 0."""
+    __tracebackhide__ = True
+    g = torch.Generator().manual_seed(3)
+    rows, cols, d = 4, 5, 3
+    s = torch.randn(rows, cols, generator=g)
+    s[:2] = -math.inf                      # rows 0 and 1 see no key of this tile (nor of any before it)
+    s[2, 3:] = -math.inf                   # row 2 sees 3 of its keys
+    v = torch.randn(cols, d, generator=g)
+    m0, l0, acc0 = torch.full((rows,), -math.inf), torch.zeros(rows), torch.zeros(rows, d)
+    result = online_softmax_update(m0.clone(), l0.clone(), acc0.clone(), s.clone(), v.clone())
+    if not (isinstance(result, tuple) and len(result) == 3):
+        raise AssertionError(f"online_softmax_update must return (m, l, acc); got {type(result).__name__}")
+    m, l, acc = result
+    seen = torch.isfinite(s).any(1)
+    m_ref = torch.where(seen, s.amax(1), torch.zeros(rows))
+    p = torch.exp(s - m_ref[:, None])
+    want = (torch.where(seen, s.amax(1), -math.inf), p.sum(1), p @ v)
+    first = "the first tile of a query tile: m = -inf, l = 0, acc = 0 for every row; rows 0 and 1 see no key of it"
+    for name, got, w in zip(("m", "l", "acc"), (m, l, acc), want):
+        nan_rows = (torch.isnan(got).reshape(rows, -1).any(1).nonzero().flatten().tolist()
+                    if isinstance(got, torch.Tensor) else [])
+        hint = (f"{name} of rows {nan_rows} is NaN: exp(s - m) with s = m = -inf is exp(-inf + inf) = NaN. For a row "
+                f"whose running max is still -inf, subtract 0 instead, so that exp(-inf) = 0 and the state stays "
+                f"m = -inf, l = 0, acc = 0 (the final division would hide the NaN, a later tile would not)."
+                if nan_rows else "the rows that see keys follow exercise 2's update.")
+        assert_close(got, w, atol=1e-6, name=f"{name} after {first}", hint=hint)
+
+
+def check_no_key(causal_tiled_attention: Callable) -> None:
+    """Check 4: with n_q > n_k the first n_q - n_k rows see no key: their output is 0."""
+    __tracebackhide__ = True
+    for n_q, n_k, bm, bn in [(37, 20, 8, 8), (9, 1, 5, 7), (37, 20, 16, 4)]:
+        _assert_causal(causal_tiled_attention, n_q, n_k, bm, bn, hint=(
+            f"the first n_q - n_k = {n_q - n_k} rows see no key: their l stays 0, so their output is 0 by "
+            f"definition, not acc / l = 0 / 0."))
+
+
+class WorkCounter(TorchFunctionMode):
+    """Counts, while active, the elements every matrix product produces, and the masking operations on score tiles,
+    whatever they are called: an operation that combines a 2-D float tensor with a boolean tensor of its shape (a
+    per-element mask applied: ``masked_fill``, ``where``, item assignment), or one that brings more ``-inf`` into a
+    2-D float tensor than its inputs held (an additive bias, a tile of ``-inf``). Tensors with one column are not
+    tiles (a per-row state broadcast over columns is not a mask)."""
+
+    PRODUCTS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "einsum", "tensordot", "addmm", "baddbmm"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.product_elements = 0
+        self.masking_ops = 0
+
+    @staticmethod
+    def _tiles(values, floating: bool = True) -> list[torch.Tensor]:
+        flat = [a for v in values for a in (v if isinstance(v, (tuple, list)) else (v,))]
+        return [a for a in flat if isinstance(a, torch.Tensor) and a.dim() == 2 and a.shape[1] > 1
+                and (a.is_floating_point() if floating else a.dtype == torch.bool)]
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        values = list(args) + list(kwargs.values())
+        inputs, masks = self._tiles(values), self._tiles(values, floating=False)
+        applies_mask = any(m.shape == t.shape for m in masks for t in inputs)
+        before = max((int(torch.isneginf(a).sum()) for a in inputs), default=0)
+        result = func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if name in self.PRODUCTS and isinstance(result, torch.Tensor):
+            self.product_elements += result.numel()
+        outputs = self._tiles(args[:1] if name == "__setitem__" or name.endswith("_") else [result])
+        brings_inf = any(int(torch.isneginf(o).sum()) > before for o in outputs)
+        self.masking_ops += applies_mask or brings_inf
+        return result
+
+
+def check_skipping(causal_tiled_attention: Callable) -> None:
+    """Check 5: no work on tiles hidden from every row, no mask on tiles visible to every row."""
+    __tracebackhide__ = True
+    d = 8
+    for n_q, n_k, bm, bn in [(64, 64, 8, 8), (37, 50, 5, 7), (40, 24, 16, 4)]:
+        visited, straddling = tile_census(n_q, n_k, bm, bn)
+        budget = 0
+        for r0 in range(0, n_q, bm):
+            rows = min(bm, n_q - r0)
+            _, n_visit = brute_force_counts(r0, rows, n_q, n_k, bn)
+            budget += sum(rows * (min(bn, n_k - t * bn) + d) for t in range(n_visit))
+        q, k, v = torch.randn(n_q, d), torch.randn(n_k, d), torch.randn(n_k, d)
+        with WorkCounter() as work:
+            causal_tiled_attention(q, k, v, block_m=bm, block_n=bn)
+        geometry = f"n_q = {n_q}, n_k = {n_k}, tiles {bm} x {bn}"
+        if work.product_elements > budget:
+            raise AssertionError(
+                f"{geometry}: the {visited} key tiles that hold a visible key make {budget} elements of scores and "
+                f"P V products, but your products made {work.product_elements}. Hint: scores were computed for keys "
+                f"hidden from every row of the query tile; which tiles to visit is decided from the indices BEFORE "
+                f"computing a tile (not from its scores or its mask).")
+        if work.masking_ops > straddling:
+            raise AssertionError(
+                f"{geometry}: only {straddling} tiles straddle the diagonal, but {work.masking_ops} operations put "
+                f"-inf into a score tile (or built a tile of -inf, as a bias). Hint: the first n_full tiles of each "
+                f"query tile are visible to every row and need no mask; mask only from n_full on, one operation per "
+                f"tile.")

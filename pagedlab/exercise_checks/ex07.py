@@ -1,0 +1,206 @@
+"""Exercise 7's checks: fork shares blocks, append copies a shared block once, running out changes nothing."""
+
+from __future__ import annotations
+
+import random
+import traceback
+
+import torch
+
+from ..paged import BlockTable, KVCache, OutOfBlocks
+
+ORDER = ("table.slot(position) only accepts positions < table.num_tokens and reads block_ids[position // block_size]: "
+         "the token's block must be in the table and table.num_tokens = position + 1 BEFORE table.slot(position).")
+
+
+def _in_slot(exc: BaseException) -> bool:
+    return any(frame.name == "slot" for frame in traceback.extract_tb(exc.__traceback__))
+
+
+def order_hint(exc: BaseException) -> str:
+    """The hint for an error raised by ``BlockTable.slot`` called too early."""
+    return ORDER if _in_slot(exc) else ""
+
+
+def boundary_hint(exc: BaseException) -> str:
+    """Check 3's hint: at a block boundary the token goes into a new block, shared or not."""
+    if _in_slot(exc) or isinstance(exc, OutOfBlocks):
+        return ("at a block boundary the token goes into a NEW block, whether or not the last one is shared: the "
+                "boundary comes first. " + (ORDER if _in_slot(exc) else ""))
+    return ""
+
+
+def random_hint(exc: BaseException) -> str:
+    """Check 6's hint, for an error in the random operations."""
+    if isinstance(exc, OutOfBlocks):
+        return ("OutOfBlocks here means an append took more than one block (it runs only when a block is free): an "
+                "append needs at most one new block, a new one at a boundary OR a copy of a shared, partly filled "
+                "block, never both.")
+    return order_hint(exc)
+
+
+
+def check_fork_shares(MiniManager) -> None:
+    """Check 1: fork shares, it does not copy."""
+    __tracebackhide__ = True
+    m = MiniManager(num_blocks=8, block_size=4)
+    m.add("parent", 6)
+    free_before = m.allocator.num_free
+    child = m.fork("parent", "child")
+    parent_blocks = m.tables["parent"].block_ids
+    assert isinstance(child, BlockTable) and child.block_ids == parent_blocks and child.num_tokens == 6, (
+        f"the child should list the parent's blocks {parent_blocks} with its 6 tokens, got {child}")
+    assert m.allocator.num_free == free_before, (
+        f"fork allocated {free_before - m.allocator.num_free} block(s); it should share the parent's, not copy them")
+    counts = [m.allocator.refcount(b) for b in parent_blocks]
+    assert counts == [2, 2], (
+        f"after the fork every shared block should have 2 owners, got ref counts {counts}. Hint: each shared "
+        f"block gains an owner; without it, freeing the parent would put blocks the child still reads back on the free list.")
+    assert child.block_ids is not m.tables["parent"].block_ids, (
+        "the child's block_ids is the parent's list object itself, so changing one table changes the other. "
+        "Hint: the child gets a new list holding the same block ids.")
+
+
+def check_new_block_at_boundary(MiniManager) -> None:
+    """Check 2: a new block exactly at each block boundary."""
+    __tracebackhide__ = True
+    m = MiniManager(num_blocks=8, block_size=4)
+    m.add("s", 0)
+    for n in range(1, 13):
+        slot, copy = m.append("s")
+        table = m.tables["s"]
+        assert len(table.block_ids) == -(-n // 4), (
+            f"after appending token {n - 1} (so {n} tokens), the sequence should hold {-(-n // 4)} block(s) of 4, "
+            f"holds {len(table.block_ids)}. Hint: a new block is needed when the token's position is a multiple of "
+            f"block_size, i.e. when the last block is full, not one token earlier or later.")
+        assert table.num_tokens == n, f"after {n} appends num_tokens should be {n}, got {table.num_tokens}"
+        assert slot == table.slot(n - 1) and copy is None, (
+            f"token {n - 1}: expected slot {table.slot(n - 1)} and no copy (nothing is shared), "
+            f"got {(slot, copy)}. Hint: copy only when the last block is shared (refcount > 1); a block with one "
+            f"owner is written in place.")
+
+
+def check_fork_at_full_block(MiniManager) -> None:
+    """Check 3: fork at a full block, then append."""
+    __tracebackhide__ = True
+    m = MiniManager(num_blocks=8, block_size=4)
+    m.add("parent", 8)
+    m.fork("parent", "child")
+    shared = list(m.tables["parent"].block_ids)
+    slot, copy = m.append("child")
+    child = m.tables["child"]
+    assert copy is None, (
+        f"appending token 8 to the child returned copy {copy}: block {copy[0]} is full and the child's token 8 goes "
+        f"into a new block, so nothing is written into it and it stays shared. Hint: the block boundary comes "
+        f"first: only a token that lands inside a shared block needs a copy.")
+    assert child.block_ids[:2] == shared and len(child.block_ids) == 3, (
+        f"the child should keep the shared blocks {shared} and add one new block, got {child.block_ids}. Hint: at a "
+        f"boundary append a new block; leave the full shared ones alone.")
+    assert [m.allocator.refcount(b) for b in shared] == [2, 2], (
+        f"the full shared blocks {shared} should still have 2 owners, got ref counts "
+        f"{[m.allocator.refcount(b) for b in shared]}.")
+    assert slot == child.block_ids[2] * 4 and child.num_tokens == 9, (
+        f"token 8 goes to offset 0 of the new block {child.block_ids[2]}: slot {child.block_ids[2] * 4} with 9 tokens, "
+        f"got slot {slot} with {child.num_tokens} tokens")
+
+
+def check_copy_on_write_once(MiniManager) -> None:
+    """Check 4: copy-on-write, once."""
+    __tracebackhide__ = True
+    m = MiniManager(num_blocks=8, block_size=4)
+    m.add("parent", 6)
+    m.fork("parent", "child")
+    shared = m.tables["parent"].block_ids[-1]
+    slot, copy = m.append("child")
+    assert copy is not None, (
+        f"the child appended into block {shared}, which the parent shares (ref count 2), without a copy: its token "
+        f"would land in the parent's block. Hint: when the last block's refcount is > 1, allocate a new one and "
+        f"return (shared, new).")
+    src, dst = copy
+    assert src == shared and dst != shared, (
+        f"copy should be (src, dst) = ({shared}, <a new block>): copy FROM the shared block INTO the new one; "
+        f"got {copy}")
+    assert m.tables["child"].block_ids[-1] == dst and m.tables["parent"].block_ids[-1] == shared, (
+        f"after the copy the child's last block should be {dst} and the parent's still {shared}; "
+        f"got child {m.tables['child'].block_ids}, parent {m.tables['parent'].block_ids}")
+    assert slot == dst * 4 + 2, f"token 6 of the child goes to offset 2 of its new block {dst}: slot {dst * 4 + 2}, got {slot}"
+    assert (m.allocator.refcount(shared), m.allocator.refcount(dst)) == (1, 1), (
+        f"after the copy, block {shared} belongs to the parent alone and {dst} to the child: ref counts (1, 1), got "
+        f"({m.allocator.refcount(shared)}, {m.allocator.refcount(dst)}). Hint: the child must free its reference "
+        f"to the shared block.")
+    assert m.tables["parent"].num_tokens == 6, "appending to the child changed the parent's num_tokens"
+    again = m.append("child")
+    assert again[1] is None, f"the child's block {dst} is private now: its next append needs no copy, got copy {again[1]}"
+    parent_slot, parent_copy = m.append("parent")
+    assert parent_copy is None and parent_slot == shared * 4 + 2, (
+        f"the parent is now the only owner of block {shared}: it writes in place (slot {shared * 4 + 2}, no copy), "
+        f"got {(parent_slot, parent_copy)}")
+
+
+def check_running_out(MiniManager) -> None:
+    """Check 5: running out changes nothing, finishing returns every block."""
+    __tracebackhide__ = True
+    m = MiniManager(num_blocks=2, block_size=4)
+    m.add("parent", 6)                       # both blocks
+    m.fork("parent", "child")
+    before = ({s: (list(t.block_ids), t.num_tokens) for s, t in m.tables.items()}, [m.allocator.refcount(b) for b in range(2)])
+    try:
+        m.append("child")
+    except OutOfBlocks:
+        pass
+    else:
+        raise AssertionError("with no free block, copy-on-write cannot get a copy: append must raise OutOfBlocks")
+    after = ({s: (list(t.block_ids), t.num_tokens) for s, t in m.tables.items()}, [m.allocator.refcount(b) for b in range(2)])
+    assert after == before, (
+        f"the failed append changed the manager: {before} -> {after}. Hint: allocate the new block first; drop the "
+        f"reference to the shared block only once the allocation has succeeded.")
+    m = MiniManager(num_blocks=8, block_size=4)
+    m.add("a", 5)
+    m.fork("a", "b")
+    m.append("b")
+    m.append("a")
+    m.fork("b", "c")
+    m.append("c")
+    for s in ["a", "b", "c"]:
+        m.free(s)
+    assert m.allocator.num_free == 8, (
+        f"after freeing every sequence only {m.allocator.num_free} of 8 blocks are free: blocks leaked. Hint: a "
+        f"copy-on-write must drop the sequence's reference to the shared block it stops using.")
+
+
+def check_kv_survive(MiniManager) -> None:
+    """Check 6: the K/V survive."""
+    __tracebackhide__ = True
+    rng = random.Random(0)
+    m = MiniManager(num_blocks=32, block_size=4)
+    kv = KVCache(num_layers=1, num_blocks=32, block_size=4, kv_heads=1, head_dim=4, dtype=torch.float32, device="cpu")
+    expected = {}
+    for step in range(400):
+        op, live = rng.choice(["add", "fork", "append", "append", "append", "free"]), sorted(expected)
+        if op == "add" and m.allocator.num_free >= 4:
+            n = rng.randint(1, 10)
+            k = torch.randn(n, 1, 4)
+            kv.write(0, m.add(f"s{step}", n).slot_mapping(), k, k)
+            expected[f"s{step}"] = k
+        elif op == "fork" and live:
+            parent = rng.choice(live)
+            m.fork(parent, f"s{step}")
+            expected[f"s{step}"] = expected[parent]
+        elif op == "append" and live and m.allocator.num_free:
+            seq = rng.choice(live)
+            slot, copy = m.append(seq)
+            if copy is not None:
+                kv.copy_blocks([copy])
+            k = torch.randn(1, 1, 4)
+            kv.write(0, [slot], k, k)
+            expected[seq] = torch.cat([expected[seq], k])
+        elif op == "free" and live:
+            seq = rng.choice(live)
+            m.free(seq)
+            del expected[seq]
+        for seq, k in expected.items():
+            got = kv.gather(0, m.tables[seq])[0]
+            bad = (got != k).any(dim=(1, 2)).nonzero().flatten().tolist()
+            assert not bad, (
+                f"step {step} ({op}): sequence {seq} reads wrong K/V at positions {bad[:8]} (table {m.tables[seq]}). "
+                f"Another sequence wrote into a block it shares, or a block it still uses was handed out again.")

@@ -1,0 +1,171 @@
+"""The checks of exercise 7's stretch (the prefix-cache lookup, collisions and all).
+
+Each check builds a ``MiniPrefixCache`` (the learner's class), caches a few prompts and compares ``keys`` or
+``match`` with what a cache must answer; the hint is picked from the answer that came back.
+"""
+
+from __future__ import annotations
+
+import random
+
+
+def error_hint(exc: BaseException) -> str:
+    """The hint for an error raised inside ``keys`` or ``match``."""
+    if isinstance(exc, TypeError) and "unhashable" in str(exc):
+        return "a list cannot be hashed (nor be a dict key): a block's tokens are hashed and stored as a tuple."
+    if isinstance(exc, KeyError):
+        return "a key that is not cached is a miss, not an error: look keys up so that a missing one gives None."
+    if isinstance(exc, IndexError):
+        return "block i holds tokens[i * block_size:(i + 1) * block_size]; there are len(tokens) // block_size full ones."
+    return ""
+
+
+def _no_hit_at_all(cache, prompt) -> str | None:
+    """Why ``match`` may have found nothing although the prompt's first block is cached under its key, or None."""
+    keys = cache.keys(prompt)
+    block = cache.block_of.get(keys[0]) if keys else None
+    if block is None:
+        return None
+    stored = cache.entry[block].tokens
+    mine = prompt[:cache.block_size]
+    if tuple(stored) == tuple(mine):
+        return (f"match found no hit at all, yet the first block {tuple(mine)} is cached (block {block}) with exactly "
+                f"those tokens: the comparison itself fails. The stored tokens are a tuple, and a tuple never equals a "
+                f"list, even with the same items ((1, 2) == [1, 2] is False): compare like with like.")
+    return None
+
+
+def check_chained_keys(cache_class: type) -> None:
+    """Check 1: ``keys`` chains each full block's key on its predecessor's, and gives the partial block none."""
+    __tracebackhide__ = True
+    cache = cache_class(block_size=3)
+    tokens = [5, 1, 4, 1, 5, 9, 2, 6]
+    h0 = cache.hash_fn(None, (5, 1, 4))
+    expected = [h0, cache.hash_fn(h0, (1, 5, 9))]
+    got = cache.keys(tokens)
+    if got == expected:
+        return
+    if isinstance(got, list) and len(got) == 3:
+        hint = "3 keys for 2 full blocks: the partly filled last block [2, 6] has no key."
+    elif got == [h0, cache.hash_fn(None, (1, 5, 9))]:
+        hint = "the second key ignores the first: key_i is hash_fn(key_{i-1}, block_i), so it stands for the whole prefix."
+    elif isinstance(got, list) and len(got) == 2:
+        hint = "two keys, as expected, but not these: key_0 = hash_fn(None, tuple(block_0)), key_1 = hash_fn(key_0, tuple(block_1))."
+    else:
+        hint = "one key per full block, in order, as a list."
+    raise AssertionError(f"keys([5, 1, 4, 1, 5, 9, 2, 6]) with blocks of 3 should be the 2 chained keys {expected}, "
+                         f"got {got!r}. Hint: {hint}")
+
+
+def check_longest_prefix(cache_class: type) -> None:
+    """Check 2: ``match`` returns the cached blocks up to the first block that differs, and no further."""
+    __tracebackhide__ = True
+    cache = cache_class(block_size=2)
+    cache.insert([1, 2, 3, 4, 5, 6, 7], [10, 11, 12])
+    for prompt, expected, why in [
+            ([1, 2, 3, 4, 9, 9, 7], [10, 11], "the third block differs"),
+            ([1, 2, 9, 9, 5, 6, 7], [10], "the second block differs, so the third (same tokens, other prefix) cannot hit"),
+            ([9, 9, 3, 4, 5, 6, 7], [], "the first block differs"),
+            ([1, 2, 3, 4, 5, 6, 7, 8, 9], [10, 11, 12], "every cached block, and tokens are left to run")]:
+        got = cache.match(prompt)
+        if got == expected:
+            continue
+        if got == [] and expected:
+            hint = _no_hit_at_all(cache, prompt) or "the first block is cached: look its key up in block_of."
+        elif got == expected[:1] and len(expected) > 1:
+            hint = ("only the first block hit: after each hit, the next block's stored parent_id must equal THIS hit's "
+                    "prefix id, so the prefix id is carried from hit to hit.")
+        elif isinstance(got, list) and len(got) > len(expected) and got[:len(expected)] == expected:
+            hint = "blocks after the first miss were returned: the first miss ends the match."
+        else:
+            hint = "walk the keys in order, look each up, and stop at the first miss."
+        raise AssertionError(f"match({prompt}) after caching [1..7] in blocks 10, 11, 12: expected {expected} ({why}), "
+                             f"got {got!r}. Hint: {hint}")
+
+
+def check_never_entirely(cache_class: type) -> None:
+    """Check 3: a prompt never hits entirely: at most ``(len(tokens) - 1) // block_size`` blocks."""
+    __tracebackhide__ = True
+    cache = cache_class(block_size=2)
+    cache.insert([1, 2, 3, 4], [10, 11])
+    got = cache.match([1, 2, 3, 4])
+    if got == [10, 11]:
+        raise AssertionError(
+            "match([1, 2, 3, 4]) with both blocks cached returned [10, 11]: nothing would be left to run, so there "
+            "are no logits to sample from. Hint: at most (len(tokens) - 1) // block_size blocks may hit: here 1.")
+    if got != [10]:
+        hint = _no_hit_at_all(cache, [1, 2, 3, 4]) or "the first block may hit; only the last full one may not."
+        raise AssertionError(f"match([1, 2, 3, 4]) with both blocks cached: expected [10] (one token block left to "
+                             f"run), got {got!r}. Hint: {hint}")
+    got = cache.match([1, 2, 3, 4, 5])
+    if got != [10, 11]:
+        raise AssertionError(f"match([1, 2, 3, 4, 5]): with a fifth token to run, both cached blocks may hit; got "
+                             f"{got!r}. Hint: the limit is (len(tokens) - 1) // block_size = 2 here.")
+
+
+def check_collisions(cache_class: type) -> None:
+    """Check 4: under weak hash functions, a key owned by another prefix is a miss."""
+    __tracebackhide__ = True
+    cache = cache_class(block_size=2, hash_fn=lambda parent_key, tokens: 0)
+    cache.insert([1, 2, 3, 4, 5], [10, 11])
+    got = cache.match([7, 8, 3, 4, 5])
+    if got != []:
+        raise AssertionError(
+            f"with a hash under which every key is 0, match([7, 8, 3, 4, 5]) found {got!r}: block 10 holds (1, 2), "
+            f"not (7, 8). Hint: a hit needs the stored tokens to equal the block's tokens.")
+    cache = cache_class(block_size=2, hash_fn=lambda parent_key, tokens: hash(tokens))  # blind to the prefix
+    cache.insert([1, 2, 3, 4, 0], [10, 11])
+    cache.insert([5, 6, 0], [20])
+    got = cache.match([5, 6, 3, 4, 0])
+    if got == [20, 11]:
+        raise AssertionError(
+            "match([5, 6, 3, 4, 0]) found [20, 11]: block 11 holds (3, 4) computed after (1, 2), not after (5, 6): "
+            "its K/V differ. Hint: a hit also needs the stored parent_id to be the prefix id of the previous hit "
+            "(None for the first block).")
+    if got != [20]:
+        hint = _no_hit_at_all(cache, [5, 6, 3, 4, 0]) or "block 20 holds (5, 6) after nothing: it is a hit."
+        raise AssertionError(f"match([5, 6, 3, 4, 0]): expected [20], got {got!r}. Hint: {hint}")
+
+
+def check_random_prompts(cache_class: type) -> None:
+    """Check 5: 300 random prompts under three hash functions, against a brute-force oracle of whole prefixes."""
+    __tracebackhide__ = True
+
+    def chained(hash_fn, prompt):
+        keys, key = [], None
+        for i in range(len(prompt) // 2):
+            key = hash_fn(key, tuple(prompt[2 * i:2 * i + 2]))
+            keys.append(key)
+        return keys
+
+    rng = random.Random(0)
+    for hash_fn in [lambda p, t: hash((p, t)), lambda p, t: hash((p, t)) % 5, lambda p, t: sum(t) % 3]:
+        cache, next_block = cache_class(block_size=2, hash_fn=hash_fn), 0
+        owner = {}     # key -> the whole prefix (tokens up to the block's end) cached under it
+        block_of = {}  # whole prefix -> its cached block
+        for step in range(300):
+            prompt = [rng.randrange(3) for _ in range(rng.randint(1, 9))]
+            keys = chained(hash_fn, prompt)
+            oracle = []
+            for i, key in enumerate(keys[:(len(prompt) - 1) // 2]):
+                if owner.get(key) != tuple(prompt[:2 * i + 2]):
+                    break   # not cached, or a collision: another prefix owns the key
+                oracle.append(block_of[owner[key]])
+            got = cache.match(prompt)
+            if got != oracle:
+                if isinstance(got, list) and len(got) > len(oracle) and got[:len(oracle)] == oracle:
+                    hint = ("you returned more hits: the block after the last good one is a miss (not cached, or "
+                            "its key owned by another prefix), and the first miss ends the match.")
+                else:
+                    hint = "compare tokens AND the predecessor's prefix id, and stop at the first miss."
+                raise AssertionError(f"step {step}, prompt {prompt}: expected hits {oracle}, got {got!r}. A block is "
+                                     f"a hit when the same whole prefix was cached, and only then. Hint: {hint}")
+            blocks = list(range(next_block, next_block + len(keys)))
+            next_block += len(blocks)
+            cache.insert(prompt, blocks)
+            for i, (key, block) in enumerate(zip(keys, blocks)):   # what register does: first come, first kept
+                prefix = tuple(prompt[:2 * i + 2])
+                if key not in owner:
+                    owner[key], block_of[prefix] = prefix, block
+                elif owner[key] != prefix:
+                    break   # the key belongs to another prefix: this block and the rest of the prompt stay uncached

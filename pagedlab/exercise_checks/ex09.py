@@ -1,0 +1,242 @@
+"""Exercise 9's checks: the paged decode kernel's head mapping and loop body, from one tile to GQA and large scores.
+
+Each check builds a batch with :func:`~pagedlab.kernels.paged_attention.random_paged_batch`, whose pool is
+booby-trapped (stale slots and spare blocks hold NaN/inf), runs the learner's launcher ``paged_attention`` and compares
+with gather + naive attention in float64. The hint is picked from what came back: NaN, inf, or finite values that
+differ, and for those, whether they match a known wrong computation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+from ..checks import assert_close
+from ..kernels.paged_attention import paged_decode_reference, random_paged_batch
+from . import kernel_error_hint
+from .triton_reads import elements, interpreted
+
+Launcher = Callable[..., torch.Tensor]
+def kernel_error(exc: BaseException) -> str:
+    """The hint for an error raised while running the learner's kernel: about shapes only for a shape error."""
+    return kernel_error_hint(exc, (
+        "The score tile is (BLOCK_H, BLOCK_N), so k is loaded transposed, (HEAD_DIM, BLOCK_N), and v as "
+        "(BLOCK_N, HEAD_DIM): every vector in a pointer or a mask must be expanded ([:, None] or [None, :]) to the "
+        "rows and columns of the block it builds."))
+
+
+def _batch(context_lens, block_size, heads, kv_heads, d=16, **batch):
+    batch.setdefault("padding", "spare")  # padding entries name a spare block, never an address outside the pool
+    return random_paged_batch(context_lens, block_size, heads, kv_heads, d, **batch)
+
+
+def _compare(paged_attention: Launcher, context_lens, block_size, heads, kv_heads, hint: Callable[..., str],
+             nan_hint: str = "", **batch) -> None:
+    """Run the learner's launcher on a batch and compare; ``hint(got, want, q, k, v, tables, lens)`` explains a
+    finite difference, ``nan_hint`` (when given) a NaN."""
+    __tracebackhide__ = True
+    q, k, v, tables, lens = _batch(context_lens, block_size, heads, kv_heads, **batch)
+    got = paged_attention(q, k, v, tables, lens)
+    name = (f"output (seq, head, d) for context_lens {list(context_lens)}, block_size {block_size}, key tile 32, "
+            f"{heads} query heads, {kv_heads} K/V heads")
+    if not isinstance(got, torch.Tensor) or got.shape != q.shape:
+        assert_close(got, q, name=name)  # names the type or the shape
+    want = paged_decode_reference(q.double(), k.double(), v.double(), tables, lens)
+    g = got.detach().cpu().double()
+    bad = (~torch.isclose(g, want.cpu(), atol=1e-4, rtol=1e-4)).any(dim=-1).nonzero().tolist()
+    nan = torch.isnan(g).any(dim=-1).nonzero().tolist()
+    if not bad:
+        return
+    if nan and nan_hint:
+        text = f"(sequence, head) pairs {nan[:8]} are NaN. {nan_hint}"
+    elif nan and batch.get("poison", True):
+        text = (f"(sequence, head) pairs {nan[:8]} are NaN. In this batch the stale slots after context_len and the "
+                f"blocks that the padding entries name hold NaN/inf: a token at or past context_len was loaded "
+                f"without its mask, or exp2 of a score not reduced by the running max overflowed (inf - inf).")
+    elif nan:
+        text = (f"(sequence, head) pairs {nan[:8]} are NaN. This batch holds no NaN, so the kernel made it (inf - inf "
+                f"in an exponent, 0/0 when l_i stayed 0) or read it from memory outside the pool.")
+    else:
+        text = f"(sequence, head) pairs {bad[:8]} differ. " + hint(g, want.cpu(), q, k, v, tables, lens)
+    assert_close(got, want, atol=1e-4, rtol=1e-4, name=name, hint=text)
+
+
+def _matches(got: torch.Tensor, q, k, v, tables, lens) -> bool:
+    """Whether ``got`` is attention over these inputs (the reference run on a variant of the batch: a diagnosis)."""
+    try:
+        other = paged_decode_reference(q.double(), k.double(), v.double(), tables, lens)
+    except IndexError:  # the variant names a block outside the pool: not what the kernel did
+        return False
+    return bool(torch.isclose(got, other.cpu().double(), atol=1e-4, rtol=1e-4).all())
+
+
+def check_one_full_tile(paged_attention: Launcher) -> None:
+    """Check 1: 32 tokens in one block, one tile: no mask, no rescaling, no block-table lookup that matters."""
+    __tracebackhide__ = True
+
+    def hint(got, want, q, k, v, tables, lens):
+        if _matches(got, q * math.log2(math.e), k, v, tables, lens):
+            return ("Your output is attention with every score multiplied by log2(e) = 1.44: qk_scale already holds "
+                    "log2(e), which only a base-2 exponential undoes.")
+        if _matches(got, q * 0, k, v, tables, lens):
+            return "Your output is the plain mean of V: every token got the same weight, so the scores were lost."
+        return ("With one tile, nothing is masked and the running max is set once: the difference is in the scores "
+                "(q times k, times qk_scale), the weights p, their sum l_i, or acc = sum of p times v.")
+
+    _compare(paged_attention, [32], 32, 2, 2, hint, shuffle=False, poison=False)
+
+
+def check_partial_tile(paged_attention: Launcher) -> None:
+    """Check 2: contexts of 20, 5 and 1 tokens, one partial tile each: the tokens past the end get no weight."""
+    __tracebackhide__ = True
+    for n in (20, 5, 1):
+        def hint(got, want, q, k, v, tables, lens, n=n):
+            if _matches(got, q, k, v, tables, lens + 1):
+                return (f"Your output is attention over {n + 1} tokens instead of {n}: token context_len itself is "
+                        f"already past the end.")
+            if _matches(got, q, k, v, tables, torch.full_like(lens, 32)):
+                return (f"Your output is attention over all 32 tokens of the sequence's block: the {32 - n} slots past "
+                        f"context_len, which hold stale values, took part. A slot of an owned block is in the context "
+                        f"only if its token is before context_len.")
+            return (f"{n} valid tokens in a tile of 32: the {32 - n} tokens past context_len load as zero keys, and a "
+                    f"zero key still scores 0, which is weight exp2(0 - m) > 0 unless its score is -inf.")
+
+        _compare(paged_attention, [n], 32, 2, 2, hint, shuffle=False, poison=False)
+
+
+def check_several_tiles(paged_attention: Launcher) -> None:
+    """Check 3: contexts of 96, 77 and 40 tokens, several key tiles in one block: the online softmax's rescaling."""
+    __tracebackhide__ = True
+    for n in (96, 77, 40):
+        def hint(got, want, q, k, v, tables, lens, n=n):
+            return (f"{n} tokens are {-(-n // 32)} key tiles; one tile alone passed check 2. When a later tile raises "
+                    f"the running max, what l_i and acc summed relative to the old max must shrink by "
+                    f"alpha = exp2(old max - new max) before the new tile's terms are added.")
+
+        _compare(paged_attention, [n], 32, 2, 2, hint, shuffle=False, poison=False)
+
+
+SPANS = ("Blocks of 32 tokens passed and blocks of 8 fail: a tile of 32 tokens now spans 4 blocks, so each token "
+         "needs its own block-table entry and its own slot within that block.")
+
+
+def check_shuffled_table(paged_attention: Launcher) -> None:
+    """Check 4: three sequences in a shuffled pool, blocks of 32 and of 8 tokens (a tile spans 4 blocks)."""
+    __tracebackhide__ = True
+    for block_size in (32, 8):
+        def hint(got, want, q, k, v, tables, lens, block_size=block_size):
+            in_order = torch.arange(tables.shape[1], dtype=tables.dtype, device=tables.device).expand(tables.shape)
+            if _matches(got, q, k, v, in_order, lens):
+                return ("Your output is attention over the blocks 0, 1, 2, ... in order: the logical block was used as "
+                        "the physical one. The physical block of token t is the entry t // BLOCK_SIZE of the "
+                        "sequence's row of the block table.")
+            if block_size == 8:
+                return SPANS
+            return ("Each token's K/V row is (physical block, slot): physical from the block table entry of its "
+                    "logical block, slot its position within the block.")
+
+        _compare(paged_attention, [77, 40, 9], block_size, 2, 2, hint, poison=False, nan_hint=(
+            "This pool holds no NaN, so it came from memory outside the pool: a slot index of BLOCK_SIZE or more, "
+            "or a block index past the pool, reads whatever lies there." + (" " + SPANS if block_size == 8 else "")))
+
+
+def _owned_rows(tables: torch.Tensor, lens: torch.Tensor, block_size: int) -> list[dict[tuple[int, int], int]]:
+    """Per sequence, ``{(physical block, slot): token}`` of every token in its context."""
+    rows = []
+    for s, n in enumerate(lens.tolist()):
+        rows.append({(int(tables[s, t // block_size]), t % block_size): t for t in range(n)})
+    return rows
+
+
+def check_never_reads_padding(paged_attention: Launcher, kernel) -> None:
+    """Check 5: the kernel reads no block-table entry past a sequence's last block, and no K/V slot past its context.
+
+    The kernel runs in Triton's interpreter (on the CPU, on any machine), which records what each program's loads
+    read; then its output is compared as in the other checks.
+    """
+    __tracebackhide__ = True
+    block_size, lens_list = 8, [8, 16, 24, 5]
+    q, k, v, tables, lens = (t.cpu() for t in _batch(lens_list, block_size, 2, 2, extra_columns=3))
+    owned = [-(-n // block_size) for n in lens_list]
+    with interpreted(paged_attention, kernel) as reads:
+        paged_attention(q, k, v, tables, lens)
+    context = _owned_rows(tables, lens, block_size)
+    problems = {"table": [], "K": [], "V": []}
+    for (seq, kv_head, _), loads in sorted(reads.items()):
+        for addresses in loads:
+            for row, col in elements(addresses, tables).tolist():
+                if row != seq or col >= owned[seq]:
+                    problems["table"].append((seq, kv_head, row, col))
+            for what, pool in (("K", k), ("V", v)):
+                for block, slot, head, _d in elements(addresses, pool).tolist():
+                    if head != kv_head or (block, slot) not in context[seq]:
+                        problems[what].append((seq, kv_head, block, slot))
+    where = (f"contexts {lens_list} in blocks of {block_size} (so {owned} blocks each), block table rows of "
+             f"{tables.shape[1]} entries, key tile 32")
+    if problems["table"]:
+        seq, kv_head, row, col = problems["table"][0]
+        entry = (f"entry {col} of its own row, past its {owned[seq]} block(s)" if row == seq
+                 else f"entry {col} of the row of sequence {row}")
+        raise AssertionError(
+            f"{where}: the program of sequence {seq} read {entry} of the block table "
+            f"({len(problems['table'])} such reads in all). Entries past a sequence's last block are padding: here "
+            f"they name a spare block, in a real table they can be -1 or a stale id, and past the row's end lies the "
+            f"next row or memory outside the table. Hint: the block-table load needs the token mask as well; a "
+            f"tile's last tokens lie past context_len, and their logical blocks past the last one.")
+    for what in ("K", "V"):
+        if problems[what]:
+            seq, kv_head, block, slot = problems[what][0]
+            raise AssertionError(
+                f"{where}: the {what} load of the program of sequence {seq} read slot {slot} of block {block}, which "
+                f"holds no token of sequence {seq} ({len(problems[what])} such reads in all). Those slots hold "
+                f"stale values or another sequence's tokens; masking their scores afterwards hides them from the "
+                f"output only while they are finite. Hint: the {what} load needs the token mask, so that a token at "
+                f"or past context_len is never read.")
+
+    def hint(got, want, *_):
+        return "The reads were all inside the contexts, so the error is in what was computed from them."
+
+    _compare(paged_attention, lens_list, block_size, 2, 2, hint, extra_columns=3)
+
+
+def check_last_block_tail(paged_attention: Launcher) -> None:
+    """Check 6: contexts of 15, 17, 33 and 1 tokens in blocks of 16: the last block's slots past the end are stale."""
+    __tracebackhide__ = True
+
+    def hint(got, want, *_):
+        return ("The contexts end inside their last block: a token of that block past context_len is not part of "
+                "the context, even though its block is.")
+
+    _compare(paged_attention, [15, 17, 33, 1], 16, 2, 2, hint)
+
+
+def check_gqa(paged_attention: Launcher) -> None:
+    """Check 7: 8 query heads over 2 K/V heads (GQA) and 4 over 1 (MQA)."""
+    __tracebackhide__ = True
+    for heads, kv_heads in [(8, 2), (4, 1)]:
+        def hint(got, want, q, k, v, tables, lens, heads=heads, kv_heads=kv_heads):
+            wrong = [h for h in range(heads) if not torch.isclose(got[:, h], want[:, h], atol=1e-4, rtol=1e-4).all()]
+            return (f"{heads} query heads share {kv_heads} K/V head(s), a group of {heads // kv_heads}; query heads "
+                    f"{wrong} are wrong. Query head h reads K/V head h // group, so the program of K/V head kv_head "
+                    f"serves a contiguous run of group query heads.")
+
+        _compare(paged_attention, [40, 9], 16, heads, kv_heads, hint)
+
+
+def check_large_scores(paged_attention: Launcher) -> None:
+    """Check 8: scores in the hundreds, blocks of 64 tokens (larger than the tile), 8 query heads over 2."""
+    __tracebackhide__ = True
+
+    def hint(got, want, *_):
+        return ("Scores in the hundreds: every exponent must be a score minus the running max (<= 0), or exp2 "
+                "overflows float32.")
+
+    _compare(paged_attention, [150, 64, 3], 64, 8, 2, hint, magnitude=12.0, nan_hint=(
+        "Checks 5 and 6 passed on the same kind of booby-trapped pool, so this NaN is most likely an overflow: with "
+        "scores in the hundreds exp2 of a raw score is inf, and inf / inf or inf - inf is NaN. " + hint(None, None)))
+
+
+__all__ = ["kernel_error", "check_one_full_tile", "check_partial_tile", "check_several_tiles", "check_shuffled_table",
+           "check_never_reads_padding", "check_last_block_tail", "check_gqa", "check_large_scores"]

@@ -1,0 +1,227 @@
+"""The checks of exercise 9's stretch (the split-KV merge): split bounds, the merge, its lse, cascade attention.
+
+The kernel's own split states (:func:`~pagedlab.kernels.paged_attention.paged_decode_split`) are the inputs; the
+references are computed in float64 from the gathered K/V. Hints are picked from what came back.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+from .. import device
+from ..checks import assert_close
+from ..kernels import paged_attention as pa
+from ..kernels.paged_attention import gather_kv, paged_decode_attention, paged_decode_split, random_paged_batch
+
+BLOCK_N = pa.INTERPRET_BLOCK_N
+"""The kernel's key tile for float32 inputs (the ``block_n`` the checks pass to ``split_bounds``)."""
+
+
+def reference_state(q, k_cache, v_cache, table, start: int, end: int, context_len: int):
+    """(out, lse) per head of one sequence's query ``q`` (heads, d) over its keys [start, end), in float64."""
+    k, v = gather_kv(k_cache, v_cache, table, context_len)
+    group = q.shape[0] // k.shape[1]
+    if end == start:
+        return torch.zeros(q.shape, dtype=torch.float64), torch.full(q.shape[:1], -math.inf, dtype=torch.float64)
+    k, v = (t[start:end].double().cpu().repeat_interleave(group, dim=1) for t in (k, v))   # (n, heads, d)
+    scores = torch.einsum("hd,nhd->hn", q.double().cpu(), k) * q.shape[-1] ** -0.5
+    return torch.einsum("hn,nhd->hd", torch.softmax(scores, -1), v), torch.logsumexp(scores, -1)
+
+
+def full_state(q, k_cache, v_cache, tables, lens):
+    """(out, lse) over each sequence's whole context, float64: what merging every split must give."""
+    states = [reference_state(q[s], k_cache, v_cache, tables[s], 0, int(n), int(n)) for s, n in enumerate(lens)]
+    return torch.stack([o for o, _ in states]), torch.stack([l for _, l in states])
+
+
+def error_hint(exc: BaseException) -> str:
+    """The hint for an error raised by the learner's functions, by its type and message."""
+    text = str(exc)
+    if isinstance(exc, TypeError) and ("float" in text or "slice" in text or "integer" in text):
+        return ("a float where an int is needed: bounds are token positions, so round up with integer division, "
+                "-(-a // b), not with /.")
+    if isinstance(exc, RuntimeError) and ("size of tensor" in text or "must match" in text or "shape" in text):
+        return ("two tensors of different shapes were combined: outs is (..., num_splits, d) and lses "
+                "(..., num_splits), so a weight per split must gain a last dimension of size 1 before it multiplies "
+                "outs, and the sums run over the split dimension (-2 of outs, -1 of lses).")
+    return ""
+
+
+def _bounds_problem(bounds, n: int, num_splits: int, block_n: int) -> str | None:
+    """What is wrong with the shape of ``split_bounds``'s answer, in words, or None."""
+    call = f"split_bounds({n}, {num_splits}, {block_n}) = {bounds}"
+    if not isinstance(bounds, (list, tuple)) or not all(isinstance(b, (list, tuple)) and len(b) == 2 for b in bounds):
+        return f"{call}: expected a list of (start, end) pairs"
+    if not all(isinstance(x, int) for b in bounds for x in b):
+        return f"{call}: starts and ends must be ints (token positions); got {sorted({type(x).__name__ for b in bounds for x in b})}"
+    if len(bounds) != num_splits:
+        return f"{call}: {len(bounds)} pairs, expected one per split ({num_splits}), empty splits included"
+    past = [(s, a) for s, (a, _) in enumerate(bounds) if a > n]
+    if past:
+        s, a = past[0]
+        return (f"{call}: split {s} starts at {a}, past the end of the context ({n}). A split whose start would lie "
+                f"at or past the end is empty: its start, like its end, is clamped to context_len, so start == end.")
+    if any(b > n for _, b in bounds):
+        return f"{call}: an end past context_len = {n}; the last non-empty split ends at the context's end"
+    if any(a > b for a, b in bounds):
+        return f"{call}: a split ends before it starts"
+    if bounds[0][0] != 0 or bounds[-1][1] != n or [a for a, _ in bounds[1:]] != [b for _, b in bounds[:-1]]:
+        return f"{call}: the ranges must cover 0 .. context_len = {n} in order, each end being the next start"
+    return None
+
+
+def check_split_ranges(split_bounds: Callable) -> None:
+    """Check 1: ``split_bounds`` gives each split exactly the keys the kernel gives it (via the kernel's lse)."""
+    __tracebackhide__ = True
+    q, k, v, tables, lens = random_paged_batch([75, 40, 11, 1], 8, 4, 2, 16, seed=1)
+    for num_splits in (2, 3, 5):
+        _, lse = paged_decode_split(q, k, v, tables, lens, num_splits)
+        for s, n in enumerate(lens.tolist()):
+            bounds = split_bounds(n, num_splits, BLOCK_N)
+            problem = _bounds_problem(bounds, n, num_splits, BLOCK_N)
+            if problem:
+                raise AssertionError(problem)
+            want = torch.stack([reference_state(q[s], k, v, tables[s], a, b, n)[1] for a, b in bounds], dim=-1)
+            lengths = [b - a for a, b in bounds]
+            whole = all(x % BLOCK_N == 0 for x in lengths[:-1] if x) and lengths == sorted(lengths, reverse=True)
+            hint = (f"your splits hold {lengths} keys. A program processes whole key tiles of {BLOCK_N}: every split "
+                    f"but the last non-empty one holds a whole number of tiles." if not whole else
+                    f"your splits hold {lengths} keys, whole tiles, but not the kernel's: the split length is "
+                    f"ceil(context_len / num_splits) rounded up to whole tiles, and split s starts at s times it.")
+            assert_close(lse[s].double().cpu(), want, atol=1e-4, rtol=1e-4,
+                         name=(f"context {n}, {num_splits} splits, key tile {BLOCK_N}, your bounds {bounds}: the "
+                               f"kernel's lse per (head, split) vs the lse over your ranges"), hint=hint)
+
+
+def _merged(merge_states: Callable, outs: torch.Tensor, lses: torch.Tensor, what: str):
+    __tracebackhide__ = True
+    result = merge_states(outs, lses)
+    if not (isinstance(result, tuple) and len(result) == 2 and all(isinstance(t, torch.Tensor) for t in result)):
+        raise AssertionError(f"merge_states({what}) must return a pair of tensors (out, lse); got "
+                             f"{type(result).__name__}")
+    out, lse = result
+    if out.shape != outs.shape[:-2] + outs.shape[-1:] or lse.shape != lses.shape[:-1]:
+        raise AssertionError(f"merge_states({what}): expected out {tuple(outs.shape[:-2] + outs.shape[-1:])} and lse "
+                             f"{tuple(lses.shape[:-1])}, got {tuple(out.shape)} and {tuple(lse.shape)}: the split "
+                             f"dimension (-2 of outs, -1 of lses) is the one that goes away")
+    return out, lse
+
+
+def _diagnose_out(got, outs, lses) -> str:
+    """A hint for a merged output that differs, from what it matches."""
+    outs64, lses64 = outs.double().cpu(), lses.double().cpu()
+    g = got.detach().double().cpu()
+    finite = lses64.isfinite()
+    mean = (outs64 * finite[..., None]).sum(-2) / finite.sum(-1, keepdim=True)
+    if torch.allclose(g, outs64.mean(-2), atol=1e-4) or torch.allclose(g, mean, atol=1e-4):
+        return "your output is the plain mean of the splits: a short split gets as much weight as a long one."
+    w = torch.exp(lses64 - lses64.amax(-1, keepdim=True))
+    if torch.allclose(g, (w[..., None] * outs64).sum(-2), atol=1e-4):
+        return "the weights are right but do not sum to 1: divide by their total."
+    return "each split's weight is its share of the total softmax sum over all keys."
+
+
+def check_merge_two(merge_states: Callable) -> None:
+    """Check 2: the merge of the kernel's two splits equals attention over the whole context."""
+    __tracebackhide__ = True
+    q, k, v, tables, lens = random_paged_batch([75, 40, 33], 8, 4, 2, 16, seed=2)
+    partial, lse = paged_decode_split(q, k, v, tables, lens, num_splits=2)
+    out, _ = _merged(merge_states, partial, lse, "outs (3, 4, 2, 16), lses (3, 4, 2)")
+    want, _ = full_state(q, k, v, tables, lens)
+    assert_close(out, want, atol=1e-4, rtol=1e-4, name="output (seq, head, d)",
+                 hint=_diagnose_out(out, partial, lse))
+
+
+def check_empty_splits(merge_states: Callable) -> None:
+    """Check 3: splits past the end of short contexts are empty (out 0, lse -inf) and weigh nothing."""
+    __tracebackhide__ = True
+    q, k, v, tables, lens = random_paged_batch([3, 40, 100, 1], 8, 4, 1, 16, seed=3)
+    partial, lse = paged_decode_split(q, k, v, tables, lens, num_splits=6)
+    out, _ = _merged(merge_states, partial, lse, "outs (4, 4, 6, 16), lses (4, 4, 6)")
+    want, _ = full_state(q, k, v, tables, lens)
+    hint = ("an empty split has lse = -inf, so its weight must come out exactly 0; NaN means an exponent of "
+            "-inf - (-inf) or a sum of 0 somewhere." if torch.isnan(out).any() else
+            "an empty split has lse = -inf and must weigh exactly 0: keep the -inf (replacing it by 0 gives it the "
+            "weight of a split whose sum is 1).")
+    assert_close(out, want, atol=1e-4, rtol=1e-4, name="output (seq, head, d), 6 splits, some empty", hint=hint)
+
+
+def check_merged_lse(merge_states: Callable) -> None:
+    """Check 4: the merged lse is the lse over the union, so that merged states merge again."""
+    __tracebackhide__ = True
+    q, k, v, tables, lens = random_paged_batch([75, 40, 9], 8, 4, 2, 16, seed=4)
+    partial, lse = paged_decode_split(q, k, v, tables, lens, num_splits=3)
+    _, got = _merged(merge_states, partial, lse, "outs (3, 4, 3, 16), lses (3, 4, 3)")
+    _, want = full_state(q, k, v, tables, lens)
+    lses64 = lse.double().cpu()
+    if torch.allclose(got.double().cpu(), lses64.amax(-1), atol=1e-4):
+        hint = "your lse is the largest split's lse: the total sum also counts the other splits' sums."
+    elif torch.allclose(got.double().cpu(), lses64.sum(-1), atol=1e-3):
+        hint = "your lse is the sum of the splits' lses, which is the log of a product of sums, not of their sum."
+    else:
+        hint = "the merged lse is the log of the total softmax sum, the sum of the splits' sums exp(lse_s)."
+    assert_close(got, want, atol=1e-4, rtol=1e-4, name="lse (seq, head)", hint=hint)
+
+
+def check_large_scores(merge_states: Callable) -> None:
+    """Check 5: lses in the hundreds, and splits whose lses are far apart (3 and 120)."""
+    __tracebackhide__ = True
+    q, k, v, tables, lens = random_paged_batch([75, 40, 9], 8, 4, 2, 16, magnitude=12.0, seed=5)
+    partial, lse = paged_decode_split(q, k, v, tables, lens, num_splits=3)
+    out, got_lse = _merged(merge_states, partial, lse, "outs (3, 4, 3, 16), lses (3, 4, 3) in the hundreds")
+    want, want_lse = full_state(q, k, v, tables, lens)
+    hint = ("the largest lse here is above 100 and exp(100) is past float32's largest number (about exp(88.7)): "
+            "every exponent must be <= 0, relative to the largest lse of the row.")
+    assert_close(out, want, atol=1e-4, rtol=1e-4, name="output (seq, head, d)", hint=hint)
+    assert_close(got_lse, want_lse, atol=1e-3, rtol=1e-5, name="lse (seq, head)", hint=hint)
+    g = torch.Generator().manual_seed(7)
+    outs = torch.randn(3, 2, 8, generator=g)
+    lses = torch.tensor([[3.0, 120.0], [120.0, 3.0], [-5.0, 90.0]])
+    out, got_lse = _merged(merge_states, outs.to(device.DEVICE), lses.to(device.DEVICE),
+                           "two splits with lses [3, 120], [120, 3] and [-5, 90]")
+    w = torch.softmax(lses.double(), -1)
+    reference = "split 0's lse" if torch.isfinite(out[1]).all() and not torch.isfinite(out[0]).all() else "it"
+    assert_close(out, (w[..., None] * outs.double()).sum(-2), atol=1e-5, rtol=1e-5,
+                 name="output of splits whose lses are [3, 120], [120, 3], [-5, 90] (rows)", hint=(
+                     f"rows whose larger lse comes second fail: exp(120 - 3) overflows float32. The reference "
+                     f"subtracted from every lse must be the row's maximum, not {reference}: then every exponent "
+                     f"is <= 0." if reference != "it" else hint))
+    assert_close(got_lse, torch.logsumexp(lses.double(), -1), atol=1e-4, rtol=1e-6, name="lse of those rows",
+                 hint=hint)
+
+
+def check_cascade(cascade_attention: Callable) -> None:
+    """Check 6: sixteen sequences share a 64-token prefix; the cascade equals decode over the full tables."""
+    __tracebackhide__ = True
+    g = torch.Generator().manual_seed(6)
+    block_size, heads, kv_heads, d, prefix_blocks = 16, 4, 2, 16, 4
+    suffix_lens = torch.randint(1, 40, (16,), generator=g)
+    suffix_blocks = [-(-int(n) // block_size) for n in suffix_lens]
+    num_blocks = prefix_blocks + sum(suffix_blocks)
+    k, v = (torch.randn(num_blocks, block_size, kv_heads, d, generator=g).to(device.DEVICE) for _ in range(2))
+    q = torch.randn(16, heads, d, generator=g).to(device.DEVICE)
+    own, first = [], prefix_blocks
+    for nb in suffix_blocks:
+        own.append(list(range(first, first + nb)) + [-1] * (max(suffix_blocks) - nb))
+        first += nb
+    prefix = list(range(prefix_blocks))
+    as_tensor = lambda rows: torch.tensor(rows, dtype=torch.int32, device=device.DEVICE)  # noqa: E731
+    prefix_len, lens = prefix_blocks * block_size, suffix_lens.to(torch.int32).to(device.DEVICE)
+    full = paged_decode_attention(q, k, v, as_tensor([prefix + row for row in own]), lens + prefix_len)
+    out = cascade_attention(q, k, v, as_tensor(prefix), prefix_len, as_tensor(own), lens)
+    if isinstance(out, torch.Tensor) and out.shape == full.shape:
+        prefix_only = paged_decode_attention(q, k, v, as_tensor([prefix] * 16), torch.full_like(lens, prefix_len))
+        suffix_only = paged_decode_attention(q, k, v, as_tensor(own), lens)
+        if torch.allclose(out, prefix_only, atol=1e-4):
+            hint = "your output is attention over the prefix alone: the sequence's own tokens are missing."
+        elif torch.allclose(out, suffix_only, atol=1e-4):
+            hint = "your output is attention over each sequence's own tokens alone: the prefix is missing."
+        else:
+            hint = ("the prefix and a sequence's own tokens are two disjoint sets of keys: their two states merge like "
+                    "two splits of one context, stacked on the split dimension.")
+    else:
+        hint = ""
+    assert_close(out, full, atol=1e-4, rtol=1e-4, name="cascade output (seq, head, d)", hint=hint)

@@ -1,0 +1,214 @@
+"""Exercise 10's checks: one scheduler step over the Part III ``BlockManager`` (grow, preempt the newest, admit).
+
+Each check builds a scene (a manager, running and waiting requests), runs the learner's ``schedule_step`` once and
+says what it expected. An error raised inside the step keeps the learner's own line in the message (the check names
+the line of ``schedule_step`` that made the failing manager call); its hint depends on which manager call refused.
+"""
+
+from __future__ import annotations
+
+import random
+import traceback
+from collections import deque
+from pathlib import Path
+from typing import Callable
+
+from ..paged import BlockManager, OutOfBlocks
+
+ScheduleStep = Callable[..., object]
+
+
+def scene(request: type, num_blocks: int, block_size: int, running=(), waiting=(), watermark: float = 0.0):
+    """A manager with ``running`` requests added (oldest first) and ``waiting`` ones queued: (manager, running,
+    waiting), each request ``request(name, list(range(n)))`` for ``(name, n)``."""
+    manager = BlockManager(num_blocks, block_size, watermark=watermark)
+    run = [request(name, list(range(n))) for name, n in running]
+    for req in run:
+        manager.add(req.seq_id, req.tokens)
+    return manager, run, deque(request(name, list(range(n))) for name, n in waiting)
+
+
+def _manager_call(exc: BaseException) -> str | None:
+    """The ``BlockManager`` method that ``schedule_step`` called and that raised ``exc`` (``append``, ``add``...)."""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename.endswith("manager.py") and Path(frame.filename).parent.name == "paged":
+            return frame.name
+    return None
+
+
+def error_hint(exc: BaseException) -> str:
+    """The hint for an error raised by ``schedule_step``, from the manager call that refused (if any)."""
+    call = _manager_call(exc)
+    if isinstance(exc, OutOfBlocks) and call == "add":
+        return ("manager.add ran out of blocks: a request was admitted although its blocks, plus the watermark, did "
+                "not fit in manager.num_free_blocks (a partly filled block is a whole block).")
+    if isinstance(exc, OutOfBlocks) and call == "append":
+        return ("manager.append ran out of blocks: a request grew although manager.can_append said no; preempt "
+                "first, and ask again after each preemption.")
+    if isinstance(exc, KeyError) and call in ("append", "can_append", "free", "table"):
+        return (f"manager.{call} was called for a request the manager does not hold: one already freed (preempted) "
+                f"in this step. A request that was itself preempted must not grow afterwards, nor be freed twice.")
+    if isinstance(exc, ValueError) and call == "add":
+        return "manager.add refused a request it already holds: a running request was admitted a second time."
+    if isinstance(exc, IndexError):
+        return ("an index or a pop on an empty sequence: when no request newer than the one that cannot grow is "
+                "left, that request itself is the one to preempt.")
+    return ""
+
+
+def _ids(requests) -> list[str]:
+    return [r.seq_id for r in requests]
+
+
+def check_admission(schedule_step: ScheduleStep, request: type) -> None:
+    """Check 1: with nothing running, admission counts whole blocks, keeps the watermark, the budget and the order."""
+    __tracebackhide__ = True
+    m, running, waiting = scene(request, 4, 4, waiting=[("A", 5), ("B", 5), ("C", 1)])
+    step = schedule_step(m, running, waiting, 1000)
+    if step.admitted != ["A", "B"]:
+        why = ("C (1 token) still needs a whole block, and none is left" if step.admitted == ["A", "B", "C"] else
+               "each takes ceil(5 / 4) = 2 blocks: a partly filled block is a whole block")
+        raise AssertionError(f"4 blocks of 4 tokens, prompts of 5, 5 and 1 tokens: A and B take 2 blocks each and C "
+                             f"must wait; admitted {step.admitted}. Hint: {why}.")
+    m, running, waiting = scene(request, 8, 4, waiting=[("A", 16), ("B", 8), ("C", 4)], watermark=0.25)
+    step = schedule_step(m, running, waiting, 1000)
+    if step.admitted != ["A", "B"]:
+        raise AssertionError(
+            f"the watermark keeps {m.watermark_blocks} of 8 blocks free: A (4 blocks) and B (2) fit, C (1) does not; "
+            f"admitted {step.admitted}. Hint: a request is admitted only if its blocks plus "
+            f"manager.watermark_blocks fit in manager.num_free_blocks.")
+    m, running, waiting = scene(request, 64, 4, waiting=[("A", 12), ("B", 9), ("C", 2)])
+    step = schedule_step(m, running, waiting, 20)
+    if step.admitted != ["A"] or step.num_tokens != 12:
+        if step.admitted == ["A", "C"]:
+            hint = ("C was admitted past B, which did not fit: first come, first served, so admission stops at the "
+                    "first request that does not fit.")
+        elif step.admitted[:2] == ["A", "B"]:
+            hint = "A + B is 21 tokens, past the budget of 20: count every admitted prompt's tokens."
+        else:
+            hint = "num_tokens counts 1 token per grown request and len(req.tokens) per admitted one."
+        raise AssertionError(f"a budget of 20 tokens holds A (12) but not A + B (21), and C waits behind B; admitted "
+                             f"{step.admitted}, num_tokens {step.num_tokens}. Hint: {hint}")
+    if _ids(waiting) != ["B", "C"] or _ids(running) != ["A"]:
+        raise AssertionError(f"admitted requests leave the front of waiting for the back of running; waiting "
+                             f"{_ids(waiting)}, running {_ids(running)}")
+
+
+def check_growth(schedule_step: ScheduleStep, request: type) -> None:
+    """Check 2: with room for everyone, every running request grows by one token, oldest first, then D is admitted."""
+    __tracebackhide__ = True
+    m, running, waiting = scene(request, 16, 4, running=[("A", 3), ("B", 4), ("C", 8)], waiting=[("D", 2)])
+    step = schedule_step(m, running, waiting, 1000)
+    if step.grown != ["A", "B", "C"] or step.preempted:
+        raise AssertionError(f"with room for everyone, A, B and C each grow by one token, oldest first; grown "
+                             f"{step.grown}, preempted {step.preempted}")
+    lengths = {r.seq_id: (len(r.tokens), m.table(r.seq_id).num_tokens) for r in running}
+    if lengths != {"A": (4, 4), "B": (5, 5), "C": (9, 9), "D": (2, 2)}:
+        raise AssertionError(
+            f"(tokens, tokens in the manager) per request should be A (4, 4), B (5, 5), C (9, 9), D (2, 2); got "
+            f"{lengths}. Hint: a grown request gets one token in the manager (manager.append) and the same token in "
+            f"req.tokens, so that the two agree.")
+    if step.num_tokens != 3 + 2 or _ids(running) != ["A", "B", "C", "D"]:
+        raise AssertionError(f"3 decode tokens and D's 2 prompt tokens, running oldest first A, B, C, D; got "
+                             f"num_tokens {step.num_tokens}, running {_ids(running)}")
+
+
+def check_budget_counts_decode(schedule_step: ScheduleStep, request: type) -> None:
+    """Check 3: the token budget holds this step's decode tokens too, not only the admitted prompts."""
+    __tracebackhide__ = True
+    m, running, waiting = scene(request, 64, 4, running=[("A", 3), ("B", 6)], waiting=[("C", 19), ("D", 1)])
+    step = schedule_step(m, running, waiting, 20)
+    if step.admitted:
+        raise AssertionError(
+            f"A and B grow by 1 token each, so 18 of the budget's 20 tokens are left and C (19 tokens) must wait, "
+            f"with D behind it; admitted {step.admitted}, num_tokens {step.num_tokens}. Hint: the budget is for "
+            f"every token this step computes: the decode tokens of the grown requests count before any prompt.")
+    if step.num_tokens != 2:
+        raise AssertionError(f"A and B grew, nobody was admitted: num_tokens should be 2, got {step.num_tokens}")
+
+
+def check_preemption(schedule_step: ScheduleStep, request: type) -> None:
+    """Check 4: out of blocks, the newest request is preempted, freed and put back at the front of waiting."""
+    __tracebackhide__ = True
+    # Every request sits at a block boundary (4, 8, 4, 8 tokens): each needs a new block, and 1 of 7 is free.
+    m, running, waiting = scene(request, 7, 4, running=[("A", 4), ("B", 8), ("C", 4), ("D", 8)], waiting=[("E", 1)])
+    step = schedule_step(m, running, waiting, 1000)
+    if step.preempted[:1] != ["D"]:
+        raise AssertionError(
+            f"A takes the free block, then B cannot grow: the newest running request, D, must go first (it arrived "
+            f"last and has done the least work; vLLM preempts the same way); preempted {step.preempted}. Hint: the "
+            f"newest request is the last of running, and only one that has not grown in this step can be preempted.")
+    if "D" in m:
+        raise AssertionError("D was preempted but the manager still holds it, so its blocks never come back. "
+                             "Hint: a preempted request's blocks go back to the pool (manager.free) when it leaves.")
+    if step.preempted != ["D"] or step.grown != ["A", "B", "C"]:
+        raise AssertionError(f"D's two blocks let B and C grow; expected grown [A, B, C] and preempted [D], got grown "
+                             f"{step.grown}, preempted {step.preempted}")
+    if _ids(waiting)[:1] != ["D"]:
+        raise AssertionError(f"D goes to the FRONT of waiting, ahead of E, which arrived after it; waiting "
+                             f"{_ids(waiting)}")
+    if step.admitted:
+        raise AssertionError(f"nobody is admitted in a step that preempted (admitting now would only recompute into "
+                             f"the same shortage); admitted {step.admitted}")
+    m, running, waiting = scene(request, 4, 4, running=[("A", 4), ("B", 4), ("C", 4), ("D", 4)], waiting=[("E", 1)])
+    step = schedule_step(m, running, waiting, 1000)
+    if step.preempted != ["D", "C"] or step.grown != ["A", "B"]:
+        raise AssertionError(f"4 requests of one full block each and no free block: A needs D's block, B needs C's; "
+                             f"expected preempted [D, C] and grown [A, B], got preempted {step.preempted}, grown "
+                             f"{step.grown}")
+    if _ids(waiting) != ["C", "D", "E"]:
+        raise AssertionError(
+            f"C and D, preempted in this step (D first), go back to the front of waiting in the order they arrived, "
+            f"C before D, both ahead of E: expected waiting [C, D, E], got {_ids(waiting)}. Hint: putting each "
+            f"preempted request at the front as it is preempted gives that order.")
+    m, running, waiting = scene(request, 3, 4, running=[("A", 3), ("B", 8)])     # no free block
+    step = schedule_step(m, running, waiting, 1000)
+    if step.preempted != ["B"] or step.grown != ["A"]:
+        raise AssertionError(
+            f"A grows inside its own block; B needs a new one, none is free, and B is itself the newest, so B is "
+            f"preempted, not A; got grown {step.grown}, preempted {step.preempted}")
+    if step.admitted:
+        raise AssertionError(
+            f"B was preempted in this step, so nobody is admitted until the next one (admitting B again at once would "
+            f"only recompute it into the same shortage); admitted {step.admitted}")
+    if "B" in m or _ids(waiting) != ["B"]:
+        raise AssertionError(f"B was preempted: the manager must no longer hold it, and waiting must be [B]; B held: "
+                             f"{'B' in m}, waiting {_ids(waiting)}")
+
+
+def check_busy_server(schedule_step: ScheduleStep, request: type) -> None:
+    """Check 5: 400 steps of random arrivals and lengths in a small pool; the manager and running must agree."""
+    __tracebackhide__ = True
+    rng = random.Random(0)
+    m = BlockManager(24, 4, watermark=0.05)
+    running, waiting, done, order, target = [], deque(), [], {}, {}
+    for t in range(400):
+        if t < 200 and rng.random() < 0.3:
+            name = f"r{t}"
+            order[name], target[name] = t, rng.randint(3, 20) + 20
+            waiting.append(request(name, list(range(rng.randint(3, 20)))))
+        if not running and not waiting:
+            continue
+        schedule_step(m, running, waiting, 48)
+        for req in [r for r in running if len(r.tokens) >= target[r.seq_id]]:
+            running.remove(req)
+            m.free(req.seq_id)
+            done.append(req.seq_id)
+        held, ids = set(m.seq_ids), _ids(running)
+        if held - set(ids):
+            raise AssertionError(f"step {t}: the manager holds {sorted(held - set(ids), key=order.get)}, which are not "
+                                 f"running: a preempted request must be freed (manager.free) as it leaves running.")
+        if set(ids) - held:
+            raise AssertionError(f"step {t}: running holds {sorted(set(ids) - held, key=order.get)}, which the "
+                                 f"manager does not: a preempted request must leave running.")
+        if [order[i] for i in ids] != sorted(order[i] for i in ids):
+            raise AssertionError(
+                f"step {t}: running is not oldest first: {ids} (arrival steps {[order[i] for i in ids]}). Hint: "
+                f"grown requests keep their order, and admitted ones, taken from the front of waiting, follow them; "
+                f"so waiting must be in arrival order too, preempted requests included.")
+    if running or waiting or len(done) != len(order):
+        raise AssertionError(f"after 400 steps {len(done)} of {len(order)} requests finished ({len(running)} "
+                             f"running, {len(waiting)} waiting)")
+    if m.num_free_blocks != 24:
+        raise AssertionError(f"{24 - m.num_free_blocks} blocks leaked")
+    print(f"{len(done)} requests finished, every block free again")
