@@ -545,3 +545,19 @@ def test_pruning_models_agree_with_the_recorded_compiles():
         assert 0 <= int(r["shared_kib"]) - model_kib <= 1, r
         if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, H100_SMEM):
             assert int(r["spill_bytes"]) == 0, r
+
+
+def test_benchmark_records_the_autotuned_configuration_and_every_time(monkeypatch):
+    """What autotuning chose and what it measured, as the benchmark writes them into each row (a stand-in for the
+    autotuners here: on a CPU nothing is autotuned)."""
+    from types import SimpleNamespace
+
+    import triton
+
+    chosen = triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3)
+    other = triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=3)
+    monkeypatch.setattr(fa, "_TUNED", {"fwd": SimpleNamespace(best_config=chosen,
+                                                              configs_timings={chosen: [0.5, 0.4, 0.6], other: 0.75})})
+    config, config_ms = _benchmark_module().tuned_configs(("fwd", "dkdv"))
+    assert config == "fwd 128x64 w8 s3"
+    assert config_ms == "fwd 128x64 w8 s3=0.5000; fwd 64x64 w4 s3=0.7500"
