@@ -358,6 +358,31 @@ def test_every_tile_shape_of_the_search_space_is_correct_in_the_interpreter(kind
             torch.testing.assert_close(got.grad.double(), want.grad, atol=5e-5, rtol=1e-4)
 
 
+LARGEST_TILES = [(kind, *max({(bm, bn) for bm, bn, _, _ in space}, key=lambda t: t[0] * t[1]))
+                 for kind, space in fa.CONFIG_SPACE.items()]
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("kind,block_m,block_n", LARGEST_TILES, ids=lambda x: str(x))
+def test_the_largest_tiles_are_correct_at_the_head_dims_the_benchmark_uses(kind, block_m, block_n, head_dim,
+                                                                           monkeypatch):
+    """The test above runs every tile shape at d = 16; the largest tile of each kernel also at d = 64 and 128
+    (the others at those head dims only on a GPU, in the tests marked gpu)."""
+    monkeypatch.setitem(fa.FIXED_BLOCKS, kind, (block_m, block_n))
+    q, k, v = make_qkv(1, 2, 1, 150, 131, head_dim, seed=head_dim)
+    d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(4)).to(DEV)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flash_attention(*leaves, causal=True)
+    out.backward(d_out)
+    ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
+    rq, rk, rv = ref_leaves
+    ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=True)
+    ref.backward(d_out.double())
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
+    for got, want in zip(leaves, ref_leaves):
+        torch.testing.assert_close(got.grad.double(), want.grad, atol=1e-4, rtol=1e-4)
+
+
 # ----------------------------------------------------------------------------------------------------
 # GPU only: compiled, autotuned kernels in half precision at real lengths
 
@@ -561,3 +586,25 @@ def test_benchmark_records_the_autotuned_configuration_and_every_time(monkeypatc
     config, config_ms = _benchmark_module().tuned_configs(("fwd", "dkdv"))
     assert config == "fwd 128x64 w8 s3"
     assert config_ms == "fwd 128x64 w8 s3=0.5000; fwd 64x64 w4 s3=0.7500"
+
+
+def test_hopper_drops_8_warp_forward_tiles_under_128x128_as_the_tutorial_does():
+    space = fa.CONFIG_SPACE["fwd"]
+    hopper = fa.prune_configs("fwd", space, 128, 2, H100_SMEM, capability_major=9)
+    assert hopper and all(w == 4 or bm * bn >= 128 * 128 for bm, bn, w, _ in hopper)
+    assert (128, 64, 8, 3) not in hopper and (128, 128, 8, 3) in hopper
+    assert (128, 64, 8, 3) in fa.prune_configs("fwd", space, 128, 2, A100_SMEM, capability_major=8)
+    # The backward kernels keep their 8-warp tiles (their quick configurations are all 8 warps).
+    assert fa.prune_configs("dkdv", fa.QUICK_CONFIGS["dkdv"], 128, 2, H100_SMEM, 9) != []
+    assert set(fa.prune_configs("fwd", fa.QUICK_CONFIGS["fwd"], 128, 2, H100_SMEM, 9)) & set(fa.QUICK_CONFIGS["fwd"])
+
+
+def test_the_forward_folds_the_softmax_scale_into_one_multiply_add():
+    """The unmasked tiles compute exp2(qk * qk_scale - m) (one FMA per score), not a scaled copy of the scores."""
+    import inspect
+
+    from pagedlab.kernels import flash_forward
+
+    source = inspect.getsource(flash_forward.fwd_tiles.fn)
+    assert "tl.exp2(qk * qk_scale - m_new[:, None])" in source
+    assert "tl.max(qk, 1) * qk_scale" in source
