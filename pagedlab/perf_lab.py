@@ -13,6 +13,7 @@ asynchronous global-to-shared copy) or ``UTMALDG`` (a TMA tile load), ``MUFU.EX2
 * :func:`score_budget` and :func:`exp_time_fraction`: per score, tensor-core FLOPs against exponentials, and how long
   the exponentials take next to the matrix products on a GPU of given per-clock rates (a model);
 * :func:`tile_budget`: FLOPs, bytes and exponentials of one pass of the forward's loop (a model);
+* :func:`live_tile_registers`: the registers the forward's live tiles take (a model, a lower bound);
 * :func:`makespan` and :func:`causal_work`: the launch-order model of notebook 04b.
 """
 
@@ -85,6 +86,18 @@ def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: 
     exps = block_m * block_n
     return {"flops": flops, "bytes": nbytes, "exps": exps, "flops_per_byte": flops / nbytes,
             "exp_fraction": (exps / exp_per_clock) / (flops / mma_flops_per_clock)}
+
+
+def live_tile_registers(block_m: int, block_n: int, num_warps: int, head_dim: int) -> float:
+    """32-bit registers per thread that the forward's live tiles take (a model, and a lower bound on ptxas's count).
+
+    The tiles a forward program keeps in registers across its loop are the float32 accumulator O (``block_m x
+    head_dim``) and the score tile, float32 S (``block_m x block_n``) with its bf16 copy P (half a register per
+    element), spread over ``32 * num_warps`` threads. Q, K and V are not counted: Triton keeps them in shared
+    memory, where Hopper's ``wgmma`` reads its operands. In the sm_90 compiles of ``benchmarks/compile/`` that did
+    not spill, ptxas used 36 to 142 registers more (addresses, masks, the running max and sum, loop state).
+    """
+    return (block_m * head_dim + 1.5 * block_m * block_n) / (32 * num_warps)
 
 
 def causal_work(n: int, batch_heads: int, block_m: int, heaviest_first: bool) -> list[int]:
