@@ -5,8 +5,9 @@ whether or not that GPU is present. For each configuration of ``CONFIG_SPACE`` (
 compiles a kernel and reports what the compiler says it needs: shared memory (Triton's count), registers per
 thread and bytes spilled to local memory (``ptxas -v``), next to the estimates that ``prune_configs`` uses, and
 whether pruning keeps the configuration, and counts SASS instructions of the machine code (``HGMMA``/``HMMA``,
-``LDGSTS``/``UTMALDG``, ``MUFU.EX2``; :mod:`pagedlab.perf_lab` does the compiling). It checks that every configuration still compiles for Ampere (sm_80)
-and Hopper (sm_90) and shows where the pruning model and the compiler disagree.
+``LDGSTS``/``UTMALDG``, ``MUFU.EX2``; :mod:`pagedlab.perf_lab` does the compiling). It checks that every
+configuration still compiles for Ampere (sm_80) and Hopper (sm_90) and shows where the pruning model and the
+compiler disagree.
 
 It does not run anything: speed needs a GPU (``make benchmark``). Each compile takes seconds (2 to 6 s for the
 forward at d = 128 on a 2-core machine doing nothing else; ``compile_s`` records the time each took where it ran, so

@@ -4,14 +4,14 @@ For every dtype, head dim, causal flag and sequence length N, each provider runs
 (timed separately with ``triton.testing.do_bench``, median); forward+backward is their sum. Providers:
 
 * ``triton``: ``pagedlab.kernels.flash_attention.flash_attention`` (autotuned on first use of each shape);
-* ``sdpa-flash``, ``sdpa-cudnn``, ``sdpa-efficient``, ``sdpa-math``: ``torch.nn.functional.scaled_dot_product_attention``
-  forced to one backend with ``torch.nn.attention.sdpa_kernel`` (cuDNN's is the fastest on Hopper in PyTorch);
+* ``sdpa-flash``, ``sdpa-cudnn``, ``sdpa-efficient``, ``sdpa-math``:
+  ``torch.nn.functional.scaled_dot_product_attention`` forced to one backend with ``torch.nn.attention.sdpa_kernel``;
 * ``naive``: ``pagedlab.attention.naive_attention``, the N x N definition.
 
 TFLOP/s use the usual count (``attention_flops``: 4·B·H·N²·d for the forward, halved when causal, 2.5x for the
 backward, the five products of FlashAttention-2), for every provider alike; our backward really runs seven
-products (``attention_flops(..., count="kernel")``), so its hardware throughput is 1.4x the figure reported. Peak memory is the most the step allocated beyond its inputs. The batch shrinks as N grows so that
-every point has the same number of tokens. Writes, into one folder:
+products (``attention_flops(..., count="kernel")``), so its hardware throughput is 1.4x the figure reported. Peak memory is the most the step
+allocated beyond its inputs. The batch shrinks as N grows so that every point has the same number of tokens. Writes, into one folder:
 
 * ``flash_attention.csv``: one row per (dtype, causal, head_dim, N, mode, provider), with the status
   (``ok``, ``oom``, ``unsupported``: the backend refuses the shape, ``skipped``: N x N too big to try); for our
@@ -22,7 +22,7 @@ every point has the same number of tokens. Writes, into one folder:
 
 Usage (on a machine with an NVIDIA GPU of compute capability >= 8.0)::
 
-    python benchmarks/flash_attention.py                  # the full grid, a few minutes on an H100
+    python benchmarks/flash_attention.py                  # the full grid (time: mostly autotuning compiles)
     python benchmarks/flash_attention.py --quick          # two lengths, bf16, d = 128
     python benchmarks/flash_attention.py --out benchmarks/results/mine --seq-lens 1024 4096
     python benchmarks/flash_attention.py --cpu-smoke --out /tmp/smoke   # no GPU: tiny sizes in the interpreter,

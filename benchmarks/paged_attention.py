@@ -3,8 +3,8 @@
 A decode step reads every cached K and V byte once and does about one multiply-add per byte, so its speed
 limit is memory bandwidth, not FLOPs. This script measures that limit on the device (a device-to-device copy of
 a large buffer: read + write bytes per second) and the kernel's K/V bytes per second, for Llama-3-8B's head
-shapes (32 query heads, 8 K/V heads, head dim 128, bf16; ``--models`` adds SmolLM2-135M's 9, 3 and 64) over a sweep of batch x context x block size, with
-two layouts of the same kernel:
+shapes (32 query heads, 8 K/V heads, head dim 128, bf16; ``--models`` adds SmolLM2-135M's 9, 3 and 64) over a
+sweep of batch x context x block size, with two layouts of the same kernel:
 
 * ``paged``: each sequence's blocks are a random permutation of the pool (the worst case for locality);
 * ``contiguous``: the same pool, sequence ``s`` owning blocks ``s * n, ..., s * n + n - 1`` in order (an
@@ -192,7 +192,8 @@ def summary(rows: list[dict], name: str) -> str:
             continue
         c = point(r["model"], int(r["batch"]), int(r["context"]), int(r["block_size"]), "contiguous")
         ratio = float(r["kv_gbps"]) / float(c["kv_gbps"]) if c and float(c["kv_gbps"]) else float("nan")
-        lines.append(f"| {r['model']} | {r['block_size']} | {r['batch']} | {r['context']} | {r['kv_gbps']} | {r['pct_of_copy']}% | "
+        lines.append(f"| {r['model']} | {r['block_size']} | {r['batch']} | {r['context']} | {r['kv_gbps']} | "
+                     f"{r['pct_of_copy']}% | "
                      f"{c['kv_gbps'] if c else '-'} | {ratio:.2f} |")
     lines += ["", f"Copy bandwidth (device-to-device copy, read + write): {rows[0]['copy_gbps']} GB/s."]
     if name == "cpu-interpreter":

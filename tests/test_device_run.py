@@ -74,10 +74,18 @@ def dry_run(tmp_path_factory):
 def test_the_blocker_blocks(tmp_path):
     """The blocker itself works: the notebook packages, and the network, fail under it."""
     (tmp_path / "sitecustomize.py").write_text(BLOCKER.format(blocked=_device_run().NOTEBOOK_PACKAGES))
-    probe = ("import importlib, socket\n"
-             "for name in ('ipywidgets', 'nbformat', 'jupyter_client', 'IPython'):\n"
-             "    try:\n        importlib.import_module(name)\n    except ImportError:\n        print('blocked', name)\n"
-             "try:\n    socket.create_connection(('pypi.org', 443), timeout=1)\nexcept OSError:\n    print('offline')\n")
+    probe = textwrap.dedent("""
+        import importlib, socket
+        for name in ('ipywidgets', 'nbformat', 'jupyter_client', 'IPython'):
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                print('blocked', name)
+        try:
+            socket.create_connection(('pypi.org', 443), timeout=1)
+        except OSError:
+            print('offline')
+        """)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True).stdout.split("\n")
     assert out[:5] == ["blocked ipywidgets", "blocked nbformat", "blocked jupyter_client", "blocked IPython", "offline"]

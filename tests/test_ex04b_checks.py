@@ -28,7 +28,8 @@ BUGS = {
         "budget-work", [("flops = 2 * (2 * block_m", "flops = (2 * block_m")],
         "Check 3: the budget, at sizes drawn now", "TWO products"),
     "the query tile counted in every pass": (
-        "budget-work", [("nbytes = 2 * block_n * head_dim * 2", "nbytes = 2 * block_n * head_dim * 2 + 2 * block_m * head_dim")],
+        "budget-work", [("nbytes = 2 * block_n * head_dim * 2",
+                         "nbytes = 2 * block_n * head_dim * 2 + 2 * block_m * head_dim")],
         "Check 3: the budget, at sizes drawn now", "loaded once per program"),
     "the conventional five backward products": (
         "bwd-work", [("(7 * 2 * head_dim", "(5 * 2 * head_dim")],
