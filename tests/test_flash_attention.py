@@ -320,7 +320,8 @@ def test_pruning_never_leaves_a_kernel_without_a_configuration(kind):
                 assert kept, (kind, limit, d, elem)
                 if len(kept) > 1 or kept[0] in fa.CONFIG_SPACE[kind]:
                     assert all(fa.shared_memory_bytes(kind, bm, bn, s, d, elem) <= limit
-                               and fa.registers_per_thread(kind, bm, bn, w, d) <= fa.REGISTER_BUDGET
+                               and (fa.registers_per_thread(kind, bm, bn, w, d) <= fa.REGISTER_BUDGET
+                                    or (kind, bm, bn, w, d) in fa.RECORDED_SMALL_SPILLS)
                                for bm, bn, w, s in kept)
 
 
@@ -569,7 +570,27 @@ def test_pruning_models_agree_with_the_recorded_compiles():
             continue
         assert 0 <= int(r["shared_kib"]) - model_kib <= 1, r
         if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, H100_SMEM):
-            assert int(r["spill_bytes"]) == 0, r
+            assert int(r["spill_bytes"]) <= fa.SPILL_TOLERANCE_BYTES, r
+
+
+def test_the_small_spills_pruning_keeps_are_the_recorded_ones():
+    """RECORDED_SMALL_SPILLS is exactly the sm_90 configurations of the record that the register estimate rejects but
+    that spilled at most SPILL_TOLERANCE_BYTES at every stage count: a tiny spill is timed, a large one pruned."""
+    import csv
+    from collections import defaultdict
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
+    spills = defaultdict(int)
+    for r in csv.DictReader(open(path)):
+        if r["arch"] == "90" and r["status"] == "ok":
+            key = (r["kind"], int(r["block_m"]), int(r["block_n"]), int(r["num_warps"]), int(r["head_dim"]))
+            spills[key] = max(spills[key], int(r["spill_bytes"]))
+    small = {key: spill for key, spill in spills.items() if 0 < spill <= fa.SPILL_TOLERANCE_BYTES
+             and fa.registers_per_thread(key[0], *key[1:4], key[4]) > fa.REGISTER_BUDGET}
+    assert small == fa.RECORDED_SMALL_SPILLS
+    kept = fa.prune_configs("dkdv", fa.CONFIG_SPACE["dkdv"], 128, 2, H100_SMEM, 9)
+    assert (32, 128, 8, 2) in kept and (64, 64, 8, 2) not in kept  # 4 bytes timed; 116 bytes pruned
 
 
 def test_benchmark_records_the_autotuned_configuration_and_every_time(monkeypatch):
