@@ -340,23 +340,28 @@ def test_quick_autotuning_is_a_subset_that_fits_ampere_and_hopper(monkeypatch):
 TILE_SHAPES = sorted({(kind, bm, bn) for kind, space in fa.CONFIG_SPACE.items() for bm, bn, _, _ in space})
 
 
+def _assert_matches_naive_with_gradients(n_q, n_k, head_dim, causal, seed, grad_atol):
+    """flash_attention's output and its gradients against autograd through naive attention in float64 (GQA 2:1)."""
+    q, k, v = make_qkv(1, 2, 1, n_q, n_k, head_dim, seed=seed)
+    d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(3)).to(DEV)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flash_attention(*leaves, causal=causal)
+    out.backward(d_out)
+    ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
+    rq, rk, rv = ref_leaves
+    ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=causal)
+    ref.backward(d_out.double())
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
+    for got, want in zip(leaves, ref_leaves):
+        torch.testing.assert_close(got.grad.double(), want.grad, atol=grad_atol, rtol=1e-4)
+
+
 @pytest.mark.parametrize("kind,block_m,block_n", TILE_SHAPES, ids=lambda x: str(x))
 def test_every_tile_shape_of_the_search_space_is_correct_in_the_interpreter(kind, block_m, block_n, monkeypatch):
     """Warps and stages only change how a GPU schedules a program; the tile shapes change the code's ranges."""
     monkeypatch.setitem(fa.FIXED_BLOCKS, kind, (block_m, block_n))
     for causal, (n_q, n_k) in ((True, (150, 131)), (False, (70, 150))):
-        q, k, v = make_qkv(1, 2, 1, n_q, n_k, 16, seed=n_q)
-        d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(3)).to(DEV)
-        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-        out = flash_attention(*leaves, causal=causal)
-        out.backward(d_out)
-        ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
-        rq, rk, rv = ref_leaves
-        ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=causal)
-        ref.backward(d_out.double())
-        torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
-        for got, want in zip(leaves, ref_leaves):
-            torch.testing.assert_close(got.grad.double(), want.grad, atol=5e-5, rtol=1e-4)
+        _assert_matches_naive_with_gradients(n_q, n_k, 16, causal, seed=n_q, grad_atol=5e-5)
 
 
 LARGEST_TILES = [(kind, *max({(bm, bn) for bm, bn, _, _ in space}, key=lambda t: t[0] * t[1]))
@@ -370,18 +375,7 @@ def test_the_largest_tiles_are_correct_at_the_head_dims_the_benchmark_uses(kind,
     """The test above runs every tile shape at d = 16; the largest tile of each kernel also at d = 64 and 128
     (the others at those head dims only on a GPU, in the tests marked gpu)."""
     monkeypatch.setitem(fa.FIXED_BLOCKS, kind, (block_m, block_n))
-    q, k, v = make_qkv(1, 2, 1, 150, 131, head_dim, seed=head_dim)
-    d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(4)).to(DEV)
-    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-    out = flash_attention(*leaves, causal=True)
-    out.backward(d_out)
-    ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
-    rq, rk, rv = ref_leaves
-    ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=True)
-    ref.backward(d_out.double())
-    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
-    for got, want in zip(leaves, ref_leaves):
-        torch.testing.assert_close(got.grad.double(), want.grad, atol=1e-4, rtol=1e-4)
+    _assert_matches_naive_with_gradients(150, 131, head_dim, True, seed=head_dim, grad_atol=1e-4)
 
 
 # ----------------------------------------------------------------------------------------------------
