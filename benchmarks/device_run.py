@@ -12,8 +12,8 @@ or runs out of time never loses the others' results), and writes at most :data:`
   d = 128, causal and not, N = 1K..16K, with the autotuned configuration and every configuration's time per row);
 * ``paged_attention.csv``: ``benchmarks/paged_attention.py`` (Llama-3-8B and SmolLM2-135M decode shapes, paged and
   contiguous, against the copy bandwidth);
-* ``llm_gpu.csv``: ``benchmarks/llm_gpu.py`` (the engine in SmolLM2's shapes with random weights) when that script
-  exists, else the step is skipped with a message;
+* ``llm_gpu.csv``: ``benchmarks/llm_gpu.py --out <folder>`` (the engine in SmolLM2's shapes with random weights)
+  when that script exists, else the step is listed as skipped, with the reason;
 * ``tests.csv``: one row per GPU test (step, test, outcome, seconds, message);
 * ``steps.csv``: one row per step (status, exit code, seconds, timeout);
 * ``run.log``: every step's output.
@@ -74,6 +74,8 @@ class Step:
     junit: bool = False
     """A pytest step: its results go to tests.csv."""
     needs_hopper: bool = False
+    missing: str = ""
+    """Why the step cannot run in this checkout (it is then listed as skipped, with this reason)."""
 
 
 def steps(out: Path, python: str, full: bool = False) -> list[Step]:
@@ -104,8 +106,8 @@ def steps(out: Path, python: str, full: bool = False) -> list[Step]:
              [python, str(bench / "paged_attention.py"), "--out", str(out), "--no-plot", "--cpu-smoke"],
              80),
     ]
-    if llm.exists():
-        result.append(Step("llm_gpu", [python, str(llm), "--out", str(out)], [python, str(llm), "--help"], 80))
+    result.append(Step("llm_gpu", [python, str(llm), "--out", str(out)], [python, str(llm), "--help"], 80,
+                       missing="" if llm.exists() else "benchmarks/llm_gpu.py is not in this checkout"))
     result += [
         Step("tests", pytest + ["-k", FIRST_TESTS, flash_tests, paged_tests],
              pytest + ["--collect-only", "-k", FIRST_TESTS, flash_tests, paged_tests],
@@ -214,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         left = args.budget - (time.monotonic() - start)
         timeout = int(min(step.timeout_s, left))
         row = dict(step=step.name, status="", rc="", seconds="0", timeout_s=str(timeout))
-        if step.needs_hopper and not hopper and not args.dry_run:
+        if step.missing:
+            row["status"] = f"skipped: {step.missing}"
+        elif step.needs_hopper and not hopper and not args.dry_run:
             row["status"] = "skipped: needs Hopper (sm_90) or newer"
         elif timeout < MIN_STEP_S:
             row["status"] = f"skipped: {left:.0f} s left of the {args.budget} s budget"

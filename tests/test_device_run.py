@@ -99,7 +99,10 @@ def test_every_step_starts_without_notebook_packages_or_network(dry_run):
     names = [s["step"] for s in steps]
     assert names[:2] == ["flash_attention", "paged_attention"], "benchmarks first"
     assert {"tests", "tests_tma", "tests_more"} <= set(names)
-    assert all(s["status"] == "ok" for s in steps), steps
+    llm = ROOT / "benchmarks" / "llm_gpu.py"
+    assert all(s["status"] == "ok" for s in steps if s["step"] != "llm_gpu" or llm.exists()), steps
+    if not llm.exists():  # the engine benchmark comes with another change: until then, a skip that says so
+        assert next(s for s in steps if s["step"] == "llm_gpu")["status"].startswith("skipped: benchmarks/llm_gpu.py")
     assert "blocked by the dry-run test" not in log and "is not installed on the GPU machine" not in log
     assert "pip install" not in log
 
