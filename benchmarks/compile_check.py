@@ -17,19 +17,27 @@ Usage::
 
     python benchmarks/compile_check.py --arch 90 --kind fwd --head-dim 128
     python benchmarks/compile_check.py --arch 80 --kind dq --head-dim 64 --limit 4 --out results.csv
+    python benchmarks/compile_check.py --record      # the whole record, benchmarks/compile/bf16_causal.csv
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 FIELDS = ["triton", "arch", "tma", "kind", "head_dim", "dtype", "causal", "block_m", "block_n", "num_warps",
           "num_stages", "shared_kib", "shared_kib_model", "registers", "spill_bytes", "registers_model",
-          "kept_by_pruning", "hgmma", "hmma", "ldgsts", "utmaldg", "mufu_ex2", "compile_s", "status"]
+          "kept_by_pruning", "hgmma", "hmma", "ldgsts", "utmaldg", "mufu_ex2", "compile_s", "compile_cpu_s", "status"]
 """The columns of the CSV it writes (``benchmarks/compile/*.csv``; older records lack the model and SASS columns)."""
+RECORD = [(90, "fwd", 64, False), (90, "fwd", 128, False), (90, "fwd", 256, False), (90, "dkdv", 128, False),
+          (90, "dq", 128, False), (80, "fwd", 128, False), (90, "fwd", 128, True)]
+"""``(arch, kind, head_dim, tma)`` of the runs ``--record`` compiles, bf16 and causal: the record the tests check the
+pruning models against."""
+RECORD_PATH = Path(__file__).parent / "compile" / "bf16_causal.csv"
 SMEM_LIMIT_KIB = {80: 163, 86: 99, 89: 99, 90: 227}
 """The most shared memory one block may opt in to, per compute capability (CUDA programming guide)."""
 
@@ -49,7 +57,7 @@ def check(arch: int, kind: str, head_dim: int, dtype: str = "bf16", causal: bool
     for bm, bn, warps, stages in fa.CONFIG_SPACE[kind][:limit]:
         report = compile_report(kind, bm, bn, warps, stages, head_dim, arch, dtype, causal, tma)
         row = {k: report[k] for k in ("triton", "arch", "tma", "kind", "head_dim", "dtype", "causal", "block_m",
-                                      "block_n", "num_warps", "num_stages", "compile_s")}
+                                      "block_n", "num_warps", "num_stages", "compile_s", "compile_cpu_s")}
         row.update(shared_kib_model=fa.shared_memory_bytes(kind, bm, bn, stages, head_dim, elem) // 1024,
                    registers_model=fa.registers_per_thread(kind, bm, bn, warps, head_dim),
                    kept_by_pruning=(bm, bn, warps, stages) in kept, status=report["status"])
@@ -75,8 +83,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tma", action="store_true", help="the forward's tensor-descriptor variant (sm_90)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N configurations")
     parser.add_argument("--out", type=Path, default=None, help="write the rows to this CSV file")
+    parser.add_argument("--record", action="store_true",
+                        help=f"compile every run of RECORD (bf16, causal) into --out (default {RECORD_PATH})")
     args = parser.parse_args(argv)
-    rows = check(args.arch, args.kind, args.head_dim, args.dtype, not args.not_causal, args.limit, args.tma)
+    # A Triton cache of its own: every compile is a real one (compile_s is a compile's time, not a cache hit's), and
+    # no other process compiling the same kernels races this one for the cache's files.
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="compile_check_")
+    if args.record:
+        args.out = args.out or RECORD_PATH
+        rows = [row for arch, kind, head_dim, tma in RECORD for row in check(arch, kind, head_dim, tma=tma)]
+    else:
+        rows = check(args.arch, args.kind, args.head_dim, args.dtype, not args.not_causal, args.limit, args.tma)
     if args.out:
         with open(args.out, "w", newline="") as f:
             writer = csv.DictWriter(f, FIELDS)

@@ -16,8 +16,11 @@ Environment overrides (read once, at import):
 * ``PAGEDLAB_DEVICE=cpu`` forces the CPU even when a GPU is present; ``make notebooks`` uses it so
   the stored notebook outputs are always the CPU run.
 
-In interpreter mode, on Triton releases before 3.8 (Colab and the course's GPU machine ship 3.6), it also applies
-one upstream interpreter fix, triton-lang/triton#9171 (see :func:`patch_interpreter_index`).
+In interpreter mode, on Triton releases before 3.8 (Colab and the course's GPU machine ship 3.6), one upstream
+interpreter fix, triton-lang/triton#9171, is needed: :func:`patch_interpreter_index`, which ``pagedlab.kernels``
+calls. Not at the import of this module, which must not import Triton: a tool that compiles ahead of time on a
+CPU (``pagedlab.perf_lab``) sets ``TRITON_INTERPRET=0`` after this module chose the interpreter and before Triton
+is imported.
 """
 
 from __future__ import annotations
@@ -121,12 +124,16 @@ def needs_index_fix(triton_version: str, numpy_version: str) -> bool:
 def patch_interpreter_index() -> bool:
     """Apply the upstream interpreter fix triton-lang/triton#9171 where this Triton needs it; True if applied.
 
+    Only when ``TRITON_INTERPRET=1`` (the kernels will be interpreted); otherwise it imports nothing and returns False.
+
     The fix is one line of ``triton/runtime/interpreter.py``: the interpreter's ``tl.tensor.__index__`` becomes
     ``int(self.handle.data.squeeze())`` instead of ``int(self.handle.data)``. Triton installs its patches of
     ``tl.tensor`` on every interpreted launch (``_patch_lang_tensor``), so this wraps that function and sets the
     fixed ``__index__`` after it, through the same restore scope when the release has one. Nothing else changes;
     compiled kernels never run this code.
     """
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return False
     import numpy
     import triton
 
@@ -154,9 +161,6 @@ def patch_interpreter_index() -> bool:
     interpreter._patch_lang_tensor = patched
     return True
 
-
-INDEX_FIX = patch_interpreter_index() if MODE.interpret else False
-"""True when :func:`patch_interpreter_index` was applied (interpreter mode, Triton < 3.8, NumPy >= 2.3)."""
 
 DEVICE = torch.device(MODE.device)
 """The torch device every notebook puts its tensors on."""
