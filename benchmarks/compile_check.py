@@ -17,7 +17,7 @@ Usage::
 
     python benchmarks/compile_check.py --arch 90 --kind fwd --head-dim 128
     python benchmarks/compile_check.py --arch 80 --kind dq --head-dim 64 --limit 4 --out results.csv
-    python benchmarks/compile_check.py --record      # the whole record, benchmarks/compile/bf16_causal.csv
+    python benchmarks/compile_check.py --record      # the whole record: compile/bf16_causal_triton<version>.csv
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ RECORD = [(90, "fwd", 64, False), (90, "fwd", 128, False), (90, "fwd", 256, Fals
           (90, "dq", 128, False), (80, "fwd", 128, False), (90, "fwd", 128, True)]
 """``(arch, kind, head_dim, tma)`` of the runs ``--record`` compiles, bf16 and causal: the record the tests check the
 pruning models against."""
-RECORD_PATH = Path(__file__).parent / "compile" / "bf16_causal.csv"
+RECORD_DIR = Path(__file__).parent / "compile"
+"""``--record`` writes ``bf16_causal_triton<major>.<minor>.csv`` here (the tests read the Triton 3.9 one)."""
 SMEM_LIMIT_KIB = {80: 163, 86: 99, 89: 99, 90: 227}
 """The most shared memory one block may opt in to, per compute capability (CUDA programming guide)."""
 
@@ -84,13 +85,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N configurations")
     parser.add_argument("--out", type=Path, default=None, help="write the rows to this CSV file")
     parser.add_argument("--record", action="store_true",
-                        help=f"compile every run of RECORD (bf16, causal) into --out (default {RECORD_PATH})")
+                        help="compile every run of RECORD (bf16, causal) into --out (default "
+                             "compile/bf16_causal_triton<version>.csv)")
     args = parser.parse_args(argv)
     # A Triton cache of its own: every compile is a real one (compile_s is a compile's time, not a cache hit's), and
     # no other process compiling the same kernels races this one for the cache's files.
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="compile_check_")
     if args.record:
-        args.out = args.out or RECORD_PATH
+        import triton
+
+        args.out = args.out or RECORD_DIR / f"bf16_causal_triton{'.'.join(triton.__version__.split('.')[:2])}.csv"
         rows = [row for arch, kind, head_dim, tma in RECORD for row in check(arch, kind, head_dim, tma=tma)]
     else:
         rows = check(args.arch, args.kind, args.head_dim, args.dtype, not args.not_causal, args.limit, args.tma)
