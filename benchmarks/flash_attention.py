@@ -4,25 +4,29 @@ For every dtype, head dim, causal flag and sequence length N, each provider runs
 (timed separately with ``triton.testing.do_bench``, median); forward+backward is their sum. Providers:
 
 * ``triton``: ``pagedlab.kernels.flash_attention.flash_attention`` (autotuned on first use of each shape);
-* ``sdpa-flash``, ``sdpa-efficient``, ``sdpa-math``: ``torch.nn.functional.scaled_dot_product_attention`` forced
-  to one backend with ``torch.nn.attention.sdpa_kernel``;
+* ``sdpa-flash``, ``sdpa-cudnn``, ``sdpa-efficient``, ``sdpa-math``:
+  ``torch.nn.functional.scaled_dot_product_attention`` forced to one backend with ``torch.nn.attention.sdpa_kernel``;
 * ``naive``: ``pagedlab.attention.naive_attention``, the N x N definition.
 
 TFLOP/s use the usual count (``attention_flops``: 4·B·H·N²·d for the forward, halved when causal, 2.5x for the
 backward, the five products of FlashAttention-2), for every provider alike; our backward really runs seven
-products (``attention_flops(..., count="kernel")``), so its hardware throughput is 1.4x the figure reported. Peak memory is the most the step allocated beyond its inputs. The batch shrinks as N grows so that
-every point has the same number of tokens. Writes, into one folder:
+products (``attention_flops(..., count="kernel")``), so its hardware throughput is 1.4x the figure reported. Peak memory is the most the step
+allocated beyond its inputs. The batch shrinks as N grows so that every point has the same number of tokens. Writes, into one folder:
 
 * ``flash_attention.csv``: one row per (dtype, causal, head_dim, N, mode, provider), with the status
-  (``ok``, ``oom``, ``unsupported``: the backend refuses the shape, ``skipped``: N x N too big to try);
+  (``ok``, ``oom``, ``unsupported``: the backend refuses the shape, ``skipped``: N x N too big to try); for our
+  kernels also the configuration autotuning chose (``config``, per kernel ``BLOCK_M x BLOCK_N, warps, stages``)
+  and the time autotuning measured for every configuration it tried (``config_ms``), and the versions;
 * ``flash_attention.png``: TFLOP/s against N, and peak memory against N;
 * ``summary.md``: the headline ratios against SDPA's flash backend (bf16, causal, d = 128, N >= 4K).
 
 Usage (on a machine with an NVIDIA GPU of compute capability >= 8.0)::
 
-    python benchmarks/flash_attention.py                  # the full grid, a few minutes on an H100
+    python benchmarks/flash_attention.py                  # the full grid (time: mostly autotuning compiles)
     python benchmarks/flash_attention.py --quick          # two lengths, bf16, d = 128
     python benchmarks/flash_attention.py --out benchmarks/results/mine --seq-lens 1024 4096
+    python benchmarks/flash_attention.py --cpu-smoke --out /tmp/smoke   # no GPU: tiny sizes in the interpreter,
+                                                                        # proves the script runs; times NumPy
 """
 
 from __future__ import annotations
@@ -34,10 +38,12 @@ import re
 import sys
 from pathlib import Path
 
-PROVIDERS = ("triton", "sdpa-flash", "sdpa-efficient", "sdpa-math", "naive")
+PROVIDERS = ("triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "sdpa-math", "naive")
 QUADRATIC = ("sdpa-math", "naive")  # materialize N x N scores: skipped above --quadratic-max-n
 FIELDS = ["gpu", "dtype", "causal", "head_dim", "n", "batch", "heads", "mode", "provider", "ms", "tflops",
-          "peak_mib", "status"]
+          "peak_mib", "status", "config", "config_ms", "torch", "triton"]
+TUNED_KERNELS = {"fwd": ("fwd",), "bwd": ("dkdv", "dq")}
+"""The kernels of our provider that each timed mode runs (their autotuned configurations go in the row)."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -46,7 +52,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                 epilog="Writes flash_attention.csv, flash_attention.png and summary.md into --out.")
     p.add_argument("--seq-lens", type=int, nargs="+", default=[1024, 2048, 4096, 8192, 16384], metavar="N")
     p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128], metavar="D")
-    p.add_argument("--dtypes", nargs="+", default=["bf16", "fp16"], choices=["bf16", "fp16"])
+    p.add_argument("--dtypes", nargs="+", default=["bf16", "fp16"], choices=["bf16", "fp16", "fp32"])
     p.add_argument("--causal", nargs="+", default=["true", "false"], choices=["true", "false"])
     p.add_argument("--providers", nargs="+", default=list(PROVIDERS), choices=PROVIDERS)
     p.add_argument("--tokens", type=int, default=16384, help="batch x N at every point (default 16384)")
@@ -56,9 +62,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=None,
                    help="results folder (default benchmarks/results/<gpu>_<date>)")
     p.add_argument("--quick", action="store_true", help="N = 1024 and 4096, bf16, d = 128, causal only")
+    p.add_argument("--no-plot", action="store_true", help="write the CSV only (no PNG, no summary.md)")
+    p.add_argument("--cpu-smoke", action="store_true",
+                   help="no GPU: tiny sizes in Triton's interpreter, float32, our kernel and two SDPA backends; "
+                        "proves the script runs (its timings measure NumPy)")
     args = p.parse_args(argv)
     if args.quick:
         args.seq_lens, args.head_dims, args.dtypes, args.causal = [1024, 4096], [128], ["bf16"], ["true"]
+    if args.cpu_smoke:
+        args.seq_lens, args.head_dims, args.dtypes = [64], [16], ["fp32"]
+        args.providers, args.tokens, args.hidden = ["triton", "sdpa-cudnn", "sdpa-math"], 64, 32
     return args
 
 
@@ -77,11 +90,18 @@ def require_gpu() -> None:
 
 
 def measure(step, inputs, warmup_ms: int = 10, rep_ms: int = 50) -> tuple[float, float]:
-    """(median milliseconds, peak MiB allocated beyond the inputs) of ``step()``."""
+    """(median milliseconds, peak MiB allocated beyond the inputs) of ``step()``; on the CPU (``--cpu-smoke``) the
+    wall-clock time of one more run and no memory figure."""
+    import time
+
     import torch
     import triton
 
     step()  # the first call compiles and autotunes (whose buffers must not count as the step's memory)
+    if not torch.cuda.is_available():
+        start = time.perf_counter()
+        step()
+        return (time.perf_counter() - start) * 1e3, float("nan")
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -92,8 +112,30 @@ def measure(step, inputs, warmup_ms: int = 10, rep_ms: int = 50) -> tuple[float,
     return ms, peak
 
 
+def tuned_configs(kinds: tuple[str, ...]) -> tuple[str, str]:
+    """(``config``, ``config_ms``) of the kernels ``kinds`` as their autotuners last left them: the configuration
+    chosen (``fwd 128x64 w8 s3``) and the median milliseconds of every configuration timed, ``;``-separated.
+    Empty where a kernel was not autotuned (the interpreter, float32)."""
+    from pagedlab.kernels import flash_attention as fa
+
+    def name(c) -> str:
+        return f"{c.kwargs['BLOCK_M']}x{c.kwargs['BLOCK_N']} w{c.num_warps} s{c.num_stages}"
+
+    chosen, timed = [], []
+    for kind in kinds:
+        tuner = fa._TUNED.get(kind)
+        if tuner is None or getattr(tuner, "best_config", None) is None:
+            continue
+        chosen.append(f"{kind} {name(tuner.best_config)}")
+        for config, ms in (getattr(tuner, "configs_timings", None) or {}).items():
+            ms = ms[0] if isinstance(ms, (list, tuple)) else ms
+            timed.append(f"{kind} {name(config)}={ms:.4f}")
+    return "; ".join(chosen), "; ".join(timed)
+
+
 def run_case(provider: str, q, k, v, causal: bool) -> dict[str, tuple[float, float]]:
-    """Time the forward and the backward of one provider; returns {mode: (ms, peak MiB)}."""
+    """Time the forward and the backward of one provider; returns {mode: (ms, peak MiB)}, and for our provider
+    {mode + "_config": (config, config_ms)} from :func:`tuned_configs`."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -101,8 +143,8 @@ def run_case(provider: str, q, k, v, causal: bool) -> dict[str, tuple[float, flo
     from pagedlab.attention import naive_attention
     from pagedlab.kernels.flash_attention import flash_attention
 
-    backends = {"sdpa-flash": SDPBackend.FLASH_ATTENTION, "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION,
-                "sdpa-math": SDPBackend.MATH}
+    backends = {"sdpa-flash": SDPBackend.FLASH_ATTENTION, "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION,
+                "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION, "sdpa-math": SDPBackend.MATH}
 
     def forward():
         if provider == "triton":
@@ -113,21 +155,28 @@ def run_case(provider: str, q, k, v, causal: bool) -> dict[str, tuple[float, flo
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     with torch.no_grad():
-        fwd = measure(forward, None)
+        results = {"fwd": measure(forward, None)}
+    if provider == "triton":
+        results["fwd_config"] = tuned_configs(TUNED_KERNELS["fwd"])
     out = forward()
     d_out = torch.randn_like(out)
-    bwd = measure(lambda: out.backward(d_out, retain_graph=True), [q, k, v])
-    return {"fwd": fwd, "bwd": bwd}
+    results["bwd"] = measure(lambda: out.backward(d_out, retain_graph=True), [q, k, v])
+    if provider == "triton":
+        results["bwd_config"] = tuned_configs(TUNED_KERNELS["bwd"])
+    return results
 
 
 def rows_for(args: argparse.Namespace, gpu: str):
     """Yield the CSV rows of the whole grid, one (dtype, causal, d, N, provider) at a time."""
+    from pagedlab import device  # first, as in main()
     import torch
+    import triton
     from tqdm.auto import tqdm
 
     from pagedlab.kernels.flash_attention import attention_flops
 
-    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+    dev = device.DEVICE
     cases = [(dt, c == "true", d, n, p) for dt in args.dtypes for c in args.causal for d in args.head_dims
              for n in args.seq_lens for p in args.providers]
     bar = tqdm(cases, desc="flash attention", unit="case")
@@ -135,12 +184,12 @@ def rows_for(args: argparse.Namespace, gpu: str):
         bar.set_postfix_str(f"{dtype} {'causal' if causal else 'full'} d={d} N={n} {provider}")
         batch, heads = max(1, args.tokens // n), max(1, args.hidden // d)
         base = dict(gpu=gpu, dtype=dtype, causal=causal, head_dim=d, n=n, batch=batch, heads=heads,
-                    provider=provider)
+                    provider=provider, torch=torch.__version__, triton=triton.__version__)
         if provider in QUADRATIC and n > args.quadratic_max_n:
             results, status = {}, "skipped"
         else:
-            g = torch.Generator(device="cuda").manual_seed(0)
-            q, k, v = (torch.randn(batch, heads, n, d, device="cuda", dtype=dtypes[dtype], generator=g)
+            g = torch.Generator(device=dev).manual_seed(0)
+            q, k, v = (torch.randn(batch, heads, n, d, device=dev, dtype=dtypes[dtype], generator=g)
                        .requires_grad_() for _ in range(3))
             try:
                 results, status = run_case(provider, q, k, v, causal), "ok"
@@ -151,14 +200,19 @@ def rows_for(args: argparse.Namespace, gpu: str):
                     raise  # a failure of ours is a bug to see, not a data point
                 results, status = {}, "unsupported"  # SDPA: "No available kernel" for this shape or dtype
             del q, k, v
-            torch.cuda.empty_cache()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
         if results:
             results["fwd+bwd"] = (results["fwd"][0] + results["bwd"][0], results["bwd"][1])
+            if "fwd_config" in results:
+                results["fwd+bwd_config"] = tuple("; ".join(filter(None, pair))
+                                                  for pair in zip(results["fwd_config"], results["bwd_config"]))
         for mode in ("fwd", "bwd", "fwd+bwd"):
             ms, peak = results.get(mode, (float("nan"), float("nan")))
+            config, config_ms = results.get(mode + "_config", ("", ""))
             flops = attention_flops(batch, heads, n, n, d, causal, mode)
             yield {**base, "mode": mode, "ms": f"{ms:.4f}", "tflops": f"{flops / ms / 1e9:.1f}",
-                   "peak_mib": f"{peak:.1f}", "status": status}
+                   "peak_mib": f"{peak:.1f}", "status": status, "config": config, "config_ms": config_ms}
 
 
 def load(csv_path: Path) -> list[dict]:
@@ -222,11 +276,13 @@ def summary(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    require_gpu()
+    if not args.cpu_smoke:
+        require_gpu()
+    from pagedlab import device  # noqa: F401  (first: Triton's mode must be decided before triton is imported)
     import torch
     import triton
 
-    gpu = torch.cuda.get_device_name(0)
+    gpu = torch.cuda.get_device_name(0) if not args.cpu_smoke else "cpu-interpreter"
     out = args.out or Path(__file__).parent / "results" / \
         f"{re.sub(r'[^A-Za-z0-9]+', '_', gpu).strip('_')}_{datetime.date.today():%Y-%m-%d}"
     out.mkdir(parents=True, exist_ok=True)
@@ -238,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
             writer.writerow(row)
             f.flush()  # a run cut short still leaves every finished point on disk
     rows = load(csv_path)
+    if args.no_plot:
+        print(f"{len(rows)} rows in {csv_path}")
+        return 0
     plot(rows, out / "flash_attention.png")
     text = (f"# FlashAttention benchmark\n\n{gpu}, {datetime.date.today():%Y-%m-%d}, torch {torch.__version__}, "
             f"triton {triton.__version__}, tokens per point {args.tokens}, heads x head_dim {args.hidden}\n\n"

@@ -3,8 +3,8 @@
 A decode step reads every cached K and V byte once and does about one multiply-add per byte, so its speed
 limit is memory bandwidth, not FLOPs. This script measures that limit on the device (a device-to-device copy of
 a large buffer: read + write bytes per second) and the kernel's K/V bytes per second, for Llama-3-8B's head
-shapes (32 query heads, 8 K/V heads, head dim 128, bf16) over a sweep of batch x context x block size, with
-two layouts of the same kernel:
+shapes (32 query heads, 8 K/V heads, head dim 128, bf16; ``--models`` adds SmolLM2-135M's 9, 3 and 64) over a
+sweep of batch x context x block size, with two layouts of the same kernel:
 
 * ``paged``: each sequence's blocks are a random permutation of the pool (the worst case for locality);
 * ``contiguous``: the same pool, sequence ``s`` owning blocks ``s * n, ..., s * n + n - 1`` in order (an
@@ -40,8 +40,11 @@ import sys
 import time
 from pathlib import Path
 
-FIELDS = ["device", "batch", "context", "block_size", "layout", "num_splits", "ms", "ms_checked", "kv_gbps",
-          "copy_gbps", "pct_of_copy"]
+FIELDS = ["device", "model", "heads", "kv_heads", "head_dim", "batch", "context", "block_size", "layout", "num_splits",
+          "ms", "ms_checked", "kv_gbps", "copy_gbps", "pct_of_copy", "torch", "triton"]
+MODELS = {"llama3-8b": (32, 8, 128), "smollm2-135m": (9, 3, 64)}
+"""Attention shapes (query heads, K/V heads, head dim) of the models ``--models`` names: Llama-3-8B's and
+SmolLM2-135M's (the model of notebook 10), from their published configurations."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -50,13 +53,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32, 64, 128])
     p.add_argument("--contexts", type=int, nargs="+", default=[512, 1024, 4096, 16384])
     p.add_argument("--block-sizes", type=int, nargs="+", default=[16, 32, 128])
-    p.add_argument("--heads", type=int, default=32)
-    p.add_argument("--kv-heads", type=int, default=8)
-    p.add_argument("--head-dim", type=int, default=128)
+    p.add_argument("--models", nargs="+", default=["llama3-8b"], choices=sorted(MODELS),
+                   help="attention shapes to sweep (default llama3-8b)")
     p.add_argument("--max-tokens", type=int, default=2**21,
                    help="skip points with batch x context above this (default 2M tokens: 8 GiB of K/V)")
     p.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results/<gpu>_<date>)")
     p.add_argument("--quick", action="store_true", help="batch 64 x context 4096, block sizes 16 and 128")
+    p.add_argument("--no-plot", action="store_true", help="write the CSV only (no PNG, no summary)")
     p.add_argument("--cpu-smoke", action="store_true",
                    help="tiny sizes that run in Triton's interpreter (no GPU): proves the script works")
     args = p.parse_args(argv)
@@ -64,7 +67,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.batches, args.contexts, args.block_sizes = [64], [4096], [16, 128]
     if args.cpu_smoke:
         args.batches, args.contexts, args.block_sizes = [2], [40], [16]
-        args.heads, args.kv_heads, args.head_dim = 4, 2, 16
+        args.shapes = {"tiny": (4, 2, 16)}
+    else:
+        args.shapes = {name: MODELS[name] for name in args.models}
     return args
 
 
@@ -91,27 +96,30 @@ def copy_bandwidth(torch, gpu: bool, nbytes: int) -> float:
     return 2 * nbytes / ms / 1e6
 
 
-def make_case(torch, batch: int, context: int, block_size: int, args, dtype, dev, layout: str, seed: int = 0):
-    """q, k_cache, v_cache, block_tables, context_lens for one point; the pool holds exactly the batch's blocks."""
+def make_case(torch, batch: int, context: int, block_size: int, shape: tuple[int, int, int], dtype, dev, layout: str,
+              seed: int = 0):
+    """q, k_cache, v_cache, block_tables, context_lens for one point of ``shape`` (heads, kv_heads, head_dim); the
+    pool holds exactly the batch's blocks."""
+    heads, kv_heads, head_dim = shape
     g = torch.Generator(device=dev).manual_seed(seed)
     per_seq = -(-context // block_size)
     num_blocks = batch * per_seq
-    shape = (num_blocks, block_size, args.kv_heads, args.head_dim)
-    k_cache = torch.randn(shape, generator=g, device=dev, dtype=dtype)
-    v_cache = torch.randn(shape, generator=g, device=dev, dtype=dtype)
+    k_cache = torch.randn((num_blocks, block_size, kv_heads, head_dim), generator=g, device=dev, dtype=dtype)
+    v_cache = torch.randn(k_cache.shape, generator=g, device=dev, dtype=dtype)
     order = torch.arange(num_blocks, device=dev)
     if layout == "paged":
         order = torch.randperm(num_blocks, generator=g, device=dev)
     tables = order.reshape(batch, per_seq).to(torch.int32)
     lens = torch.full((batch,), context, dtype=torch.int32, device=dev)
-    q = torch.randn(batch, args.heads, args.head_dim, generator=g, device=dev, dtype=dtype)
+    q = torch.randn(batch, heads, head_dim, generator=g, device=dev, dtype=dtype)
     return q, k_cache, v_cache, tables, lens
 
 
 def run(args: argparse.Namespace) -> tuple[list[dict], str]:
+    from pagedlab import device  # first: Triton's mode must be decided before triton is imported
     import torch
+    import triton
 
-    from pagedlab import device
     from pagedlab.kernels.paged_attention import choose_num_splits, paged_decode_attention
 
     gpu = not device.INTERPRET
@@ -125,27 +133,27 @@ def run(args: argparse.Namespace) -> tuple[list[dict], str]:
     print(f"{name}: copy bandwidth {copy_gbps:.4g} GB/s")
     num_sms = torch.cuda.get_device_properties(0).multi_processor_count if gpu else None
     rows = []
-    for block_size in args.block_sizes:
-        for batch in args.batches:
-            for context in args.contexts:
-                if batch * context > args.max_tokens:
-                    continue
-                splits = choose_num_splits(batch, args.kv_heads, context, num_sms)
-                for layout in ("paged", "contiguous"):
-                    case = make_case(torch, batch, context, block_size, args, dtype, dev, layout)
-                    stats = (context, batch * context)
-                    ms = timer(lambda: paged_decode_attention(*case, context_stats=stats), gpu)
-                    ms_checked = timer(lambda: paged_decode_attention(*case), gpu)
-                    kv_bytes = 2 * batch * context * args.kv_heads * args.head_dim * case[1].element_size()
-                    gbps = kv_bytes / ms / 1e6
-                    rows.append(dict(device=name, batch=batch, context=context, block_size=block_size, layout=layout,
-                                     num_splits=splits, ms=f"{ms:.4g}", ms_checked=f"{ms_checked:.4g}",
-                                     kv_gbps=f"{gbps:.4g}",
-                                     copy_gbps=f"{copy_gbps:.4g}", pct_of_copy=f"{100 * gbps / copy_gbps:.3g}"))
-                    print(f"block {block_size:3d}  batch {batch:4d}  context {context:6d}  {layout:10s} "
-                          f"splits {splits:2d}: {ms:8.3f} ms ({ms_checked:8.3f} checked)  {gbps:8.4g} GB/s  "
-                          f"({100 * gbps / copy_gbps:5.3g}% of copy)")
-                    del case
+    points = [(model, shape, bs, batch, context) for model, shape in args.shapes.items() for bs in args.block_sizes
+              for batch in args.batches for context in args.contexts if batch * context <= args.max_tokens]
+    for model, (heads, kv_heads, head_dim), block_size, batch, context in points:
+        splits = choose_num_splits(batch, kv_heads, context, num_sms)
+        for layout in ("paged", "contiguous"):
+            case = make_case(torch, batch, context, block_size, (heads, kv_heads, head_dim), dtype, dev, layout)
+            # The kernel alone (context_stats skips the host checks' device sync), then with its checks.
+            stats = (context, batch * context)
+            ms = timer(lambda: paged_decode_attention(*case, context_stats=stats), gpu)
+            ms_checked = timer(lambda: paged_decode_attention(*case), gpu)
+            kv_bytes = 2 * batch * context * kv_heads * head_dim * case[1].element_size()
+            gbps = kv_bytes / ms / 1e6
+            rows.append(dict(device=name, model=model, heads=heads, kv_heads=kv_heads, head_dim=head_dim, batch=batch,
+                             context=context, block_size=block_size, layout=layout, num_splits=splits,
+                             ms=f"{ms:.4g}", ms_checked=f"{ms_checked:.4g}", kv_gbps=f"{gbps:.4g}",
+                             copy_gbps=f"{copy_gbps:.4g}", pct_of_copy=f"{100 * gbps / copy_gbps:.3g}",
+                             torch=torch.__version__, triton=triton.__version__))
+            print(f"{model}  block {block_size:3d}  batch {batch:4d}  context {context:6d}  {layout:10s} "
+                  f"splits {splits:2d}: {ms:8.3f} ms ({ms_checked:8.3f} checked)  {gbps:8.4g} GB/s  "
+                  f"({100 * gbps / copy_gbps:5.3g}% of copy)")
+            del case
     return rows, name
 
 
@@ -170,28 +178,29 @@ def plot(rows: list[dict], png: Path) -> None:
         ax.set_ylabel("K/V read (GB/s)")
         ax.set_title(f"block_size {bs}")
     axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.suptitle(f"paged decode attention, {rows[0]['device']}")
+    fig.suptitle(f"paged decode attention, {rows[0]['model']} heads, {rows[0]['device']}")
     fig.tight_layout()
     fig.savefig(png, dpi=120)
 
 
 def summary(rows: list[dict], name: str) -> str:
-    def point(batch, context, bs, layout):
-        return next((r for r in rows if (int(r["batch"]), int(r["context"]), int(r["block_size"]), r["layout"])
-                     == (batch, context, bs, layout)), None)
+    def point(model, batch, context, bs, layout):
+        return next((r for r in rows if (r["model"], int(r["batch"]), int(r["context"]), int(r["block_size"]),
+                                         r["layout"]) == (model, batch, context, bs, layout)), None)
 
     lines = [f"# Paged decode attention on {name}", "",
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. Measured, never asserted. "
              "Targets (design.md): >= 80% of the copy bandwidth at batch 64 x context 4K; paged within 10% of "
              "contiguous (the same kernel with an identity block table).", "",
-             "| block_size | batch | context | paged GB/s | % of copy | contiguous GB/s | paged / contiguous |",
-             "|---|---|---|---|---|---|---|"]
+             "| model | block_size | batch | context | paged GB/s | % of copy | contiguous GB/s | paged / contiguous |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["layout"] != "paged":
             continue
-        c = point(int(r["batch"]), int(r["context"]), int(r["block_size"]), "contiguous")
+        c = point(r["model"], int(r["batch"]), int(r["context"]), int(r["block_size"]), "contiguous")
         ratio = float(r["kv_gbps"]) / float(c["kv_gbps"]) if c and float(c["kv_gbps"]) else float("nan")
-        lines.append(f"| {r['block_size']} | {r['batch']} | {r['context']} | {r['kv_gbps']} | {r['pct_of_copy']}% | "
+        lines.append(f"| {r['model']} | {r['block_size']} | {r['batch']} | {r['context']} | {r['kv_gbps']} | "
+                     f"{r['pct_of_copy']}% | "
                      f"{c['kv_gbps'] if c else '-'} | {ratio:.2f} |")
     lines += ["", f"Copy bandwidth (device-to-device copy, read + write): {rows[0]['copy_gbps']} GB/s."]
     if name == "cpu-interpreter":
@@ -211,7 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.DictWriter(f, FIELDS)
         writer.writeheader()
         writer.writerows(rows)
-    plot(rows, out / "paged_attention.png")
+    if args.no_plot:
+        print(f"{len(rows)} rows in {out / 'paged_attention.csv'}")
+        return 0
+    plot([r for r in rows if r["model"] == rows[0]["model"]], out / "paged_attention.png")
     text = summary(rows, name)
     (out / "paged_attention_summary.md").write_text(text)
     print(text)

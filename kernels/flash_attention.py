@@ -60,7 +60,7 @@ the backward kernels loop over the other axis, so their streamed tile is the sma
 
 QUICK_CONFIGS = {
     "fwd": [(128, 64, 8, 3), (64, 64, 4, 3), (128, 128, 8, 3)],
-    "dkdv": [(32, 64, 8, 2), (32, 64, 8, 3), (64, 64, 8, 2)],
+    "dkdv": [(32, 64, 8, 2), (32, 64, 8, 3), (32, 128, 8, 2)],
     "dq": [(64, 64, 8, 3), (128, 32, 8, 3), (128, 64, 8, 3)],
 }
 """A few configurations of :data:`CONFIG_SPACE` each, tried instead of it when ``PAGEDLAB_AUTOTUNE=quick``: every
@@ -78,6 +78,17 @@ REGISTER_BUDGET = 250
 """Estimated 32-bit registers per thread (:func:`registers_per_thread`) a configuration may need: a thread has at
 most 255, and in the sm_90 compiles that calibrated the estimate, every configuration estimated above 250 spilled
 registers to local memory (which lives in HBM) or sat at the 255 cap."""
+
+
+SPILL_TOLERANCE_BYTES = 32
+"""Bytes per thread a configuration may spill and still be timed by autotuning rather than pruned: a spill that
+small is a few local-memory accesses per program, which autotuning can weigh against a better tile."""
+
+RECORDED_SMALL_SPILLS = {("dkdv", 32, 128, 8, 128): 24}
+"""``(kind, BLOCK_M, BLOCK_N, num_warps, head_dim)``: configurations that :func:`registers_per_thread` puts over
+:data:`REGISTER_BUDGET` but for which the compiler spilled at most :data:`SPILL_TOLERANCE_BYTES` (the most over
+their stages; sm_90, Triton 3.9, bf16, ``benchmarks/compile/``): the dK/dV tile of Triton's tutorial, 4 bytes at
+2 stages and 24 at 3. Pruning keeps them, so that autotuning times them."""
 
 
 def shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
@@ -117,13 +128,25 @@ def registers_per_thread(kind: str, block_m: int, block_n: int, num_warps: int, 
     return int(KEPT_WEIGHT[kind] * kept + scores / 4 + 2 * streamed) // (32 * num_warps) + 40
 
 
+def hopper_keeps(kind: str, block_m: int, block_n: int, num_warps: int, capability_major: int | None) -> bool:
+    """False for a forward configuration of 8 warps whose tile is under 128 x 128 on Hopper (sm_90), as the
+    ``keep()`` filter of Triton's fused-attention tutorial (``06-fused-attention.py``) drops it: Hopper's
+    ``wgmma`` runs per warpgroup (4 warps) on 64-row slices, so 8 warps want 128 query rows, and a smaller tile
+    leaves the two warpgroups too little work each. Other kernels and GPUs keep every configuration."""
+    return not (kind == "fwd" and capability_major == 9 and num_warps == 8 and block_m * block_n < 128 * 128)
+
+
 def prune_configs(kind: str, configs: list[tuple[int, int, int, int]], head_dim: int, elem: int,
-                  smem_limit: int) -> list[tuple[int, int, int, int]]:
+                  smem_limit: int, capability_major: int | None = None) -> list[tuple[int, int, int, int]]:
     """The configurations of ``configs`` that fit both the shared memory (``smem_limit`` bytes per block)
-    and :data:`REGISTER_BUDGET`; never empty: if none fits, the smallest tiles with one stage."""
+    and :data:`REGISTER_BUDGET` (or are :data:`RECORDED_SMALL_SPILLS`), and that :func:`hopper_keeps` keeps on a GPU of compute capability
+    ``capability_major`` (None: no GPU-specific filter); never empty: if none is left, the smallest tiles with
+    one stage."""
     fits = [c for c in configs
             if shared_memory_bytes(kind, c[0], c[1], c[3], head_dim, elem) <= smem_limit
-            and registers_per_thread(kind, c[0], c[1], c[2], head_dim) <= REGISTER_BUDGET]
+            and (registers_per_thread(kind, c[0], c[1], c[2], head_dim) <= REGISTER_BUDGET
+                 or (kind, c[0], c[1], c[2], head_dim) in RECORDED_SMALL_SPILLS)
+            and hopper_keeps(kind, c[0], c[1], c[2], capability_major)]
     if fits:
         return fits
     bm, bn, _, _ = min(configs, key=lambda c: (c[0] * c[1], c[0]))
@@ -140,7 +163,8 @@ def _prune(kind: str):
     def prune(configs, named_args, **kwargs):
         head_dim = kwargs.get("HEAD_DIM", named_args.get("HEAD_DIM"))
         as_tuples = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages): c for c in configs}
-        kept = prune_configs(kind, list(as_tuples), head_dim, named_args["Q"].element_size(), _shared_memory_limit())
+        kept = prune_configs(kind, list(as_tuples), head_dim, named_args["Q"].element_size(), _shared_memory_limit(),
+                             torch.cuda.get_device_capability()[0])
         return [as_tuples.get(c) or triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1]}, num_warps=c[2], num_stages=c[3])
                 for c in kept]
 

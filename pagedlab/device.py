@@ -15,6 +15,12 @@ Environment overrides (read once, at import):
 * ``TRITON_INTERPRET=1`` (or ``0``) set by the user is respected.
 * ``PAGEDLAB_DEVICE=cpu`` forces the CPU even when a GPU is present; ``make notebooks`` uses it so
   the stored notebook outputs are always the CPU run.
+
+In interpreter mode, on Triton releases before 3.8 (Colab and the course's GPU machine ship 3.6), one upstream
+interpreter fix, triton-lang/triton#9171, is needed: :func:`patch_interpreter_index`, which ``pagedlab.kernels``
+calls. Not at the import of this module, which must not import Triton: a tool that compiles ahead of time on a
+CPU (``pagedlab.perf_lab``) sets ``TRITON_INTERPRET=0`` after this module chose the interpreter and before Triton
+is imported.
 """
 
 from __future__ import annotations
@@ -95,6 +101,66 @@ def _detect() -> Mode:
 MODE = _detect()
 # Must happen before any @triton.jit runs; see the module docstring.
 os.environ["TRITON_INTERPRET"] = "1" if MODE.interpret else "0"
+
+
+INDEX_FIX_VERSION = (3, 8)
+"""First Triton release whose interpreter has the upstream fix of triton-lang/triton#9171 (3.6 lacks it)."""
+
+
+def needs_index_fix(triton_version: str, numpy_version: str) -> bool:
+    """Whether Triton's interpreter needs :func:`patch_interpreter_index` with these versions (pure, for tests).
+
+    NumPy 2.3 deprecated, and 2.4 refused, ``int()`` of an array that has one element but is not 0-d; Triton's
+    interpreter before 3.8 converts its scalar tensors (1-element arrays) that way when Python asks for an index,
+    as ``range(lo, hi, BLOCK_N)`` does with loop bounds computed in a kernel.
+    """
+    def major_minor(version: str) -> tuple[int, int]:
+        major, minor = version.split(".")[:2]
+        return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+    return major_minor(triton_version) < INDEX_FIX_VERSION and major_minor(numpy_version) >= (2, 3)
+
+
+def patch_interpreter_index() -> bool:
+    """Apply the upstream interpreter fix triton-lang/triton#9171 where this Triton needs it; True if applied.
+
+    Only when ``TRITON_INTERPRET=1`` (the kernels will be interpreted); otherwise it imports nothing and returns False.
+
+    The fix is one line of ``triton/runtime/interpreter.py``: the interpreter's ``tl.tensor.__index__`` becomes
+    ``int(self.handle.data.squeeze())`` instead of ``int(self.handle.data)``. Triton installs its patches of
+    ``tl.tensor`` on every interpreted launch (``_patch_lang_tensor``), so this wraps that function and sets the
+    fixed ``__index__`` after it, through the same restore scope when the release has one. Nothing else changes;
+    compiled kernels never run this code.
+    """
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return False
+    import numpy
+    import triton
+
+    if not needs_index_fix(triton.__version__, numpy.__version__):
+        return False
+    from triton.runtime import interpreter
+
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "pagedlab_index_fix", False):
+        return original is not None
+
+    def index(self) -> int:
+        return int(self.handle.data.squeeze())
+
+    def patched(tensor, *args, **kwargs):
+        result = original(tensor, *args, **kwargs)
+        scope = args[0] if args else kwargs.get("scope")
+        if scope is not None and hasattr(scope, "set_attr"):
+            scope.set_attr(tensor, "__index__", index)
+        else:
+            tensor.__index__ = index
+        return result
+
+    patched.pagedlab_index_fix = True
+    interpreter._patch_lang_tensor = patched
+    return True
+
 
 DEVICE = torch.device(MODE.device)
 """The torch device every notebook puts its tensors on."""

@@ -68,3 +68,35 @@ def test_sizes_and_dtype_follow_the_mode():
         assert device.DTYPE == torch.float32 and device.DEVICE.type == "cpu"
     else:  # pragma: no cover - GPU machines only
         assert device.DTYPE in (torch.bfloat16, torch.float16)
+
+
+@pytest.mark.parametrize("triton_version, numpy_version, needed", [
+    ("3.6.0", "2.4.6", True), ("3.2.0", "2.3.0", True), ("3.6.0", "2.2.6", False), ("3.6.0", "1.26.4", False),
+    ("3.8.0", "2.4.6", False), ("3.9.0", "2.4.6", False), ("3.10.0+git1a2b", "2.4.0", False)])
+def test_the_interpreter_fix_is_gated_on_the_versions_that_need_it(triton_version, numpy_version, needed):
+    assert device.needs_index_fix(triton_version, numpy_version) is needed
+
+
+@pytest.mark.skipif(not device.INTERPRET, reason="the interpreter's loop bounds only")
+def test_loop_bounds_computed_in_a_kernel_work_in_the_interpreter():
+    """``range(start, n, BLOCK)`` with ``start`` from the program id: Triton 3.6's interpreter under NumPy 2.4
+    raised ``only 0-dimensional arrays can be converted to Python scalars`` here without the fix."""
+    import numpy
+    import triton
+    import triton.language as tl
+
+    import pagedlab.kernels  # noqa: F401  (applies the fix where this Triton needs it)
+
+    @triton.jit
+    def count_tiles(Out, n, BLOCK: tl.constexpr):
+        start = tl.program_id(0) * BLOCK
+        visited = tl.program_id(0) * 0
+        for _ in range(start, n, BLOCK):
+            visited += 1
+        tl.store(Out + tl.program_id(0), visited)
+
+    out = torch.zeros(4, dtype=torch.int32)
+    count_tiles[(4,)](out, 50, BLOCK=16)
+    assert out.tolist() == [4, 3, 2, 1]  # tiles from 0, 16, 32, 48 up to 50
+    # Applied once, by pagedlab.kernels, where needed; a second call changes nothing.
+    assert device.patch_interpreter_index() == device.needs_index_fix(triton.__version__, numpy.__version__)

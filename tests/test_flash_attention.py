@@ -320,7 +320,8 @@ def test_pruning_never_leaves_a_kernel_without_a_configuration(kind):
                 assert kept, (kind, limit, d, elem)
                 if len(kept) > 1 or kept[0] in fa.CONFIG_SPACE[kind]:
                     assert all(fa.shared_memory_bytes(kind, bm, bn, s, d, elem) <= limit
-                               and fa.registers_per_thread(kind, bm, bn, w, d) <= fa.REGISTER_BUDGET
+                               and (fa.registers_per_thread(kind, bm, bn, w, d) <= fa.REGISTER_BUDGET
+                                    or (kind, bm, bn, w, d) in fa.RECORDED_SMALL_SPILLS)
                                for bm, bn, w, s in kept)
 
 
@@ -339,23 +340,42 @@ def test_quick_autotuning_is_a_subset_that_fits_ampere_and_hopper(monkeypatch):
 TILE_SHAPES = sorted({(kind, bm, bn) for kind, space in fa.CONFIG_SPACE.items() for bm, bn, _, _ in space})
 
 
+def _assert_matches_naive_with_gradients(n_q, n_k, head_dim, causal, seed, grad_atol):
+    """flash_attention's output and its gradients against autograd through naive attention in float64 (GQA 2:1)."""
+    q, k, v = make_qkv(1, 2, 1, n_q, n_k, head_dim, seed=seed)
+    d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(3)).to(DEV)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flash_attention(*leaves, causal=causal)
+    out.backward(d_out)
+    ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
+    rq, rk, rv = ref_leaves
+    ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=causal)
+    ref.backward(d_out.double())
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
+    for got, want in zip(leaves, ref_leaves):
+        torch.testing.assert_close(got.grad.double(), want.grad, atol=grad_atol, rtol=1e-4)
+
+
 @pytest.mark.parametrize("kind,block_m,block_n", TILE_SHAPES, ids=lambda x: str(x))
 def test_every_tile_shape_of_the_search_space_is_correct_in_the_interpreter(kind, block_m, block_n, monkeypatch):
     """Warps and stages only change how a GPU schedules a program; the tile shapes change the code's ranges."""
     monkeypatch.setitem(fa.FIXED_BLOCKS, kind, (block_m, block_n))
     for causal, (n_q, n_k) in ((True, (150, 131)), (False, (70, 150))):
-        q, k, v = make_qkv(1, 2, 1, n_q, n_k, 16, seed=n_q)
-        d_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(3)).to(DEV)
-        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-        out = flash_attention(*leaves, causal=causal)
-        out.backward(d_out)
-        ref_leaves = [t.double().requires_grad_() for t in (q, k, v)]
-        rq, rk, rv = ref_leaves
-        ref = naive_attention(rq, expand_kv(rq, rk), expand_kv(rq, rv), causal=causal)
-        ref.backward(d_out.double())
-        torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
-        for got, want in zip(leaves, ref_leaves):
-            torch.testing.assert_close(got.grad.double(), want.grad, atol=5e-5, rtol=1e-4)
+        _assert_matches_naive_with_gradients(n_q, n_k, 16, causal, seed=n_q, grad_atol=5e-5)
+
+
+LARGEST_TILES = [(kind, *max({(bm, bn) for bm, bn, _, _ in space}, key=lambda t: t[0] * t[1]))
+                 for kind, space in fa.CONFIG_SPACE.items()]
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("kind,block_m,block_n", LARGEST_TILES, ids=lambda x: str(x))
+def test_the_largest_tiles_are_correct_at_the_head_dims_the_benchmark_uses(kind, block_m, block_n, head_dim,
+                                                                           monkeypatch):
+    """The test above runs every tile shape at d = 16; the largest tile of each kernel also at d = 64 and 128
+    (the others at those head dims only on a GPU, in the tests marked gpu)."""
+    monkeypatch.setitem(fa.FIXED_BLOCKS, kind, (block_m, block_n))
+    _assert_matches_naive_with_gradients(150, 131, head_dim, True, seed=head_dim, grad_atol=1e-4)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -544,4 +564,62 @@ def test_pruning_models_agree_with_the_recorded_compiles():
             continue
         assert 0 <= int(r["shared_kib"]) - model_kib <= 1, r
         if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, H100_SMEM):
-            assert int(r["spill_bytes"]) == 0, r
+            assert int(r["spill_bytes"]) <= fa.SPILL_TOLERANCE_BYTES, r
+
+
+def test_the_small_spills_pruning_keeps_are_the_recorded_ones():
+    """RECORDED_SMALL_SPILLS is exactly the sm_90 configurations of the record that the register estimate rejects but
+    that spilled at most SPILL_TOLERANCE_BYTES at every stage count: a tiny spill is timed, a large one pruned."""
+    import csv
+    from collections import defaultdict
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
+    spills = defaultdict(int)
+    for r in csv.DictReader(open(path)):
+        if r["arch"] == "90" and r["status"] == "ok":
+            key = (r["kind"], int(r["block_m"]), int(r["block_n"]), int(r["num_warps"]), int(r["head_dim"]))
+            spills[key] = max(spills[key], int(r["spill_bytes"]))
+    small = {key: spill for key, spill in spills.items() if 0 < spill <= fa.SPILL_TOLERANCE_BYTES
+             and fa.registers_per_thread(key[0], *key[1:4], key[4]) > fa.REGISTER_BUDGET}
+    assert small == fa.RECORDED_SMALL_SPILLS
+    kept = fa.prune_configs("dkdv", fa.CONFIG_SPACE["dkdv"], 128, 2, H100_SMEM, 9)
+    assert (32, 128, 8, 2) in kept and (64, 64, 8, 2) not in kept  # 4 bytes timed; 116 bytes pruned
+
+
+def test_benchmark_records_the_autotuned_configuration_and_every_time(monkeypatch):
+    """What autotuning chose and what it measured, as the benchmark writes them into each row (a stand-in for the
+    autotuners here: on a CPU nothing is autotuned)."""
+    from types import SimpleNamespace
+
+    import triton
+
+    chosen = triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3)
+    other = triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=3)
+    monkeypatch.setattr(fa, "_TUNED", {"fwd": SimpleNamespace(best_config=chosen,
+                                                              configs_timings={chosen: [0.5, 0.4, 0.6], other: 0.75})})
+    config, config_ms = _benchmark_module().tuned_configs(("fwd", "dkdv"))
+    assert config == "fwd 128x64 w8 s3"
+    assert config_ms == "fwd 128x64 w8 s3=0.5000; fwd 64x64 w4 s3=0.7500"
+
+
+def test_hopper_drops_8_warp_forward_tiles_under_128x128_as_the_tutorial_does():
+    space = fa.CONFIG_SPACE["fwd"]
+    hopper = fa.prune_configs("fwd", space, 128, 2, H100_SMEM, capability_major=9)
+    assert hopper and all(w == 4 or bm * bn >= 128 * 128 for bm, bn, w, _ in hopper)
+    assert (128, 64, 8, 3) not in hopper and (128, 128, 8, 3) in hopper
+    assert (128, 64, 8, 3) in fa.prune_configs("fwd", space, 128, 2, A100_SMEM, capability_major=8)
+    # The backward kernels keep their 8-warp tiles (their quick configurations are all 8 warps).
+    assert fa.prune_configs("dkdv", fa.QUICK_CONFIGS["dkdv"], 128, 2, H100_SMEM, 9) != []
+    assert set(fa.prune_configs("fwd", fa.QUICK_CONFIGS["fwd"], 128, 2, H100_SMEM, 9)) & set(fa.QUICK_CONFIGS["fwd"])
+
+
+def test_the_forward_folds_the_softmax_scale_into_one_multiply_add():
+    """The unmasked tiles compute exp2(qk * qk_scale - m) (one FMA per score), not a scaled copy of the scores."""
+    import inspect
+
+    from pagedlab.kernels import flash_forward
+
+    source = inspect.getsource(flash_forward.fwd_tiles.fn)
+    assert "tl.exp2(qk * qk_scale - m_new[:, None])" in source
+    assert "tl.max(qk, 1) * qk_scale" in source

@@ -118,6 +118,6 @@ def test_constexpr_source_resolves_flag_branches_like_the_compiler():
     assert "k = tl.load(k_ptrs + start_n * stride_kn)\n" in body  # the else: branch, dedented
     masked = primer.constexpr_source(flash_forward.fwd_tiles, MASK=True, TRACE=False, TMA=False)
     ast.parse(masked)
-    assert "tl.where(keep, s" in masked and "if CAUSAL:" in masked and "mask=cols" in masked
+    assert "tl.where(keep, qk * qk_scale" in masked and "if CAUSAL:" in masked and "mask=cols" in masked
     with pytest.raises(ValueError, match="MASKED"):
         primer.constexpr_source(flash_forward.fwd_tiles, MASKED=False)
