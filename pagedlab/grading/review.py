@@ -29,6 +29,9 @@ INTROSPECTION = ("vars", "__globals__", "__dict__", "modules", "_getframe", "__t
 _WORDS = re.compile(r"\b(" + "|".join(map(re.escape, MACHINERY)) + r"|events\s*\.\s*register|builtins|get_ipython"
                     r"|exec|eval|compile|sys\s*\.\s*modules|_getframe|__globals__|__dict__|__torch_function__"
                     r"|do_execute)\b|/proc\b|\b__\w+__\b")
+# Inside a string, exec/eval/compile count as a call written out ("compile(") rather than as a word of prose
+# (a docstring's "a compile report"); reaching them through a string still needs a flagged name (getattr, builtins).
+_STRING_WORDS = re.compile(_WORDS.pattern.replace("|exec|eval|compile|", "|") + r"|\b(?:exec|eval|compile)\s*\(")
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "ctypes", "gc", "inspect", "importlib")
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib")
@@ -90,7 +93,7 @@ def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
                 found += [f"imports {a.name} from {node.module}{line}" for a in node.names
                           if a.name in DYNAMIC + INTROSPECTION or a.name.startswith("_")]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found += [f"a string mentions {m.group(0)}{line}" for m in _WORDS.finditer(node.value)]
+            found += [f"a string mentions {m.group(0)}{line}" for m in _STRING_WORDS.finditer(node.value)]
         if isinstance(node, ast.Call) and depth < 3:
             body = _timed_body(node)
             if body is not None:

@@ -306,6 +306,37 @@ def _ex10(c: Cases) -> None:
         c.add(f"schedule_step: 25 steps of a busy server ({nb} blocks of {bs})", steps)
 
 
+def _report(r: random.Random, arch: int) -> str:
+    """A compile report as :func:`pagedlab.perf_lab.compile_report` makes one, with numbers drawn now: the graded
+    functions only read it, so no compile is needed at grading time."""
+    bm, bn, warps = r.choice((64, 128)), r.choice((32, 64, 128)), r.choice((4, 8))
+    hopper = arch == 90
+    sass = {"HGMMA": r.randint(8, 64) if hopper else 0, "HMMA": 0 if hopper else r.randint(16, 256),
+            "LDGSTS": r.choice((0, r.randint(2, 16))), "UTMALDG": r.choice((0, r.randint(1, 4))) if hopper else 0,
+            "MUFU.EX2": 2 * r.randint(8, 128), "FFMA": r.randint(0, 400), "FMUL": r.randint(0, 200)}
+    return repr({"kind": "fwd", "arch": arch, "block_m": bm, "block_n": bn, "num_warps": warps,
+                 "num_stages": r.choice((2, 3, 4)), "head_dim": 128, "registers": r.randint(40, 255),
+                 "spill_bytes": r.choice((0, 0, r.randint(4, 512))), "shared_bytes": r.randint(8, 220) * 1024,
+                 "sass": sass})
+
+
+def _ex04b(c: Cases) -> None:
+    r = c.rng
+    for _ in range(6):
+        report = _report(r, r.choice((80, 90)))
+        c.call("read_report", f"read_report({report})")
+        c.call("exp2_per_score", f"exp2_per_score({report})")
+    for _ in range(5):
+        c.call("tile_budget", f"tile_budget({r.choice((32, 64, 128, 256))}, {r.choice((16, 32, 64, 128))}, "
+                              f"{r.choice((64, 128, 256))}, {r.choice((1024, 4096))}, {r.choice((16, 32))})")
+        c.call("backward_exp_fraction", f"backward_exp_fraction({r.choice((64, 96, 128, 256))}, "
+                                        f"{r.choice((1024, 4096))}, {r.choice((16, 32))})")
+    for _ in range(4):
+        reports = [_report(r, 90) for _ in range(r.randint(3, 6))] + [_report(r, 80)]
+        r.shuffle(reports)
+        c.call("predict", f"predict([{', '.join(reports)}])")
+
+
 _ATTENTION = ("ref", "naive_attention", "scaled_dot_product_attention", "softmax", "pagedlab")
 SPECS: dict[str, Spec] = {
     "ex00_warmup": Spec(("softmax_rows",), _ex00, ("softmax", "log_softmax", "softmin", "pagedlab")),
@@ -318,6 +349,8 @@ SPECS: dict[str, Spec] = {
                                ("softmax", "log_softmax", "pagedlab"), atol=1e-5),
     "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION, atol=1e-4, rtol=1e-4),
     "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION, atol=1e-4, rtol=1e-4),
+    "ex04b_performance_lab": Spec(("read_report", "exp2_per_score", "tile_budget", "backward_exp_fraction", "predict"),
+                                  _ex04b, ("exp_time_fraction", "score_budget", "pagedlab"), atol=1e-9, rtol=1e-9),
     "ex05_kv_cache_size": Spec(("kv_cache_bytes", "kv_bytes_per_token", "max_concurrent_requests"), _ex05,
                                ("kv_cache_bytes", "kv_bytes_per_token", "pagedlab"), atol=0, rtol=1e-12),
     "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06, ("BlockAllocator", "pagedlab")),
