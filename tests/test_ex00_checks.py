@@ -27,6 +27,10 @@ BUGS = {
         "def softmax_rows(x):\n    e = torch.exp(x - x.amax(-1, keepdim=True))\n    return (e.transpose(0, -1) / "
         "e.sum(-1).transpose(0, -1)).transpose(0, -1) if x.dim() == 2 else e / e.sum(-1)",
         "Check 3: any number of leading dimensions", "keepdim=True|broadcast back"),
+    "float64 input returned as float32 (x.float())": (
+        "def softmax_rows(x):\n    x = x.float()\n    e = torch.exp(x - x.amax(-1, keepdim=True))\n"
+        "    return e / e.sum(-1, keepdim=True)",
+        "Check 3: any number of leading dimensions", r"float64 tensor returned torch.float32"),
 }
 
 

@@ -21,11 +21,11 @@ HIDDEN = "> torch.arange(r0, r0 + rows, device=q.device)[:, None] + (n_k - n_q))
 BUGS = {
     "forgetting to rescale (neither l nor acc)": (
         "update-work", [(UPDATE_L, "l_new = l + p.sum(dim=-1)"), (UPDATE_ACC, "acc_new = acc + p @ v_tile")],
-        "Check 2: several tiles", r"exp\(m_old - m_new\)"),
+        "Check 2: several tiles", "what the earlier tiles summed was relative to the old one"),
     "rescaling l but not the output accumulator": (
-        "update-work", [(UPDATE_ACC, "acc_new = acc + p @ v_tile")], "Check 2: several tiles", "acc must be rescaled"),
+        "update-work", [(UPDATE_ACC, "acc_new = acc + p @ v_tile")], "Check 2: several tiles", "acc is brought to the new max exactly as l is"),
     "rescaling the accumulator but not l": (
-        "update-work", [(UPDATE_L, "l_new = l + p.sum(dim=-1)")], "Check 2: several tiles", "l of the earlier tiles"),
+        "update-work", [(UPDATE_L, "l_new = l + p.sum(dim=-1)")], "Check 2: several tiles", "what the earlier tiles summed"),
     "dividing by l inside the update": (
         "update-work", [("return m_new, l_new, acc_new", "return m_new, l_new, acc_new / l_new.unsqueeze(-1)")],
         "Check 1: one tile", "unnormalized"),
@@ -42,7 +42,7 @@ BUGS = {
     "sums of exp(s) without the max": (
         "update-work", [("p = torch.exp(s - m_new.unsqueeze(-1))", "p = torch.exp(s)"),
                         ("alpha = torch.exp(m - m_new)", "alpha = torch.ones_like(m_new)")],
-        "Check 1: one tile", r"exponentiate s - m_new"),
+        "Check 1: one tile", "relative to the running max"),
     "missing 1/sqrt(d) scale": (
         "tiled-work", [("q_i = q[r0:r0 + block_m].float() / math.sqrt(d)", "q_i = q[r0:r0 + block_m].float()")],
         "Check 4: one tile, and the scale", r"WITHOUT the 1/sqrt\(d\) scale"),
@@ -86,6 +86,13 @@ BUGS = {
     "a key tile skipped one tile too early": (
         "tiled-work", [("c0 > r0 + rows - 1 + (n_k - n_q)", "c0 >= r0 + rows - 1 + (n_k - n_q)")],
         "Check 7: causal", r"skip only a tile whose\s+first key lies after"),
+    "float32 returned for float16 inputs": (
+        "tiled-work", [("        out[r0:r0 + rows] = acc / l[:, None]", "        out[r0:r0 + rows] = acc / l[:, None]\n    return out")],
+        "Check 8: huge scores, and float16 inputs", "returned torch.float32: compute in float32, and return q's dtype"),
+    "computed in float16": (
+        "tiled-work", [("q_i = q[r0:r0 + block_m].float() / math.sqrt(d)", "q_i = q[r0:r0 + block_m] / math.sqrt(d)"),
+                       ("s = q_i @ k[c0:c0 + block_n].float().T", "s = (q_i @ k[c0:c0 + block_n].T).float()")],
+        "Check 8: huge scores, and float16 inputs", "float16 holds at most 65504"),
 }
 
 

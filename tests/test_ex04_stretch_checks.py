@@ -35,6 +35,21 @@ BUGS = {
         [("    if n_heads % n_kv_heads:\n        raise ValueError(f\"k has {n_kv_heads} heads, which must divide the "
           "{n_heads} query heads of q\")\n", "")],
         "Check 4: heads that do not divide", "cannot share 4 K/V heads equally"),
+    "Out moved with q's strides (right only while out and q are laid out alike)": (
+        [("Out = Out + b * stride_ob + h * stride_oh", "Out = Out + b * stride_qb + h * stride_qh")],
+        "Check 3: inputs that are views, not contiguous tensors", r"checks 1 and 2 passed on contiguous tensors"),
+    "ValueError that does not name k": (
+        [('raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")',
+          'raise ValueError("the heads do not divide")')],
+        "Check 4: heads that do not divide", r"should name the argument k, got: the heads do not divide"),
+    "ValueError that names the count, not k (a bare letter k elsewhere does not count)": (
+        [('raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")',
+          'raise ValueError(f"{n_heads} query heads do not split into {n_kv_heads} groups")')],
+        "Check 4: heads that do not divide", r"should name the argument k, got: 6 query heads"),
+    "assert instead of a ValueError": (
+        [("    if n_heads % n_kv_heads:\n        raise ValueError(f\"k has {n_kv_heads} heads, which must divide the "
+          "{n_heads} query heads of q\")\n", "    assert n_heads % n_kv_heads == 0\n")],
+        "Check 4: heads that do not divide", r"raised AssertionError\(''\) .*a ValueError that names k"),
 }
 
 

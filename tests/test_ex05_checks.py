@@ -36,6 +36,9 @@ BUGS = {
     "rounded to the nearest request instead of down": (
         "fit-work", "    return round(budget_gib * GiB / (kv_bytes_per_token(model, dtype) * max_len))",
         "Check 4: whole requests in a budget", "round down"),
+    "a float count (floor division of the float budget)": (
+        "fit-work", "    return budget_gib * GiB // (kv_bytes_per_token(model, dtype) * max_len)",
+        "Check 4: whole requests in a budget", r"12\.5 GiB for OPT-13B: got 8\.0, a float: a number of requests is an int"),
 }
 
 

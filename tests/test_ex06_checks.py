@@ -61,6 +61,24 @@ BUGS = {
         "allocator-work", "        if not 0 <= block < self.num_blocks or self.ref_count[block] == 0:",
         "        if block >= self.num_blocks or self.ref_count[block] == 0:",
         "Check 4: wrong frees are errors, and change nothing", r"incref\(\) of block -1"),
+    "allocate on an empty pool raises IndexError (no OutOfBlocks)": (
+        "allocator-work", "        if not self.free_list:\n            raise OutOfBlocks(1, 0, self.num_blocks)\n", "",
+        "Check 1: allocate until the pool is empty", r"raised IndexError: pop from empty list\. Hint: running out is "
+                                                     r"OutOfBlocks"),
+    "double free found only after decrementing (count left at -1)": (
+        "allocator-work",
+        "        if self.ref_count[block] == 0:\n"
+        "            raise ValueError(f\"double free: block {block} is already free\")\n"
+        "        self.ref_count[block] -= 1\n",
+        "        self.ref_count[block] -= 1\n"
+        "        if self.ref_count[block] < 0:\n"
+        "            raise ValueError(f\"double free: block {block} is already free\")\n",
+        "Check 4: wrong frees are errors, and change nothing",
+        r"ref counts \[0, 1, 1\] -> \[-1, 1, 1\]\. Hint: your function changed a count and then raised"),
+    "allocate_many's OutOfBlocks reports one block, not the n asked for": (
+        "allocator-work", "raise OutOfBlocks(n, len(self.free_list), self.num_blocks)",
+        "raise OutOfBlocks(1, 0, self.num_blocks)",
+        "Check 5: all or nothing", r"raised OutOfBlocks\(requested=1, free=0, total=4\).*OutOfBlocks\(2, 1, 4\)"),
 }
 
 

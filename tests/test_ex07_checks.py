@@ -76,6 +76,17 @@ BUGS = {
     "num_tokens never incremented": (
         [(TAIL, "        return table.slot(position), copy\n")],
         "Check 2: a new block exactly at each block boundary", r"IndexError.*table.num_tokens = position \+ 1 BEFORE"),
+    "num_tokens set before allocating (changed on failure)": (
+        [("        copy = None\n", "        copy = None\n        table.num_tokens = position + 1\n"),
+         (TAIL, "        return table.slot(position), copy\n")],
+        "Check 5: running out changes nothing, finishing returns every block",
+        r"'child': \(\[0, 1\], 7\).*Hint: the child's num_tokens changed"),
+    "fork allocates fresh blocks (a copy, not a share)": (
+        [("        for block in table.block_ids:\n            self.allocator.incref(block)\n"
+          "        self.tables[child] = BlockTable(list(table.block_ids),",
+          "        self.tables[child] = BlockTable([self.allocator.allocate() for _ in table.block_ids],")],
+        "Check 1: fork shares, it does not copy", r"should list the parent's blocks \[0, 1\].*got "
+                                                  r"BlockTable\(block_ids=\[2, 3\]"),
 }
 
 

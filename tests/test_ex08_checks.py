@@ -59,6 +59,15 @@ BUGS = {
     "sharing: a partly filled shared block counted as cached": (
         "choose-work", "    cached = min(leading, table.num_tokens // bs) * bs", "    cached = leading * bs",
         "Check 4: a forked sequence costs less to preempt", "FULL"),
+    "choose swaps all blocks (sharing ignored in the decision)": (
+        "choose-work",
+        "    t_swap, t_recompute = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)\n",
+        "    t_swap, t_recompute = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)\n"
+        "    table = manager.table(seq_id)\n"
+        "    t_swap = swap_seconds(table.num_tokens, manager.block_size, model.num_layers,\n"
+        "                          model.num_kv_heads * model.head_dim * 2, bandwidth, latency)\n",
+        "Check 5: what the block size, sharing, the model and the CPU pool decide",
+        r"expected 'swap', got 'recompute' \(only 4 private blocks to copy"),
 }
 
 

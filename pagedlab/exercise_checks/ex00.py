@@ -57,5 +57,8 @@ def check_leading_dimensions(softmax_rows: Callable) -> None:
     x4 = torch.randn(2, 3, 4, 6, dtype=torch.float64) * 50
     got = softmax_rows(x4)
     assert got.shape == x4.shape, f"expected shape {tuple(x4.shape)}, got {tuple(got.shape)}"
+    assert got.dtype == x4.dtype, (
+        f"softmax_rows of a float64 tensor returned {got.dtype}: the result is a tensor like x, of x's dtype (a "
+        f"conversion such as x.float() makes float32).")
     assert_close(got, torch.softmax(x4, dim=-1), atol=1e-12, name="softmax_rows(4-D scores)",
                  hint="the max and the sum over the last dimension must broadcast back over each row of any shape.")

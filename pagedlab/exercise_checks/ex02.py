@@ -26,11 +26,11 @@ def check_state(online_softmax_update, scores, values, block, what):
     assert_close(m, m_exact, name=f"m after {what}", hint="m is the largest score seen so far in each row: the larger of the running max and the "
                  "tile's row max.")
     assert_close(l, torch.exp(scores - m_exact[:, None]).sum(-1), rtol=1e-5, name=f"l after {what}",
-                 hint="l is the sum of exp(score - m) with m the running max: exponentiate s - m_new[:, None], and "
-                      "when a tile raises the max, multiply the l of the earlier tiles by exp(m_old - m_new).")
+                 hint="l sums the exponentials of every score seen so far relative to the running max; when a tile "
+                      "raises the max, what the earlier tiles summed was relative to the old one.")
     assert_close(acc / l[:, None], torch.softmax(scores, dim=-1) @ values, atol=1e-5, name=f"acc / l after {what}",
-                 hint="acc must be rescaled by exp(m_old - m_new) exactly like l (a factor per row), and stay "
-                      "unnormalized: divide by l only once, after the last tile.")
+                 hint="acc is brought to the new max exactly as l is (one factor per row), and stays unnormalized: "
+                      "divide by l only once, after the last tile.")
 
 
 def error_hint(exc: BaseException) -> str:
@@ -151,8 +151,8 @@ def check_huge_scores_update(online_softmax_update) -> None:
     big = torch.randn(4, 10) * 1e4  # exp() of scores this large overflows unless the max is subtracted first
     m, l, acc = run_tiles(online_softmax_update, big, torch.randn(10, 2), 5)
     assert torch.isfinite(l).all() and torch.isfinite(acc).all(), (
-        "l or acc became inf/NaN for scores of magnitude 1e4. Hint: exponentiate s - m_new[:, None], never s itself "
-        "(exp(s) / exp(m) overflows to inf / inf = NaN).")
+        "l or acc became inf/NaN for scores of magnitude 1e4. Hint: every exponent must be a score minus the running "
+        "max, so that it is <= 0 (exp(s) / exp(m) overflows to inf / inf = NaN).")
     check_state(online_softmax_update, big, torch.randn(10, 2), 5, "tiles of huge scores")
 
 
@@ -193,8 +193,19 @@ def check_causal(tiled_attention, online_softmax_update) -> None:
 
 
 def check_huge_scores(tiled_attention, online_softmax_update) -> None:
-    """Check 8: huge scores."""
+    """Check 8: huge scores, and float16 inputs."""
     __tracebackhide__ = True
     assert_tiled(tiled_attention, online_softmax_update, 40, 40, True, block_m=8, block_n=8, magnitude=1000.0, hint=(
         "scores of magnitude ~1e3 overflow exp() unless each tile subtracts the running max (your update does: "
         "pass it the scores, not exp(scores))."))
+    # float16 inputs whose raw products q k^T exceed float16's largest value, 65504: computed in float32, returned
+    # in q's dtype.
+    g = torch.Generator().manual_seed(8)
+    q, k = ((300 * torch.randn(12, 16, generator=g)).half() for _ in range(2))
+    v = torch.randn(12, 16, generator=g).half()
+    got = tiled_attention(q, k, v, False, 8, 8)
+    assert got.dtype == torch.float16, (
+        f"tiled_attention of float16 q, k, v returned {got.dtype}: compute in float32, and return q's dtype.")
+    assert_close(got.float(), ref.naive_attention(q.float(), k.float(), v.float()), atol=2e-3, rtol=2e-3,
+                 name="tiled_attention of float16 inputs whose products q k^T exceed 65504",
+                 hint="float16 holds at most 65504: convert q, k and v to float32 before the products.")

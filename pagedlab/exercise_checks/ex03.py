@@ -1,7 +1,8 @@
-"""Exercise 3's checks: a masked vector add and a fused row softmax in Triton."""
+"""Exercise 3's checks: a vector add over strided inputs and a tiled (online) row softmax in Triton."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import triton
 
@@ -18,7 +19,7 @@ def check_nothing_written_past_n(add_kernel) -> None:
     x_buf = torch.ones(2 * block, device=device.DEVICE)      # room past n, so unmasked loads stay in memory we own
     y_buf = torch.ones(2 * block, device=device.DEVICE)
     out_buf = torch.full((2 * block,), sentinel, device=device.DEVICE)
-    add_kernel[(triton.cdiv(n, block),)](x_buf, y_buf, out_buf, n, BLOCK=block)
+    add_kernel[(triton.cdiv(n, block),)](x_buf, y_buf, out_buf, n, 1, 1, BLOCK=block)
     overwritten = (out_buf[n:] != sentinel).sum().item()
     assert overwritten == 0, (
         f"add_kernel wrote {overwritten} elements past the end of out (indices {n} to {2 * block - 1}). "
@@ -26,7 +27,7 @@ def check_nothing_written_past_n(add_kernel) -> None:
     # The loads, recorded in Triton's interpreter (on the CPU, on any machine): the lanes past n must not read.
     x, y, out = (t.cpu() for t in (x_buf, y_buf, out_buf))
     with recorded(add_kernel) as (kernel, reads):
-        kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block)
+        kernel[(triton.cdiv(n, block),)](x, y, out, n, 1, 1, BLOCK=block)
     for name, tensor in (("x", x), ("y", y)):
         past = sorted({int(i) for loads in reads.values() for a in loads for i in elements(a, tensor)[:, 0]
                        if i >= n})
@@ -37,7 +38,7 @@ def check_nothing_written_past_n(add_kernel) -> None:
 
 
 def check_any_length(vector_add) -> None:
-    """Check 2: vector add, any length."""
+    """Check 2: vector add, any length (contiguous inputs)."""
     __tracebackhide__ = True
 
     def add_hint(got, want, block):
@@ -57,18 +58,76 @@ def check_any_length(vector_add) -> None:
         assert_close(got, x + y, name=f"vector_add with n = {n}", hint=add_hint(got.cpu(), (x + y).cpu(), 64))
 
 
-def check_nothing_written_past_n_cols(softmax_kernel) -> None:
-    """Check 3: row softmax, nothing written past n_cols."""
+def check_strided_inputs(vector_add) -> None:
+    """Check 3: vector add, strided inputs: a column of a matrix plus every other element of a vector."""
     __tracebackhide__ = True
-    rows, n_cols, block, sentinel = 3, 5, 8, -7.0
-    x_buf = torch.zeros(rows, block, device=device.DEVICE)   # rows padded to BLOCK, so unmasked loads stay inside
+    n, block = 50, 16
+    g = torch.Generator().manual_seed(4)
+    matrix = torch.randn(n, 7, generator=g).to(device.DEVICE)
+    vector = torch.randn(2 * n, generator=g).to(device.DEVICE)
+    x, y = matrix[:, 3], vector[::2]                          # strides 7 and 2
+    want = (x + y).cpu()
+    got = vector_add(x, y, block)
+    if got.shape == want.shape:
+        got_cpu, flat_m, flat_v = got.cpu(), matrix.flatten().cpu(), vector.cpu()
+        # x and y read with a stride s of 1, 2 or 7, wherever that stays inside their buffers
+        xs = {st: flat_m[3::st][:n] for st in (1, 2, 7)}
+        ys = {st: flat_v[::st][:n] for st in (1, 2, 7) if (n - 1) * st < 2 * n}
+        wrong = (~torch.isclose(got_cpu, want, atol=1e-6)).nonzero().flatten().tolist()
+        read_as = next(((sx, sy) for sx in xs for sy in ys
+                        if (sx, sy) != (7, 2) and torch.allclose(got_cpu, xs[sx] + ys[sy], atol=1e-6)), None)
+        if read_as == (1, 1):
+            hint = ("your result is the sum of the n elements that follow x's and y's first ones in memory: the "
+                    "strides were ignored. Element i of x lies i * stride_x elements after element 0.")
+        elif read_as:
+            hint = (f"your kernel read x with stride {read_as[0]} and y with stride {read_as[1]}; x.stride(0) = 7 and "
+                    f"y.stride(0) = 2 here: each input has its own stride, and each load needs its own.")
+        elif wrong and wrong[0] == -(-n // 7) and all(i >= -(-n // 7) for i in wrong):
+            hint = (f"elements 0 to {wrong[0] - 1} are right and the rest wrong: {wrong[0]} = ceil(n / stride_x). The "
+                    f"mask decides which ELEMENTS exist, so it compares the element index with n, not the memory "
+                    f"offset i * stride_x.")
+        elif wrong and all(i >= -(-n // 2) for i in wrong):
+            hint = (f"elements 0 to {wrong[0] - 1} are right and the rest wrong: the mask compares a memory offset "
+                    f"(i * stride) with n, where it should compare the element index.")
+        else:
+            hint = f"elements {wrong[:8]} are wrong: element i of each input lies i * its stride after its first."
+    else:
+        hint = ""
+    assert_close(got, want, name="vector_add(m[:, 3], v[::2]) with strides 7 and 2 (n = 50, block 16)", hint=hint)
+
+
+def check_nothing_written_past_n_cols(softmax_kernel) -> None:
+    """Check 4: row softmax, nothing read or written past n_cols, and each element read at most twice."""
+    __tracebackhide__ = True
+    rows, n_cols, block, sentinel = 3, 13, 8, -7.0
+    width = 2 * block                                          # rows padded to whole tiles: stray accesses stay inside
+    x_buf = torch.zeros(rows, width, device=device.DEVICE)
     x_buf[:, :n_cols] = torch.randn(rows, n_cols, device=device.DEVICE)
-    out_buf = torch.full((rows, block), sentinel, device=device.DEVICE)
-    softmax_kernel[(rows,)](x_buf, out_buf, n_cols, block, block, BLOCK=block)
+    out_buf = torch.full((rows, width), sentinel, device=device.DEVICE)
+    softmax_kernel[(rows,)](x_buf, out_buf, n_cols, width, width, BLOCK=block)
     overwritten = (out_buf[:, n_cols:] != sentinel).sum().item()
     assert overwritten == 0, (
-        f"softmax_kernel wrote {overwritten} padding columns (columns {n_cols} to {block - 1}) of out. "
-        f"Hint: the store needs a mask, so that the padding lanes write nothing.")
+        f"softmax_kernel wrote {overwritten} padding columns (columns {n_cols} to {width - 1}, rows of {n_cols} "
+        f"columns in tiles of {block}) of out. Hint: the store needs a mask, so that the lanes past n_cols write "
+        f"nothing.")
+    x, out = x_buf.cpu(), torch.full((rows, width), sentinel)
+    with recorded(softmax_kernel) as (kernel, reads):
+        kernel[(rows,)](x, out, n_cols, width, width, BLOCK=block)
+    read = {pid[0]: elements(np.concatenate(loads), x) for pid, loads in reads.items() if loads}
+    for row, where in sorted(read.items()):
+        others = sorted({int(r) for r in where[:, 0] if r != row})
+        assert not others, (
+            f"the program of row {row} read elements of row(s) {others} of x (rows of {n_cols} columns, "
+            f"stride_x = {width}). Hint: row `row` of x starts row * stride_x elements after x_ptr.")
+    past = sorted({int(c) for where in read.values() for c in where[:, 1] if c >= n_cols})
+    assert not past, (
+        f"softmax_kernel read columns {past} of x, past n_cols = {n_cols}: in memory that belongs to something "
+        f"else, that read can crash or return garbage. Hint: the loads need the mask too, not only the store.")
+    everything = np.concatenate([where for where in read.values()] or [np.zeros((0, 2), np.int64)])
+    times = np.unique(everything[:, 0] * width + everything[:, 1], return_counts=True)[1].max(initial=0)
+    assert times <= 2, (
+        f"softmax_kernel read some elements of x {times} times: a pass for the max and the sum, and one to write, "
+        f"read each element twice at most.")
 
 
 def error_hint(exc: BaseException) -> str:
@@ -76,10 +135,23 @@ def error_hint(exc: BaseException) -> str:
     return _kernel_error(exc)
 
 
-def _assert_softmax(softmax, x: torch.Tensor, what: str, hint) -> None:
-    """Compare ``softmax(x)`` with ``torch.softmax``; ``hint(got, want)`` explains a difference."""
+def _tiled(x: torch.Tensor, block: int, rescale: bool) -> torch.Tensor:
+    """A tiled softmax of ``x``'s rows in float64, its running sum rescaled or not when the max rises."""
+    x = x.double()
+    m = torch.full((x.shape[0],), float("-inf"), dtype=torch.float64)
+    l = torch.zeros(x.shape[0], dtype=torch.float64)
+    for start in range(0, x.shape[1], block):
+        tile = x[:, start:start + block]
+        m_new = torch.maximum(m, tile.max(-1).values)
+        l = (l * torch.exp(m - m_new) if rescale else l) + torch.exp(tile - m_new[:, None]).sum(-1)
+        m = m_new
+    return (torch.exp(x - m[:, None]) / l[:, None]).float()
+
+
+def _assert_softmax(softmax, x: torch.Tensor, block: int, what: str, hint) -> None:
+    """Compare ``softmax(x, block)`` with ``torch.softmax``; ``hint(got, want)`` explains a difference."""
     __tracebackhide__ = True
-    got = softmax(x)
+    got = softmax(x, block)
     want = torch.softmax(x, dim=-1)
     bad_rows = differing_rows(got, want, atol=1e-5, rtol=1e-4) if got.shape == want.shape else []
     text = hint(got.cpu(), want.cpu()) if bad_rows else ""
@@ -91,35 +163,62 @@ def _sums(got: torch.Tensor) -> list[float]:
     return [round(v, 4) for v in got.sum(-1).tolist()]
 
 
-def check_no_padding(softmax) -> None:
-    """Check 4: row softmax without padding."""
+def check_one_tile(softmax) -> None:
+    """Check 5: row softmax, rows of exactly one tile."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(0)
-    _assert_softmax(softmax, torch.randn(6, 16, generator=g).to(device.DEVICE), "a 6 x 16 matrix",
-                    lambda got, want: f"with 16 columns there is no padding; your rows sum to {_sums(got)}: the "
-                                      f"softmax is the exponentials of x - max divided by their sum.")
+    _assert_softmax(softmax, torch.randn(6, 16, generator=g).to(device.DEVICE), 16, "a 6 x 16 matrix, block 16",
+                    lambda got, want: f"one tile per row and no padding; your rows sum to {_sums(got)}: the "
+                                      f"softmax is the exponentials of x minus the row max, divided by their sum.")
+
+
+def check_several_tiles(softmax) -> None:
+    """Check 6: row softmax, rows of several tiles whose max rises from tile to tile."""
+    __tracebackhide__ = True
+    g = torch.Generator().manual_seed(5)
+    block, cols = 16, 64
+    ramp = torch.arange(cols // block).repeat_interleave(block).float()   # tile t is about 2t higher than tile 0
+    x = torch.randn(4, cols, generator=g) + 2 * ramp
+
+    def hint(got, want):
+        if torch.allclose(got[:, :block], torch.softmax(x[:, :block], -1), atol=1e-5):
+            return (f"your first {block} columns are the softmax of the first tile alone: the max and the sum "
+                    f"must cover all {cols // block} tiles of the row, in a loop over the tiles.")
+        if torch.allclose(got, _tiled(x, block, rescale=False), atol=1e-5, rtol=1e-4):
+            return (f"your rows sum to {_sums(got)}, less than 1, and this row's max rises from tile to tile: the "
+                    f"terms summed before a tile raised the max were exponentials relative to the OLD max, and were "
+                    f"added to the sum unchanged.")
+        if torch.allclose(got[:, -block:], torch.softmax(x[:, -block:], -1), atol=1e-5):
+            return "your last tile is the softmax of that tile alone: the running max and sum carry over the tiles."
+        return (f"{cols} columns in tiles of {block}: one tile alone passed check 5, so the state carried from tile "
+                f"to tile (the running max and sum) or the second pass is what differs; your rows sum to "
+                f"{_sums(got)}.")
+
+    _assert_softmax(softmax, x.to(device.DEVICE), block, f"a 4 x {cols} matrix in tiles of {block}, its max rising "
+                                                         f"from tile to tile", hint)
 
 
 def check_any_columns(softmax) -> None:
-    """Check 5: row softmax, any number of columns."""
+    """Check 7: row softmax, any number of columns (a partial last tile)."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(1)
 
     def hint(got, want):
         if torch.isnan(got).any():
-            return ("NaN: the padding columns took part in the max or the sum with values that are not -inf "
-                    "(garbage, or -inf - -inf).")
+            return ("NaN: the padding columns of the last tile took part in the max or the sum with values that "
+                    "are not -inf (garbage, or -inf - -inf).")
         if all(v < 0.9999 for v in _sums(got)):
-            return (f"your rows sum to {_sums(got)}, less than 1: the padding columns were counted in the sum. Load "
-                    f"them so that they change neither the max nor the sum, and do not store them.")
-        return "the columns past n_cols are padding: they change neither the max nor the sum, and are not stored."
+            return (f"your rows sum to {_sums(got)}, less than 1: the padding columns of the last tile were counted "
+                    f"in the sum. Load them as a value whose exponential is 0 and which never wins the max.")
+        return ("the columns past n_cols are padding: they change neither the max nor the sum, and are not stored.")
 
     for cols in [1, 5, 33, 100]:
-        _assert_softmax(softmax, torch.randn(4, cols, generator=g).to(device.DEVICE), f"a 4 x {cols} matrix", hint)
+        _assert_softmax(softmax, (torch.randn(4, cols, generator=g) - 3).to(device.DEVICE), 16,
+                        f"a 4 x {cols} matrix in tiles of 16", hint)
 
 
 def check_strided_rows(softmax) -> None:
-    """Check 6: row softmax, strided rows."""
+    """Check 8: row softmax, strided rows."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(2)
     wide = torch.randn(5, 64, generator=g).to(device.DEVICE)
@@ -132,16 +231,17 @@ def check_strided_rows(softmax) -> None:
                     "stride_x = 64 apart (a slice keeps its parent's stride).")
         return "row `row` starts stride_x elements after row 0, and out's rows stride_out apart."
 
-    _assert_softmax(softmax, x, "x[:, :40] of a 5 x 64 matrix (rows 64 apart)", hint)
+    _assert_softmax(softmax, x, 16, "x[:, :40] of a 5 x 64 matrix (rows 64 apart), in tiles of 16", hint)
 
 
 def check_large_scores(softmax) -> None:
-    """Check 7: row softmax, large scores."""
+    """Check 9: row softmax, large scores."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(3)
-    big = 1000 * torch.randn(4, 24, generator=g).to(device.DEVICE)
-    got = softmax(big)
+    big = 1000 * torch.randn(4, 40, generator=g).to(device.DEVICE)
+    got = softmax(big, 16)
     assert torch.isfinite(got).all(), (
-        f"softmax of scores near 1000 gave {(~torch.isfinite(got)).sum().item()} NaN or inf values: exp(1000) "
-        f"overflows. Hint: subtract the row max before tl.exp, so that every exponent is <= 0.")
-    _assert_softmax(softmax, big, "scores near +-1000", lambda got, want: "subtract the row max before tl.exp.")
+        f"softmax of scores near 1000, in tiles of 16, gave {(~torch.isfinite(got)).sum().item()} NaN or inf values: "
+        f"exp(1000) overflows float32. Hint: every exponent must be a score minus a max, so that it is <= 0.")
+    _assert_softmax(softmax, big, 16, "scores near +-1000 in tiles of 16",
+                    lambda got, want: "every exponent must be a score minus a max, so that it is <= 0.")

@@ -3,6 +3,7 @@ strides, and the launcher's error for heads that do not divide."""
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import torch
@@ -92,7 +93,12 @@ def check_heads_that_do_not_divide(gqa_forward: Callable) -> None:
     try:
         gqa_forward(q, k, v)
     except ValueError as error:
-        assert "k" in str(error), f"the ValueError should name the argument k, got: {error}"
+        assert re.search(r"\bk\b", str(error)), f"the ValueError should name the argument k, got: {error}"
+    except AssertionError as error:
+        raise AssertionError(
+            f"gqa_forward raised AssertionError({str(error)!r}) for 6 query heads over 4 K/V heads: the contract is a "
+            f"ValueError that names k (an assert is for the programmer's own invariants, and python -O removes "
+            f"it).") from None
     else:
         raise AssertionError(
             "6 query heads cannot share 4 K/V heads equally, yet gqa_forward returned a result. Hint: the launcher "

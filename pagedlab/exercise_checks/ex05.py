@@ -55,7 +55,7 @@ def check_whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
     """Check 4: whole requests in a budget."""
     __tracebackhide__ = True
     cases = [(60, LLAMA3_8B, 8192, torch.bfloat16, 60), (12, OPT_13B, 2048, torch.float16, 7),
-             (1, OPT_13B, 2048, torch.float16, 0)]
+             (1, OPT_13B, 2048, torch.float16, 0), (12.5, OPT_13B, 2048, torch.float16, 8)]
     for budget_gib, model, max_len, dtype, expected in cases:
         got = max_concurrent_requests(budget_gib, model, max_len, dtype)
         per_request = kv_bytes_per_token(model, dtype) * max_len
@@ -68,3 +68,6 @@ def check_whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
             f"round down.")
         assert got == expected, (f"{budget_gib} GiB for {model.name} at max_len {max_len}: expected {expected} "
                                  f"requests, got {got}")
+        assert isinstance(got, int), (
+            f"{budget_gib} GiB for {model.name}: got {got!r}, a {type(got).__name__}: a number of requests is an int "
+            f"(floor division of a float, such as a budget in GiB times 2**30, is still a float).")

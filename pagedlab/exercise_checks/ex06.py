@@ -29,6 +29,10 @@ def check_allocate_until_empty(SimpleAllocator) -> None:
         pool.allocate()
     except OutOfBlocks:
         pass
+    except Exception as exc:
+        raise AssertionError(
+            f"allocate() on an empty pool raised {type(exc).__name__}: {exc}. Hint: running out is OutOfBlocks "
+            f"(from pagedlab.paged), raised before touching the free list, so a caller can catch it and preempt.") from None
     else:
         raise AssertionError("allocate() on an empty pool must raise OutOfBlocks, not return a block id")
 
@@ -96,10 +100,17 @@ def check_wrong_frees(SimpleAllocator) -> None:
                 pass
             else:
                 raise AssertionError(f"{op.__name__}() of {what} must raise ValueError.{why}")
+            if pool.ref_count != before[1]:
+                why = (" Hint: your function changed a count and then raised: decide that the call is wrong before "
+                       "changing anything.")
+            elif len(pool.free_list) > len(before[0]):
+                why = (" A block pushed twice is handed to two sequences; a -1 on the free list is a block id that "
+                       "does not exist.")
+            else:
+                why = ""
             assert (pool.free_list, pool.ref_count) == before, (
                 f"the failed {op.__name__}({bad}) changed the pool: free list {before[0]} -> {pool.free_list}, ref "
-                f"counts {before[1]} -> {pool.ref_count}. A double free pushed twice hands the same block to two "
-                f"sequences; a -1 on the free list is a block id that does not exist.")
+                f"counts {before[1]} -> {pool.ref_count}.{why}")
 
 
 def check_all_or_nothing(SimpleAllocator) -> None:
@@ -109,10 +120,15 @@ def check_all_or_nothing(SimpleAllocator) -> None:
     pool.allocate_many(3)
     try:
         pool.allocate_many(2)
-    except OutOfBlocks:
-        pass
+    except OutOfBlocks as exc:
+        error = exc
     else:
         raise AssertionError("allocate_many(2) with 1 free block must raise OutOfBlocks")
+    got = (error.requested, error.free, error.total)
+    assert pool.num_free != 1 or got == (2, 1, 4), (
+        f"allocate_many(2) with 1 of 4 blocks free raised OutOfBlocks(requested={got[0]}, free={got[1]}, "
+        f"total={got[2]}): its message tells the caller what was asked for and what was left, so it must say "
+        f"OutOfBlocks(2, 1, 4).")
     assert pool.num_free == 1, (
         f"the failed allocate_many(2) left {pool.num_free} free block(s) instead of 1: it took blocks and then gave "
         f"up, so they leaked. Hint: check that n blocks are free before taking any.")

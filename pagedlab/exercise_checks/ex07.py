@@ -151,9 +151,13 @@ def check_running_out(MiniManager) -> None:
     else:
         raise AssertionError("with no free block, copy-on-write cannot get a copy: append must raise OutOfBlocks")
     after = ({s: (list(t.block_ids), t.num_tokens) for s, t in m.tables.items()}, [m.allocator.refcount(b) for b in range(2)])
-    assert after == before, (
-        f"the failed append changed the manager: {before} -> {after}. Hint: allocate the new block first; drop the "
-        f"reference to the shared block only once the allocation has succeeded.")
+    if after[0]["child"][1] != before[0]["child"][1]:
+        hint = ("the child's num_tokens changed although no slot was reserved: change the table only once the "
+                "allocation has succeeded.")
+    else:
+        hint = ("allocate the new block first; drop the reference to the shared block only once the allocation has "
+                "succeeded.")
+    assert after == before, f"the failed append changed the manager: {before} -> {after}. Hint: {hint}"
     m = MiniManager(num_blocks=8, block_size=4)
     m.add("a", 5)
     m.fork("a", "b")

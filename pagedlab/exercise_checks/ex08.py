@@ -88,10 +88,11 @@ def check_crossover(crossover_block_size, recompute_seconds) -> None:
         if any(math.isclose(got, b, rel_tol=1e-6) for b in too_few):
             hint = "count every copy: 2 directions x (a K and a V chunk) x L layers x n / B blocks."
         elif math.isclose(got, 10e-6 / (t_rec / (4 * model.num_layers * n)), rel_tol=1e-6):
-            hint = "the bytes over the link cost time too: only the latency term 4 L n latency / B depends on B."
+            hint = ("the bytes over the link cost time too: your B* is the one the latency alone would give, as if "
+                    "the bandwidth were infinite.")
         else:
-            hint = ("write t_swap(B) = 4 L (n / B) (latency + B c / bandwidth) as a term in 1 / B plus a constant, "
-                    "set it equal to t_recompute and solve for B.")
+            hint = ("with n / B blocks, split t_swap(B) into the part that shrinks as B grows and the part that "
+                    "does not, then solve t_swap(B) = t_recompute for B.")
         assert math.isclose(got, expected, rel_tol=1e-6), (
             f"{model.name}, {n} tokens, {bandwidth / 1e9:g} GB/s: swap and recompute cost the same at B* = "
             f"{expected:.4g} tokens, you return {got:.4g}. Hint: {hint}")
@@ -130,8 +131,8 @@ def check_forked_sequence(preemption_seconds) -> None:
                     f"resident, so only tokens {cached}..{n - 1} are recomputed.")
         elif math.isclose(got_rec, linear_only, rel_tol=1e-9):
             hint = (f"tokens {cached}..{n - 1} attend to every earlier token, the {cached} cached ones included: "
-                    f"their attention term is not that of a {n - cached}-token prefill. Sum 4 L d_model p over "
-                    f"p = {cached}..{n - 1} (about 2 L d_model (n^2 - c^2)).")
+                    f"their attention term is not that of a {n - cached}-token prefill: the token at position p "
+                    f"attends to p tokens, and only the positions {cached}..{n - 1} are recomputed.")
         elif math.isclose(got_rec, prefill(n) - prefill(cached + 16), rel_tol=1e-9) or \
                 math.isclose(got_rec, prefill(n) - prefill(parent_tokens), rel_tol=1e-9):
             hint = "count only the leading shared blocks that are FULL: a partly filled block is not cached."

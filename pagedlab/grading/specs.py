@@ -139,11 +139,15 @@ def _ex03(c: Cases) -> None:
         n, block = c.rng.randint(1, 300), c.rng.choice((16, 32, 64))
         c.call(f"vector_add of {n}", f"vector_add({c.array(n)}.to(device.DEVICE), {c.array(n)}.to(device.DEVICE), "
                                      f"{block})")
+    n, stride = c.rng.randint(20, 200), c.rng.randint(2, 5)
+    c.call(f"vector_add of strided vectors of {n}", f"vector_add({c.array(n, stride)}.to(device.DEVICE)[:, 1], "
+                                                    f"{c.array(2 * n)}.to(device.DEVICE)[::2], 32)")
     for _ in range(3):
         rows, cols = c.rng.randint(1, 6), c.rng.randint(1, 70)
         c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)}.to(device.DEVICE))")
     c.call("softmax of strided rows", f"softmax({c.array(5, 64)}.to(device.DEVICE)[:, :{c.rng.randint(20, 50)}])")
-    c.call("softmax of large scores", f"softmax({c.array(4, 24, scale=1000.0)}.to(device.DEVICE))")
+    c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)}.to(device.DEVICE))")
+    c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}.to(device.DEVICE), 8)")
 
 
 def _ex04(c: Cases) -> None:
