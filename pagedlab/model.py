@@ -55,6 +55,11 @@ class GPTConfig:
         """``d_model // n_heads``."""
         return self.d_model // self.n_heads
 
+    @property
+    def n_kv_heads(self) -> int:
+        """K/V heads, what the KV cache stores: ``n_heads`` (GPT-2 has no grouped-query attention)."""
+        return self.n_heads
+
 
 def causal_attention(layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Causal attention over contiguous ``(batch, seq, heads, head_dim)`` tensors (the reference path)."""
