@@ -74,7 +74,7 @@ def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out, Lse, Trace,
                         stride_qs, stride_qh, stride_qd,
                         stride_kb, stride_kt, stride_kh, stride_kd,
                         stride_vb, stride_vt, stride_vh, stride_vd,
-                        stride_bs, stride_bb,
+                        stride_bs, stride_bb, stride_cs,
                         stride_os, stride_oh, stride_ox, stride_od,
                         stride_ls, stride_lh, stride_lx,
                         group, max_blocks, qk_scale,
@@ -87,7 +87,7 @@ def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out, Lse, Trace,
     num_splits = tl.num_programs(2)
 
     # This program's keys: split `split` of the context, cut at multiples of BLOCK_N.
-    context_len = tl.load(ContextLens + seq)
+    context_len = tl.load(ContextLens + seq * stride_cs)
     split_len = tl.cdiv(tl.cdiv(context_len, num_splits), BLOCK_N) * BLOCK_N
     start = split * split_len
     end = tl.minimum(start + split_len, context_len)
@@ -333,8 +333,8 @@ def _launch_split(q, k_cache, v_cache, block_tables, context_lens, p: _Problem, 
     group = p.heads // p.kv_heads
     args = (q, k_cache, v_cache, block_tables, context_lens, out, out if lse is None else lse,
             context_lens if trace_buf is None else trace_buf,
-            *q.stride(), *k_cache.stride(), *v_cache.stride(), *block_tables.stride(), *out_strides, *lse_strides,
-            group, p.max_blocks, p.sm_scale * LOG2E)
+            *q.stride(), *k_cache.stride(), *v_cache.stride(), *block_tables.stride(), *context_lens.stride(), *out_strides,
+            *lse_strides, group, p.max_blocks, p.sm_scale * LOG2E)
     meta = dict(HEAD_DIM=p.head_dim, BLOCK_SIZE=p.block_size, BLOCK_H=max(16, triton.next_power_of_2(group)),
                 WRITE_LSE=lse is not None, TRACE=trace_buf is not None, PRECISION=_precision(q.dtype))
     grid = (p.num_seqs, p.kv_heads, num_splits)

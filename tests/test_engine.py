@@ -261,3 +261,35 @@ def test_bookkeeping_benchmark_runs_with_every_sequence_running():
     from pagedlab.engine.bench import bookkeeping_cost
 
     assert bookkeeping_cost(8, steps=3) > 0       # it asserts itself that all 8 ran in every timed step
+
+
+@pytest.mark.parametrize("poison", ["normal", "nan"])
+def test_a_block_reserved_but_never_computed_is_not_a_cache_hit(model, hf_model, prompts, poison):
+    # Six 1-token requests and P (7 tokens, n=3) fill the 9 blocks of 4. At the second step sequence 0 of P copies
+    # its shared block on write and fills it (its 8th slot reserved), sequence 1 cannot grow and nobody newer can be
+    # preempted, so P preempts itself: the 8th token's K/V are never computed. A follow-up prompt that starts with
+    # P and that token must not find the block in the prefix cache. The pool holds garbage (a GPU's unwritten
+    # memory) or NaN, so a hit on the unwritten slot changes the tokens.
+    engine = LLMEngine(model, num_blocks=9, block_size=BLOCK_SIZE, enable_prefix_caching=True, watermark=0.0,
+                       max_num_seqs=16)
+    if poison == "nan":
+        engine.kv_cache.k.fill_(float("nan"))
+        engine.kv_cache.v.fill_(float("nan"))
+    else:
+        engine.kv_cache.k.normal_(0, 3, generator=torch.Generator().manual_seed(5))
+        engine.kv_cache.v.normal_(0, 3, generator=torch.Generator().manual_seed(6))
+    prompt = prompts[1][:7]
+    for i in range(6):
+        engine.add_request([i + 1], SamplingParams(max_tokens=2))
+    engine.add_request(prompt, SamplingParams(n=3, max_tokens=MAX_TOKENS), request_id="P")
+    engine.step()
+    engine.step()
+    assert engine.metrics[-1].num_preemptions > 0, "the scenario needs P to preempt itself"
+    follow_up = prompt + hf_greedy(hf_model, prompt, 1) + [3, 4, 5]
+    engine.add_request(follow_up, SamplingParams(max_tokens=4), request_id="F")
+    done = {}
+    while engine.has_unfinished_requests():
+        done.update({o.request_id: o for o in engine.step() if o.finished})
+    assert done["F"].outputs[0].token_ids == hf_greedy(hf_model, follow_up, 4)
+    assert done["F"].num_cached_tokens % BLOCK_SIZE == 0
+    assert_no_leak(engine)

@@ -285,3 +285,33 @@ def test_benchmark_runs_and_writes_its_files(tmp_path):
     assert all(float(r["kv_gbps"]) > 0 for r in rows)
     assert (tmp_path / "paged_attention.png").stat().st_size > 0
     assert "paged / contiguous" in (tmp_path / "paged_attention_summary.md").read_text()
+
+
+def _strided(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """The same values as ``t`` in a view whose ``dim`` has stride 2 (every other element of a tensor twice as
+    long along ``dim``, the rest filled with values that would be wrong to read)."""
+    shape = list(t.shape)
+    shape[dim] *= 2
+    wide = torch.full(shape, 999, dtype=t.dtype, device=t.device) if not t.is_floating_point() else \
+        torch.full(shape, float("nan"), dtype=t.dtype, device=t.device)
+    index = [slice(None)] * t.dim()
+    index[dim] = slice(0, None, 2)
+    wide[tuple(index)] = t
+    return wide[tuple(index)]
+
+
+@pytest.mark.parametrize("arg", ["q", "k_cache", "v_cache", "block_tables", "context_lens"])
+def test_strided_views_of_every_argument(arg):
+    # A view that is not contiguous must be read through its strides: context_lens[::2] once crashed the
+    # interpreter and a column view gave wrong rows, because the kernel indexed context_lens by its position.
+    batch = make_batch([5, 40, 17], 8, 4, 2, 16, seed=12)
+    names = ["q", "k_cache", "v_cache", "block_tables", "context_lens"]
+    i = names.index(arg)
+    views = list(batch)
+    for dim in range(batch[i].dim()):
+        views[i] = _strided(batch[i], dim)
+        assert not views[i].is_contiguous() and torch.allclose(views[i], batch[i], rtol=0, atol=0, equal_nan=True)
+        assert max_error(paged_decode_attention(*views, num_splits=2), reference(*batch)) < 1e-5, (arg, dim)
+    if arg == "context_lens":
+        column = torch.stack([batch[4], batch[4] + 1], dim=1)[:, 0]     # a column of a (num_seqs, 2) tensor
+        assert max_error(paged_decode_attention(*batch[:4], column), reference(*batch)) < 1e-5

@@ -5,6 +5,11 @@ The state machine plays the engine: it writes a fake K/V "value" into every slot
 performs the copy-on-write and swap copies the manager asks for, and after every step reads each
 sequence back through its block table. A block freed too early, a missed copy, a wrong swap mapping or
 a wrong prefix-cache hit all show up as a sequence that reads back the wrong values.
+
+It also plays a scheduler that reserves slots before the model runs (``computed=False``): a step's growth
+of a fork family can run out of blocks halfway and preempt the family before anything is written. The pool
+starts poisoned (NaN in every slot, as unwritten GPU memory holds garbage), so a block that the prefix cache
+offers before its K/V are computed (see ``mark_computed``) shows up as a hit that reads back NaN.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks, PrefixCache
+
+NAN = float("nan")
 
 
 def state(m: BlockManager) -> tuple:
@@ -543,7 +550,9 @@ class ManagerMachine(RuleBasedStateMachine):
             # Keys that ignore the prefix and collide often: only the collision check keeps hits correct.
             self.m.prefix_cache.hash_fn = lambda parent, tokens: sum(tokens) % 3
         self.tokens: dict[int, list[int]] = {}          # the model: each live sequence's tokens
-        self.pool = {"gpu": [None] * (num_blocks * block_size), "cpu": [None] * (num_cpu_blocks * block_size)}
+        self.pool = {"gpu": [NAN] * (num_blocks * block_size), "cpu": [NAN] * (num_cpu_blocks * block_size)}
+        self.computed: dict[int, int] = {}              # tokens of each sequence whose values are written
+        self.history: list[list[int]] = []              # tokens of preempted sequences, for later prompts
         self.next_id = 0
         self.root: dict[int, int] = {}                  # each sequence's fork family (its first ancestor)
         self.swapped_groups: list[tuple[list[int], list[list[int]]]] = []   # (group, its CPU tables)
@@ -573,6 +582,13 @@ class ManagerMachine(RuleBasedStateMachine):
         toks, t = self.tokens[seq_id], self.m.table(seq_id)
         for p in positions:
             self.pool["gpu"][t.slot(p)] = tuple(toks[:p + 1])
+        self.computed[seq_id] = len(toks)
+
+    def _run_model(self, seq_id):
+        """Compute a sequence's reserved tokens (write them) and tell the manager."""
+        if self.computed[seq_id] < len(self.tokens[seq_id]):
+            self._write(seq_id, range(self.computed[seq_id], len(self.tokens[seq_id])))
+            self._attempt(self.m.mark_computed, seq_id, len(self.tokens[seq_id]))
 
     def _attempt(self, op, *args, expect_failure=None):
         """Run an operation; if it raises, the manager must be exactly as before."""
@@ -611,12 +627,12 @@ class ManagerMachine(RuleBasedStateMachine):
 
     # -- rules --
 
-    @rule(pick=PICK, prompt=PROMPTS)
-    def add(self, pick, prompt):
+    @rule(pick=PICK, prompt=PROMPTS, computed=st.booleans())
+    def add(self, pick, prompt, computed=True):
         seq_id = self._new_id(pick)
         fits = self.m.can_add(len(prompt))
         try:
-            self._attempt(self.m.add, seq_id, prompt)
+            self._attempt(self.m.add, seq_id, prompt, computed)
         except ValueError:
             assert seq_id in self.tokens
             return
@@ -624,22 +640,27 @@ class ManagerMachine(RuleBasedStateMachine):
             assert not fits, "can_add said the prompt fits, but add ran out of blocks"
             return
         assert seq_id not in self.tokens
-        self._admitted(seq_id, prompt)
+        self._admitted(seq_id, prompt, computed)
 
-    @rule(pick=PICK)
-    def add_again(self, pick):
-        """A new request whose prompt is a live sequence's tokens: every full block may be cached."""
+    @rule(pick=PICK, computed=st.booleans(), preempted=st.booleans())
+    def add_again(self, pick, computed, preempted):
+        """A new request whose prompt is a live sequence's tokens, or a preempted one's (a follow-up turn):
+        every full block may be cached."""
         source = self._pick(pick)
-        if source not in self.tokens:
+        if preempted and self.history:
+            prompt = list(self.history[pick % len(self.history)])
+        elif source in self.tokens:
+            prompt = list(self.tokens[source])
+        else:
             return
-        seq_id, prompt = self._new_id(0), list(self.tokens[source])
+        seq_id = self._new_id(0)
         try:
-            self._attempt(self.m.add, seq_id, prompt)
+            self._attempt(self.m.add, seq_id, prompt, computed)
         except OutOfBlocks:
             return
-        self._admitted(seq_id, prompt)
+        self._admitted(seq_id, prompt, computed)
 
-    def _admitted(self, seq_id, prompt):
+    def _admitted(self, seq_id, prompt, computed=True):
         m, bs = self.m, self.m.block_size
         cached = m.num_cached_tokens(seq_id)
         if m.prefix_cache is not None and prompt:
@@ -654,7 +675,50 @@ class ManagerMachine(RuleBasedStateMachine):
             assert cached == 0
         self.tokens[seq_id] = list(prompt)
         self.root[seq_id] = seq_id
-        self._write(seq_id, range(cached, len(prompt)))
+        self.computed[seq_id] = cached
+        if computed:
+            self._write(seq_id, range(cached, len(prompt)))
+
+    @rule(pick=PICK)
+    def run_model(self, pick):
+        """A prefill (or a step) computes every reserved token of a sequence."""
+        seq_id = self._pick(pick)
+        if seq_id in self.tokens and not self.m.is_swapped(seq_id):
+            self._run_model(seq_id)
+
+    @rule(pick=PICK, run=st.booleans(), swap=st.booleans())
+    def grow_family(self, pick, run, swap):
+        """A scheduler's decode step for a fork family: reserve one slot per member (``computed=False``),
+        copying on write where a block is shared; a member that cannot grow preempts the whole family on the
+        spot (freed for recomputation, or swapped out), leaving slots reserved and never computed. Else the
+        model runs (``run``) and the manager is told."""
+        live = [s for s in sorted(self.tokens) if not self.m.is_swapped(s)]
+        if not live:
+            return
+        root = self.root[live[pick % len(live)]]
+        family = [s for s in live if self.root[s] == root]
+        if any(self.m.is_swapped(s) for s in self.tokens if self.root[s] == root):
+            return
+        for seq_id in family:
+            self._run_model(seq_id)          # the previous step's tokens are computed
+        for seq_id in family:
+            self.next_id += 1
+            try:
+                result = self._attempt(self.m.append, seq_id, 1000 + self.next_id, False)
+            except OutOfBlocks:
+                event("preempted mid-growth")
+                self.history += [list(self.tokens[s]) for s in family]
+                if swap and self._query(self.m.can_swap_out, family):
+                    self._swap_out(family)
+                else:
+                    self._free_group(family)
+                return
+            if result.copy is not None:
+                self._copy("gpu", "gpu", [result.copy])
+            self.tokens[seq_id].append(1000 + self.next_id)
+        if run:
+            for seq_id in family:
+                self._run_model(seq_id)
 
     @rule(pick=PICK, tokens=TOKENS, fresh=st.booleans())
     def append(self, pick, tokens, fresh):
@@ -667,6 +731,8 @@ class ManagerMachine(RuleBasedStateMachine):
             self._append(seq_id, token)
 
     def _append(self, seq_id, token):
+        if seq_id in self.tokens and not self.m.is_swapped(seq_id):
+            self._run_model(seq_id)          # computed=True promises every earlier token is written
         ok = seq_id in self.tokens and not self.m.is_swapped(seq_id) and self.m.can_append(seq_id)
         try:
             result = self._attempt(self.m.append, seq_id, token)
@@ -690,6 +756,7 @@ class ManagerMachine(RuleBasedStateMachine):
             assert parent not in self.tokens or child in self.tokens or self.m.is_swapped(parent)
             return
         self.tokens[child] = list(self.tokens[parent])
+        self.computed[child] = self.computed[parent]
         self.root[child] = self.root[parent]
 
     @rule(pick=PICK, n=st.integers(1, 3))
@@ -704,6 +771,7 @@ class ManagerMachine(RuleBasedStateMachine):
             except (ValueError, KeyError):
                 return
             self.tokens[child] = list(self.tokens[parent])
+            self.computed[child] = self.computed[parent]
             self.root[child] = self.root[parent]
             group.append(child)
         for seq_id in group:
@@ -759,6 +827,7 @@ class ManagerMachine(RuleBasedStateMachine):
             child = self._new_id(0)
             self._attempt(self.m.fork, parent, child)
             self.tokens[child] = list(self.tokens[parent])
+            self.computed[child] = self.computed[parent]
             self.root[child] = self.root[parent]
         family = [s for s in self._group([sorted(self.tokens).index(parent)], family=True) if not self.m.is_swapped(s)]
         self._swap_out(family)
@@ -856,8 +925,9 @@ class ManagerMachine(RuleBasedStateMachine):
         for s, toks in self.tokens.items():
             t = self.m.table(s)
             assert t.num_tokens == len(toks)
-            got = [self.pool[t.device][slot] for slot in t.slot_mapping()]
-            expected = [tuple(toks[:p + 1]) for p in range(len(toks))]
+            n = self.computed[s]
+            got = [self.pool[t.device][slot] for slot in t.slot_mapping(0, n)]
+            expected = [tuple(toks[:p + 1]) for p in range(n)]
             assert got == expected, f"sequence {s} ({t}) reads back wrong K/V values"
 
     @invariant()
@@ -872,7 +942,9 @@ class ManagerMachine(RuleBasedStateMachine):
                 keys.append(key)
             record = self.m._seqs[s]
             assert record.keys == keys, f"sequence {s}: block keys do not chain its tokens"
-            assert len(record.prefix_ids) == len(keys), f"sequence {s}: {len(record.prefix_ids)} prefix ids"
+            computed_blocks = min(len(keys), self.computed[s] // bs)
+            assert len(record.prefix_ids) == computed_blocks, (
+                f"sequence {s}: {len(record.prefix_ids)} prefix ids for {computed_blocks} computed full blocks")
             if self.m.is_swapped(s):
                 continue
             # On the GPU, every full block is cached under the sequence's own chain of prefix ids.
@@ -895,6 +967,10 @@ class ManagerMachine(RuleBasedStateMachine):
             assert hit == ((p.parent, p.tokens, next(iter(p.blocks)), prefix_id) if p.blocks else None)
             for b in p.blocks:
                 assert cache.prefix_id_of(b) == prefix_id
+                # Findable means computed: each slot holds the K/V of the prefix's token there.
+                values = self.pool["gpu"][b * bs:(b + 1) * bs]
+                assert all(isinstance(v, tuple) and v[-1] == t for v, t in zip(values, p.tokens)), (
+                    f"cached block {b} (prefix {prefix_id}) holds {values}, not the K/V of {p.tokens}")
                 assert self.m.allocator.refcount(b) > 0 or cache.is_parked(b), f"cached block {b} is on the free list"
         assert len(cache) == sum(len(p.blocks) for p in cache._prefixes.values())
 

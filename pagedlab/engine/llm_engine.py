@@ -136,6 +136,7 @@ class LLMEngine:
                 request = seq.request
                 ran[request.request_id] = request
                 seq.num_computed = len(seq.token_ids)
+                self.block_manager.mark_computed(seq.seq_id, seq.num_computed)
                 if len(request.seqs) < request.params.n:      # the prompt is computed: fork the completions
                     for j in range(1, request.params.n):
                         child = Sequence(request, j, list(seq.token_ids), seq.num_computed)

@@ -106,7 +106,7 @@ class Scheduler:
             self.waiting.popleft()
             cached = 0
             for seq in live:
-                seq.table = self.block_manager.add(seq.seq_id, seq.token_ids)
+                seq.table = self.block_manager.add(seq.seq_id, seq.token_ids, computed=False)
                 seq.num_computed = self.block_manager.num_cached_tokens(seq.seq_id)
                 cached += seq.num_computed
                 out.seqs.append(seq)
@@ -134,7 +134,7 @@ class Scheduler:
                 continue        # its slot is reserved already (it was preempted halfway through this)
             while True:
                 try:            # a failed append changes nothing, so trying is as good as asking first
-                    copy = self.block_manager.append(seq.seq_id, seq.token_ids[-1]).copy
+                    copy = self.block_manager.append(seq.seq_id, seq.token_ids[-1], computed=False).copy
                     break
                 except OutOfBlocks:
                     victim = queue.pop() if queue else request

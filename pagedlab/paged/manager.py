@@ -13,6 +13,15 @@ v0 swaps a whole sequence group): a block shared inside the group is copied once
 back sharing exactly as before. Preempt a fork family as one group, or its shared blocks are neither
 freed on the GPU nor kept shared on the CPU.
 
+Prefix caching and computed K/V. A block becomes findable in the prefix cache only once the K/V of all
+its tokens are computed: a cache hit hands its slots to another sequence as they are, so a block registered
+while one of its slots was merely *reserved* (and then freed before the model ran, e.g. when its sequence
+was preempted in the middle of a step's growth) would give that sequence garbage. By default ``add`` and
+``append`` promise that the caller writes the K/V of every token so far before anything else happens (the
+single-threaded use of notebook 7), and register full blocks at once. A scheduler that may preempt between
+reserving slots and running the model, or that prefills a prompt in chunks, passes ``computed=False`` and
+calls :meth:`BlockManager.mark_computed` after each model step with how many tokens now have K/V.
+
 Every operation is atomic: it checks everything first and raises (``OutOfBlocks``, ``ValueError``,
 ``TypeError``) before changing anything, so after an exception the manager is exactly as before.
 
@@ -151,7 +160,7 @@ class _Seq:
         self.table = table
         self.tokens = tokens              # every token id, for hashing blocks as they fill
         self.keys = keys                  # prefix caching only: chained hash of each *full* block
-        self.prefix_ids = prefix_ids      # ... and its prefix id (see pagedlab.paged.prefix_cache)
+        self.prefix_ids = prefix_ids      # ... and the prefix id of each full block whose K/V are computed
         self.num_cached_tokens = num_cached_tokens
         self.swapped_from: list[int] = []  # while swapped out: the GPU block each logical block left
 
@@ -385,7 +394,7 @@ class BlockManager:
 
     # ---- operations ----------------------------------------------------------------------------------
 
-    def add(self, seq_id: Hashable, token_ids: Iterable[int]) -> BlockTable:
+    def add(self, seq_id: Hashable, token_ids: Iterable[int], computed: bool = True) -> BlockTable:
         """Admit a sequence with its prompt: allocate (or, with prefix caching, reuse) its blocks.
 
         With prefix caching, the longest cached prefix of whole blocks is reused and
@@ -396,6 +405,12 @@ class BlockManager:
         multiple of ``block_size`` and every block is cached, the last block is not reused: the sequence
         gets a private block and recomputes all ``block_size`` tokens of it (as vLLM v1 does), so the last
         token is never written into a shared cached block. That block becomes one more cached copy of it.
+
+        Args:
+            seq_id: a new id. token_ids: the prompt.
+            computed: True (default) if the caller writes the K/V of every prompt token before the next
+                operation, so that the full blocks are cached now; False to cache them only when
+                :meth:`mark_computed` says their K/V are in (see the module docstring).
 
         Returns:
             Its block table, ``ceil(len(token_ids) / block_size)`` blocks holding ``len(token_ids)`` tokens.
@@ -436,17 +451,22 @@ class BlockManager:
         block_ids = hits + new
         table = BlockTable(block_ids, len(tokens), bs)
         seq = self._seqs[seq_id] = _Seq(table, tokens, keys, prefix_ids, len(hits) * bs)
-        if cache is not None:
-            for i in range(len(hits), len(keys)):
-                self._register(seq, i)
+        if cache is not None and computed:
+            self._register_upto(seq, len(tokens))
         self._emit(events)
         return table
 
-    def append(self, seq_id: Hashable, token_id: int) -> AppendResult:
+    def append(self, seq_id: Hashable, token_id: int, computed: bool = True) -> AppendResult:
         """Reserve the slot of one new token of ``seq_id`` (a decode step).
 
         A new block is allocated when the last one is full (or there is none); when the last block is
         shared (after a fork), the sequence gets a private copy first: copy-on-write.
+
+        Args:
+            seq_id: a sequence on the GPU. token_id: the new token.
+            computed: True (default) if the caller writes the new token's K/V (and every earlier one's)
+                before the next operation, so that a block it fills is cached now; False to wait for
+                :meth:`mark_computed` (see the module docstring).
 
         Returns:
             :class:`AppendResult` ``(slot, copy)``; ``copy`` is None or the ``(src, dst)`` blocks to copy.
@@ -488,10 +508,28 @@ class BlockManager:
         if self.prefix_cache is not None and (position + 1) % bs == 0:
             seq.keys.append(self.prefix_cache.hash_fn(seq.keys[-1] if seq.keys else None,
                                                       tuple(seq.tokens[position + 1 - bs:])))
-            self._register(seq, len(seq.keys) - 1)
+        if self.prefix_cache is not None and computed:
+            self._register_upto(seq, position + 1)
         events.append(("append", seq_id, (block_id,), (), None, slot))
         self._emit(events)
         return AppendResult(slot, copy)
+
+    def mark_computed(self, seq_id: Hashable, num_tokens: int) -> None:
+        """Say that the K/V of the first ``num_tokens`` tokens of ``seq_id`` are computed (written in the pool).
+
+        With prefix caching, every full block among them becomes findable (one more copy of a prefix if it
+        is cached already); without, nothing happens. Saying it again, or for fewer tokens, is harmless.
+
+        Raises:
+            KeyError: unknown ``seq_id``. ValueError: it is swapped out. TypeError / ValueError:
+                ``num_tokens`` not an int in 0 .. the tokens of its table.
+        """
+        seq = self._gpu_seq(seq_id, "mark tokens computed in")
+        check_count("num_tokens", num_tokens, 0)
+        if num_tokens > seq.table.num_tokens:
+            raise ValueError(f"num_tokens={num_tokens} but sequence {seq_id!r} holds {seq.table.num_tokens} tokens")
+        if self.prefix_cache is not None:
+            self._register_upto(seq, num_tokens)
 
     def fork(self, parent_id: Hashable, child_id: Hashable) -> BlockTable:
         """Create ``child_id`` sharing every block of ``parent_id`` (parallel sampling, beam search).
@@ -717,7 +755,7 @@ class BlockManager:
         """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
         cache, bs = self.prefix_cache, self.block_size
         prefix_ids: list[int] = []
-        for i, key in enumerate(seq.keys):
+        for i, key in enumerate(seq.keys[:len(seq.prefix_ids)]):     # the computed blocks
             block_id = seq.table.block_ids[i]
             prefix_id = cache.prefix_id_of(block_id)     # a reused block, or one a group member just cached
             if prefix_id is None:
@@ -726,12 +764,17 @@ class BlockManager:
             prefix_ids.append(prefix_id)
         seq.prefix_ids[:] = prefix_ids
 
-    def _register(self, seq: _Seq, i: int) -> None:
-        """Offer full block ``i`` of ``seq`` to the prefix cache and record its prefix id (``i`` is the next one)."""
-        bs = self.block_size
-        parent_id = seq.prefix_ids[i - 1] if i else None
-        seq.prefix_ids.append(self.prefix_cache.register(seq.table.block_ids[i], seq.keys[i], parent_id,
-                                                         tuple(seq.tokens[i * bs:(i + 1) * bs])))
+    def _register_upto(self, seq: _Seq, num_tokens: int) -> None:
+        """Offer the full blocks among the first ``num_tokens`` tokens of ``seq`` that are not offered yet to the
+        prefix cache, recording their prefix ids. A block a sharer (a fork) cached already keeps its prefix id."""
+        bs, cache = self.block_size, self.prefix_cache
+        for i in range(len(seq.prefix_ids), min(num_tokens // bs, len(seq.keys))):
+            block_id = seq.table.block_ids[i]
+            prefix_id = cache.prefix_id_of(block_id)
+            if prefix_id is None:
+                prefix_id = cache.register(block_id, seq.keys[i], seq.prefix_ids[i - 1] if i else None,
+                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
+            seq.prefix_ids.append(prefix_id)
 
     def _take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
         """Allocate ``n`` GPU blocks, evicting least recently used cached-free blocks when the free list is short.
