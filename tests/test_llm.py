@@ -195,7 +195,7 @@ def test_bad_input_is_refused_and_the_engine_keeps_working(llm, prompts, referen
     with pytest.raises(ValueError, match="top_p"):
         SamplingParams(top_p=0.0)
     with pytest.raises(ValueError, match="attention_backend"):
-        engine_for(llm, **BIG).__class__(llm.loaded.model, 8, attention_backend="cuda-fast")
+        LLMEngine(llm.loaded.model, 8, attention_backend="cuda-fast")
     with pytest.raises(ValueError, match="unknown model"):
         LLM("meta-llama/Llama-2-7b-hf")
     out = llm.generate({"prompt_token_ids": prompts[0]}, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)

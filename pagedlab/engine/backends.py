@@ -51,17 +51,17 @@ def torch_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     Returns:
         (num_seqs, heads, head_dim) like ``q``.
     """
-    block_size = k_cache.shape[1]
+    num_blocks, block_size = k_cache.shape[:2]
     lens = context_lens.to(q.device).long()
-    n_blocks = -(-int(lens.max()) // block_size)
-    # Padding entries may hold anything (-1 by convention): clamp them to a real block, then mask those keys.
-    tables = block_tables[:, :n_blocks].long().clamp(0, k_cache.shape[0] - 1)
-    k = k_cache[tables].flatten(1, 2).transpose(1, 2)           # (num_seqs, kv_heads, n_blocks * block_size, d)
-    v = v_cache[tables].flatten(1, 2).transpose(1, 2)
+    # Token j of sequence s lives in slot table[s, j // block_size] * block_size + j % block_size. Past a
+    # sequence's end, read its token 0 instead (a slot it owns): padding entries and unwritten slots may hold
+    # anything, NaN included, and 0 * NaN would be NaN even where the mask gives the key no weight.
+    j = torch.arange(int(lens.max()), device=q.device)
+    j = torch.where(j < lens[:, None], j, 0)                                      # (num_seqs, max_context)
+    slots = block_tables.long().gather(1, j // block_size) * block_size + j % block_size
+    k = k_cache.view(num_blocks * block_size, *k_cache.shape[2:])[slots].transpose(1, 2)   # (s, kv_heads, n, d)
+    v = v_cache.view(num_blocks * block_size, *v_cache.shape[2:])[slots].transpose(1, 2)
     mask = torch.arange(k.shape[2], device=q.device) < lens[:, None]
-    # Slots past a context may hold anything, NaN included, and 0 * NaN is NaN: zero them, as the kernel never reads them.
-    keep = mask[:, None, :, None]
-    k, v = k.masked_fill(~keep, 0), v.masked_fill(~keep, 0)
     out = F.scaled_dot_product_attention(q[:, :, None], k, v, attn_mask=mask[:, None, None], scale=sm_scale,
                                          enable_gqa=True)
     return out[:, :, 0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from pagedlab.engine.attention import PagedAttention
+from pagedlab.engine.backends import AttentionBackend, select_backend
 from pagedlab.engine.sequence import Sequence
 from pagedlab.paged import KVCache
 
@@ -15,10 +16,12 @@ class ModelRunner:
     Args:
         model: ``model(input_ids, positions, attention) -> logits``, e.g. :class:`~pagedlab.model.TinyGPT`.
         kv_cache: the pools the block tables point into.
+        backend: the attention functions (default: the Triton kernels).
     """
 
-    def __init__(self, model: torch.nn.Module, kv_cache: KVCache) -> None:
+    def __init__(self, model: torch.nn.Module, kv_cache: KVCache, backend: AttentionBackend | None = None) -> None:
         self.model, self.kv_cache = model, kv_cache
+        self.backend = select_backend("triton") if backend is None else backend
 
     def prepare(self, seqs: list[Sequence]) -> tuple[torch.Tensor, torch.Tensor, PagedAttention, list[int]]:
         """The model's inputs for ``seqs``, each computing its tokens ``num_computed ..`` (through ``seq.table``).
@@ -48,7 +51,7 @@ class ModelRunner:
         dev = self.kv_cache.device
         attention = PagedAttention(self.kv_cache, torch.tensor(slots, dtype=torch.long, device=dev), len(decodes),
                                    block_tables.to(dev), torch.tensor(positions[:len(decodes)], dtype=torch.int32,
-                                                                      device=dev) + 1, spans)
+                                                                      device=dev) + 1, spans, self.backend)
         return (torch.tensor(ids, dtype=torch.long, device=dev), torch.tensor(positions, dtype=torch.long, device=dev),
                 attention, [row[id(s)] for s in seqs])
 
