@@ -11,12 +11,17 @@
    same KV memory, on a randomly initialised ``TinyGPT``: most sequences at once, model steps, tokens/s. In
    Triton's interpreter (no GPU) the kernels run one program at a time, so tokens/s there says little about a
    GPU; the concurrency and step counts do not depend on the device.
+3. **Prefill stall** (``--stall``): a few requests decode on a randomly initialised ``TinyGPT``; one long prompt
+   arrives. Without chunked prefill its whole prefill shares one step with the decodes; with it, chunks of the
+   token budget do. Printed: the longest step's tokens (the same on every device) and the longest wall time a
+   decoding sequence waited for its next token, against a decode-only step.
 
 Usage::
 
     python benchmarks/engine.py                         # bookkeeping at 16, 256, 1024 sequences: about a minute
     python benchmarks/engine.py --sizes 16 1024 --steps 50
     python benchmarks/engine.py --throughput            # adds the static-batching comparison
+    python benchmarks/engine.py --sizes 16 --stall --prompt-len 512 --budget 64
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import pagedlab.kernels  # noqa: F401  (decides Triton's mode first)
 import torch
 
 from pagedlab import device
-from pagedlab.engine.bench import bookkeeping_cost, compare_with_static, random_requests
+from pagedlab.engine.bench import bookkeeping_cost, compare_with_static, prefill_stall, random_requests
 from pagedlab.model import GPTConfig, TinyGPT
 
 TARGET_US = 25.0
@@ -69,6 +74,23 @@ def throughput(num_requests: int, num_blocks: int, block_size: int) -> None:
           f"same greedy tokens: {same}")
 
 
+def stall(prompt_len: int, budget: int) -> None:
+    """Print the longest step and the decode stall with and without chunked prefill."""
+    config = GPTConfig(vocab_size=256, n_positions=prompt_len + 64, d_model=64, n_layers=2, n_heads=4)
+    torch.manual_seed(0)
+    model = TinyGPT.random(config).to(device.DEVICE, device.DTYPE)
+    print(f"\nfour decoding requests, then one prompt of {prompt_len} tokens; token budget {budget} "
+          f"({device.describe()}):")
+    print(f"{'chunked prefill':>16} {'longest step (tokens)':>22} {'decode stall (ms)':>18} {'decode step (ms)':>17}")
+    tokens = {}
+    for chunked in (False, True):
+        r = prefill_stall(model, prompt_len, budget=budget, chunked=chunked)
+        tokens[chunked] = r.token_ids
+        print(f"{str(chunked):>16} {r.longest_step_tokens:>22} {r.decode_stall_s * 1e3:>18.1f} "
+              f"{r.decode_step_s * 1e3:>17.1f}")
+    print(f"same greedy tokens with and without chunks: {tokens[False] == tokens[True]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 256, 1024], help="running sequences")
@@ -77,10 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=device.size(24, 256))
     parser.add_argument("--num-blocks", type=int, default=device.size(64, 1024))
     parser.add_argument("--block-size", type=int, default=16)
+    parser.add_argument("--stall", action="store_true", help="also measure the prefill stall of decodes")
+    parser.add_argument("--prompt-len", type=int, default=device.size(256, 4096))
+    parser.add_argument("--budget", type=int, default=device.size(64, 512))
     args = parser.parse_args(argv)
     bookkeeping(args.sizes, args.steps)
     if args.throughput:
         throughput(args.requests, args.num_blocks, args.block_size)
+    if args.stall:
+        stall(args.prompt_len, args.budget)
     return 0
 
 

@@ -69,7 +69,7 @@ MAX_SPLITS = 64
 # --------------------------------------------------------------------------------------------------
 
 
-@triton.jit(do_not_specialize=["group", "max_blocks"])
+@triton.jit(do_not_specialize=["group", "max_blocks", "context_bucket"])
 def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out, Lse, Trace,
                         stride_qs, stride_qh, stride_qd,
                         stride_kb, stride_kt, stride_kh, stride_kd,
@@ -77,7 +77,7 @@ def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out, Lse, Trace,
                         stride_bs, stride_bb, stride_cs,
                         stride_os, stride_oh, stride_ox, stride_od,
                         stride_ls, stride_lh, stride_lx,
-                        group, max_blocks, qk_scale,
+                        group, max_blocks, qk_scale, context_bucket,
                         HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
                         BLOCK_N: tl.constexpr, WRITE_LSE: tl.constexpr, TRACE: tl.constexpr,
                         PRECISION: tl.constexpr):
@@ -181,6 +181,7 @@ class _Problem:
     block_size: int
     max_blocks: int
     max_context: int
+    total_context: int
     sm_scale: float
 
 
@@ -192,8 +193,10 @@ def _check_tensor(name: str, t: object, dims: int, what: str) -> torch.Tensor:
     return t
 
 
-def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale) -> _Problem:
-    """Validate the arguments of :func:`paged_decode_attention` (one host sync, for the context lengths)."""
+def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
+                  context_stats: tuple[int, int] | None = None) -> _Problem:
+    """Validate the arguments of :func:`paged_decode_attention`: one host sync for the context lengths and the
+    owned table entries, or none when the caller gives ``context_stats`` (its values are then trusted)."""
     _check_tensor("q", q, 3, "(num_seqs, heads, head_dim)")
     _check_tensor("k_cache", k_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
     _check_tensor("v_cache", v_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
@@ -232,13 +235,21 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale) -> 
         raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move the inputs to "
                          f"{device.DEVICE}")
 
+    scale = _check_scale(sm_scale, head_dim)
+    max_blocks = block_tables.shape[1]
+    if context_stats is not None:
+        longest, total = context_stats
+        if not 1 <= longest <= max_blocks * block_size or not longest <= total <= num_seqs * longest:
+            raise ValueError(f"context_stats must be the (longest, total) context lengths, 1 <= longest <= "
+                             f"{max_blocks * block_size} and longest <= total <= num_seqs * longest; got "
+                             f"{context_stats}")
+        return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, total, scale)
     # The values: context lengths in 1 .. max_blocks * block_size, and every *owned* table entry a real block.
     # Padding entries (past a sequence's last block) are not looked at: they may hold anything.
-    max_blocks = block_tables.shape[1]
     owned = torch.arange(max_blocks, device=q.device)[None, :] < (context_lens[:, None] + block_size - 1) // block_size
     bad = owned & ((block_tables < 0) | (block_tables >= num_blocks))
-    shortest, longest, n_bad = torch.stack([context_lens.min().long(), context_lens.max().long(),
-                                            bad.sum()]).tolist()
+    shortest, longest, total, n_bad = torch.stack([context_lens.min().long(), context_lens.max().long(),
+                                                   context_lens.sum().long(), bad.sum()]).tolist()
     if shortest < 1:
         raise ValueError(f"context_lens must be >= 1 (the new token attends at least to itself), got {shortest}")
     if longest > max_blocks * block_size:
@@ -248,16 +259,17 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale) -> 
         s, i = bad.nonzero()[0].tolist()
         raise ValueError(f"block_tables[{s}, {i}] = {int(block_tables[s, i])} is a block sequence {s} owns but "
                          f"not a block of the pool (0 .. {num_blocks - 1})")
+    return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, total, scale)
 
+
+def _check_scale(sm_scale: object, head_dim: int) -> float:
     if sm_scale is None:
-        scale = 1.0 / math.sqrt(head_dim)
-    elif isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
+        return 1.0 / math.sqrt(head_dim)
+    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
         raise TypeError(f"sm_scale must be a float or None, got {type(sm_scale).__name__}")
-    elif not (math.isfinite(sm_scale) and sm_scale > 0):
+    if not (math.isfinite(sm_scale) and sm_scale > 0):
         raise ValueError(f"sm_scale must be positive and finite, got {sm_scale}")
-    else:
-        scale = float(sm_scale)
-    return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, scale)
+    return float(sm_scale)
 
 
 def _check_num_splits(num_splits: object) -> None:
@@ -274,28 +286,50 @@ def _check_num_splits(num_splits: object) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
-def choose_num_splits(num_seqs: int, kv_heads: int, max_context: int, num_sms: int | None) -> int:
-    """How many pieces to cut each context into, so that the grid fills the GPU (flash-decoding).
+def choose_num_splits(num_seqs: int, kv_heads: int, max_context: int, num_sms: int | None,
+                      total_context: int | None = None) -> int:
+    """How many pieces to cut each context into, so that the grid fills the GPU and no program is left
+    streaming a long context alone (flash-decoding).
 
-    The grid has ``num_seqs * kv_heads`` programs per split. When that already gives every streaming
-    multiprocessor (SM) two programs, one split is best (no partials to write and merge). Otherwise enough
-    splits to reach two programs per SM, but no split shorter than :data:`MIN_SPLIT_TOKENS` keys and at
-    most :data:`MAX_SPLITS`. Few sequences with long contexts get many splits; many sequences get one.
+    Two reasons to split, and the larger answer wins:
+
+    * **Occupancy.** The grid has ``num_seqs * kv_heads`` programs per split. Enough splits to give every
+      streaming multiprocessor (SM) two programs; when the batch does that by itself, this asks for one.
+    * **Balance.** A step lasts as long as its slowest program. The work is ``total_context * kv_heads``
+      key rows, a fair share ``total_context * kv_heads / num_sms`` per SM; one split of the longest context
+      is ``max_context`` rows. Enough splits that a piece of the longest context is at most a fair share:
+      63 short sequences and one of 32K fill the grid, yet with one split a single program reads all 32K
+      keys while the other SMs sit idle.
+
+    Then no split shorter than :data:`MIN_SPLIT_TOKENS` keys (writing and merging partials costs more than
+    it saves) and at most :data:`MAX_SPLITS`. The split count is one for the whole grid: the pieces of short
+    sequences past their end are empty programs that exit at once. vLLM's PagedAttention V2 fixes the piece
+    instead (512-token partitions, so ``ceil(max_context / 512)`` of them); weighing the work, as here, cuts
+    a batch of short contexts less and a lone long context among them more.
 
     Args:
         num_seqs, kv_heads, max_context: the batch (``max_context``: the longest context, tokens).
         num_sms: the GPU's SM count, or None in the interpreter, where every program runs one after the
             other and splitting only adds the merge: the answer is then 1.
+        total_context: the sum of the contexts (default ``num_seqs * max_context``, every context the longest).
 
     Returns:
         An int in 1 .. :data:`MAX_SPLITS`.
     """
     if num_sms is None:
         return 1
+    total = num_seqs * max_context if total_context is None else max(total_context, max_context)
     programs = num_seqs * kv_heads
-    want = -(-2 * num_sms // programs)
+    occupancy = -(-2 * num_sms // programs)
+    balance = -(-max_context * num_sms // (total * kv_heads))
     longest_useful = max(1, max_context // MIN_SPLIT_TOKENS)
-    return max(1, min(want, longest_useful, MAX_SPLITS))
+    return max(1, min(max(occupancy, balance), longest_useful, MAX_SPLITS))
+
+
+def context_bucket(max_context: int) -> int:
+    """The autotuning bucket of a batch's longest context, ``ceil(log2(max_context))``: a context twice as long
+    is tuned again (the best key tile for 16 tokens is not the best for 16K), neighbouring steps share one."""
+    return max(1, max_context - 1).bit_length()
 
 
 def _num_sms() -> int | None:
@@ -305,14 +339,16 @@ def _num_sms() -> int | None:
 
 
 _TUNED: list = []
+AUTOTUNE_KEY = ["HEAD_DIM", "BLOCK_SIZE", "BLOCK_H", "WRITE_LSE", "context_bucket"]
+"""What autotuning keeps results apart by: the shapes, and the :func:`context_bucket` of the longest context (an
+engine first decodes contexts of a few tokens; a tile tuned then would otherwise stay for 16K-token contexts)."""
 
 
 def _autotuned():
     """The autotuned kernel, built on first use (``triton.autotune`` needs a GPU driver)."""
     if not _TUNED:
         configs = [triton.Config({"BLOCK_N": bn}, num_warps=w, num_stages=s) for bn, w, s in GPU_CONFIGS]
-        _TUNED.append(triton.autotune(configs=configs, key=["HEAD_DIM", "BLOCK_SIZE", "BLOCK_H", "WRITE_LSE"])(
-            paged_decode_kernel))
+        _TUNED.append(triton.autotune(configs=configs, key=AUTOTUNE_KEY)(paged_decode_kernel))
     return _TUNED[0]
 
 
@@ -333,8 +369,8 @@ def _launch_split(q, k_cache, v_cache, block_tables, context_lens, p: _Problem, 
     group = p.heads // p.kv_heads
     args = (q, k_cache, v_cache, block_tables, context_lens, out, out if lse is None else lse,
             context_lens if trace_buf is None else trace_buf,
-            *q.stride(), *k_cache.stride(), *v_cache.stride(), *block_tables.stride(), *context_lens.stride(), *out_strides,
-            *lse_strides, group, p.max_blocks, p.sm_scale * LOG2E)
+            *q.stride(), *k_cache.stride(), *v_cache.stride(), *block_tables.stride(), *context_lens.stride(),
+            *out_strides, *lse_strides, group, p.max_blocks, p.sm_scale * LOG2E, context_bucket(p.max_context))
     meta = dict(HEAD_DIM=p.head_dim, BLOCK_SIZE=p.block_size, BLOCK_H=max(16, triton.next_power_of_2(group)),
                 WRITE_LSE=lse is not None, TRACE=trace_buf is not None, PRECISION=_precision(q.dtype))
     grid = (p.num_seqs, p.kv_heads, num_splits)
@@ -385,7 +421,8 @@ def merge_splits(partial: torch.Tensor, lse: torch.Tensor, dtype: torch.dtype | 
 
 def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
                            context_lens: torch.Tensor, sm_scale: float | None = None,
-                           num_splits: int | None = None) -> torch.Tensor:
+                           num_splits: int | None = None, context_stats: tuple[int, int] | None = None
+                           ) -> torch.Tensor:
     """Decode attention through block tables: each sequence's one new query attends to its cached K/V.
 
     Args:
@@ -401,7 +438,11 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
             read either.
         sm_scale: the softmax scale, ``1/sqrt(head_dim)`` by default.
         num_splits: pieces each context is cut into (split-KV), 1 .. :data:`MAX_SPLITS`; None chooses
-            (:func:`choose_num_splits`: from the grid size on a GPU, 1 in the interpreter).
+            (:func:`choose_num_splits`: from the grid and the work on a GPU, 1 in the interpreter).
+        context_stats: ``(longest, total)`` of ``context_lens``, when the caller knows them on the host (the
+            engine does): the checks then read no tensor values, so the call does not wait for the device. The
+            caller vouches for ``context_lens`` and the owned entries of ``block_tables``; shapes, dtypes and
+            devices are still checked.
 
     Returns:
         (num_seqs, heads, head_dim) in q's dtype: ``softmax(sm_scale * q k^T) v`` over each sequence's tokens.
@@ -413,12 +454,13 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
             devices (or not on the GPU when Triton compiles), a context length < 1 or longer than its table
             holds, an owned table entry outside the pool, a non-positive sm_scale, num_splits out of range.
 
-    The checks read the context lengths on the host: one device sync per call.
+    Without ``context_stats`` the checks read the context lengths and the table on the host: one device sync
+    per call.
     """
-    p = _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale)
+    p = _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale, context_stats)
     _check_num_splits(num_splits)
     if num_splits is None:
-        num_splits = choose_num_splits(p.num_seqs, p.kv_heads, p.max_context, _num_sms())
+        num_splits = choose_num_splits(p.num_seqs, p.kv_heads, p.max_context, _num_sms(), p.total_context)
     out, lse = _launch_split(q, k_cache, v_cache, block_tables, context_lens, p, num_splits, False, None, None)
     return out if lse is None else merge_splits(out, lse, q.dtype)
 

@@ -82,6 +82,12 @@ CONFIGS = {
     "prefix caching": dict(num_blocks=64, enable_prefix_caching=True),
     "prefix caching, small pool": dict(num_blocks=8, enable_prefix_caching=True, watermark=0.0),
 }
+# Chunked prefill under the same stress, with a budget of 5 tokens a step: every prompt but the shortest is cut,
+# chunks end inside and at block boundaries, and they share steps with decodes. Fewer sequences run at once, so
+# the small pool is a block smaller, to preempt again.
+CHUNKED = dict(enable_chunked_prefill=True, max_num_batched_tokens=5, max_num_seqs=4)
+CONFIGS.update({f"chunked prefill, {name}": dict(config, **CHUNKED, **({"num_blocks": 7} if "small" in name else {}))
+                for name, config in list(CONFIGS.items())})
 
 
 @pytest.mark.parametrize("config", CONFIGS)
@@ -91,6 +97,10 @@ def test_greedy_matches_hugging_face(model, prompts, reference, config):
     got = [o.outputs[0].token_ids for o in outputs]
     assert got == reference
     assert all(o.finished for o in outputs)
+    if "chunked" in config:
+        assert max(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics) <= 5
+        chunks = [n for m in engine.metrics for _, n in m.batch]
+        assert max(chunks) < max(PROMPT_LENS) and any(1 < n < 5 for n in chunks), "prompts should be cut into chunks"
     preempted = sum(m.num_preemptions for m in engine.metrics)
     if "small pool" in config:
         assert preempted > 0, "the small pool should force preemptions"
@@ -128,7 +138,8 @@ def test_n3_completions_equal_the_greedy_one(model, prompts, reference):
 
 def test_n3_under_preemption(model, prompts, reference):
     # Two requests of 3 samples, 4 blocks each at the end: 12 blocks hold one request, not both.
-    for kwargs in (dict(), dict(num_cpu_blocks=16, preemption="swap")):
+    for kwargs in (dict(), dict(num_cpu_blocks=16, preemption="swap"), CHUNKED,
+                   dict(CHUNKED, num_cpu_blocks=16, preemption="swap")):
         engine = LLMEngine(model, num_blocks=12, block_size=BLOCK_SIZE, watermark=0.0, **kwargs)
         outputs = engine.generate(prompts[1:3], SamplingParams(n=3, max_tokens=MAX_TOKENS), use_tqdm=False)
         assert [[c.token_ids for c in o.outputs] for o in outputs] == [[r] * 3 for r in reference[1:3]]
@@ -186,6 +197,7 @@ def test_streaming_steps_and_metrics(model, prompts, reference):
     (dict(prompt=[1, 200]), "outside"),
     (dict(prompt=[1] * 60, params=SamplingParams(max_tokens=10)), "n_positions"),
     (dict(prompt=[1] * 40, params=SamplingParams(max_tokens=1)), "max_num_batched_tokens"),
+    (dict(prompt=[1] * 20, params=SamplingParams(max_tokens=14)), "enable_chunked_prefill"),
     (dict(prompt=[1] * 20, params=SamplingParams(n=4, max_tokens=10)), "could never finish"),
     (dict(prompt=[1], params=SamplingParams(n=9)), "max_num_seqs"),
 ])
@@ -205,6 +217,10 @@ def test_engine_arguments_are_checked(model):
         SamplingParams(temperature=-1.0)
     with pytest.raises(ValueError, match="n_heads"):
         GPTConfig(d_model=30, n_heads=4)
+    with pytest.raises(ValueError, match="max_num_seqs"):      # vLLM refuses it too
+        LLMEngine(model, num_blocks=8, max_num_seqs=16, max_num_batched_tokens=8)
+    with pytest.raises(TypeError, match="enable_chunked_prefill"):
+        LLMEngine(model, num_blocks=8, enable_chunked_prefill="yes")
 
 
 def test_the_newest_request_is_preempted(model):
@@ -292,4 +308,167 @@ def test_a_block_reserved_but_never_computed_is_not_a_cache_hit(model, hf_model,
         done.update({o.request_id: o for o in engine.step() if o.finished})
     assert done["F"].outputs[0].token_ids == hf_greedy(hf_model, follow_up, 4)
     assert done["F"].num_cached_tokens % BLOCK_SIZE == 0
+    assert_no_leak(engine)
+
+
+# Two configurations where a request preempted by recomputation came back too big for the token budget and was
+# refused at admission on every step, forever: its prompt and generated tokens (x n after the fork).
+HANGS = {
+    "budget 24, two 20-token prompts": (
+        dict(num_blocks=8, block_size=8, max_num_batched_tokens=24, max_num_seqs=8),
+        [([i % 100 + 1 for i in range(20)], SamplingParams(max_tokens=30)),
+         ([(7 * i) % 100 + 1 for i in range(20)], SamplingParams(max_tokens=30))]),
+    "budget 64 = n_positions, a family of 2 x 32 tokens": (
+        dict(num_blocks=32, block_size=4, max_num_batched_tokens=64, max_num_seqs=8),
+        [([5, 6, 7, 8], SamplingParams(max_tokens=40)),
+         ([(3 * i) % 100 + 1 for i in range(32)], SamplingParams(n=2, max_tokens=32))]),
+}
+
+
+def run_bounded(engine, steps=400):
+    done = {}
+    for _ in range(steps):
+        if not engine.has_unfinished_requests():
+            break
+        done.update({o.request_id: o for o in engine.step() if o.finished})
+    s = engine.scheduler
+    assert not engine.has_unfinished_requests(), (
+        f"no progress after {steps} steps: waiting {[(r.request_id, [len(q.token_ids) for q in r.live_seqs]) for r in s.waiting]}"
+        f", running {[r.request_id for r in s.running]}")
+    return done
+
+
+@pytest.mark.parametrize("case", HANGS)
+@pytest.mark.parametrize("chunked", [True, False])
+def test_a_recomputed_request_always_makes_progress(model, hf_model, case, chunked):
+    config, requests = HANGS[case]
+    engine = LLMEngine(model, watermark=0.0, enable_chunked_prefill=chunked, **config)
+    if not chunked and case.startswith("budget 24"):
+        # Without chunks a sequence whose recomputation could not fit is refused up front (vLLM v0 refuses a
+        # budget below the model's length at construction for the same reason).
+        with pytest.raises(ValueError, match="enable_chunked_prefill"):
+            engine.add_request(*requests[0])
+        assert not engine.has_unfinished_requests()
+        return
+    for prompt, params in requests:
+        engine.add_request(prompt, params)
+    done = run_bounded(engine)
+    assert sum(m.num_preemptions for m in engine.metrics) > 0, "the case needs a preemption by recomputation"
+    for i, (prompt, params) in enumerate(requests):
+        assert [c.token_ids for c in done[i].outputs] == [hf_greedy(hf_model, prompt, params.max_tokens)] * params.n
+    assert max(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics) <= config["max_num_batched_tokens"]
+    assert_no_leak(engine)
+
+
+def test_generate_raises_instead_of_spinning(model, monkeypatch):
+    from pagedlab.engine.scheduler import SchedulerOutput
+
+    engine = LLMEngine(model, num_blocks=16, block_size=BLOCK_SIZE)
+    monkeypatch.setattr(engine.scheduler, "schedule", SchedulerOutput)      # a scheduler that never schedules
+    with pytest.raises(RuntimeError, match="scheduled nothing"):
+        engine.generate([[1, 2, 3]], SamplingParams(max_tokens=2), use_tqdm=False)
+
+
+def test_chunked_prefill_mixes_a_long_prompt_with_the_decodes(model):
+    # Three decoding requests, then a 40-token prompt: whole, it makes one step of 43 tokens; in chunks of the
+    # 16-token budget, every step stays within it and the decodes go on in every step.
+    steps = {}
+    for chunked in (False, True):
+        engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE, max_num_seqs=4, max_num_batched_tokens=48,
+                           enable_chunked_prefill=chunked)
+        if chunked:
+            engine.scheduler.max_num_batched_tokens = 16
+        for i in range(3):
+            engine.add_request([1 + i, 2, 3], SamplingParams(max_tokens=12))
+        engine.step()
+        engine.add_request(list(range(1, 41)), SamplingParams(max_tokens=2))
+        while engine.has_unfinished_requests():
+            engine.step()
+        steps[chunked] = [(m.num_prefill_tokens, m.num_decode_tokens) for m in engine.metrics[1:]]
+        assert_no_leak(engine)
+    assert steps[False][0] == (40, 3)
+    assert max(p + d for p, d in steps[True]) <= 16
+    assert [p for p, _ in steps[True][:3]] == [13, 13, 13] and all(d == 3 for _, d in steps[True][:4])
+
+
+def test_abort_frees_everything_a_request_holds(model, prompts):
+    engine = LLMEngine(model, num_blocks=8, block_size=BLOCK_SIZE, num_cpu_blocks=16, preemption="swap",
+                       watermark=0.0)
+    ids = [engine.add_request(p, SamplingParams(n=2, max_tokens=MAX_TOKENS)) for p in prompts[:3]]
+    for _ in range(20):
+        if engine.scheduler.swapped:
+            break
+        engine.step()
+    assert engine.scheduler.swapped, "the case needs a swapped-out request"
+    swapped = engine.scheduler.swapped[0].request_id
+    engine.abort_request(swapped)
+    assert all(s[0] != swapped for s in engine.block_manager.seq_ids)
+    running = engine.scheduler.running[0].request_id
+    engine.abort_request(running)
+    with pytest.raises(KeyError, match="no unfinished request"):
+        engine.abort_request(running)
+    left = [i for i in ids if i not in (swapped, running)]
+    done = run_bounded(engine)
+    assert sorted(done) == sorted(left)
+    assert_no_leak(engine)
+
+
+def test_a_failed_generate_leaves_nothing_queued(model, prompts, reference):
+    engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
+    with pytest.raises(ValueError, match="empty"):
+        engine.generate([prompts[0], [], prompts[1]], SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    assert not engine.has_unfinished_requests()
+    assert_no_leak(engine)
+    outputs = engine.generate([prompts[1]], SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    assert [o.outputs[0].token_ids for o in outputs] == [reference[1]]
+
+
+def test_request_ids_and_tokens_are_checked(model):
+    engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
+    with pytest.raises(ValueError):
+        engine.add_request([])
+    assert engine.add_request([1]) == 0, "a refused request must not take an arrival number"
+    assert engine.add_request([1], request_id=2) == 2
+    # Arrival 2's default id is taken by the explicit 2: it gets the next number not in use.
+    assert engine.add_request([1]) == 3 and engine.add_request([1]) == 4, "a default id must skip the ids in use"
+    with pytest.raises(TypeError, match="request_id"):
+        engine.add_request([1], request_id=["not", "hashable"])
+    with pytest.raises(TypeError, match="bool"):
+        engine.add_request([1, True])
+    assert [r.arrival for r in engine.scheduler.waiting] == [0, 1, 2, 3]
+
+
+def test_swapped_requests_come_back_oldest_first(model):
+    # As test_the_newest_request_is_preempted, swapping: 3 goes out first, then 2; they must come back 2 first.
+    engine = LLMEngine(model, num_blocks=5, block_size=BLOCK_SIZE, num_cpu_blocks=8, preemption="swap",
+                       watermark=0.0)
+    for i in range(4):
+        engine.add_request([1 + i, 2, 3, 4], SamplingParams(max_tokens=3))
+    engine.step()
+    engine.step()
+    assert [r.request_id for r in engine.scheduler.swapped] == [2, 3]
+    run_bounded(engine)
+    assert_no_leak(engine)
+
+
+def test_prefill_stall_benchmark_counts_the_longest_step(model):
+    from pagedlab.engine.bench import prefill_stall
+
+    whole = prefill_stall(model, prompt_len=40, budget=16, chunked=False, block_size=BLOCK_SIZE, decode_tokens=12)
+    chunked = prefill_stall(model, prompt_len=40, budget=16, chunked=True, block_size=BLOCK_SIZE, decode_tokens=12)
+    assert whole.longest_step_tokens == 40 + 4 and chunked.longest_step_tokens == 16
+    assert chunked.token_ids == whole.token_ids
+
+
+def test_requests_admitted_in_one_step_share_a_prefix_computed_in_that_step(model, hf_model):
+    # Blocks are offered to the prefix cache once a step's batch is final, before the model runs: its run writes
+    # every token's K/V before any attention reads, so a request admitted later in the same step reuses them.
+    g = torch.Generator().manual_seed(4)
+    system = torch.randint(0, 128, (2 * BLOCK_SIZE,), generator=g).tolist()
+    prompts = [system + [5, 6], system + [7], system + [8, 9, 10]]
+    engine = LLMEngine(model, num_blocks=32, block_size=BLOCK_SIZE, enable_prefix_caching=True)
+    outputs = engine.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    assert len(engine.metrics[0].batch) == 3, "all three should be admitted in the first step"
+    assert [o.num_cached_tokens for o in outputs] == [0, 2 * BLOCK_SIZE, 2 * BLOCK_SIZE]
+    assert [o.outputs[0].token_ids for o in outputs] == [hf_greedy(hf_model, p) for p in prompts]
     assert_no_leak(engine)

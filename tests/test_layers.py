@@ -1,6 +1,8 @@
-"""The package's layers: nothing imports from a layer above it (design.md, "Layers")."""
+"""The package's layers: nothing imports from a layer above it (the course's layer rule)."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,33 @@ def test_engine_sits_above_paged_and_kernels(path):
 def test_model_does_not_depend_on_transformers():
     # transformers is a dev (test and notebook) dependency: from_gpt2 takes a model, it never imports one.
     assert not {n for n in _imports(ROOT / "pagedlab/model.py") if n.startswith("transformers")}
+
+
+def test_scheduler_imports_no_torch():
+    # The scheduler owns the block manager and moves no tensor: importing it (and running a step's bookkeeping
+    # over a manager) must work where torch cannot be imported at all.
+    code = """
+import sys
+sys.modules["torch"] = None          # any 'import torch' now raises ImportError
+from pagedlab.engine.scheduler import Scheduler
+from pagedlab.engine.sequence import Request
+from pagedlab.paged import BlockManager
+
+class Params:                        # SamplingParams lives with sampling, which needs torch
+    n, max_tokens, greedy = 1, 2, True
+    stop, stop_token_ids, ignore_eos = (), (), False
+
+scheduler = Scheduler(BlockManager(4, 4, watermark=0.0), max_num_seqs=2, max_num_batched_tokens=8)
+scheduler.add(Request(0, [1, 2, 3], Params(), 0))
+out = scheduler.schedule()
+assert out.num_new_tokens == [3], out
+scheduler.postprocess(out, [[7]])
+out = scheduler.schedule()
+assert out.num_new_tokens == [1], out
+scheduler.postprocess(out, [[8]])
+assert not scheduler.running and scheduler.block_manager.num_free_blocks == 4
+assert "torch" not in {m.split(".")[0] for m, mod in sys.modules.items() if mod is not None}
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                            env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert result.returncode == 0, result.stderr[-2000:]

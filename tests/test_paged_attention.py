@@ -199,6 +199,38 @@ def test_choose_num_splits():
     assert choose_num_splits(1, 8, 32768, None) == 1
 
 
+def test_choose_num_splits_weighs_the_work():
+    # 63 sequences of 100 tokens and one of 32K fill the grid (512 programs on 132 SMs), but with one split a single
+    # program streams all 32K keys: the longest context is cut until a piece is at most an SM's fair share.
+    total = 63 * 100 + 32768
+    assert choose_num_splits(64, 8, 32768, 132) == 1                     # every context 32K: occupancy rules
+    assert choose_num_splits(64, 8, 32768, 132, total_context=total) == 14
+    assert choose_num_splits(64, 8, 32768, 132, total_context=64 * 32768) == 1
+    # Uniform batches (total = num_seqs * longest, the default) split as before.
+    for batch, context in [(1, 32768), (8, 4096), (64, 512)]:
+        assert choose_num_splits(batch, 8, context, 132) == choose_num_splits(batch, 8, context, 132,
+                                                                              batch * context)
+
+
+def test_autotuning_keeps_context_buckets_apart():
+    assert "context_bucket" in pa.AUTOTUNE_KEY
+    assert [pa.context_bucket(n) for n in (1, 2, 3, 16, 17, 4096, 4097)] == [1, 1, 2, 4, 5, 12, 13]
+
+
+def test_context_stats_skip_the_value_checks_and_give_the_same_output():
+    batch = make_batch([5, 40, 17], 8, 4, 2, 16, seed=14)
+    checked = paged_decode_attention(*batch, num_splits=2)
+    fast = paged_decode_attention(*batch, num_splits=2, context_stats=(40, 62))
+    assert torch.equal(checked, fast)
+    # The shapes are still checked, and the stats must be consistent.
+    with pytest.raises(ValueError, match="context_stats"):
+        paged_decode_attention(*batch, context_stats=(41 * 8, 62))
+    with pytest.raises(ValueError, match="context_stats"):
+        paged_decode_attention(*batch, context_stats=(40, 39))
+    with pytest.raises(ValueError, match="q must have shape"):
+        paged_decode_attention(batch[0][None], *batch[1:], context_stats=(40, 62))
+
+
 # --------------------------------------------------------------------------------------------------
 # Input checks
 

@@ -39,7 +39,8 @@ BACKENDS = ("auto", "torch", "triton")
 
 
 def torch_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
-                           context_lens: torch.Tensor, sm_scale: float | None = None) -> torch.Tensor:
+                           context_lens: torch.Tensor, sm_scale: float | None = None,
+                           context_stats: tuple[int, int] | None = None) -> torch.Tensor:
     """Decode attention through block tables in PyTorch: what the paged kernel computes, batched.
 
     Args:
@@ -47,6 +48,7 @@ def torch_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
             kv_heads, head_dim)``; ``heads`` a multiple of ``kv_heads``.
         block_tables: (num_seqs, max_blocks) integer; entries past a sequence's blocks are never used.
         context_lens: (num_seqs,) integer, each >= 1. sm_scale: default ``1/sqrt(head_dim)``.
+        context_stats: ``(longest, total)`` of ``context_lens`` if the host knows them (saves a device sync).
 
     Returns:
         (num_seqs, heads, head_dim) like ``q``.
@@ -56,7 +58,7 @@ def torch_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     # Token j of sequence s lives in slot table[s, j // block_size] * block_size + j % block_size. Past a
     # sequence's end, read its token 0 instead (a slot it owns): padding entries and unwritten slots may hold
     # anything, NaN included, and 0 * NaN would be NaN even where the mask gives the key no weight.
-    j = torch.arange(int(lens.max()), device=q.device)
+    j = torch.arange(int(lens.max()) if context_stats is None else context_stats[0], device=q.device)
     j = torch.where(j < lens[:, None], j, 0)                                      # (num_seqs, max_context)
     slots = block_tables.long().gather(1, j // block_size) * block_size + j % block_size
     k = k_cache.view(num_blocks * block_size, *k_cache.shape[2:])[slots].transpose(1, 2)   # (s, kv_heads, n, d)
@@ -86,12 +88,15 @@ class AttentionBackend:
         name: ``"torch"``, ``"triton"`` or ``"custom (<function name>)"``.
         decode: a :data:`DecodeAttention`. prefill: a :data:`PrefillAttention`.
         reason: one line saying why this backend runs, for the notebook.
+        takes_context_stats: ``decode`` accepts ``context_stats=(longest, total)``, the context lengths the
+            host knows, and then needs no device sync to read them.
     """
 
     name: str
     decode: DecodeAttention
     prefill: PrefillAttention
     reason: str
+    takes_context_stats: bool = False
 
 
 def select_backend(choice: str | DecodeAttention | AttentionBackend = "auto") -> AttentionBackend:
@@ -120,7 +125,8 @@ def select_backend(choice: str | DecodeAttention | AttentionBackend = "auto") ->
 
         why = ("asked for" if choice == "triton" else "auto: Triton compiles for this GPU") + (
             "; Triton runs in its interpreter here (slow, exact)" if device.INTERPRET else "")
-        return AttentionBackend("triton", paged_decode_attention, flash_attention, f"the course's Triton kernels ({why})")
+        return AttentionBackend("triton", paged_decode_attention, flash_attention, f"the course's Triton kernels ({why})",
+                                takes_context_stats=True)
     why = "asked for" if choice == "torch" else f"auto: {device.MODE.reason}"
     return AttentionBackend("torch", torch_decode_attention, torch_prefill_attention,
-                            f"PyTorch gather + scaled_dot_product_attention ({why})")
+                            f"PyTorch gather + scaled_dot_product_attention ({why})", takes_context_stats=True)

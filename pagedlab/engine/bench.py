@@ -7,6 +7,8 @@
 * :func:`compare_with_static`: the same requests through :class:`~pagedlab.engine.LLMEngine` and through
   :class:`~pagedlab.engine.static.StaticBatchingEngine` with the same KV memory: most sequences at once, model
   steps, generated tokens per second.
+* :func:`prefill_stall`: what one long prompt arriving among decoding requests costs them, with and without
+  chunked prefill: the longest step's tokens and the longest a decoding sequence waited for its next token.
 
 Times vary by machine and by what else runs on it: report them, never assert them.
 """
@@ -85,6 +87,8 @@ class ThroughputResult:
     Attributes:
         max_concurrency: most sequences in one step. steps: model steps. tokens: tokens generated.
         seconds: wall time. tokens_per_s: ``tokens / seconds``. token_ids: every request's completion.
+        computed_tokens: tokens the model computed (prompts, recomputations and decodes): a step's cost grows
+            with them, so steps alone undercount a policy that packs more prefill into its steps.
     """
 
     max_concurrency: int
@@ -93,6 +97,7 @@ class ThroughputResult:
     seconds: float
     tokens_per_s: float
     token_ids: list[list[int]]
+    computed_tokens: int
 
 
 def compare_with_static(model: torch.nn.Module, prompts: list[list[int]], params: list[SamplingParams],
@@ -109,16 +114,73 @@ def compare_with_static(model: torch.nn.Module, prompts: list[list[int]], params
     outputs = engine.generate(prompts, params, use_tqdm=False)
     seconds = time.perf_counter() - start
     results = {"continuous": _result(outputs, seconds, len(engine.metrics),
-                                     max(m.num_running_seqs for m in engine.metrics))}
+                                     max(m.num_running_seqs for m in engine.metrics),
+                                     sum(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics))}
     static = StaticBatchingEngine(model, num_blocks, block_size, max_len)
     start = time.perf_counter()
     outputs = static.generate(prompts, params)
     results["static"] = _result(outputs, time.perf_counter() - start, static.steps,
-                                min(static.batch_size, len(prompts)))
+                                min(static.batch_size, len(prompts)), static.computed_tokens)
     return results
 
 
-def _result(outputs, seconds: float, steps: int, concurrency: int) -> ThroughputResult:
+def _result(outputs, seconds: float, steps: int, concurrency: int, computed: int) -> ThroughputResult:
     token_ids = [o.outputs[0].token_ids for o in outputs]
     tokens = sum(len(t) for t in token_ids)
-    return ThroughputResult(concurrency, steps, tokens, seconds, tokens / seconds, token_ids)
+    return ThroughputResult(concurrency, steps, tokens, seconds, tokens / seconds, token_ids, computed)
+
+
+@dataclass(frozen=True)
+class StallResult:
+    """Decodes around one long prompt (:func:`prefill_stall`).
+
+    Attributes:
+        step_tokens: tokens computed in each step after the long prompt arrived.
+        longest_step_tokens: ``max(step_tokens)``.
+        decode_stall_s: the longest wall time between two tokens of a decoding sequence after the arrival.
+        decode_step_s: the median wall time of a step before the arrival (decodes only), for scale.
+        token_ids: every request's completion (the same with and without chunks, greedy).
+    """
+
+    step_tokens: list[int]
+    longest_step_tokens: int
+    decode_stall_s: float
+    decode_step_s: float
+    token_ids: list[list[int]]
+
+
+def prefill_stall(model: torch.nn.Module, prompt_len: int, num_decodes: int = 4, budget: int = 64,
+                  chunked: bool = True, block_size: int = 16, decode_tokens: int = 24) -> StallResult:
+    """``num_decodes`` short requests decode; after a few steps a ``prompt_len``-token prompt arrives.
+
+    Without chunks its whole prefill shares one step with the decodes (the budget is raised to fit it); with
+    ``enable_chunked_prefill`` it goes in chunks of what the ``budget`` leaves. Tokens per step are the same on
+    every machine; times are wall times here, so report them, never assert them.
+    """
+    cfg = model.config
+    blocks = -(-(prompt_len + 2) // block_size) + num_decodes * -(-(8 + decode_tokens) // block_size) + 1
+    engine = LLMEngine(model, num_blocks=blocks, block_size=block_size, max_num_seqs=num_decodes + 1,
+                       max_num_batched_tokens=budget if chunked else max(budget, prompt_len + num_decodes + 2),
+                       enable_chunked_prefill=chunked, watermark=0.0)
+    rng = random.Random(1)
+    ids = [engine.add_request([rng.randrange(cfg.vocab_size) for _ in range(8)],
+                              SamplingParams(max_tokens=decode_tokens)) for _ in range(num_decodes)]
+    warmup = []
+    for _ in range(4):
+        start = time.perf_counter()
+        engine.step()
+        warmup.append(time.perf_counter() - start)
+    ids.append(engine.add_request([rng.randrange(cfg.vocab_size) for _ in range(prompt_len)],
+                                  SamplingParams(max_tokens=2)))
+    first = len(engine.metrics)
+    results, stall = {}, 0.0
+    while engine.has_unfinished_requests():
+        start = time.perf_counter()
+        outputs = engine.step()
+        seconds = time.perf_counter() - start
+        if engine.metrics[-1].num_decode_tokens:
+            stall = max(stall, seconds)
+        results.update({o.request_id: o for o in outputs if o.finished})
+    tokens = [m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics[first:]]
+    return StallResult(tokens, max(tokens), stall, statistics.median(warmup[1:]),
+                       [results[i].outputs[0].token_ids for i in ids])

@@ -2,9 +2,15 @@
 
 Greedy decoding takes the most likely token. Sampling draws from ``softmax(logits / temperature)``, first
 restricted to the ``top_k`` most likely tokens and then to the smallest set whose probabilities reach
-``top_p`` (nucleus sampling), with a generator seeded by ``(seed, completion index, position)``: a
-completion's draw at a position is the same whatever else is in the batch and however often the request was
-preempted, so results are reproducible under continuous batching.
+``top_p`` (nucleus sampling), with a generator seeded by ``(seed, completion index, position)``: the
+generator never depends on the batch or on how often the request was preempted, so given the same logits a
+completion draws the same token, and results are reproducible under continuous batching.
+
+The logits themselves can depend on the batch on a GPU, in their last bits: the decode kernel's split count
+is chosen from the whole batch (a different summation order), and a sequence preempted by recomputation comes
+back through the prefill path (FlashAttention) where it had been decoded by the paged kernel. A draw near a
+boundary of the distribution, or a greedy near-tie, can then come out differently. On the CPU (fp32 in the
+interpreter, one split) the tests see identical tokens.
 
 A completion ends after ``max_tokens`` tokens (finish reason ``"length"``), or earlier (``"stop"``) at the
 model's end-of-sequence token (unless ``ignore_eos``), at one of ``stop_token_ids``, or when its text contains

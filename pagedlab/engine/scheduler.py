@@ -1,66 +1,103 @@
-"""Continuous batching: which sequences run in the next step, and who makes room when blocks run out.
+"""Continuous batching: which sequences run in the next step, with how many tokens, and who makes room.
+
+The scheduler owns the :class:`~pagedlab.paged.BlockManager`: it is the only one that changes it. It never
+touches a tensor (it imports no torch); the K/V copies the manager asks for travel in the step's
+:class:`SchedulerOutput` (``blocks_to_swap_out``, ``blocks_to_swap_in``, ``blocks_to_copy``, vLLM's names) for
+the model runner to perform through the :class:`~pagedlab.paged.KVCache`.
 
 Three queues of requests, as in vLLM: ``waiting`` (not admitted yet, or preempted by recomputation),
-``running`` (K/V in the GPU pool, oldest first) and ``swapped`` (K/V in the CPU pool). Each step:
+``running`` (K/V in the GPU pool, oldest first) and ``swapped`` (K/V in the CPU pool, oldest first). Each step,
+:meth:`Scheduler.schedule`
 
-1. **Decode** every running sequence: reserve the slot of its newest token (``BlockManager.append``). When a
-   sequence cannot grow, preempt the **newest** running request (its blocks go back to the pool) and try
-   again; when the sequence's own request is the newest, it is the one preempted.
-2. **Swap in** swapped requests, oldest first, while their blocks fit with one free block per sequence
-   to grow into, plus the watermark (only when nobody was preempted in this step).
-3. **Admit** waiting requests, oldest first, while their prompts' blocks fit with the watermark, the batch
-   stays within ``max_num_batched_tokens`` tokens and ``max_num_seqs`` sequences (only when nobody is
+1. **grows** every running sequence that decodes: reserves the slot of its newest token
+   (``BlockManager.append``). When a sequence cannot grow, the **newest** running request is preempted (its
+   blocks go back to the pool) and the sequence tries again; when its own request is the newest, it is the
+   one preempted;
+2. **swaps in** swapped requests, oldest first, while their blocks fit with one free block per sequence to grow
+   into, plus the watermark (only when nobody was preempted in this step);
+3. **hands out the token budget** (``max_num_batched_tokens``): first one token to every decoding sequence,
+   then the tokens of the sequences still prefilling, in arrival order;
+4. **admits** waiting requests, oldest first, while ``BlockManager.can_add`` says their blocks fit with the
+   watermark, the step stays within ``max_num_seqs`` sequences and budget is left (only when nobody is
    swapped out or was preempted in this step: those come first).
 
+A prefill runs whole (a sequence's uncomputed tokens in one step, or it waits for a step with room), or, with
+``enable_chunked_prefill``, in chunks of whatever budget is left (vLLM's name): a long prompt no longer holds
+every decode back for a step, and a request preempted by recomputation, which comes back with all its tokens
+(``n`` sequences of them after the fork), always fits. After the model has run, :meth:`Scheduler.postprocess`
+(nano-vllm's name) records what was computed, forks a request's completions once its prompt is computed, appends
+the sampled tokens and frees every sequence that finished.
+
 Preemption by recomputation frees the request's blocks and puts it at the front of ``waiting`` with every
-token it has: re-admitted, it recomputes their K/V in one prefill (shortened by prefix caching). By
-swapping, its blocks move to the CPU pool and come back unchanged. The scheduler performs the K/V copies
-the block manager asks for (copy-on-write, swap) at once, in the order the manager made them.
+token it has: re-admitted, it recomputes their K/V (shortened by prefix caching). By swapping, its blocks move
+to the CPU pool and come back unchanged.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pagedlab.engine.sequence import Request, Sequence, Status
-from pagedlab.paged import BlockManager, KVCache, OutOfBlocks
+from pagedlab.paged.allocator import OutOfBlocks
+from pagedlab.paged.manager import BlockManager
 
 Preemption = Literal["recompute", "swap"]
 
 
 @dataclass
 class SchedulerOutput:
-    """One step's batch.
+    """One step's batch, and the K/V moves to make before the model runs.
 
     Attributes:
-        seqs: the sequences to run; each computes its tokens ``num_computed .. len(token_ids) - 1``.
+        seqs: the sequences to run; ``seqs[i]`` computes its tokens ``num_computed .. num_computed +
+            num_new_tokens[i] - 1``. Its logits are sampled when that reaches the end of its tokens.
+        num_new_tokens: tokens each of ``seqs`` computes (1 for a decode; a whole prefill or a chunk).
+        blocks_to_swap_out: ``(gpu_block, cpu_block)`` copies. blocks_to_swap_in: ``(cpu_block, gpu_block)``.
+        blocks_to_copy: ``(src, dst)`` GPU copies (copy-on-write). Perform them in this order: swap out, swap
+            in, copy. Every read of a swap-out precedes every write of the step, and a step that swaps out
+            swaps nothing in, so the order is safe although blocks freed early in a step are reused later in it.
         num_preemptions: requests preempted while scheduling. num_cached_tokens: prompt tokens that newly
             admitted sequences found in the prefix cache.
     """
 
     seqs: list[Sequence] = field(default_factory=list)
+    num_new_tokens: list[int] = field(default_factory=list)
+    blocks_to_swap_out: list[tuple[int, int]] = field(default_factory=list)
+    blocks_to_swap_in: list[tuple[int, int]] = field(default_factory=list)
+    blocks_to_copy: list[tuple[int, int]] = field(default_factory=list)
     num_preemptions: int = 0
     num_cached_tokens: int = 0
+
+    @property
+    def num_batched_tokens(self) -> int:
+        """Tokens the step computes."""
+        return sum(self.num_new_tokens)
+
+    def completes(self, i: int) -> bool:
+        """True when ``seqs[i]``'s tokens are all computed after this step (its logits give a new token)."""
+        seq = self.seqs[i]
+        return seq.num_computed + self.num_new_tokens[i] == len(seq.token_ids)
 
 
 class Scheduler:
     """Decides each step's batch over a block manager (see the module docstring).
 
     Args:
-        block_manager, kv_cache: the pool's bookkeeping and its tensors.
+        block_manager: the pool's bookkeeping; the scheduler is the only one to change it.
         max_num_seqs: most sequences in one step. max_num_batched_tokens: most tokens in one step.
         preemption: ``"recompute"`` or ``"swap"`` (a request the CPU pool cannot hold is recomputed).
-
-    Admission and swap-in leave the block manager's ``watermark_blocks`` free, so running sequences can grow.
+        enable_chunked_prefill: cut prefills to the budget left in a step, instead of running them whole.
     """
 
-    def __init__(self, block_manager: BlockManager, kv_cache: KVCache, max_num_seqs: int,
-                 max_num_batched_tokens: int, preemption: Preemption) -> None:
-        self.block_manager, self.kv_cache = block_manager, kv_cache
+    def __init__(self, block_manager: BlockManager, max_num_seqs: int, max_num_batched_tokens: int,
+                 preemption: Preemption = "recompute", enable_chunked_prefill: bool = False) -> None:
+        self.block_manager = block_manager
         self.max_num_seqs, self.max_num_batched_tokens = max_num_seqs, max_num_batched_tokens
         self.preemption = preemption
+        self.enable_chunked_prefill = enable_chunked_prefill
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []
         self.swapped: deque[Request] = deque()
@@ -69,69 +106,144 @@ class Scheduler:
         """Queue a new request at the back of ``waiting``."""
         self.waiting.append(request)
 
+    def abort(self, request: Request) -> None:
+        """Drop a request from whichever queue holds it and free every block its sequences hold (GPU or CPU)."""
+        for queue in (self.waiting, self.running, self.swapped):
+            if request in queue:
+                queue.remove(request)
+        for seq in request.seqs:
+            if seq.seq_id in self.block_manager:
+                self.block_manager.free(seq.seq_id)
+            seq.table = None
+        request.status = Status.FINISHED
+
     def schedule(self) -> SchedulerOutput:
-        """Build the next step's batch: decode, swap in, admit (see the module docstring)."""
+        """Build the next step's batch: grow, swap in, hand out tokens, admit (see the module docstring)."""
         out = SchedulerOutput()
+        manager = self.block_manager
         queue, self.running = deque(self.running), []
         while queue:
             request = queue.popleft()
             if self._grow(request, queue, out):
                 self.running.append(request)
-        num_seqs = len(out.seqs)
-        num_tokens = num_seqs
+        num_seqs = sum(len(r.live_seqs) for r in self.running)
         while self.swapped and not out.num_preemptions:
             request = self.swapped[0]
-            live = request.live_seqs
-            ids = [s.seq_id for s in live]
+            ids = [s.seq_id for s in request.live_seqs]
             # Alone on the GPU, a request needs no headroom: add_request checked that it fits at its longest.
-            alone = not self.running and not out.seqs
-            if (not (self.block_manager.can_swap_in(ids) or alone) or num_seqs + len(live) > self.max_num_seqs
-                    or num_tokens + len(live) > self.max_num_batched_tokens):
+            alone = not self.running
+            if not (manager.can_swap_in(ids) or alone) or num_seqs + len(ids) > self.max_num_seqs:
                 break
             self.swapped.popleft()
             # One group: a block its sequences share comes back once, still shared.
-            self.kv_cache.swap_in(self.block_manager.swap_in(ids))
+            out.blocks_to_swap_in += manager.swap_in(ids)
             self._grow(request, queue, out)      # cannot fail: a block per sequence to grow into, or room to finish
             self.running.append(request)
-            num_seqs, num_tokens = num_seqs + len(live), num_tokens + len(live)
-        while self.waiting and not self.swapped and not out.num_preemptions:
+            num_seqs += len(ids)
+        budget = self.max_num_batched_tokens
+        # Decodes first: max_num_batched_tokens >= max_num_seqs, so every running sequence gets its token.
+        decoding = [s for r in self.running for s in r.live_seqs if len(s.token_ids) - s.num_computed == 1]
+        for seq in decoding:
+            budget = self._take(seq, budget, out)
+        for request in self.running:
+            for seq in request.live_seqs:
+                if len(seq.token_ids) - seq.num_computed > 1:
+                    budget = self._take(seq, budget, out)
+        while self.waiting and not self.swapped and not out.num_preemptions and budget:
             request = self.waiting[0]
             live = request.live_seqs
-            tokens = sum(len(s.token_ids) for s in live)
-            blocks = sum(-(-len(s.token_ids) // self.block_manager.block_size) for s in live)
-            if (blocks + self.block_manager.watermark_blocks > self.block_manager.num_free_blocks
+            # Without chunks, the first sequence's whole prefill must fit (cache hits are not counted on).
+            if (not manager.can_add([len(s.token_ids) for s in live])
                     or num_seqs + request.max_num_seqs > self.max_num_seqs
-                    or num_tokens + tokens > self.max_num_batched_tokens):
+                    or not self.enable_chunked_prefill and len(live[0].token_ids) > budget):
                 break
             self.waiting.popleft()
             cached = 0
             for seq in live:
-                seq.table = self.block_manager.add(seq.seq_id, seq.token_ids, computed=False)
-                seq.num_computed = self.block_manager.num_cached_tokens(seq.seq_id)
+                seq.table = manager.add(seq.seq_id, seq.token_ids, computed=False)
+                seq.num_computed = manager.num_cached_tokens(seq.seq_id)
                 cached += seq.num_computed
-                out.seqs.append(seq)
+                budget = self._take(seq, budget, out)
             out.num_cached_tokens += cached
             if request.num_cached_tokens is None:
                 request.num_cached_tokens = cached
             request.status = Status.RUNNING
             self.running.append(request)
-            num_seqs, num_tokens = num_seqs + request.max_num_seqs, num_tokens + tokens
+            num_seqs += request.max_num_seqs
         return out
 
-    def finish(self, request: Request) -> None:
-        """Take a finished request out of ``running`` (its sequences were freed as each finished)."""
-        self.running.remove(request)
-        request.status = Status.FINISHED
+    def postprocess(self, out: SchedulerOutput, new_tokens: list[list[int]]) -> list[Request]:
+        """Record a step the model ran: what was computed, the sampled tokens, forks, finished sequences.
+
+        Args:
+            out: the step's batch, from :meth:`schedule`.
+            new_tokens: for each of ``out.seqs``, the tokens sampled from its logits: none when its chunk did
+                not reach the end of its tokens, ``n`` (one per completion) for a prompt just computed of a
+                request not forked yet, else one.
+
+        Returns:
+            The requests that ran, in batch order, each once. Finished ones are out of ``running``.
+
+        Raises:
+            ValueError: ``new_tokens`` does not match the batch.
+        """
+        if len(new_tokens) != len(out.seqs):
+            raise ValueError(f"new_tokens has {len(new_tokens)} entries for a batch of {len(out.seqs)} sequences")
+        manager = self.block_manager
+        ran: dict[Hashable, Request] = {}
+        for i, (seq, n, tokens) in enumerate(zip(out.seqs, out.num_new_tokens, new_tokens)):
+            request = seq.request
+            ran[request.request_id] = request
+            expected = 0 if not out.completes(i) else request.params.n if len(request.seqs) < request.params.n \
+                else 1
+            if len(tokens) != expected:
+                raise ValueError(f"sequence {seq.seq_id!r} needs {expected} sampled tokens this step, "
+                                 f"got {len(tokens)}")
+            seq.num_computed += n
+            if not tokens:
+                continue
+            for j, token in enumerate(tokens[1:], start=1):      # the prompt is computed: fork the completions
+                child = Sequence(request, j, list(seq.token_ids), seq.num_computed)
+                child.table = manager.fork(seq.seq_id, child.seq_id)
+                request.seqs.append(child)
+                self._append(child, token)
+            self._append(seq, tokens[0])
+        for request in ran.values():
+            if not request.live_seqs:
+                self.running.remove(request)
+                request.status = Status.FINISHED
+        return list(ran.values())
 
     # ---- internals -----------------------------------------------------------------------------------
 
+    def _append(self, seq: Sequence, token: int) -> None:
+        seq.append(token)
+        if seq.finished:
+            self.block_manager.free(seq.seq_id)
+            seq.table = None
+
+    def _take(self, seq: Sequence, budget: int, out: SchedulerOutput) -> int:
+        """Put ``seq`` in the batch with as many of its uncomputed tokens as the rules allow; the budget left."""
+        need = len(seq.token_ids) - seq.num_computed
+        n = min(need, budget) if self.enable_chunked_prefill else need if need <= budget else 0
+        if n:
+            out.seqs.append(seq)
+            out.num_new_tokens.append(n)
+            # Growth and preemption are over for this step, so these tokens will be computed by this step's model
+            # run, which writes every token's K/V before any attention reads: their full blocks may be found in the
+            # prefix cache from now on, by a request admitted later in this very step (vLLM v1 caches blocks at
+            # scheduling time the same way). A slot reserved during growth is not marked until here, so a request
+            # that was preempted after reserving it leaves nothing uncomputed in the cache.
+            self.block_manager.mark_computed(seq.seq_id, seq.num_computed + n)
+        return budget - n
+
     def _grow(self, request: Request, queue: deque[Request], out: SchedulerOutput) -> bool:
-        """Reserve a slot for the newest token of each of ``request``'s sequences, preempting the newest
-        requests (from the back of ``queue``) as long as the pool is short; False if ``request`` itself went."""
-        live = request.live_seqs
-        for seq in live:
+        """Reserve a slot for the newest token of each of ``request``'s decoding sequences, preempting the
+        newest requests (from the back of ``queue``) as long as the pool is short; False if ``request`` itself
+        went."""
+        for seq in request.live_seqs:
             if seq.table.num_tokens == len(seq.token_ids):
-                continue        # its slot is reserved already (it was preempted halfway through this)
+                continue        # its slots are reserved already (a prefill, or preempted halfway through this)
             while True:
                 try:            # a failed append changes nothing, so trying is as good as asking first
                     copy = self.block_manager.append(seq.seq_id, seq.token_ids[-1], computed=False).copy
@@ -142,8 +254,7 @@ class Scheduler:
                     if victim is request:
                         return False
             if copy is not None:
-                self.kv_cache.copy_blocks([copy])
-        out.seqs += live
+                out.blocks_to_copy.append(copy)
         request.status = Status.RUNNING
         return True
 
@@ -152,14 +263,24 @@ class Scheduler:
         manager, live = self.block_manager, request.live_seqs
         ids = [s.seq_id for s in live]
         out.num_preemptions += 1
+        # Copies into blocks this request got in this very step are moot now (it leaves them), and must go:
+        # the blocks may be handed out again in this step, and two copies into one block race.
+        pending = {dst: src for src, dst in out.blocks_to_copy}
+        mine = {b for s in live for b in s.table.block_ids if b in pending}
+        if mine:
+            out.blocks_to_copy = [(src, dst) for src, dst in out.blocks_to_copy if dst not in mine]
         if self.preemption == "swap" and manager.can_swap_out(ids):
-            # The whole group at once, so blocks its samples share are copied once and come back shared.
-            self.kv_cache.swap_out(manager.swap_out(ids))
+            # The whole group at once, so blocks its samples share are copied once and come back shared. A block
+            # copied on write in this step has not been copied yet: swap out the block it copies instead.
+            out.blocks_to_swap_out += [(pending[g] if g in mine else g, c) for g, c in manager.swap_out(ids)]
             request.status = Status.SWAPPED
-            self.swapped.append(request)
+            # Victims go newest first; the queue stays oldest first, so the oldest comes back first.
+            at = next((i for i, r in enumerate(self.swapped) if r.arrival > request.arrival), len(self.swapped))
+            self.swapped.insert(at, request)
             return
         for seq in live:
             manager.free(seq.seq_id)
             seq.num_computed = 0
+            seq.table = None
         request.status = Status.WAITING
         self.waiting.appendleft(request)

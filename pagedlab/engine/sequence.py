@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from pagedlab.engine.detokenizer import IncrementalDetokenizer
 from pagedlab.engine.outputs import RequestMetrics
-from pagedlab.engine.sampling import SamplingParams
-from pagedlab.paged import BlockTable
+from pagedlab.paged.block_table import BlockTable
+
+if TYPE_CHECKING:       # the scheduler's side of the engine imports no torch; sampling does
+    from pagedlab.engine.sampling import SamplingParams
 
 
 class Status(Enum):

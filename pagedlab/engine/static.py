@@ -23,6 +23,7 @@ from pagedlab.engine.backends import select_backend
 from pagedlab.engine.model_runner import ModelRunner
 from pagedlab.engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
 from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
+from pagedlab.engine.scheduler import SchedulerOutput
 from pagedlab.engine.sequence import Request
 from pagedlab.paged import BlockTable, KVCache
 from pagedlab.paged.allocator import check_count
@@ -44,6 +45,7 @@ class StaticBatchingEngine:
 
     Attributes:
         batch_size: requests that run at once. kv_cache: the pool. steps: model steps run so far.
+        computed_tokens: tokens the model computed so far (prompts and decodes).
 
     Raises:
         ValueError: not even one reservation of ``max_len`` tokens fits in the pool.
@@ -67,6 +69,7 @@ class StaticBatchingEngine:
                                 dtype=param.dtype, device=param.device)
         self.runner = ModelRunner(model, self.kv_cache, select_backend(attention_backend))
         self.steps = 0
+        self.computed_tokens = 0
         self.waiting: deque[Request] = deque()
         self.batch: list[Request] = []
         self._num_arrivals = 0
@@ -113,7 +116,9 @@ class StaticBatchingEngine:
             return []
         for seq in seqs:
             seq.table.num_tokens = len(seq.token_ids)
-        logits = self.runner.execute(seqs)
+        batch = SchedulerOutput(seqs, [len(s.token_ids) - s.num_computed for s in seqs])
+        logits = self.runner.execute(batch)
+        self.computed_tokens += batch.num_batched_tokens
         greedy = logits.argmax(dim=-1).tolist()
         self.steps += 1
         now = self.clock()

@@ -14,13 +14,16 @@ back sharing exactly as before. Preempt a fork family as one group, or its share
 freed on the GPU nor kept shared on the CPU.
 
 Prefix caching and computed K/V. A block becomes findable in the prefix cache only once the K/V of all
-its tokens are computed: a cache hit hands its slots to another sequence as they are, so a block registered
-while one of its slots was merely *reserved* (and then freed before the model ran, e.g. when its sequence
-was preempted in the middle of a step's growth) would give that sequence garbage. By default ``add`` and
-``append`` promise that the caller writes the K/V of every token so far before anything else happens (the
-single-threaded use of notebook 7), and register full blocks at once. A scheduler that may preempt between
-reserving slots and running the model, or that prefills a prompt in chunks, passes ``computed=False`` and
-calls :meth:`BlockManager.mark_computed` after each model step with how many tokens now have K/V.
+its tokens are computed, or are sure to be written before anyone reads them: a cache hit hands its slots to
+another sequence as they are, so a block registered while one of its slots was merely *reserved* (and then
+freed before the model ran, e.g. when its sequence was preempted in the middle of a step's growth) would give
+that sequence garbage. By default ``add`` and ``append`` promise that the caller writes the K/V of every token
+so far before anything else happens (the single-threaded use of notebook 7), and register full blocks at once.
+A scheduler that may preempt between reserving slots and running the model, or that prefills a prompt in
+chunks, passes ``computed=False`` and calls :meth:`BlockManager.mark_computed` with the tokens that will have
+K/V: after the model step, or (as the engine's scheduler and vLLM v1 do) once the step's batch is final, when
+nothing can be preempted any more and the step's model run writes every token's K/V before its attention
+reads any.
 
 Every operation is atomic: it checks everything first and raises (``OutOfBlocks``, ``ValueError``,
 ``TypeError``) before changing anything, so after an exception the manager is exactly as before.
@@ -261,14 +264,18 @@ class BlockManager:
         """Prompt tokens of ``seq_id`` whose K/V ``add`` found in the prefix cache (their prefill can be skipped)."""
         return self._seq(seq_id).num_cached_tokens
 
-    def can_add(self, num_tokens: int) -> bool:
-        """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now.
+    def can_add(self, num_tokens: int | list[int]) -> bool:
+        """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now, or (a list) one sequence of
+        each length, say the samples of a request preempted by recomputation.
 
-        True when its blocks fit and leave ``watermark_blocks`` free (vLLM v0's ``can_allocate``), without
+        True when their blocks fit and leave ``watermark_blocks`` free (vLLM v0's ``can_allocate``), without
         counting on cache hits. ``add`` itself only needs the blocks, so it can succeed where this says False.
         """
-        check_count("num_tokens", num_tokens, 0)
-        return -(-num_tokens // self.block_size) + self.watermark_blocks <= self.num_free_blocks
+        counts = num_tokens if isinstance(num_tokens, list) else [num_tokens]
+        for n in counts:
+            check_count("num_tokens", n, 0)
+        need = sum(-(-n // self.block_size) for n in counts)
+        return need + self.watermark_blocks <= self.num_free_blocks
 
     def can_append(self, seq_id: Hashable) -> bool:
         """Whether ``append(seq_id, ...)`` would succeed (it needs a block at a block boundary or to copy on write).
