@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from pagedlab.model import Attention
+from pagedlab.model import Attention, check_inputs
 
 
 @dataclass(frozen=True)
@@ -167,8 +167,8 @@ class Llama(nn.Module):
     """A Llama-architecture language model (see the module docstring).
 
     Args:
-        config: the sizes. Weights start random (normal, std 0.02; use :meth:`random` for a seeded one) or come
-            from :meth:`from_hf`.
+        config: the sizes. Weights start random (normal, std 0.02; seed torch first) or come from
+            :meth:`from_hf` / :meth:`from_state_dict`.
     """
 
     def __init__(self, config: LlamaConfig) -> None:
@@ -181,13 +181,6 @@ class Llama(nn.Module):
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(module.weight, std=0.02)
-
-    @classmethod
-    def random(cls, config: LlamaConfig, seed: int = 0) -> Llama:
-        """A randomly initialised model, the same for the same ``seed`` (in eval mode)."""
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            return cls(config).eval()
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor | None = None,
                 attention: Attention = causal_gqa_attention) -> torch.Tensor:
@@ -208,12 +201,7 @@ class Llama(nn.Module):
             ValueError: a token id outside the vocabulary, or a position past ``n_positions``.
         """
         cfg = self.config
-        if positions is None:
-            positions = torch.arange(input_ids.shape[-1], device=input_ids.device).expand_as(input_ids)
-        if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= cfg.vocab_size):
-            raise ValueError(f"input_ids must be token ids in 0 .. {cfg.vocab_size - 1}")
-        if positions.numel() and int(positions.max()) >= cfg.n_positions:
-            raise ValueError(f"position {int(positions.max())} is past the model's n_positions={cfg.n_positions}")
+        positions = check_inputs(input_ids, positions, cfg.vocab_size, cfg.n_positions)
         x = self.embed_tokens(input_ids)
         cos, sin = rope_cos_sin(positions, cfg.head_dim, cfg.rope_theta, x.dtype)
         for layer, block in enumerate(self.layers):

@@ -61,6 +61,22 @@ class GPTConfig:
         return self.n_heads
 
 
+def check_inputs(input_ids: torch.Tensor, positions: torch.Tensor | None, vocab_size: int, n_positions: int
+                 ) -> torch.Tensor:
+    """A model's input check: the positions (default ``0 .. seq - 1``, shaped like ``input_ids``), validated.
+
+    Raises:
+        ValueError: a token id outside ``0 .. vocab_size - 1`` or a position past ``n_positions``.
+    """
+    if positions is None:
+        positions = torch.arange(input_ids.shape[-1], device=input_ids.device).expand_as(input_ids)
+    if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab_size):
+        raise ValueError(f"input_ids must be token ids in 0 .. {vocab_size - 1}")
+    if positions.numel() and int(positions.max()) >= n_positions:
+        raise ValueError(f"position {int(positions.max())} is past the model's n_positions={n_positions}")
+    return positions
+
+
 def causal_attention(layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Causal attention over contiguous ``(batch, seq, heads, head_dim)`` tensors (the reference path)."""
     out = F.scaled_dot_product_attention(q.transpose(-3, -2), k.transpose(-3, -2), v.transpose(-3, -2),
@@ -134,13 +150,8 @@ class TinyGPT(nn.Module):
         Raises:
             ValueError: a position past ``n_positions`` or a token id outside the vocabulary.
         """
-        if positions is None:
-            positions = torch.arange(input_ids.shape[-1], device=input_ids.device).expand_as(input_ids)
         cfg = self.config
-        if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= cfg.vocab_size):
-            raise ValueError(f"input_ids must be token ids in 0 .. {cfg.vocab_size - 1}")
-        if positions.numel() and int(positions.max()) >= cfg.n_positions:
-            raise ValueError(f"position {int(positions.max())} is past the model's n_positions={cfg.n_positions}")
+        positions = check_inputs(input_ids, positions, cfg.vocab_size, cfg.n_positions)
         x = self.wte(input_ids) + self.wpe(positions)
         for layer, block in enumerate(self.blocks):
             x = block(x, layer, attention)
