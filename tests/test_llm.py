@@ -176,7 +176,7 @@ def test_seeded_sampling_is_the_same_on_a_big_and_a_tiny_pool(llm, prompts):
     params = [SamplingParams(temperature=0.8, top_p=0.9, top_k=50, max_tokens=16, seed=s, ignore_eos=True)
               for s in range(3)]
     runs = []
-    for config in (BIG, dict(num_blocks=5, block_size=16, watermark=0.0)):
+    for config in (BIG, dict(num_blocks=7, block_size=16, watermark=0.0)):
         engine = engine_for(llm, **config)
         runs.append([o.outputs[0].token_ids for o in engine.generate(prompts[:3], params, use_tqdm=False)])
         assert_no_leak(engine)
