@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         tokens = batch * args.tokens
         for backend in ("triton", "torch"):
             engine = LLMEngine(model, num_blocks=batch * per_seq + 1, block_size=args.block_size,
-                               max_num_seqs=batch, max_num_batched_tokens=batch * args.prompt_len,
+                               max_num_seqs=batch, max_num_batched_tokens=batch * (args.prompt_len + args.tokens),
                                attention_backend=backend)
             run = lambda: engine.generate(prompts.tolist(), params, use_tqdm=False)  # noqa: E731
             rows.append(dict(provider=f"engine-{backend}", batch=batch, tokens_per_s=tokens / _median_seconds(
