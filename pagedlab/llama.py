@@ -183,7 +183,7 @@ class Llama(nn.Module):
                 nn.init.normal_(module.weight, std=0.02)
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor | None = None,
-                attention: Attention = causal_gqa_attention) -> torch.Tensor:
+                attention: Attention = causal_gqa_attention, rows: torch.Tensor | None = None) -> torch.Tensor:
         """Logits of every position.
 
         Args:
@@ -193,9 +193,11 @@ class Llama(nn.Module):
                 ``0 .. seq - 1``); RoPE rotates with them.
             attention: ``attention(layer, q, k, v) -> out``, ``q`` with ``n_heads`` heads, ``k, v`` with
                 ``n_kv_heads``.
+            rows: with flat ``(num_tokens,)`` inputs, compute logits only at these rows (the engine samples from
+                each sequence's last token: a prompt's other rows would cost a vocabulary-sized product each).
 
         Returns:
-            ``(*input_ids.shape, vocab_size)`` logits in the model's dtype.
+            ``(*input_ids.shape, vocab_size)`` logits in the model's dtype, or ``(len(rows), vocab_size)``.
 
         Raises:
             ValueError: a token id outside the vocabulary, or a position past ``n_positions``.
@@ -206,7 +208,7 @@ class Llama(nn.Module):
         cos, sin = rope_cos_sin(positions, cfg.head_dim, cfg.rope_theta, x.dtype)
         for layer, block in enumerate(self.layers):
             x = block(x, cos, sin, layer, attention)
-        x = self.norm(x)
+        x = self.norm(x if rows is None else x[rows])
         return x @ self.embed_tokens.weight.T if self.lm_head is None else self.lm_head(x)
 
     @classmethod

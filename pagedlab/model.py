@@ -135,7 +135,7 @@ class TinyGPT(nn.Module):
             return cls(config).eval()
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor | None = None,
-                attention: Attention = causal_attention) -> torch.Tensor:
+                attention: Attention = causal_attention, rows: torch.Tensor | None = None) -> torch.Tensor:
         """Logits of every position.
 
         Args:
@@ -143,9 +143,11 @@ class TinyGPT(nn.Module):
                 paged ``attention``.
             positions: the position of each token, shaped like ``input_ids`` (default ``0 .. seq - 1``).
             attention: ``attention(layer, q, k, v) -> out``, see the module docstring.
+            rows: with flat ``(num_tokens,)`` inputs, compute logits only at these rows (what the engine samples).
 
         Returns:
-            ``(*input_ids.shape, vocab_size)`` float logits (the output layer is the token embedding, tied).
+            ``(*input_ids.shape, vocab_size)`` float logits (the output layer is the token embedding, tied), or
+            ``(len(rows), vocab_size)``.
 
         Raises:
             ValueError: a position past ``n_positions`` or a token id outside the vocabulary.
@@ -155,7 +157,7 @@ class TinyGPT(nn.Module):
         x = self.wte(input_ids) + self.wpe(positions)
         for layer, block in enumerate(self.blocks):
             x = block(x, layer, attention)
-        return self.ln_f(x) @ self.wte.weight.T
+        return self.ln_f(x if rows is None else x[rows]) @ self.wte.weight.T
 
     @classmethod
     def from_gpt2(cls, hf_model: nn.Module) -> TinyGPT:

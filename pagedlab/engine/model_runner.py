@@ -14,7 +14,8 @@ class ModelRunner:
     """Runs a model whose attention reads and writes the paged cache.
 
     Args:
-        model: ``model(input_ids, positions, attention) -> logits``, e.g. :class:`~pagedlab.model.TinyGPT`.
+        model: ``model(input_ids, positions, attention, rows=...) -> logits`` at those rows, e.g.
+            :class:`~pagedlab.model.TinyGPT` or :class:`~pagedlab.llama.Llama`.
         kv_cache: the pools the block tables point into.
         backend: the attention functions (default: the Triton kernels).
     """
@@ -79,5 +80,4 @@ class ModelRunner:
         row at its sequence's last computed token."""
         self.apply_moves(batch)
         input_ids, positions, attention, last = self.prepare(batch)
-        logits = self.model(input_ids, positions, attention)
-        return logits[torch.tensor(last, device=logits.device)]
+        return self.model(input_ids, positions, attention, rows=torch.tensor(last, device=input_ids.device))
