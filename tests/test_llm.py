@@ -8,8 +8,8 @@
   tokens and ``ignore_eos``; seeded sampling the same on a big and a tiny pool; text decoded incrementally;
   bad input refused with the engine still working; no block leaked after any run.
 
-Over those 6 prompts the smallest gap between the top two logits along Hugging Face's greedy path is far above
-fp32 error (measured when this test was written: 0.0028), so token equality is a fair bar.
+Along Hugging Face's greedy path over these 6 prompts (182 steps) the smallest gap between the top two logits
+was 0.027 when this test was written, far above fp32 error, so token equality is a fair bar.
 """
 
 import pagedlab.kernels  # noqa: F401  (first: decides Triton's mode before transformers imports triton)
