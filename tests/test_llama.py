@@ -160,3 +160,12 @@ def test_a_failed_conversion_leaves_no_cache(fake_gguf, monkeypatch):
         loader.convert_gguf(path)
     assert not any(loader.cache_root().iterdir())          # neither the folder nor its temporary copy
     monkeypatch.undo()
+
+
+def test_a_damaged_gguf_file_gets_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGEDLAB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "damaged.gguf"
+    path.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + os.urandom(256))     # the magic, then garbage
+    with pytest.raises(ValueError, match="could not read .*damaged"):
+        loader.convert_gguf(path)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
