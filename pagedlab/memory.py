@@ -120,7 +120,12 @@ LLAMA2_70B = ModelShape("Llama-2-70B", 80, 64, 8, 128, 4096,
                         "meta-llama/Llama-2-70b-hf config.json: hidden_size 8192, num_attention_heads 64, "
                         "num_key_value_heads 8, num_hidden_layers 80, max_position_embeddings 4096")
 
-PRESETS = {m.name: m for m in (LLAMA_7B, LLAMA3_8B, OPT_13B, LLAMA2_70B)}
+SMOLLM2_135M = ModelShape("SmolLM2-135M", 30, 9, 3, 64, 8192,
+                          "HuggingFaceTB/SmolLM2-135M-Instruct config.json: hidden_size 576, num_attention_heads 9, "
+                          "num_key_value_heads 3, num_hidden_layers 30, max_position_embeddings 8192 (the model "
+                          "notebook 10 serves; tests/test_llm.py checks these against the loaded model)")
+
+PRESETS = {m.name: m for m in (LLAMA_7B, LLAMA3_8B, OPT_13B, LLAMA2_70B, SMOLLM2_135M)}
 """The model shapes used in the course, by name."""
 
 

@@ -55,6 +55,27 @@ class GPTConfig:
         """``d_model // n_heads``."""
         return self.d_model // self.n_heads
 
+    @property
+    def n_kv_heads(self) -> int:
+        """K/V heads, what the KV cache stores: ``n_heads`` (GPT-2 has no grouped-query attention)."""
+        return self.n_heads
+
+
+def check_inputs(input_ids: torch.Tensor, positions: torch.Tensor | None, vocab_size: int, n_positions: int
+                 ) -> torch.Tensor:
+    """A model's input check: the positions (default ``0 .. seq - 1``, shaped like ``input_ids``), validated.
+
+    Raises:
+        ValueError: a token id outside ``0 .. vocab_size - 1`` or a position past ``n_positions``.
+    """
+    if positions is None:
+        positions = torch.arange(input_ids.shape[-1], device=input_ids.device).expand_as(input_ids)
+    if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab_size):
+        raise ValueError(f"input_ids must be token ids in 0 .. {vocab_size - 1}")
+    if positions.numel() and int(positions.max()) >= n_positions:
+        raise ValueError(f"position {int(positions.max())} is past the model's n_positions={n_positions}")
+    return positions
+
 
 def causal_attention(layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Causal attention over contiguous ``(batch, seq, heads, head_dim)`` tensors (the reference path)."""
@@ -114,7 +135,7 @@ class TinyGPT(nn.Module):
             return cls(config).eval()
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor | None = None,
-                attention: Attention = causal_attention) -> torch.Tensor:
+                attention: Attention = causal_attention, rows: torch.Tensor | None = None) -> torch.Tensor:
         """Logits of every position.
 
         Args:
@@ -122,24 +143,21 @@ class TinyGPT(nn.Module):
                 paged ``attention``.
             positions: the position of each token, shaped like ``input_ids`` (default ``0 .. seq - 1``).
             attention: ``attention(layer, q, k, v) -> out``, see the module docstring.
+            rows: with flat ``(num_tokens,)`` inputs, compute logits only at these rows (what the engine samples).
 
         Returns:
-            ``(*input_ids.shape, vocab_size)`` float logits (the output layer is the token embedding, tied).
+            ``(*input_ids.shape, vocab_size)`` float logits (the output layer is the token embedding, tied), or
+            ``(len(rows), vocab_size)``.
 
         Raises:
             ValueError: a position past ``n_positions`` or a token id outside the vocabulary.
         """
-        if positions is None:
-            positions = torch.arange(input_ids.shape[-1], device=input_ids.device).expand_as(input_ids)
         cfg = self.config
-        if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= cfg.vocab_size):
-            raise ValueError(f"input_ids must be token ids in 0 .. {cfg.vocab_size - 1}")
-        if positions.numel() and int(positions.max()) >= cfg.n_positions:
-            raise ValueError(f"position {int(positions.max())} is past the model's n_positions={cfg.n_positions}")
+        positions = check_inputs(input_ids, positions, cfg.vocab_size, cfg.n_positions)
         x = self.wte(input_ids) + self.wpe(positions)
         for layer, block in enumerate(self.blocks):
             x = block(x, layer, attention)
-        return self.ln_f(x) @ self.wte.weight.T
+        return self.ln_f(x if rows is None else x[rows]) @ self.wte.weight.T
 
     @classmethod
     def from_gpt2(cls, hf_model: nn.Module) -> TinyGPT:

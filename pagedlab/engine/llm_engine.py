@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Hashable, Sequence as Seq
 
 import torch
 
+from pagedlab.engine.backends import select_backend
 from pagedlab.engine.model_runner import ModelRunner
-from pagedlab.engine.outputs import CompletionOutput, RequestOutput, StepMetrics
+from pagedlab.engine.outputs import CompletionOutput, RequestMetrics, RequestOutput, StepMetrics
 from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
 from pagedlab.engine.scheduler import Preemption, Scheduler, SchedulerOutput
 from pagedlab.engine.sequence import Request, Sequence, Status
@@ -20,7 +22,8 @@ class LLMEngine:
     """A continuous-batching engine over the paged KV cache.
 
     Args:
-        model: a :class:`~pagedlab.model.TinyGPT` (or any module with its ``config`` and call signature).
+        model: a :class:`~pagedlab.model.TinyGPT` or :class:`~pagedlab.llama.Llama` (any module with their
+            ``config`` and call signature).
         num_blocks: GPU blocks in the KV pool. block_size: tokens per block.
         num_cpu_blocks: CPU blocks for preemption by swapping (0: none).
         max_num_seqs: most sequences in one step. max_num_batched_tokens: most tokens in one step, at least
@@ -32,22 +35,30 @@ class LLMEngine:
             (vLLM's default, 1%).
         enable_chunked_prefill: prefill in chunks of the token budget a step has left, mixed with the decodes
             (vLLM's name): one long prompt no longer stalls every decode for a step.
+        tokenizer: a Hugging Face tokenizer: completions get their ``text``, end at its EOS token, and may use
+            stop strings (None: token ids only, every completion runs to ``max_tokens`` or a stop token).
+        attention_backend: ``"triton"`` (the course's kernels, the default), ``"torch"``, ``"auto"`` or a
+            decode-attention function (:func:`~pagedlab.engine.backends.select_backend`).
+        clock: the time source of each request's :class:`RequestMetrics` (seconds).
 
     Attributes:
         block_manager: the :class:`~pagedlab.paged.BlockManager` (the scheduler's: read it, never change it).
         kv_cache: the :class:`~pagedlab.paged.KVCache`.
         scheduler: the :class:`~pagedlab.engine.scheduler.Scheduler` (its queues).
         metrics: a :class:`StepMetrics` per step so far.
+        attention_backend: the :class:`~pagedlab.engine.backends.AttentionBackend` that runs (``.name``, ``.reason``).
 
     Raises:
         ValueError / TypeError: sizes that are not positive ints, ``max_num_batched_tokens < max_num_seqs``, an
-            unknown ``preemption``, ``"swap"`` without a CPU pool, a watermark outside [0, 1).
+            unknown ``preemption``, ``"swap"`` without a CPU pool, a watermark outside [0, 1), an unknown
+            attention backend.
     """
 
     def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int = 16, num_cpu_blocks: int = 0,
                  max_num_seqs: int = 64, max_num_batched_tokens: int = 2048, enable_prefix_caching: bool = False,
                  preemption: Preemption = "recompute", watermark: float = 0.01,
-                 enable_chunked_prefill: bool = False) -> None:
+                 enable_chunked_prefill: bool = False, tokenizer=None, attention_backend: object = "triton",
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         check_count("max_num_seqs", max_num_seqs, 1)
         check_count("max_num_batched_tokens", max_num_batched_tokens, 1)
         if max_num_batched_tokens < max_num_seqs:
@@ -60,15 +71,18 @@ class LLMEngine:
             raise ValueError("preemption='swap' needs a CPU pool: pass num_cpu_blocks > 0")
         if not isinstance(enable_chunked_prefill, bool):
             raise TypeError(f"enable_chunked_prefill must be a bool, got {type(enable_chunked_prefill).__name__}")
+        self.attention_backend = select_backend(attention_backend)
         cfg = model.config
         self.model, self.config = model, cfg
+        self.tokenizer, self.clock = tokenizer, clock
+        self.eos_token_id = None if tokenizer is None else tokenizer.eos_token_id
         self.block_manager = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching, watermark)
         param = next(model.parameters())
-        self.kv_cache = KVCache(cfg.n_layers, num_blocks, block_size, cfg.n_heads, cfg.head_dim, num_cpu_blocks,
+        self.kv_cache = KVCache(cfg.n_layers, num_blocks, block_size, cfg.n_kv_heads, cfg.head_dim, num_cpu_blocks,
                                 dtype=param.dtype, device=param.device)
         self.scheduler = Scheduler(self.block_manager, max_num_seqs, max_num_batched_tokens, preemption,
                                    enable_chunked_prefill)
-        self.runner = ModelRunner(model, self.kv_cache)
+        self.runner = ModelRunner(model, self.kv_cache, self.attention_backend)
         self.metrics: list[StepMetrics] = []
         self._requests: dict[Hashable, Request] = {}
         self._num_arrivals = 0
@@ -77,11 +91,14 @@ class LLMEngine:
     # ---- requests ------------------------------------------------------------------------------------
 
     def add_request(self, prompt: Seq[int], params: SamplingParams | None = None,
-                    request_id: Hashable | None = None) -> Hashable:
+                    request_id: Hashable | None = None, arrival_time: float | None = None) -> Hashable:
         """Queue a prompt (token ids) to complete; returns its request id.
 
         The default id is the request's arrival number (0, 1, ...), or the next number not in use when an
         explicit id took it. A request that is refused changes nothing (it takes no arrival number).
+
+        ``arrival_time`` (on the engine's clock, default now) is when the request reached the server, the start
+        of its time to first token.
 
         Raises:
             TypeError: ``params`` is not a SamplingParams, the prompt is not a list of ints (bools are not
@@ -129,12 +146,18 @@ class LLMEngine:
             (params.n * -(-(total - 1) // bs) > usable, f"its {params.n} sequence(s) of up to {total} tokens need "
                                                         f"{params.n * -(-(total - 1) // bs)} blocks; the pool has "
                                                         f"{usable} after the watermark, so it could never finish"),
+            (params.stop and self.tokenizer is None, f"stop strings {list(params.stop)} need text: pass a tokenizer "
+                                                     f"to the engine, or use stop_token_ids"),
+            (any(not 0 <= t < cfg.vocab_size for t in params.stop_token_ids),
+             f"a stop token id is outside 0 .. {cfg.vocab_size - 1}"),
         ]
         for bad, why in problems:
             if bad:
                 raise ValueError(f"cannot add request {request_id!r}: {why}")
         self._num_arrivals += 1
-        request = Request(request_id, list(prompt), params.with_seed(), arrival)
+        metrics = RequestMetrics(self.clock() if arrival_time is None else arrival_time)
+        request = Request(request_id, list(prompt), params.with_seed(), arrival, self.tokenizer, self.eos_token_id,
+                          metrics)
         self._requests[request_id] = request
         sched.add(request)
         return request_id
@@ -172,6 +195,10 @@ class LLMEngine:
                             if n == 1 and len(s.token_ids) - s.num_computed == 1 and s.output_ids)
         prefill_tokens = out.num_batched_tokens - decode_tokens
         new_tokens: list[list[int]] = []
+        start = self.clock()
+        for seq in seqs:
+            if seq.request.metrics.first_scheduled_time is None:
+                seq.request.metrics.first_scheduled_time = start
         if seqs:
             logits = self.runner.execute(out)
             greedy = logits.argmax(dim=-1).tolist()
@@ -180,9 +207,16 @@ class LLMEngine:
         else:                   # nothing to run, but a preemption may have swapped blocks out
             self.runner.apply_moves(out)
         ran = self.scheduler.postprocess(out, new_tokens)
+        now = self.clock()
+        for seq, tokens in zip(seqs, new_tokens):
+            if tokens:
+                m = seq.request.metrics
+                m.last_token_time = now
+                m.first_token_time = now if m.first_token_time is None else m.first_token_time
         finished = 0
         for request in ran:
             if request.status == Status.FINISHED:
+                request.metrics.finished_time = now
                 del self._requests[request.request_id]
                 finished += 1
         self._record(out, batch, prefill_tokens, decode_tokens, finished)
@@ -246,8 +280,9 @@ class LLMEngine:
     def _output(self, request: Request) -> RequestOutput:
         done = request.status == Status.FINISHED
         return RequestOutput(request.request_id, request.prompt,
-                             [CompletionOutput(s.index, s.output_ids, s.finished) for s in request.seqs],
-                             done, request.num_cached_tokens or 0)
+                             [CompletionOutput(s.index, s.output_ids, s.finished, s.text, s.finish_reason,
+                                               s.stop_reason) for s in request.seqs],
+                             done, request.num_cached_tokens or 0, request.metrics)
 
     def _record(self, out: SchedulerOutput, batch: tuple[tuple[Hashable, int], ...], prefill_tokens: int,
                 decode_tokens: int, finished: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from pagedlab.engine.attention import PagedAttention
+from pagedlab.engine.backends import AttentionBackend, select_backend
 from pagedlab.engine.scheduler import SchedulerOutput
 from pagedlab.paged import BlockTable, KVCache
 
@@ -13,12 +14,15 @@ class ModelRunner:
     """Runs a model whose attention reads and writes the paged cache.
 
     Args:
-        model: ``model(input_ids, positions, attention) -> logits``, e.g. :class:`~pagedlab.model.TinyGPT`.
+        model: ``model(input_ids, positions, attention, rows=...) -> logits`` at those rows, e.g.
+            :class:`~pagedlab.model.TinyGPT` or :class:`~pagedlab.llama.Llama`.
         kv_cache: the pools the block tables point into.
+        backend: the attention functions (default: the Triton kernels).
     """
 
-    def __init__(self, model: torch.nn.Module, kv_cache: KVCache) -> None:
+    def __init__(self, model: torch.nn.Module, kv_cache: KVCache, backend: AttentionBackend | None = None) -> None:
         self.model, self.kv_cache = model, kv_cache
+        self.backend = select_backend("triton") if backend is None else backend
 
     def apply_moves(self, batch: SchedulerOutput) -> None:
         """The K/V copies the scheduler asked for, in the order that is safe (see :class:`SchedulerOutput`)."""
@@ -66,7 +70,7 @@ class ModelRunner:
         lens = [p + 1 for p in positions[:len(decodes)]]
         attention = PagedAttention(self.kv_cache, torch.tensor(slots, dtype=torch.long, device=dev), len(decodes),
                                    block_tables.to(dev), torch.tensor(lens, dtype=torch.int32, device=dev),
-                                   (max(lens, default=1), max(sum(lens), 1)), spans)
+                                   (max(lens, default=1), max(sum(lens), 1)), spans, self.backend)
         return (torch.tensor(ids, dtype=torch.long, device=dev), torch.tensor(positions, dtype=torch.long, device=dev),
                 attention, [row[id(s)] for s in batch.seqs])
 
@@ -76,5 +80,4 @@ class ModelRunner:
         row at its sequence's last computed token."""
         self.apply_moves(batch)
         input_ids, positions, attention, last = self.prepare(batch)
-        logits = self.model(input_ids, positions, attention)
-        return logits[torch.tensor(last, device=logits.device)]
+        return self.model(input_ids, positions, attention, rows=torch.tensor(last, device=input_ids.device))

