@@ -353,7 +353,7 @@ def test_static_svg_shows_the_final_state_and_a_strip_of_key_frames(source_scena
     root = ET.fromstring(svg)
     assert root.get("data-role") == "static"
     main = {int(b["data-block"]): b["data-state"] for b in shapes(svg, "block") if b["data-pool"] == "gpu"}
-    assert main == {b: st["state"] for b, st in enumerate(w.frames[-1].gpu)}
+    assert main == {b: st.state for b, st in enumerate(w.frames[-1].gpu)}
     assert main == {0: "used", 1: "used", 2: "used", 3: "used", 4: "used", 5: "free"}
     keys = shapes(svg, "key-frame")
     kinds = [k["data-kind"] for k in keys]

@@ -32,12 +32,12 @@ Reference counts (``manager.allocator.refcount(b)``) count block tables, nothing
 by three forked sequences has count 3; the prefix cache holds no reference (a cached block nobody uses
 has count 0 and is *cached-free*, see :mod:`pagedlab.paged.allocator`).
 
-Events. After each successful operation the manager first appends all of its :class:`BlockEvent`
-records to ``manager.events`` (the last 1000), then calls every subscriber with each one, in order.
-When a subscriber runs, the operation is complete, so it may read the manager (that is how the
-block-table widget redraws). A subscriber that raises does not stop the others: every subscriber still
-gets every event of the operation, and then the first exception propagates to the caller (the operation
-has happened, and its events are logged).
+Events. After each successful operation the manager logs its :class:`~pagedlab.paged.events.BlockEvent`
+records (``manager.events``, the last 1000) and tells every subscriber, by the rule of
+:mod:`pagedlab.paged.events`. How the pools are used is reported by :mod:`pagedlab.paged.usage`.
+
+The class is laid out in the course's order: block tables (notebook 6), sharing and prefix caching
+(notebook 7), preemption by swapping (notebook 8), each section with the private helpers it uses.
 """
 
 from __future__ import annotations
@@ -46,59 +46,13 @@ import operator
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks, check_count
 from pagedlab.paged.block_table import BlockTable, Device
+from pagedlab.paged.events import BlockEvent, EventLog
 from pagedlab.paged.prefix_cache import PrefixCache
-
-EventKind = Literal["allocate", "append", "free", "fork", "copy_on_write", "cache_hit", "evict",
-                    "swap_out", "swap_in"]
-
-
-@dataclass(frozen=True, slots=True)
-class BlockEvent:
-    """One thing the manager did, for widgets and logs.
-
-    Attributes:
-        kind: what happened (the blocks are GPU blocks unless ``device`` says ``"cpu"``):
-
-            * ``"allocate"``: ``blocks`` were taken from the free list for ``seq_id`` (by ``add``, or by
-              ``append`` crossing into a new block);
-            * ``"append"``: ``seq_id`` reserved one token slot, ``slot``, in ``blocks[0]``;
-            * ``"free"``: ``seq_id`` finished and dropped its reference to each of ``blocks`` (on ``device``);
-            * ``"fork"``: ``seq_id`` was created from ``parent`` and shares all of ``blocks``;
-            * ``"copy_on_write"``: ``seq_id`` wrote into a shared block, so ``pairs == ((src, dst),)``:
-              it now owns ``dst``, a copy of ``src``; ``blocks == (src, dst)``;
-            * ``"cache_hit"``: ``add`` reused cached ``blocks`` for the prefix of ``seq_id``, or ``swap_in``
-              found ``blocks`` of ``seq_id`` still cached on the GPU (nothing to copy back for them);
-            * ``"evict"``: the prefix cache gave up cached-free ``blocks`` to make room for ``seq_id``;
-            * ``"swap_out"``: ``seq_id`` moved to the CPU pool; ``pairs`` are ``(gpu_block, cpu_block)``
-              for each of its blocks, in logical order; ``blocks`` the GPU blocks it released;
-            * ``"swap_in"``: ``seq_id`` came back; ``pairs`` are ``(cpu_block, gpu_block)`` for each of its
-              blocks that was copied, ``blocks`` the GPU blocks it now holds.
-
-            A group swap logs one event per sequence, in the group's order. A block shared inside the
-            group appears in each sharer's ``pairs`` but is copied once: the copies to perform are what
-            ``swap_out``/``swap_in`` return (the union of the group's pairs).
-        seq_id: the sequence the event is about.
-        blocks: block ids, see ``kind``.
-        pairs: ``(src, dst)`` copies the caller performs (``copy_on_write``, ``swap_out``, ``swap_in``).
-        parent: the parent sequence of a ``fork``, else None.
-        slot: the reserved slot of an ``append``, else None.
-        device: the pool ``blocks`` belong to.
-        step: 0, 1, 2, ... in the order events happened in this manager.
-    """
-
-    kind: EventKind
-    seq_id: Hashable
-    blocks: tuple[int, ...] = ()
-    pairs: tuple[tuple[int, int], ...] = ()
-    parent: Hashable | None = None
-    slot: int | None = None
-    device: Device = "gpu"
-    step: int = 0
+from pagedlab.paged.usage import Usage, usage
 
 
 class AppendResult(NamedTuple):
@@ -111,46 +65,6 @@ class AppendResult(NamedTuple):
 
     slot: int
     copy: tuple[int, int] | None
-
-
-@dataclass(frozen=True)
-class Usage:
-    """A snapshot of how the GPU pool is used (``BlockManager.usage()``).
-
-    Attributes:
-        num_blocks: size of the GPU pool.
-        blocks_used: blocks with a reference count > 0.
-        blocks_free: blocks on the free list.
-        blocks_cached: cached-free blocks (unreferenced, holding a reusable prefix; reclaimable).
-        blocks_shared: blocks referenced by more than one sequence.
-        logical_blocks: blocks over all GPU block tables, counting a shared block once per table.
-        tokens_stored: tokens over all GPU sequences (a shared token counts once per sequence).
-        slots_filled: physical slots holding a token (a shared slot counts once).
-        unused_slots: reserved but unused slots, ``blocks_used * block_size - slots_filled`` (internal
-            fragmentation: only ever in the last, partly filled block of a sequence).
-        fragmentation: ``unused_slots / (blocks_used * block_size)``, 0.0 for an empty pool.
-        blocks_saved_by_sharing: ``logical_blocks - blocks_used``.
-        bytes_saved_by_sharing: ``blocks_saved_by_sharing * bytes_per_block`` when ``usage`` was given
-            ``bytes_per_block``, else None.
-        num_cpu_blocks, cpu_blocks_used: the CPU pool (0 and 0 without one).
-        num_swapped: sequences currently swapped out.
-    """
-
-    num_blocks: int
-    blocks_used: int
-    blocks_free: int
-    blocks_cached: int
-    blocks_shared: int
-    logical_blocks: int
-    tokens_stored: int
-    slots_filled: int
-    unused_slots: int
-    fragmentation: float
-    blocks_saved_by_sharing: int
-    bytes_saved_by_sharing: int | None
-    num_cpu_blocks: int
-    cpu_blocks_used: int
-    num_swapped: int
 
 
 class _Seq:
@@ -169,13 +83,9 @@ class _Seq:
 
 
 def _tokens(token_ids: Iterable[int]) -> list[int]:
-    tokens = list(token_ids)
-    # Fast check first: a sum of Python ints is an int, and one float, str or numpy scalar changes its type or
-    # raises. Anything else goes through array('q'), which converts ints like numpy's or fails (all in C).
+    """``token_ids`` as a list of Python ints; any int (numpy's too) that fits in 64 bits, like ``append``'s."""
     try:
-        if type(sum(tokens)) is not int:
-            tokens = array("q", tokens).tolist()
-        return tokens
+        return array("q", token_ids).tolist()      # converts and checks every id in C
     except (TypeError, OverflowError):
         raise TypeError("token_ids must be an iterable of ints (token ids)") from None
 
@@ -208,6 +118,7 @@ class BlockManager:
 
     EVENT_LOG = 1000
 
+
     def __init__(self, num_blocks: int, block_size: int, num_cpu_blocks: int = 0,
                  enable_prefix_caching: bool = False, watermark: float = 0.01) -> None:
         check_count("num_blocks", num_blocks, 1)
@@ -223,12 +134,10 @@ class BlockManager:
         self.allocator = BlockAllocator(num_blocks)
         self.cpu_allocator = BlockAllocator(num_cpu_blocks) if num_cpu_blocks else None
         self.prefix_cache = PrefixCache(block_size) if enable_prefix_caching else None
-        self.events: deque[BlockEvent] = deque(maxlen=self.EVENT_LOG)
-        self._subscribers: list[Callable[[BlockEvent], None]] = []
+        self._log: EventLog[BlockEvent] = EventLog(self.EVENT_LOG)
         self._seqs: dict[Hashable, _Seq] = {}
-        self._step = 0
 
-    # ---- queries -------------------------------------------------------------------------------------
+    # ---- notebook 6: block tables (admit, grow, free) ------------------------------------------------
 
     @property
     def num_blocks(self) -> int:
@@ -256,14 +165,6 @@ class BlockManager:
         """
         return self._seq(seq_id).table
 
-    def is_swapped(self, seq_id: Hashable) -> bool:
-        """True while ``seq_id`` is swapped out to the CPU pool. Raises KeyError for an unknown id."""
-        return self._seq(seq_id).table.device == "cpu"
-
-    def num_cached_tokens(self, seq_id: Hashable) -> int:
-        """Prompt tokens of ``seq_id`` whose K/V ``add`` found in the prefix cache (their prefill can be skipped)."""
-        return self._seq(seq_id).num_cached_tokens
-
     def can_add(self, num_tokens: int | list[int]) -> bool:
         """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now, or (a list) one sequence of
         each length, say the samples of a request preempted by recomputation.
@@ -285,121 +186,24 @@ class BlockManager:
         """
         return not self._append_needs_block(self._gpu_seq(seq_id, "append to")) or self.num_free_blocks >= 1
 
-    def can_swap_out(self, seq_ids: Hashable | list[Hashable]) -> bool:
-        """Whether ``swap_out(seq_ids)`` would succeed: the CPU pool has a block for each distinct block of
-        the sequence or group (False without a CPU pool).
-
-        Raises:
-            KeyError / ValueError / TypeError: as ``swap_out`` (unknown, swapped-out or repeated ids).
-        """
-        _, seqs = self._group(seq_ids, "swap out")
-        unique = self._distinct_blocks(seqs)
-        return self.cpu_allocator is not None and len(unique) <= self.cpu_allocator.num_free
-
-    def can_swap_in(self, seq_ids: Hashable | list[Hashable]) -> bool:
-        """Whether a scheduler should ``swap_in(seq_ids)`` now, with room to keep running (vLLM v0's rule).
-
-        True when the GPU blocks the swap-in takes (a block for each distinct CPU block, less the
-        sequences' own GPU copies still in the prefix cache; reviving a cached-free copy counts, since it
-        leaves the allocatable blocks), plus one block per sequence for its next append, plus
-        ``watermark_blocks``, are at most ``num_free_blocks``. ``swap_in`` itself only needs the first term.
-
-        Raises:
-            KeyError: an unknown id. ValueError: an id that is not swapped out, or repeated, or an empty list.
-        """
-        _, seqs = self._group(seq_ids, "swap in", "cpu")
-        _, _, new, revived = self._plan_swap_in(seqs)
-        return len(new) + revived + len(seqs) + self.watermark_blocks <= self.num_free_blocks
-
-    def num_freeable_blocks(self, seq_ids: Hashable | list[Hashable]) -> int:
-        """How many blocks preempting ``seq_ids`` (by ``free`` or ``swap_out``) would give back: the contract
-        a scheduler relies on to choose its victims.
-
-        A GPU block counts when every reference to it comes from the given sequences (``refcount`` equals
-        the number of their tables that hold it); a block also held by a sequence outside the set stays
-        where it is and does not count. So ``num_free_blocks`` after freeing or swapping out all of
-        ``seq_ids`` is exactly ``num_free_blocks`` before plus this number. A freed block that holds a
-        cached prefix becomes cached-free rather than free: it counts, because it is allocatable (evicted
-        on demand), although its cached K/V are then lost. Blocks that are cached-free already are held by
-        no sequence and are in ``num_free_blocks`` already: they never count. Swapped-out sequences hold no
-        GPU blocks and add nothing.
-
-        Args:
-            seq_ids: one sequence id, or a list of distinct ids (say, a whole fork family: preempted one by
-                one, its shared blocks free nothing).
-
-        Raises:
-            KeyError: an unknown id. ValueError: a repeated id or an empty list.
-        """
-        _, seqs = self._group(seq_ids, "count the blocks of", None)
-        holders = Counter(b for seq in seqs if seq.table.device == "gpu" for b in seq.table.block_ids)
-        refcount = self.allocator.refcount
-        return sum(1 for b, n in holders.items() if refcount(b) == n)
-
     def usage(self, bytes_per_block: int | None = None) -> Usage:
-        """How the GPU pool is used right now (O(blocks); for reports, not for hot loops).
+        """How the GPU pool is used right now: :func:`pagedlab.paged.usage.usage` (O(blocks); for reports)."""
+        return usage(self, bytes_per_block)
 
-        Args:
-            bytes_per_block: K and V bytes of one block over all layers (``KVCache.bytes_per_block``), to
-                turn blocks saved by sharing into bytes; None leaves ``bytes_saved_by_sharing`` None.
-        """
-        alloc, bs = self.allocator, self.block_size
-        fill: dict[int, int] = {}
-        logical = tokens = swapped = 0
-        for seq in self._seqs.values():
-            t = seq.table
-            if t.device == "cpu":
-                swapped += 1
-                continue
-            logical += len(t.block_ids)
-            tokens += t.num_tokens
-            for i, b in enumerate(t.block_ids):
-                fill[b] = min(bs, t.num_tokens - i * bs)
-        used = len(fill)
-        filled = sum(fill.values())
-        shared = sum(1 for b in fill if alloc.refcount(b) > 1)
-        unused = used * bs - filled
-        saved = logical - used
-        cpu = self.cpu_allocator
-        return Usage(
-            num_blocks=alloc.num_blocks, blocks_used=used, blocks_free=alloc.num_free, blocks_cached=alloc.num_cached,
-            blocks_shared=shared, logical_blocks=logical, tokens_stored=tokens, slots_filled=filled,
-            unused_slots=unused, fragmentation=unused / (used * bs) if used else 0.0,
-            blocks_saved_by_sharing=saved,
-            bytes_saved_by_sharing=None if bytes_per_block is None else saved * bytes_per_block,
-            num_cpu_blocks=cpu.num_blocks if cpu else 0,
-            cpu_blocks_used=cpu.num_blocks - cpu.num_free if cpu else 0,
-            num_swapped=swapped,
-        )
-
-    # ---- events --------------------------------------------------------------------------------------
+    @property
+    def events(self) -> deque[BlockEvent]:
+        """The last ``EVENT_LOG`` :class:`BlockEvent` records, oldest first."""
+        return self._log.events
 
     def subscribe(self, callback: Callable[[BlockEvent], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` after every operation, once per event; returns a function that unsubscribes."""
-        if not callable(callback):
-            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+        """Call ``callback(event)`` after every operation, once per event; returns a function that unsubscribes.
 
-    def _emit(self, events: list[tuple]) -> None:
-        # Called only after an operation has fully happened (see the module docstring): log every event of
-        # the operation, then notify; a subscriber that raises stops neither the log nor the other subscribers.
-        logged = []
-        for fields in events:
-            logged.append(BlockEvent(*fields, step=self._step))
-            self._step += 1
-        self.events.extend(logged)
-        error = None
-        for event in logged:
-            for callback in tuple(self._subscribers):
-                try:
-                    callback(event)
-                except Exception as e:  # noqa: BLE001 - re-raised below, once everyone has been told
-                    error = error or e
-        if error is not None:
-            raise error
+        The rule for a callback that raises is :func:`pagedlab.paged.events.notify`'s.
 
-    # ---- operations ----------------------------------------------------------------------------------
+        Raises:
+            TypeError: ``callback`` is not callable.
+        """
+        return self._log.subscribe(callback)
 
     def add(self, seq_id: Hashable, token_ids: Iterable[int], computed: bool = True) -> BlockTable:
         """Admit a sequence with its prompt: allocate (or, with prefix caching, reuse) its blocks.
@@ -450,7 +254,6 @@ class BlockManager:
         events: list[tuple] = []
         if hits:
             cache.unpark_many(alloc.reuse_many(hits))
-        if hits:
             events.append(("cache_hit", seq_id, tuple(hits)))
         new = self._take(need, seq_id, events)
         if new:
@@ -521,22 +324,60 @@ class BlockManager:
         self._emit(events)
         return AppendResult(slot, copy)
 
-    def mark_computed(self, seq_id: Hashable, num_tokens: int) -> None:
-        """Say that the K/V of the first ``num_tokens`` tokens of ``seq_id`` are computed (written in the pool).
+    def free(self, seq_id: Hashable) -> None:
+        """Release a finished (or abandoned) sequence: drop its reference to each of its blocks.
 
-        With prefix caching, every full block among them becomes findable (one more copy of a prefix if it
-        is cached already); without, nothing happens. Saying it again, or for fewer tokens, is harmless.
+        A block whose count reaches zero goes back to the free list, or, when it holds a cached prefix,
+        becomes cached-free. The last block is parked first, so it is evicted first: a cached prefix is
+        given up from its end, never from its middle.
 
         Raises:
-            KeyError: unknown ``seq_id``. ValueError: it is swapped out. TypeError / ValueError:
-                ``num_tokens`` not an int in 0 .. the tokens of its table.
+            KeyError: unknown ``seq_id``.
         """
-        seq = self._gpu_seq(seq_id, "mark tokens computed in")
-        check_count("num_tokens", num_tokens, 0)
-        if num_tokens > seq.table.num_tokens:
-            raise ValueError(f"num_tokens={num_tokens} but sequence {seq_id!r} holds {seq.table.num_tokens} tokens")
-        if self.prefix_cache is not None:
-            self._register_upto(seq, num_tokens)
+        seq = self._seq(seq_id)
+        table = seq.table
+        if table.device == "cpu":
+            for b in table.block_ids:
+                self.cpu_allocator.free(b)
+        else:
+            self._release_gpu(table.block_ids)
+        del self._seqs[seq_id]
+        self._emit([("free", seq_id, tuple(table.block_ids), (), None, None, table.device)])
+
+    def _seq(self, seq_id: Hashable) -> _Seq:
+        try:
+            return self._seqs[seq_id]
+        except KeyError:
+            raise KeyError(f"unknown sequence {seq_id!r}; known: {list(self._seqs)[:8]}") from None
+
+    def _take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
+        """Allocate ``n`` GPU blocks, evicting least recently used cached-free blocks when the free list is short.
+
+        The caller has checked ``n <= num_free_blocks``, so this cannot fail halfway.
+        """
+        alloc = self.allocator
+        short = n - alloc.num_free
+        if short > 0:
+            evicted = [self.prefix_cache.evict() for _ in range(short)]
+            for b in evicted:
+                alloc.evict(b)
+            events.append(("evict", seq_id, tuple(evicted)))
+        return alloc.allocate_many(n)
+
+    def _release_gpu(self, block_ids: list[int]) -> None:
+        # Last block first, so that among one sequence's blocks the tail is the least recently used.
+        alloc, cache = self.allocator, self.prefix_cache
+        for b in reversed(block_ids):
+            cached = cache is not None and cache.is_registered(b)
+            if alloc.free(b, cache=cached) == 0 and cached:
+                cache.park(b)
+
+    def _emit(self, events: list[tuple]) -> None:
+        """Log and announce the events of one operation that has fully happened (``BlockEvent`` fields, no step)."""
+        step = self._log.num_emitted
+        self._log.emit([BlockEvent(*fields, step=step + i) for i, fields in enumerate(events)])
+
+    # ---- notebook 7: sharing (fork, copy-on-write, prefix caching) -----------------------------------
 
     def fork(self, parent_id: Hashable, child_id: Hashable) -> BlockTable:
         """Create ``child_id`` sharing every block of ``parent_id`` (parallel sampling, beam search).
@@ -561,25 +402,114 @@ class BlockManager:
         self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
         return table
 
-    def free(self, seq_id: Hashable) -> None:
-        """Release a finished (or abandoned) sequence: drop its reference to each of its blocks.
+    def num_cached_tokens(self, seq_id: Hashable) -> int:
+        """Prompt tokens of ``seq_id`` whose K/V ``add`` found in the prefix cache (their prefill can be skipped)."""
+        return self._seq(seq_id).num_cached_tokens
 
-        A block whose count reaches zero goes back to the free list, or, when it holds a cached prefix,
-        becomes cached-free. The last block is parked first, so it is evicted first: a cached prefix is
-        given up from its end, never from its middle.
+    def mark_computed(self, seq_id: Hashable, num_tokens: int) -> None:
+        """Say that the K/V of the first ``num_tokens`` tokens of ``seq_id`` are computed (written in the pool).
+
+        With prefix caching, every full block among them becomes findable (one more copy of a prefix if it
+        is cached already); without, nothing happens. Saying it again, or for fewer tokens, is harmless.
 
         Raises:
-            KeyError: unknown ``seq_id``.
+            KeyError: unknown ``seq_id``. ValueError: it is swapped out. TypeError / ValueError:
+                ``num_tokens`` not an int in 0 .. the tokens of its table.
         """
-        seq = self._seq(seq_id)
+        seq = self._gpu_seq(seq_id, "mark tokens computed in")
+        check_count("num_tokens", num_tokens, 0)
+        if num_tokens > seq.table.num_tokens:
+            raise ValueError(f"num_tokens={num_tokens} but sequence {seq_id!r} holds {seq.table.num_tokens} tokens")
+        if self.prefix_cache is not None:
+            self._register_upto(seq, num_tokens)
+
+    def _append_needs_block(self, seq: _Seq) -> bool:
         table = seq.table
-        if table.device == "cpu":
-            for b in table.block_ids:
-                self.cpu_allocator.free(b)
-        else:
-            self._release_gpu(table.block_ids)
-        del self._seqs[seq_id]
-        self._emit([("free", seq_id, tuple(table.block_ids), (), None, None, table.device)])
+        if table.num_tokens % self.block_size == 0:
+            return True
+        return self.allocator.refcount(table.block_ids[-1]) > 1
+
+    def _register_upto(self, seq: _Seq, num_tokens: int) -> None:
+        """Offer the full blocks among the first ``num_tokens`` tokens of ``seq`` that are not offered yet to the
+        prefix cache, recording their prefix ids. A block a sharer (a fork) cached already keeps its prefix id."""
+        bs, cache = self.block_size, self.prefix_cache
+        for i in range(len(seq.prefix_ids), min(num_tokens // bs, len(seq.keys))):
+            block_id = seq.table.block_ids[i]
+            prefix_id = cache.prefix_id_of(block_id)
+            if prefix_id is None:
+                prefix_id = cache.register(block_id, seq.keys[i], seq.prefix_ids[i - 1] if i else None,
+                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
+            seq.prefix_ids.append(prefix_id)
+
+    def _reregister(self, seq: _Seq) -> None:
+        """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
+        cache, bs = self.prefix_cache, self.block_size
+        prefix_ids: list[int] = []
+        for i, key in enumerate(seq.keys[:len(seq.prefix_ids)]):     # the computed blocks
+            block_id = seq.table.block_ids[i]
+            prefix_id = cache.prefix_id_of(block_id)     # a reused block, or one a group member just cached
+            if prefix_id is None:
+                prefix_id = cache.register(block_id, key, prefix_ids[-1] if i else None,
+                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
+            prefix_ids.append(prefix_id)
+        seq.prefix_ids[:] = prefix_ids
+
+    # ---- notebook 8: preemption (swapping groups, what preempting frees) -----------------------------
+
+    def is_swapped(self, seq_id: Hashable) -> bool:
+        """True while ``seq_id`` is swapped out to the CPU pool. Raises KeyError for an unknown id."""
+        return self._seq(seq_id).table.device == "cpu"
+
+    def can_swap_out(self, seq_ids: Hashable | list[Hashable]) -> bool:
+        """Whether ``swap_out(seq_ids)`` would succeed: the CPU pool has a block for each distinct block of
+        the sequence or group (False without a CPU pool).
+
+        Raises:
+            KeyError / ValueError / TypeError: as ``swap_out`` (unknown, swapped-out or repeated ids).
+        """
+        _, seqs = self._group(seq_ids, "swap out")
+        unique = self._distinct_blocks(seqs)
+        return self.cpu_allocator is not None and len(unique) <= self.cpu_allocator.num_free
+
+    def can_swap_in(self, seq_ids: Hashable | list[Hashable]) -> bool:
+        """Whether a scheduler should ``swap_in(seq_ids)`` now, with room to keep running (vLLM v0's rule).
+
+        True when the GPU blocks the swap-in takes (a block for each distinct CPU block, less the
+        sequences' own GPU copies still in the prefix cache; reviving a cached-free copy counts, since it
+        leaves the allocatable blocks), plus one block per sequence for its next append, plus
+        ``watermark_blocks``, are at most ``num_free_blocks``. ``swap_in`` itself only needs the first term.
+
+        Raises:
+            KeyError: an unknown id. ValueError: an id that is not swapped out, or repeated, or an empty list.
+        """
+        _, seqs = self._group(seq_ids, "swap in", "cpu")
+        _, _, new, revived = self._plan_swap_in(seqs)
+        return len(new) + revived + len(seqs) + self.watermark_blocks <= self.num_free_blocks
+
+    def num_freeable_blocks(self, seq_ids: Hashable | list[Hashable]) -> int:
+        """How many blocks preempting ``seq_ids`` (by ``free`` or ``swap_out``) would give back: the contract
+        a scheduler relies on to choose its victims.
+
+        A GPU block counts when every reference to it comes from the given sequences (``refcount`` equals
+        the number of their tables that hold it); a block also held by a sequence outside the set stays
+        where it is and does not count. So ``num_free_blocks`` after freeing or swapping out all of
+        ``seq_ids`` is exactly ``num_free_blocks`` before plus this number. A freed block that holds a
+        cached prefix becomes cached-free rather than free: it counts, because it is allocatable (evicted
+        on demand), although its cached K/V are then lost. Blocks that are cached-free already are held by
+        no sequence and are in ``num_free_blocks`` already: they never count. Swapped-out sequences hold no
+        GPU blocks and add nothing.
+
+        Args:
+            seq_ids: one sequence id, or a list of distinct ids (say, a whole fork family: preempted one by
+                one, its shared blocks free nothing).
+
+        Raises:
+            KeyError: an unknown id. ValueError: a repeated id or an empty list.
+        """
+        _, seqs = self._group(seq_ids, "count the blocks of", None)
+        holders = Counter(b for seq in seqs if seq.table.device == "gpu" for b in seq.table.block_ids)
+        refcount = self.allocator.refcount
+        return sum(1 for b, n in holders.items() if refcount(b) == n)
 
     def swap_out(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
         """Move a sequence, or a group of sequences, to the CPU pool (preemption by swapping).
@@ -686,14 +616,6 @@ class BlockManager:
         self._emit(events)
         return [(c, mapping[c]) for c in unique if c not in reused]
 
-    # ---- internals -----------------------------------------------------------------------------------
-
-    def _seq(self, seq_id: Hashable) -> _Seq:
-        try:
-            return self._seqs[seq_id]
-        except KeyError:
-            raise KeyError(f"unknown sequence {seq_id!r}; known: {list(self._seqs)[:8]}") from None
-
     def _gpu_seq(self, seq_id: Hashable, what: str) -> _Seq:
         seq = self._seq(seq_id)
         if seq.table.device == "cpu":
@@ -751,59 +673,6 @@ class BlockManager:
     @staticmethod
     def _describe(ids: list[Hashable]) -> str:
         return f"sequence {ids[0]!r}" if len(ids) == 1 else f"the group {ids}"
-
-    def _append_needs_block(self, seq: _Seq) -> bool:
-        table = seq.table
-        if table.num_tokens % self.block_size == 0:
-            return True
-        return self.allocator.refcount(table.block_ids[-1]) > 1
-
-    def _reregister(self, seq: _Seq) -> None:
-        """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
-        cache, bs = self.prefix_cache, self.block_size
-        prefix_ids: list[int] = []
-        for i, key in enumerate(seq.keys[:len(seq.prefix_ids)]):     # the computed blocks
-            block_id = seq.table.block_ids[i]
-            prefix_id = cache.prefix_id_of(block_id)     # a reused block, or one a group member just cached
-            if prefix_id is None:
-                prefix_id = cache.register(block_id, key, prefix_ids[-1] if i else None,
-                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
-            prefix_ids.append(prefix_id)
-        seq.prefix_ids[:] = prefix_ids
-
-    def _register_upto(self, seq: _Seq, num_tokens: int) -> None:
-        """Offer the full blocks among the first ``num_tokens`` tokens of ``seq`` that are not offered yet to the
-        prefix cache, recording their prefix ids. A block a sharer (a fork) cached already keeps its prefix id."""
-        bs, cache = self.block_size, self.prefix_cache
-        for i in range(len(seq.prefix_ids), min(num_tokens // bs, len(seq.keys))):
-            block_id = seq.table.block_ids[i]
-            prefix_id = cache.prefix_id_of(block_id)
-            if prefix_id is None:
-                prefix_id = cache.register(block_id, seq.keys[i], seq.prefix_ids[i - 1] if i else None,
-                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
-            seq.prefix_ids.append(prefix_id)
-
-    def _take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
-        """Allocate ``n`` GPU blocks, evicting least recently used cached-free blocks when the free list is short.
-
-        The caller has checked ``n <= num_free_blocks``, so this cannot fail halfway.
-        """
-        alloc = self.allocator
-        short = n - alloc.num_free
-        if short > 0:
-            evicted = [self.prefix_cache.evict() for _ in range(short)]
-            for b in evicted:
-                alloc.evict(b)
-            events.append(("evict", seq_id, tuple(evicted)))
-        return alloc.allocate_many(n)
-
-    def _release_gpu(self, block_ids: list[int]) -> None:
-        # Last block first, so that among one sequence's blocks the tail is the least recently used.
-        alloc, cache = self.allocator, self.prefix_cache
-        for b in reversed(block_ids):
-            cached = cache is not None and cache.is_registered(b)
-            if alloc.free(b, cache=cached) == 0 and cached:
-                cache.park(b)
 
     def __repr__(self) -> str:
         return (f"BlockManager(num_blocks={self.num_blocks}, block_size={self.block_size}, "

@@ -25,6 +25,7 @@ from html import escape
 import ipywidgets as widgets
 
 from pagedlab.engine import LLMEngine, SamplingParams, StepMetrics
+from pagedlab.paged import block_states
 from pagedlab.widgets._base import COLORS, LiveView, Svg, owner_color
 
 WIDTH = 760
@@ -115,25 +116,11 @@ class EngineWidget(LiveView):
                 (("waiting", s.waiting), ("running", s.running), ("swapped", s.swapped))}
 
     def block_owners(self, pool: str = "gpu") -> list[tuple[str, list[Hashable]]]:
-        """For each block of ``pool``: its state (``"used"``, ``"shared"``, ``"cached"``, ``"free"``) and the
-        requests whose sequences hold it."""
-        m = self.engine.block_manager
-        alloc = m.allocator if pool == "gpu" else m.cpu_allocator
-        if alloc is None:
-            return []
-        owners: dict[int, list[Hashable]] = {}
-        for seq_id in m.seq_ids:
-            table = m.table(seq_id)
-            if table.device == pool:
-                for b in table.block_ids:
-                    if seq_id[0] not in owners.setdefault(b, []):
-                        owners[b].append(seq_id[0])
-        states = []
-        for b in range(alloc.num_blocks):
-            ref = alloc.refcount(b)
-            state = "shared" if ref > 1 else "used" if ref else "cached" if alloc.is_cached(b) else "free"
-            states.append((state, owners.get(b, [])))
-        return states
+        """For each block of ``pool``: its state (``"used"``, ``"shared"``, ``"cached"``, ``"free"``, as
+        :func:`pagedlab.paged.block_states` classifies it) and the requests whose sequences hold it."""
+        # A sequence id is (request_id, sample index): the samples of one request share its colour.
+        return [(st.state, list(dict.fromkeys(seq_id[0] for seq_id in st.owners)))
+                for st in block_states(self.engine.block_manager, pool)]
 
     # ------------------------------------------------------------------ picture
 
