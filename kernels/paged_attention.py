@@ -47,6 +47,7 @@ from pagedlab import device
 from pagedlab.attention import naive_attention
 from pagedlab.kernels.flash_attention import HEAD_DIMS, _precision, check_dtypes
 from pagedlab.kernels.flash_forward import LOG2E, LOG2E_C
+from pagedlab.validate import blocks_for, check_scale
 
 INTERPRET_BLOCK_N = 32
 """Key tile of the interpreter (and of a float32 run): block sizes 8 and 16 are smaller, 64 and 128 larger."""
@@ -235,7 +236,7 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
         raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move the inputs to "
                          f"{device.DEVICE}")
 
-    scale = _check_scale(sm_scale, head_dim)
+    scale = check_scale("sm_scale", sm_scale, 1.0 / math.sqrt(head_dim))
     max_blocks = block_tables.shape[1]
     if context_stats is not None:
         longest, total = context_stats
@@ -260,16 +261,6 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
         raise ValueError(f"block_tables[{s}, {i}] = {int(block_tables[s, i])} is a block sequence {s} owns but "
                          f"not a block of the pool (0 .. {num_blocks - 1})")
     return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, total, scale)
-
-
-def _check_scale(sm_scale: object, head_dim: int) -> float:
-    if sm_scale is None:
-        return 1.0 / math.sqrt(head_dim)
-    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
-        raise TypeError(f"sm_scale must be a float or None, got {type(sm_scale).__name__}")
-    if not (math.isfinite(sm_scale) and sm_scale > 0):
-        raise ValueError(f"sm_scale must be positive and finite, got {sm_scale}")
-    return float(sm_scale)
 
 
 def _check_num_splits(num_splits: object) -> None:
@@ -320,8 +311,8 @@ def choose_num_splits(num_seqs: int, kv_heads: int, max_context: int, num_sms: i
         return 1
     total = num_seqs * max_context if total_context is None else max(total_context, max_context)
     programs = num_seqs * kv_heads
-    occupancy = -(-2 * num_sms // programs)
-    balance = -(-max_context * num_sms // (total * kv_heads))
+    occupancy = blocks_for(2 * num_sms, programs)
+    balance = blocks_for(max_context * num_sms, total * kv_heads)
     longest_useful = max(1, max_context // MIN_SPLIT_TOKENS)
     return max(1, min(max(occupancy, balance), longest_useful, MAX_SPLITS))
 
@@ -554,7 +545,7 @@ def random_paged_batch(context_lens: Sequence[int], block_size: int, heads: int,
         lengths int32.
     """
     g = torch.Generator().manual_seed(seed)
-    owned = [-(-n // block_size) for n in context_lens]
+    owned = [blocks_for(n, block_size) for n in context_lens]
     num_blocks = sum(owned) + spare_blocks
     k_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g) * magnitude
     v_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)

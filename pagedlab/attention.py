@@ -42,18 +42,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from pagedlab.trace import TileStep, TileTrace, tile_kind
+from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale
 
 # ----------------------------------------------------------------------------------------------------
-# Input checks: one place, so every function rejects bad input with the same clear message.
-
-
-def _positive_int(name: str, value: object) -> int:
-    # bool is an int subclass, but block_m=True is a bug, not a tile size.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive tile size, got {value}")
-    return value
+# Input checks: one place, so every function rejects bad input with the same clear message (and the
+# package's rule for TypeError vs ValueError, see pagedlab.validate).
 
 
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float | None) -> float:
@@ -65,7 +58,7 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float |
             raise ValueError(f"{name} must be (batch, heads, seq, head_dim) or (seq, head_dim), "
                              f"got {t.dim()} dimensions with shape {tuple(t.shape)}")
         if not t.is_floating_point():
-            raise ValueError(f"{name} must have a floating dtype (float32, float16, bfloat16, float64), got {t.dtype}")
+            raise TypeError(f"{name} must have a floating dtype (float32, float16, bfloat16, float64), got {t.dtype}")
         if t.shape[-2] == 0 or t.shape[-1] == 0:
             raise ValueError(f"{name} must have at least one position and one feature, got shape {tuple(t.shape)}")
     for name, t in (("k", k), ("v", v)):
@@ -76,17 +69,12 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float |
         if t.shape[-1] != q.shape[-1]:
             raise ValueError(f"{name} has head dim {t.shape[-1]} but q has head dim {q.shape[-1]}; "
                              f"q, k and v must share one head dim")
-        if t.dtype != q.dtype:
-            raise ValueError(f"{name} has dtype {t.dtype} but q has {q.dtype}; convert them to one dtype")
         if t.device != q.device:
             raise ValueError(f"{name} is on {t.device} but q is on {q.device}; move them to one device")
     if v.shape[-2] != k.shape[-2]:
         raise ValueError(f"v has {v.shape[-2]} positions but k has {k.shape[-2]}; every key needs one value")
-    if scale is None:
-        return q.shape[-1] ** -0.5
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
-        raise ValueError(f"scale must be a finite number (default head_dim ** -0.5), got {scale!r}")
-    return float(scale)
+    check_same_dtype(q=q, k=k, v=v)
+    return check_scale("scale", scale, q.shape[-1] ** -0.5)
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -104,7 +92,7 @@ def causal_mask(n_q: int, n_k: int, device: torch.device | str | None = None) ->
     Returns:
         A ``(n_q, n_k)`` bool tensor.
     """
-    n_q, n_k = _positive_int("n_q", n_q), _positive_int("n_k", n_k)
+    n_q, n_k = check_count("n_q", n_q, 1), check_count("n_k", n_k, 1)
     rows = torch.arange(n_q, device=device).unsqueeze(1)
     cols = torch.arange(n_k, device=device).unsqueeze(0)
     return cols <= rows + (n_k - n_q)
@@ -184,7 +172,7 @@ def chunked_attention_without_rescaling(q: torch.Tensor, k: torch.Tensor, v: tor
     Args and Returns: as :func:`naive_attention` (without ``return_weights``); ``block_n`` is the chunk size.
     A chunk whose keys are all hidden from a row contributes nothing to it (the article never visits it).
     """
-    block_n = _positive_int("block_n", block_n)
+    block_n = check_count("block_n", block_n, 1)
     scale = _check_qkv(q, k, v, scale)
     dtype = _compute_dtype(q.dtype)
     s = attention_scores(q, k, causal, scale)
@@ -228,7 +216,7 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     Raises:
         ValueError, TypeError: bad shapes, dtypes, scale or tile sizes (the message names the argument).
     """
-    block_m, block_n = _positive_int("block_m", block_m), _positive_int("block_n", block_n)
+    block_m, block_n = check_count("block_m", block_m, 1), check_count("block_n", block_n, 1)
     scale = _check_qkv(q, k, v, scale)
     if trace is not None and not isinstance(trace, TileTrace):
         raise TypeError(f"trace must be a pagedlab.trace.TileTrace or None, got {type(trace).__name__}")
@@ -360,19 +348,19 @@ def attention_hbm_traffic(seq_len: int, head_dim: int, sram_bytes: int, bytes_pe
     Raises:
         ValueError, TypeError: a non-positive size, or an SRAM too small for one row of each tile.
     """
-    n, d = _positive_int("seq_len", seq_len), _positive_int("head_dim", head_dim)
-    sram, b = _positive_int("sram_bytes", sram_bytes), _positive_int("bytes_per_element", bytes_per_element)
-    batch_heads = _positive_int("batch_heads", batch_heads)
+    n, d = check_count("seq_len", seq_len, 1), check_count("head_dim", head_dim, 1)
+    sram, b = check_count("sram_bytes", sram_bytes, 1), check_count("bytes_per_element", bytes_per_element, 1)
+    batch_heads = check_count("batch_heads", batch_heads, 1)
     m_elements = sram // b
     if m_elements < 4 * d:
         raise ValueError(f"sram_bytes={sram} holds {m_elements} elements, fewer than 4 * head_dim = {4 * d}: "
                          f"not even one row of Q, K, V and O fits")
-    default_m = -(-m_elements // (4 * d))
-    block_m = default_m if block_m is None else _positive_int("block_m", block_m)
-    block_n = min(default_m, d) if block_n is None else _positive_int("block_n", block_n)
+    default_m = blocks_for(m_elements, 4 * d)
+    block_m = default_m if block_m is None else check_count("block_m", block_m, 1)
+    block_n = min(default_m, d) if block_n is None else check_count("block_n", block_n, 1)
 
     standard = (4 * n * d + 4 * n * n) * b
-    n_q_tiles, n_k_tiles = -(-n // block_m), -(-n // block_n)
+    n_q_tiles, n_k_tiles = blocks_for(n, block_m), blocks_for(n, block_n)
     visited_rows = 0  # keys read over all query tiles, each tile reading its K and V rows once
     for i in range(n_q_tiles):
         for j in range(n_k_tiles):

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pagedlab.paged.allocator import check_count
+from pagedlab.validate import blocks_for, check_count
 
 if TYPE_CHECKING:
     from pagedlab.paged.kv_cache import KVCache
@@ -283,8 +283,8 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
     num_blocks = budget_tokens // block_size
     final = [int(x) for x in prompt + output]
     longest = max(final, default=0)
-    if -(-longest // block_size) > num_blocks:
-        raise ValueError(f"a request of {longest} tokens needs {-(-longest // block_size)} blocks of "
+    if blocks_for(longest, block_size) > num_blocks:
+        raise ValueError(f"a request of {longest} tokens needs {blocks_for(longest, block_size)} blocks of "
                          f"{block_size} but budget_tokens={budget_tokens} holds only {num_blocks}: it could never run")
 
     queue = list(range(len(final)))[::-1]    # a stack: the head of the queue is queue[-1]
@@ -293,14 +293,14 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
     blocks: dict[int, int] = {}               # blocks held by each running request
     free = num_blocks
     # Admission leaves a few blocks spare so running requests can grow without being preempted at once.
-    spare = min(int(watermark * num_blocks), num_blocks - -(-longest // block_size))
+    spare = min(int(watermark * num_blocks), num_blocks - blocks_for(longest, block_size))
     sums = [0, 0, 0, 0]                       # tokens, reserved, internal, running (summed over steps)
     steps = preemptions = finished = generated = recomputed = 0
 
     while queue or running:
         while queue:                          # 1. admission, FCFS with head-of-line blocking
             rid = queue[-1]
-            need = -(-length[rid] // block_size)
+            need = blocks_for(length[rid], block_size)
             if need > free - spare:
                 break
             queue.pop()

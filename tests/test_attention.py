@@ -278,8 +278,6 @@ def _bad_calls():
         ("k", lambda: tiled_attention(q, k[..., :3], v)),  # head dim differs
         ("v", lambda: tiled_attention(q, k, v[..., :3])),  # head dim differs
         ("v", lambda: tiled_attention(q, k, v[..., :5, :])),  # one value per key
-        ("k", lambda: tiled_attention(q, k.double(), v)),  # dtype differs
-        ("q", lambda: tiled_attention(q.to(torch.int64), k, v)),  # not floating
         ("q", lambda: naive_attention(q[..., :0, :], k, v)),  # empty
         ("block_m", lambda: tiled_attention(q, k, v, block_m=0)),
         ("block_n", lambda: tiled_attention(q, k, v, block_n=-3)),
@@ -306,6 +304,13 @@ def test_wrong_types_raise_type_error():
         naive_attention(q.numpy(), k, v)
     with pytest.raises(TypeError, match="trace"):
         tiled_attention(q, k, v, trace=[])
+    # A dtype is the type of the elements: a wrong or mismatched one is a TypeError (pagedlab.validate's rule).
+    with pytest.raises(TypeError, match=r"\bk\b.*float64"):
+        tiled_attention(q, k.double(), v)
+    with pytest.raises(TypeError, match=r"\bq\b.*floating"):
+        tiled_attention(q.to(torch.int64), k, v)
+    with pytest.raises(TypeError, match="scale"):
+        naive_attention(q, k, v, scale="0.5")
 
 
 # --------------------------------------------------------------------------------------------------

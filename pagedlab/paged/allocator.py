@@ -17,6 +17,10 @@ list (O(n) per allocation) and re-sorts the whole free list on every free (O(n l
 
 from __future__ import annotations
 
+# check_count is imported here for the allocator, and stays importable from here for the engine's modules
+# until they import it from pagedlab.validate.
+from pagedlab.validate import check_count
+
 
 class OutOfBlocks(MemoryError):
     """Not enough free blocks for an operation. The operation changed nothing.
@@ -32,20 +36,6 @@ class OutOfBlocks(MemoryError):
         for_what = f" for {what}" if what else ""
         super().__init__(f"need {requested} free block{'s' if requested != 1 else ''}{for_what}, only {free} of "
                          f"{total} are free; free a finished sequence or preempt one")
-
-
-def check_count(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` if it is an int >= ``minimum``; else raise an error that names the argument ``name``.
-
-    Raises:
-        TypeError: ``value`` is not an int (a bool is refused too). ValueError: ``value < minimum``.
-    """
-    # bool is an int subclass; True blocks would be a bug in the caller, not a count.
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 class BlockAllocator:

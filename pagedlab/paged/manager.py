@@ -48,11 +48,12 @@ from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable
 from typing import NamedTuple
 
-from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks, check_count
+from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks
 from pagedlab.paged.block_table import BlockTable, Device
 from pagedlab.paged.events import BlockEvent, EventLog
 from pagedlab.paged.prefix_cache import PrefixCache
 from pagedlab.paged.usage import Usage, usage
+from pagedlab.validate import blocks_for, check_count
 
 
 class AppendResult(NamedTuple):
@@ -175,7 +176,7 @@ class BlockManager:
         counts = num_tokens if isinstance(num_tokens, list) else [num_tokens]
         for n in counts:
             check_count("num_tokens", n, 0)
-        need = sum(-(-n // self.block_size) for n in counts)
+        need = sum(blocks_for(n, self.block_size) for n in counts)
         return need + self.watermark_blocks <= self.num_free_blocks
 
     def can_append(self, seq_id: Hashable) -> bool:
@@ -235,7 +236,7 @@ class BlockManager:
             raise ValueError(f"sequence {seq_id!r} already exists; free it first or use another id")
         tokens = _tokens(token_ids)
         bs, alloc, cache = self.block_size, self.allocator, self.prefix_cache
-        num_blocks = -(-len(tokens) // bs)
+        num_blocks = blocks_for(len(tokens), bs)
 
         # Plan without touching anything: the keys of the full blocks, and the longest cached prefix.
         if cache is not None:

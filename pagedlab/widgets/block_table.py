@@ -38,6 +38,7 @@ from html import escape
 import ipywidgets as widgets
 
 from pagedlab.paged import BlockEvent, BlockManager, BlockState, OutOfBlocks, Usage, block_states
+from pagedlab.validate import blocks_for
 from pagedlab.widgets._base import COLORS, LiveView, Svg, owner_color
 
 CELL_W, CELL_H, GAP = 46, 34, 4
@@ -376,7 +377,7 @@ class BlockTableWidget(LiveView):
 
     def _grid_height(self, states: tuple[BlockState, ...], cols: int) -> float:
         shown = min(len(states), self.max_blocks)
-        rows = -(-shown // cols) if cols else 0
+        rows = blocks_for(shown, cols) if cols else 0
         return rows * (CELL_H + GAP) + (14 if len(states) > shown else 0)
 
     @staticmethod
@@ -420,7 +421,7 @@ class BlockTableWidget(LiveView):
                          fill=COLORS["text"] if owners else COLORS["muted"])
         hidden = len(states) - self.max_blocks
         if hidden > 0:
-            rows = -(-self.max_blocks // cols)
+            rows = blocks_for(self.max_blocks, cols)
             svg.text(x0, y0 + 16 + rows * (CELL_H + GAP) + 10, f"… and {hidden} more blocks not drawn", size=11,
                      fill=COLORS["muted"], data_role="hidden-blocks")
 
@@ -511,12 +512,12 @@ class BlockTableWidget(LiveView):
         """Small frames of the GPU (and CPU) pool at each key event, side by side, wrapping into rows."""
         num_gpu, num_cpu = len(keys[0].gpu), len(keys[0].cpu)
         cols = min(8, max(num_gpu, 1))
-        gpu_rows = -(-min(num_gpu, self.max_blocks) // cols)
-        cpu_rows = -(-min(num_cpu, self.max_blocks) // cols) if num_cpu else 0
+        gpu_rows = blocks_for(min(num_gpu, self.max_blocks), cols)
+        cpu_rows = blocks_for(min(num_cpu, self.max_blocks), cols) if num_cpu else 0
         cell_w = max(cols * (MINI_W + MINI_GAP), 120) + 16
         cell_h = 34 + (gpu_rows + cpu_rows) * (MINI_H + MINI_GAP) + (8 if num_cpu else 0)
         per_row = max(1, int((min_width - 10) // cell_w))
-        rows = -(-len(keys) // per_row)
+        rows = blocks_for(len(keys), per_row)
         svg = Svg(max(min_width, 10 + per_row * cell_w), 26 + rows * cell_h)
         svg.text(10, 16, "key events (small frames: GPU pool, then CPU pool; dark outline: the event's blocks)",
                  size=12, weight="bold", data_role="strip-title")
@@ -539,5 +540,5 @@ class BlockTableWidget(LiveView):
                              else COLORS["grid"], stroke_width=2 if hot or st.state == "shared" else None,
                              data_role="mini-block", data_pool=pool, data_block=b, data_state=st.state,
                              data_frame=frame.index, data_highlight=1 if hot else None)
-                y += -(-min(len(states), self.max_blocks) // cols) * (MINI_H + MINI_GAP) + 8
+                y += blocks_for(min(len(states), self.max_blocks), cols) * (MINI_H + MINI_GAP) + 8
         return svg

@@ -26,6 +26,7 @@ import ipywidgets as widgets
 
 from pagedlab.engine import LLMEngine, SamplingParams, StepMetrics
 from pagedlab.paged import block_states
+from pagedlab.validate import blocks_for
 from pagedlab.widgets._base import COLORS, LiveView, Svg, owner_color
 
 WIDTH = 760
@@ -129,7 +130,7 @@ class EngineWidget(LiveView):
         last = metrics[-1] if metrics else None
         gpu, cpu = self.block_owners("gpu"), self.block_owners("cpu")
         cols = (WIDTH - 20) // CELL
-        pool_rows = -(-len(gpu) // cols) + (-(-len(cpu) // cols) + 1 if cpu else 0)
+        pool_rows = blocks_for(len(gpu), cols) + (blocks_for(len(cpu), cols) + 1 if cpu else 0)
         batch = last.batch if last else ()
         y_pool = 130
         y_batch = y_pool + 22 + pool_rows * CELL + 20
@@ -143,7 +144,7 @@ class EngineWidget(LiveView):
             self._draw_queue(svg, name, ids, 34 + row * (CHIP_H + 8))
         self._draw_pool(svg, "GPU", gpu, y_pool, cols)
         if cpu:
-            self._draw_pool(svg, "CPU", cpu, y_pool + 22 + (-(-len(gpu) // cols)) * CELL + 8, cols)
+            self._draw_pool(svg, "CPU", cpu, y_pool + 22 + blocks_for(len(gpu), cols) * CELL + 8, cols)
         self._draw_batch(svg, last, y_batch)
         self._draw_history(svg, metrics, y_hist)
         return str(svg)
