@@ -1,12 +1,16 @@
+# Over 450 lines: every PyTorch reference of the course in one file, each the oracle of a kernel or a lesson.
 """Attention in plain PyTorch: the references every later part of the course is tested against.
 
 * :func:`naive_attention` writes the definition out, ``softmax(Q Kᵀ · scale) V``, and materializes the
   ``n_q × n_k`` score matrix: simple, exact, and quadratic in memory.
-* :func:`chunked_attention_without_rescaling` is the mistake of the source article (a softmax per key
-  chunk, summed): kept so the course can show it is wrong, never use it.
+* :func:`chunked_attention_without_rescaling` is a common mistake (a softmax per key chunk, the chunks
+  summed): kept so the course can show it is wrong, never use it.
 * :func:`tiled_attention` is FlashAttention-2's forward algorithm (Dao, 2023, Algorithm 1) in PyTorch:
   query tiles in the outer loop, key tiles in the inner loop, a running max ``m``, a running sum ``l`` and
   a rescaled accumulator, so no ``n_q × n_k`` matrix ever exists. It is the oracle of the Triton kernel.
+* :func:`gather_kv` and :func:`paged_decode_reference` are decode attention over a paged KV cache, the slow and
+  obvious way (gather each sequence's K/V through its block table, then the definition): the oracle of the
+  paged Triton kernel.
 * :func:`attention_hbm_traffic` counts the HBM bytes each of the two moves in the model of the FlashAttention
   paper's Theorem 2 (Dao et al. 2022), without L2: Θ(N·d + N²) for standard attention, Θ(N²·d²/M) for
   FlashAttention.
@@ -157,14 +161,14 @@ def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 # ----------------------------------------------------------------------------------------------------
-# The source article's tiling, which is not attention.
+# A common wrong tiling (a softmax per key chunk), which is not attention.
 
 
 def chunked_attention_without_rescaling(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
                                         scale: float | None = None, block_n: int = 64) -> torch.Tensor:
     """WRONG on purpose: a softmax over each chunk of ``block_n`` keys, and the chunks' outputs summed.
 
-    This is the tiling of the source article's ``flash_chunk_attention``. Each chunk's weights sum to one,
+    This is a tiling often published as "flash chunk attention". Each chunk's weights sum to one,
     so a row that sees ``c`` chunks gets weights summing to ``c``, and every chunk is normalized by its own
     maximum and sum instead of the row's. It equals attention only when a row sees a single chunk.
     :func:`tiled_attention` shows the fix: carry the running max and sum across chunks and rescale.
@@ -284,6 +288,50 @@ def max_error(got: torch.Tensor, want: torch.Tensor) -> float:
         return math.inf
     finite = got.isfinite()
     return (got[finite] - want[finite]).abs().max().item() if finite.any() else 0.0
+
+
+# ----------------------------------------------------------------------------------------------------
+# Paged decode: gather each sequence's K/V through its block table, then attention as defined (the
+# oracle of the paged Triton kernel, pagedlab.kernels.paged_attention).
+
+
+def gather_kv(k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor, context_len: int
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """One sequence's K and V as contiguous tensors, gathered through its block table (in PyTorch).
+
+    Args:
+        k_cache, v_cache: ``(num_blocks, block_size, kv_heads, head_dim)``.
+        block_table: ``(max_blocks_per_seq,)`` integer tensor; only its first ``ceil(context_len / block_size)``
+            entries are read.
+        context_len: tokens of the sequence (>= 1).
+
+    Returns:
+        ``(k, v)``, each ``(context_len, kv_heads, head_dim)``, tokens in order.
+    """
+    block_size = k_cache.shape[1]
+    owned = block_table[: -(-context_len // block_size)].long()  # the padding after them is never touched
+    k = k_cache[owned].flatten(0, 1)[:context_len]
+    v = v_cache[owned].flatten(0, 1)[:context_len]
+    return k, v
+
+
+def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
+                           context_lens: torch.Tensor, sm_scale: float | None = None) -> torch.Tensor:
+    """What :func:`~pagedlab.kernels.paged_attention.paged_decode_attention` computes, the slow and obvious way:
+    for each sequence, gather its K/V (:func:`gather_kv`), repeat the K/V heads for GQA, and run
+    :func:`naive_attention`.
+
+    Arguments and result as the kernel's, without its checks; any float dtype (float32
+    math for half inputs, float64 stays float64: the tests' oracle).
+    """
+    group = q.shape[1] // k_cache.shape[2]
+    out = torch.empty_like(q)
+    for s, n in enumerate(context_lens.tolist()):
+        k, v = gather_kv(k_cache, v_cache, block_tables[s], n)
+        # (n, kv_heads, d) -> (heads, n, d): query head h reads K/V head h // group.
+        k, v = (t.transpose(0, 1).repeat_interleave(group, dim=0) for t in (k, v))
+        out[s] = naive_attention(q[s, None, :, None, :], k[None], v[None], scale=sm_scale)[0, :, 0, :]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------
