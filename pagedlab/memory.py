@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from pagedlab.paged.kv_cache import KVCache
 
 GiB = 2**30
-"""A gibibyte. The source article's "256 GB" for LLaMA-7B is 256 GiB: 274,877,906,944 bytes is 2**38."""
+"""A gibibyte. The "256 GB" often quoted for LLaMA-7B (batch 16, 32K) is 256 GiB: 274,877,906,944 bytes is 2**38."""
 GB = 10**9
 """A gigabyte (decimal), what GPU vendors print on the box: an "80 GB" A100 has 80 × 10**9 bytes."""
 

@@ -2,7 +2,7 @@
 
 ``naive_attention`` is checked against ``torch.nn.functional.scaled_dot_product_attention``; ``tiled_attention``
 against both, over tile sizes that do not divide the lengths, causal and not, query and key lengths that
-differ, half-precision inputs and huge scores. The per-chunk softmax of the source article is shown wrong.
+differ, half-precision inputs and huge scores. A common per-chunk softmax is shown wrong.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def test_tiled_equals_naive_for_any_shape(b, h, n_q, n_k, d, block_m, block_n, c
 
 
 # --------------------------------------------------------------------------------------------------
-# The source article's per-chunk softmax is wrong
+# A per-chunk softmax (a common mistake) is wrong
 
 
 def test_chunked_without_rescaling_is_wrong():

@@ -53,7 +53,7 @@ def assert_matches_manager(w: BlockTableWidget) -> None:
 
 @pytest.fixture
 def source_scenario():
-    """The source article's pool: 6 blocks of 16 tokens; requests of 20 and 10 tokens."""
+    """Notebook 06's first pool: 6 blocks of 16 tokens; requests of 20 and 10 tokens."""
     m = BlockManager(num_blocks=6, block_size=16, num_cpu_blocks=4)
     w = BlockTableWidget(m)
     m.add("A", range(20))

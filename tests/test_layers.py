@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPUTE = ["pagedlab/device.py", "pagedlab/trace.py", "pagedlab/attention.py", "pagedlab/memory.py",
+COMPUTE = ["pagedlab/device.py", "pagedlab/validate.py", "pagedlab/testing.py", "pagedlab/trace.py",
+           "pagedlab/attention.py", "pagedlab/memory.py",
            "pagedlab/roofline.py", "pagedlab/paged", "kernels", "pagedlab/model.py", "pagedlab/engine"]
 PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.notebook", "pagedlab.grading", "pagedlab.authoring")
 

@@ -42,6 +42,7 @@ def test_a_dtype_mismatch_is_a_type_error_naming_both():
         check_same_dtype(q=_T("f32"), k=_T("f32"), v=_T("f16"))
 
 
-@pytest.mark.parametrize("n, bs, want", [(0, 16, 0), (1, 16, 1), (16, 16, 1), (17, 16, 2), (2**70 + 1, 2**10, 2**60 + 1)])
+@pytest.mark.parametrize("n, bs, want", [(0, 16, 0), (1, 16, 1), (16, 16, 1), (17, 16, 2),
+                                         (2**70 + 1, 2**10, 2**60 + 1)])
 def test_blocks_for_is_the_exact_ceiling(n, bs, want):
     assert blocks_for(n, bs) == want

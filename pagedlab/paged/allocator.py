@@ -11,8 +11,9 @@ A block is in exactly one of three states:
 
 The free list is a Python list used as a stack (``pop()`` and ``append()`` at the end are O(1)); the
 reference counts are one flat list of ints indexed by block id. Nothing is scanned, sorted or created per
-operation: that is the correction to the source article 000, whose allocator pops from the *front* of a
-list (O(n) per allocation) and re-sorts the whole free list on every free (O(n log n) per free).
+operation: that is the correction to a naive allocator often published (``pagedlab.paged.baseline``), which
+pops from the *front* of a list (O(n) per allocation) and re-sorts the whole free list on every free (O(n log n)
+per free).
 """
 
 from __future__ import annotations
