@@ -8,10 +8,7 @@ return the moves for the caller (the engine, with a :class:`~pagedlab.paged.KVCa
 * ``swap_out`` / ``swap_in`` return ``(src, dst)`` pairs between the pools: copy them before the next
   operation that allocates, because the source blocks are free from now on.
 
-Swapping works on one sequence or on a *group* (a list of ids, e.g. the samples of one request, as vLLM
-v0 swaps a whole sequence group): a block shared inside the group is copied once, and the group comes
-back sharing exactly as before. Preempt a fork family as one group, or its shared blocks are neither
-freed on the GPU nor kept shared on the CPU.
+Swapping works on one sequence or on a *group* of them (see :mod:`pagedlab.paged.swapping`).
 
 Prefix caching and computed K/V. A block becomes findable in the prefix cache only once the K/V of all
 its tokens are computed, or are sure to be written before anyone reads them: a cache hit hands its slots to
@@ -36,22 +33,24 @@ Events. After each successful operation the manager logs its :class:`~pagedlab.p
 records (``manager.events``, the last 1000) and tells every subscriber, by the rule of
 :mod:`pagedlab.paged.events`. How the pools are used is reported by :mod:`pagedlab.paged.usage`.
 
-The class is laid out in the course's order: block tables (notebook 6), sharing and prefix caching
-(notebook 7), preemption by swapping (notebook 8), each section with the private helpers it uses.
+The class is laid out in the course's order: block tables (notebook 6), then sharing and prefix caching
+(notebook 7), each section with the private helpers it uses; preemption by swapping (notebook 8) is its
+base class :class:`~pagedlab.paged.swapping.Swapping`, in a file of its own.
 """
 
 from __future__ import annotations
 
 import operator
 from array import array
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from typing import NamedTuple
 
 from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks
-from pagedlab.paged.block_table import BlockTable, Device
+from pagedlab.paged.block_table import BlockTable
 from pagedlab.paged.events import BlockEvent, EventLog
 from pagedlab.paged.prefix_cache import PrefixCache
+from pagedlab.paged.swapping import Swapping
 from pagedlab.paged.usage import Usage, usage
 from pagedlab.validate import blocks_for, check_count
 
@@ -68,8 +67,8 @@ class AppendResult(NamedTuple):
     copy: tuple[int, int] | None
 
 
-class _Seq:
-    """The manager's private record of one sequence."""
+class SeqRecord:
+    """What the manager keeps about one sequence (for the manager and its swapping half, not for callers)."""
 
     __slots__ = ("table", "tokens", "keys", "prefix_ids", "num_cached_tokens", "swapped_from")
 
@@ -91,7 +90,7 @@ def _tokens(token_ids: Iterable[int]) -> list[int]:
         raise TypeError("token_ids must be an iterable of ints (token ids)") from None
 
 
-class BlockManager:
+class BlockManager(Swapping):
     """Block tables, reference counts, copy-on-write, prefix caching and swapping for many sequences.
 
     Args:
@@ -119,7 +118,6 @@ class BlockManager:
 
     EVENT_LOG = 1000
 
-
     def __init__(self, num_blocks: int, block_size: int, num_cpu_blocks: int = 0,
                  enable_prefix_caching: bool = False, watermark: float = 0.01) -> None:
         check_count("num_blocks", num_blocks, 1)
@@ -136,7 +134,7 @@ class BlockManager:
         self.cpu_allocator = BlockAllocator(num_cpu_blocks) if num_cpu_blocks else None
         self.prefix_cache = PrefixCache(block_size) if enable_prefix_caching else None
         self._log: EventLog[BlockEvent] = EventLog(self.EVENT_LOG)
-        self._seqs: dict[Hashable, _Seq] = {}
+        self._seqs: dict[Hashable, SeqRecord] = {}
 
     # ---- notebook 6: block tables (admit, grow, free) ------------------------------------------------
 
@@ -261,7 +259,7 @@ class BlockManager:
             events.append(("allocate", seq_id, tuple(new)))
         block_ids = hits + new
         table = BlockTable(block_ids, len(tokens), bs)
-        seq = self._seqs[seq_id] = _Seq(table, tokens, keys, prefix_ids, len(hits) * bs)
+        seq = self._seqs[seq_id] = SeqRecord(table, tokens, keys, prefix_ids, len(hits) * bs)
         if cache is not None and computed:
             self._register_upto(seq, len(tokens))
         self._emit(events)
@@ -345,11 +343,17 @@ class BlockManager:
         del self._seqs[seq_id]
         self._emit([("free", seq_id, tuple(table.block_ids), (), None, None, table.device)])
 
-    def _seq(self, seq_id: Hashable) -> _Seq:
+    def _seq(self, seq_id: Hashable) -> SeqRecord:
         try:
             return self._seqs[seq_id]
         except KeyError:
             raise KeyError(f"unknown sequence {seq_id!r}; known: {list(self._seqs)[:8]}") from None
+
+    def _gpu_seq(self, seq_id: Hashable, what: str) -> SeqRecord:
+        seq = self._seq(seq_id)
+        if seq.table.device == "cpu":
+            raise ValueError(f"cannot {what} sequence {seq_id!r}: it is swapped out; swap it in first")
+        return seq
 
     def _take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
         """Allocate ``n`` GPU blocks, evicting least recently used cached-free blocks when the free list is short.
@@ -398,7 +402,7 @@ class BlockManager:
         for b in parent.table.block_ids:
             self.allocator.incref(b)
         table = BlockTable(list(parent.table.block_ids), parent.table.num_tokens, self.block_size)
-        self._seqs[child_id] = _Seq(table, parent.tokens[:], list(parent.keys), list(parent.prefix_ids),
+        self._seqs[child_id] = SeqRecord(table, parent.tokens[:], list(parent.keys), list(parent.prefix_ids),
                                     parent.num_cached_tokens)
         self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
         return table
@@ -424,13 +428,13 @@ class BlockManager:
         if self.prefix_cache is not None:
             self._register_upto(seq, num_tokens)
 
-    def _append_needs_block(self, seq: _Seq) -> bool:
+    def _append_needs_block(self, seq: SeqRecord) -> bool:
         table = seq.table
         if table.num_tokens % self.block_size == 0:
             return True
         return self.allocator.refcount(table.block_ids[-1]) > 1
 
-    def _register_upto(self, seq: _Seq, num_tokens: int) -> None:
+    def _register_upto(self, seq: SeqRecord, num_tokens: int) -> None:
         """Offer the full blocks among the first ``num_tokens`` tokens of ``seq`` that are not offered yet to the
         prefix cache, recording their prefix ids. A block a sharer (a fork) cached already keeps its prefix id."""
         bs, cache = self.block_size, self.prefix_cache
@@ -442,7 +446,7 @@ class BlockManager:
                                            tuple(seq.tokens[i * bs:(i + 1) * bs]))
             seq.prefix_ids.append(prefix_id)
 
-    def _reregister(self, seq: _Seq) -> None:
+    def _reregister(self, seq: SeqRecord) -> None:
         """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
         cache, bs = self.prefix_cache, self.block_size
         prefix_ids: list[int] = []
@@ -454,226 +458,6 @@ class BlockManager:
                                            tuple(seq.tokens[i * bs:(i + 1) * bs]))
             prefix_ids.append(prefix_id)
         seq.prefix_ids[:] = prefix_ids
-
-    # ---- notebook 8: preemption (swapping groups, what preempting frees) -----------------------------
-
-    def is_swapped(self, seq_id: Hashable) -> bool:
-        """True while ``seq_id`` is swapped out to the CPU pool. Raises KeyError for an unknown id."""
-        return self._seq(seq_id).table.device == "cpu"
-
-    def can_swap_out(self, seq_ids: Hashable | list[Hashable]) -> bool:
-        """Whether ``swap_out(seq_ids)`` would succeed: the CPU pool has a block for each distinct block of
-        the sequence or group (False without a CPU pool).
-
-        Raises:
-            KeyError / ValueError / TypeError: as ``swap_out`` (unknown, swapped-out or repeated ids).
-        """
-        _, seqs = self._group(seq_ids, "swap out")
-        unique = self._distinct_blocks(seqs)
-        return self.cpu_allocator is not None and len(unique) <= self.cpu_allocator.num_free
-
-    def can_swap_in(self, seq_ids: Hashable | list[Hashable]) -> bool:
-        """Whether a scheduler should ``swap_in(seq_ids)`` now, with room to keep running (vLLM v0's rule).
-
-        True when the GPU blocks the swap-in takes (a block for each distinct CPU block, less the
-        sequences' own GPU copies still in the prefix cache; reviving a cached-free copy counts, since it
-        leaves the allocatable blocks), plus one block per sequence for its next append, plus
-        ``watermark_blocks``, are at most ``num_free_blocks``. ``swap_in`` itself only needs the first term.
-
-        Raises:
-            KeyError: an unknown id. ValueError: an id that is not swapped out, or repeated, or an empty list.
-        """
-        _, seqs = self._group(seq_ids, "swap in", "cpu")
-        _, _, new, revived = self._plan_swap_in(seqs)
-        return len(new) + revived + len(seqs) + self.watermark_blocks <= self.num_free_blocks
-
-    def num_freeable_blocks(self, seq_ids: Hashable | list[Hashable]) -> int:
-        """How many blocks preempting ``seq_ids`` (by ``free`` or ``swap_out``) would give back: the contract
-        a scheduler relies on to choose its victims.
-
-        A GPU block counts when every reference to it comes from the given sequences (``refcount`` equals
-        the number of their tables that hold it); a block also held by a sequence outside the set stays
-        where it is and does not count. So ``num_free_blocks`` after freeing or swapping out all of
-        ``seq_ids`` is exactly ``num_free_blocks`` before plus this number. A freed block that holds a
-        cached prefix becomes cached-free rather than free: it counts, because it is allocatable (evicted
-        on demand), although its cached K/V are then lost. Blocks that are cached-free already are held by
-        no sequence and are in ``num_free_blocks`` already: they never count. Swapped-out sequences hold no
-        GPU blocks and add nothing.
-
-        Args:
-            seq_ids: one sequence id, or a list of distinct ids (say, a whole fork family: preempted one by
-                one, its shared blocks free nothing).
-
-        Raises:
-            KeyError: an unknown id. ValueError: a repeated id or an empty list.
-        """
-        _, seqs = self._group(seq_ids, "count the blocks of", None)
-        holders = Counter(b for seq in seqs if seq.table.device == "gpu" for b in seq.table.block_ids)
-        refcount = self.allocator.refcount
-        return sum(1 for b, n in holders.items() if refcount(b) == n)
-
-    def swap_out(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
-        """Move a sequence, or a group of sequences, to the CPU pool (preemption by swapping).
-
-        Args:
-            seq_ids: one sequence id, or a list of distinct ids swapped together (a group: say, the samples
-                of one request). A list always means a group; a tuple is one (hashable) id.
-
-        Each distinct GPU block of the group gets one CPU block, held by as many of the group's tables as
-        held the GPU block, so the CPU tables share exactly as the GPU tables did. The group drops its
-        references to the GPU blocks: a block held only by the group is freed (or becomes cached-free if
-        it holds a cached prefix); a block also held by a sequence outside the group stays on the GPU for
-        it, and the group keeps its own CPU copy. ``num_freeable_blocks(seq_ids)`` says how many blocks this
-        frees.
-
-        Returns:
-            ``(gpu_block, cpu_block)`` pairs, one per distinct block, in the order the group's tables list
-            them (one sequence: its logical order): copy each before the next allocation, since the GPU
-            blocks are released now.
-
-        Raises:
-            KeyError: an unknown id. ValueError: no CPU pool, a swapped-out, repeated id, or an empty list.
-            TypeError: an unhashable id. OutOfBlocks: the CPU pool has too few free blocks.
-            Nothing changes when it raises.
-        """
-        ids, seqs = self._group(seq_ids, "swap out")
-        cpu = self.cpu_allocator
-        if cpu is None:
-            raise ValueError("this manager has no CPU pool: create it with num_cpu_blocks > 0 to swap")
-        unique = self._distinct_blocks(seqs)
-        if len(unique) > cpu.num_free:
-            raise OutOfBlocks(len(unique), cpu.num_free, cpu.num_blocks,
-                              f"swapping out {self._describe(ids)} (CPU pool)")
-        mapping = dict(zip(unique, cpu.allocate_many(len(unique))))
-        for gpu_block, holders in unique.items():
-            for _ in range(holders - 1):
-                cpu.incref(mapping[gpu_block])
-        events: list[tuple] = []
-        for seq_id, seq in zip(ids, seqs):
-            table = seq.table
-            gpu_blocks = table.block_ids
-            self._release_gpu(gpu_blocks)
-            seq.swapped_from = gpu_blocks
-            table.block_ids, table.device = [mapping[b] for b in gpu_blocks], "cpu"
-            events.append(("swap_out", seq_id, tuple(gpu_blocks), tuple(zip(gpu_blocks, table.block_ids))))
-        self._emit(events)
-        return list(mapping.items())
-
-    def swap_in(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
-        """Bring a swapped-out sequence, or group, back into the GPU pool.
-
-        Args:
-            seq_ids: one id, or a list of distinct swapped-out ids. Swap a group back in together to keep its
-                sharing: each distinct CPU block gets one GPU block, held by as many tables as held the CPU
-                block (a CPU block shared with a sequence left on the CPU stays there for it).
-
-        With prefix caching, a block whose GPU copy (the block it left at ``swap_out``) still holds the same
-        cached prefix is not copied back: the sequence takes that block again (a ``cache_hit`` event),
-        sharing it with whoever else holds it. Those blocks are reserved before any eviction, so making room
-        for the others never evicts them. Every other block gets a new GPU block and a copy.
-
-        Returns:
-            ``(cpu_block, gpu_block)`` pairs, one per distinct block that must be copied, in the order the
-            group's tables list them: copy each before the next ``swap_out``, since the CPU blocks are
-            released now.
-
-        Raises:
-            KeyError: an unknown id. ValueError: an id that is not swapped out, a repeated id, an empty list.
-            TypeError: an unhashable id. OutOfBlocks: not enough free (or evictable) GPU blocks.
-            Nothing changes when it raises.
-        """
-        ids, seqs = self._group(seq_ids, "swap in", "cpu")
-        unique, reused, new, revived = self._plan_swap_in(seqs)
-        available = self.num_free_blocks - revived
-        if len(new) > available:
-            raise OutOfBlocks(len(new), available, self.num_blocks, f"swapping in {self._describe(ids)}")
-
-        alloc, cache, cpu = self.allocator, self.prefix_cache, self.cpu_allocator
-        events: list[tuple] = []
-        if reused:                                           # first, so that _take cannot evict them
-            cache.unpark_many(alloc.reuse_many(list(dict.fromkeys(reused.values()))))
-        mapping = dict(reused)
-        mapping.update(zip(new, self._take(len(new), ids[0], events)))
-        referenced = set(mapping.values())                   # each holds one reference already
-        for seq_id, seq in zip(ids, seqs):
-            table = seq.table
-            cpu_blocks = table.block_ids
-            gpu_blocks = [mapping[c] for c in cpu_blocks]
-            for c, g in zip(cpu_blocks, gpu_blocks):
-                if g in referenced:
-                    referenced.discard(g)
-                else:
-                    alloc.incref(g)
-                cpu.free(c)
-            hits = tuple(mapping[c] for c in cpu_blocks if c in reused)
-            if hits:
-                events.append(("cache_hit", seq_id, hits))
-            table.block_ids, table.device = gpu_blocks, "gpu"
-            seq.swapped_from = []
-            if cache is not None:
-                self._reregister(seq)
-            events.append(("swap_in", seq_id, tuple(gpu_blocks),
-                           tuple((c, g) for c, g in zip(cpu_blocks, gpu_blocks) if c not in reused)))
-        self._emit(events)
-        return [(c, mapping[c]) for c in unique if c not in reused]
-
-    def _gpu_seq(self, seq_id: Hashable, what: str) -> _Seq:
-        seq = self._seq(seq_id)
-        if seq.table.device == "cpu":
-            raise ValueError(f"cannot {what} sequence {seq_id!r}: it is swapped out; swap it in first")
-        return seq
-
-    def _group(self, seq_ids: Hashable | list[Hashable], what: str,
-               device: Device | None = "gpu") -> tuple[list[Hashable], list[_Seq]]:
-        """The ids and records of one id or a list of distinct ids, all in ``device``'s pool (None: either)."""
-        ids = seq_ids if isinstance(seq_ids, list) else [seq_ids]
-        if not ids:
-            raise ValueError(f"seq_ids is an empty list: name at least one sequence to {what}")
-        if len(set(ids)) != len(ids):
-            twice = [s for s, n in Counter(ids).items() if n > 1]
-            raise ValueError(f"seq_ids must be distinct, {twice} appear more than once")
-        if device == "gpu":
-            seqs = [self._gpu_seq(s, what) for s in ids]
-        else:
-            seqs = [self._seq(s) for s in ids]
-            if device == "cpu":
-                for s, seq in zip(ids, seqs):
-                    if seq.table.device != "cpu":
-                        raise ValueError(f"sequence {s!r} is not swapped out")
-        return ids, seqs
-
-    @staticmethod
-    def _distinct_blocks(seqs: list[_Seq]) -> dict[int, int]:
-        """The distinct blocks of the sequences' tables, in order of first appearance -> how many tables hold each."""
-        return Counter(b for seq in seqs for b in seq.table.block_ids)
-
-    def _plan_swap_in(self, seqs: list[_Seq]) -> tuple[dict[int, int], dict[int, int], list[int], int]:
-        """What ``swap_in`` of swapped-out ``seqs`` would do, changing nothing.
-
-        Returns:
-            ``(unique, reused, new, revived)``: the distinct CPU blocks (-> holders); CPU block -> its GPU copy
-            still cached under the same prefix id (prefix caching only); the CPU blocks that need a new GPU
-            block; how many of the reused GPU blocks are cached-free (reviving one takes it off
-            ``num_free_blocks``).
-        """
-        unique = self._distinct_blocks(seqs)
-        cache = self.prefix_cache
-        reused: dict[int, int] = {}
-        if cache is not None:
-            for seq in seqs:
-                # Only full blocks are cached; a prefix id names one content, so a block still registered
-                # under it holds the very K/V this sequence swapped out.
-                for i, prefix_id in enumerate(seq.prefix_ids):
-                    origin = seq.swapped_from[i]
-                    if prefix_id != cache.BROKEN and cache.prefix_id_of(origin) == prefix_id:
-                        reused[seq.table.block_ids[i]] = origin
-        new = [c for c in unique if c not in reused]
-        revived = cache.count_parked(list(dict.fromkeys(reused.values()))) if reused else 0
-        return unique, reused, new, revived
-
-    @staticmethod
-    def _describe(ids: list[Hashable]) -> str:
-        return f"sequence {ids[0]!r}" if len(ids) == 1 else f"the group {ids}"
 
     def __repr__(self) -> str:
         return (f"BlockManager(num_blocks={self.num_blocks}, block_size={self.block_size}, "
