@@ -1,3 +1,4 @@
+# Over 450 lines: KV-cache sizes (notebook 05), the serving simulation (05, 06) and the copy timings (08).
 """How big the KV cache is, and how much of it contiguous or paged allocation wastes while serving.
 
 Two questions, one module:

@@ -1,3 +1,4 @@
+# Over 450 lines: one live picture, its history of frames, its buttons and its static views, drawn by one class.
 """A live picture of a :class:`~pagedlab.paged.BlockManager`: the block pools and every sequence's block table.
 
 What it draws, top to bottom:
