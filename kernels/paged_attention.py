@@ -1,3 +1,4 @@
+# Over 450 lines: the decode kernel, its merge kernel, the launch checks and the trace mode, read as one (notebook 09).
 """PagedAttention for decode in Triton: one new query per sequence attends to K/V read through a block table.
 
 A decode step gives every running sequence one new token. Its query attends to the sequence's whole
@@ -27,8 +28,9 @@ The grid is ``(num_seqs, kv_heads, num_splits)``:
 Host side: :func:`paged_decode_attention` (checks, split choice, launch, merge), :func:`paged_decode_split`
 (the partials alone), :func:`merge_splits`, :func:`paged_decode_attention_traced` (trace mode: which
 physical blocks each program read, as a :class:`BlockReads`) and :func:`choose_num_splits`. The PyTorch
-reference (:func:`gather_kv`, :func:`paged_decode_reference`) and a booby-trapped test batch
-(:func:`random_paged_batch`: NaN wherever the kernel must not read) serve the tests, notebook 09 and exercise 9.
+reference (:func:`~pagedlab.attention.gather_kv`, :func:`~pagedlab.attention.paged_decode_reference`) and a
+booby-trapped test batch (:func:`~pagedlab.testing.random_paged_batch`: NaN wherever the kernel must not read)
+live beside the other references and test helpers, and can be imported from here too.
 On sm_80+ GPUs half precision is autotuned (:data:`GPU_CONFIGS`); float32 and the interpreter use one fixed key
 tile, :data:`INTERPRET_BLOCK_N`.
 """
@@ -36,7 +38,6 @@ tile, :data:`INTERPRET_BLOCK_N`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -44,9 +45,14 @@ import triton
 import triton.language as tl
 
 from pagedlab import device
-from pagedlab.attention import naive_attention
+# The PyTorch reference lives in pagedlab.attention and the booby-trapped test batch in pagedlab.testing; both
+# are imported here too because notebook 09, exercise 9 (and its stretch), the grading specs and the tests import
+# them from this module.
+from pagedlab.attention import gather_kv, paged_decode_reference  # noqa: F401 - re-exported, see above
 from pagedlab.kernels.flash_attention import HEAD_DIMS, _precision, check_dtypes
 from pagedlab.kernels.flash_forward import LOG2E, LOG2E_C
+from pagedlab.testing import random_paged_batch  # noqa: F401 - re-exported, see above
+from pagedlab.validate import blocks_for, check_scale
 
 INTERPRET_BLOCK_N = 32
 """Key tile of the interpreter (and of a float32 run): block sizes 8 and 16 are smaller, 64 and 128 larger."""
@@ -235,7 +241,7 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
         raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move the inputs to "
                          f"{device.DEVICE}")
 
-    scale = _check_scale(sm_scale, head_dim)
+    scale = check_scale("sm_scale", sm_scale, 1.0 / math.sqrt(head_dim))
     max_blocks = block_tables.shape[1]
     if context_stats is not None:
         longest, total = context_stats
@@ -260,16 +266,6 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
         raise ValueError(f"block_tables[{s}, {i}] = {int(block_tables[s, i])} is a block sequence {s} owns but "
                          f"not a block of the pool (0 .. {num_blocks - 1})")
     return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, total, scale)
-
-
-def _check_scale(sm_scale: object, head_dim: int) -> float:
-    if sm_scale is None:
-        return 1.0 / math.sqrt(head_dim)
-    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
-        raise TypeError(f"sm_scale must be a float or None, got {type(sm_scale).__name__}")
-    if not (math.isfinite(sm_scale) and sm_scale > 0):
-        raise ValueError(f"sm_scale must be positive and finite, got {sm_scale}")
-    return float(sm_scale)
 
 
 def _check_num_splits(num_splits: object) -> None:
@@ -320,8 +316,8 @@ def choose_num_splits(num_seqs: int, kv_heads: int, max_context: int, num_sms: i
         return 1
     total = num_seqs * max_context if total_context is None else max(total_context, max_context)
     programs = num_seqs * kv_heads
-    occupancy = -(-2 * num_sms // programs)
-    balance = -(-max_context * num_sms // (total * kv_heads))
+    occupancy = blocks_for(2 * num_sms, programs)
+    balance = blocks_for(max_context * num_sms, total * kv_heads)
     longest_useful = max(1, max_context // MIN_SPLIT_TOKENS)
     return max(1, min(max(occupancy, balance), longest_useful, MAX_SPLITS))
 
@@ -490,95 +486,6 @@ def paged_decode_split(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Te
         raise TypeError("num_splits must be an int, got None")
     _check_num_splits(num_splits)
     return _launch_split(q, k_cache, v_cache, block_tables, context_lens, p, num_splits, True, None, None)
-
-
-# --------------------------------------------------------------------------------------------------
-# The reference: gather, then attention as defined
-# --------------------------------------------------------------------------------------------------
-
-
-def gather_kv(k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor, context_len: int
-              ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One sequence's K and V as contiguous tensors, gathered through its block table (in PyTorch).
-
-    Args:
-        k_cache, v_cache: ``(num_blocks, block_size, kv_heads, head_dim)``.
-        block_table: ``(max_blocks_per_seq,)`` integer tensor; only its first ``ceil(context_len / block_size)``
-            entries are read.
-        context_len: tokens of the sequence (>= 1).
-
-    Returns:
-        ``(k, v)``, each ``(context_len, kv_heads, head_dim)``, tokens in order.
-    """
-    block_size = k_cache.shape[1]
-    owned = block_table[: -(-context_len // block_size)].long()  # the padding after them is never touched
-    k = k_cache[owned].flatten(0, 1)[:context_len]
-    v = v_cache[owned].flatten(0, 1)[:context_len]
-    return k, v
-
-
-def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
-                           context_lens: torch.Tensor, sm_scale: float | None = None) -> torch.Tensor:
-    """What :func:`paged_decode_attention` computes, the slow and obvious way: for each sequence, gather its
-    K/V (:func:`gather_kv`), repeat the K/V heads for GQA, and run :func:`~pagedlab.attention.naive_attention`.
-
-    Arguments and result as :func:`paged_decode_attention`, without its checks; any float dtype (float32
-    math for half inputs, float64 stays float64: the tests' oracle).
-    """
-    group = q.shape[1] // k_cache.shape[2]
-    out = torch.empty_like(q)
-    for s, n in enumerate(context_lens.tolist()):
-        k, v = gather_kv(k_cache, v_cache, block_tables[s], n)
-        # (n, kv_heads, d) -> (heads, n, d): query head h reads K/V head h // group.
-        k, v = (t.transpose(0, 1).repeat_interleave(group, dim=0) for t in (k, v))
-        out[s] = naive_attention(q[s, None, :, None, :], k[None], v[None], scale=sm_scale)[0, :, 0, :]
-    return out
-
-
-def random_paged_batch(context_lens: Sequence[int], block_size: int, heads: int, kv_heads: int, head_dim: int,
-                       dtype: torch.dtype = torch.float32, *, spare_blocks: int = 3, extra_columns: int = 1,
-                       padding: int | str = -1, shuffle: bool = True, poison: bool = True, magnitude: float = 1.0,
-                       seed: int = 0
-                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A random decode batch in a pool booby-trapped with NaN/inf wherever the kernel must not read.
-
-    Each sequence gets ``ceil(n / block_size)`` blocks (a random permutation of the pool with ``shuffle``, else
-    in order). With ``poison`` the slots past its context in its last block hold NaN (K) and inf (V), and the
-    ``spare_blocks`` blocks nobody owns hold NaN (without, they keep random values). Tables are padded with
-    ``extra_columns`` entries of ``padding`` (an int, or ``"spare"``:
-    the id of a NaN-filled spare block, the worst garbage a table can hold).
-
-    Returns:
-        ``(q, k_cache, v_cache, block_tables, context_lens)`` on ``pagedlab.device.DEVICE``, made on the CPU with a
-        seeded generator (the same numbers on every machine); q and K are scaled by ``magnitude``; tables and
-        lengths int32.
-    """
-    g = torch.Generator().manual_seed(seed)
-    owned = [-(-n // block_size) for n in context_lens]
-    num_blocks = sum(owned) + spare_blocks
-    k_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g) * magnitude
-    v_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)
-    order = torch.randperm(num_blocks, generator=g) if shuffle else torch.arange(num_blocks)
-    if padding == "spare" and spare_blocks < 1:
-        raise ValueError("padding='spare' needs spare_blocks >= 1")
-    fill = int(order[-1]) if padding == "spare" else padding
-    tables = torch.full((len(context_lens), max(owned) + extra_columns), fill, dtype=torch.int64)
-    used = 0
-    for s, (n, nb) in enumerate(zip(context_lens, owned)):
-        tables[s, :nb] = order[used:used + nb]
-        used += nb
-        last, tail = int(tables[s, nb - 1]), (n - 1) % block_size + 1
-        if poison:
-            k_cache[last, tail:] = float("nan")
-            v_cache[last, tail:] = float("inf")
-    if poison:
-        k_cache[order[used:]] = float("nan")
-        v_cache[order[used:]] = float("nan")
-    q = torch.randn(len(context_lens), heads, head_dim, generator=g) * magnitude
-    lens = torch.tensor(list(context_lens), dtype=torch.int32)
-    dev = device.DEVICE
-    return (q.to(dev, dtype), k_cache.to(dev, dtype), v_cache.to(dev, dtype), tables.to(dev, torch.int32),
-            lens.to(dev))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,9 +1,16 @@
-"""pagedlab: the helper package of the course, from naive attention to a paged KV cache.
+"""pagedlab: the helper package of the course, from naive attention to a paged KV cache and a serving engine.
 
-Layers, from the bottom (nothing imports from a layer above it):
+Layers, from the bottom (nothing imports from a layer above it; ``docs/architecture.md`` has one line per
+module and the life of one request):
 
-* ``pagedlab.device``: where the course runs (torch device, Triton compiled or interpreted, sizes);
-* ``pagedlab.attention``, ``pagedlab.paged``, ``pagedlab.memory``, ``pagedlab.kernels``: compute and state;
+* ``pagedlab.device`` (where the course runs: torch device, Triton compiled or interpreted, sizes) and
+  ``pagedlab.validate`` (argument checks, one rule for TypeError vs ValueError; imports nothing from pagedlab);
+* compute and state, no display code: ``pagedlab.attention`` (PyTorch references), ``pagedlab.trace`` (tile
+  schedules), ``pagedlab.roofline`` (memory hierarchy, roofline), ``pagedlab.memory`` (KV-cache sizes and
+  waste), ``pagedlab.paged`` (the paged KV cache: allocator, block tables, block manager, prefix cache),
+  ``pagedlab.kernels`` (Triton), ``pagedlab.model`` (TinyGPT) and ``pagedlab.testing`` (shared test inputs);
+* ``pagedlab.engine``: continuous batching over the paged cache, the kernels and the model, behind vLLM's API;
+  the model and serving front end of the real model sit in this layer too;
 * ``pagedlab.widgets``, ``pagedlab.checks``, ``pagedlab.notebook``: what the notebooks show;
 * ``pagedlab.authoring`` (executing notebooks, making exercises) and ``pagedlab.grading``: course tooling,
   kept out of the modules a learner reads.

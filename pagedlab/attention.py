@@ -1,12 +1,16 @@
+# Over 450 lines: every PyTorch reference of the course in one file, each the oracle of a kernel or a lesson.
 """Attention in plain PyTorch: the references every later part of the course is tested against.
 
 * :func:`naive_attention` writes the definition out, ``softmax(Q Kᵀ · scale) V``, and materializes the
   ``n_q × n_k`` score matrix: simple, exact, and quadratic in memory.
-* :func:`chunked_attention_without_rescaling` is the mistake of the source article (a softmax per key
-  chunk, summed): kept so the course can show it is wrong, never use it.
+* :func:`chunked_attention_without_rescaling` is a common mistake (a softmax per key chunk, the chunks
+  summed): kept so the course can show it is wrong, never use it.
 * :func:`tiled_attention` is FlashAttention-2's forward algorithm (Dao, 2023, Algorithm 1) in PyTorch:
   query tiles in the outer loop, key tiles in the inner loop, a running max ``m``, a running sum ``l`` and
   a rescaled accumulator, so no ``n_q × n_k`` matrix ever exists. It is the oracle of the Triton kernel.
+* :func:`gather_kv` and :func:`paged_decode_reference` are decode attention over a paged KV cache, the slow and
+  obvious way (gather each sequence's K/V through its block table, then the definition): the oracle of the
+  paged Triton kernel.
 * :func:`attention_hbm_traffic` counts the HBM bytes each of the two moves in the model of the FlashAttention
   paper's Theorem 2 (Dao et al. 2022), without L2: Θ(N·d + N²) for standard attention, Θ(N²·d²/M) for
   FlashAttention.
@@ -42,18 +46,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from pagedlab.trace import TileStep, TileTrace, tile_kind
+from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale
 
 # ----------------------------------------------------------------------------------------------------
-# Input checks: one place, so every function rejects bad input with the same clear message.
-
-
-def _positive_int(name: str, value: object) -> int:
-    # bool is an int subclass, but block_m=True is a bug, not a tile size.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive tile size, got {value}")
-    return value
+# Input checks: one place, so every function rejects bad input with the same clear message (and the
+# package's rule for TypeError vs ValueError, see pagedlab.validate).
 
 
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float | None) -> float:
@@ -65,7 +62,7 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float |
             raise ValueError(f"{name} must be (batch, heads, seq, head_dim) or (seq, head_dim), "
                              f"got {t.dim()} dimensions with shape {tuple(t.shape)}")
         if not t.is_floating_point():
-            raise ValueError(f"{name} must have a floating dtype (float32, float16, bfloat16, float64), got {t.dtype}")
+            raise TypeError(f"{name} must have a floating dtype (float32, float16, bfloat16, float64), got {t.dtype}")
         if t.shape[-2] == 0 or t.shape[-1] == 0:
             raise ValueError(f"{name} must have at least one position and one feature, got shape {tuple(t.shape)}")
     for name, t in (("k", k), ("v", v)):
@@ -76,17 +73,12 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float |
         if t.shape[-1] != q.shape[-1]:
             raise ValueError(f"{name} has head dim {t.shape[-1]} but q has head dim {q.shape[-1]}; "
                              f"q, k and v must share one head dim")
-        if t.dtype != q.dtype:
-            raise ValueError(f"{name} has dtype {t.dtype} but q has {q.dtype}; convert them to one dtype")
         if t.device != q.device:
             raise ValueError(f"{name} is on {t.device} but q is on {q.device}; move them to one device")
     if v.shape[-2] != k.shape[-2]:
         raise ValueError(f"v has {v.shape[-2]} positions but k has {k.shape[-2]}; every key needs one value")
-    if scale is None:
-        return q.shape[-1] ** -0.5
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
-        raise ValueError(f"scale must be a finite number (default head_dim ** -0.5), got {scale!r}")
-    return float(scale)
+    check_same_dtype(q=q, k=k, v=v)
+    return check_scale("scale", scale, q.shape[-1] ** -0.5)
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -104,7 +96,7 @@ def causal_mask(n_q: int, n_k: int, device: torch.device | str | None = None) ->
     Returns:
         A ``(n_q, n_k)`` bool tensor.
     """
-    n_q, n_k = _positive_int("n_q", n_q), _positive_int("n_k", n_k)
+    n_q, n_k = check_count("n_q", n_q, 1), check_count("n_k", n_k, 1)
     rows = torch.arange(n_q, device=device).unsqueeze(1)
     cols = torch.arange(n_k, device=device).unsqueeze(0)
     return cols <= rows + (n_k - n_q)
@@ -169,14 +161,14 @@ def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 # ----------------------------------------------------------------------------------------------------
-# The source article's tiling, which is not attention.
+# A common wrong tiling (a softmax per key chunk), which is not attention.
 
 
 def chunked_attention_without_rescaling(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
                                         scale: float | None = None, block_n: int = 64) -> torch.Tensor:
     """WRONG on purpose: a softmax over each chunk of ``block_n`` keys, and the chunks' outputs summed.
 
-    This is the tiling of the source article's ``flash_chunk_attention``. Each chunk's weights sum to one,
+    This is a tiling often published as "flash chunk attention". Each chunk's weights sum to one,
     so a row that sees ``c`` chunks gets weights summing to ``c``, and every chunk is normalized by its own
     maximum and sum instead of the row's. It equals attention only when a row sees a single chunk.
     :func:`tiled_attention` shows the fix: carry the running max and sum across chunks and rescale.
@@ -184,7 +176,7 @@ def chunked_attention_without_rescaling(q: torch.Tensor, k: torch.Tensor, v: tor
     Args and Returns: as :func:`naive_attention` (without ``return_weights``); ``block_n`` is the chunk size.
     A chunk whose keys are all hidden from a row contributes nothing to it (the article never visits it).
     """
-    block_n = _positive_int("block_n", block_n)
+    block_n = check_count("block_n", block_n, 1)
     scale = _check_qkv(q, k, v, scale)
     dtype = _compute_dtype(q.dtype)
     s = attention_scores(q, k, causal, scale)
@@ -228,7 +220,7 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     Raises:
         ValueError, TypeError: bad shapes, dtypes, scale or tile sizes (the message names the argument).
     """
-    block_m, block_n = _positive_int("block_m", block_m), _positive_int("block_n", block_n)
+    block_m, block_n = check_count("block_m", block_m, 1), check_count("block_n", block_n, 1)
     scale = _check_qkv(q, k, v, scale)
     if trace is not None and not isinstance(trace, TileTrace):
         raise TypeError(f"trace must be a pagedlab.trace.TileTrace or None, got {type(trace).__name__}")
@@ -299,6 +291,50 @@ def max_error(got: torch.Tensor, want: torch.Tensor) -> float:
 
 
 # ----------------------------------------------------------------------------------------------------
+# Paged decode: gather each sequence's K/V through its block table, then attention as defined (the
+# oracle of the paged Triton kernel, pagedlab.kernels.paged_attention).
+
+
+def gather_kv(k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor, context_len: int
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """One sequence's K and V as contiguous tensors, gathered through its block table (in PyTorch).
+
+    Args:
+        k_cache, v_cache: ``(num_blocks, block_size, kv_heads, head_dim)``.
+        block_table: ``(max_blocks_per_seq,)`` integer tensor; only its first ``ceil(context_len / block_size)``
+            entries are read.
+        context_len: tokens of the sequence (>= 1).
+
+    Returns:
+        ``(k, v)``, each ``(context_len, kv_heads, head_dim)``, tokens in order.
+    """
+    block_size = k_cache.shape[1]
+    owned = block_table[: -(-context_len // block_size)].long()  # the padding after them is never touched
+    k = k_cache[owned].flatten(0, 1)[:context_len]
+    v = v_cache[owned].flatten(0, 1)[:context_len]
+    return k, v
+
+
+def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
+                           context_lens: torch.Tensor, sm_scale: float | None = None) -> torch.Tensor:
+    """What :func:`~pagedlab.kernels.paged_attention.paged_decode_attention` computes, the slow and obvious way:
+    for each sequence, gather its K/V (:func:`gather_kv`), repeat the K/V heads for GQA, and run
+    :func:`naive_attention`.
+
+    Arguments and result as the kernel's, without its checks; any float dtype (float32
+    math for half inputs, float64 stays float64: the tests' oracle).
+    """
+    group = q.shape[1] // k_cache.shape[2]
+    out = torch.empty_like(q)
+    for s, n in enumerate(context_lens.tolist()):
+        k, v = gather_kv(k_cache, v_cache, block_tables[s], n)
+        # (n, kv_heads, d) -> (heads, n, d): query head h reads K/V head h // group.
+        k, v = (t.transpose(0, 1).repeat_interleave(group, dim=0) for t in (k, v))
+        out[s] = naive_attention(q[s, None, :, None, :], k[None], v[None], scale=sm_scale)[0, :, 0, :]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
 # What each algorithm costs in HBM traffic and in memory.
 
 
@@ -360,19 +396,19 @@ def attention_hbm_traffic(seq_len: int, head_dim: int, sram_bytes: int, bytes_pe
     Raises:
         ValueError, TypeError: a non-positive size, or an SRAM too small for one row of each tile.
     """
-    n, d = _positive_int("seq_len", seq_len), _positive_int("head_dim", head_dim)
-    sram, b = _positive_int("sram_bytes", sram_bytes), _positive_int("bytes_per_element", bytes_per_element)
-    batch_heads = _positive_int("batch_heads", batch_heads)
+    n, d = check_count("seq_len", seq_len, 1), check_count("head_dim", head_dim, 1)
+    sram, b = check_count("sram_bytes", sram_bytes, 1), check_count("bytes_per_element", bytes_per_element, 1)
+    batch_heads = check_count("batch_heads", batch_heads, 1)
     m_elements = sram // b
     if m_elements < 4 * d:
         raise ValueError(f"sram_bytes={sram} holds {m_elements} elements, fewer than 4 * head_dim = {4 * d}: "
                          f"not even one row of Q, K, V and O fits")
-    default_m = -(-m_elements // (4 * d))
-    block_m = default_m if block_m is None else _positive_int("block_m", block_m)
-    block_n = min(default_m, d) if block_n is None else _positive_int("block_n", block_n)
+    default_m = blocks_for(m_elements, 4 * d)
+    block_m = default_m if block_m is None else check_count("block_m", block_m, 1)
+    block_n = min(default_m, d) if block_n is None else check_count("block_n", block_n, 1)
 
     standard = (4 * n * d + 4 * n * n) * b
-    n_q_tiles, n_k_tiles = -(-n // block_m), -(-n // block_n)
+    n_q_tiles, n_k_tiles = blocks_for(n, block_m), blocks_for(n, block_n)
     visited_rows = 0  # keys read over all query tiles, each tile reading its K and V rows once
     for i in range(n_q_tiles):
         for j in range(n_k_tiles):

@@ -1,3 +1,4 @@
+# Over 450 lines: KV-cache sizes (notebook 05), the serving simulation (05, 06) and the copy timings (08).
 """How big the KV cache is, and how much of it contiguous or paged allocation wastes while serving.
 
 Two questions, one module:
@@ -36,13 +37,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pagedlab.paged.allocator import check_count
+from pagedlab.validate import blocks_for, check_count
 
 if TYPE_CHECKING:
     from pagedlab.paged.kv_cache import KVCache
 
 GiB = 2**30
-"""A gibibyte. The source article's "256 GB" for LLaMA-7B is 256 GiB: 274,877,906,944 bytes is 2**38."""
+"""A gibibyte. The "256 GB" often quoted for LLaMA-7B (batch 16, 32K) is 256 GiB: 274,877,906,944 bytes is 2**38."""
 GB = 10**9
 """A gigabyte (decimal), what GPU vendors print on the box: an "80 GB" A100 has 80 × 10**9 bytes."""
 
@@ -288,8 +289,8 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
     num_blocks = budget_tokens // block_size
     final = [int(x) for x in prompt + output]
     longest = max(final, default=0)
-    if -(-longest // block_size) > num_blocks:
-        raise ValueError(f"a request of {longest} tokens needs {-(-longest // block_size)} blocks of "
+    if blocks_for(longest, block_size) > num_blocks:
+        raise ValueError(f"a request of {longest} tokens needs {blocks_for(longest, block_size)} blocks of "
                          f"{block_size} but budget_tokens={budget_tokens} holds only {num_blocks}: it could never run")
 
     queue = list(range(len(final)))[::-1]    # a stack: the head of the queue is queue[-1]
@@ -298,14 +299,14 @@ def simulate_serving(prompt_lens: np.ndarray, output_lens: np.ndarray, budget_to
     blocks: dict[int, int] = {}               # blocks held by each running request
     free = num_blocks
     # Admission leaves a few blocks spare so running requests can grow without being preempted at once.
-    spare = min(int(watermark * num_blocks), num_blocks - -(-longest // block_size))
+    spare = min(int(watermark * num_blocks), num_blocks - blocks_for(longest, block_size))
     sums = [0, 0, 0, 0]                       # tokens, reserved, internal, running (summed over steps)
     steps = preemptions = finished = generated = recomputed = 0
 
     while queue or running:
         while queue:                          # 1. admission, FCFS with head-of-line blocking
             rid = queue[-1]
-            need = -(-length[rid] // block_size)
+            need = blocks_for(length[rid], block_size)
             if need > free - spare:
                 break
             queue.pop()

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
+from pagedlab.validate import blocks_for
+
 StepKind = Literal["full", "masked", "skipped"]
 """``full``: every score of the tile is used; ``masked``: the causal diagonal tile, partly masked;
 ``skipped``: a tile entirely above the causal diagonal, never loaded."""
@@ -90,11 +92,11 @@ class TileTrace:
 
     @property
     def n_q_tiles(self) -> int:
-        return -(-self.n_q // self.block_m) if self.block_m else 0
+        return blocks_for(self.n_q, self.block_m) if self.block_m else 0
 
     @property
     def n_k_tiles(self) -> int:
-        return -(-self.n_k // self.block_n) if self.block_n else 0
+        return blocks_for(self.n_k, self.block_n) if self.block_n else 0
 
     def start(self, n_q: int, n_k: int, block_m: int, block_n: int, causal: bool, source: str) -> None:
         """(Re)initialize the trace for a new run; producers call this before recording steps."""

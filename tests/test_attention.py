@@ -2,7 +2,7 @@
 
 ``naive_attention`` is checked against ``torch.nn.functional.scaled_dot_product_attention``; ``tiled_attention``
 against both, over tile sizes that do not divide the lengths, causal and not, query and key lengths that
-differ, half-precision inputs and huge scores. The per-chunk softmax of the source article is shown wrong.
+differ, half-precision inputs and huge scores. A common per-chunk softmax is shown wrong.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def test_tiled_equals_naive_for_any_shape(b, h, n_q, n_k, d, block_m, block_n, c
 
 
 # --------------------------------------------------------------------------------------------------
-# The source article's per-chunk softmax is wrong
+# A per-chunk softmax (a common mistake) is wrong
 
 
 def test_chunked_without_rescaling_is_wrong():
@@ -278,8 +278,6 @@ def _bad_calls():
         ("k", lambda: tiled_attention(q, k[..., :3], v)),  # head dim differs
         ("v", lambda: tiled_attention(q, k, v[..., :3])),  # head dim differs
         ("v", lambda: tiled_attention(q, k, v[..., :5, :])),  # one value per key
-        ("k", lambda: tiled_attention(q, k.double(), v)),  # dtype differs
-        ("q", lambda: tiled_attention(q.to(torch.int64), k, v)),  # not floating
         ("q", lambda: naive_attention(q[..., :0, :], k, v)),  # empty
         ("block_m", lambda: tiled_attention(q, k, v, block_m=0)),
         ("block_n", lambda: tiled_attention(q, k, v, block_n=-3)),
@@ -306,6 +304,13 @@ def test_wrong_types_raise_type_error():
         naive_attention(q.numpy(), k, v)
     with pytest.raises(TypeError, match="trace"):
         tiled_attention(q, k, v, trace=[])
+    # A dtype is the type of the elements: a wrong or mismatched one is a TypeError (pagedlab.validate's rule).
+    with pytest.raises(TypeError, match=r"\bk\b.*float64"):
+        tiled_attention(q, k.double(), v)
+    with pytest.raises(TypeError, match=r"\bq\b.*floating"):
+        tiled_attention(q.to(torch.int64), k, v)
+    with pytest.raises(TypeError, match="scale"):
+        naive_attention(q, k, v, scale="0.5")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def assert_matches_manager(w: BlockTableWidget) -> None:
 
 @pytest.fixture
 def source_scenario():
-    """The source article's pool: 6 blocks of 16 tokens; requests of 20 and 10 tokens."""
+    """Notebook 06's first pool: 6 blocks of 16 tokens; requests of 20 and 10 tokens."""
     m = BlockManager(num_blocks=6, block_size=16, num_cpu_blocks=4)
     w = BlockTableWidget(m)
     m.add("A", range(20))
@@ -353,7 +353,7 @@ def test_static_svg_shows_the_final_state_and_a_strip_of_key_frames(source_scena
     root = ET.fromstring(svg)
     assert root.get("data-role") == "static"
     main = {int(b["data-block"]): b["data-state"] for b in shapes(svg, "block") if b["data-pool"] == "gpu"}
-    assert main == {b: st["state"] for b, st in enumerate(w.frames[-1].gpu)}
+    assert main == {b: st.state for b, st in enumerate(w.frames[-1].gpu)}
     assert main == {0: "used", 1: "used", 2: "used", 3: "used", 4: "used", 5: "free"}
     keys = shapes(svg, "key-frame")
     kinds = [k["data-kind"] for k in keys]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPUTE = ["pagedlab/device.py", "pagedlab/trace.py", "pagedlab/attention.py", "pagedlab/memory.py",
+COMPUTE = ["pagedlab/device.py", "pagedlab/validate.py", "pagedlab/testing.py", "pagedlab/trace.py",
+           "pagedlab/attention.py", "pagedlab/memory.py",
            "pagedlab/roofline.py", "pagedlab/paged", "kernels", "pagedlab/model.py", "pagedlab/engine"]
 PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.exercise_checks", "pagedlab.notebook",
                 "pagedlab.grading", "pagedlab.authoring")
@@ -89,3 +90,9 @@ assert "torch" not in {m.split(".")[0] for m, mod in sys.modules.items() if mod 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                             env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_validate_imports_nothing_from_pagedlab_and_no_torch():
+    # The argument checks sit below everything, the allocator core included, so they stay plain Python.
+    names = _imports(ROOT / "pagedlab/validate.py")
+    assert not {n for n in names if n.split(".")[0] in ("pagedlab", "torch", "numpy", "triton")}, names

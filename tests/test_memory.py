@@ -12,7 +12,7 @@ from pagedlab.memory import (GB, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B, 
 # --- size ----------------------------------------------------------------------------------------
 
 def test_source_llama_7b_example_is_256_gib_not_gb():
-    # The source article: 2 x 2 x 32 x 32 x 128 x 32768 x 16 = 274,877,906,944 bytes, "about 256 GB".
+    # The figure often quoted: 2 x 2 x 32 x 32 x 128 x 32768 x 16 = 274,877,906,944 bytes, "about 256 GB".
     n = kv_cache_bytes(num_layers=32, num_kv_heads=32, head_dim=128, num_tokens=32768, batch=16,
                        bytes_per_element=2)
     assert n == 274_877_906_944

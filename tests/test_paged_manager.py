@@ -27,28 +27,28 @@ NAN = float("nan")
 
 
 def state(m: BlockManager) -> tuple:
-    """Everything that makes up a manager's state, for before/after comparisons."""
+    """Everything a manager shows through its public API, for before/after comparisons."""
     def alloc_state(a):
         if a is None:
             return None
-        return (a.free_blocks(), list(a._ref_count), bytes(a._cached), a.num_cached)
+        return (a.free_blocks(), [a.refcount(b) for b in range(a.num_blocks)],
+                [a.is_cached(b) for b in range(a.num_blocks)], a.num_cached)
 
     cache = m.prefix_cache
     return (
-        [(s, list(m.table(s).block_ids), m.table(s).num_tokens, m.table(s).device, m.num_cached_tokens(s),
-          list(m._seqs[s].tokens), list(m._seqs[s].keys), list(m._seqs[s].prefix_ids)) for s in m.seq_ids],
+        [(s, list(m.table(s).block_ids), m.table(s).num_tokens, m.table(s).device, m.num_cached_tokens(s))
+         for s in m.seq_ids],
         alloc_state(m.allocator), alloc_state(m.cpu_allocator),
-        None if cache is None else (cache.parked(), {k: p.id for k, p in cache._prefix_of_key.items()},
-                                    dict(cache._hit_of_key),
-                                    {b: p.id for b, p in cache._prefix_of_block.items()},
-                                    {i: (p.key, p.parent, p.tokens, list(p.blocks), p.children)
-                                     for i, p in cache._prefixes.items()}),
-        len(m.events), m._step,
+        None if cache is None else (cache.parked(), len(cache), cache.num_prefixes,
+                                    [(cache.key_of(b), cache.prefix_id_of(b)) for b in range(m.num_blocks)],
+                                    {p: cache.blocks_of(p) for b in range(m.num_blocks)
+                                     if (p := cache.prefix_id_of(b)) is not None}),
+        list(m.events)[-3:], len(m.events),
     )
 
 
 def check_invariants(m: BlockManager) -> None:
-    """The bookkeeping invariants of the issue, from the public API."""
+    """The bookkeeping invariants (reference counts, free list, cached-free blocks), from the public API."""
     for alloc, device in ((m.allocator, "gpu"), (m.cpu_allocator, "cpu")):
         if alloc is None:
             continue

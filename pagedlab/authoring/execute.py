@@ -9,7 +9,7 @@ Widget outputs are stored so that they render without a kernel: the widget state
 random model ids), so no output may keep a ``widget-view+json`` reference, which would point at nothing
 ("Error displaying widget: model not found" in a trusted JupyterLab). Once the last cell has run, each
 course live view's output is replaced by its static picture drawn then
-(:func:`pagedlab.widgets._base.static_outputs`), i.e. what the live view shows after *Run All*; any other
+(:func:`pagedlab.widgets.static_outputs`), i.e. what the live view shows after *Run All*; any other
 widget keeps its fallback representations.
 
 Usage::
@@ -38,8 +38,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FETCH_STATIC_OUTPUTS = """\
 import sys as _sys
 from IPython.display import display as _display
-_base = _sys.modules.get("pagedlab.widgets._base")
-_display({"application/json": _base.static_outputs() if _base else {}}, raw=True)"""
+_widgets = _sys.modules.get("pagedlab.widgets")
+_display({"application/json": _widgets.static_outputs() if _widgets else {}}, raw=True)"""
 
 KERNEL_ENV = {"PAGEDLAB_DEVICE": "cpu", "PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
@@ -58,7 +58,7 @@ def store_static_widgets(nb: nbformat.NotebookNode, statics: dict[str, dict[str,
 
     Args:
         nb: an executed notebook; its outputs are changed in place.
-        statics: ``{model_id: display bundle}`` from :func:`pagedlab.widgets._base.static_outputs`.
+        statics: ``{model_id: display bundle}`` from :func:`pagedlab.widgets.static_outputs`.
 
     Returns:
         How many outputs were replaced by a static picture.

@@ -11,11 +11,16 @@ A block is in exactly one of three states:
 
 The free list is a Python list used as a stack (``pop()`` and ``append()`` at the end are O(1)); the
 reference counts are one flat list of ints indexed by block id. Nothing is scanned, sorted or created per
-operation: that is the correction to the source article 000, whose allocator pops from the *front* of a
-list (O(n) per allocation) and re-sorts the whole free list on every free (O(n log n) per free).
+operation: that is the correction to a naive allocator often published (``pagedlab.paged.baseline``), which
+pops from the *front* of a list (O(n) per allocation) and re-sorts the whole free list on every free (O(n log n)
+per free).
 """
 
 from __future__ import annotations
+
+# check_count is imported here for the allocator, and stays importable from here for the engine's modules
+# until they import it from pagedlab.validate.
+from pagedlab.validate import check_count
 
 
 class OutOfBlocks(MemoryError):
@@ -32,20 +37,6 @@ class OutOfBlocks(MemoryError):
         for_what = f" for {what}" if what else ""
         super().__init__(f"need {requested} free block{'s' if requested != 1 else ''}{for_what}, only {free} of "
                          f"{total} are free; free a finished sequence or preempt one")
-
-
-def check_count(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` if it is an int >= ``minimum``; else raise an error that names the argument ``name``.
-
-    Raises:
-        TypeError: ``value`` is not an int (a bool is refused too). ValueError: ``value < minimum``.
-    """
-    # bool is an int subclass; True blocks would be a bug in the caller, not a count.
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 class BlockAllocator:

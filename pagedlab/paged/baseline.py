@@ -1,4 +1,4 @@
-"""The allocator of source article 000, re-implemented to be measured against (do not use it).
+"""A naive allocator often published in tutorials, re-implemented to be measured against (do not use it).
 
 Its logic, in our words: the free list is a Python list of block ids kept sorted; allocating takes the
 *lowest* id with ``list.pop(0)``, which shifts every remaining element down (O(n)); freeing drops one
@@ -23,7 +23,7 @@ class _Block:
 
 
 class SourceAllocator:
-    """Article 000's allocator: sorted free list, ``pop(0)`` to allocate, sort on every free.
+    """The naive allocator: sorted free list, ``pop(0)`` to allocate, sort on every free.
 
     Same method names as :class:`~pagedlab.paged.BlockAllocator` (``allocate``, ``free``, ``incref``,
     ``refcount``, ``num_free``) so the two can be timed by the same code.

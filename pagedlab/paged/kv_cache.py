@@ -40,8 +40,8 @@ from collections.abc import Sequence
 import torch
 
 from pagedlab import device as _device
-from pagedlab.paged.allocator import check_count
 from pagedlab.paged.block_table import BlockTable
+from pagedlab.validate import check_count
 
 
 class KVCache:

@@ -8,10 +8,7 @@ return the moves for the caller (the engine, with a :class:`~pagedlab.paged.KVCa
 * ``swap_out`` / ``swap_in`` return ``(src, dst)`` pairs between the pools: copy them before the next
   operation that allocates, because the source blocks are free from now on.
 
-Swapping works on one sequence or on a *group* (a list of ids, e.g. the samples of one request, as vLLM
-v0 swaps a whole sequence group): a block shared inside the group is copied once, and the group comes
-back sharing exactly as before. Preempt a fork family as one group, or its shared blocks are neither
-freed on the GPU nor kept shared on the CPU.
+Swapping works on one sequence or on a *group* of them (see :mod:`pagedlab.paged.swapping`).
 
 Prefix caching and computed K/V. A block becomes findable in the prefix cache only once the K/V of all
 its tokens are computed, or are sure to be written before anyone reads them: a cache hit hands its slots to
@@ -32,73 +29,30 @@ Reference counts (``manager.allocator.refcount(b)``) count block tables, nothing
 by three forked sequences has count 3; the prefix cache holds no reference (a cached block nobody uses
 has count 0 and is *cached-free*, see :mod:`pagedlab.paged.allocator`).
 
-Events. After each successful operation the manager first appends all of its :class:`BlockEvent`
-records to ``manager.events`` (the last 1000), then calls every subscriber with each one, in order.
-When a subscriber runs, the operation is complete, so it may read the manager (that is how the
-block-table widget redraws). A subscriber that raises does not stop the others: every subscriber still
-gets every event of the operation, and then the first exception propagates to the caller (the operation
-has happened, and its events are logged).
+Events. After each successful operation the manager logs its :class:`~pagedlab.paged.events.BlockEvent`
+records (``manager.events``, the last 1000) and tells every subscriber, by the rule of
+:mod:`pagedlab.paged.events`. How the pools are used is reported by :mod:`pagedlab.paged.usage`.
+
+The class is laid out in the course's order: block tables (notebook 6), then sharing and prefix caching
+(notebook 7), each section with the private helpers it uses; preemption by swapping (notebook 8) is its
+base class :class:`~pagedlab.paged.swapping.Swapping`, in a file of its own.
 """
 
 from __future__ import annotations
 
 import operator
 from array import array
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks, check_count
-from pagedlab.paged.block_table import BlockTable, Device
+from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks
+from pagedlab.paged.block_table import BlockTable
+from pagedlab.paged.events import BlockEvent, EventLog
 from pagedlab.paged.prefix_cache import PrefixCache
-
-EventKind = Literal["allocate", "append", "free", "fork", "copy_on_write", "cache_hit", "evict",
-                    "swap_out", "swap_in"]
-
-
-@dataclass(frozen=True, slots=True)
-class BlockEvent:
-    """One thing the manager did, for widgets and logs.
-
-    Attributes:
-        kind: what happened (the blocks are GPU blocks unless ``device`` says ``"cpu"``):
-
-            * ``"allocate"``: ``blocks`` were taken from the free list for ``seq_id`` (by ``add``, or by
-              ``append`` crossing into a new block);
-            * ``"append"``: ``seq_id`` reserved one token slot, ``slot``, in ``blocks[0]``;
-            * ``"free"``: ``seq_id`` finished and dropped its reference to each of ``blocks`` (on ``device``);
-            * ``"fork"``: ``seq_id`` was created from ``parent`` and shares all of ``blocks``;
-            * ``"copy_on_write"``: ``seq_id`` wrote into a shared block, so ``pairs == ((src, dst),)``:
-              it now owns ``dst``, a copy of ``src``; ``blocks == (src, dst)``;
-            * ``"cache_hit"``: ``add`` reused cached ``blocks`` for the prefix of ``seq_id``, or ``swap_in``
-              found ``blocks`` of ``seq_id`` still cached on the GPU (nothing to copy back for them);
-            * ``"evict"``: the prefix cache gave up cached-free ``blocks`` to make room for ``seq_id``;
-            * ``"swap_out"``: ``seq_id`` moved to the CPU pool; ``pairs`` are ``(gpu_block, cpu_block)``
-              for each of its blocks, in logical order; ``blocks`` the GPU blocks it released;
-            * ``"swap_in"``: ``seq_id`` came back; ``pairs`` are ``(cpu_block, gpu_block)`` for each of its
-              blocks that was copied, ``blocks`` the GPU blocks it now holds.
-
-            A group swap logs one event per sequence, in the group's order. A block shared inside the
-            group appears in each sharer's ``pairs`` but is copied once: the copies to perform are what
-            ``swap_out``/``swap_in`` return (the union of the group's pairs).
-        seq_id: the sequence the event is about.
-        blocks: block ids, see ``kind``.
-        pairs: ``(src, dst)`` copies the caller performs (``copy_on_write``, ``swap_out``, ``swap_in``).
-        parent: the parent sequence of a ``fork``, else None.
-        slot: the reserved slot of an ``append``, else None.
-        device: the pool ``blocks`` belong to.
-        step: 0, 1, 2, ... in the order events happened in this manager.
-    """
-
-    kind: EventKind
-    seq_id: Hashable
-    blocks: tuple[int, ...] = ()
-    pairs: tuple[tuple[int, int], ...] = ()
-    parent: Hashable | None = None
-    slot: int | None = None
-    device: Device = "gpu"
-    step: int = 0
+from pagedlab.paged.swapping import Swapping
+from pagedlab.paged.usage import Usage, usage
+from pagedlab.validate import blocks_for, check_count
 
 
 class AppendResult(NamedTuple):
@@ -113,48 +67,8 @@ class AppendResult(NamedTuple):
     copy: tuple[int, int] | None
 
 
-@dataclass(frozen=True)
-class Usage:
-    """A snapshot of how the GPU pool is used (``BlockManager.usage()``).
-
-    Attributes:
-        num_blocks: size of the GPU pool.
-        blocks_used: blocks with a reference count > 0.
-        blocks_free: blocks on the free list.
-        blocks_cached: cached-free blocks (unreferenced, holding a reusable prefix; reclaimable).
-        blocks_shared: blocks referenced by more than one sequence.
-        logical_blocks: blocks over all GPU block tables, counting a shared block once per table.
-        tokens_stored: tokens over all GPU sequences (a shared token counts once per sequence).
-        slots_filled: physical slots holding a token (a shared slot counts once).
-        unused_slots: reserved but unused slots, ``blocks_used * block_size - slots_filled`` (internal
-            fragmentation: only ever in the last, partly filled block of a sequence).
-        fragmentation: ``unused_slots / (blocks_used * block_size)``, 0.0 for an empty pool.
-        blocks_saved_by_sharing: ``logical_blocks - blocks_used``.
-        bytes_saved_by_sharing: ``blocks_saved_by_sharing * bytes_per_block`` when ``usage`` was given
-            ``bytes_per_block``, else None.
-        num_cpu_blocks, cpu_blocks_used: the CPU pool (0 and 0 without one).
-        num_swapped: sequences currently swapped out.
-    """
-
-    num_blocks: int
-    blocks_used: int
-    blocks_free: int
-    blocks_cached: int
-    blocks_shared: int
-    logical_blocks: int
-    tokens_stored: int
-    slots_filled: int
-    unused_slots: int
-    fragmentation: float
-    blocks_saved_by_sharing: int
-    bytes_saved_by_sharing: int | None
-    num_cpu_blocks: int
-    cpu_blocks_used: int
-    num_swapped: int
-
-
-class _Seq:
-    """The manager's private record of one sequence."""
+class SeqRecord:
+    """What the manager keeps about one sequence (for the manager and its swapping half, not for callers)."""
 
     __slots__ = ("table", "tokens", "keys", "prefix_ids", "num_cached_tokens", "swapped_from")
 
@@ -169,18 +83,14 @@ class _Seq:
 
 
 def _tokens(token_ids: Iterable[int]) -> list[int]:
-    tokens = list(token_ids)
-    # Fast check first: a sum of Python ints is an int, and one float, str or numpy scalar changes its type or
-    # raises. Anything else goes through array('q'), which converts ints like numpy's or fails (all in C).
+    """``token_ids`` as a list of Python ints; any int (numpy's too) that fits in 64 bits, like ``append``'s."""
     try:
-        if type(sum(tokens)) is not int:
-            tokens = array("q", tokens).tolist()
-        return tokens
+        return array("q", token_ids).tolist()      # converts and checks every id in C
     except (TypeError, OverflowError):
         raise TypeError("token_ids must be an iterable of ints (token ids)") from None
 
 
-class BlockManager:
+class BlockManager(Swapping):
     """Block tables, reference counts, copy-on-write, prefix caching and swapping for many sequences.
 
     Args:
@@ -223,12 +133,10 @@ class BlockManager:
         self.allocator = BlockAllocator(num_blocks)
         self.cpu_allocator = BlockAllocator(num_cpu_blocks) if num_cpu_blocks else None
         self.prefix_cache = PrefixCache(block_size) if enable_prefix_caching else None
-        self.events: deque[BlockEvent] = deque(maxlen=self.EVENT_LOG)
-        self._subscribers: list[Callable[[BlockEvent], None]] = []
-        self._seqs: dict[Hashable, _Seq] = {}
-        self._step = 0
+        self._log: EventLog[BlockEvent] = EventLog(self.EVENT_LOG)
+        self._seqs: dict[Hashable, SeqRecord] = {}
 
-    # ---- queries -------------------------------------------------------------------------------------
+    # ---- notebook 6: block tables (admit, grow, free) ------------------------------------------------
 
     @property
     def num_blocks(self) -> int:
@@ -256,14 +164,6 @@ class BlockManager:
         """
         return self._seq(seq_id).table
 
-    def is_swapped(self, seq_id: Hashable) -> bool:
-        """True while ``seq_id`` is swapped out to the CPU pool. Raises KeyError for an unknown id."""
-        return self._seq(seq_id).table.device == "cpu"
-
-    def num_cached_tokens(self, seq_id: Hashable) -> int:
-        """Prompt tokens of ``seq_id`` whose K/V ``add`` found in the prefix cache (their prefill can be skipped)."""
-        return self._seq(seq_id).num_cached_tokens
-
     def can_add(self, num_tokens: int | list[int]) -> bool:
         """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now, or (a list) one sequence of
         each length, say the samples of a request preempted by recomputation.
@@ -274,7 +174,7 @@ class BlockManager:
         counts = num_tokens if isinstance(num_tokens, list) else [num_tokens]
         for n in counts:
             check_count("num_tokens", n, 0)
-        need = sum(-(-n // self.block_size) for n in counts)
+        need = sum(blocks_for(n, self.block_size) for n in counts)
         return need + self.watermark_blocks <= self.num_free_blocks
 
     def can_append(self, seq_id: Hashable) -> bool:
@@ -285,121 +185,24 @@ class BlockManager:
         """
         return not self._append_needs_block(self._gpu_seq(seq_id, "append to")) or self.num_free_blocks >= 1
 
-    def can_swap_out(self, seq_ids: Hashable | list[Hashable]) -> bool:
-        """Whether ``swap_out(seq_ids)`` would succeed: the CPU pool has a block for each distinct block of
-        the sequence or group (False without a CPU pool).
-
-        Raises:
-            KeyError / ValueError / TypeError: as ``swap_out`` (unknown, swapped-out or repeated ids).
-        """
-        _, seqs = self._group(seq_ids, "swap out")
-        unique = self._distinct_blocks(seqs)
-        return self.cpu_allocator is not None and len(unique) <= self.cpu_allocator.num_free
-
-    def can_swap_in(self, seq_ids: Hashable | list[Hashable]) -> bool:
-        """Whether a scheduler should ``swap_in(seq_ids)`` now, with room to keep running (vLLM v0's rule).
-
-        True when the GPU blocks the swap-in takes (a block for each distinct CPU block, less the
-        sequences' own GPU copies still in the prefix cache; reviving a cached-free copy counts, since it
-        leaves the allocatable blocks), plus one block per sequence for its next append, plus
-        ``watermark_blocks``, are at most ``num_free_blocks``. ``swap_in`` itself only needs the first term.
-
-        Raises:
-            KeyError: an unknown id. ValueError: an id that is not swapped out, or repeated, or an empty list.
-        """
-        _, seqs = self._group(seq_ids, "swap in", "cpu")
-        _, _, new, revived = self._plan_swap_in(seqs)
-        return len(new) + revived + len(seqs) + self.watermark_blocks <= self.num_free_blocks
-
-    def num_freeable_blocks(self, seq_ids: Hashable | list[Hashable]) -> int:
-        """How many blocks preempting ``seq_ids`` (by ``free`` or ``swap_out``) would give back: the contract
-        a scheduler relies on to choose its victims.
-
-        A GPU block counts when every reference to it comes from the given sequences (``refcount`` equals
-        the number of their tables that hold it); a block also held by a sequence outside the set stays
-        where it is and does not count. So ``num_free_blocks`` after freeing or swapping out all of
-        ``seq_ids`` is exactly ``num_free_blocks`` before plus this number. A freed block that holds a
-        cached prefix becomes cached-free rather than free: it counts, because it is allocatable (evicted
-        on demand), although its cached K/V are then lost. Blocks that are cached-free already are held by
-        no sequence and are in ``num_free_blocks`` already: they never count. Swapped-out sequences hold no
-        GPU blocks and add nothing.
-
-        Args:
-            seq_ids: one sequence id, or a list of distinct ids (say, a whole fork family: preempted one by
-                one, its shared blocks free nothing).
-
-        Raises:
-            KeyError: an unknown id. ValueError: a repeated id or an empty list.
-        """
-        _, seqs = self._group(seq_ids, "count the blocks of", None)
-        holders = Counter(b for seq in seqs if seq.table.device == "gpu" for b in seq.table.block_ids)
-        refcount = self.allocator.refcount
-        return sum(1 for b, n in holders.items() if refcount(b) == n)
-
     def usage(self, bytes_per_block: int | None = None) -> Usage:
-        """How the GPU pool is used right now (O(blocks); for reports, not for hot loops).
+        """How the GPU pool is used right now: :func:`pagedlab.paged.usage.usage` (O(blocks); for reports)."""
+        return usage(self, bytes_per_block)
 
-        Args:
-            bytes_per_block: K and V bytes of one block over all layers (``KVCache.bytes_per_block``), to
-                turn blocks saved by sharing into bytes; None leaves ``bytes_saved_by_sharing`` None.
-        """
-        alloc, bs = self.allocator, self.block_size
-        fill: dict[int, int] = {}
-        logical = tokens = swapped = 0
-        for seq in self._seqs.values():
-            t = seq.table
-            if t.device == "cpu":
-                swapped += 1
-                continue
-            logical += len(t.block_ids)
-            tokens += t.num_tokens
-            for i, b in enumerate(t.block_ids):
-                fill[b] = min(bs, t.num_tokens - i * bs)
-        used = len(fill)
-        filled = sum(fill.values())
-        shared = sum(1 for b in fill if alloc.refcount(b) > 1)
-        unused = used * bs - filled
-        saved = logical - used
-        cpu = self.cpu_allocator
-        return Usage(
-            num_blocks=alloc.num_blocks, blocks_used=used, blocks_free=alloc.num_free, blocks_cached=alloc.num_cached,
-            blocks_shared=shared, logical_blocks=logical, tokens_stored=tokens, slots_filled=filled,
-            unused_slots=unused, fragmentation=unused / (used * bs) if used else 0.0,
-            blocks_saved_by_sharing=saved,
-            bytes_saved_by_sharing=None if bytes_per_block is None else saved * bytes_per_block,
-            num_cpu_blocks=cpu.num_blocks if cpu else 0,
-            cpu_blocks_used=cpu.num_blocks - cpu.num_free if cpu else 0,
-            num_swapped=swapped,
-        )
-
-    # ---- events --------------------------------------------------------------------------------------
+    @property
+    def events(self) -> deque[BlockEvent]:
+        """The last ``EVENT_LOG`` :class:`BlockEvent` records, oldest first."""
+        return self._log.events
 
     def subscribe(self, callback: Callable[[BlockEvent], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` after every operation, once per event; returns a function that unsubscribes."""
-        if not callable(callback):
-            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+        """Call ``callback(event)`` after every operation, once per event; returns a function that unsubscribes.
 
-    def _emit(self, events: list[tuple]) -> None:
-        # Called only after an operation has fully happened (see the module docstring): log every event of
-        # the operation, then notify; a subscriber that raises stops neither the log nor the other subscribers.
-        logged = []
-        for fields in events:
-            logged.append(BlockEvent(*fields, step=self._step))
-            self._step += 1
-        self.events.extend(logged)
-        error = None
-        for event in logged:
-            for callback in tuple(self._subscribers):
-                try:
-                    callback(event)
-                except Exception as e:  # noqa: BLE001 - re-raised below, once everyone has been told
-                    error = error or e
-        if error is not None:
-            raise error
+        The rule for a callback that raises is :func:`pagedlab.paged.events.notify`'s.
 
-    # ---- operations ----------------------------------------------------------------------------------
+        Raises:
+            TypeError: ``callback`` is not callable.
+        """
+        return self._log.subscribe(callback)
 
     def add(self, seq_id: Hashable, token_ids: Iterable[int], computed: bool = True) -> BlockTable:
         """Admit a sequence with its prompt: allocate (or, with prefix caching, reuse) its blocks.
@@ -431,7 +234,7 @@ class BlockManager:
             raise ValueError(f"sequence {seq_id!r} already exists; free it first or use another id")
         tokens = _tokens(token_ids)
         bs, alloc, cache = self.block_size, self.allocator, self.prefix_cache
-        num_blocks = -(-len(tokens) // bs)
+        num_blocks = blocks_for(len(tokens), bs)
 
         # Plan without touching anything: the keys of the full blocks, and the longest cached prefix.
         if cache is not None:
@@ -450,14 +253,13 @@ class BlockManager:
         events: list[tuple] = []
         if hits:
             cache.unpark_many(alloc.reuse_many(hits))
-        if hits:
             events.append(("cache_hit", seq_id, tuple(hits)))
         new = self._take(need, seq_id, events)
         if new:
             events.append(("allocate", seq_id, tuple(new)))
         block_ids = hits + new
         table = BlockTable(block_ids, len(tokens), bs)
-        seq = self._seqs[seq_id] = _Seq(table, tokens, keys, prefix_ids, len(hits) * bs)
+        seq = self._seqs[seq_id] = SeqRecord(table, tokens, keys, prefix_ids, len(hits) * bs)
         if cache is not None and computed:
             self._register_upto(seq, len(tokens))
         self._emit(events)
@@ -521,46 +323,6 @@ class BlockManager:
         self._emit(events)
         return AppendResult(slot, copy)
 
-    def mark_computed(self, seq_id: Hashable, num_tokens: int) -> None:
-        """Say that the K/V of the first ``num_tokens`` tokens of ``seq_id`` are computed (written in the pool).
-
-        With prefix caching, every full block among them becomes findable (one more copy of a prefix if it
-        is cached already); without, nothing happens. Saying it again, or for fewer tokens, is harmless.
-
-        Raises:
-            KeyError: unknown ``seq_id``. ValueError: it is swapped out. TypeError / ValueError:
-                ``num_tokens`` not an int in 0 .. the tokens of its table.
-        """
-        seq = self._gpu_seq(seq_id, "mark tokens computed in")
-        check_count("num_tokens", num_tokens, 0)
-        if num_tokens > seq.table.num_tokens:
-            raise ValueError(f"num_tokens={num_tokens} but sequence {seq_id!r} holds {seq.table.num_tokens} tokens")
-        if self.prefix_cache is not None:
-            self._register_upto(seq, num_tokens)
-
-    def fork(self, parent_id: Hashable, child_id: Hashable) -> BlockTable:
-        """Create ``child_id`` sharing every block of ``parent_id`` (parallel sampling, beam search).
-
-        No block is allocated: each of the parent's blocks gets one more reference. The first append to a
-        shared, partly filled last block copies it (see :meth:`append`).
-
-        Returns:
-            The child's block table.
-
-        Raises:
-            KeyError: unknown ``parent_id``. ValueError: ``child_id`` exists, or the parent is swapped out.
-        """
-        parent = self._gpu_seq(parent_id, "fork")
-        if child_id in self._seqs:
-            raise ValueError(f"sequence {child_id!r} already exists; pick a new id for the child")
-        for b in parent.table.block_ids:
-            self.allocator.incref(b)
-        table = BlockTable(list(parent.table.block_ids), parent.table.num_tokens, self.block_size)
-        self._seqs[child_id] = _Seq(table, parent.tokens[:], list(parent.keys), list(parent.prefix_ids),
-                                    parent.num_cached_tokens)
-        self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
-        return table
-
     def free(self, seq_id: Hashable) -> None:
         """Release a finished (or abandoned) sequence: drop its reference to each of its blocks.
 
@@ -581,207 +343,17 @@ class BlockManager:
         del self._seqs[seq_id]
         self._emit([("free", seq_id, tuple(table.block_ids), (), None, None, table.device)])
 
-    def swap_out(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
-        """Move a sequence, or a group of sequences, to the CPU pool (preemption by swapping).
-
-        Args:
-            seq_ids: one sequence id, or a list of distinct ids swapped together (a group: say, the samples
-                of one request). A list always means a group; a tuple is one (hashable) id.
-
-        Each distinct GPU block of the group gets one CPU block, held by as many of the group's tables as
-        held the GPU block, so the CPU tables share exactly as the GPU tables did. The group drops its
-        references to the GPU blocks: a block held only by the group is freed (or becomes cached-free if
-        it holds a cached prefix); a block also held by a sequence outside the group stays on the GPU for
-        it, and the group keeps its own CPU copy. ``num_freeable_blocks(seq_ids)`` says how many blocks this
-        frees.
-
-        Returns:
-            ``(gpu_block, cpu_block)`` pairs, one per distinct block, in the order the group's tables list
-            them (one sequence: its logical order): copy each before the next allocation, since the GPU
-            blocks are released now.
-
-        Raises:
-            KeyError: an unknown id. ValueError: no CPU pool, a swapped-out, repeated id, or an empty list.
-            TypeError: an unhashable id. OutOfBlocks: the CPU pool has too few free blocks.
-            Nothing changes when it raises.
-        """
-        ids, seqs = self._group(seq_ids, "swap out")
-        cpu = self.cpu_allocator
-        if cpu is None:
-            raise ValueError("this manager has no CPU pool: create it with num_cpu_blocks > 0 to swap")
-        unique = self._distinct_blocks(seqs)
-        if len(unique) > cpu.num_free:
-            raise OutOfBlocks(len(unique), cpu.num_free, cpu.num_blocks,
-                              f"swapping out {self._describe(ids)} (CPU pool)")
-        mapping = dict(zip(unique, cpu.allocate_many(len(unique))))
-        for gpu_block, holders in unique.items():
-            for _ in range(holders - 1):
-                cpu.incref(mapping[gpu_block])
-        events: list[tuple] = []
-        for seq_id, seq in zip(ids, seqs):
-            table = seq.table
-            gpu_blocks = table.block_ids
-            self._release_gpu(gpu_blocks)
-            seq.swapped_from = gpu_blocks
-            table.block_ids, table.device = [mapping[b] for b in gpu_blocks], "cpu"
-            events.append(("swap_out", seq_id, tuple(gpu_blocks), tuple(zip(gpu_blocks, table.block_ids))))
-        self._emit(events)
-        return list(mapping.items())
-
-    def swap_in(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
-        """Bring a swapped-out sequence, or group, back into the GPU pool.
-
-        Args:
-            seq_ids: one id, or a list of distinct swapped-out ids. Swap a group back in together to keep its
-                sharing: each distinct CPU block gets one GPU block, held by as many tables as held the CPU
-                block (a CPU block shared with a sequence left on the CPU stays there for it).
-
-        With prefix caching, a block whose GPU copy (the block it left at ``swap_out``) still holds the same
-        cached prefix is not copied back: the sequence takes that block again (a ``cache_hit`` event),
-        sharing it with whoever else holds it. Those blocks are reserved before any eviction, so making room
-        for the others never evicts them. Every other block gets a new GPU block and a copy.
-
-        Returns:
-            ``(cpu_block, gpu_block)`` pairs, one per distinct block that must be copied, in the order the
-            group's tables list them: copy each before the next ``swap_out``, since the CPU blocks are
-            released now.
-
-        Raises:
-            KeyError: an unknown id. ValueError: an id that is not swapped out, a repeated id, an empty list.
-            TypeError: an unhashable id. OutOfBlocks: not enough free (or evictable) GPU blocks.
-            Nothing changes when it raises.
-        """
-        ids, seqs = self._group(seq_ids, "swap in", "cpu")
-        unique, reused, new, revived = self._plan_swap_in(seqs)
-        available = self.num_free_blocks - revived
-        if len(new) > available:
-            raise OutOfBlocks(len(new), available, self.num_blocks, f"swapping in {self._describe(ids)}")
-
-        alloc, cache, cpu = self.allocator, self.prefix_cache, self.cpu_allocator
-        events: list[tuple] = []
-        if reused:                                           # first, so that _take cannot evict them
-            cache.unpark_many(alloc.reuse_many(list(dict.fromkeys(reused.values()))))
-        mapping = dict(reused)
-        mapping.update(zip(new, self._take(len(new), ids[0], events)))
-        referenced = set(mapping.values())                   # each holds one reference already
-        for seq_id, seq in zip(ids, seqs):
-            table = seq.table
-            cpu_blocks = table.block_ids
-            gpu_blocks = [mapping[c] for c in cpu_blocks]
-            for c, g in zip(cpu_blocks, gpu_blocks):
-                if g in referenced:
-                    referenced.discard(g)
-                else:
-                    alloc.incref(g)
-                cpu.free(c)
-            hits = tuple(mapping[c] for c in cpu_blocks if c in reused)
-            if hits:
-                events.append(("cache_hit", seq_id, hits))
-            table.block_ids, table.device = gpu_blocks, "gpu"
-            seq.swapped_from = []
-            if cache is not None:
-                self._reregister(seq)
-            events.append(("swap_in", seq_id, tuple(gpu_blocks),
-                           tuple((c, g) for c, g in zip(cpu_blocks, gpu_blocks) if c not in reused)))
-        self._emit(events)
-        return [(c, mapping[c]) for c in unique if c not in reused]
-
-    # ---- internals -----------------------------------------------------------------------------------
-
-    def _seq(self, seq_id: Hashable) -> _Seq:
+    def _seq(self, seq_id: Hashable) -> SeqRecord:
         try:
             return self._seqs[seq_id]
         except KeyError:
             raise KeyError(f"unknown sequence {seq_id!r}; known: {list(self._seqs)[:8]}") from None
 
-    def _gpu_seq(self, seq_id: Hashable, what: str) -> _Seq:
+    def _gpu_seq(self, seq_id: Hashable, what: str) -> SeqRecord:
         seq = self._seq(seq_id)
         if seq.table.device == "cpu":
             raise ValueError(f"cannot {what} sequence {seq_id!r}: it is swapped out; swap it in first")
         return seq
-
-    def _group(self, seq_ids: Hashable | list[Hashable], what: str,
-               device: Device | None = "gpu") -> tuple[list[Hashable], list[_Seq]]:
-        """The ids and records of one id or a list of distinct ids, all in ``device``'s pool (None: either)."""
-        ids = seq_ids if isinstance(seq_ids, list) else [seq_ids]
-        if not ids:
-            raise ValueError(f"seq_ids is an empty list: name at least one sequence to {what}")
-        if len(set(ids)) != len(ids):
-            twice = [s for s, n in Counter(ids).items() if n > 1]
-            raise ValueError(f"seq_ids must be distinct, {twice} appear more than once")
-        if device == "gpu":
-            seqs = [self._gpu_seq(s, what) for s in ids]
-        else:
-            seqs = [self._seq(s) for s in ids]
-            if device == "cpu":
-                for s, seq in zip(ids, seqs):
-                    if seq.table.device != "cpu":
-                        raise ValueError(f"sequence {s!r} is not swapped out")
-        return ids, seqs
-
-    @staticmethod
-    def _distinct_blocks(seqs: list[_Seq]) -> dict[int, int]:
-        """The distinct blocks of the sequences' tables, in order of first appearance -> how many tables hold each."""
-        return Counter(b for seq in seqs for b in seq.table.block_ids)
-
-    def _plan_swap_in(self, seqs: list[_Seq]) -> tuple[dict[int, int], dict[int, int], list[int], int]:
-        """What ``swap_in`` of swapped-out ``seqs`` would do, changing nothing.
-
-        Returns:
-            ``(unique, reused, new, revived)``: the distinct CPU blocks (-> holders); CPU block -> its GPU copy
-            still cached under the same prefix id (prefix caching only); the CPU blocks that need a new GPU
-            block; how many of the reused GPU blocks are cached-free (reviving one takes it off
-            ``num_free_blocks``).
-        """
-        unique = self._distinct_blocks(seqs)
-        cache = self.prefix_cache
-        reused: dict[int, int] = {}
-        if cache is not None:
-            for seq in seqs:
-                # Only full blocks are cached; a prefix id names one content, so a block still registered
-                # under it holds the very K/V this sequence swapped out.
-                for i, prefix_id in enumerate(seq.prefix_ids):
-                    origin = seq.swapped_from[i]
-                    if prefix_id != cache.BROKEN and cache.prefix_id_of(origin) == prefix_id:
-                        reused[seq.table.block_ids[i]] = origin
-        new = [c for c in unique if c not in reused]
-        revived = cache.count_parked(list(dict.fromkeys(reused.values()))) if reused else 0
-        return unique, reused, new, revived
-
-    @staticmethod
-    def _describe(ids: list[Hashable]) -> str:
-        return f"sequence {ids[0]!r}" if len(ids) == 1 else f"the group {ids}"
-
-    def _append_needs_block(self, seq: _Seq) -> bool:
-        table = seq.table
-        if table.num_tokens % self.block_size == 0:
-            return True
-        return self.allocator.refcount(table.block_ids[-1]) > 1
-
-    def _reregister(self, seq: _Seq) -> None:
-        """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
-        cache, bs = self.prefix_cache, self.block_size
-        prefix_ids: list[int] = []
-        for i, key in enumerate(seq.keys[:len(seq.prefix_ids)]):     # the computed blocks
-            block_id = seq.table.block_ids[i]
-            prefix_id = cache.prefix_id_of(block_id)     # a reused block, or one a group member just cached
-            if prefix_id is None:
-                prefix_id = cache.register(block_id, key, prefix_ids[-1] if i else None,
-                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
-            prefix_ids.append(prefix_id)
-        seq.prefix_ids[:] = prefix_ids
-
-    def _register_upto(self, seq: _Seq, num_tokens: int) -> None:
-        """Offer the full blocks among the first ``num_tokens`` tokens of ``seq`` that are not offered yet to the
-        prefix cache, recording their prefix ids. A block a sharer (a fork) cached already keeps its prefix id."""
-        bs, cache = self.block_size, self.prefix_cache
-        for i in range(len(seq.prefix_ids), min(num_tokens // bs, len(seq.keys))):
-            block_id = seq.table.block_ids[i]
-            prefix_id = cache.prefix_id_of(block_id)
-            if prefix_id is None:
-                prefix_id = cache.register(block_id, seq.keys[i], seq.prefix_ids[i - 1] if i else None,
-                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
-            seq.prefix_ids.append(prefix_id)
 
     def _take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
         """Allocate ``n`` GPU blocks, evicting least recently used cached-free blocks when the free list is short.
@@ -804,6 +376,88 @@ class BlockManager:
             cached = cache is not None and cache.is_registered(b)
             if alloc.free(b, cache=cached) == 0 and cached:
                 cache.park(b)
+
+    def _emit(self, events: list[tuple]) -> None:
+        """Log and announce the events of one operation that has fully happened (``BlockEvent`` fields, no step)."""
+        step = self._log.num_emitted
+        self._log.emit([BlockEvent(*fields, step=step + i) for i, fields in enumerate(events)])
+
+    # ---- notebook 7: sharing (fork, copy-on-write, prefix caching) -----------------------------------
+
+    def fork(self, parent_id: Hashable, child_id: Hashable) -> BlockTable:
+        """Create ``child_id`` sharing every block of ``parent_id`` (parallel sampling, beam search).
+
+        No block is allocated: each of the parent's blocks gets one more reference. The first append to a
+        shared, partly filled last block copies it (see :meth:`append`).
+
+        Returns:
+            The child's block table.
+
+        Raises:
+            KeyError: unknown ``parent_id``. ValueError: ``child_id`` exists, or the parent is swapped out.
+        """
+        parent = self._gpu_seq(parent_id, "fork")
+        if child_id in self._seqs:
+            raise ValueError(f"sequence {child_id!r} already exists; pick a new id for the child")
+        for b in parent.table.block_ids:
+            self.allocator.incref(b)
+        table = BlockTable(list(parent.table.block_ids), parent.table.num_tokens, self.block_size)
+        self._seqs[child_id] = SeqRecord(table, parent.tokens[:], list(parent.keys), list(parent.prefix_ids),
+                                    parent.num_cached_tokens)
+        self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
+        return table
+
+    def num_cached_tokens(self, seq_id: Hashable) -> int:
+        """Prompt tokens of ``seq_id`` whose K/V ``add`` found in the prefix cache (their prefill can be skipped)."""
+        return self._seq(seq_id).num_cached_tokens
+
+    def mark_computed(self, seq_id: Hashable, num_tokens: int) -> None:
+        """Say that the K/V of the first ``num_tokens`` tokens of ``seq_id`` are computed (written in the pool).
+
+        With prefix caching, every full block among them becomes findable (one more copy of a prefix if it
+        is cached already); without, nothing happens. Saying it again, or for fewer tokens, is harmless.
+
+        Raises:
+            KeyError: unknown ``seq_id``. ValueError: it is swapped out. TypeError / ValueError:
+                ``num_tokens`` not an int in 0 .. the tokens of its table.
+        """
+        seq = self._gpu_seq(seq_id, "mark tokens computed in")
+        check_count("num_tokens", num_tokens, 0)
+        if num_tokens > seq.table.num_tokens:
+            raise ValueError(f"num_tokens={num_tokens} but sequence {seq_id!r} holds {seq.table.num_tokens} tokens")
+        if self.prefix_cache is not None:
+            self._register_upto(seq, num_tokens)
+
+    def _append_needs_block(self, seq: SeqRecord) -> bool:
+        table = seq.table
+        if table.num_tokens % self.block_size == 0:
+            return True
+        return self.allocator.refcount(table.block_ids[-1]) > 1
+
+    def _register_upto(self, seq: SeqRecord, num_tokens: int) -> None:
+        """Offer the full blocks among the first ``num_tokens`` tokens of ``seq`` that are not offered yet to the
+        prefix cache, recording their prefix ids. A block a sharer (a fork) cached already keeps its prefix id."""
+        bs, cache = self.block_size, self.prefix_cache
+        for i in range(len(seq.prefix_ids), min(num_tokens // bs, len(seq.keys))):
+            block_id = seq.table.block_ids[i]
+            prefix_id = cache.prefix_id_of(block_id)
+            if prefix_id is None:
+                prefix_id = cache.register(block_id, seq.keys[i], seq.prefix_ids[i - 1] if i else None,
+                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
+            seq.prefix_ids.append(prefix_id)
+
+    def _reregister(self, seq: SeqRecord) -> None:
+        """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
+        cache, bs = self.prefix_cache, self.block_size
+        prefix_ids: list[int] = []
+        for i, key in enumerate(seq.keys[:len(seq.prefix_ids)]):     # the computed blocks
+            block_id = seq.table.block_ids[i]
+            prefix_id = cache.prefix_id_of(block_id)     # a reused block, or one a group member just cached
+            if prefix_id is None:
+                prefix_id = cache.register(block_id, key, prefix_ids[-1] if i else None,
+                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
+            prefix_ids.append(prefix_id)
+        seq.prefix_ids[:] = prefix_ids
 
     def __repr__(self) -> str:
         return (f"BlockManager(num_blocks={self.num_blocks}, block_size={self.block_size}, "

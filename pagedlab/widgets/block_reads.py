@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pagedlab.kernels.paged_attention import BlockReads
+from pagedlab.validate import blocks_for
 from pagedlab.widgets._base import COLORS, Picture, Svg, owner_color
 
 CELL = 34
@@ -51,7 +52,7 @@ class BlockReadsPicture:
         bs = self.reads.block_size
         n_cols = max(len(t) for t in self.tables)
         pool_cols = min(self.num_blocks, 16)
-        pool_rows = -(-self.num_blocks // pool_cols)
+        pool_rows = blocks_for(self.num_blocks, pool_cols)
         left, top = 110, 34
         table_h = len(self.tables) * (CELL + 8)
         pool_top = top + table_h + 70
@@ -77,7 +78,7 @@ class BlockReadsPicture:
         for s, row in enumerate(self.tables):
             y = top + s * (CELL + 8)
             n = self.reads.context_lens[s]
-            owned = -(-n // bs)
+            owned = blocks_for(n, bs)
             svg.text(8, y + CELL / 2 + 4, f"seq {s} ({n} tok)", 12, fill=owner_color(s))
             for i, b in enumerate(row):
                 x = left + i * (CELL + 4)

@@ -1,3 +1,4 @@
+# Over 450 lines: one live picture, its history of frames, its buttons and its static views, drawn by one class.
 """A live picture of a :class:`~pagedlab.paged.BlockManager`: the block pools and every sequence's block table.
 
 What it draws, top to bottom:
@@ -37,7 +38,8 @@ from html import escape
 
 import ipywidgets as widgets
 
-from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks, Usage
+from pagedlab.paged import BlockEvent, BlockManager, BlockState, OutOfBlocks, Usage, block_states
+from pagedlab.validate import blocks_for
 from pagedlab.widgets._base import COLORS, LiveView, Svg, owner_color
 
 CELL_W, CELL_H, GAP = 46, 34, 4
@@ -106,8 +108,8 @@ class Frame:
 
     event: BlockEvent | None
     index: int
-    gpu: tuple[dict, ...]
-    cpu: tuple[dict, ...]
+    gpu: tuple[BlockState, ...]
+    cpu: tuple[BlockState, ...]
     tables: tuple[tuple[Hashable, str, tuple[int, ...], int], ...]
     usage: Usage
 
@@ -304,38 +306,9 @@ class BlockTableWidget(LiveView):
             self._color_index[seq_id] = len(self._color_index)
         return owner_color(self._color_index[seq_id])
 
-    def block_states(self, pool: str = "gpu") -> list[dict]:
-        """For each block of ``pool`` (``"gpu"`` or ``"cpu"``), now: its state, owners, reference count and fill.
-
-        Returns:
-            One dict per block id: ``state`` (``"used"``, ``"shared"``, ``"cached"`` or ``"free"``),
-            ``owners`` (sequence ids whose tables hold it, in the manager's order), ``refcount``, ``filled``
-            (slots holding tokens) and ``lru`` (for a cached-free block, its place in the eviction order,
-            1 = evicted first; else None).
-        """
-        m = self.manager
-        alloc = m.allocator if pool == "gpu" else m.cpu_allocator
-        if alloc is None:
-            return []
-        bs = m.block_size
-        owners: dict[int, list] = {}
-        filled: dict[int, int] = {}
-        for s in m.seq_ids:
-            t = m.table(s)
-            if t.device != pool:
-                continue
-            for i, b in enumerate(t.block_ids):
-                owners.setdefault(b, []).append(s)
-                filled[b] = max(filled.get(b, 0), min(bs, t.num_tokens - i * bs))
-        lru = ({b: rank for rank, b in enumerate(m.prefix_cache.parked(), 1)}
-               if pool == "gpu" and m.prefix_cache is not None else {})
-        states = []
-        for b in range(alloc.num_blocks):
-            ref = alloc.refcount(b)
-            state = "shared" if ref > 1 else "used" if ref == 1 else "cached" if alloc.is_cached(b) else "free"
-            states.append(dict(state=state, owners=owners.get(b, []), refcount=ref, filled=filled.get(b, 0),
-                               lru=lru.get(b) if state == "cached" else None))
-        return states
+    def block_states(self, pool: str = "gpu") -> list[BlockState]:
+        """Each block of ``pool`` (``"gpu"`` or ``"cpu"``) now: :func:`pagedlab.paged.block_states` of the manager."""
+        return block_states(self.manager, pool)
 
     # ------------------------------------------------------------------ picture
 
@@ -403,53 +376,53 @@ class BlockTableWidget(LiveView):
         self._draw_events(svg, frame, 10, lay["events_y"])
         return svg
 
-    def _grid_height(self, states: tuple[dict, ...], cols: int) -> float:
+    def _grid_height(self, states: tuple[BlockState, ...], cols: int) -> float:
         shown = min(len(states), self.max_blocks)
-        rows = -(-shown // cols) if cols else 0
+        rows = blocks_for(shown, cols) if cols else 0
         return rows * (CELL_H + GAP) + (14 if len(states) > shown else 0)
 
     @staticmethod
     def _cell(x0: float, y0: float, b: int, cols: int) -> tuple[float, float]:
         return x0 + (b % cols) * (CELL_W + GAP), y0 + 16 + (b // cols) * (CELL_H + GAP)
 
-    def _draw_pool(self, svg: Svg, pool: str, states: tuple[dict, ...], x0: float, y0: float, cols: int,
+    def _draw_pool(self, svg: Svg, pool: str, states: tuple[BlockState, ...], x0: float, y0: float, cols: int,
                    marked: set[int]) -> None:
         bs = self.manager.block_size
         svg.text(x0, y0 + 8, f"{pool.upper()} pool: {len(states)} blocks", size=12, weight="bold",
                  data_role="pool-title", data_pool=pool)
         for b, st in enumerate(states[:self.max_blocks]):
             x, y = self._cell(x0, y0, b, cols)
-            owners = st["owners"]
+            owners = st.owners
             color = self.color_of(owners[0]) if owners else None
-            fill = {"cached": COLORS["cached"], "free": COLORS["free"]}.get(st["state"], color)
-            title = (f"block {b} ({pool}): {st['state']}, ref_count {st['refcount']}, {st['filled']}/{bs} slots"
+            fill = {"cached": COLORS["cached"], "free": COLORS["free"]}.get(st.state, color)
+            title = (f"block {b} ({pool}): {st.state}, ref_count {st.refcount}, {st.filled}/{bs} slots"
                      + (f", held by {', '.join(map(str, owners))}" if owners else "")
-                     + (f", LRU rank {st['lru']} (1 = evicted first)" if st["lru"] else ""))
+                     + (f", LRU rank {st.lru} (1 = evicted first)" if st.lru else ""))
             hot = b in marked
-            stroke = HIGHLIGHT if hot else COLORS["shared"] if st["state"] == "shared" else COLORS["grid"]
+            stroke = HIGHLIGHT if hot else COLORS["shared"] if st.state == "shared" else COLORS["grid"]
             svg.rect(x, y, CELL_W, CELL_H, fill, stroke=stroke, title=title, fill_opacity=0.3 if owners else None,
-                     stroke_width=3 if hot or st["state"] == "shared" else None,
-                     stroke_dasharray="3 2" if st["state"] == "cached" and not hot else None, data_role="block",
-                     data_pool=pool, data_block=b, data_state=st["state"], data_owner=",".join(map(str, owners)),
-                     data_refcount=st["refcount"], data_filled=st["filled"], data_lru=st["lru"],
+                     stroke_width=3 if hot or st.state == "shared" else None,
+                     stroke_dasharray="3 2" if st.state == "cached" and not hot else None, data_role="block",
+                     data_pool=pool, data_block=b, data_state=st.state, data_owner=",".join(map(str, owners)),
+                     data_refcount=st.refcount, data_filled=st.filled, data_lru=st.lru,
                      data_highlight=1 if hot else None)
-            if owners and st["filled"]:
-                svg.rect(x, y + CELL_H - BAR_H, CELL_W * st["filled"] / bs, BAR_H, color, data_role="fill",
+            if owners and st.filled:
+                svg.rect(x, y + CELL_H - BAR_H, CELL_W * st.filled / bs, BAR_H, color, data_role="fill",
                          data_pool=pool, data_block=b)
             svg.text(x + 4, y + 13, str(b), size=11, weight="bold", data_role="block-id")
-            if st["state"] == "shared":
-                svg.text(x + CELL_W - 4, y + 13, f"×{st['refcount']}", size=11, anchor="end", fill=COLORS["shared"],
+            if st.state == "shared":
+                svg.text(x + CELL_W - 4, y + 13, f"×{st.refcount}", size=11, anchor="end", fill=COLORS["shared"],
                          weight="bold", data_role="refcount", data_block=b)
-            if st["lru"]:
-                svg.text(x + CELL_W - 4, y + 13, f"LRU {st['lru']}", size=9, anchor="end", fill=COLORS["text"],
-                         data_role="lru-rank", data_block=b, data_rank=st["lru"])
-            label = ",".join(map(str, owners)) if owners else "cached" if st["state"] == "cached" else ""
+            if st.lru:
+                svg.text(x + CELL_W - 4, y + 13, f"LRU {st.lru}", size=9, anchor="end", fill=COLORS["text"],
+                         data_role="lru-rank", data_block=b, data_rank=st.lru)
+            label = ",".join(map(str, owners)) if owners else "cached" if st.state == "cached" else ""
             if label:
                 svg.text(x + 4, y + 25, label if len(label) <= 7 else label[:6] + "…", size=9,
                          fill=COLORS["text"] if owners else COLORS["muted"])
         hidden = len(states) - self.max_blocks
         if hidden > 0:
-            rows = -(-self.max_blocks // cols)
+            rows = blocks_for(self.max_blocks, cols)
             svg.text(x0, y0 + 16 + rows * (CELL_H + GAP) + 10, f"… and {hidden} more blocks not drawn", size=11,
                      fill=COLORS["muted"], data_role="hidden-blocks")
 
@@ -512,7 +485,7 @@ class BlockTableWidget(LiveView):
             for i, b in enumerate(block_ids):
                 x = cx0 + i * (CELL_W + GAP)
                 filled = min(bs, num_tokens - i * bs)
-                shared = device == "gpu" and frame.gpu[b]["refcount"] > 1
+                shared = device == "gpu" and frame.gpu[b].refcount > 1
                 svg.rect(x, y, CELL_W, CELL_H, color, stroke=COLORS["shared"] if shared else COLORS["grid"],
                          fill_opacity=0.3, stroke_width=3 if shared else None,
                          stroke_dasharray="4 2" if device == "cpu" else None,
@@ -540,12 +513,12 @@ class BlockTableWidget(LiveView):
         """Small frames of the GPU (and CPU) pool at each key event, side by side, wrapping into rows."""
         num_gpu, num_cpu = len(keys[0].gpu), len(keys[0].cpu)
         cols = min(8, max(num_gpu, 1))
-        gpu_rows = -(-min(num_gpu, self.max_blocks) // cols)
-        cpu_rows = -(-min(num_cpu, self.max_blocks) // cols) if num_cpu else 0
+        gpu_rows = blocks_for(min(num_gpu, self.max_blocks), cols)
+        cpu_rows = blocks_for(min(num_cpu, self.max_blocks), cols) if num_cpu else 0
         cell_w = max(cols * (MINI_W + MINI_GAP), 120) + 16
         cell_h = 34 + (gpu_rows + cpu_rows) * (MINI_H + MINI_GAP) + (8 if num_cpu else 0)
         per_row = max(1, int((min_width - 10) // cell_w))
-        rows = -(-len(keys) // per_row)
+        rows = blocks_for(len(keys), per_row)
         svg = Svg(max(min_width, 10 + per_row * cell_w), 26 + rows * cell_h)
         svg.text(10, 16, "key events (small frames: GPU pool, then CPU pool; dark outline: the event's blocks)",
                  size=12, weight="bold", data_role="strip-title")
@@ -559,14 +532,14 @@ class BlockTableWidget(LiveView):
             for pool, states in (("gpu", frame.gpu), ("cpu", frame.cpu)):
                 for b, st in enumerate(states[:self.max_blocks]):
                     bx, by = x0 + (b % cols) * (MINI_W + MINI_GAP), y + (b // cols) * (MINI_H + MINI_GAP)
-                    owners = st["owners"]
+                    owners = st.owners
                     fill = (self.color_of(owners[0]) if owners else
-                            COLORS["cached"] if st["state"] == "cached" else COLORS["free"])
+                            COLORS["cached"] if st.state == "cached" else COLORS["free"])
                     hot = b in marked[pool]
                     svg.rect(bx, by, MINI_W, MINI_H, fill,
-                             stroke=HIGHLIGHT if hot else COLORS["shared"] if st["state"] == "shared"
-                             else COLORS["grid"], stroke_width=2 if hot or st["state"] == "shared" else None,
-                             data_role="mini-block", data_pool=pool, data_block=b, data_state=st["state"],
+                             stroke=HIGHLIGHT if hot else COLORS["shared"] if st.state == "shared"
+                             else COLORS["grid"], stroke_width=2 if hot or st.state == "shared" else None,
+                             data_role="mini-block", data_pool=pool, data_block=b, data_state=st.state,
                              data_frame=frame.index, data_highlight=1 if hot else None)
-                y += -(-min(len(states), self.max_blocks) // cols) * (MINI_H + MINI_GAP) + 8
+                y += blocks_for(min(len(states), self.max_blocks), cols) * (MINI_H + MINI_GAP) + 8
         return svg

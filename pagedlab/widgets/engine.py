@@ -25,6 +25,8 @@ from html import escape
 import ipywidgets as widgets
 
 from pagedlab.engine import LLMEngine, SamplingParams, StepMetrics
+from pagedlab.paged import block_states
+from pagedlab.validate import blocks_for
 from pagedlab.widgets._base import COLORS, LiveView, Svg, owner_color
 
 WIDTH = 760
@@ -115,25 +117,11 @@ class EngineWidget(LiveView):
                 (("waiting", s.waiting), ("running", s.running), ("swapped", s.swapped))}
 
     def block_owners(self, pool: str = "gpu") -> list[tuple[str, list[Hashable]]]:
-        """For each block of ``pool``: its state (``"used"``, ``"shared"``, ``"cached"``, ``"free"``) and the
-        requests whose sequences hold it."""
-        m = self.engine.block_manager
-        alloc = m.allocator if pool == "gpu" else m.cpu_allocator
-        if alloc is None:
-            return []
-        owners: dict[int, list[Hashable]] = {}
-        for seq_id in m.seq_ids:
-            table = m.table(seq_id)
-            if table.device == pool:
-                for b in table.block_ids:
-                    if seq_id[0] not in owners.setdefault(b, []):
-                        owners[b].append(seq_id[0])
-        states = []
-        for b in range(alloc.num_blocks):
-            ref = alloc.refcount(b)
-            state = "shared" if ref > 1 else "used" if ref else "cached" if alloc.is_cached(b) else "free"
-            states.append((state, owners.get(b, [])))
-        return states
+        """For each block of ``pool``: its state (``"used"``, ``"shared"``, ``"cached"``, ``"free"``, as
+        :func:`pagedlab.paged.block_states` classifies it) and the requests whose sequences hold it."""
+        # A sequence id is (request_id, sample index): the samples of one request share its colour.
+        return [(st.state, list(dict.fromkeys(seq_id[0] for seq_id in st.owners)))
+                for st in block_states(self.engine.block_manager, pool)]
 
     # ------------------------------------------------------------------ picture
 
@@ -142,7 +130,7 @@ class EngineWidget(LiveView):
         last = metrics[-1] if metrics else None
         gpu, cpu = self.block_owners("gpu"), self.block_owners("cpu")
         cols = (WIDTH - 20) // CELL
-        pool_rows = -(-len(gpu) // cols) + (-(-len(cpu) // cols) + 1 if cpu else 0)
+        pool_rows = blocks_for(len(gpu), cols) + (blocks_for(len(cpu), cols) + 1 if cpu else 0)
         batch = last.batch if last else ()
         y_pool = 130
         y_batch = y_pool + 22 + pool_rows * CELL + 20
@@ -156,7 +144,7 @@ class EngineWidget(LiveView):
             self._draw_queue(svg, name, ids, 34 + row * (CHIP_H + 8))
         self._draw_pool(svg, "GPU", gpu, y_pool, cols)
         if cpu:
-            self._draw_pool(svg, "CPU", cpu, y_pool + 22 + (-(-len(gpu) // cols)) * CELL + 8, cols)
+            self._draw_pool(svg, "CPU", cpu, y_pool + 22 + blocks_for(len(gpu), cols) * CELL + 8, cols)
         self._draw_batch(svg, last, y_batch)
         self._draw_history(svg, metrics, y_hist)
         return str(svg)

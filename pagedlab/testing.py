@@ -1,0 +1,60 @@
+"""Test inputs shared by the tests, the notebooks, the exercises and the grading specs.
+
+:func:`random_paged_batch` is a decode batch in a block pool booby-trapped with NaN and inf wherever the paged
+kernel must not read, so a kernel that reads one slot too far returns NaN instead of a plausible number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from pagedlab import device
+from pagedlab.validate import blocks_for
+
+
+def random_paged_batch(context_lens: Sequence[int], block_size: int, heads: int, kv_heads: int, head_dim: int,
+                       dtype: torch.dtype = torch.float32, *, spare_blocks: int = 3, extra_columns: int = 1,
+                       padding: int | str = -1, shuffle: bool = True, poison: bool = True, magnitude: float = 1.0,
+                       seed: int = 0
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A random decode batch in a pool booby-trapped with NaN/inf wherever the kernel must not read.
+
+    Each sequence gets ``ceil(n / block_size)`` blocks (a random permutation of the pool with ``shuffle``, else
+    in order). With ``poison`` the slots past its context in its last block hold NaN (K) and inf (V), and the
+    ``spare_blocks`` blocks nobody owns hold NaN (without, they keep random values). Tables are padded with
+    ``extra_columns`` entries of ``padding`` (an int, or ``"spare"``:
+    the id of a NaN-filled spare block, the worst garbage a table can hold).
+
+    Returns:
+        ``(q, k_cache, v_cache, block_tables, context_lens)`` on ``pagedlab.device.DEVICE``, made on the CPU with a
+        seeded generator (the same numbers on every machine); q and K are scaled by ``magnitude``; tables and
+        lengths int32.
+    """
+    g = torch.Generator().manual_seed(seed)
+    owned = [blocks_for(n, block_size) for n in context_lens]
+    num_blocks = sum(owned) + spare_blocks
+    k_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g) * magnitude
+    v_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, generator=g)
+    order = torch.randperm(num_blocks, generator=g) if shuffle else torch.arange(num_blocks)
+    if padding == "spare" and spare_blocks < 1:
+        raise ValueError("padding='spare' needs spare_blocks >= 1")
+    fill = int(order[-1]) if padding == "spare" else padding
+    tables = torch.full((len(context_lens), max(owned) + extra_columns), fill, dtype=torch.int64)
+    used = 0
+    for s, (n, nb) in enumerate(zip(context_lens, owned)):
+        tables[s, :nb] = order[used:used + nb]
+        used += nb
+        last, tail = int(tables[s, nb - 1]), (n - 1) % block_size + 1
+        if poison:
+            k_cache[last, tail:] = float("nan")
+            v_cache[last, tail:] = float("inf")
+    if poison:
+        k_cache[order[used:]] = float("nan")
+        v_cache[order[used:]] = float("nan")
+    q = torch.randn(len(context_lens), heads, head_dim, generator=g) * magnitude
+    lens = torch.tensor(list(context_lens), dtype=torch.int32)
+    dev = device.DEVICE
+    return (q.to(dev, dtype), k_cache.to(dev, dtype), v_cache.to(dev, dtype), tables.to(dev, torch.int32),
+            lens.to(dev))

@@ -1,0 +1,48 @@
+"""pagedlab.validate: the rule for TypeError (wrong kind) and ValueError (wrong value), and blocks_for."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale
+
+
+@pytest.mark.parametrize("value, error", [(2.0, TypeError), (True, TypeError), ("3", TypeError), (0, ValueError),
+                                          (-1, ValueError)])
+def test_check_count_names_the_argument(value, error):
+    with pytest.raises(error, match="block_size"):
+        check_count("block_size", value, 1)
+
+
+def test_check_count_returns_the_count():
+    assert check_count("n", 0, 0) == 0 and check_count("n", 7, 1) == 7
+
+
+@pytest.mark.parametrize("value, error", [("1", TypeError), (True, TypeError), (0.0, ValueError),
+                                          (-1.0, ValueError), (math.inf, ValueError), (math.nan, ValueError)])
+def test_check_scale_refuses_what_is_no_scale(value, error):
+    with pytest.raises(error, match="sm_scale"):
+        check_scale("sm_scale", value, 0.125)
+
+
+def test_check_scale_returns_the_default_for_none():
+    assert check_scale("scale", None, 0.125) == 0.125 and check_scale("scale", 2, 0.125) == 2.0
+
+
+class _T:
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def test_a_dtype_mismatch_is_a_type_error_naming_both():
+    check_same_dtype(q=_T("f32"), k=_T("f32"))
+    with pytest.raises(TypeError, match="v has dtype f16 but q has f32"):
+        check_same_dtype(q=_T("f32"), k=_T("f32"), v=_T("f16"))
+
+
+@pytest.mark.parametrize("n, bs, want", [(0, 16, 0), (1, 16, 1), (16, 16, 1), (17, 16, 2),
+                                         (2**70 + 1, 2**10, 2**60 + 1)])
+def test_blocks_for_is_the_exact_ceiling(n, bs, want):
+    assert blocks_for(n, bs) == want
