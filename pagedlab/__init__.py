@@ -8,10 +8,13 @@ module and the life of one request):
 * compute and state, no display code: ``pagedlab.attention`` (PyTorch references), ``pagedlab.trace`` (tile
   schedules), ``pagedlab.roofline`` (memory hierarchy, roofline), ``pagedlab.memory`` (KV-cache sizes and
   waste), ``pagedlab.paged`` (the paged KV cache: allocator, block tables, block manager, prefix cache),
-  ``pagedlab.kernels`` (Triton), ``pagedlab.model`` (TinyGPT) and ``pagedlab.testing`` (shared test inputs);
-* ``pagedlab.engine``: continuous batching over the paged cache, the kernels and the model, behind vLLM's API;
-  the model and serving front end of the real model sit in this layer too;
-* ``pagedlab.widgets``, ``pagedlab.checks``, ``pagedlab.notebook``: what the notebooks show;
+  ``pagedlab.kernels`` (Triton), ``pagedlab.model`` (TinyGPT), ``pagedlab.llama`` (Llama, SmolLM2's
+  architecture), ``pagedlab.loader`` (its weights, found and converted once), ``pagedlab.perf_lab`` (compiler
+  reports without a GPU) and ``pagedlab.testing`` (shared test inputs);
+* ``pagedlab.engine``: continuous batching over the paged cache, the kernels and the models, behind vLLM's API
+  (``LLM``, ``LLMEngine``, ``SamplingParams``);
+* ``pagedlab.widgets``, ``pagedlab.checks``, ``pagedlab.exercise_checks``, ``pagedlab.notebook``: what the
+  notebooks show;
 * ``pagedlab.authoring`` (executing notebooks, making exercises) and ``pagedlab.grading``: course tooling,
   kept out of the modules a learner reads.
 
