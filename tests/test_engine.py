@@ -192,6 +192,24 @@ def test_streaming_steps_and_metrics(model, prompts, reference):
     assert_no_leak(engine)
 
 
+def test_a_raising_subscriber_stops_no_other_subscriber(model, prompts):
+    # The manager's rule for its event log, shared by the engine: everyone is told, then the first error is raised.
+    engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
+    seen = []
+
+    def broken(m):
+        raise RuntimeError("a widget broke")
+
+    engine.subscribe(broken)
+    engine.subscribe(lambda m: seen.append(m.step))
+    engine.add_request(prompts[0], SamplingParams(max_tokens=2))
+    with pytest.raises(RuntimeError, match="a widget broke"):
+        engine.step()
+    assert seen == [0] and len(engine.metrics) == 1, "the step is recorded and every subscriber told before raising"
+    with pytest.raises(TypeError, match="callable"):
+        engine.subscribe("not a function")
+
+
 @pytest.mark.parametrize("kwargs, words", [
     (dict(prompt=[]), "empty"),
     (dict(prompt=[1, 200]), "outside"),

@@ -27,6 +27,7 @@ from pagedlab.engine.llm_engine import LLMEngine
 from pagedlab.engine.sampling import SamplingParams
 from pagedlab.engine.static import StaticBatchingEngine
 from pagedlab.model import GPTConfig
+from pagedlab.validate import blocks_for
 
 
 class NoOpModel(torch.nn.Module):
@@ -55,7 +56,7 @@ def bookkeeping_cost(num_seqs: int, steps: int = 20, prompt_len: int = 32, block
     """
     max_tokens = steps + 2
     config = GPTConfig(vocab_size=256, n_positions=prompt_len + max_tokens, d_model=16, n_layers=1, n_heads=1)
-    per_seq = -(-(prompt_len + max_tokens) // block_size)
+    per_seq = blocks_for(prompt_len + max_tokens, block_size)
     engine = LLMEngine(NoOpModel(config, num_seqs * prompt_len), num_blocks=num_seqs * per_seq + 1,
                        block_size=block_size,
                        max_num_seqs=num_seqs, max_num_batched_tokens=num_seqs * prompt_len, watermark=0.0)
@@ -159,7 +160,7 @@ def prefill_stall(model: torch.nn.Module, prompt_len: int, num_decodes: int = 4,
     every machine; times are wall times here, so report them, never assert them.
     """
     cfg = model.config
-    blocks = -(-(prompt_len + 2) // block_size) + num_decodes * -(-(8 + decode_tokens) // block_size) + 1
+    blocks = blocks_for(prompt_len + 2, block_size) + num_decodes * blocks_for(8 + decode_tokens, block_size) + 1
     engine = LLMEngine(model, num_blocks=blocks, block_size=block_size, max_num_seqs=num_decodes + 1,
                        max_num_batched_tokens=budget if chunked else max(budget, prompt_len + num_decodes + 2),
                        enable_chunked_prefill=chunked, watermark=0.0)

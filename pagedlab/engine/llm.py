@@ -27,6 +27,7 @@ from pagedlab.engine.llm_engine import LLMEngine
 from pagedlab.engine.outputs import RequestOutput
 from pagedlab.engine.sampling import SamplingParams
 from pagedlab.loader import LoadedModel, load_model
+from pagedlab.validate import blocks_for
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -75,7 +76,7 @@ class LLM:
         dtype = _dtype(dtype)
         self.loaded: LoadedModel = load_model(model, dtype)
         if num_blocks is None:
-            num_blocks = -(-4096 // engine_kwargs.get("block_size", 16))
+            num_blocks = blocks_for(4096, engine_kwargs.get("block_size", 16))
         self.llm_engine = LLMEngine(self.loaded.model, num_blocks, tokenizer=self.loaded.tokenizer,
                                     attention_backend=attention_backend, **engine_kwargs)
 

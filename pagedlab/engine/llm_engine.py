@@ -15,7 +15,8 @@ from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
 from pagedlab.engine.scheduler import Preemption, Scheduler, SchedulerOutput
 from pagedlab.engine.sequence import Request, Sequence, Status
 from pagedlab.paged import BlockManager, KVCache
-from pagedlab.paged.allocator import check_count
+from pagedlab.paged.events import notify
+from pagedlab.validate import blocks_for, check_count
 
 
 class LLMEngine:
@@ -143,8 +144,8 @@ class LLMEngine:
              f"or raise max_num_batched_tokens"),
             (params.n > sched.max_num_seqs, f"n={params.n} exceeds max_num_seqs={sched.max_num_seqs}"),
             # The last token is sampled, never stored: a sequence holds at most total - 1 tokens' K/V.
-            (params.n * -(-(total - 1) // bs) > usable, f"its {params.n} sequence(s) of up to {total} tokens need "
-                                                        f"{params.n * -(-(total - 1) // bs)} blocks; the pool has "
+            (params.n * blocks_for(total - 1, bs) > usable, f"its {params.n} sequence(s) of up to {total} tokens need "
+                                                        f"{params.n * blocks_for(total - 1, bs)} blocks; the pool has "
                                                         f"{usable} after the watermark, so it could never finish"),
             (params.stop and self.tokenizer is None, f"stop strings {list(params.stop)} need text: pass a tokenizer "
                                                      f"to the engine, or use stop_token_ids"),
@@ -264,7 +265,16 @@ class LLMEngine:
         return [results[i] for i in ids]
 
     def subscribe(self, callback: Callable[[StepMetrics], None]) -> Callable[[], None]:
-        """Call ``callback(metrics)`` after every step; returns a function that unsubscribes."""
+        """Call ``callback(metrics)`` after every step; returns a function that unsubscribes.
+
+        A callback that raises stops no other callback (the manager's rule, :func:`pagedlab.paged.events.notify`):
+        the step is done and recorded, every subscriber is told, then the first exception propagates.
+
+        Raises:
+            TypeError: ``callback`` is not callable.
+        """
+        if not callable(callback):
+            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
@@ -295,5 +305,4 @@ class LLMEngine:
             num_prefill_tokens=prefill_tokens, num_decode_tokens=decode_tokens, num_cached_tokens=out.num_cached_tokens,
             num_preemptions=out.num_preemptions, num_finished=finished, batch=batch)
         self.metrics.append(m)
-        for callback in tuple(self._subscribers):
-            callback(m)
+        notify(self._subscribers, [m])

@@ -8,6 +8,7 @@ from pagedlab.engine.attention import PagedAttention
 from pagedlab.engine.backends import AttentionBackend, select_backend
 from pagedlab.engine.scheduler import SchedulerOutput
 from pagedlab.paged import BlockTable, KVCache
+from pagedlab.validate import blocks_for
 
 
 class ModelRunner:
@@ -57,7 +58,7 @@ class ModelRunner:
             start, end = seq.num_computed, seq.num_computed + n
             table = seq.table
             # Keys up to the chunk's end: the tokens after it have slots but no K/V yet.
-            keys = BlockTable(table.block_ids[:-(-end // table.block_size)], end, table.block_size)
+            keys = BlockTable(table.block_ids[:blocks_for(end, table.block_size)], end, table.block_size)
             spans.append((len(ids), len(ids) + n, keys))
             ids += seq.token_ids[start:end]
             positions += range(start, end)

@@ -26,7 +26,7 @@ from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
 from pagedlab.engine.scheduler import SchedulerOutput
 from pagedlab.engine.sequence import Request
 from pagedlab.paged import BlockTable, KVCache
-from pagedlab.paged.allocator import check_count
+from pagedlab.validate import blocks_for, check_count
 
 
 class StaticBatchingEngine:
@@ -58,7 +58,7 @@ class StaticBatchingEngine:
         check_count("block_size", block_size, 1)
         cfg = model.config
         self.max_len = cfg.n_positions if max_len is None else check_count("max_len", max_len, 1)
-        self.blocks_per_request = -(-self.max_len // block_size)
+        self.blocks_per_request = blocks_for(self.max_len, block_size)
         self.batch_size = num_blocks // self.blocks_per_request
         if self.batch_size == 0:
             raise ValueError(f"a reservation of max_len={self.max_len} tokens takes {self.blocks_per_request} blocks "
