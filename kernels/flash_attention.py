@@ -26,6 +26,7 @@ from pagedlab import device
 from pagedlab.kernels.flash_backward import bwd_dkdv_kernel, bwd_dq_kernel, bwd_preprocess_kernel
 from pagedlab.kernels.flash_forward import LOG2E, fwd_kernel
 from pagedlab.trace import TileStep, TileTrace
+from pagedlab.validate import check_scale
 
 HEAD_DIMS = (16, 32, 64, 128, 256)
 """Head dims the kernels take: powers of two (a Triton block) and >= 16 (the smallest ``tl.dot``)."""
@@ -213,7 +214,8 @@ def _launch(kind: str, grid_of, args: tuple, meta: dict, blocks: tuple[int, int]
 # --------------------------------------------------------------------------------------------------
 
 
-def _precision(dtype: torch.dtype) -> str:
+def dot_precision(dtype: torch.dtype) -> str:
+    """``tl.dot``'s ``input_precision`` for inputs of ``dtype``, shared by every kernel of the course."""
     # fp32 inputs would otherwise be rounded to TF32 by the tensor cores (10-bit mantissa): "ieee" keeps
     # fp32 honest on the GPU, as the interpreter (NumPy) always is. fp16/bf16 ignore the setting.
     return "ieee" if dtype == torch.float32 else "tf32"
@@ -264,13 +266,7 @@ def _check_inputs(q, k, v, causal, sm_scale) -> float:
         raise ValueError(f"q, k and v must be on one device, got q on {q.device}, k on {k.device}, v on {v.device}")
     if not device.INTERPRET and q.device.type != "cuda":
         raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move q, k, v to {device.DEVICE}")
-    if sm_scale is None:
-        return 1.0 / math.sqrt(head_dim)
-    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
-        raise TypeError(f"sm_scale must be a float or None, got {type(sm_scale).__name__}")
-    if not (math.isfinite(sm_scale) and sm_scale > 0):
-        raise ValueError(f"sm_scale must be positive and finite, got {sm_scale}")
-    return float(sm_scale)
+    return check_scale("sm_scale", sm_scale, 1.0 / math.sqrt(head_dim))
 
 
 def _check_blocks(block_m: int | None, block_n: int | None) -> tuple[int, int] | None:
@@ -330,7 +326,7 @@ def _forward(q, k, v, causal: bool, sm_scale: float, blocks=None, trace_codes=No
     args = (q, k, v, out, lse, lse if trace_codes is None else trace_codes,
             *q.stride(), *k.stride(), *v.stride(), *out.stride(),
             heads, heads // kv_heads, n_q, n_k, sm_scale * LOG2E, length_bucket(n_q), length_bucket(n_k))
-    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, TRACE=trace_codes is not None, PRECISION=_precision(q.dtype),
+    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, TRACE=trace_codes is not None, PRECISION=dot_precision(q.dtype),
                 TMA=_use_tma(q, k, v))
     _launch("fwd", lambda bm, bn: (triton.cdiv(n_q, bm), batch * heads), args, meta, blocks)
     return out, lse
@@ -349,7 +345,7 @@ def _backward(q, k, v, out, lse, d_out, causal: bool, sm_scale: float):
     dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
     dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
     group = heads // kv_heads
-    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, PRECISION=_precision(q.dtype))
+    meta = dict(HEAD_DIM=head_dim, CAUSAL=causal, PRECISION=dot_precision(q.dtype))
     strides = (*q.stride(), *k.stride(), *v.stride(), *d_out.stride())
     _launch("dkdv", lambda bm, bn: (triton.cdiv(n_k, bn), batch * kv_heads),
             (q, k, v, d_out, dk, dv, lse, delta, *strides, *dk.stride(), *dv.stride(),

@@ -49,7 +49,7 @@ from pagedlab import device
 # are imported here too because notebook 09, exercise 9 (and its stretch), the grading specs and the tests import
 # them from this module.
 from pagedlab.attention import gather_kv, paged_decode_reference  # noqa: F401 - re-exported, see above
-from pagedlab.kernels.flash_attention import HEAD_DIMS, _precision, check_dtypes
+from pagedlab.kernels.flash_attention import HEAD_DIMS, check_dtypes, dot_precision
 from pagedlab.kernels.flash_forward import LOG2E, LOG2E_C
 from pagedlab.testing import random_paged_batch  # noqa: F401 - re-exported, see above
 from pagedlab.validate import blocks_for, check_scale
@@ -368,7 +368,7 @@ def _launch_split(q, k_cache, v_cache, block_tables, context_lens, p: _Problem, 
             *q.stride(), *k_cache.stride(), *v_cache.stride(), *block_tables.stride(), *context_lens.stride(),
             *out_strides, *lse_strides, group, p.max_blocks, p.sm_scale * LOG2E, context_bucket(p.max_context))
     meta = dict(HEAD_DIM=p.head_dim, BLOCK_SIZE=p.block_size, BLOCK_H=max(16, triton.next_power_of_2(group)),
-                WRITE_LSE=lse is not None, TRACE=trace_buf is not None, PRECISION=_precision(q.dtype))
+                WRITE_LSE=lse is not None, TRACE=trace_buf is not None, PRECISION=dot_precision(q.dtype))
     grid = (p.num_seqs, p.kv_heads, num_splits)
     if block_n is None and not device.INTERPRET and q.dtype != torch.float32:
         _autotuned()[grid](*args, **meta)
