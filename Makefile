@@ -7,6 +7,9 @@ BOOTSTRAP := $(PYTHON) tools/bootstrap.py
 PY = $(shell $(BOOTSTRAP) --which)
 # Two pytest workers: one notebook per worker at a time (nbval keeps a notebook's cells together).
 WORKERS ?= 2
+# Each worker (and each notebook kernel it starts) computes on one thread: with as many workers as cores, torch's
+# own thread pool would only make them wait for each other (a 2-core run of notebook 10 took minutes, not seconds).
+TEST_ENV ?= OMP_NUM_THREADS=1
 SUBMISSIONS ?= submissions
 # More grader options, e.g. --unsafe where bubblewrap cannot create a sandbox, or --shard 1/4.
 GRADE_FLAGS ?=
@@ -23,10 +26,10 @@ lab: setup                  ## set up, then open the course in JupyterLab
 	$(PY) -m jupyter lab $(LAB_FLAGS) --ServerApp.root_dir="$(CURDIR)" notebooks/00_setup.ipynb
 
 test: setup                 ## set up, then run unit tests, every notebook under nbval, and the meta-tests
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadfile
 
 test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile tests
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadfile tests
 
 test-browser: setup         ## the course in JupyterLab in headless Chromium (Debian's chromium; skips without one)
 	$(PY) -m pytest -o addopts= -p no:cacheprovider -ra tests/browser
