@@ -1,3 +1,4 @@
+# Over 450 lines: the forward and backward launchers share their checks, autotuning space and trace mode here.
 """FlashAttention-2 in Triton, the Python side: checks, launches, autotuning, autograd, trace mode.
 
 :func:`flash_attention` is exact attention ``softmax(sm_scale * q k^T) v`` for ``(batch, heads, seq, head_dim)``

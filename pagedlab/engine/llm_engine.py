@@ -15,7 +15,7 @@ from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
 from pagedlab.engine.scheduler import Preemption, Scheduler, SchedulerOutput
 from pagedlab.engine.sequence import Request, Sequence, Status
 from pagedlab.paged import BlockManager, KVCache
-from pagedlab.paged.events import notify
+from pagedlab.paged.events import add_subscriber, notify
 from pagedlab.validate import blocks_for, check_count
 
 
@@ -273,10 +273,7 @@ class LLMEngine:
         Raises:
             TypeError: ``callback`` is not callable.
         """
-        if not callable(callback):
-            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+        return add_subscriber(self._subscribers, callback)
 
     # ---- internals -----------------------------------------------------------------------------------
 

@@ -1,3 +1,4 @@
+# Over 450 lines: the grader's one pass over a class (isolate, run, call, compare, tabulate, shard, merge).
 """Grade a class: run each learner's notebook isolated, make its graded calls, compare them outside, tabulate.
 
 Layout of a class folder::

@@ -87,6 +87,18 @@ def notify(subscribers: Iterable[Callable[[E], object]], events: Sequence[E]) ->
         raise error
 
 
+def add_subscriber(subscribers: list[Callable], callback: Callable) -> Callable[[], None]:
+    """Append ``callback`` to ``subscribers``; return a function that removes it again (a second call does nothing).
+
+    Raises:
+        TypeError: ``callback`` is not callable (nothing is appended).
+    """
+    if not callable(callback):
+        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+    subscribers.append(callback)
+    return lambda: subscribers.remove(callback) if callback in subscribers else None
+
+
 class EventLog(Generic[E]):
     """The last ``maxlen`` events (all of them when None), oldest first, and the subscribers told of new ones.
 
@@ -109,10 +121,7 @@ class EventLog(Generic[E]):
         Raises:
             TypeError: ``callback`` is not callable.
         """
-        if not callable(callback):
-            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+        return add_subscriber(self._subscribers, callback)
 
     def emit(self, events: Sequence[E]) -> None:
         """Log ``events`` (all of one operation), then :func:`notify` every subscriber of each.
