@@ -119,6 +119,8 @@ def test_the_results_fit_what_comes_back(dry_run):
     assert all(r["status"] == "ok" for r in flash if r["provider"] == "triton")
     paged = list(csv.DictReader(open(out / "paged_attention.csv")))
     assert {"model", "layout", "kv_gbps", "pct_of_copy"} <= set(paged[0])
+    engine = list(csv.DictReader(open(out / "llm_gpu.csv")))  # the engine in SmolLM2's shapes, random weights
+    assert {r["provider"] for r in engine} >= {"engine-triton", "engine-torch", "hf-generate"}
     facts = dict(csv.reader(open(out / "versions.csv")))
     assert facts["dry_run"] == "True" and facts["torch"] and facts["triton"]
 
