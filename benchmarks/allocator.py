@@ -1,9 +1,9 @@
-"""Benchmark the block allocator per operation, from 10K to 1M blocks, against the source article's allocator.
+"""Benchmark the block allocator per operation, from 10K to 1M blocks, against a naive allocator (sorted list, pop(0)).
 
 Plain Python, CPU only (no torch). For each pool size it times, per block operation:
 
 * ``allocate``, ``free``, ``fork_share`` (adding a reference) on ``pagedlab.paged.BlockAllocator`` and on
-  ``pagedlab.paged.baseline.SourceAllocator`` (article 000's: ``pop(0)`` to allocate, sort on every free);
+  ``pagedlab.paged.baseline.SourceAllocator`` (a naive one: ``pop(0)`` to allocate, sort on every free);
 * ``fork`` (``BlockManager.fork`` of a 256-block sequence, per block) and ``cache_hit`` (``BlockManager.add``
   of a 32-block prompt whose blocks are all cached, per block, with half the pool cached): ours only, the
   source has no prefix cache.

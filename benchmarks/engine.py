@@ -5,7 +5,7 @@
    the step's tensors (token ids, positions, slot mapping, block tables, context lengths) and picking tokens.
    Reported per running sequence per step, median over the timed steps, in this process's CPU time (other
    processes on a shared machine do not inflate it; torch runs on one thread) and in wall time. Target
-   (``design.md``): <= 25 µs, flat from 16 to 1024.
+   (the course's): <= 25 µs, flat from 16 to 1024.
 2. **Throughput** (``--throughput``): the same random requests through ``LLMEngine`` and through
    ``StaticBatchingEngine`` (contiguous reservation of ``max_len`` tokens per request, fixed batches) with the
    same KV memory, on a randomly initialised ``TinyGPT``: most sequences at once, model steps, tokens/s. In

@@ -190,7 +190,7 @@ def summary(rows: list[dict], name: str) -> str:
 
     lines = [f"# Paged decode attention on {name}", "",
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. Measured, never asserted. "
-             "Targets (design.md): >= 80% of the copy bandwidth at batch 64 x context 4K; paged within 10% of "
+             "The course's targets: >= 80% of the copy bandwidth at batch 64 x context 4K; paged within 10% of "
              "contiguous (the same kernel with an identity block table).", "",
              "| model | block_size | batch | context | paged GB/s | % of copy | contiguous GB/s | paged / contiguous |",
              "|---|---|---|---|---|---|---|---|"]

@@ -20,7 +20,7 @@ LOOP = """        for t in range(n_visit):
                           > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q))
                 s = s.masked_fill(hidden, -math.inf)
 """
-# The issue-10 pattern: compute the score tile, then find out from its mask that it was hidden.
+# A pattern learners write: compute the score tile, then find out from its mask that it was hidden.
 SCORES_FIRST = """        for t in range(-(-n_k // block_n)):
             c0 = t * block_n
             s = q_i @ k[c0:c0 + block_n].float().T

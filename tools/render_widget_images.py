@@ -21,7 +21,7 @@ def main() -> None:
     tiles = TileWidget(seq_len=24, block_m=8, block_n=8, causal=True, step=5)
     cairosvg.svg2png(bytestring=tiles.to_svg().encode(), write_to=str(DOCS / "tile_widget.png"), output_width=900)
 
-    # The source article's scenario (notebook 06): 6 blocks of 16 tokens, requests of 20 and 10 tokens,
+    # Notebook 06's scenario: 6 blocks of 16 tokens, requests of 20 and 10 tokens,
     # 13 appends that cross a block boundary; then a fork and one append that copies on write. The picture is the
     # static one (the final state and a strip of key-event frames), as notebooks store it.
     manager = BlockManager(num_blocks=6, block_size=16, num_cpu_blocks=4)
