@@ -105,9 +105,10 @@ def exercise_block_table_widget(views) -> list[str]:
 
     def click(label: str, shows) -> None:
         widget.locator("button.widget-button", has_text=re.compile(f"^{label}$")).click()
-        now = wait_for_picture(widget, shows)
+        wait_for_picture(widget, shows)
         for other in views[:-1]:
-            wait_for_picture(other, lambda svg: svg == now)
+            # Compare with the operated view's picture as it is now, not as first seen: a redraw may still follow.
+            wait_for_picture(other, lambda svg: svg == picture(widget))
 
     tokens = control(widget, "widget-text", "tokens").locator("input")
     tokens.fill("5")
