@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from pagedlab.model import Attention, check_inputs
+from pagedlab.model import Attention, check_inputs, check_positive_fields
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,8 @@ class LlamaConfig:
     tie_word_embeddings: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "n_positions", "d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim", "d_ff"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_positive_fields(self, ("vocab_size", "n_positions", "d_model", "n_layers", "n_heads", "n_kv_heads",
+                                     "head_dim", "d_ff"))
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads {self.n_heads} must be a multiple of n_kv_heads {self.n_kv_heads} (GQA)")
         if self.head_dim % 2:

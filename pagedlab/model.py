@@ -43,10 +43,7 @@ class GPTConfig:
     layer_norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "n_positions", "d_model", "n_layers", "n_heads"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_positive_fields(self, ("vocab_size", "n_positions", "d_model", "n_layers", "n_heads"))
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} must be a multiple of n_heads {self.n_heads}")
 
@@ -59,6 +56,14 @@ class GPTConfig:
     def n_kv_heads(self) -> int:
         """K/V heads, what the KV cache stores: ``n_heads`` (GPT-2 has no grouped-query attention)."""
         return self.n_heads
+
+
+def check_positive_fields(config: object, names: tuple[str, ...]) -> None:
+    """Raise ``ValueError`` naming the first of ``names`` whose attribute of ``config`` is not a positive int."""
+    for name in names:
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def check_inputs(input_ids: torch.Tensor, positions: torch.Tensor | None, vocab_size: int, n_positions: int
