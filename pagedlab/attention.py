@@ -1,7 +1,7 @@
 # Over 450 lines: every PyTorch reference of the course in one file, each the oracle of a kernel or a lesson.
 """Attention in plain PyTorch: the references every later part of the course is tested against.
 
-* :func:`naive_attention` writes the definition out, ``softmax(Q Kᵀ · scale) V``, and materializes the
+* :func:`naive_attention` writes the definition out, ``softmax(Q Kᵀ · sm_scale) V``, and materializes the
   ``n_q × n_k`` score matrix: simple, exact, and quadratic in memory.
 * :func:`chunked_attention_without_rescaling` is a common mistake (a softmax per key chunk, the chunks
   summed): kept so the course can show it is wrong, never use it.
@@ -21,7 +21,7 @@ Conventions shared by the functions here:
 
 * ``q`` is ``(batch, heads, n_q, d)``, ``k`` and ``v`` are ``(batch, heads, n_k, d)``; a 2-D ``(seq, d)``
   input is accepted for teaching, and the result then has no batch or head dimensions either.
-* ``scale`` defaults to ``d ** -0.5``.
+* ``sm_scale``, the softmax scale (the name the kernels and Triton's tutorial use), defaults to ``d ** -0.5``.
 * ``causal=True`` hides the keys after each query, aligned bottom-right as in FlashAttention-2: query row
   ``i`` sees key ``j`` when ``j <= i + n_k - n_q``. With ``n_q <= n_k`` every query sees at least one key.
   With ``n_q > n_k`` the first ``n_q - n_k`` queries see none: their output is defined as 0 and their
@@ -53,8 +53,8 @@ from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_s
 # package's rule for TypeError vs ValueError, see pagedlab.validate).
 
 
-def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float | None) -> float:
-    """Validate ``q``, ``k``, ``v`` and ``scale``; return the scale to use."""
+def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, sm_scale: float | None) -> float:
+    """Validate ``q``, ``k``, ``v`` and ``sm_scale``; return the softmax scale to use."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -78,7 +78,7 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float |
     if v.shape[-2] != k.shape[-2]:
         raise ValueError(f"v has {v.shape[-2]} positions but k has {k.shape[-2]}; every key needs one value")
     check_same_dtype(q=q, k=k, v=v)
-    return check_scale("scale", scale, q.shape[-1] ** -0.5)
+    return check_scale("sm_scale", sm_scale, q.shape[-1] ** -0.5)
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -107,37 +107,37 @@ def causal_mask(n_q: int, n_k: int, device: torch.device | str | None = None) ->
 
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor, causal: bool = False,
-                     scale: float | None = None) -> torch.Tensor:
-    """The scaled score matrix ``Q Kᵀ · scale`` in float32, with hidden keys set to ``-inf``.
+                     sm_scale: float | None = None) -> torch.Tensor:
+    """The scaled score matrix ``Q Kᵀ · sm_scale`` in float32, with hidden keys set to ``-inf``.
 
     Args:
         q: ``(batch, heads, n_q, d)`` or ``(n_q, d)``. k: the same with ``n_k`` positions.
-        causal, scale: see the module docstring.
+        causal, sm_scale: see the module docstring.
 
     Returns:
         ``(..., n_q, n_k)`` float32 scores (float64 for float64 inputs). ``torch.logsumexp`` of a row
         is that row's ``lse``.
 
     Raises:
-        ValueError, TypeError: bad shapes, dtypes or scale (the message names the argument).
+        ValueError, TypeError: bad shapes, dtypes or sm_scale (the message names the argument).
     """
-    scale = _check_qkv(q, k, k, scale)
+    sm_scale = _check_qkv(q, k, k, sm_scale)
     dtype = _compute_dtype(q.dtype)
-    s = (q.to(dtype) @ k.to(dtype).transpose(-2, -1)) * scale
+    s = (q.to(dtype) @ k.to(dtype).transpose(-2, -1)) * sm_scale
     if causal:
         s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2], device=q.device), float("-inf"))
     return s
 
 
 def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                    scale: float | None = None, return_weights: bool = False
+                    sm_scale: float | None = None, return_weights: bool = False
                     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """Attention as defined, ``softmax(Q Kᵀ · scale) V``, with the full ``n_q × n_k`` matrix in memory.
+    """Attention as defined, ``softmax(Q Kᵀ · sm_scale) V``, with the full ``n_q × n_k`` matrix in memory.
 
     Args:
         q: ``(batch, heads, n_q, d)`` or ``(n_q, d)``. k, v: the same with ``n_k`` positions.
         causal: hide keys after each query (bottom-right aligned, see the module docstring).
-        scale: multiplies the scores; default ``d ** -0.5``.
+        sm_scale: multiplies the scores; default ``d ** -0.5``.
         return_weights: also return the attention weights.
 
     Returns:
@@ -145,10 +145,10 @@ def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
         ``(..., n_q, n_k)`` float32 softmax (rows sum to one; rows that see no key are all zero).
 
     Raises:
-        ValueError, TypeError: bad shapes, dtypes or scale (the message names the argument).
+        ValueError, TypeError: bad shapes, dtypes or sm_scale (the message names the argument).
     """
-    _check_qkv(q, k, v, scale)
-    s = attention_scores(q, k, causal, scale)
+    _check_qkv(q, k, v, sm_scale)
+    s = attention_scores(q, k, causal, sm_scale)
     if causal and q.shape[-2] > k.shape[-2]:
         # softmax of an all -inf row is 0/0 = NaN. Such a row attends to nothing (see the module docstring):
         # give it finite scores, then zero its weights, so neither the output nor its gradient is NaN.
@@ -165,7 +165,7 @@ def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 def chunked_attention_without_rescaling(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                                        scale: float | None = None, block_n: int = 64) -> torch.Tensor:
+                                        sm_scale: float | None = None, block_n: int = 64) -> torch.Tensor:
     """WRONG on purpose: a softmax over each chunk of ``block_n`` keys, and the chunks' outputs summed.
 
     This is a tiling often published as "flash chunk attention". Each chunk's weights sum to one,
@@ -177,9 +177,9 @@ def chunked_attention_without_rescaling(q: torch.Tensor, k: torch.Tensor, v: tor
     A chunk whose keys are all hidden from a row contributes nothing to it (the article never visits it).
     """
     block_n = check_count("block_n", block_n, 1)
-    scale = _check_qkv(q, k, v, scale)
+    sm_scale = _check_qkv(q, k, v, sm_scale)
     dtype = _compute_dtype(q.dtype)
-    s = attention_scores(q, k, causal, scale)
+    s = attention_scores(q, k, causal, sm_scale)
     out = torch.zeros(q.shape, dtype=dtype, device=q.device)
     for start in range(0, k.shape[-2], block_n):
         chunk = slice(start, start + block_n)
@@ -193,7 +193,7 @@ def chunked_attention_without_rescaling(q: torch.Tensor, k: torch.Tensor, v: tor
 
 
 def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                    scale: float | None = None, block_m: int = 64, block_n: int = 64,
+                    sm_scale: float | None = None, block_m: int = 64, block_n: int = 64,
                     trace: TileTrace | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Exact attention computed tile by tile with an online softmax (FlashAttention-2, Algorithm 1).
 
@@ -207,7 +207,7 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
     Args:
         q: ``(batch, heads, n_q, d)`` or ``(n_q, d)``. k, v: the same with ``n_k`` positions.
-        causal, scale: see the module docstring.
+        causal, sm_scale: see the module docstring.
         block_m, block_n: query and key tile sizes, any positive ints (need not divide the lengths).
         trace: optional :class:`~pagedlab.trace.TileTrace`; it is restarted and then records every visited
             tile of the first (batch, head), with ``m``, ``l`` and the partial output ``acc / l``.
@@ -218,10 +218,10 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
         ``m + log(l)``, which the backward pass needs. Rows that see no key get 0 and ``-inf``.
 
     Raises:
-        ValueError, TypeError: bad shapes, dtypes, scale or tile sizes (the message names the argument).
+        ValueError, TypeError: bad shapes, dtypes, sm_scale or tile sizes (the message names the argument).
     """
     block_m, block_n = check_count("block_m", block_m, 1), check_count("block_n", block_n, 1)
-    scale = _check_qkv(q, k, v, scale)
+    sm_scale = _check_qkv(q, k, v, sm_scale)
     if trace is not None and not isinstance(trace, TileTrace):
         raise TypeError(f"trace must be a pagedlab.trace.TileTrace or None, got {type(trace).__name__}")
     n_q, n_k = q.shape[-2], k.shape[-2]
@@ -243,7 +243,7 @@ def tiled_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
             if kind == "skipped":
                 break  # every later key tile is further above the diagonal
             cols = slice(c0, min(c0 + block_n, n_k))
-            s = (q_i @ k[..., cols, :].to(dtype).transpose(-2, -1)) * scale
+            s = (q_i @ k[..., cols, :].to(dtype).transpose(-2, -1)) * sm_scale
             if kind == "masked":
                 visible = torch.arange(c0, cols.stop, device=q.device) <= \
                     torch.arange(rows.start, rows.stop, device=q.device).unsqueeze(1) + (n_k - n_q)
@@ -330,7 +330,7 @@ def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
         k, v = gather_kv(k_cache, v_cache, block_tables[s], n)
         # (n, kv_heads, d) -> (heads, n, d): query head h reads K/V head h // group.
         k, v = (t.transpose(0, 1).repeat_interleave(group, dim=0) for t in (k, v))
-        out[s] = naive_attention(q[s, None, :, None, :], k[None], v[None], scale=sm_scale)[0, :, 0, :]
+        out[s] = naive_attention(q[s, None, :, None, :], k[None], v[None], sm_scale=sm_scale)[0, :, 0, :]
     return out
 
 

@@ -150,7 +150,7 @@ def test_tiled_accepts_2d_inputs_for_teaching():
 
 def test_explicit_scale_is_used():
     q, k, v = qkv(1, 1, 6, 6, 4)
-    out, _ = tiled_attention(q, k, v, scale=0.3, block_m=4, block_n=4)
+    out, _ = tiled_attention(q, k, v, sm_scale=0.3, block_m=4, block_n=4)
     torch.testing.assert_close(out, sdpa(q, k, v, False, scale=0.3))
     assert not torch.allclose(out, tiled_attention(q, k, v, block_m=4, block_n=4)[0])
 
@@ -282,7 +282,7 @@ def _bad_calls():
         ("block_m", lambda: tiled_attention(q, k, v, block_m=0)),
         ("block_n", lambda: tiled_attention(q, k, v, block_n=-3)),
         ("block_n", lambda: chunked_attention_without_rescaling(q, k, v, block_n=0)),
-        ("scale", lambda: naive_attention(q, k, v, scale=float("nan"))),
+        ("sm_scale", lambda: naive_attention(q, k, v, sm_scale=float("nan"))),
         ("n_q", lambda: causal_mask(0, 4)),
         ("seq_len", lambda: attention_hbm_traffic(0, 64, 100_000)),
         ("sram_bytes", lambda: attention_hbm_traffic(1024, 64, 100)),
@@ -309,8 +309,8 @@ def test_wrong_types_raise_type_error():
         tiled_attention(q, k.double(), v)
     with pytest.raises(TypeError, match=r"\bq\b.*floating"):
         tiled_attention(q.to(torch.int64), k, v)
-    with pytest.raises(TypeError, match="scale"):
-        naive_attention(q, k, v, scale="0.5")
+    with pytest.raises(TypeError, match="sm_scale"):
+        naive_attention(q, k, v, sm_scale="0.5")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -52,9 +52,9 @@ def update_error_hint(exc: BaseException) -> str:
             "m_new[:, None], so that each row uses its own max; the same for alpha where acc (rows, d) is scaled.")
 
 
-def attend(q, k, v, visible=None, scale=None):
+def attend(q, k, v, visible=None, sm_scale=None):
     """Attention with an explicit (n_q, n_k) `visible` mask and `scale`: the references a wrong answer may match."""
-    s = (q.double() @ k.double().T) * (q.shape[1] ** -0.5 if scale is None else scale)
+    s = (q.double() @ k.double().T) * (q.shape[1] ** -0.5 if sm_scale is None else sm_scale)
     if visible is not None:
         s = s.masked_fill(~visible, -math.inf)
     return torch.softmax(s, dim=-1) @ v.double()
@@ -101,9 +101,9 @@ def assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block
     elif not causal and bool(torch.isnan(got).any()):
         hint = ("NaN without any mask means 0/0: l stayed 0 for those rows, so no key tile reached them. The key loop "
                 "must cover the last, shorter key tile too.")
-    elif looks_like(got, attend(q, k, v, visible, scale=1.0)):
+    elif looks_like(got, attend(q, k, v, visible, sm_scale=1.0)):
         hint = "your output is attention WITHOUT the 1/sqrt(d) scale: the scores are divided by sqrt(d)."
-    elif (looks_like(got, attend(q, k, v, visible, scale=1.0 / d))
+    elif (looks_like(got, attend(q, k, v, visible, sm_scale=1.0 / d))
           or looks_like(got, attend(q, k, v, visible, 1 / d ** 1.5))):
         hint = "the scale is applied wrongly (1/d, or twice): the scores are divided by sqrt(d) exactly once."
     elif causal and looks_like(got, attend(q, k, v)):

@@ -25,8 +25,8 @@ def error_hint(exc: BaseException) -> str:
         "rows and cols only works when they happen to have the same length, and is silently wrong then."))
 
 
-def _attend(q, k, v, visible=None, scale=None, hidden_score=-math.inf):
-    s = (q.double() @ k.double().T) * (q.shape[1] ** -0.5 if scale is None else scale)
+def _attend(q, k, v, visible=None, sm_scale=None, hidden_score=-math.inf):
+    s = (q.double() @ k.double().T) * (q.shape[1] ** -0.5 if sm_scale is None else sm_scale)
     if visible is not None:
         s = s.masked_fill(~visible, hidden_score)
     return torch.softmax(s, dim=-1) @ v.double()
@@ -41,7 +41,7 @@ def _diagnosis(got, q, k, v, causal, block_n) -> str:
     n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
     rows, cols = torch.arange(n_q)[:, None], torch.arange(n_k)[None, :]
     visible = cols <= rows + (n_k - n_q) if causal else None
-    if _like(got, _attend(q, k, v, visible, scale=d ** -0.5 * math.log2(math.e))):
+    if _like(got, _attend(q, k, v, visible, sm_scale=d ** -0.5 * math.log2(math.e))):
         return ("your output is attention with every score multiplied by log2(e) = 1.44: qk_scale already holds "
                 "log2(e), which only a base-2 exponential undoes.")
     padded = -(-n_k // block_n) * block_n
