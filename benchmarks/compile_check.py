@@ -49,18 +49,18 @@ def check(arch: int, kind: str, head_dim: int, dtype: str = "bf16", causal: bool
     from pagedlab.perf_lab import compile_report, compiled_kernels
 
     compiled_kernels()  # first: the kernel modules must be imported compiling, not interpreting
-    from pagedlab.kernels import flash_attention as fa
+    from pagedlab.kernels import flash_autotune as tune
 
     elem = 4 if dtype == "fp32" else 2
     limit_bytes = SMEM_LIMIT_KIB[arch] * 1024
-    kept = set(fa.prune_configs(kind, fa.CONFIG_SPACE[kind], head_dim, elem, limit_bytes, arch // 10))
+    kept = set(tune.prune_configs(kind, tune.CONFIG_SPACE[kind], head_dim, elem, limit_bytes, arch // 10))
     rows = []
-    for bm, bn, warps, stages in fa.CONFIG_SPACE[kind][:limit]:
+    for bm, bn, warps, stages in tune.CONFIG_SPACE[kind][:limit]:
         report = compile_report(kind, bm, bn, warps, stages, head_dim, arch, dtype, causal, tma)
         row = {k: report[k] for k in ("triton", "arch", "tma", "kind", "head_dim", "dtype", "causal", "block_m",
                                       "block_n", "num_warps", "num_stages", "compile_s", "compile_cpu_s")}
-        row.update(shared_kib_model=fa.shared_memory_bytes(kind, bm, bn, stages, head_dim, elem) // 1024,
-                   registers_model=fa.registers_per_thread(kind, bm, bn, warps, head_dim),
+        row.update(shared_kib_model=tune.shared_memory_bytes(kind, bm, bn, stages, head_dim, elem) // 1024,
+                   registers_model=tune.registers_per_thread(kind, bm, bn, warps, head_dim),
                    kept_by_pruning=(bm, bn, warps, stages) in kept, status=report["status"])
         if report["status"] == "ok":
             row.update(registers=report["registers"], spill_bytes=report["spill_bytes"],

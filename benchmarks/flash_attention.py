@@ -116,14 +116,14 @@ def tuned_configs(kinds: tuple[str, ...]) -> tuple[str, str]:
     """(``config``, ``config_ms``) of the kernels ``kinds`` as their autotuners last left them: the configuration
     chosen (``fwd 128x64 w8 s3``) and the median milliseconds of every configuration timed, ``;``-separated.
     Empty where a kernel was not autotuned (the interpreter, float32)."""
-    from pagedlab.kernels import flash_attention as fa
+    from pagedlab.kernels.flash_autotune import tuned_kernel
 
     def name(c) -> str:
         return f"{c.kwargs['BLOCK_M']}x{c.kwargs['BLOCK_N']} w{c.num_warps} s{c.num_stages}"
 
     chosen, timed = [], []
     for kind in kinds:
-        tuner = fa._TUNED.get(kind)
+        tuner = tuned_kernel(kind)
         if tuner is None or getattr(tuner, "best_config", None) is None:
             continue
         chosen.append(f"{kind} {name(tuner.best_config)}")
@@ -173,7 +173,7 @@ def rows_for(args: argparse.Namespace, gpu: str):
     import triton
     from tqdm.auto import tqdm
 
-    from pagedlab.kernels.flash_attention import attention_flops
+    from pagedlab.roofline import attention_flops
 
     dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
     dev = device.DEVICE

@@ -1,5 +1,4 @@
-# Over 450 lines: the forward and backward launchers share their checks, autotuning space and trace mode here.
-"""FlashAttention-2 in Triton, the Python side: checks, launches, autotuning, autograd, trace mode.
+"""FlashAttention-2 in Triton, the Python side: checks, launches, autograd, trace mode.
 
 :func:`flash_attention` is exact attention ``softmax(sm_scale * q k^T) v`` for ``(batch, heads, seq, head_dim)``
 tensors, differentiable: a ``torch.autograd.Function`` whose forward runs the kernel of
@@ -8,8 +7,9 @@ of :mod:`pagedlab.kernels.flash_backward` (recomputing P from it). Any lengths, 
 attention aligned bottom-right, head dims :data:`HEAD_DIMS`, float16/bfloat16/float32, GQA/MQA (fewer K/V
 heads than query heads) in both directions.
 
-For float16/bfloat16 on a GPU ``triton.autotune`` picks tile sizes and warps; in Triton's interpreter (CPU),
-and for float32, a fixed small configuration runs (see :data:`FIXED_BLOCKS`).
+For float16/bfloat16 on a GPU ``triton.autotune`` picks tile sizes and warps from the space of
+:mod:`pagedlab.kernels.flash_autotune`; in Triton's interpreter (CPU), and for float32, a fixed small
+configuration runs (see :data:`FIXED_BLOCKS`).
 :func:`flash_attention_forward` runs the forward alone and returns ``lse`` too; with ``trace=`` it runs the
 kernel's trace mode and fills a :class:`~pagedlab.trace.TileTrace` with the tiles each program loaded.
 """
@@ -25,6 +25,7 @@ import triton.language as tl
 
 from pagedlab import device
 from pagedlab.kernels.flash_backward import bwd_dkdv_kernel, bwd_dq_kernel, bwd_preprocess_kernel
+from pagedlab.kernels.flash_autotune import autotuned, length_bucket
 from pagedlab.kernels.flash_forward import LOG2E, fwd_kernel
 from pagedlab.trace import TileStep, TileTrace
 from pagedlab.validate import check_scale
@@ -42,164 +43,17 @@ TRACE_BLOCKS = (64, 64)
 
 
 # --------------------------------------------------------------------------------------------------
-# Tile sizes: autotuned for half precision on a GPU, fixed otherwise
+# Launches: autotuned for half precision on a GPU, fixed tiles otherwise
 # --------------------------------------------------------------------------------------------------
 
-def _space(block_m: tuple, block_n: tuple, warps: tuple, stages: tuple) -> list[tuple[int, int, int, int]]:
-    return [(bm, bn, w, s) for bm in block_m for bn in block_n for w in warps for s in stages]
-
-
-CONFIG_SPACE = {
-    "fwd": _space((64, 128), (32, 64, 128), (4, 8), (2, 3, 4)),
-    "dkdv": _space((32, 64), (64, 128), (4, 8), (2, 3)),
-    "dq": _space((64, 128), (32, 64), (4, 8), (2, 3)),
-}
-"""(BLOCK_M, BLOCK_N, num_warps, num_stages) that autotuning tries for float16/bfloat16 on a GPU, before
-:func:`prune_configs` drops those that cannot fit. BLOCK_M is the query tile and BLOCK_N the key tile in every
-kernel: the forward and dQ kernels own a query tile and loop over key tiles, dK/dV the other way round. The
-forward's space is the Hopper search space of Triton's fused-attention tutorial (``06-fused-attention.py``);
-the backward kernels loop over the other axis, so their streamed tile is the small one."""
-
-QUICK_CONFIGS = {
-    "fwd": [(128, 64, 8, 3), (64, 64, 4, 3), (128, 128, 8, 3)],
-    "dkdv": [(32, 64, 8, 2), (32, 64, 8, 3), (32, 128, 8, 2)],
-    "dq": [(64, 64, 8, 3), (128, 32, 8, 3), (128, 64, 8, 3)],
-}
-"""A few configurations of :data:`CONFIG_SPACE` each, tried instead of it when ``PAGEDLAB_AUTOTUNE=quick``: every
-configuration compiles once per head dim, dtype and causal flag, a few seconds each, so the whole space takes
-many minutes on first use. Tests (which check results, not speed) and short GPU sessions use these."""
-
-
-def autotune_space(kind: str) -> list[tuple[int, int, int, int]]:
-    """The configurations autotuning tries for ``kind``: :data:`CONFIG_SPACE`, or :data:`QUICK_CONFIGS` when the
-    environment variable ``PAGEDLAB_AUTOTUNE`` is ``quick`` (read when the kernel is first tuned)."""
-    return QUICK_CONFIGS[kind] if os.environ.get("PAGEDLAB_AUTOTUNE") == "quick" else CONFIG_SPACE[kind]
-
-
-REGISTER_BUDGET = 250
-"""Estimated 32-bit registers per thread (:func:`registers_per_thread`) a configuration may need: a thread has at
-most 255, and in the sm_90 compiles that calibrated the estimate, every configuration estimated above 250 spilled
-registers to local memory (which lives in HBM) or sat at the 255 cap."""
-
-
-SPILL_TOLERANCE_BYTES = 32
-"""Bytes per thread a configuration may spill and still be timed by autotuning rather than pruned: a spill that
-small is a few local-memory accesses per program, which autotuning can weigh against a better tile."""
-
-RECORDED_SMALL_SPILLS = {("dkdv", 32, 128, 8, 128): 24}
-"""``(kind, BLOCK_M, BLOCK_N, num_warps, head_dim)``: configurations that :func:`registers_per_thread` puts over
-:data:`REGISTER_BUDGET` but for which the compiler spilled at most :data:`SPILL_TOLERANCE_BYTES` (the most over
-their stages; sm_90, Triton 3.9, bf16, ``benchmarks/compile/``): the dK/dV tile of Triton's tutorial, 4 bytes at
-2 stages and 24 at 3. Pruning keeps them, so that autotuning times them."""
-
-
-def shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
-    """The shared memory of a configuration: ``stages`` buffers of the tiles the loop streams (the software
-    pipeline fills one while the others are read) plus the tiles the program keeps. This is Triton's own count
-    for sm_90 compiles in bf16 (``benchmarks/compile/``: the forward at d = 128 and 256, the backward at 128), and
-    an upper bound for sm_80, whose pipeline keeps one buffer less; float32 gets 25% more for the layouts of its
-    non-tensor-core products."""
-    streamed = {"fwd": 2 * block_n, "dkdv": 2 * block_m, "dq": 2 * block_n}[kind] * head_dim
-    kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
-    return int((stages * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
-
-
-KEPT_WEIGHT = {"fwd": 1.0, "dkdv": 2.5, "dq": 0.6}
-"""Registers per element of the tiles a program keeps, by kernel, fitted to ptxas's counts of sm_90 compiles: the
-dK/dV kernel keeps four tiles (K, V, dK, dV) live across its loops over query tiles and query heads, so each
-counts more than the forward's accumulator; the dQ kernel's ``2 * BLOCK_M * d`` counts Q and dO with dQ."""
-
-
-def registers_per_thread(kind: str, block_m: int, block_n: int, num_warps: int, head_dim: int) -> int:
-    """Estimated 32-bit registers per thread of a configuration in half precision: the tiles a program holds,
-    spread over its ``32 * num_warps`` threads, plus 40 for addresses, masks and loop state.
-
-    ``(w * kept + scores / 4 + 2 * streamed) / threads + 40``, where ``kept`` counts the elements of the tiles the
-    program keeps (forward: ``BLOCK_M * d``; dK/dV: ``2 * BLOCK_N * d``; dQ: ``2 * BLOCK_M * d``), ``w`` is
-    :data:`KEPT_WEIGHT`, ``scores`` counts the elements of its score-sized tiles (``BLOCK_M * BLOCK_N`` each: one in
-    the forward, two in the backward) and ``streamed`` those of one tile its loop loads (``BLOCK_N * d``, or
-    ``BLOCK_M * d`` for dK/dV). Fitted to ptxas's register counts for sm_90 (Triton 3.9, bf16; the forward at
-    d = 128 and 256, the backward at d = 128; ``benchmarks/compile/``): within about 15% for the forward's
-    configurations that did not spill, and above :data:`REGISTER_BUDGET` for every configuration that spilled.
-    Not calibrated for sm_80 (A100), where a few configurations it keeps spill up to 128 bytes: autotuning
-    then times them and keeps them only if they are fastest anyway.
-    """
-    kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
-    scores = {"fwd": 1, "dkdv": 2, "dq": 2}[kind] * block_m * block_n
-    streamed = {"fwd": block_n, "dkdv": block_m, "dq": block_n}[kind] * head_dim
-    return int(KEPT_WEIGHT[kind] * kept + scores / 4 + 2 * streamed) // (32 * num_warps) + 40
-
-
-def hopper_keeps(kind: str, block_m: int, block_n: int, num_warps: int, capability_major: int | None) -> bool:
-    """False for a forward configuration of 8 warps whose tile is under 128 x 128 on Hopper (sm_90), as the
-    ``keep()`` filter of Triton's fused-attention tutorial (``06-fused-attention.py``) drops it: Hopper's
-    ``wgmma`` runs per warpgroup (4 warps) on 64-row slices, so 8 warps want 128 query rows, and a smaller tile
-    leaves the two warpgroups too little work each. Other kernels and GPUs keep every configuration."""
-    return not (kind == "fwd" and capability_major == 9 and num_warps == 8 and block_m * block_n < 128 * 128)
-
-
-def prune_configs(kind: str, configs: list[tuple[int, int, int, int]], head_dim: int, elem: int,
-                  smem_limit: int, capability_major: int | None = None) -> list[tuple[int, int, int, int]]:
-    """The configurations of ``configs`` that fit both the shared memory (``smem_limit`` bytes per block)
-    and :data:`REGISTER_BUDGET` (or are :data:`RECORDED_SMALL_SPILLS`), and that :func:`hopper_keeps` keeps on a GPU of compute capability
-    ``capability_major`` (None: no GPU-specific filter); never empty: if none is left, the smallest tiles with
-    one stage."""
-    fits = [c for c in configs
-            if shared_memory_bytes(kind, c[0], c[1], c[3], head_dim, elem) <= smem_limit
-            and (registers_per_thread(kind, c[0], c[1], c[2], head_dim) <= REGISTER_BUDGET
-                 or (kind, c[0], c[1], c[2], head_dim) in RECORDED_SMALL_SPILLS)
-            and hopper_keeps(kind, c[0], c[1], c[2], capability_major)]
-    if fits:
-        return fits
-    bm, bn, _, _ = min(configs, key=lambda c: (c[0] * c[1], c[0]))
-    return [(bm, bn, 8, 1)]
-
-
-def _shared_memory_limit() -> int:
-    props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    # Ampere and newer let a block opt in to more than the default 48 KiB (163 KiB on an A100, 227 on an H100).
-    return getattr(props, "shared_memory_per_block_optin", 99 * 1024)
-
-
-def _prune(kind: str):
-    def prune(configs, named_args, **kwargs):
-        head_dim = kwargs.get("HEAD_DIM", named_args.get("HEAD_DIM"))
-        as_tuples = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages): c for c in configs}
-        kept = prune_configs(kind, list(as_tuples), head_dim, named_args["Q"].element_size(), _shared_memory_limit(),
-                             torch.cuda.get_device_capability()[0])
-        return [as_tuples.get(c) or triton.Config({"BLOCK_M": c[0], "BLOCK_N": c[1]}, num_warps=c[2], num_stages=c[3])
-                for c in kept]
-
-    return prune
-
-
-def length_bucket(n: int) -> int:
-    """The autotuning key of a sequence length: the next power of two (at least 16), so 4000 and 4096 share
-    one tuning run instead of each new length timing every configuration again."""
-    return max(16, 1 << (n - 1).bit_length())
-
-
 _KERNELS = {"fwd": fwd_kernel, "dkdv": bwd_dkdv_kernel, "dq": bwd_dq_kernel}
-_TUNED: dict = {}
-
-
-def _autotuned(kind: str):
-    """The autotuned version of a kernel, built on first use: ``triton.autotune`` needs a GPU driver,
-    which a CPU-only machine (interpreter) does not have in every Triton version."""
-    if kind not in _TUNED:
-        configs = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-                   for bm, bn, w, s in autotune_space(kind)]
-        # Keyed on the length buckets and head dim (and, by Triton, on the dtypes): the best tiles depend on them.
-        _TUNED[kind] = triton.autotune(configs=configs, key=["n_q_bucket", "n_k_bucket", "HEAD_DIM", "CAUSAL"],
-                                       prune_configs_by={"early_config_prune": _prune(kind)})(_KERNELS[kind])
-    return _TUNED[kind]
 
 
 def _launch(kind: str, grid_of, args: tuple, meta: dict, blocks: tuple[int, int] | None) -> None:
     """Run kernel ``kind``: autotuned for half precision on a GPU, else with ``blocks`` or :data:`FIXED_BLOCKS`."""
     q = args[0]
     if blocks is None and not device.INTERPRET and q.dtype != torch.float32:
-        _autotuned(kind)[lambda cfg: grid_of(cfg["BLOCK_M"], cfg["BLOCK_N"])](*args, **meta)
+        autotuned(kind, _KERNELS[kind])[lambda cfg: grid_of(cfg["BLOCK_M"], cfg["BLOCK_N"])](*args, **meta)
         return
     block_m, block_n = blocks or FIXED_BLOCKS[kind]
     stages = 2
@@ -464,34 +318,3 @@ def trace_from_codes(codes: torch.Tensor, n_q: int, n_k: int, block_m: int, bloc
             trace.record(TileStep(q_tile, code // 2, "masked" if code % 2 else "full"))
     return trace
 
-
-def attention_flops(batch: int, heads: int, n_q: int, n_k: int, head_dim: int, causal: bool,
-                    mode: str = "fwd", count: str = "conventional") -> float:
-    """Floating-point operations of attention: the usual count for TFLOP/s figures, or this course's work.
-
-    Every matrix product of attention is ``2 * n_q * n_k * head_dim`` FLOPs per head, halved when causal
-    (about half the scores are masked). The forward runs two (``Q K^T`` and ``P V``).
-
-    * ``count="conventional"`` (the FlashAttention papers', Triton's tutorial's, for TFLOP/s): the backward
-      is 2.5 forwards, five products (recompute ``Q K^T``; ``dV = P^T dO``, ``dP = dO V^T``,
-      ``dQ = dS K``, ``dK = dS^T Q``), as FlashAttention-2 runs them with atomic adds into dQ.
-    * ``count="kernel"``: the products the course's kernels really run. The dK/dV kernel runs four
-      (``Q K^T``, ``P^T dO``, ``dO V^T``, ``dS^T Q``) and the separate dQ kernel three more (``Q K^T`` and
-      ``dO V^T`` again, then ``dS K``): seven, 3.5 forwards. Two recomputed products buy a dQ without atomics.
-
-    Args:
-        batch, heads, n_q, n_k, head_dim: the sizes. causal: halve every product.
-        mode: ``"fwd"``, ``"bwd"`` or ``"fwd+bwd"``. count: ``"conventional"`` or ``"kernel"``.
-        Softmax work is not counted.
-
-    Raises:
-        ValueError: an unknown ``mode`` or ``count``.
-    """
-    product = 2.0 * batch * heads * n_q * n_k * head_dim * (0.5 if causal else 1.0)
-    bwd_products = {"conventional": 5, "kernel": 7}
-    if count not in bwd_products:
-        raise ValueError(f"count must be one of {list(bwd_products)}, got {count!r}")
-    products = {"fwd": 2, "bwd": bwd_products[count], "fwd+bwd": 2 + bwd_products[count]}
-    if mode not in products:
-        raise ValueError(f"mode must be one of {list(products)}, got {mode!r}")
-    return product * products[mode]

@@ -3,7 +3,8 @@
 A kernel that does ``F`` floating-point operations while moving ``B`` bytes to and from HBM has
 arithmetic intensity ``I = F / B``. A GPU with peak compute ``P`` (FLOP/s) and HBM bandwidth ``W``
 (bytes/s) can run it at most at ``min(P, I * W)``: below the *ridge point* ``P / W`` the kernel waits for
-memory (Williams, Waterman and Patterson, "Roofline", CACM 2009).
+memory (Williams, Waterman and Patterson, "Roofline", CACM 2009). :func:`attention_flops` is the ``F`` of
+attention, counted the usual way for TFLOP/s figures or as the course's kernels really run it.
 """
 
 from __future__ import annotations
@@ -117,3 +118,35 @@ def measure_matmul(n: int, dtype: torch.dtype, repeat: int = 5) -> float:
     a = torch.randn(n, n, device=device.DEVICE, dtype=dtype)
     b = torch.randn(n, n, device=device.DEVICE, dtype=dtype)
     return 2 * n**3 / _seconds(lambda: a @ b, repeat)
+
+
+def attention_flops(batch: int, heads: int, n_q: int, n_k: int, head_dim: int, causal: bool,
+                    mode: str = "fwd", count: str = "conventional") -> float:
+    """Floating-point operations of attention: the usual count for TFLOP/s figures, or this course's work.
+
+    Every matrix product of attention is ``2 * n_q * n_k * head_dim`` FLOPs per head, halved when causal
+    (about half the scores are masked). The forward runs two (``Q K^T`` and ``P V``).
+
+    * ``count="conventional"`` (the FlashAttention papers', Triton's tutorial's, for TFLOP/s): the backward
+      is 2.5 forwards, five products (recompute ``Q K^T``; ``dV = P^T dO``, ``dP = dO V^T``,
+      ``dQ = dS K``, ``dK = dS^T Q``), as FlashAttention-2 runs them with atomic adds into dQ.
+    * ``count="kernel"``: the products the course's kernels really run. The dK/dV kernel runs four
+      (``Q K^T``, ``P^T dO``, ``dO V^T``, ``dS^T Q``) and the separate dQ kernel three more (``Q K^T`` and
+      ``dO V^T`` again, then ``dS K``): seven, 3.5 forwards. Two recomputed products buy a dQ without atomics.
+
+    Args:
+        batch, heads, n_q, n_k, head_dim: the sizes. causal: halve every product.
+        mode: ``"fwd"``, ``"bwd"`` or ``"fwd+bwd"``. count: ``"conventional"`` or ``"kernel"``.
+        Softmax work is not counted.
+
+    Raises:
+        ValueError: an unknown ``mode`` or ``count``.
+    """
+    product = 2.0 * batch * heads * n_q * n_k * head_dim * (0.5 if causal else 1.0)
+    bwd_products = {"conventional": 5, "kernel": 7}
+    if count not in bwd_products:
+        raise ValueError(f"count must be one of {list(bwd_products)}, got {count!r}")
+    products = {"fwd": 2, "bwd": bwd_products[count], "fwd+bwd": 2 + bwd_products[count]}
+    if mode not in products:
+        raise ValueError(f"mode must be one of {list(products)}, got {mode!r}")
+    return product * products[mode]

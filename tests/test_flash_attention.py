@@ -13,7 +13,7 @@ import torch
 
 from pagedlab import device
 from pagedlab.attention import attention_scores, naive_attention, tiled_attention
-from pagedlab.kernels import flash_attention as fa
+from pagedlab.kernels import flash_attention as fa, flash_autotune as tune
 from pagedlab.kernels.flash_attention import flash_attention, flash_attention_forward
 from pagedlab.trace import TileTrace
 
@@ -38,8 +38,8 @@ def expand_kv(q, t):
 def reference(q, k, v, causal, sm_scale=None):
     """(out, lse) in float64 from the definition."""
     q64, k64, v64 = q.double(), expand_kv(q, k).double(), expand_kv(q, v).double()
-    out = naive_attention(q64, k64, v64, causal=causal, scale=sm_scale)
-    lse = torch.logsumexp(attention_scores(q64, k64, causal=causal, scale=sm_scale), dim=-1)
+    out = naive_attention(q64, k64, v64, causal=causal, sm_scale=sm_scale)
+    lse = torch.logsumexp(attention_scores(q64, k64, causal=causal, sm_scale=sm_scale), dim=-1)
     return out, lse
 
 
@@ -148,7 +148,7 @@ def test_custom_scale_and_strided_inputs():
     q, k, v = (torch.randn(2, 21, 2, 16, generator=g).to(DEV).transpose(1, 2) for _ in range(3))
     assert not q.is_contiguous()
     out = flash_attention(q, k, v, causal=True, sm_scale=0.3)
-    ref = naive_attention(q.double(), k.double(), v.double(), causal=True, scale=0.3)
+    ref = naive_attention(q.double(), k.double(), v.double(), causal=True, sm_scale=0.3)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=1e-4)
     # A last dim that is not contiguous is copied first, with the same result.
     q_t = q.contiguous().transpose(2, 3).contiguous().transpose(2, 3)
@@ -259,85 +259,7 @@ def test_bfloat16_is_refused_in_the_interpreter():
         flash_attention(q, k, v)
 
 
-def test_attention_flops():
-    assert fa.attention_flops(1, 1, 1024, 1024, 64, causal=False) == 4 * 1024 * 1024 * 64
-    assert fa.attention_flops(2, 3, 1024, 1024, 64, causal=True, mode="fwd+bwd") == 3.5 * 2 * 3 * 2 * 1024 * 1024 * 64
-    with pytest.raises(ValueError, match="mode"):
-        fa.attention_flops(1, 1, 8, 8, 16, False, mode="backward")
-    with pytest.raises(ValueError, match="count"):
-        fa.attention_flops(1, 1, 8, 8, 16, False, count="ours")
-
-
-def test_kernel_flop_count_matches_the_products_the_backward_kernels_run():
-    """count="kernel" must follow the kernels: one tl.dot per matrix product in each loop body."""
-    import inspect
-
-    from pagedlab.kernels import flash_backward, flash_forward
-
-    def products(fn):
-        return inspect.getsource(fn.fn).count("tl.dot(")
-
-    fwd = products(flash_forward.fwd_tiles)
-    bwd = products(flash_backward.dkdv_tiles) + products(flash_backward.dq_tiles)
-    assert (fwd, bwd) == (2, 7)
-    one = fa.attention_flops(1, 1, 256, 256, 64, causal=False) / fwd  # one product
-    assert fa.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd", count="kernel") == bwd * one
-    assert fa.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd") == 5 * one  # the conventional 2.5x
-
-
-# ----------------------------------------------------------------------------------------------------
-# Autotuning: the configuration space, its pruning and the length buckets (checked without a GPU)
-
-A100_SMEM, H100_SMEM, SM86_SMEM = 163 * 1024, 227 * 1024, 99 * 1024
-
-
-def test_length_bucket_is_the_next_power_of_two():
-    assert [fa.length_bucket(n) for n in (1, 16, 17, 1000, 4000, 4096, 4097)] == [16, 16, 32, 1024, 4096, 4096, 8192]
-
-
-def test_pruning_drops_register_spills_and_keeps_what_fits():
-    space = fa.CONFIG_SPACE["fwd"]
-    assert len(space) == 2 * 3 * 3 * 2  # the Triton tutorial's Hopper space
-    kept = fa.prune_configs("fwd", space, 256, 2, H100_SMEM)
-    # d = 256 with 128 query rows: a 128 x 256 float32 accumulator over 128 threads is 256 registers each.
-    assert not any(bm == 128 and w == 4 for bm, _, w, _ in kept)
-    assert any(bm == 128 and w == 8 for bm, _, w, _ in kept)
-    # The same configuration at d = 64 fits.
-    assert (128, 64, 4, 3) in fa.prune_configs("fwd", space, 64, 2, H100_SMEM)
-    # Shared memory: Hopper's 227 KiB keeps deep pipelines that an A100's 163 KiB cannot hold.
-    big = (128, 128, 8, 3)
-    assert fa.shared_memory_bytes("fwd", *big[:2], big[3], 128, 2) > A100_SMEM
-    assert big in fa.prune_configs("fwd", space, 128, 2, H100_SMEM)
-    assert big not in fa.prune_configs("fwd", space, 128, 2, A100_SMEM)
-
-
-@pytest.mark.parametrize("kind", ["fwd", "dkdv", "dq"])
-def test_pruning_never_leaves_a_kernel_without_a_configuration(kind):
-    for limit in (SM86_SMEM, A100_SMEM, H100_SMEM):
-        for d in fa.HEAD_DIMS:
-            for elem in (2, 4):
-                kept = fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, elem, limit)
-                assert kept, (kind, limit, d, elem)
-                if len(kept) > 1 or kept[0] in fa.CONFIG_SPACE[kind]:
-                    assert all(fa.shared_memory_bytes(kind, bm, bn, s, d, elem) <= limit
-                               and (fa.registers_per_thread(kind, bm, bn, w, d) <= fa.REGISTER_BUDGET
-                                    or (kind, bm, bn, w, d) in fa.RECORDED_SMALL_SPILLS)
-                               for bm, bn, w, s in kept)
-
-
-def test_quick_autotuning_is_a_subset_that_fits_ampere_and_hopper(monkeypatch):
-    for kind, quick in fa.QUICK_CONFIGS.items():
-        assert set(quick) <= set(fa.CONFIG_SPACE[kind])
-        for d in (64, 128):
-            for limit in (A100_SMEM, H100_SMEM):
-                assert set(fa.prune_configs(kind, quick, d, 2, limit)) & set(quick), (kind, d, limit)
-    monkeypatch.setenv("PAGEDLAB_AUTOTUNE", "quick")
-    assert fa.autotune_space("fwd") == fa.QUICK_CONFIGS["fwd"]
-    monkeypatch.delenv("PAGEDLAB_AUTOTUNE")
-    assert fa.autotune_space("fwd") == fa.CONFIG_SPACE["fwd"]
-
-
-TILE_SHAPES = sorted({(kind, bm, bn) for kind, space in fa.CONFIG_SPACE.items() for bm, bn, _, _ in space})
+TILE_SHAPES = sorted({(kind, bm, bn) for kind, space in tune.CONFIG_SPACE.items() for bm, bn, _, _ in space})
 
 
 def _assert_matches_naive_with_gradients(n_q, n_k, head_dim, causal, seed, grad_atol):
@@ -365,7 +287,7 @@ def test_every_tile_shape_of_the_search_space_is_correct_in_the_interpreter(kind
 
 
 LARGEST_TILES = [(kind, *max({(bm, bn) for bm, bn, _, _ in space}, key=lambda t: t[0] * t[1]))
-                 for kind, space in fa.CONFIG_SPACE.items()]
+                 for kind, space in tune.CONFIG_SPACE.items()]
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])
@@ -543,50 +465,6 @@ def test_tensor_descriptors_are_refused_for_rows_off_a_16_byte_boundary(monkeypa
     assert not fa._use_tma(q, odd, odd)
 
 
-def test_pruning_models_agree_with_the_recorded_compiles():
-    """benchmarks/compile/: Triton's shared memory and ptxas's registers for configurations compiled for sm_90
-    and sm_80 without a GPU (benchmarks/compile_check.py). On sm_90, where the models were calibrated, the
-    shared-memory model is Triton's count (to the KiB Triton rounds up to) and no configuration that pruning
-    keeps spilled registers. On sm_80 Triton's pipeline keeps one buffer less, so the model is an upper bound;
-    the register model is not calibrated there (a few kept configurations spill up to 128 bytes)."""
-    import csv
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
-    rows = [r for r in csv.DictReader(open(path)) if r["status"] in ("ok", "too much shared memory")]
-    assert rows
-    for r in rows:
-        kind, d = r["kind"], int(r["head_dim"])
-        bm, bn, warps, stages = (int(r[k]) for k in ("block_m", "block_n", "num_warps", "num_stages"))
-        model_kib = fa.shared_memory_bytes(kind, bm, bn, stages, d, 2) // 1024
-        if r["arch"] == "80":
-            assert int(r["shared_kib"]) <= model_kib, r
-            continue
-        assert 0 <= int(r["shared_kib"]) - model_kib <= 1, r
-        if (bm, bn, warps, stages) in fa.prune_configs(kind, fa.CONFIG_SPACE[kind], d, 2, H100_SMEM):
-            assert int(r["spill_bytes"]) <= fa.SPILL_TOLERANCE_BYTES, r
-
-
-def test_the_small_spills_pruning_keeps_are_the_recorded_ones():
-    """RECORDED_SMALL_SPILLS is exactly the sm_90 configurations of the record that the register estimate rejects but
-    that spilled at most SPILL_TOLERANCE_BYTES at every stage count: a tiny spill is timed, a large one pruned."""
-    import csv
-    from collections import defaultdict
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
-    spills = defaultdict(int)
-    for r in csv.DictReader(open(path)):
-        if r["arch"] == "90" and r["status"] == "ok":
-            key = (r["kind"], int(r["block_m"]), int(r["block_n"]), int(r["num_warps"]), int(r["head_dim"]))
-            spills[key] = max(spills[key], int(r["spill_bytes"]))
-    small = {key: spill for key, spill in spills.items() if 0 < spill <= fa.SPILL_TOLERANCE_BYTES
-             and fa.registers_per_thread(key[0], *key[1:4], key[4]) > fa.REGISTER_BUDGET}
-    assert small == fa.RECORDED_SMALL_SPILLS
-    kept = fa.prune_configs("dkdv", fa.CONFIG_SPACE["dkdv"], 128, 2, H100_SMEM, 9)
-    assert (32, 128, 8, 2) in kept and (64, 64, 8, 2) not in kept  # 4 bytes timed; 116 bytes pruned
-
-
 def test_benchmark_records_the_autotuned_configuration_and_every_time(monkeypatch):
     """What autotuning chose and what it measured, as the benchmark writes them into each row (a stand-in for the
     autotuners here: on a CPU nothing is autotuned)."""
@@ -596,22 +474,11 @@ def test_benchmark_records_the_autotuned_configuration_and_every_time(monkeypatc
 
     chosen = triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3)
     other = triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=3)
-    monkeypatch.setattr(fa, "_TUNED", {"fwd": SimpleNamespace(best_config=chosen,
+    monkeypatch.setattr(tune, "_TUNED", {"fwd": SimpleNamespace(best_config=chosen,
                                                               configs_timings={chosen: [0.5, 0.4, 0.6], other: 0.75})})
     config, config_ms = _benchmark_module().tuned_configs(("fwd", "dkdv"))
     assert config == "fwd 128x64 w8 s3"
     assert config_ms == "fwd 128x64 w8 s3=0.5000; fwd 64x64 w4 s3=0.7500"
-
-
-def test_hopper_drops_8_warp_forward_tiles_under_128x128_as_the_tutorial_does():
-    space = fa.CONFIG_SPACE["fwd"]
-    hopper = fa.prune_configs("fwd", space, 128, 2, H100_SMEM, capability_major=9)
-    assert hopper and all(w == 4 or bm * bn >= 128 * 128 for bm, bn, w, _ in hopper)
-    assert (128, 64, 8, 3) not in hopper and (128, 128, 8, 3) in hopper
-    assert (128, 64, 8, 3) in fa.prune_configs("fwd", space, 128, 2, A100_SMEM, capability_major=8)
-    # The backward kernels keep their 8-warp tiles (their quick configurations are all 8 warps).
-    assert fa.prune_configs("dkdv", fa.QUICK_CONFIGS["dkdv"], 128, 2, H100_SMEM, 9) != []
-    assert set(fa.prune_configs("fwd", fa.QUICK_CONFIGS["fwd"], 128, 2, H100_SMEM, 9)) & set(fa.QUICK_CONFIGS["fwd"])
 
 
 def test_the_forward_folds_the_softmax_scale_into_one_multiply_add():

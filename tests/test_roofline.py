@@ -1,4 +1,5 @@
-"""The datasheet model of notebook 00: GPU figures and the arithmetic intensity of attention's steps."""
+"""The datasheet model of notebook 00 (GPU figures, the arithmetic intensity of attention's steps) and attention's
+FLOP counts."""
 
 import pytest
 
@@ -25,3 +26,29 @@ def test_qk_intensity_tends_to_d_however_long_the_sequence(d):
     assert intensities == sorted(intensities) and all(i < d for i in intensities)
     assert intensities[-1] > 0.99 * d
     assert intensities[-1] < roofline.GPUS["H100"].ridge_flop_per_byte
+
+
+def test_attention_flops():
+    assert roofline.attention_flops(1, 1, 1024, 1024, 64, causal=False) == 4 * 1024 * 1024 * 64
+    assert roofline.attention_flops(2, 3, 1024, 1024, 64, causal=True, mode="fwd+bwd") == 3.5 * 2 * 3 * 2 * 1024 * 1024 * 64
+    with pytest.raises(ValueError, match="mode"):
+        roofline.attention_flops(1, 1, 8, 8, 16, False, mode="backward")
+    with pytest.raises(ValueError, match="count"):
+        roofline.attention_flops(1, 1, 8, 8, 16, False, count="ours")
+
+
+def test_kernel_flop_count_matches_the_products_the_backward_kernels_run():
+    """count="kernel" must follow the kernels: one tl.dot per matrix product in each loop body."""
+    import inspect
+
+    from pagedlab.kernels import flash_backward, flash_forward
+
+    def products(fn):
+        return inspect.getsource(fn.fn).count("tl.dot(")
+
+    fwd = products(flash_forward.fwd_tiles)
+    bwd = products(flash_backward.dkdv_tiles) + products(flash_backward.dq_tiles)
+    assert (fwd, bwd) == (2, 7)
+    one = roofline.attention_flops(1, 1, 256, 256, 64, causal=False) / fwd  # one product
+    assert roofline.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd", count="kernel") == bwd * one
+    assert roofline.attention_flops(1, 1, 256, 256, 64, causal=False, mode="bwd") == 5 * one  # the conventional 2.5x
