@@ -27,9 +27,10 @@ latency λ is an assumption here, measured by :func:`pagedlab.memory.copy_timing
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from pagedlab.validate import blocks_for
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_
         batched: one copy per direction for all the K chunks and one for all the V chunks, instead of one
             copy per chunk (the gather on the GPU is not counted: it runs at HBM speed).
     """
-    num_chunks = 2 * num_layers * math.ceil(num_tokens / block_size)
+    num_chunks = 2 * num_layers * blocks_for(num_tokens, block_size)
     num_bytes = 2 * num_chunks * block_size * chunk_bytes_per_token      # out and back in
     copies = 2 * 2 if batched else 2 * num_chunks
     return copies * link.latency + num_bytes / link.bytes_per_second
