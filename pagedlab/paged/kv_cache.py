@@ -168,19 +168,16 @@ class KVCache:
             ValueError: a pair names a block outside its pool.
         """
         src, dst = self._pairs(pairs, self.num_blocks, self.num_cpu_blocks)
-        src = src.to(self.device)
-        for start in range(0, src.numel(), max(1, self.staging_blocks)):
-            n = min(self.staging_blocks, src.numel() - start)
-            device_stage, host_stage = self._stages(n)
-            torch.index_select(self.k, 1, src[start:start + n], out=device_stage[0])
-            torch.index_select(self.v, 1, src[start:start + n], out=device_stage[1])
+        for src_part, dst_part, device_stage, host_stage in self._staged(src.to(self.device), dst):
+            torch.index_select(self.k, 1, src_part, out=device_stage[0])
+            torch.index_select(self.v, 1, src_part, out=device_stage[1])
             self._wait_for_host_stage()
             host_stage.copy_(device_stage, non_blocking=self._cuda)
             self.num_copies += 1
             if self._cuda:
                 torch.cuda.current_stream(self.device).synchronize()   # the host reads it next
-            self.k_cpu.index_copy_(1, dst[start:start + n], host_stage[0])
-            self.v_cpu.index_copy_(1, dst[start:start + n], host_stage[1])
+            self.k_cpu.index_copy_(1, dst_part, host_stage[0])
+            self.v_cpu.index_copy_(1, dst_part, host_stage[1])
 
     def swap_in(self, pairs: Sequence[tuple[int, int]]) -> None:
         """Copy host blocks to device blocks, ``(cpu_block, gpu_block)`` pairs from ``BlockManager.swap_in``.
@@ -193,20 +190,17 @@ class KVCache:
             ValueError: a pair names a block outside its pool.
         """
         src, dst = self._pairs(pairs, self.num_cpu_blocks, self.num_blocks)
-        dst = dst.to(self.device)
-        for start in range(0, src.numel(), max(1, self.staging_blocks)):
-            n = min(self.staging_blocks, src.numel() - start)
-            device_stage, host_stage = self._stages(n)
+        for src_part, dst_part, device_stage, host_stage in self._staged(src, dst.to(self.device)):
             self._wait_for_host_stage()                                # the last copy from it has finished
-            torch.index_select(self.k_cpu, 1, src[start:start + n], out=host_stage[0])
-            torch.index_select(self.v_cpu, 1, src[start:start + n], out=host_stage[1])
+            torch.index_select(self.k_cpu, 1, src_part, out=host_stage[0])
+            torch.index_select(self.v_cpu, 1, src_part, out=host_stage[1])
             device_stage.copy_(host_stage, non_blocking=self._cuda)
             self.num_copies += 1
             if self._cuda:
                 self._host_stage_free = torch.cuda.Event()
                 self._host_stage_free.record(torch.cuda.current_stream(self.device))
-            self.k.index_copy_(1, dst[start:start + n], device_stage[0])
-            self.v.index_copy_(1, dst[start:start + n], device_stage[1])
+            self.k.index_copy_(1, dst_part, device_stage[0])
+            self.v.index_copy_(1, dst_part, device_stage[1])
 
     def synchronize(self) -> None:
         """Wait until every copy this cache started has finished (a no-op on a CPU)."""
@@ -240,11 +234,15 @@ class KVCache:
                 raise ValueError(f"pairs name {name} blocks outside the pool of {n} blocks: {ids.tolist()}")
         return src, dst
 
-    def _stages(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The first ``n`` blocks of the device and host staging buffers, as ``[2 (K, V), L, n, B, H, D]`` views."""
-        shape = (2, self.num_layers, n, self.block_size, self.kv_heads, self.head_dim)
-        numel = 2 * self.num_layers * n * self.block_size * self.kv_heads * self.head_dim
-        return self._stage_device[:numel].view(shape), self._stage_host[:numel].view(shape)
+    def _staged(self, src: torch.Tensor, dst: torch.Tensor):
+        """The pairs ``(src, dst)`` in pieces of at most ``staging_blocks``, each with the first ``n`` blocks of the
+        device and host staging buffers as ``[2 (K, V), L, n, B, H, D]`` views: ``(src, dst, device, host)``."""
+        for start in range(0, src.numel(), max(1, self.staging_blocks)):
+            n = min(self.staging_blocks, src.numel() - start)
+            shape = (2, self.num_layers, n, self.block_size, self.kv_heads, self.head_dim)
+            numel = 2 * self.num_layers * n * self.block_size * self.kv_heads * self.head_dim
+            yield (src[start:start + n], dst[start:start + n],
+                   self._stage_device[:numel].view(shape), self._stage_host[:numel].view(shape))
 
     def _wait_for_host_stage(self) -> None:
         # A swap_in's copy out of the host buffer may still be running: writing into it now would race it.
