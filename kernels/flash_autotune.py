@@ -124,10 +124,10 @@ def hopper_keeps(kind: str, block_m: int, block_n: int, num_warps: int, capabili
 
 def prune_configs(kind: str, configs: list[tuple[int, int, int, int]], head_dim: int, elem: int,
                   smem_limit: int, capability_major: int | None = None) -> list[tuple[int, int, int, int]]:
-    """The configurations of ``configs`` that fit both the shared memory (``smem_limit`` bytes per block)
-    and :data:`REGISTER_BUDGET` (or are :data:`RECORDED_SMALL_SPILLS`), and that :func:`hopper_keeps` keeps on a GPU of compute capability
-    ``capability_major`` (None: no GPU-specific filter); never empty: if none is left, the smallest tiles with
-    one stage."""
+    """The configurations of ``configs`` that fit both the shared memory (``smem_limit`` bytes per block) and
+    :data:`REGISTER_BUDGET` (or are :data:`RECORDED_SMALL_SPILLS`), and that :func:`hopper_keeps` keeps on a GPU of
+    compute capability ``capability_major`` (None: no GPU-specific filter); never empty: if none is left, the
+    smallest tiles with one stage."""
     fits = [c for c in configs
             if shared_memory_bytes(kind, c[0], c[1], c[3], head_dim, elem) <= smem_limit
             and (registers_per_thread(kind, c[0], c[1], c[2], head_dim) <= REGISTER_BUDGET

@@ -45,13 +45,8 @@ import triton
 import triton.language as tl
 
 from pagedlab import device
-# The PyTorch reference lives in pagedlab.attention and the booby-trapped test batch in pagedlab.testing; both
-# are imported here too because notebook 09, exercise 9 (and its stretch), the grading specs and the tests import
-# them from this module.
-from pagedlab.attention import gather_kv, paged_decode_reference  # noqa: F401 - re-exported, see above
 from pagedlab.kernels.flash_attention import HEAD_DIMS, check_dtypes, dot_precision
 from pagedlab.kernels.flash_forward import LOG2E, LOG2E_C
-from pagedlab.testing import random_paged_batch  # noqa: F401 - re-exported, see above
 from pagedlab.validate import blocks_for, check_scale
 
 INTERPRET_BLOCK_N = 32

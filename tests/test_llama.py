@@ -15,10 +15,11 @@ from transformers import LlamaConfig as HFLlamaConfig
 from transformers import LlamaForCausalLM
 
 from pagedlab import loader
+from pagedlab.attention import paged_decode_reference
 from pagedlab.engine.backends import select_backend, torch_decode_attention, torch_prefill_attention
 from pagedlab.kernels.flash_attention import flash_attention
-from pagedlab.kernels.paged_attention import paged_decode_reference, random_paged_batch
 from pagedlab.llama import Llama, LlamaConfig
+from pagedlab.testing import random_paged_batch
 
 
 def small_hf_llama(seed=0, **overrides):

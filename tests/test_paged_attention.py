@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from pagedlab import device
+from pagedlab.attention import gather_kv, paged_decode_reference
 from pagedlab.kernels import paged_attention as pa
-from pagedlab.kernels.paged_attention import (BlockReads, choose_num_splits, gather_kv, merge_splits,
-                                              paged_decode_attention, paged_decode_attention_traced,
-                                              paged_decode_reference, paged_decode_split,
-                                              random_paged_batch)
+from pagedlab.kernels.paged_attention import (BlockReads, choose_num_splits, merge_splits, paged_decode_attention,
+                                              paged_decode_attention_traced, paged_decode_split)
 from pagedlab.paged import BlockTable, KVCache
+from pagedlab.testing import random_paged_batch
 
 DEV = device.DEVICE
 needs_gpu = pytest.mark.skipif(not device.ON_GPU, reason="needs an NVIDIA GPU with compute capability >= 8.0")

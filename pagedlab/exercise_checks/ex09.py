@@ -1,6 +1,6 @@
 """Exercise 9's checks: the paged decode kernel's head mapping and loop body, from one tile to GQA and large scores.
 
-Each check builds a batch with :func:`~pagedlab.kernels.paged_attention.random_paged_batch`, whose pool is
+Each check builds a batch with :func:`~pagedlab.testing.random_paged_batch`, whose pool is
 booby-trapped (stale slots and spare blocks hold NaN/inf), runs the learner's launcher ``paged_attention`` and compares
 with gather + naive attention in float64. The hint is picked from what came back: NaN, inf, or finite values that
 differ, and for those, whether they match a known wrong computation.
@@ -13,8 +13,9 @@ from typing import Callable
 
 import torch
 
+from ..attention import paged_decode_reference
 from ..checks import assert_close
-from ..kernels.paged_attention import paged_decode_reference, random_paged_batch
+from ..testing import random_paged_batch
 from . import kernel_error_hint
 from .triton_reads import elements, interpreted
 

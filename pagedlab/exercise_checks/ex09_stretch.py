@@ -12,9 +12,11 @@ from typing import Callable
 import torch
 
 from .. import device
+from ..attention import gather_kv
 from ..checks import assert_close
 from ..kernels import paged_attention as pa
-from ..kernels.paged_attention import gather_kv, paged_decode_attention, paged_decode_split, random_paged_batch
+from ..kernels.paged_attention import paged_decode_attention, paged_decode_split
+from ..testing import random_paged_batch
 
 BLOCK_N = pa.INTERPRET_BLOCK_N
 """The kernel's key tile for float32 inputs (the ``block_n`` the checks pass to ``split_bounds``)."""

@@ -1,3 +1,4 @@
+# Over 450 lines: the block manager of notebooks 6 and 7, one class, with its contract stated once above it.
 """The block manager: every sequence's block table over one GPU pool (and an optional CPU pool).
 
 It decides *where* each token's K/V goes; it never touches tensors. Operations that need data moved
