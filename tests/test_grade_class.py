@@ -472,36 +472,41 @@ def test_synthetic_class(synthetic_class, sandbox, tmp_path):
     assert patched != sandbox, "without the sandbox the attack reaches the grader's files (and changes nothing)"
 
 
+# (learner, notebook, words its first failure must contain): what the grader says, with and without the sandbox
+MESSAGES_EVERY_RUN = [
+    ("a09-os-exit", "ex00_warmup", "kernel died"), ("c06-symlink", "ex00_warmup", "symbolic link"),
+    ("b17-patches-grader", "ex00_warmup", "/proc"), ("b18-forges-and-kills", "ex00_warmup", "/proc"),
+]
+# ... and only in the run that grades every learner (the run without a sandbox skips those whose verdict it may miss)
+MESSAGES_FULL_CLASS = [
+    ("z2-honest-unsolved", "ex00_warmup", "raised NotImplementedError"),
+    ("c05-syntax-error", "ex00_warmup", "work cell 'softmax-work': SyntaxError"),
+    ("a10-2000-cells", "ex00_warmup", "too many cells"), ("a01-silenced-tracebacks", "ex00_warmup", "_showtraceback"),
+    ("a02-input-transformer", "ex00_warmup", "kernel probe"), ("b08-lookup-table", "ex00_warmup", "scores near 1e4"),
+    ("c08-unstable-softmax", "ex00_warmup", "scores near 1e4"),
+    ("b01-alias-check-exit", "ex00_warmup", "aliases check"), ("b02-type-setattr", "ex00_warmup", "__setattr__"),
+    ("b03-vars-assert-close", "ex00_warmup", "vars"), ("b04-globals-update", "ex00_warmup", "__globals__"),
+    ("b05-tensor-alias", "ex00_warmup", "aliases torch.Tensor"),
+    ("b06-tensor-subclass", "ex00_warmup", "__torch_function__"), ("b09-do-execute", "ex00_warmup", "do_execute"),
+    ("b10-timed-base64-exec", "ex00_warmup", "%%time body"), ("b11-cell-before-markdown", "ex00_warmup", "sys.modules"),
+    ("b12-reference-softmax", "ex00_warmup", "reference code .softmax"),
+    ("b16-rewrites-snapshot", "ex00_warmup", "pagedlab.checks"),
+    ("b07-int-subclass", "ex05_kv_cache_size", "_getframe"),
+    ("b13-reference-memory", "ex05_kv_cache_size", "reference code .kv_cache_bytes"),
+    ("b14-subclasses-allocator", "ex06_block_allocator", "BlockAllocator"),
+    ("b15-reference-attention", "ex01_naive_attention", "pagedlab.attention"),
+    ("c04-unalignable", "ex00_warmup", "cannot match"),
+]
+
+
 def _check_messages(rows, markdown):
     msg = {k: r["first_failure"] for k, r in rows.items()}
-    assert "kernel died" in msg["a09-os-exit", "ex00_warmup"]
-    assert "symbolic link" in msg["c06-symlink", "ex00_warmup"]
-    assert "/proc" in msg["b17-patches-grader", "ex00_warmup"] and "/proc" in msg["b18-forges-and-kills", "ex00_warmup"]
-    if ("b01-alias-check-exit", "ex00_warmup") not in msg:
+    full_class = ("b01-alias-check-exit", "ex00_warmup") in msg
+    for learner, notebook, why in MESSAGES_EVERY_RUN + (MESSAGES_FULL_CLASS if full_class else []):
+        assert why in msg[learner, notebook], (learner, notebook, msg[learner, notebook])
+    if not full_class:
         return  # the run without a sandbox, on the learners whose verdict could depend on it
     assert msg["z2-honest-unsolved", "ex00_warmup"].startswith("graded call 1 (softmax_rows"), msg
-    assert "raised NotImplementedError" in msg["z2-honest-unsolved", "ex00_warmup"]
-    assert "work cell 'softmax-work': SyntaxError" in msg["c05-syntax-error", "ex00_warmup"]
-    assert "kernel died" in msg["a09-os-exit", "ex00_warmup"]
-    assert "too many cells" in msg["a10-2000-cells", "ex00_warmup"]
-    assert "_showtraceback" in msg["a01-silenced-tracebacks", "ex00_warmup"]
-    assert "kernel probe" in msg["a02-input-transformer", "ex00_warmup"]
-    assert "scores near 1e4" in msg["b08-lookup-table", "ex00_warmup"]
-    assert "scores near 1e4" in msg["c08-unstable-softmax", "ex00_warmup"]
-    for learner, why in [("b01-alias-check-exit", "aliases check"), ("b02-type-setattr", "__setattr__"),
-                         ("b03-vars-assert-close", "vars"), ("b04-globals-update", "__globals__"),
-                         ("b05-tensor-alias", "aliases torch.Tensor"), ("b06-tensor-subclass", "__torch_function__"),
-                         ("b09-do-execute", "do_execute"), ("b10-timed-base64-exec", "%%time body"),
-                         ("b11-cell-before-markdown", "sys.modules"), ("b12-reference-softmax", "reference code .softmax"),
-                         ("b16-rewrites-snapshot", "pagedlab.checks"), ("b17-patches-grader", "/proc"),
-                         ("b18-forges-and-kills", "/proc")]:
-        assert why in msg[learner, "ex00_warmup"], (learner, msg[learner, "ex00_warmup"])
-    assert "_getframe" in msg["b07-int-subclass", "ex05_kv_cache_size"]
-    assert "reference code .kv_cache_bytes" in msg["b13-reference-memory", "ex05_kv_cache_size"]
-    assert "BlockAllocator" in msg["b14-subclasses-allocator", "ex06_block_allocator"]
-    assert "pagedlab.attention" in msg["b15-reference-attention", "ex01_naive_attention"]
-    assert "cannot match" in msg["c04-unalignable", "ex00_warmup"]
-    assert "symbolic link" in msg["c06-symlink", "ex00_warmup"]
     assert msg["z1-honest-solved", "ex01_naive_attention"].startswith("missing")
     unexpected = {k[1] for k, r in rows.items() if k[0] == "z1-honest-solved" and r["result"].startswith("not graded")}
     assert unexpected == {"ex00_warmup (1).ipynb", f"old/{EX00}"}

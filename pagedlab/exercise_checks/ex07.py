@@ -39,6 +39,13 @@ def random_hint(exc: BaseException) -> str:
     return order_hint(exc)
 
 
+def _forked(MiniManager, num_blocks: int, parent_tokens: int):
+    """A ``MiniManager`` with ``num_blocks`` blocks of 4: "parent" holds ``parent_tokens`` tokens, "child" is its fork."""
+    m = MiniManager(num_blocks=num_blocks, block_size=4)
+    m.add("parent", parent_tokens)
+    m.fork("parent", "child")
+    return m
+
 
 def check_fork_shares(MiniManager) -> None:
     """Check 1: fork shares, it does not copy."""
@@ -83,9 +90,7 @@ def check_new_block_at_boundary(MiniManager) -> None:
 def check_fork_at_full_block(MiniManager) -> None:
     """Check 3: fork at a full block, then append."""
     __tracebackhide__ = True
-    m = MiniManager(num_blocks=8, block_size=4)
-    m.add("parent", 8)
-    m.fork("parent", "child")
+    m = _forked(MiniManager, num_blocks=8, parent_tokens=8)
     shared = list(m.tables["parent"].block_ids)
     slot, copy = m.append("child")
     child = m.tables["child"]
@@ -107,9 +112,7 @@ def check_fork_at_full_block(MiniManager) -> None:
 def check_copy_on_write_once(MiniManager) -> None:
     """Check 4: copy-on-write, once."""
     __tracebackhide__ = True
-    m = MiniManager(num_blocks=8, block_size=4)
-    m.add("parent", 6)
-    m.fork("parent", "child")
+    m = _forked(MiniManager, num_blocks=8, parent_tokens=6)
     shared = m.tables["parent"].block_ids[-1]
     slot, copy = m.append("child")
     assert copy is not None, (
@@ -140,9 +143,7 @@ def check_copy_on_write_once(MiniManager) -> None:
 def check_running_out(MiniManager) -> None:
     """Check 5: running out changes nothing, finishing returns every block."""
     __tracebackhide__ = True
-    m = MiniManager(num_blocks=2, block_size=4)
-    m.add("parent", 6)                       # both blocks
-    m.fork("parent", "child")
+    m = _forked(MiniManager, num_blocks=2, parent_tokens=6)   # both blocks
     before = ({s: (list(t.block_ids), t.num_tokens) for s, t in m.tables.items()}, [m.allocator.refcount(b) for b in range(2)])
     try:
         m.append("child")
