@@ -28,11 +28,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from pagedlab.model import Attention, check_inputs, check_positive_fields
+from pagedlab.model import Attention, ModelSizes, check_inputs, check_positive_fields
 
 
 @dataclass(frozen=True)
-class LlamaConfig:
+class LlamaConfig(ModelSizes):
     """Sizes of a :class:`Llama` (Hugging Face's ``LlamaConfig`` fields, under the engine's names).
 
     Attributes:
@@ -45,11 +45,6 @@ class LlamaConfig:
         tie_word_embeddings: the output layer is the token embedding (SmolLM2 ties them).
     """
 
-    vocab_size: int = 256
-    n_positions: int = 256
-    d_model: int = 64
-    n_layers: int = 2
-    n_heads: int = 4
     n_kv_heads: int = 2
     head_dim: int = 16
     d_ff: int = 128
@@ -58,8 +53,8 @@ class LlamaConfig:
     tie_word_embeddings: bool = True
 
     def __post_init__(self) -> None:
-        check_positive_fields(self, ("vocab_size", "n_positions", "d_model", "n_layers", "n_heads", "n_kv_heads",
-                                     "head_dim", "d_ff"))
+        super().__post_init__()
+        check_positive_fields(self, ("n_kv_heads", "head_dim", "d_ff"))
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads {self.n_heads} must be a multiple of n_kv_heads {self.n_kv_heads} (GQA)")
         if self.head_dim % 2:

@@ -25,14 +25,16 @@ Attention = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tens
 
 
 @dataclass(frozen=True)
-class GPTConfig:
-    """Sizes of a :class:`TinyGPT` (GPT-2's ``vocab_size``, ``n_positions``, ``n_embd``, ``n_layer``, ``n_head``).
+class ModelSizes:
+    """The sizes every model of the course has, and all the engine reads of a config besides ``n_kv_heads`` and
+    ``head_dim`` (which each model defines its own way).
 
     Attributes:
         vocab_size, n_positions: token ids ``0 .. vocab_size - 1``, positions ``0 .. n_positions - 1``.
-        d_model: width of the residual stream; ``n_heads`` must divide it.
-        n_layers, n_heads: blocks, and attention heads per block (K/V heads too: GPT-2 has no GQA).
-        layer_norm_eps: LayerNorm epsilon (GPT-2: 1e-5).
+        d_model: width of the residual stream. n_layers, n_heads: blocks, and query heads per block.
+
+    Raises:
+        ValueError: a size that is not a positive int (the message names it).
     """
 
     vocab_size: int = 256
@@ -40,10 +42,25 @@ class GPTConfig:
     d_model: int = 64
     n_layers: int = 2
     n_heads: int = 4
-    layer_norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
         check_positive_fields(self, ("vocab_size", "n_positions", "d_model", "n_layers", "n_heads"))
+
+
+@dataclass(frozen=True)
+class GPTConfig(ModelSizes):
+    """Sizes of a :class:`TinyGPT` (GPT-2's ``vocab_size``, ``n_positions``, ``n_embd``, ``n_layer``, ``n_head``).
+
+    Attributes:
+        vocab_size, n_positions, d_model, n_layers, n_heads: see :class:`ModelSizes`; ``n_heads`` must divide
+            ``d_model``, and every head is a K/V head too (GPT-2 has no GQA).
+        layer_norm_eps: LayerNorm epsilon (GPT-2: 1e-5).
+    """
+
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} must be a multiple of n_heads {self.n_heads}")
 
