@@ -4,13 +4,11 @@ FIRST failing check to be the one that names it."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import assert_first_failure, planted, run_cells  # noqa: E402
+from nbrun import assert_first_failure, planted, run_cells
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex03_triton_basics.ipynb"
 

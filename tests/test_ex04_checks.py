@@ -4,13 +4,11 @@ notebook as a learner would, and expects the FIRST failing check to be the one t
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import first_failure, planted, run_cells  # noqa: E402
+from nbrun import first_failure, planted, run_cells
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex04_flash_forward.ipynb"
 WORK = "kernel-work"

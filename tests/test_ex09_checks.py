@@ -6,13 +6,11 @@ one named here, with a message that starts with its title and whose hint names t
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import assert_first_failure, check_titles, planted, run_cells  # noqa: E402
+from nbrun import assert_first_failure, check_titles, planted, run_cells
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex09_paged_attention.ipynb"
 WORK = "kernel-work"

@@ -3,13 +3,11 @@ below, the FIRST failing check (the one a learner meets) must be the one that na
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from nbrun import assert_first_failure, check_titles, planted, run_cells  # noqa: E402
+from nbrun import assert_first_failure, check_titles, planted, run_cells
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex09_stretch_split_kv_merge.ipynb"
 C1, C2, C3, C4, C5, C6 = ("Check 1: the splits' key ranges", "Check 2: merging two splits", "Check 3: empty splits",
