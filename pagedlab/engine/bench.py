@@ -103,22 +103,25 @@ class ThroughputResult:
 
 
 def compare_with_static(model: torch.nn.Module, prompts: list[list[int]], params: list[SamplingParams],
-                        num_blocks: int, block_size: int, max_len: int | None = None
-                        ) -> dict[str, ThroughputResult]:
+                        num_blocks: int, block_size: int, max_len: int | None = None,
+                        attention_backend: object = "triton") -> dict[str, ThroughputResult]:
     """Run the requests through both policies with ``num_blocks`` blocks of KV memory each.
+
+    ``attention_backend`` is passed to both engines (see :class:`~pagedlab.engine.LLMEngine`): the steps, the
+    concurrency and the tokens computed do not depend on it, only the time does.
 
     Returns:
         ``{"continuous": ..., "static": ...}``.
     """
     engine = LLMEngine(model, num_blocks, block_size, max_num_seqs=len(prompts),
-                       max_num_batched_tokens=sum(len(p) for p in prompts))
+                       max_num_batched_tokens=sum(len(p) for p in prompts), attention_backend=attention_backend)
     start = time.perf_counter()
     outputs = engine.generate(prompts, params, use_tqdm=False)
     seconds = time.perf_counter() - start
     results = {"continuous": _result(outputs, seconds, len(engine.metrics),
                                      max(m.num_running_seqs for m in engine.metrics),
                                      sum(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics))}
-    static = StaticBatchingEngine(model, num_blocks, block_size, max_len)
+    static = StaticBatchingEngine(model, num_blocks, block_size, max_len, attention_backend=attention_backend)
     start = time.perf_counter()
     outputs = static.generate(prompts, params)
     results["static"] = _result(outputs, time.perf_counter() - start, static.steps,
