@@ -291,6 +291,35 @@ def test_static_baseline_reserves_max_len_and_matches(model, prompts, reference)
         StaticBatchingEngine(model, num_blocks=4, block_size=BLOCK_SIZE, max_len=20)
 
 
+def test_static_comparison_counts_do_not_depend_on_the_attention_backend(model, prompts):
+    """compare_with_static passes its backend to both engines; notebook 10 counts steps with "auto" on a CPU."""
+    from pagedlab.engine.bench import compare_with_static
+
+    params = [SamplingParams(max_tokens=n) for n in (2, 5, 3, 6)][:len(prompts)]
+    runs = {b: compare_with_static(model, prompts, params, num_blocks=11, block_size=BLOCK_SIZE, max_len=20,
+                                   attention_backend=b) for b in ("triton", "torch")}
+    for policy in ("continuous", "static"):
+        triton_run, torch_run = runs["triton"][policy], runs["torch"][policy]
+        assert (torch_run.steps, torch_run.max_concurrency, torch_run.computed_tokens, torch_run.token_ids) == \
+               (triton_run.steps, triton_run.max_concurrency, triton_run.computed_tokens, triton_run.token_ids)
+    assert runs["torch"]["continuous"].steps < runs["torch"]["static"].steps
+    # Both engines run the backend passed in: a decode function that counts its calls.
+    from pagedlab.engine.backends import torch_decode_attention
+
+    calls = []
+
+    def counting(*args):
+        calls.append(1)
+        return torch_decode_attention(*args)
+
+    compare_with_static(model, prompts, params, num_blocks=11, block_size=BLOCK_SIZE, max_len=20,
+                        attention_backend=counting)
+    both = len(calls)
+    LLMEngine(model, 11, BLOCK_SIZE, max_num_seqs=len(prompts), max_num_batched_tokens=sum(map(len, prompts)),
+              attention_backend=counting).generate(prompts, params, use_tqdm=False)
+    assert 0 < both - (len(calls) - both) < both    # the static engine's decodes called it too
+
+
 def test_bookkeeping_benchmark_runs_with_every_sequence_running():
     from pagedlab.engine.bench import bookkeeping_cost
 
