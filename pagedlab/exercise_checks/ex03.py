@@ -8,8 +8,14 @@ import triton
 
 from .. import device
 from ..checks import assert_close, differing_rows
+from ..validate import blocks_for
 from .ex09 import kernel_error as _kernel_error
 from .triton_reads import elements, recorded
+
+_RUNS = {"any length": 0, "strided": 0}
+"""How many times each vector-add check ran in this process. Each run draws other inputs: an element the kernel never
+stores keeps whatever its buffer held, and ``torch.empty`` often hands back the buffer of the last call, which held
+the last call's (right) answer when the inputs were the same."""
 
 
 def check_nothing_written_past_n(add_kernel) -> None:
@@ -52,22 +58,25 @@ def check_any_length(vector_add) -> None:
         return "even the first block is wrong: out[i] = x[i] + y[i], loaded and stored at the same offsets"
 
     for n in [1, 17, 64, 1000]:
+        _RUNS["any length"] += 1
         x = torch.arange(n, dtype=torch.float32, device=device.DEVICE)
-        y = 1000 * torch.ones(n, device=device.DEVICE)
+        y = (1000 + _RUNS["any length"]) * torch.ones(n, device=device.DEVICE)
         got = vector_add(x, y)
-        assert_close(got, x + y, name=f"vector_add with n = {n}", hint=add_hint(got.cpu(), (x + y).cpu(), 64))
+        want = x + y                  # after the call, so that the kernel cannot be handed this buffer
+        assert_close(got, want, name=f"vector_add with n = {n}", hint=add_hint(got.cpu(), want.cpu(), 64))
 
 
 def check_strided_inputs(vector_add) -> None:
     """Check 3: vector add, strided inputs: a column of a matrix plus every other element of a vector."""
     __tracebackhide__ = True
     n, block = 50, 16
-    g = torch.Generator().manual_seed(4)
+    _RUNS["strided"] += 1
+    g = torch.Generator().manual_seed(3 + _RUNS["strided"])
     matrix = torch.randn(n, 7, generator=g).to(device.DEVICE)
     vector = torch.randn(2 * n, generator=g).to(device.DEVICE)
     x, y = matrix[:, 3], vector[::2]                          # strides 7 and 2
-    want = (x + y).cpu()
     got = vector_add(x, y, block)
+    want = (x + y).cpu()                                      # after the call, as in check 2
     if got.shape == want.shape:
         got_cpu, flat_m, flat_v = got.cpu(), matrix.flatten().cpu(), vector.cpu()
         # x and y read with a stride s of 1, 2 or 7, wherever that stays inside their buffers
@@ -82,11 +91,11 @@ def check_strided_inputs(vector_add) -> None:
         elif read_as:
             hint = (f"your kernel read x with stride {read_as[0]} and y with stride {read_as[1]}; x.stride(0) = 7 and "
                     f"y.stride(0) = 2 here: each input has its own stride, and each load needs its own.")
-        elif wrong and wrong[0] == -(-n // 7) and all(i >= -(-n // 7) for i in wrong):
+        elif wrong and wrong[0] == blocks_for(n, 7) and all(i >= blocks_for(n, 7) for i in wrong):
             hint = (f"elements 0 to {wrong[0] - 1} are right and the rest wrong: {wrong[0]} = ceil(n / stride_x). The "
                     f"mask decides which ELEMENTS exist, so it compares the element index with n, not the memory "
                     f"offset i * stride_x.")
-        elif wrong and all(i >= -(-n // 2) for i in wrong):
+        elif wrong and all(i >= blocks_for(n, 2) for i in wrong):
             hint = (f"elements 0 to {wrong[0] - 1} are right and the rest wrong: the mask compares a memory offset "
                     f"(i * stride) with n, where it should compare the element index.")
         else:
