@@ -39,6 +39,7 @@ from transformers.utils import logging as hf_logging
 from pagedlab import device
 from pagedlab.engine import LLMEngine, SamplingParams
 from pagedlab.llama import Llama
+from pagedlab.validate import blocks_for
 
 SMOLLM2_SHAPES = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
                       num_attention_heads=9, num_key_value_heads=3, head_dim=64, max_position_embeddings=8192,
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     # Correctness first, in float32: the engine's greedy tokens equal generate's.
     hf, model = build(shapes, torch.float32)
     prompt = torch.randint(0, shapes["vocab_size"], (1, args.prompt_len), generator=torch.Generator().manual_seed(1))
-    engine = LLMEngine(model, num_blocks=-(-(args.prompt_len + 16) // args.block_size) + 2,
+    engine = LLMEngine(model, num_blocks=blocks_for(args.prompt_len + 16, args.block_size) + 2,
                        block_size=args.block_size, attention_backend="triton")
     ours = engine.generate([prompt[0].tolist()], SamplingParams(max_tokens=16), use_tqdm=False)[0].outputs[0].token_ids
     with torch.no_grad():
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         prompts = torch.randint(0, shapes["vocab_size"], (batch, args.prompt_len),
                                 generator=torch.Generator().manual_seed(batch))
         params = SamplingParams(max_tokens=args.tokens)
-        per_seq = -(-(args.prompt_len + args.tokens) // args.block_size)
+        per_seq = blocks_for(args.prompt_len + args.tokens, args.block_size)
         tokens = batch * args.tokens
         for backend in ("triton", "torch"):
             engine = LLMEngine(model, num_blocks=batch * per_seq + 1, block_size=args.block_size,

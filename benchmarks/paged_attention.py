@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from pagedlab.validate import blocks_for
+
 FIELDS = ["device", "model", "heads", "kv_heads", "head_dim", "batch", "context", "block_size", "layout", "num_splits",
           "ms", "ms_checked", "kv_gbps", "copy_gbps", "pct_of_copy", "torch", "triton"]
 MODELS = {"llama3-8b": (32, 8, 128), "smollm2-135m": (9, 3, 64)}
@@ -102,7 +104,7 @@ def make_case(torch, batch: int, context: int, block_size: int, shape: tuple[int
     pool holds exactly the batch's blocks."""
     heads, kv_heads, head_dim = shape
     g = torch.Generator(device=dev).manual_seed(seed)
-    per_seq = -(-context // block_size)
+    per_seq = blocks_for(context, block_size)
     num_blocks = batch * per_seq
     k_cache = torch.randn((num_blocks, block_size, kv_heads, head_dim), generator=g, device=dev, dtype=dtype)
     v_cache = torch.randn(k_cache.shape, generator=g, device=dev, dtype=dtype)

@@ -309,7 +309,7 @@ def gather_kv(k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.T
         ``(k, v)``, each ``(context_len, kv_heads, head_dim)``, tokens in order.
     """
     block_size = k_cache.shape[1]
-    owned = block_table[: -(-context_len // block_size)].long()  # the padding after them is never touched
+    owned = block_table[: blocks_for(context_len, block_size)].long()  # the padding after them is never touched
     k = k_cache[owned].flatten(0, 1)[:context_len]
     v = v_cache[owned].flatten(0, 1)[:context_len]
     return k, v

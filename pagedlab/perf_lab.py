@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pagedlab.validate import blocks_for
+
 H100_RATES = {"mma_flops_per_clock": 4096, "exp_per_clock": 16}
 """Per SM and clock on an H100 SXM: dense bf16 tensor-core FLOPs and ``exp2`` results of the special-function units.
 From FlashAttention-3 (Shah et al. 2024, section 3.1): 989 TFLOP/s of matmul against 3.9 TFLOP/s of special
@@ -103,7 +105,7 @@ def live_tile_registers(block_m: int, block_n: int, num_warps: int, head_dim: in
 def causal_work(n: int, batch_heads: int, block_m: int, heaviest_first: bool) -> list[int]:
     """Work of each program of a causal forward grid, in launch order (axis 0, the query tile, fastest): query
     tile ``i`` loads ``i + 1`` key tiles (square tiles, ``n_q = n_k = n``)."""
-    tiles = -(-n // block_m)
+    tiles = blocks_for(n, block_m)
     order = range(tiles - 1, -1, -1) if heaviest_first else range(tiles)
     return [i + 1 for _ in range(batch_heads) for i in order]
 

@@ -15,6 +15,7 @@ import torch
 from .. import device
 from ..attention import naive_attention
 from ..checks import assert_close, differing_rows
+from ..validate import blocks_for
 from . import kernel_error_hint
 
 def error_hint(exc: BaseException) -> str:
@@ -44,7 +45,7 @@ def _diagnosis(got, q, k, v, causal, block_n) -> str:
     if _like(got, _attend(q, k, v, visible, sm_scale=d ** -0.5 * math.log2(math.e))):
         return ("your output is attention with every score multiplied by log2(e) = 1.44: qk_scale already holds "
                 "log2(e), which only a base-2 exponential undoes.")
-    padded = -(-n_k // block_n) * block_n
+    padded = blocks_for(n_k, block_n) * block_n
     if padded > n_k:
         zeros = torch.zeros(padded - n_k, d, dtype=k.dtype)
         kp, vp = torch.cat([k, zeros]), torch.cat([v, zeros])

@@ -8,6 +8,7 @@ import traceback
 import torch
 
 from ..paged import BlockTable, KVCache, OutOfBlocks
+from ..validate import blocks_for
 
 ORDER = ("table.slot(position) only accepts positions < table.num_tokens and reads block_ids[position // block_size]: "
          "the token's block must be in the table and table.num_tokens = position + 1 BEFORE table.slot(position).")
@@ -76,8 +77,8 @@ def check_new_block_at_boundary(MiniManager) -> None:
     for n in range(1, 13):
         slot, copy = m.append("s")
         table = m.tables["s"]
-        assert len(table.block_ids) == -(-n // 4), (
-            f"after appending token {n - 1} (so {n} tokens), the sequence should hold {-(-n // 4)} block(s) of 4, "
+        assert len(table.block_ids) == blocks_for(n, 4), (
+            f"after appending token {n - 1} (so {n} tokens), the sequence should hold {blocks_for(n, 4)} block(s) of 4, "
             f"holds {len(table.block_ids)}. Hint: a new block is needed when the token's position is a multiple of "
             f"block_size, i.e. when the last block is full, not one token earlier or later.")
         assert table.num_tokens == n, f"after {n} appends num_tokens should be {n}, got {table.num_tokens}"

@@ -16,6 +16,7 @@ import torch
 from ..attention import paged_decode_reference
 from ..checks import assert_close
 from ..testing import random_paged_batch
+from ..validate import blocks_for
 from . import kernel_error_hint
 from .triton_reads import elements, interpreted
 
@@ -112,7 +113,7 @@ def check_several_tiles(paged_attention: Launcher) -> None:
     __tracebackhide__ = True
     for n in (96, 77, 40):
         def hint(got, want, q, k, v, tables, lens, n=n):
-            return (f"{n} tokens are {-(-n // 32)} key tiles; one tile alone passed check 2. When a later tile raises "
+            return (f"{n} tokens are {blocks_for(n, 32)} key tiles; one tile alone passed check 2. When a later tile raises "
                     f"the running max, what l_i and acc summed relative to the old max must shrink by "
                     f"alpha = exp2(old max - new max) before the new tile's terms are added.")
 
@@ -160,7 +161,7 @@ def check_never_reads_padding(paged_attention: Launcher, kernel) -> None:
     __tracebackhide__ = True
     block_size, lens_list = 8, [8, 16, 24, 5]
     q, k, v, tables, lens = (t.cpu() for t in _batch(lens_list, block_size, 2, 2, extra_columns=3))
-    owned = [-(-n // block_size) for n in lens_list]
+    owned = [blocks_for(n, block_size) for n in lens_list]
     with interpreted(paged_attention, kernel) as reads:
         paged_attention(q, k, v, tables, lens)
     context = _owned_rows(tables, lens, block_size)

@@ -17,6 +17,7 @@ from ..checks import assert_close
 from ..kernels import paged_attention as pa
 from ..kernels.paged_attention import paged_decode_attention, paged_decode_split
 from ..testing import random_paged_batch
+from ..validate import blocks_for
 
 BLOCK_N = pa.INTERPRET_BLOCK_N
 """The kernel's key tile for float32 inputs (the ``block_n`` the checks pass to ``split_bounds``)."""
@@ -208,7 +209,7 @@ def check_cascade(cascade_attention: Callable) -> None:
     g = torch.Generator().manual_seed(6)
     block_size, heads, kv_heads, d, prefix_blocks = 16, 4, 2, 16, 4
     suffix_lens = torch.randint(1, 40, (16,), generator=g)
-    suffix_blocks = [-(-int(n) // block_size) for n in suffix_lens]
+    suffix_blocks = [blocks_for(int(n), block_size) for n in suffix_lens]
     num_blocks = prefix_blocks + sum(suffix_blocks)
     k, v = (torch.randn(num_blocks, block_size, kv_heads, d, generator=g).to(device.DEVICE) for _ in range(2))
     q = torch.randn(16, heads, d, generator=g).to(device.DEVICE)
