@@ -31,8 +31,9 @@ test: setup                 ## set up, then run unit tests, every notebook under
 test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
 	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadfile tests
 
+# Each worker starts its own JupyterLab and Chromium; a worker that runs out of tests takes some of the other's.
 test-browser: setup         ## the course in JupyterLab in headless Chromium (Debian's chromium; skips without one)
-	$(PY) -m pytest -o addopts= -p no:cacheprovider -ra tests/browser
+	$(TEST_ENV) $(PY) -m pytest -o addopts= -p no:cacheprovider -ra -n $(WORKERS) --dist worksteal tests/browser
 
 notebooks: setup            ## re-execute lectures and solutions in place (CPU), then regenerate exercises
 	$(PY) -m pagedlab.authoring.execute notebooks solutions

