@@ -99,8 +99,8 @@ def registers_per_thread(kind: str, block_m: int, block_n: int, num_warps: int, 
     :data:`KEPT_WEIGHT`, ``scores`` counts the elements of its score-sized tiles (``BLOCK_M * BLOCK_N`` each: one in
     the forward, two in the backward) and ``streamed`` those of one tile its loop loads (``BLOCK_N * d``, or
     ``BLOCK_M * d`` for dK/dV). Fitted to ptxas's register counts for sm_90 (Triton 3.9, bf16; the forward at
-    d = 128 and 256, the backward at d = 128; ``benchmarks/compile/``): within about 15% for the forward's
-    configurations that did not spill, and above :data:`REGISTER_BUDGET` for every configuration that spilled.
+    d = 128 and 256, the backward at d = 128; ``benchmarks/compile/``): from 7% under to 19% over for the
+    forward's configurations that did not spill, and above :data:`REGISTER_BUDGET` for every configuration that spilled.
     Not calibrated for sm_80 (A100), where a few configurations it keeps spill up to 128 bytes: autotuning
     then times them and keeps them only if they are fastest anyway.
     """

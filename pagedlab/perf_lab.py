@@ -97,7 +97,8 @@ def live_tile_registers(block_m: int, block_n: int, num_warps: int, head_dim: in
     head_dim``) and the score tile, float32 S (``block_m x block_n``) with its bf16 copy P (half a register per
     element), spread over ``32 * num_warps`` threads. Q, K and V are not counted: Triton keeps them in shared
     memory, where Hopper's ``wgmma`` reads its operands. In the sm_90 compiles of ``benchmarks/compile/`` that did
-    not spill, ptxas used 36 to 142 registers more (addresses, masks, the running max and sum, loop state).
+    not spill, ptxas used 35 to 142 registers more (addresses, masks, the running max and sum, loop state), and 26 to
+    84 more in the variant that loads K and V through tensor descriptors (TMA), whose addresses the descriptor holds.
     """
     return (block_m * head_dim + 1.5 * block_m * block_n) / (32 * num_warps)
 

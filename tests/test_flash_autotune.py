@@ -82,6 +82,25 @@ def test_pruning_models_agree_with_the_recorded_compiles():
             assert int(r["spill_bytes"]) <= tune.SPILL_TOLERANCE_BYTES, r
 
 
+def test_the_register_estimate_is_as_close_as_its_docstring_says():
+    """registers_per_thread against ptxas for the sm_90 forwards (pointer loads, d = 128 and 256) that did not spill:
+    from 7% under to 19% over, as stated; and over the budget for every forward that spilled."""
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
+    rows = [r for r in csv.DictReader(open(path))
+            if (r["arch"], r["kind"], r["tma"], r["status"]) == ("90", "fwd", "False", "ok") and r["head_dim"] != "64"]
+    assert len(rows) > 30
+    for r in rows:
+        model = tune.registers_per_thread("fwd", int(r["block_m"]), int(r["block_n"]), int(r["num_warps"]),
+                                          int(r["head_dim"]))
+        if int(r["spill_bytes"]) == 0:
+            assert -0.075 <= model / int(r["registers"]) - 1 <= 0.195, r
+        else:
+            assert model > tune.REGISTER_BUDGET, r
+
+
 def test_the_small_spills_pruning_keeps_are_the_recorded_ones():
     """RECORDED_SMALL_SPILLS is exactly the sm_90 configurations of the record that the register estimate rejects but
     that spilled at most SPILL_TOLERANCE_BYTES at every stage count: a tiny spill is timed, a large one pruned."""
