@@ -155,18 +155,20 @@ class StallResult:
 
 
 def prefill_stall(model: torch.nn.Module, prompt_len: int, num_decodes: int = 4, budget: int = 64,
-                  chunked: bool = True, block_size: int = 16, decode_tokens: int = 24) -> StallResult:
+                  chunked: bool = True, block_size: int = 16, decode_tokens: int = 24,
+                  attention_backend: object = "triton") -> StallResult:
     """``num_decodes`` short requests decode; after a few steps a ``prompt_len``-token prompt arrives.
 
     Without chunks its whole prefill shares one step with the decodes (the budget is raised to fit it); with
     ``enable_chunked_prefill`` it goes in chunks of what the ``budget`` leaves. Tokens per step are the same on
-    every machine; times are wall times here, so report them, never assert them.
+    every machine; times are wall times here, so report them, never assert them. ``attention_backend`` is the
+    engine's (see :class:`~pagedlab.engine.LLMEngine`).
     """
     cfg = model.config
     blocks = blocks_for(prompt_len + 2, block_size) + num_decodes * blocks_for(8 + decode_tokens, block_size) + 1
     engine = LLMEngine(model, num_blocks=blocks, block_size=block_size, max_num_seqs=num_decodes + 1,
                        max_num_batched_tokens=budget if chunked else max(budget, prompt_len + num_decodes + 2),
-                       enable_chunked_prefill=chunked, watermark=0.0)
+                       enable_chunked_prefill=chunked, watermark=0.0, attention_backend=attention_backend)
     rng = random.Random(1)
     ids = [engine.add_request([rng.randrange(cfg.vocab_size) for _ in range(8)],
                               SamplingParams(max_tokens=decode_tokens)) for _ in range(num_decodes)]
