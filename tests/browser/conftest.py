@@ -11,6 +11,7 @@ the checks see all outputs).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -55,6 +56,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _answers(port: int) -> bool:
+    """Whether the server on ``port`` answers its status API."""
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={TOKEN}", timeout=2)
+        return True
+    except OSError:
+        return False
+
+
 def _copy_course(dest: Path) -> Path:
     ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis",
                                     ".ipynb_checkpoints", "screenshots", "grades", "submissions", "build")
@@ -91,28 +101,31 @@ def lab(chromium, tmp_path_factory) -> dict:
         path.write_text(json.dumps(values))
     argv = [a for a in lab_command() if not a.startswith("--ServerApp.root_dir=")]
     assert option(lab_command(), "ServerApp.root_dir"), "make lab no longer sets the server's root"
-    port = _free_port()
-    argv += [f"--ServerApp.root_dir={root}", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-             "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
-             f"--LabApp.user_settings_dir={tmp / 'settings'}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}"]
+    argv += [f"--ServerApp.root_dir={root}", "--no-browser", "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={TOKEN}", f"--LabApp.user_settings_dir={tmp / 'settings'}",
+             f"--LabApp.workspaces_dir={tmp / 'workspaces'}"]
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
            "JUPYTER_DATA_DIR": str(tmp / "data"), "IPYTHONDIR": str(tmp / "ipython")}
     log = (tmp / "server.log").open("w")
-    server = subprocess.Popen(argv, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    # Another worker's server (make test-browser runs two) may take the free port between our probe and our bind: a
+    # server that exits saying so is started again on another port.
+    deadline = time.monotonic() + 120
+    for _ in range(3):
+        port = _free_port()
+        server = subprocess.Popen(argv + [f"--ServerApp.port={port}"], cwd=root, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        while server.poll() is None and not _answers(port) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if server.poll() is None or "already in use" not in (tmp / "server.log").read_text():
+            break
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not start; its log:\n{(tmp / 'server.log').read_text()}")
-                time.sleep(0.5)
+        if server.poll() is not None or not _answers(port):
+            raise RuntimeError(f"JupyterLab did not start; its log:\n{(tmp / 'server.log').read_text()}")
         yield {"url": url, "root": root, "token": TOKEN, "log": tmp / "server.log"}
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):     # a server that did not start has exited already
+            os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
