@@ -114,16 +114,17 @@ def _merged(merge_states: Callable, outs: torch.Tensor, lses: torch.Tensor, what
 
 
 def _split_and_merged(merge_states: Callable, context_lens: list[int], kv_heads: int, num_splits: int, seed: int,
-                      what: str, magnitude: float = 1.0):
+                      magnitude: float = 1.0, note: str = ""):
     """A random decode batch (4 heads of 16, blocks of 8) that the kernel splits and ``merge_states`` merges.
 
     Returns ``(outs, lses, (out, lse), (want_out, want_lse))``: the kernel's split states, what ``merge_states`` made
-    of them (checked for shape by :func:`_merged`, whose message names ``what``), and the float64 state over each
-    whole context.
+    of them (checked for shape by :func:`_merged`, whose message names the inputs' shapes and ``note``), and the
+    float64 state over each whole context.
     """
     __tracebackhide__ = True
     q, k, v, tables, lens = random_paged_batch(context_lens, 8, 4, kv_heads, 16, magnitude=magnitude, seed=seed)
     outs, lses = paged_decode_split(q, k, v, tables, lens, num_splits=num_splits)
+    what = f"outs {tuple(outs.shape)}, lses {tuple(lses.shape)}" + (f" {note}" if note else "")
     return outs, lses, _merged(merge_states, outs, lses, what), full_state(q, k, v, tables, lens)
 
 
@@ -144,8 +145,7 @@ def _diagnose_out(got, outs, lses) -> str:
 def check_merge_two(merge_states: Callable) -> None:
     """Check 2: the merge of the kernel's two splits equals attention over the whole context."""
     __tracebackhide__ = True
-    partial, lse, (out, _), (want, _) = _split_and_merged(merge_states, [75, 40, 33], kv_heads=2, num_splits=2,
-                                                          seed=2, what="outs (3, 4, 2, 16), lses (3, 4, 2)")
+    partial, lse, (out, _), (want, _) = _split_and_merged(merge_states, [75, 40, 33], kv_heads=2, num_splits=2, seed=2)
     assert_close(out, want, atol=1e-4, rtol=1e-4, name="output (seq, head, d)",
                  hint=_diagnose_out(out, partial, lse))
 
@@ -153,8 +153,7 @@ def check_merge_two(merge_states: Callable) -> None:
 def check_empty_splits(merge_states: Callable) -> None:
     """Check 3: splits past the end of short contexts are empty (out 0, lse -inf) and weigh nothing."""
     __tracebackhide__ = True
-    _, _, (out, _), (want, _) = _split_and_merged(merge_states, [3, 40, 100, 1], kv_heads=1, num_splits=6, seed=3,
-                                                  what="outs (4, 4, 6, 16), lses (4, 4, 6)")
+    _, _, (out, _), (want, _) = _split_and_merged(merge_states, [3, 40, 100, 1], kv_heads=1, num_splits=6, seed=3)
     hint = ("an empty split has lse = -inf, so its weight must come out exactly 0; NaN means an exponent of "
             "-inf - (-inf) or a sum of 0 somewhere." if torch.isnan(out).any() else
             "an empty split has lse = -inf and must weigh exactly 0: keep the -inf (replacing it by 0 gives it the "
@@ -165,8 +164,7 @@ def check_empty_splits(merge_states: Callable) -> None:
 def check_merged_lse(merge_states: Callable) -> None:
     """Check 4: the merged lse is the lse over the union, so that merged states merge again."""
     __tracebackhide__ = True
-    _, lse, (_, got), (_, want) = _split_and_merged(merge_states, [75, 40, 9], kv_heads=2, num_splits=3, seed=4,
-                                                    what="outs (3, 4, 3, 16), lses (3, 4, 3)")
+    _, lse, (_, got), (_, want) = _split_and_merged(merge_states, [75, 40, 9], kv_heads=2, num_splits=3, seed=4)
     lses64 = lse.double().cpu()
     if torch.allclose(got.double().cpu(), lses64.amax(-1), atol=1e-4):
         hint = "your lse is the largest split's lse: the total sum also counts the other splits' sums."
@@ -181,8 +179,7 @@ def check_large_scores(merge_states: Callable) -> None:
     """Check 5: lses in the hundreds, and splits whose lses are far apart (3 and 120)."""
     __tracebackhide__ = True
     _, _, (out, got_lse), (want, want_lse) = _split_and_merged(
-        merge_states, [75, 40, 9], kv_heads=2, num_splits=3, seed=5, magnitude=12.0,
-        what="outs (3, 4, 3, 16), lses (3, 4, 3) in the hundreds")
+        merge_states, [75, 40, 9], kv_heads=2, num_splits=3, seed=5, magnitude=12.0, note="in the hundreds")
     hint = ("the largest lse here is above 100 and exp(100) is past float32's largest number (about exp(88.7)): "
             "every exponent must be <= 0, relative to the largest lse of the row.")
     assert_close(out, want, atol=1e-4, rtol=1e-4, name="output (seq, head, d)", hint=hint)
