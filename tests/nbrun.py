@@ -105,6 +105,19 @@ def check_titles(path: str | Path) -> dict[str, str]:
     return titles
 
 
+def check_title(path: str | Path, number: int) -> str:
+    """The title of check ``number`` in ``path`` ("Check 3: ..."), as its check cell spells it: a test names the check
+    it expects by number and does not copy the title.
+
+    Raises:
+        KeyError: no check cell of ``path`` is titled "Check {number}: ...".
+    """
+    for title in check_titles(path).values():
+        if title and title.startswith(f"Check {number}: "):
+            return title
+    raise KeyError(f"no check titled 'Check {number}: ...' in {path}")
+
+
 def assert_first_failure(path: str | Path, replace: dict[str, str], title: str, pattern: str) -> str:
     """Assert that the first cell to fail is the check titled ``title`` and that its message matches ``pattern``.
 
@@ -118,3 +131,9 @@ def assert_first_failure(path: str | Path, replace: dict[str, str], title: str, 
     assert text.startswith(f"CheckError: {title}: "), f"the first failure (cell {cell_id}) is not {title!r}:\n{text[:1500]}"
     assert re.search(pattern, text, re.DOTALL), f"{title!r} fails without naming the mistake ({pattern!r}):\n{text[:2500]}"
     return text
+
+
+def assert_caught(path: str | Path, cell_id: str, edits: list[tuple[str, str]], title: str, pattern: str) -> str:
+    """Plant ``edits`` in the solution's cell ``cell_id`` (:func:`planted`) and assert that the check titled
+    ``title`` is the first to fail, with a message matching ``pattern`` (:func:`assert_first_failure`)."""
+    return assert_first_failure(path, planted(path, cell_id, *edits), title, pattern)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nbrun import assert_first_failure, planted, run_cells
+from nbrun import assert_caught, assert_first_failure, planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex01_naive_attention.ipynb"
 
@@ -40,7 +40,7 @@ FP16 = [("q.float() @ k.float()", "q @ k"), ("@ v.float()", "@ v")]
 @pytest.mark.parametrize("bug", BUGS)
 def test_first_failing_check_names_the_mistake(bug):
     cell, old, new, title, pattern = BUGS[bug]
-    assert_first_failure(NB, planted(NB, cell, (old, new)), title, pattern)
+    assert_caught(NB, cell, [(old, new)], title, pattern)
 
 
 def test_computing_in_float16_is_caught_by_scores_that_overflow_it():

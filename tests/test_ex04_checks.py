@@ -3,12 +3,11 @@ notebook as a learner would, and expects the FIRST failing check to be the one t
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-from nbrun import first_failure, planted, run_cells
+from nbrun import assert_caught, first_failure, planted, run_cells
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex04_flash_forward.ipynb"
 WORK = "kernel-work"
@@ -44,12 +43,7 @@ BUGS = {
 
 @pytest.mark.parametrize("bug", list(BUGS))
 def test_first_failing_check_names_the_mistake(bug):
-    changes, title, hint = BUGS[bug]
-    failure = first_failure(SOLUTION, planted(SOLUTION, WORK, *changes))
-    assert failure is not None, f"no check catches: {bug}"
-    _, text = failure
-    assert text.startswith(f"CheckError: {title}: "), text[:800]
-    assert re.search(hint, text, re.DOTALL), text[:2000]
+    assert_caught(SOLUTION, WORK, *BUGS[bug])
 
 
 def test_solution_passes_every_check():

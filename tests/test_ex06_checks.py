@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from nbrun import assert_first_failure, planted, run_cells
+from nbrun import assert_caught, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex06_block_allocator.ipynb"
 
@@ -85,7 +85,7 @@ BUGS = {
 @pytest.mark.parametrize("bug", BUGS)
 def test_first_failing_check_names_the_mistake(bug):
     cell, old, new, title, pattern = BUGS[bug]
-    assert_first_failure(NB, planted(NB, cell, (old, new)), title, pattern)
+    assert_caught(NB, cell, [(old, new)], title, pattern)
 
 
 def test_solution_passes():

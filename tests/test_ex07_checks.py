@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from nbrun import assert_first_failure, planted, run_cells
+from nbrun import assert_caught, assert_first_failure, planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex07_copy_on_write.ipynb"
 CELL = "manager-work"
@@ -92,8 +92,7 @@ BUGS = {
 
 @pytest.mark.parametrize("bug", BUGS)
 def test_first_failing_check_names_the_mistake(bug):
-    edits, title, pattern = BUGS[bug]
-    assert_first_failure(NB, planted(NB, CELL, *edits), title, pattern)
+    assert_caught(NB, CELL, *BUGS[bug])
 
 
 def test_random_check_wraps_errors_with_a_hint():

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from nbrun import assert_first_failure, planted, run_cells
+from nbrun import assert_caught, assert_first_failure, planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex07_stretch_prefix_cache_match.ipynb"
 C1, C2, C3, C4, C5 = ("Check 1: chained keys, full blocks only", "Check 2: the longest cached prefix, and no further",
@@ -43,8 +43,7 @@ BUGS = {
 
 @pytest.mark.parametrize("bug", BUGS)
 def test_first_failing_check_names_the_mistake(bug):
-    edits, title, pattern = BUGS[bug]
-    assert_first_failure(NB, planted(NB, "cache-work", *edits), title, pattern)
+    assert_caught(NB, "cache-work", *BUGS[bug])
 
 
 def test_errors_get_a_hint_for_that_error():

@@ -7,12 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from nbrun import assert_first_failure, check_titles, planted, run_cells
+from nbrun import assert_caught, assert_first_failure, check_title, check_titles, planted, run_cells
 
 SOLUTION = Path(__file__).parents[1] / "solutions" / "ex09_stretch_split_kv_merge.ipynb"
-C1, C2, C3, C4, C5, C6 = ("Check 1: the splits' key ranges", "Check 2: merging two splits", "Check 3: empty splits",
-                          "Check 4: the merged log-sum-exp", "Check 5: large scores, and lses far apart",
-                          "Check 6: cascade attention")
+C1, C2, C3, C4, C5, C6 = (check_title(SOLUTION, n) for n in range(1, 7))
 CASCADE_MERGE = "    out, _ = merge_states(torch.cat([prefix_out, own_out], dim=2), torch.cat([prefix_lse, own_lse], dim=2))"
 
 # mistake -> (work cell, replacements, the check cell that must catch it first, its title, regex of its message)
@@ -68,7 +66,7 @@ BUGS = {
 def test_first_failing_check_names_the_mistake(bug):
     cell, changes, check_id, title, pattern = BUGS[bug]
     assert check_titles(SOLUTION)[check_id] == title, f"cell {check_id} is not titled {title!r}"
-    assert_first_failure(SOLUTION, planted(SOLUTION, cell, *changes), title, pattern)
+    assert_caught(SOLUTION, cell, changes, title, pattern)
 
 
 @pytest.mark.parametrize("cell, change, title, pattern", [

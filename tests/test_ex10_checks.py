@@ -5,15 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from nbrun import assert_first_failure, planted, run_cells
+from nbrun import assert_caught, assert_first_failure, check_title, planted, run_cells
 
 NB = Path(__file__).resolve().parent.parent / "solutions" / "ex10_scheduler_step.ipynb"
 CELL = "schedule-work"
 
-ADMIT = "Check 1: admission counts whole blocks, keeps the watermark, the token budget and the order"
-BUDGET = "Check 3: the token budget counts this step's decode tokens"
-PREEMPT = "Check 4: out of blocks, the newest request is preempted, freed and put back first"
-BUSY = "Check 5: a busy server"
+ADMIT, BUDGET, PREEMPT = (check_title(NB, n) for n in (1, 3, 4))
 APPEND_LEFT = "            waiting.appendleft(victim)\n"
 
 # (edits: (solution text, buggy text)..., title of the first failing check, regex of its message)
@@ -59,8 +56,7 @@ BUGS = {
 
 @pytest.mark.parametrize("bug", BUGS)
 def test_first_failing_check_names_the_mistake(bug):
-    edits, title, pattern = BUGS[bug]
-    assert_first_failure(NB, planted(NB, CELL, *edits), title, pattern)
+    assert_caught(NB, CELL, *BUGS[bug])
 
 
 def test_errors_keep_the_learners_line_and_get_a_hint_for_that_error():
