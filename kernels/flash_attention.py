@@ -28,7 +28,7 @@ from pagedlab.kernels.flash_backward import bwd_dkdv_kernel, bwd_dq_kernel, bwd_
 from pagedlab.kernels.flash_autotune import autotuned, length_bucket
 from pagedlab.kernels.flash_forward import LOG2E, fwd_kernel
 from pagedlab.trace import TileStep, TileTrace
-from pagedlab.validate import check_scale
+from pagedlab.validate import check_scale, check_tensor
 
 HEAD_DIMS = (16, 32, 64, 128, 256)
 """Head dims the kernels take: powers of two (a Triton block) and >= 16 (the smallest ``tl.dot``)."""
@@ -96,10 +96,7 @@ def check_dtypes(**tensors: torch.Tensor) -> None:
 def _check_inputs(q, k, v, causal, sm_scale) -> float:
     """Validate the arguments of :func:`flash_attention`; return the softmax scale to use."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() != 4:
-            raise ValueError(f"{name} must have shape (batch, heads, seq, head_dim), got shape {tuple(t.shape)}")
+        check_tensor(name, t, 4, "(batch, heads, seq, head_dim)")
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be True or False, got {causal!r}")
     if k.shape != v.shape:

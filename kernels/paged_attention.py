@@ -47,7 +47,7 @@ import triton.language as tl
 from pagedlab import device
 from pagedlab.kernels.flash_attention import HEAD_DIMS, check_dtypes, dot_precision
 from pagedlab.kernels.flash_forward import LOG2E, LOG2E_C
-from pagedlab.validate import blocks_for, check_scale
+from pagedlab.validate import blocks_for, check_scale, check_tensor
 
 INTERPRET_BLOCK_N = 32
 """Key tile of the interpreter (and of a float32 run): block sizes 8 and 16 are smaller, 64 and 128 larger."""
@@ -186,23 +186,15 @@ class _Problem:
     sm_scale: float
 
 
-def _check_tensor(name: str, t: object, dims: int, what: str) -> torch.Tensor:
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dim() != dims:
-        raise ValueError(f"{name} must have shape {what}, got shape {tuple(t.shape)}")
-    return t
-
-
 def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
                   context_stats: tuple[int, int] | None = None) -> _Problem:
     """Validate the arguments of :func:`paged_decode_attention`: one host sync for the context lengths and the
     owned table entries, or none when the caller gives ``context_stats`` (its values are then trusted)."""
-    _check_tensor("q", q, 3, "(num_seqs, heads, head_dim)")
-    _check_tensor("k_cache", k_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
-    _check_tensor("v_cache", v_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
-    _check_tensor("block_tables", block_tables, 2, "(num_seqs, max_blocks_per_seq)")
-    _check_tensor("context_lens", context_lens, 1, "(num_seqs,)")
+    check_tensor("q", q, 3, "(num_seqs, heads, head_dim)")
+    check_tensor("k_cache", k_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
+    check_tensor("v_cache", v_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
+    check_tensor("block_tables", block_tables, 2, "(num_seqs, max_blocks_per_seq)")
+    check_tensor("context_lens", context_lens, 1, "(num_seqs,)")
     if k_cache.shape != v_cache.shape:
         raise ValueError(f"k_cache and v_cache must have the same shape, got {tuple(k_cache.shape)} and "
                          f"{tuple(v_cache.shape)}")
@@ -392,7 +384,7 @@ def merge_splits(partial: torch.Tensor, lse: torch.Tensor, dtype: torch.dtype | 
         TypeError: non-float32 inputs. ValueError: shapes that do not match, too many splits.
     """
     for name, t, dims in (("partial", partial, 4), ("lse", lse, 3)):
-        _check_tensor(name, t, dims, "(num_seqs, heads, num_splits, head_dim)" if dims == 4 else
+        check_tensor(name, t, dims, "(num_seqs, heads, num_splits, head_dim)" if dims == 4 else
                       "(num_seqs, heads, num_splits)")
         if t.dtype != torch.float32:
             raise TypeError(f"{name} must be float32, got {t.dtype}")

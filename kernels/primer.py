@@ -24,14 +24,12 @@ import triton
 import triton.language as tl
 
 from pagedlab import device  # noqa: F401  (decides compiled vs interpreted before @triton.jit runs)
+from pagedlab.validate import check_tensor
 
 
 def _check_vector(name: str, x: object) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if x.dim() != 1 or not x.is_contiguous():
-        raise ValueError(f"{name} must be a contiguous 1-D tensor, got shape {tuple(x.shape)} "
-                         f"(contiguous: {x.is_contiguous()})")
+    if not check_tensor(name, x, 1, "(n,)").is_contiguous():
+        raise ValueError(f"{name} must be contiguous, got a view with stride {x.stride(0)}")
     return x
 
 

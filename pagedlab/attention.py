@@ -46,7 +46,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from pagedlab.trace import TileStep, TileTrace, tile_kind
-from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale
+from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale, check_tensor
 
 # ----------------------------------------------------------------------------------------------------
 # Input checks: one place, so every function rejects bad input with the same clear message (and the
@@ -56,11 +56,7 @@ from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_s
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, sm_scale: float | None) -> float:
     """Validate ``q``, ``k``, ``v`` and ``sm_scale``; return the softmax scale to use."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() not in (2, 4):
-            raise ValueError(f"{name} must be (batch, heads, seq, head_dim) or (seq, head_dim), "
-                             f"got {t.dim()} dimensions with shape {tuple(t.shape)}")
+        check_tensor(name, t, (2, 4), "(batch, heads, seq, head_dim) or (seq, head_dim)")
         if not t.is_floating_point():
             raise TypeError(f"{name} must have a floating dtype (float32, float16, bfloat16, float64), got {t.dtype}")
         if t.shape[-2] == 0 or t.shape[-1] == 0:

@@ -9,13 +9,17 @@ The rule:
   not match, a tensor on the wrong device.
 
 Every message names the argument and says what was expected. Plain Python: this module imports nothing from
-pagedlab and no torch (a tensor is checked through its ``dtype`` attribute), so the allocator core that uses
-it stays torch-free.
+pagedlab and no torch (a tensor is checked through its ``dtype`` attribute, or, in :func:`check_tensor`,
+against the ``torch`` already imported), so the allocator core that uses it stays torch-free.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def check_count(name: str, value: object, minimum: int) -> int:
@@ -49,6 +53,22 @@ def check_scale(name: str, value: object, default: float) -> float:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be positive and finite, got {value}")
     return float(value)
+
+
+def check_tensor(name: str, value: T, dims: int | tuple[int, ...], shape: str) -> T:
+    """Return ``value`` if it is a ``torch.Tensor`` with ``dims`` dimensions (or any of them, for a tuple); else
+    raise an error that names the argument ``name`` and the ``shape`` expected, as a reader writes it
+    (``"(batch, heads, seq, head_dim)"``).
+
+    Raises:
+        TypeError: ``value`` is not a tensor. ValueError: it has another number of dimensions.
+    """
+    torch = sys.modules.get("torch")  # no import: a tensor exists only once torch is imported
+    if torch is None or not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.dim() not in ((dims,) if isinstance(dims, int) else dims):
+        raise ValueError(f"{name} must have shape {shape}, got shape {tuple(value.shape)}")
+    return value
 
 
 def check_same_dtype(**tensors: object) -> None:

@@ -1,12 +1,14 @@
-"""pagedlab.validate: the rule for TypeError (wrong kind) and ValueError (wrong value), and blocks_for."""
+"""pagedlab.validate: the rule for TypeError (wrong kind) and ValueError (wrong value), the tensor check, and
+blocks_for."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+import torch
 
-from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale
+from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale, check_tensor
 
 
 @pytest.mark.parametrize("value, error", [(2.0, TypeError), (True, TypeError), ("3", TypeError), (0, ValueError),
@@ -40,6 +42,21 @@ def test_a_dtype_mismatch_is_a_type_error_naming_both():
     check_same_dtype(q=_T("f32"), k=_T("f32"))
     with pytest.raises(TypeError, match="v has dtype f16 but q has f32"):
         check_same_dtype(q=_T("f32"), k=_T("f32"), v=_T("f16"))
+
+
+@pytest.mark.parametrize("value, dims, error, message", [
+    ([1.0, 2.0], 1, TypeError, "q must be a torch.Tensor, got list"),
+    (torch.zeros(2, 3), 3, ValueError, r"q must have shape \(batch, seq, d\), got shape \(2, 3\)"),
+    (torch.zeros(2, 3, 4), (2, 4), ValueError, r"got shape \(2, 3, 4\)"),
+])
+def test_check_tensor_names_the_argument_and_the_shape_expected(value, dims, error, message):
+    with pytest.raises(error, match=message):
+        check_tensor("q", value, dims, "(batch, seq, d)")
+
+
+def test_check_tensor_returns_the_tensor_of_any_rank_allowed():
+    for t in (torch.zeros(2, 3), torch.zeros(1, 2, 3, 4)):
+        assert check_tensor("q", t, (2, 4), "(seq, d) or (batch, heads, seq, d)") is t
 
 
 @pytest.mark.parametrize("n, bs, want", [(0, 16, 0), (1, 16, 1), (16, 16, 1), (17, 16, 2),

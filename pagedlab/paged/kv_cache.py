@@ -41,7 +41,7 @@ import torch
 
 from pagedlab import device as _device
 from pagedlab.paged.block_table import BlockTable
-from pagedlab.validate import check_count
+from pagedlab.validate import check_count, check_tensor
 
 
 class KVCache:
@@ -123,12 +123,10 @@ class KVCache:
         self._check_layer(layer)
         slots = self._slots(slot_mapping)
         expected = (slots.numel(), self.kv_heads, self.head_dim)
+        shape = f"{expected} ([n, kv_heads, head_dim] for {slots.numel()} slots)"
         for name, t in (("k", k), ("v", v)):
-            if not isinstance(t, torch.Tensor):
-                raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-            if tuple(t.shape) != expected:
-                raise ValueError(f"{name} must have shape {expected} ([n, kv_heads, head_dim] for {slots.numel()} "
-                                 f"slots), got {tuple(t.shape)}")
+            if tuple(check_tensor(name, t, 3, shape).shape) != expected:
+                raise ValueError(f"{name} must have shape {shape}, got shape {tuple(t.shape)}")
         flat = (-1, self.kv_heads, self.head_dim)
         self.k[layer].view(flat).index_copy_(0, slots, k.to(self.device, self.dtype))
         self.v[layer].view(flat).index_copy_(0, slots, v.to(self.device, self.dtype))
