@@ -24,7 +24,7 @@ import triton
 import triton.language as tl
 
 from pagedlab import device  # noqa: F401  (decides compiled vs interpreted before @triton.jit runs)
-from pagedlab.validate import check_tensor
+from pagedlab.validate import check_count, check_tensor
 
 
 def _check_vector(name: str, x: object) -> torch.Tensor:
@@ -47,8 +47,8 @@ def _check_span(name: str, x: torch.Tensor) -> None:
 
 
 def _check_block(block: object) -> int:
-    if isinstance(block, bool) or not isinstance(block, int) or block < 1 or block & (block - 1):
-        raise ValueError(f"block must be a power of two (tl.arange needs one), got {block!r}")
+    if check_count("block", block, 1) & (block - 1):
+        raise ValueError(f"block must be a power of two (tl.arange needs one), got {block}")
     return block
 
 
@@ -67,10 +67,9 @@ def program_ids(n: int, block: int) -> torch.Tensor:
         (n,) int32 tensor on ``device.DEVICE``: element ``i`` holds ``i // block``, written by that program.
 
     Raises:
-        ValueError: ``n`` < 1, or ``block`` not a power of two.
+        TypeError: ``n`` or ``block`` not an int. ValueError: ``n`` < 1, or ``block`` not a power of two.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+    n = check_count("n", n, 1)
     block = _check_block(block)
     out = torch.full((n,), -1, dtype=torch.int32, device=device.DEVICE)
     _program_ids_kernel[(triton.cdiv(n, block),)](out, n, BLOCK=block)
@@ -98,8 +97,9 @@ def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 256) -> torch.Tens
         A new tensor like ``x``.
 
     Raises:
-        TypeError: a non-tensor, or different dtypes.
-        ValueError: not 1-D contiguous, different lengths or devices, a bad ``block``, or about 2**31 elements.
+        TypeError: a non-tensor, different dtypes, or a ``block`` that is not an int.
+        ValueError: not 1-D contiguous, different lengths or devices, a ``block`` that is not a power of two, or
+            about 2**31 elements.
     """
     x, y = _check_vector("x", x), _check_vector("y", y)
     _check_span("x", x)
@@ -176,10 +176,9 @@ def count_programs(n_programs: int, atomic: bool) -> int:
     increments get lost. ``atomic=True`` uses ``tl.atomic_add``, right everywhere.
 
     Raises:
-        ValueError: ``n_programs`` < 1.
+        TypeError: ``n_programs`` not an int. ValueError: ``n_programs`` < 1.
     """
-    if isinstance(n_programs, bool) or not isinstance(n_programs, int) or n_programs < 1:
-        raise ValueError(f"n_programs must be a positive int, got {n_programs!r}")
+    check_count("n_programs", n_programs, 1)
     counter = torch.zeros(1, dtype=torch.int32, device=device.DEVICE)
     _count_kernel[(n_programs,)](counter, ATOMIC=bool(atomic))
     return int(counter.item())

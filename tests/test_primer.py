@@ -82,6 +82,9 @@ def test_debug_row_max_prints_one_row(capsys):
 @pytest.mark.parametrize("call,error,message", [
     (lambda: primer.program_ids(0, 8), ValueError, "n must be"),
     (lambda: primer.program_ids(8, 24), ValueError, "block must be a power of two"),
+    (lambda: primer.program_ids(8.0, 8), TypeError, "n must be an int, got float"),
+    (lambda: primer.program_ids(8, True), TypeError, "block must be an int, got bool"),
+    (lambda: primer.count_programs("4", True), TypeError, "n_programs must be an int"),
     (lambda: primer.vector_add([1.0], torch.ones(1)), TypeError, "x must be a torch.Tensor"),
     (lambda: primer.vector_add(torch.ones(2, 2), torch.ones(2, 2)), ValueError, r"x must have shape \(n,\)"),
     (lambda: primer.vector_add(torch.ones(4)[::2], torch.ones(2)), ValueError, "x must be contiguous"),
