@@ -28,7 +28,7 @@ from pagedlab.kernels.flash_backward import bwd_dkdv_kernel, bwd_dq_kernel, bwd_
 from pagedlab.kernels.flash_autotune import autotuned, length_bucket
 from pagedlab.kernels.flash_forward import LOG2E, fwd_kernel
 from pagedlab.trace import TileStep, TileTrace
-from pagedlab.validate import check_scale, check_tensor
+from pagedlab.validate import check_count, check_scale, check_tensor
 
 HEAD_DIMS = (16, 32, 64, 128, 256)
 """Head dims the kernels take: powers of two (a Triton block) and >= 16 (the smallest ``tl.dot``)."""
@@ -124,10 +124,12 @@ def _check_inputs(q, k, v, causal, sm_scale) -> float:
 def _check_blocks(block_m: int | None, block_n: int | None) -> tuple[int, int] | None:
     if block_m is None and block_n is None:
         return None
+    if block_m is None or block_n is None:
+        raise ValueError(f"give both block_m and block_n, or neither; got block_m={block_m}, block_n={block_n}")
     for name, value in (("block_m", block_m), ("block_n", block_n)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 16 or value > 256 or value & (value - 1):
+        if not 16 <= check_count(name, value, 1) <= 256 or value & (value - 1):
             raise ValueError(f"{name} must be a power of two from 16 to 256 (a Triton block, and tl.dot needs "
-                             f">= 16), got {value!r}; give both block_m and block_n, or neither")
+                             f">= 16), got {value}")
     return block_m, block_n
 
 

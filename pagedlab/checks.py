@@ -190,8 +190,10 @@ class check:
     """
 
     def __init__(self, title: str, errors: str | Callable[[BaseException], str] = "") -> None:
-        if not isinstance(title, str) or not title:
-            raise ValueError(f"title must be a non-empty str, got {title!r}")
+        if not isinstance(title, str):
+            raise TypeError(f"title must be a str, got {type(title).__name__}")
+        if not title:
+            raise ValueError("title must be a non-empty str, got ''")
         if not isinstance(errors, str) and not callable(errors):
             raise TypeError(f"errors must be a str or a callable(exception) -> str, got {type(errors).__name__}")
         self.title = title

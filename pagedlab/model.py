@@ -21,6 +21,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from pagedlab.validate import check_count
+
 Attention = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
@@ -76,11 +78,10 @@ class GPTConfig(ModelSizes):
 
 
 def check_positive_fields(config: object, names: tuple[str, ...]) -> None:
-    """Raise ``ValueError`` naming the first of ``names`` whose attribute of ``config`` is not a positive int."""
+    """Raise for the first of ``names`` whose attribute of ``config`` is not a positive int, naming it
+    (:func:`~pagedlab.validate.check_count`: ``TypeError`` for a non-int, ``ValueError`` below 1)."""
     for name in names:
-        value = getattr(config, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_count(name, getattr(config, name), 1)
 
 
 def check_inputs(input_ids: torch.Tensor, positions: torch.Tensor | None, vocab_size: int, n_positions: int

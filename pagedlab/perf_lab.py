@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pagedlab.validate import blocks_for
+from pagedlab.validate import blocks_for, check_count
 
 H100_RATES = {"mma_flops_per_clock": 4096, "exp_per_clock": 16}
 """Per SM and clock on an H100 SXM: dense bf16 tensor-core FLOPs and ``exp2`` results of the special-function units.
@@ -48,13 +48,13 @@ def score_budget(head_dim: int, kind: str = "fwd") -> dict[str, int]:
     P twice (once in the dK/dV kernel, once in the dQ kernel): two ``exp2``.
 
     Raises:
-        ValueError: ``kind`` not ``"fwd"`` or ``"bwd"``, or a non-positive ``head_dim``.
+        ValueError: ``kind`` not ``"fwd"`` or ``"bwd"``, or a non-positive ``head_dim``. TypeError: ``head_dim`` not
+            an int.
     """
     products = {"fwd": (2, 1), "bwd": (7, 2)}
     if kind not in products:
         raise ValueError(f"kind must be 'fwd' or 'bwd', got {kind!r}")
-    if not isinstance(head_dim, int) or head_dim <= 0:
-        raise ValueError(f"head_dim must be a positive int, got {head_dim!r}")
+    check_count("head_dim", head_dim, 1)
     n_products, exps = products[kind]
     return {"products": n_products, "mma_flops": n_products * 2 * head_dim, "exps": exps}
 

@@ -35,6 +35,15 @@ def check_count(name: str, value: object, minimum: int) -> int:
     return value
 
 
+def check_number(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is an int or a float (a bool is refused: ``top_p=True`` is a bug, not
+    1.0); else raise a ``TypeError`` that names the argument ``name``. The caller checks the range.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number (an int or a float), got {type(value).__name__}")
+    return float(value)
+
+
 def check_scale(name: str, value: object, default: float) -> float:
     """The softmax scale to use: ``default`` for None, else ``value`` as a float.
 

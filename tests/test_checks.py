@@ -59,6 +59,8 @@ def test_a_stub_wrapped_by_a_library_is_reported_as_not_implemented():
 def test_title_is_required():
     with pytest.raises(ValueError, match="title"):
         check("")
+    with pytest.raises(TypeError, match="title must be a str, got int"):
+        check(3)
 
 
 def test_ipython_shows_the_diagnosis_without_frames_of_this_module():

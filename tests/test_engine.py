@@ -233,8 +233,19 @@ def test_engine_arguments_are_checked(model):
         LLMEngine(model, num_blocks=8, preemption="evict")
     with pytest.raises(ValueError, match="temperature"):
         SamplingParams(temperature=-1.0)
+    # The wrong kind of thing is a TypeError, a wrong value a ValueError (pagedlab.validate's rule).
+    with pytest.raises(TypeError, match="SamplingParams.max_tokens must be an int, got float"):
+        SamplingParams(max_tokens=2.5)
+    with pytest.raises(TypeError, match="SamplingParams.top_p must be a number"):
+        SamplingParams(top_p=True)
+    with pytest.raises(TypeError, match="SamplingParams.temperature must be a number"):
+        SamplingParams(temperature="0.7")
+    with pytest.raises(ValueError, match="SamplingParams.top_k must be >= -1"):
+        SamplingParams(top_k=-2)
     with pytest.raises(ValueError, match="n_heads"):
         GPTConfig(d_model=30, n_heads=4)
+    with pytest.raises(TypeError, match="n_layers must be an int"):
+        GPTConfig(n_layers=2.0)
     with pytest.raises(ValueError, match="max_num_seqs"):      # vLLM refuses it too
         LLMEngine(model, num_blocks=8, max_num_seqs=16, max_num_batched_tokens=8)
     with pytest.raises(TypeError, match="enable_chunked_prefill"):

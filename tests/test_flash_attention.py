@@ -242,6 +242,8 @@ def _bad_calls():
         ("empty", lambda: flash_attention(q[:, :, :0], k, v), ValueError, "empty input"),
         ("block", lambda: flash_attention_forward(q, k, v, block_m=24, block_n=16), ValueError, "block_m"),
         ("half block", lambda: flash_attention_forward(q, k, v, block_m=16), ValueError, "block_n"),
+        ("float block", lambda: flash_attention_forward(q, k, v, block_m=16.0, block_n=16), TypeError,
+         "block_m must be an int"),
     ]
 
 

@@ -235,6 +235,8 @@ def test_bad_arguments_are_explained():
         kv.write(0, [8], torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))
     with pytest.raises(ValueError, match="layer must be"):
         kv.write(1, [0], torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))
+    with pytest.raises(TypeError, match="layer must be an int, got str"):
+        kv.write("0", [0], torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))
     with pytest.raises(TypeError, match="slot_mapping must hold integer slots"):
         kv.write(0, [0.5], torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))  # would truncate to slot 0
     with pytest.raises(TypeError, match="v must be a torch.Tensor"):

@@ -77,6 +77,8 @@ def test_a_snapshot_keeps_its_moment():
 def test_a_picture_needs_an_svg():
     with pytest.raises(ValueError, match="svg"):
         Picture("<p>not a picture</p>", "alt")
+    with pytest.raises(TypeError, match="svg must be an SVG document string, got bytes"):
+        Picture(b"<svg/>", "alt")
 
 
 def _output(model_id: str) -> nbformat.NotebookNode:

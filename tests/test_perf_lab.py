@@ -21,6 +21,8 @@ def test_the_exponentials_take_half_the_matmul_time_of_the_forward_at_d128():
     assert 989 / 3.9 == pytest.approx(4096 / 16, rel=0.01)
     with pytest.raises(ValueError, match="kind"):
         perf_lab.score_budget(128, "backward")
+    with pytest.raises(TypeError, match="head_dim must be an int"):
+        perf_lab.score_budget(128.0)
 
 
 def test_a_tiles_flops_per_byte_depend_on_its_height_only():

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from pagedlab.validate import blocks_for, check_count, check_same_dtype, check_scale, check_tensor
+from pagedlab.validate import blocks_for, check_count, check_number, check_same_dtype, check_scale, check_tensor
 
 
 @pytest.mark.parametrize("value, error", [(2.0, TypeError), (True, TypeError), ("3", TypeError), (0, ValueError),
@@ -31,6 +31,16 @@ def test_check_scale_refuses_what_is_no_scale(value, error):
 
 def test_check_scale_returns_the_default_for_none():
     assert check_scale("scale", None, 0.125) == 0.125 and check_scale("scale", 2, 0.125) == 2.0
+
+
+@pytest.mark.parametrize("value", [True, "0.5", None, [0.5]])
+def test_check_number_refuses_what_is_no_number(value):
+    with pytest.raises(TypeError, match="top_p must be a number"):
+        check_number("top_p", value)
+
+
+def test_check_number_returns_a_float():
+    assert check_number("top_p", 1) == 1.0 and type(check_number("top_p", 1)) is float
 
 
 class _T:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import torch
 
+from pagedlab.validate import check_count, check_number
+
 
 @dataclass(frozen=True)
 class SamplingParams:
@@ -61,18 +63,15 @@ class SamplingParams:
 
     def __post_init__(self) -> None:
         for name in ("n", "max_tokens"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"SamplingParams.{name} must be a positive int, got {value!r}")
-        if isinstance(self.temperature, bool) or not isinstance(self.temperature, (int, float)) or not (
-                math.isfinite(self.temperature) and self.temperature >= 0):
+            check_count(f"SamplingParams.{name}", getattr(self, name), 1)
+        temperature = check_number("SamplingParams.temperature", self.temperature)
+        if not (math.isfinite(temperature) and temperature >= 0):
             raise ValueError(f"SamplingParams.temperature must be a finite float >= 0, got {self.temperature!r}")
         if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
             raise TypeError(f"SamplingParams.seed must be an int or None, got {self.seed!r}")
-        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+        if not 0 < check_number("SamplingParams.top_p", self.top_p) <= 1:
             raise ValueError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p!r}")
-        if not isinstance(self.top_k, int) or isinstance(self.top_k, bool) or self.top_k < -1:
-            raise ValueError(f"SamplingParams.top_k must be an int >= -1 (0 or -1: all tokens), got {self.top_k!r}")
+        check_count("SamplingParams.top_k", self.top_k, -1)  # 0 or -1: all tokens
         stop = [self.stop] if isinstance(self.stop, str) else self.stop
         if stop is not None and (not isinstance(stop, Sequence) or not all(isinstance(x, str) and x for x in stop)):
             raise TypeError(f"SamplingParams.stop must be a string or a list of non-empty strings, got {self.stop!r}")

@@ -208,8 +208,8 @@ class KVCache:
     # ---- validation ----------------------------------------------------------------------------------
 
     def _check_layer(self, layer: int) -> None:
-        if not isinstance(layer, int) or isinstance(layer, bool) or not 0 <= layer < self.num_layers:
-            raise ValueError(f"layer must be an int in 0 .. {self.num_layers - 1}, got {layer!r}")
+        if check_count("layer", layer, 0) >= self.num_layers:
+            raise ValueError(f"layer must be in 0 .. {self.num_layers - 1}, got {layer}")
 
     def _slots(self, slot_mapping: Sequence[int] | torch.Tensor) -> torch.Tensor:
         slots = torch.as_tensor(slot_mapping).reshape(-1)

@@ -116,7 +116,9 @@ class Picture:
     """
 
     def __init__(self, svg: str, alt: str) -> None:
-        if not isinstance(svg, str) or not svg.lstrip().startswith("<svg"):
+        if not isinstance(svg, str):
+            raise TypeError(f"svg must be an SVG document string, got {type(svg).__name__}")
+        if not svg.lstrip().startswith("<svg"):
             raise ValueError(f"svg must be an SVG document string starting with '<svg', got {str(svg)[:40]!r}")
         self.svg, self.alt = svg, alt
 
