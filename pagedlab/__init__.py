@@ -7,7 +7,7 @@ module and the life of one request):
   ``pagedlab.validate`` (argument checks, one rule for TypeError vs ValueError; imports nothing from pagedlab);
 * compute and state, no display code: ``pagedlab.attention`` (PyTorch references), ``pagedlab.trace`` (tile
   schedules), ``pagedlab.roofline`` (memory hierarchy, roofline), ``pagedlab.memory`` (KV-cache sizes and
-  waste), ``pagedlab.paged`` (the paged KV cache: allocator, block tables, block manager, prefix cache),
+  waste), ``pagedlab.transfer`` (device-host copy timings), ``pagedlab.paged`` (the paged KV cache: allocator, block tables, block manager, prefix cache),
   ``pagedlab.kernels`` (Triton), ``pagedlab.model`` (TinyGPT), ``pagedlab.llama`` (Llama, SmolLM2's
   architecture), ``pagedlab.loader`` (its weights, found and converted once), ``pagedlab.perf_lab`` (compiler
   reports without a GPU) and ``pagedlab.testing`` (shared test inputs);

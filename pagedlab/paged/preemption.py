@@ -21,7 +21,7 @@ depend on the block size at all. The vLLM paper measures exactly that (Kwon et a
 Gathering all the chunks into one buffer on the GPU first and moving it in one copy per direction and per K/V
 (``batched=True``, what :meth:`pagedlab.paged.KVCache.swap_out` does) removes the latency term, so block size
 stops mattering for swapping too. All figures are inputs: the presets below cite where theirs come from; the
-latency λ is an assumption here, measured by :func:`pagedlab.memory.copy_timing` (notebook 08), and
+latency λ is an assumption here, measured by :func:`pagedlab.transfer.copy_timing` (notebook 08), and
 :func:`crossover_block_size` is the model's *output*, as uncertain as λ and the utilization that go into it.
 """
 
