@@ -99,22 +99,23 @@ class ModelShape:
                               bytes_per_element)
 
 
-LLAMA_7B = ModelShape("LLaMA-7B", 32, 32, 32, 128, 2048,
-                      "Touvron et al. 2023, LLaMA, Table 2: dimension 4096, 32 heads, 32 layers")
-LLAMA3_8B = ModelShape("Llama-3-8B", 32, 32, 8, 128, 8192,
-                       "meta-llama/Meta-Llama-3-8B config.json: hidden_size 4096, num_attention_heads 32, "
-                       "num_key_value_heads 8, num_hidden_layers 32, max_position_embeddings 8192")
-OPT_13B = ModelShape("OPT-13B", 40, 40, 40, 128, 2048,
-                     "Zhang et al. 2022, OPT, Table 1: 40 layers, 40 heads, d_model 5120; the vLLM paper's "
-                     "example: 800 KB of KV cache per token")
-LLAMA2_70B = ModelShape("Llama-2-70B", 80, 64, 8, 128, 4096,
-                        "meta-llama/Llama-2-70b-hf config.json: hidden_size 8192, num_attention_heads 64, "
-                        "num_key_value_heads 8, num_hidden_layers 80, max_position_embeddings 4096")
+LLAMA_7B = ModelShape("LLaMA-7B", num_layers=32, num_heads=32, num_kv_heads=32, head_dim=128, max_len=2048,
+                      source="Touvron et al. 2023, LLaMA, Table 2: dimension 4096, 32 heads, 32 layers")
+LLAMA3_8B = ModelShape("Llama-3-8B", num_layers=32, num_heads=32, num_kv_heads=8, head_dim=128, max_len=8192,
+                       source="meta-llama/Meta-Llama-3-8B config.json: hidden_size 4096, num_attention_heads 32, "
+                              "num_key_value_heads 8, num_hidden_layers 32, max_position_embeddings 8192")
+OPT_13B = ModelShape("OPT-13B", num_layers=40, num_heads=40, num_kv_heads=40, head_dim=128, max_len=2048,
+                     source="Zhang et al. 2022, OPT, Table 1: 40 layers, 40 heads, d_model 5120; the vLLM paper's "
+                            "example: 800 KB of KV cache per token")
+LLAMA2_70B = ModelShape("Llama-2-70B", num_layers=80, num_heads=64, num_kv_heads=8, head_dim=128, max_len=4096,
+                        source="meta-llama/Llama-2-70b-hf config.json: hidden_size 8192, num_attention_heads 64, "
+                               "num_key_value_heads 8, num_hidden_layers 80, max_position_embeddings 4096")
 
-SMOLLM2_135M = ModelShape("SmolLM2-135M", 30, 9, 3, 64, 8192,
-                          "HuggingFaceTB/SmolLM2-135M-Instruct config.json: hidden_size 576, num_attention_heads 9, "
-                          "num_key_value_heads 3, num_hidden_layers 30, max_position_embeddings 8192 (the model "
-                          "notebook 10 serves; tests/test_llm.py checks these against the loaded model)")
+SMOLLM2_135M = ModelShape("SmolLM2-135M", num_layers=30, num_heads=9, num_kv_heads=3, head_dim=64, max_len=8192,
+                          source="HuggingFaceTB/SmolLM2-135M-Instruct config.json: hidden_size 576, "
+                                 "num_attention_heads 9, num_key_value_heads 3, num_hidden_layers 30, "
+                                 "max_position_embeddings 8192 (the model notebook 10 serves; tests/test_llm.py "
+                                 "checks these against the loaded model)")
 
 PRESETS = {m.name: m for m in (LLAMA_7B, LLAMA3_8B, OPT_13B, LLAMA2_70B, SMOLLM2_135M)}
 """The model shapes used in the course, by name."""
