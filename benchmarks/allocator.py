@@ -21,11 +21,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
 from pagedlab.paged.bench import ALLOCATOR_OPS, allocator_costs, cache_hit_cost, fork_cost
+from pagedlab.records import write_rows
 
 TARGET_SECONDS = 1e-6
 TARGET_GROWTH = 4.0
@@ -85,10 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     report(rows)
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
-        with args.csv.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        write_rows(args.csv, rows, list(rows[0]))
     return 0
 
 

@@ -34,9 +34,10 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import re
 import sys
 from pathlib import Path
+
+from pagedlab.records import publish, run_folder, write_rows
 
 PROVIDERS = ("triton", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "sdpa-math", "naive")
 QUADRATIC = ("sdpa-math", "naive")  # materialize N x N scores: skipped above --quadratic-max-n
@@ -283,27 +284,17 @@ def main(argv: list[str] | None = None) -> int:
     import triton
 
     gpu = torch.cuda.get_device_name(0) if not args.cpu_smoke else "cpu-interpreter"
-    out = args.out or Path(__file__).parent / "results" / \
-        f"{re.sub(r'[^A-Za-z0-9]+', '_', gpu).strip('_')}_{datetime.date.today():%Y-%m-%d}"
-    out.mkdir(parents=True, exist_ok=True)
+    out = run_folder(gpu, args.out)
     csv_path = out / "flash_attention.csv"
-    with open(csv_path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        writer.writeheader()
-        for row in rows_for(args, gpu):
-            writer.writerow(row)
-            f.flush()  # a run cut short still leaves every finished point on disk
+    write_rows(csv_path, rows_for(args, gpu), FIELDS)  # point by point: a run cut short keeps what it measured
     rows = load(csv_path)
     if args.no_plot:
         print(f"{len(rows)} rows in {csv_path}")
         return 0
     plot(rows, out / "flash_attention.png")
-    text = (f"# FlashAttention benchmark\n\n{gpu}, {datetime.date.today():%Y-%m-%d}, torch {torch.__version__}, "
+    publish(f"# FlashAttention benchmark\n\n{gpu}, {datetime.date.today():%Y-%m-%d}, torch {torch.__version__}, "
             f"triton {triton.__version__}, tokens per point {args.tokens}, heads x head_dim {args.hidden}\n\n"
-            + summary(rows))
-    (out / "summary.md").write_text(text)
-    print(text)
-    print(f"results in {out}")
+            + summary(rows), out / "summary.md")
     return 0
 
 

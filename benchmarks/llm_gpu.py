@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 import time
@@ -39,6 +38,7 @@ from transformers.utils import logging as hf_logging
 from pagedlab import device
 from pagedlab.engine import LLMEngine, SamplingParams
 from pagedlab.llama import Llama
+from pagedlab.records import write_rows
 from pagedlab.validate import blocks_for
 
 SMOLLM2_SHAPES = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
@@ -134,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"batch {r['batch']:>4} {r['provider']:>14}: {r['tokens_per_s']:>10.1f} tokens/s", flush=True)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        with open(args.out / "llm_gpu.csv", "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=["provider", "batch", "tokens_per_s"])
-            writer.writeheader()
-            writer.writerows(rows)
+        write_rows(args.out / "llm_gpu.csv", rows, ["provider", "batch", "tokens_per_s"])
         print(f"wrote {args.out / 'llm_gpu.csv'}")
     return 0 if same else 1
 

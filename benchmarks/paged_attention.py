@@ -33,13 +33,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
-import re
 import sys
 import time
 from pathlib import Path
 
+from pagedlab.records import publish, run_folder, write_rows
 from pagedlab.validate import blocks_for
 
 FIELDS = ["device", "model", "heads", "kv_heads", "head_dim", "batch", "context", "block_size", "layout", "num_splits",
@@ -215,21 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     rows, name = run(args)
     if not rows:
         sys.exit("no point fits --max-tokens")
-    out = args.out or Path(__file__).parent / "results" / f"{re.sub(r'[^A-Za-z0-9]+', '_', name).strip('_')}_" \
-                                                          f"{datetime.date.today():%Y-%m-%d}"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "paged_attention.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    out = run_folder(name, args.out)
+    write_rows(out / "paged_attention.csv", rows, FIELDS)
     if args.no_plot:
         print(f"{len(rows)} rows in {out / 'paged_attention.csv'}")
         return 0
     plot([r for r in rows if r["model"] == rows[0]["model"]], out / "paged_attention.png")
-    text = summary(rows, name)
-    (out / "paged_attention_summary.md").write_text(text)
-    print(text)
-    print(f"results in {out}")
+    publish(summary(rows, name), out / "paged_attention_summary.md")
     return 0
 
 
