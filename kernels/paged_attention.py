@@ -239,7 +239,7 @@ def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
         return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, total, scale)
     # The values: context lengths in 1 .. max_blocks * block_size, and every *owned* table entry a real block.
     # Padding entries (past a sequence's last block) are not looked at: they may hold anything.
-    owned = torch.arange(max_blocks, device=q.device)[None, :] < (context_lens[:, None] + block_size - 1) // block_size
+    owned = torch.arange(max_blocks, device=q.device)[None, :] < blocks_for(context_lens[:, None], block_size)
     bad = owned & ((block_tables < 0) | (block_tables >= num_blocks))
     shortest, longest, total, n_bad = torch.stack([context_lens.min().long(), context_lens.max().long(),
                                                    context_lens.sum().long(), bad.sum()]).tolist()

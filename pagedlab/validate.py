@@ -92,9 +92,10 @@ def check_same_dtype(**tensors: object) -> None:
             raise TypeError(f"{name} has dtype {t.dtype} but {first} has {t0.dtype}; convert them to one dtype")
 
 
-def blocks_for(n: int, block_size: int) -> int:
+def blocks_for(n: T, block_size: int) -> T:
     """How many blocks of ``block_size`` hold ``n`` items (tokens, rows, cells): ``ceil(n / block_size)``.
 
-    nano-vllm's ``Sequence.num_blocks``; exact for ints of any size (no float division).
+    nano-vllm's ``Sequence.num_blocks``; exact for ints of any size (no float division), and elementwise for an
+    integer tensor of counts.
     """
     return -(-n // block_size)

@@ -73,3 +73,8 @@ def test_check_tensor_returns_the_tensor_of_any_rank_allowed():
                                          (2**70 + 1, 2**10, 2**60 + 1)])
 def test_blocks_for_is_the_exact_ceiling(n, bs, want):
     assert blocks_for(n, bs) == want
+
+
+def test_blocks_for_counts_elementwise_on_a_tensor():
+    counts = torch.tensor([0, 1, 16, 17, 33], dtype=torch.int32)
+    assert blocks_for(counts, 16).tolist() == [0, 1, 1, 2, 3]
