@@ -1,4 +1,3 @@
-# Over 450 lines: the decode kernel, its merge kernel, the launch checks and the trace mode, read as one (notebook 09).
 """PagedAttention for decode in Triton: one new query per sequence attends to K/V read through a block table.
 
 A decode step gives every running sequence one new token. Its query attends to the sequence's whole
@@ -30,14 +29,14 @@ Host side: :func:`paged_decode_attention` (checks, split choice, launch, merge),
 physical blocks each program read, as a :class:`BlockReads`) and :func:`choose_num_splits`. The PyTorch
 reference (:func:`~pagedlab.attention.gather_kv`, :func:`~pagedlab.attention.paged_decode_reference`) and a
 booby-trapped test batch (:func:`~pagedlab.testing.random_paged_batch`: NaN wherever the kernel must not read)
-live beside the other references and test helpers, and can be imported from here too.
+live beside the other references and test helpers; the launchers' argument checks are in
+:mod:`pagedlab.kernels.paged_checks`.
 On sm_80+ GPUs half precision is autotuned (:data:`GPU_CONFIGS`); float32 and the interpreter use one fixed key
 tile, :data:`INTERPRET_BLOCK_N`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -45,9 +44,10 @@ import triton
 import triton.language as tl
 
 from pagedlab import device
-from pagedlab.kernels.flash_attention import HEAD_DIMS, check_dtypes, dot_precision
+from pagedlab.kernels.flash_attention import HEAD_DIMS, dot_precision
 from pagedlab.kernels.flash_forward import LOG2E, LOG2E_C
-from pagedlab.validate import blocks_for, check_scale, check_tensor
+from pagedlab.kernels.paged_checks import PagedProblem, check_paged_inputs
+from pagedlab.validate import blocks_for, check_tensor
 
 INTERPRET_BLOCK_N = 32
 """Key tile of the interpreter (and of a float32 run): block sizes 8 and 16 are smaller, 64 and 128 larger."""
@@ -167,92 +167,8 @@ def merge_splits_kernel(Partial, Lse, Out,
 
 
 # --------------------------------------------------------------------------------------------------
-# Checks
+# Split choice and launches
 # --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Problem:
-    """The sizes of one call, after the checks."""
-
-    num_seqs: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    block_size: int
-    max_blocks: int
-    max_context: int
-    total_context: int
-    sm_scale: float
-
-
-def _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
-                  context_stats: tuple[int, int] | None = None) -> _Problem:
-    """Validate the arguments of :func:`paged_decode_attention`: one host sync for the context lengths and the
-    owned table entries, or none when the caller gives ``context_stats`` (its values are then trusted)."""
-    check_tensor("q", q, 3, "(num_seqs, heads, head_dim)")
-    check_tensor("k_cache", k_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
-    check_tensor("v_cache", v_cache, 4, "(num_blocks, block_size, kv_heads, head_dim)")
-    check_tensor("block_tables", block_tables, 2, "(num_seqs, max_blocks_per_seq)")
-    check_tensor("context_lens", context_lens, 1, "(num_seqs,)")
-    if k_cache.shape != v_cache.shape:
-        raise ValueError(f"k_cache and v_cache must have the same shape, got {tuple(k_cache.shape)} and "
-                         f"{tuple(v_cache.shape)}")
-    num_seqs, heads, head_dim = q.shape
-    num_blocks, block_size, kv_heads, cache_dim = k_cache.shape
-    if cache_dim != head_dim:
-        raise ValueError(f"k_cache has head_dim {cache_dim} but q has {head_dim}")
-    if kv_heads == 0 or heads % kv_heads:
-        raise ValueError(f"q has {heads} heads and k_cache {kv_heads} K/V heads: the number of query heads must "
-                         f"be a multiple of the number of K/V heads (GQA/MQA)")
-    if min(num_seqs, heads, num_blocks) == 0:
-        raise ValueError(f"empty input: q {tuple(q.shape)}, k_cache {tuple(k_cache.shape)}")
-    if block_tables.shape[0] != num_seqs or block_tables.shape[1] == 0:
-        raise ValueError(f"block_tables must have shape (num_seqs={num_seqs}, max_blocks_per_seq >= 1), got "
-                         f"{tuple(block_tables.shape)}")
-    if context_lens.shape[0] != num_seqs:
-        raise ValueError(f"context_lens must have shape (num_seqs={num_seqs},), got {tuple(context_lens.shape)}")
-    if head_dim not in HEAD_DIMS:
-        raise ValueError(f"head_dim {head_dim} is not supported, the kernel takes {HEAD_DIMS}")
-    if block_size & (block_size - 1):
-        raise ValueError(f"block_size (k_cache.shape[1]) must be a power of two, got {block_size}")
-    check_dtypes(q=q, k_cache=k_cache, v_cache=v_cache)
-    for name, t in (("block_tables", block_tables), ("context_lens", context_lens)):
-        if t.dtype not in (torch.int32, torch.int64):
-            raise TypeError(f"{name} must be int32 or int64, got {t.dtype}")
-    for name, t in (("k_cache", k_cache), ("v_cache", v_cache), ("block_tables", block_tables),
-                    ("context_lens", context_lens)):
-        if t.device != q.device:
-            raise ValueError(f"{name} is on {t.device} but q is on {q.device}; move them to one device")
-    if not device.INTERPRET and q.device.type != "cuda":
-        raise ValueError(f"q is on {q.device}, but Triton compiles for the GPU here: move the inputs to "
-                         f"{device.DEVICE}")
-
-    scale = check_scale("sm_scale", sm_scale, 1.0 / math.sqrt(head_dim))
-    max_blocks = block_tables.shape[1]
-    if context_stats is not None:
-        longest, total = context_stats
-        if not 1 <= longest <= max_blocks * block_size or not longest <= total <= num_seqs * longest:
-            raise ValueError(f"context_stats must be the (longest, total) context lengths, 1 <= longest <= "
-                             f"{max_blocks * block_size} and longest <= total <= num_seqs * longest; got "
-                             f"{context_stats}")
-        return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, total, scale)
-    # The values: context lengths in 1 .. max_blocks * block_size, and every *owned* table entry a real block.
-    # Padding entries (past a sequence's last block) are not looked at: they may hold anything.
-    owned = torch.arange(max_blocks, device=q.device)[None, :] < blocks_for(context_lens[:, None], block_size)
-    bad = owned & ((block_tables < 0) | (block_tables >= num_blocks))
-    shortest, longest, total, n_bad = torch.stack([context_lens.min().long(), context_lens.max().long(),
-                                                   context_lens.sum().long(), bad.sum()]).tolist()
-    if shortest < 1:
-        raise ValueError(f"context_lens must be >= 1 (the new token attends at least to itself), got {shortest}")
-    if longest > max_blocks * block_size:
-        raise ValueError(f"context_lens holds a context of {longest} tokens, longer than block_tables holds "
-                         f"({max_blocks} blocks of {block_size} tokens)")
-    if n_bad:
-        s, i = bad.nonzero()[0].tolist()
-        raise ValueError(f"block_tables[{s}, {i}] = {int(block_tables[s, i])} is a block sequence {s} owns but "
-                         f"not a block of the pool (0 .. {num_blocks - 1})")
-    return _Problem(num_seqs, heads, kv_heads, head_dim, block_size, max_blocks, longest, total, scale)
 
 
 def _check_num_splits(num_splits: object) -> None:
@@ -262,11 +178,6 @@ def _check_num_splits(num_splits: object) -> None:
         raise TypeError(f"num_splits must be an int or None, got {type(num_splits).__name__}")
     if not 1 <= num_splits <= MAX_SPLITS:
         raise ValueError(f"num_splits must be in 1 .. {MAX_SPLITS}, got {num_splits}")
-
-
-# --------------------------------------------------------------------------------------------------
-# Split choice and launches
-# --------------------------------------------------------------------------------------------------
 
 
 def choose_num_splits(num_seqs: int, kv_heads: int, max_context: int, num_sms: int | None,
@@ -335,7 +246,7 @@ def _autotuned():
     return _TUNED[0]
 
 
-def _launch_split(q, k_cache, v_cache, block_tables, context_lens, p: _Problem, num_splits: int, partials: bool,
+def _launch_split(q, k_cache, v_cache, block_tables, context_lens, p: PagedProblem, num_splits: int, partials: bool,
                   block_n: int | None, trace_buf: torch.Tensor | None):
     """Run the split kernel. Returns ``(out, None)`` without ``partials`` and one split (the final output, in
     q's dtype), else ``(partial, lse)``: ``(num_seqs, heads, num_splits, head_dim)`` and ``(num_seqs, heads,
@@ -440,7 +351,7 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     Without ``context_stats`` the checks read the context lengths and the table on the host: one device sync
     per call.
     """
-    p = _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale, context_stats)
+    p = check_paged_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale, context_stats)
     _check_num_splits(num_splits)
     if num_splits is None:
         num_splits = choose_num_splits(p.num_seqs, p.kv_heads, p.max_context, _num_sms(), p.total_context)
@@ -468,7 +379,7 @@ def paged_decode_split(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Te
     Raises:
         TypeError, ValueError: as :func:`paged_decode_attention`.
     """
-    p = _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale)
+    p = check_paged_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale)
     if num_splits is None:
         raise TypeError("num_splits must be an int, got None")
     _check_num_splits(num_splits)
@@ -517,7 +428,7 @@ def paged_decode_attention_traced(q: torch.Tensor, k_cache: torch.Tensor, v_cach
     Returns:
         (out, reads): the output, and a :class:`BlockReads`.
     """
-    p = _check_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale)
+    p = check_paged_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale)
     if num_splits is None:
         raise TypeError("num_splits must be an int, got None")
     _check_num_splits(num_splits)
