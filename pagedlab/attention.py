@@ -1,4 +1,3 @@
-# Over 450 lines: every PyTorch reference of the course in one file, each the oracle of a kernel or a lesson.
 """Attention in plain PyTorch: the references every later part of the course is tested against.
 
 * :func:`naive_attention` writes the definition out, ``softmax(Q Kᵀ · sm_scale) V``, and materializes the
@@ -11,11 +10,11 @@
 * :func:`gather_kv` and :func:`paged_decode_reference` are decode attention over a paged KV cache, the slow and
   obvious way (gather each sequence's K/V through its block table, then the definition): the oracle of the
   paged Triton kernel.
-* :func:`attention_hbm_traffic` counts the HBM bytes each of the two moves in the model of the FlashAttention
-  paper's Theorem 2 (Dao et al. 2022), without L2: Θ(N·d + N²) for standard attention, Θ(N²·d²/M) for
-  FlashAttention.
 * :func:`max_error` compares results that may hold infinities (pattern first, then values).
 * :func:`peak_tensor_bytes` measures the peak bytes of tensors a function allocates, on any device.
+
+What the two algorithms move to and from HBM is modelled beside attention's FLOPs, in
+:func:`pagedlab.roofline.attention_hbm_traffic`.
 
 Conventions shared by the functions here:
 
@@ -38,7 +37,6 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -331,87 +329,7 @@ def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
 
 
 # ----------------------------------------------------------------------------------------------------
-# What each algorithm costs in HBM traffic and in memory.
-
-
-@dataclass(frozen=True)
-class HbmTraffic:
-    """HBM bytes read and written by standard attention and by FlashAttention-2 (forward pass).
-
-    Attributes:
-        standard: bytes for standard attention: ``S = Q Kᵀ`` written to HBM, read back for the softmax,
-            ``P`` written and read back for ``P V`` (4·N·d + 4·N² elements).
-        flash: bytes for FlashAttention-2: ``Q`` read and ``O``, ``lse`` written once; every visited
-            key tile's ``K`` and ``V`` read once per query tile (2·N·d·T_r elements, T_r query tiles).
-        block_m, block_n: the tile sizes used for ``flash``.
-    """
-
-    standard: int
-    flash: int
-    block_m: int
-    block_n: int
-
-    @property
-    def ratio(self) -> float:
-        """How many times more bytes standard attention moves."""
-        return self.standard / self.flash
-
-
-def attention_hbm_traffic(seq_len: int, head_dim: int, sram_bytes: int, bytes_per_element: int = 2,
-                          causal: bool = False, batch_heads: int = 1, block_m: int | None = None,
-                          block_n: int | None = None) -> HbmTraffic:
-    """HBM traffic of one attention forward pass, standard vs FlashAttention-2, in bytes: a model, not a measurement.
-
-    The model of the FlashAttention paper's Theorem 2 (Dao et al. 2022), without L2: every byte a kernel
-    reads comes from HBM. It gives Θ(N·d + N²) HBM accesses for standard attention and Θ(N²·d²/M) for
-    FlashAttention, with M the SRAM size in elements: tiles hold Θ(M/d) rows, so there are Θ(N·d/M) query
-    tiles, and each reads all of K and V. That is less traffic, not linear traffic: for a fixed SRAM it
-    still grows with N². (FlashAttention's *extra memory*, beyond Q, K, V and O, is what is linear: the
-    O(N) ``lse``.) This function counts the model's accesses exactly.
-
-    A real GPU beats the model: the query tiles of one head run side by side and read the same K and V
-    tiles at nearly the same time, so most of those repeated reads hit the L2 cache (40 MB on an A100,
-    50 MB on an H100) and never reach HBM. Measure real DRAM bytes with Nsight Compute
-    (``ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum``).
-
-    Args:
-        seq_len: N, queries = keys. head_dim: d. sram_bytes: M in bytes, the on-chip memory of one SM.
-        bytes_per_element: 2 for fp16/bf16, 4 for fp32 (``lse`` is always 4-byte float32).
-        causal: FlashAttention skips the key tiles above the diagonal; standard attention still writes
-            and reads the whole N × N matrix.
-        batch_heads: batch × heads, a plain multiplier.
-        block_m, block_n: tile sizes; pass the kernel's real ones (e.g. 128 x 64, one its autotuning
-            tries) to model the kernel. By default those of the proof of Theorem 2 with the two tiles' roles
-            swapped, because FlashAttention-2 keeps the query tile in SRAM while K and V stream past:
-            ``block_m = ceil(M / 4d)`` and ``block_n = min(block_m, d)``, so the Q and O tiles, the K and V
-            tiles and the score tile each take at most about M/4 elements.
-
-    Returns:
-        :class:`HbmTraffic`.
-
-    Raises:
-        ValueError, TypeError: a non-positive size, or an SRAM too small for one row of each tile.
-    """
-    n, d = check_count("seq_len", seq_len, 1), check_count("head_dim", head_dim, 1)
-    sram, b = check_count("sram_bytes", sram_bytes, 1), check_count("bytes_per_element", bytes_per_element, 1)
-    batch_heads = check_count("batch_heads", batch_heads, 1)
-    m_elements = sram // b
-    if m_elements < 4 * d:
-        raise ValueError(f"sram_bytes={sram} holds {m_elements} elements, fewer than 4 * head_dim = {4 * d}: "
-                         f"not even one row of Q, K, V and O fits")
-    default_m = blocks_for(m_elements, 4 * d)
-    block_m = default_m if block_m is None else check_count("block_m", block_m, 1)
-    block_n = min(default_m, d) if block_n is None else check_count("block_n", block_n, 1)
-
-    standard = (4 * n * d + 4 * n * n) * b
-    n_q_tiles, n_k_tiles = blocks_for(n, block_m), blocks_for(n, block_n)
-    visited_rows = 0  # keys read over all query tiles, each tile reading its K and V rows once
-    for i in range(n_q_tiles):
-        for j in range(n_k_tiles):
-            if tile_kind(i, j, n, n, block_m, block_n, causal) != "skipped":
-                visited_rows += min(block_n, n - j * block_n)
-    flash = (2 * n * d + 2 * visited_rows * d) * b + 4 * n  # Q read, O written, K and V read; lse in fp32
-    return HbmTraffic(standard * batch_heads, flash * batch_heads, block_m, block_n)
+# What each algorithm holds in memory (its HBM traffic is modelled in pagedlab.roofline).
 
 
 class _LiveTensorBytes(TorchDispatchMode):

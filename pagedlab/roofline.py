@@ -4,7 +4,8 @@ A kernel that does ``F`` floating-point operations while moving ``B`` bytes to a
 arithmetic intensity ``I = F / B``. A GPU with peak compute ``P`` (FLOP/s) and HBM bandwidth ``W``
 (bytes/s) can run it at most at ``min(P, I * W)``: below the *ridge point* ``P / W`` the kernel waits for
 memory (Williams, Waterman and Patterson, "Roofline", CACM 2009). :func:`attention_flops` is the ``F`` of
-attention, counted the usual way for TFLOP/s figures or as the course's kernels really run it.
+attention, counted the usual way for TFLOP/s figures or as the course's kernels really run it;
+:func:`attention_hbm_traffic` models its ``B``, for standard attention and for FlashAttention-2.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 import torch
 
 from pagedlab import device
+from pagedlab.trace import tile_kind
+from pagedlab.validate import blocks_for, check_count
 
 
 @dataclass(frozen=True)
@@ -150,3 +153,87 @@ def attention_flops(batch: int, heads: int, n_q: int, n_k: int, head_dim: int, c
     if mode not in products:
         raise ValueError(f"mode must be one of {list(products)}, got {mode!r}")
     return product * products[mode]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Attention's bytes: standard against FlashAttention-2, in the FlashAttention paper's model
+
+
+@dataclass(frozen=True)
+class HbmTraffic:
+    """HBM bytes read and written by standard attention and by FlashAttention-2 (forward pass).
+
+    Attributes:
+        standard: bytes for standard attention: ``S = Q Kᵀ`` written to HBM, read back for the softmax,
+            ``P`` written and read back for ``P V`` (4·N·d + 4·N² elements).
+        flash: bytes for FlashAttention-2: ``Q`` read and ``O``, ``lse`` written once; every visited
+            key tile's ``K`` and ``V`` read once per query tile (2·N·d·T_r elements, T_r query tiles).
+        block_m, block_n: the tile sizes used for ``flash``.
+    """
+
+    standard: int
+    flash: int
+    block_m: int
+    block_n: int
+
+    @property
+    def ratio(self) -> float:
+        """How many times more bytes standard attention moves."""
+        return self.standard / self.flash
+
+
+def attention_hbm_traffic(seq_len: int, head_dim: int, sram_bytes: int, bytes_per_element: int = 2,
+                          causal: bool = False, batch_heads: int = 1, block_m: int | None = None,
+                          block_n: int | None = None) -> HbmTraffic:
+    """HBM traffic of one attention forward pass, standard vs FlashAttention-2, in bytes: a model, not a measurement.
+
+    The model of the FlashAttention paper's Theorem 2 (Dao et al. 2022), without L2: every byte a kernel
+    reads comes from HBM. It gives Θ(N·d + N²) HBM accesses for standard attention and Θ(N²·d²/M) for
+    FlashAttention, with M the SRAM size in elements: tiles hold Θ(M/d) rows, so there are Θ(N·d/M) query
+    tiles, and each reads all of K and V. That is less traffic, not linear traffic: for a fixed SRAM it
+    still grows with N². (FlashAttention's *extra memory*, beyond Q, K, V and O, is what is linear: the
+    O(N) ``lse``.) This function counts the model's accesses exactly.
+
+    A real GPU beats the model: the query tiles of one head run side by side and read the same K and V
+    tiles at nearly the same time, so most of those repeated reads hit the L2 cache (40 MB on an A100,
+    50 MB on an H100) and never reach HBM. Measure real DRAM bytes with Nsight Compute
+    (``ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum``).
+
+    Args:
+        seq_len: N, queries = keys. head_dim: d. sram_bytes: M in bytes, the on-chip memory of one SM.
+        bytes_per_element: 2 for fp16/bf16, 4 for fp32 (``lse`` is always 4-byte float32).
+        causal: FlashAttention skips the key tiles above the diagonal; standard attention still writes
+            and reads the whole N × N matrix.
+        batch_heads: batch × heads, a plain multiplier.
+        block_m, block_n: tile sizes; pass the kernel's real ones (e.g. 128 x 64, one its autotuning
+            tries) to model the kernel. By default those of the proof of Theorem 2 with the two tiles' roles
+            swapped, because FlashAttention-2 keeps the query tile in SRAM while K and V stream past:
+            ``block_m = ceil(M / 4d)`` and ``block_n = min(block_m, d)``, so the Q and O tiles, the K and V
+            tiles and the score tile each take at most about M/4 elements.
+
+    Returns:
+        :class:`HbmTraffic`.
+
+    Raises:
+        ValueError, TypeError: a non-positive size, or an SRAM too small for one row of each tile.
+    """
+    n, d = check_count("seq_len", seq_len, 1), check_count("head_dim", head_dim, 1)
+    sram, b = check_count("sram_bytes", sram_bytes, 1), check_count("bytes_per_element", bytes_per_element, 1)
+    batch_heads = check_count("batch_heads", batch_heads, 1)
+    m_elements = sram // b
+    if m_elements < 4 * d:
+        raise ValueError(f"sram_bytes={sram} holds {m_elements} elements, fewer than 4 * head_dim = {4 * d}: "
+                         f"not even one row of Q, K, V and O fits")
+    default_m = blocks_for(m_elements, 4 * d)
+    block_m = default_m if block_m is None else check_count("block_m", block_m, 1)
+    block_n = min(default_m, d) if block_n is None else check_count("block_n", block_n, 1)
+
+    standard = (4 * n * d + 4 * n * n) * b
+    n_q_tiles, n_k_tiles = blocks_for(n, block_m), blocks_for(n, block_n)
+    visited_rows = 0  # keys read over all query tiles, each tile reading its K and V rows once
+    for i in range(n_q_tiles):
+        for j in range(n_k_tiles):
+            if tile_kind(i, j, n, n, block_m, block_n, causal) != "skipped":
+                visited_rows += min(block_n, n - j * block_n)
+    flash = (2 * n * d + 2 * visited_rows * d) * b + 4 * n  # Q read, O written, K and V read; lse in fp32
+    return HbmTraffic(standard * batch_heads, flash * batch_heads, block_m, block_n)

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pagedlab.attention import (
-    attention_hbm_traffic,
     attention_scores,
     causal_mask,
     chunked_attention_without_rescaling,
@@ -284,8 +283,6 @@ def _bad_calls():
         ("block_n", lambda: chunked_attention_without_rescaling(q, k, v, block_n=0)),
         ("sm_scale", lambda: naive_attention(q, k, v, sm_scale=float("nan"))),
         ("n_q", lambda: causal_mask(0, 4)),
-        ("seq_len", lambda: attention_hbm_traffic(0, 64, 100_000)),
-        ("sram_bytes", lambda: attention_hbm_traffic(1024, 64, 100)),
     ]
 
 
@@ -314,44 +311,7 @@ def test_wrong_types_raise_type_error():
 
 
 # --------------------------------------------------------------------------------------------------
-# HBM traffic and peak memory
-
-
-def test_hbm_traffic_counts_standard_attention_exactly():
-    t = attention_hbm_traffic(1000, 64, 100 * 1024, bytes_per_element=2, batch_heads=3)
-    assert t.standard == 3 * 2 * (4 * 1000 * 64 + 4 * 1000 * 1000)
-    assert (t.block_m, t.block_n) == (200, 64)  # ceil(51200 / 256) and min(200, d)
-
-
-def test_hbm_traffic_counts_flash_attention_exactly():
-    # 4 query tiles of 25 rows, each reading all 100 keys' K and V; Q read and O written once; lse in fp32.
-    t = attention_hbm_traffic(100, 8, 10**6, bytes_per_element=2, block_m=25, block_n=10)
-    assert t.flash == 2 * (2 * 100 * 8 + 4 * 2 * 100 * 8) + 4 * 100
-
-
-def test_flash_traffic_is_less_but_still_quadratic():
-    small, large = (attention_hbm_traffic(n, 128, 192 * 1024) for n in (8192, 16384))
-    assert large.flash < large.standard and small.flash < small.standard
-    assert 3.8 < large.flash / small.flash <= 4.0  # Θ(N²d²/M): doubling N quadruples it, not doubles it
-    assert 3.8 < large.standard / small.standard <= 4.0
-
-
-def test_causal_halves_flash_traffic_only():
-    full = attention_hbm_traffic(4096, 64, 100 * 1024)
-    causal = attention_hbm_traffic(4096, 64, 100 * 1024, causal=True)
-    assert causal.standard == full.standard
-    assert 0.45 < causal.flash / full.flash < 0.6
-
-
-def test_more_sram_means_less_flash_traffic():
-    traffic = [attention_hbm_traffic(8192, 64, m * 1024).flash for m in (32, 64, 128, 256)]
-    assert traffic == sorted(traffic, reverse=True) and traffic[0] > 1.8 * traffic[-1]
-
-
-def test_standard_traffic_agrees_with_the_roofline_steps():
-    roofline = pytest.importorskip("pagedlab.roofline")
-    steps = roofline.attention_steps(512, 64, bytes_per_element=2)
-    assert attention_hbm_traffic(512, 64, 100 * 1024).standard == sum(b for _, b in steps.values())
+# Peak memory
 
 
 def test_peak_tensor_bytes_counts_what_is_alive_together():
