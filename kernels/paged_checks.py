@@ -36,7 +36,7 @@ class PagedProblem:
 
 
 def check_paged_inputs(q, k_cache, v_cache, block_tables, context_lens, sm_scale,
-                  context_stats: tuple[int, int] | None = None) -> PagedProblem:
+                       context_stats: tuple[int, int] | None = None) -> PagedProblem:
     """Validate the arguments of :func:`~pagedlab.kernels.paged_attention.paged_decode_attention` and return the
     call's sizes: one host sync for the context lengths and the owned table entries, or none when the caller gives
     ``context_stats`` (its values are then trusted).
