@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{device.describe()}, torch {torch.__version__}, {torch.get_num_threads()} threads")
     hf, tok, _, _ = loader.load_hf(llm.loaded.folder)
     prompts = [llm.chat_prompt([{"role": "user", "content": q}]) for q in QUESTIONS]
-    params = SamplingParams(max_tokens=args.tokens, ignore_eos=True)
+    params = SamplingParams(temperature=0, max_tokens=args.tokens, ignore_eos=True)
 
     def engine(batch):
         outs = llm.generate([{"prompt_token_ids": p} for p in batch], params, use_tqdm=False)

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     prompt = torch.randint(0, shapes["vocab_size"], (1, args.prompt_len), generator=torch.Generator().manual_seed(1))
     engine = LLMEngine(model, num_blocks=blocks_for(args.prompt_len + 16, args.block_size) + 2,
                        block_size=args.block_size, attention_backend="triton")
-    ours = engine.generate([prompt[0].tolist()], SamplingParams(max_tokens=16), use_tqdm=False)[0].outputs[0].token_ids
+    ours = engine.generate([prompt[0].tolist()], SamplingParams(temperature=0, max_tokens=16), use_tqdm=False)[0].outputs[0].token_ids
     with torch.no_grad():
         ref = hf.generate(prompt.to(device.DEVICE), attention_mask=torch.ones_like(prompt).to(device.DEVICE),
                           do_sample=False, max_new_tokens=16, min_new_tokens=16, pad_token_id=0)
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     for batch in args.batches:
         prompts = torch.randint(0, shapes["vocab_size"], (batch, args.prompt_len),
                                 generator=torch.Generator().manual_seed(batch))
-        params = SamplingParams(max_tokens=args.tokens)
+        params = SamplingParams(temperature=0, max_tokens=args.tokens)
         per_seq = blocks_for(args.prompt_len + args.tokens, args.block_size)
         tokens = batch * args.tokens
         for backend in ("triton", "torch"):

@@ -13,8 +13,14 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 from transformers.utils import logging as hf_logging
 
-from pagedlab.engine import LLMEngine, SamplingParams
+import functools
+
+from pagedlab.engine import LLMEngine as _LLMEngine
+from pagedlab.engine import SamplingParams
 from pagedlab.model import GPTConfig, TinyGPT
+
+# The course's Triton kernels (in the interpreter on a CPU), not the "auto" choice: these tests check them too.
+LLMEngine = functools.partial(_LLMEngine, attention_backend="triton")
 
 hf_logging.set_verbosity_error()
 MAX_TOKENS = 6
@@ -93,7 +99,7 @@ CONFIGS.update({f"chunked prefill, {name}": dict(config, **CHUNKED, **({"num_blo
 @pytest.mark.parametrize("config", CONFIGS)
 def test_greedy_matches_hugging_face(model, prompts, reference, config):
     engine = LLMEngine(model, block_size=BLOCK_SIZE, **CONFIGS[config])
-    outputs = engine.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    outputs = engine.generate(prompts, SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     got = [o.outputs[0].token_ids for o in outputs]
     assert got == reference
     assert all(o.finished for o in outputs)
@@ -116,7 +122,7 @@ def test_prefix_caching_skips_cached_prefill_and_recomputes_the_last_token(model
     prompts = [system, system + [5, 6, 7], system + [9], system]
     reference = [hf_greedy(hf_model, p) for p in prompts]
     engine = LLMEngine(model, num_blocks=32, block_size=BLOCK_SIZE, enable_prefix_caching=True, max_num_seqs=1)
-    outputs = engine.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    outputs = engine.generate(prompts, SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     assert [o.outputs[0].token_ids for o in outputs] == reference
     cached = [o.num_cached_tokens for o in outputs]
     assert cached[0] == 0 and all(c == 2 * BLOCK_SIZE for c in cached[1:3]), cached
@@ -129,7 +135,7 @@ def test_prefix_caching_skips_cached_prefill_and_recomputes_the_last_token(model
 
 def test_n3_completions_equal_the_greedy_one(model, prompts, reference):
     engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
-    outputs = engine.generate(prompts, SamplingParams(n=3, max_tokens=MAX_TOKENS), use_tqdm=False)
+    outputs = engine.generate(prompts, SamplingParams(n=3, temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     for out, ref in zip(outputs, reference):
         assert [c.index for c in out.outputs] == [0, 1, 2]
         assert [c.token_ids for c in out.outputs] == [ref] * 3
@@ -141,7 +147,7 @@ def test_n3_under_preemption(model, prompts, reference):
     for kwargs in (dict(), dict(num_cpu_blocks=16, preemption="swap"), CHUNKED,
                    dict(CHUNKED, num_cpu_blocks=16, preemption="swap")):
         engine = LLMEngine(model, num_blocks=12, block_size=BLOCK_SIZE, watermark=0.0, **kwargs)
-        outputs = engine.generate(prompts[1:3], SamplingParams(n=3, max_tokens=MAX_TOKENS), use_tqdm=False)
+        outputs = engine.generate(prompts[1:3], SamplingParams(n=3, temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
         assert [[c.token_ids for c in o.outputs] for o in outputs] == [[r] * 3 for r in reference[1:3]]
         assert sum(m.num_preemptions for m in engine.metrics) > 0
         assert_no_leak(engine)
@@ -149,7 +155,7 @@ def test_n3_under_preemption(model, prompts, reference):
 
 def test_fork_shares_the_prompt_blocks(model, prompts):
     engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
-    engine.add_request(prompts[3], SamplingParams(n=3, max_tokens=3))
+    engine.add_request(prompts[3], SamplingParams(n=3, temperature=0, max_tokens=3))
     engine.step()                       # prefill, sample 3 first tokens, fork
     usage = engine.block_manager.usage()
     assert usage.logical_blocks == 3 * 4 and usage.blocks_used == 4   # 13 tokens = 4 blocks, shared 3 ways
@@ -175,13 +181,13 @@ def test_seeded_sampling_does_not_depend_on_batch_or_preemption(model, prompts):
 
 def test_streaming_steps_and_metrics(model, prompts, reference):
     engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
-    rid = engine.add_request(prompts[0], SamplingParams(max_tokens=MAX_TOKENS))
+    rid = engine.add_request(prompts[0], SamplingParams(temperature=0, max_tokens=MAX_TOKENS))
     first = engine.step()
     assert [o.request_id for o in first] == [rid] and len(first[0].outputs[0].token_ids) == 1
     m = engine.metrics[0]
     assert (m.num_running, m.num_waiting, m.num_prefill_tokens, m.num_decode_tokens) == (1, 0, len(prompts[0]), 0)
     assert m.blocks_used == 1 and m.blocks_free == 63
-    rid2 = engine.add_request(prompts[1], SamplingParams(max_tokens=MAX_TOKENS))
+    rid2 = engine.add_request(prompts[1], SamplingParams(temperature=0, max_tokens=MAX_TOKENS))
     engine.step()                       # one decode and one prefill in the same batch
     m = engine.metrics[1]
     assert (m.num_running_seqs, m.num_prefill_tokens, m.num_decode_tokens) == (2, len(prompts[1]), 1)
@@ -202,7 +208,7 @@ def test_a_raising_subscriber_stops_no_other_subscriber(model, prompts):
 
     engine.subscribe(broken)
     engine.subscribe(lambda m: seen.append(m.step))
-    engine.add_request(prompts[0], SamplingParams(max_tokens=2))
+    engine.add_request(prompts[0], SamplingParams(temperature=0, max_tokens=2))
     with pytest.raises(RuntimeError, match="a widget broke"):
         engine.step()
     assert seen == [0] and len(engine.metrics) == 1, "the step is recorded and every subscriber told before raising"
@@ -213,14 +219,15 @@ def test_a_raising_subscriber_stops_no_other_subscriber(model, prompts):
 @pytest.mark.parametrize("kwargs, words", [
     (dict(prompt=[]), "empty"),
     (dict(prompt=[1, 200]), "outside"),
-    (dict(prompt=[1] * 60, params=SamplingParams(max_tokens=10)), "n_positions"),
-    (dict(prompt=[1] * 40, params=SamplingParams(max_tokens=1)), "max_num_batched_tokens"),
-    (dict(prompt=[1] * 20, params=SamplingParams(max_tokens=14)), "enable_chunked_prefill"),
-    (dict(prompt=[1] * 20, params=SamplingParams(n=4, max_tokens=10)), "could never finish"),
+    (dict(prompt=[1] * 60, params=SamplingParams(temperature=0, max_tokens=10)), "max_model_len"),
+    (dict(prompt=[1] * 40, params=SamplingParams(temperature=0, max_tokens=1)), "max_num_batched_tokens"),
+    (dict(prompt=[1] * 20, params=SamplingParams(temperature=0, max_tokens=14)), "enable_chunked_prefill"),
+    (dict(prompt=[1] * 20, params=SamplingParams(n=4, temperature=0, max_tokens=10)), "could never finish"),
     (dict(prompt=[1], params=SamplingParams(n=9)), "max_num_seqs"),
 ])
 def test_add_request_refuses_what_could_never_run(model, kwargs, words):
-    engine = LLMEngine(model, num_blocks=16, block_size=BLOCK_SIZE, max_num_seqs=8, max_num_batched_tokens=32)
+    engine = LLMEngine(model, num_blocks=16, block_size=BLOCK_SIZE, max_num_seqs=8, max_num_batched_tokens=32,
+                       enable_chunked_prefill=False)
     with pytest.raises(ValueError, match=words):
         engine.add_request(**kwargs)
     assert not engine.has_unfinished_requests()
@@ -235,7 +242,7 @@ def test_engine_arguments_are_checked(model):
         SamplingParams(temperature=-1.0)
     # The wrong kind of thing is a TypeError, a wrong value a ValueError (pagedlab.validate's rule).
     with pytest.raises(TypeError, match="SamplingParams.max_tokens must be an int, got float"):
-        SamplingParams(max_tokens=2.5)
+        SamplingParams(temperature=0, max_tokens=2.5)
     with pytest.raises(TypeError, match="SamplingParams.top_p must be a number"):
         SamplingParams(top_p=True)
     with pytest.raises(TypeError, match="SamplingParams.temperature must be a number"):
@@ -258,12 +265,12 @@ def test_the_newest_request_is_preempted(model):
     # and is itself the newest left, so it goes too. Both wait, oldest first, at the front of the queue.
     engine = LLMEngine(model, num_blocks=5, block_size=BLOCK_SIZE, watermark=0.0)
     for i in range(4):
-        engine.add_request([1 + i, 2, 3, 4], SamplingParams(max_tokens=3))
+        engine.add_request([1 + i, 2, 3, 4], SamplingParams(temperature=0, max_tokens=3))
     engine.step()
     engine.step()
     assert engine.metrics[-1].num_preemptions == 2
-    assert [r.request_id for r in engine.scheduler.running] == [0, 1]
-    assert [r.request_id for r in engine.scheduler.waiting] == [2, 3]
+    assert [r.request_id for r in engine.scheduler.running] == ["0", "1"]
+    assert [r.request_id for r in engine.scheduler.waiting] == ["2", "3"]
     assert (2, 0) not in engine.block_manager and (3, 0) not in engine.block_manager, "preempted blocks must be freed"
     while engine.has_unfinished_requests():
         engine.step()
@@ -275,8 +282,8 @@ def test_a_big_swapped_request_comes_back_when_alone(model):
     # together until A needs a block while B holds 18: B is swapped out with 18 blocks. Swapping in with headroom
     # would need 18 + 1 + 2 = 21 blocks, more than the pool; alone, B needs none and must come back to finish.
     engine = LLMEngine(model, num_blocks=20, block_size=2, num_cpu_blocks=20, preemption="swap", watermark=0.1)
-    engine.add_request([7], SamplingParams(max_tokens=7))
-    engine.add_request(list(range(1, 33)), SamplingParams(max_tokens=5))
+    engine.add_request([7], SamplingParams(temperature=0, max_tokens=7))
+    engine.add_request(list(range(1, 33)), SamplingParams(temperature=0, max_tokens=5))
     for _ in range(40):
         if not engine.has_unfinished_requests():
             break
@@ -285,28 +292,28 @@ def test_a_big_swapped_request_comes_back_when_alone(model):
     assert_no_leak(engine)
 
 
-def test_static_baseline_reserves_max_len_and_matches(model, prompts, reference):
-    from pagedlab.engine.static import StaticBatchingEngine
-
-    static = StaticBatchingEngine(model, num_blocks=11, block_size=BLOCK_SIZE, max_len=20)
-    assert static.batch_size == 2                  # 20 tokens = 5 blocks of 4 per request, 11 blocks
-    outputs = static.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS))
+def test_static_batching_is_a_policy_that_reserves_max_len_and_matches(model, prompts, reference):
+    static = LLMEngine(model, num_blocks=11, block_size=BLOCK_SIZE, batching="static", static_max_len=20)
+    assert static.scheduler.batch_size == 2        # 20 tokens = 5 blocks of 4 per request, 11 blocks
+    outputs = static.generate(prompts, SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     assert [o.outputs[0].token_ids for o in outputs] == reference
     # Two batches; each runs as long as its longest request: one step per token of the longest.
-    assert static.steps == 2 * MAX_TOKENS
-    with pytest.raises(ValueError, match="max_len"):
-        static.generate([[1] * 16], SamplingParams(max_tokens=5))
+    assert len(static.metrics) == 2 * MAX_TOKENS
+    assert [m.num_running_seqs for m in static.metrics] == [2] * 2 * MAX_TOKENS
+    with pytest.raises(ValueError, match="static_max_len"):
+        static.generate([[1] * 16], SamplingParams(temperature=0, max_tokens=5), use_tqdm=False)
     with pytest.raises(ValueError, match="n=1"):
-        static.generate([[1]], SamplingParams(n=2, max_tokens=2))
+        static.generate([[1]], SamplingParams(n=2, temperature=0, max_tokens=2), use_tqdm=False)
     with pytest.raises(ValueError, match="reservation"):
-        StaticBatchingEngine(model, num_blocks=4, block_size=BLOCK_SIZE, max_len=20)
+        LLMEngine(model, num_blocks=4, block_size=BLOCK_SIZE, batching="static", static_max_len=20)
+    assert_no_leak(static)
 
 
 def test_static_comparison_counts_do_not_depend_on_the_attention_backend(model, prompts):
     """compare_with_static passes its backend to both engines; notebook 10 counts steps with "auto" on a CPU."""
     from pagedlab.engine.bench import compare_with_static
 
-    params = [SamplingParams(max_tokens=n) for n in (2, 5, 3, 6)][:len(prompts)]
+    params = [SamplingParams(temperature=0, max_tokens=n) for n in (2, 5, 3, 6)][:len(prompts)]
     runs = {b: compare_with_static(model, prompts, params, num_blocks=11, block_size=BLOCK_SIZE, max_len=20,
                                    attention_backend=b) for b in ("triton", "torch")}
     for policy in ("continuous", "static"):
@@ -326,8 +333,9 @@ def test_static_comparison_counts_do_not_depend_on_the_attention_backend(model, 
     compare_with_static(model, prompts, params, num_blocks=11, block_size=BLOCK_SIZE, max_len=20,
                         attention_backend=counting)
     both = len(calls)
-    LLMEngine(model, 11, BLOCK_SIZE, max_num_seqs=len(prompts), max_num_batched_tokens=sum(map(len, prompts)),
-              attention_backend=counting).generate(prompts, params, use_tqdm=False)
+    LLMEngine(model, num_blocks=11, block_size=BLOCK_SIZE, max_num_seqs=len(prompts),
+              max_num_batched_tokens=sum(map(len, prompts)), attention_backend=counting).generate(
+        prompts, params, use_tqdm=False)
     assert 0 < both - (len(calls) - both) < both    # the static engine's decodes called it too
 
 
@@ -354,13 +362,13 @@ def test_a_block_reserved_but_never_computed_is_not_a_cache_hit(model, hf_model,
         engine.kv_cache.v.normal_(0, 3, generator=torch.Generator().manual_seed(6))
     prompt = prompts[1][:7]
     for i in range(6):
-        engine.add_request([i + 1], SamplingParams(max_tokens=2))
-    engine.add_request(prompt, SamplingParams(n=3, max_tokens=MAX_TOKENS), request_id="P")
+        engine.add_request([i + 1], SamplingParams(temperature=0, max_tokens=2))
+    engine.add_request(prompt, SamplingParams(n=3, temperature=0, max_tokens=MAX_TOKENS), request_id="P")
     engine.step()
     engine.step()
     assert engine.metrics[-1].num_preemptions > 0, "the scenario needs P to preempt itself"
     follow_up = prompt + hf_greedy(hf_model, prompt, 1) + [3, 4, 5]
-    engine.add_request(follow_up, SamplingParams(max_tokens=4), request_id="F")
+    engine.add_request(follow_up, SamplingParams(temperature=0, max_tokens=4), request_id="F")
     done = {}
     while engine.has_unfinished_requests():
         done.update({o.request_id: o for o in engine.step() if o.finished})
@@ -374,12 +382,12 @@ def test_a_block_reserved_but_never_computed_is_not_a_cache_hit(model, hf_model,
 HANGS = {
     "budget 24, two 20-token prompts": (
         dict(num_blocks=8, block_size=8, max_num_batched_tokens=24, max_num_seqs=8),
-        [([i % 100 + 1 for i in range(20)], SamplingParams(max_tokens=30)),
-         ([(7 * i) % 100 + 1 for i in range(20)], SamplingParams(max_tokens=30))]),
+        [([i % 100 + 1 for i in range(20)], SamplingParams(temperature=0, max_tokens=30)),
+         ([(7 * i) % 100 + 1 for i in range(20)], SamplingParams(temperature=0, max_tokens=30))]),
     "budget 64 = n_positions, a family of 2 x 32 tokens": (
         dict(num_blocks=32, block_size=4, max_num_batched_tokens=64, max_num_seqs=8),
-        [([5, 6, 7, 8], SamplingParams(max_tokens=40)),
-         ([(3 * i) % 100 + 1 for i in range(32)], SamplingParams(n=2, max_tokens=32))]),
+        [([5, 6, 7, 8], SamplingParams(temperature=0, max_tokens=40)),
+         ([(3 * i) % 100 + 1 for i in range(32)], SamplingParams(n=2, temperature=0, max_tokens=32))]),
 }
 
 
@@ -413,7 +421,7 @@ def test_a_recomputed_request_always_makes_progress(model, hf_model, case, chunk
     done = run_bounded(engine)
     assert sum(m.num_preemptions for m in engine.metrics) > 0, "the case needs a preemption by recomputation"
     for i, (prompt, params) in enumerate(requests):
-        assert [c.token_ids for c in done[i].outputs] == [hf_greedy(hf_model, prompt, params.max_tokens)] * params.n
+        assert [c.token_ids for c in done[str(i)].outputs] == [hf_greedy(hf_model, prompt, params.max_tokens)] * params.n
     assert max(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics) <= config["max_num_batched_tokens"]
     assert_no_leak(engine)
 
@@ -424,7 +432,7 @@ def test_generate_raises_instead_of_spinning(model, monkeypatch):
     engine = LLMEngine(model, num_blocks=16, block_size=BLOCK_SIZE)
     monkeypatch.setattr(engine.scheduler, "schedule", SchedulerOutput)      # a scheduler that never schedules
     with pytest.raises(RuntimeError, match="scheduled nothing"):
-        engine.generate([[1, 2, 3]], SamplingParams(max_tokens=2), use_tqdm=False)
+        engine.generate([[1, 2, 3]], SamplingParams(temperature=0, max_tokens=2), use_tqdm=False)
 
 
 def test_chunked_prefill_mixes_a_long_prompt_with_the_decodes(model):
@@ -437,9 +445,9 @@ def test_chunked_prefill_mixes_a_long_prompt_with_the_decodes(model):
         if chunked:
             engine.scheduler.max_num_batched_tokens = 16
         for i in range(3):
-            engine.add_request([1 + i, 2, 3], SamplingParams(max_tokens=12))
+            engine.add_request([1 + i, 2, 3], SamplingParams(temperature=0, max_tokens=12))
         engine.step()
-        engine.add_request(list(range(1, 41)), SamplingParams(max_tokens=2))
+        engine.add_request(list(range(1, 41)), SamplingParams(temperature=0, max_tokens=2))
         while engine.has_unfinished_requests():
             engine.step()
         steps[chunked] = [(m.num_prefill_tokens, m.num_decode_tokens) for m in engine.metrics[1:]]
@@ -452,7 +460,7 @@ def test_chunked_prefill_mixes_a_long_prompt_with_the_decodes(model):
 def test_abort_frees_everything_a_request_holds(model, prompts):
     engine = LLMEngine(model, num_blocks=8, block_size=BLOCK_SIZE, num_cpu_blocks=16, preemption="swap",
                        watermark=0.0)
-    ids = [engine.add_request(p, SamplingParams(n=2, max_tokens=MAX_TOKENS)) for p in prompts[:3]]
+    ids = [engine.add_request(p, SamplingParams(n=2, temperature=0, max_tokens=MAX_TOKENS)) for p in prompts[:3]]
     for _ in range(20):
         if engine.scheduler.swapped:
             break
@@ -474,10 +482,10 @@ def test_abort_frees_everything_a_request_holds(model, prompts):
 def test_a_failed_generate_leaves_nothing_queued(model, prompts, reference):
     engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
     with pytest.raises(ValueError, match="empty"):
-        engine.generate([prompts[0], [], prompts[1]], SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+        engine.generate([prompts[0], [], prompts[1]], SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     assert not engine.has_unfinished_requests()
     assert_no_leak(engine)
-    outputs = engine.generate([prompts[1]], SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    outputs = engine.generate([prompts[1]], SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     assert [o.outputs[0].token_ids for o in outputs] == [reference[1]]
 
 
@@ -485,10 +493,10 @@ def test_request_ids_and_tokens_are_checked(model):
     engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
     with pytest.raises(ValueError):
         engine.add_request([])
-    assert engine.add_request([1]) == 0, "a refused request must not take an arrival number"
-    assert engine.add_request([1], request_id=2) == 2
-    # Arrival 2's default id is taken by the explicit 2: it gets the next number not in use.
-    assert engine.add_request([1]) == 3 and engine.add_request([1]) == 4, "a default id must skip the ids in use"
+    assert engine.add_request([1]) == "0", "a refused request must not take an arrival number"
+    assert engine.add_request([1], request_id="2") == "2"
+    # Arrival 2's default id is taken by the explicit "2": it gets the next number not in use.
+    assert engine.add_request([1]) == "3" and engine.add_request([1]) == "4", "a default id must skip the ids in use"
     with pytest.raises(TypeError, match="request_id"):
         engine.add_request([1], request_id=["not", "hashable"])
     with pytest.raises(TypeError, match="bool"):
@@ -501,10 +509,10 @@ def test_swapped_requests_come_back_oldest_first(model):
     engine = LLMEngine(model, num_blocks=5, block_size=BLOCK_SIZE, num_cpu_blocks=8, preemption="swap",
                        watermark=0.0)
     for i in range(4):
-        engine.add_request([1 + i, 2, 3, 4], SamplingParams(max_tokens=3))
+        engine.add_request([1 + i, 2, 3, 4], SamplingParams(temperature=0, max_tokens=3))
     engine.step()
     engine.step()
-    assert [r.request_id for r in engine.scheduler.swapped] == [2, 3]
+    assert [r.request_id for r in engine.scheduler.swapped] == ["2", "3"]
     run_bounded(engine)
     assert_no_leak(engine)
 
@@ -525,7 +533,7 @@ def test_requests_admitted_in_one_step_share_a_prefix_computed_in_that_step(mode
     system = torch.randint(0, 128, (2 * BLOCK_SIZE,), generator=g).tolist()
     prompts = [system + [5, 6], system + [7], system + [8, 9, 10]]
     engine = LLMEngine(model, num_blocks=32, block_size=BLOCK_SIZE, enable_prefix_caching=True)
-    outputs = engine.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    outputs = engine.generate(prompts, SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     assert len(engine.metrics[0].batch) == 3, "all three should be admitted in the first step"
     assert [o.num_cached_tokens for o in outputs] == [0, 2 * BLOCK_SIZE, 2 * BLOCK_SIZE]
     assert [o.outputs[0].token_ids for o in outputs] == [hf_greedy(hf_model, p) for p in prompts]

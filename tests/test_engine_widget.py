@@ -35,7 +35,7 @@ def test_widget_follows_the_engine_step_by_step(engine):
     redraws = []
     w.picture.observe(lambda change: redraws.append(change["new"]), names="value")
     for n in (6, 9, 13):
-        engine.add_request(list(range(n)), SamplingParams(max_tokens=10))
+        engine.add_request(list(range(n)), SamplingParams(temperature=0, max_tokens=10))
     engine.step()
     assert len(redraws) == 1, "one redraw per step"
     assert drawn_queues(w) == {"waiting": [], "running": ["0", "1", "2"], "swapped": []}
@@ -59,7 +59,7 @@ def test_widget_follows_the_engine_step_by_step(engine):
     assert preempted, "the pool is small enough that a request is swapped out on the way"
     assert len(redraws) == len(engine.metrics)
     w.close()
-    engine.add_request([1, 2, 3], SamplingParams(max_tokens=2))
+    engine.add_request([1, 2, 3], SamplingParams(temperature=0, max_tokens=2))
     engine.step()
     assert len(redraws) == len(engine.metrics) - 1, "a closed widget no longer follows the engine"
 
@@ -89,7 +89,7 @@ def test_static_picture_and_arguments(engine):
 
 def test_blocks_shared_by_a_forked_request_belong_to_it_once(engine):
     w = EngineWidget(engine)
-    engine.add_request(list(range(6)), SamplingParams(n=3, max_tokens=4))
+    engine.add_request(list(range(6)), SamplingParams(n=3, temperature=0, max_tokens=4))
     engine.step()                                        # prefill, then fork into 3 sequences
     drawn = [b for b in shapes(w.to_svg(), "block") if b["data-pool"] == "gpu" and b["data-state"] != "free"]
     assert [(b["data-state"], b["data-owner"]) for b in drawn] == [("shared", "0"), ("shared", "0")]

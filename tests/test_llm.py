@@ -73,7 +73,7 @@ def tiny():
 def test_random_llama_matches_hugging_face(tiny, backend, pool):
     model, prompts, reference = tiny
     engine = LLMEngine(model, block_size=4, attention_backend=backend, **pool)
-    outputs = engine.generate(prompts, SamplingParams(max_tokens=6), use_tqdm=False)
+    outputs = engine.generate(prompts, SamplingParams(temperature=0, max_tokens=6), use_tqdm=False)
     assert [o.outputs[0].token_ids for o in outputs] == reference
     assert engine.attention_backend.name == backend
     if pool["num_blocks"] == 7:
@@ -112,7 +112,7 @@ def engine_for(llm, **kwargs):
 
 @smollm2
 def test_chat_matches_hugging_face_with_a_big_pool(llm, reference):
-    outputs = llm.chat([[{"role": "user", "content": q}] for q in QUESTIONS], SamplingParams(max_tokens=MAX_TOKENS),
+    outputs = llm.chat([[{"role": "user", "content": q}] for q in QUESTIONS], SamplingParams(temperature=0, max_tokens=MAX_TOKENS),
                        use_tqdm=False)
     tok = llm.get_tokenizer()
     assert outputs[0].outputs[0].text == "The capital of France is Paris."
@@ -135,7 +135,7 @@ def test_chat_matches_hugging_face_with_a_big_pool(llm, reference):
 ], ids=["recompute", "swap", "prefix-caching"])
 def test_smollm2_matches_hugging_face_whatever_the_pool_does(llm, prompts, reference, config):
     engine = engine_for(llm, **config)
-    outputs = engine.generate(prompts, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    outputs = engine.generate(prompts, SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     assert [o.outputs[0].token_ids for o in outputs] == reference
     if config.get("enable_prefix_caching"):
         # The chat template's system prompt fills the first block: every request after the first finds it.
@@ -148,7 +148,7 @@ def test_smollm2_matches_hugging_face_whatever_the_pool_does(llm, prompts, refer
 @smollm2
 def test_n2_greedy_completions_both_match(llm, prompts, reference):
     engine = engine_for(llm, **BIG)
-    outputs = engine.generate(prompts[:3], SamplingParams(n=2, max_tokens=MAX_TOKENS), use_tqdm=False)
+    outputs = engine.generate(prompts[:3], SamplingParams(n=2, temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     for out, ref in zip(outputs, reference):
         assert [c.token_ids for c in out.outputs] == [ref, ref]
     assert_no_leak(engine)
@@ -157,15 +157,15 @@ def test_n2_greedy_completions_both_match(llm, prompts, reference):
 @smollm2
 def test_stop_strings_stop_tokens_and_ignore_eos(llm, prompts, reference):
     france = prompts[0]
-    out = llm.generate({"prompt_token_ids": france}, SamplingParams(max_tokens=20, stop=[" Paris", "zzz"]),
+    out = llm.generate({"prompt_token_ids": france}, SamplingParams(temperature=0, max_tokens=20, stop=[" Paris", "zzz"]),
                        use_tqdm=False)[0].outputs[0]
     assert (out.text, out.finish_reason, out.stop_reason) == ("The capital of France is", "stop", " Paris")
     assert out.token_ids == reference[0][:len(out.token_ids)] and len(out.token_ids) < len(reference[0])
     capital = reference[0][1]
-    out = llm.generate({"prompt_token_ids": france}, SamplingParams(max_tokens=20, stop_token_ids=[capital]),
+    out = llm.generate({"prompt_token_ids": france}, SamplingParams(temperature=0, max_tokens=20, stop_token_ids=[capital]),
                        use_tqdm=False)[0].outputs[0]
     assert (out.token_ids, out.finish_reason, out.stop_reason) == (reference[0][:2], "stop", capital)
-    out = llm.generate({"prompt_token_ids": france}, SamplingParams(max_tokens=12, ignore_eos=True),
+    out = llm.generate({"prompt_token_ids": france}, SamplingParams(temperature=0, max_tokens=12, ignore_eos=True),
                        use_tqdm=False)[0].outputs[0]
     assert out.finish_reason == "length" and len(out.token_ids) == 12 and out.token_ids[:8] == reference[0]
     assert_no_leak(llm.llm_engine)
@@ -199,7 +199,7 @@ def test_bad_input_is_refused_and_the_engine_keeps_working(llm, prompts, referen
         LLMEngine(llm.loaded.model, 8, attention_backend="cuda-fast")
     with pytest.raises(ValueError, match="unknown model"):
         LLM("meta-llama/Llama-2-7b-hf")
-    out = llm.generate({"prompt_token_ids": prompts[0]}, SamplingParams(max_tokens=MAX_TOKENS), use_tqdm=False)
+    out = llm.generate({"prompt_token_ids": prompts[0]}, SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
     assert out[0].outputs[0].token_ids == reference[0]
     assert_no_leak(llm.llm_engine)
 
@@ -219,7 +219,7 @@ def test_incremental_text_is_right_across_multibyte_characters(llm):
 @smollm2
 def test_streamed_text_grows_to_the_final_text(llm, prompts):
     engine = llm.llm_engine
-    engine.add_request(prompts[0], SamplingParams(max_tokens=MAX_TOKENS), request_id="france")
+    engine.add_request(prompts[0], SamplingParams(temperature=0, max_tokens=MAX_TOKENS), request_id="france")
     texts = []
     while engine.has_unfinished_requests():
         for out in engine.step():

@@ -4,9 +4,9 @@
   no-op (:class:`NoOpModel`): scheduling, the block manager, building the step's tensors (token ids,
   positions, slot mapping, block tables, context lengths) and picking each token. What is left of a step
   when the model costs nothing.
-* :func:`compare_with_static`: the same requests through :class:`~pagedlab.engine.LLMEngine` and through
-  :class:`~pagedlab.engine.static.StaticBatchingEngine` with the same KV memory: most sequences at once, model
-  steps, generated tokens per second.
+* :func:`compare_with_static`: the same requests through :class:`~pagedlab.engine.LLMEngine` with continuous and
+  with static batching (:mod:`~pagedlab.engine.static`, the same engine under another scheduling policy) and the
+  same KV memory: most sequences at once, model steps, generated tokens per second.
 * :func:`prefill_stall`: what one long prompt arriving among decoding requests costs them, with and without
   chunked prefill: the longest step's tokens and the longest a decoding sequence waited for its next token.
 
@@ -25,7 +25,6 @@ import torch
 
 from pagedlab.engine.llm_engine import LLMEngine
 from pagedlab.engine.sampling import SamplingParams
-from pagedlab.engine.static import StaticBatchingEngine
 from pagedlab.model import GPTConfig
 from pagedlab.validate import blocks_for
 
@@ -62,7 +61,7 @@ def bookkeeping_cost(num_seqs: int, steps: int = 20, prompt_len: int = 32, block
                        max_num_seqs=num_seqs, max_num_batched_tokens=num_seqs * prompt_len, watermark=0.0)
     rng = random.Random(0)
     for _ in range(num_seqs):
-        engine.add_request([rng.randrange(256) for _ in range(prompt_len)], SamplingParams(max_tokens=max_tokens))
+        engine.add_request([rng.randrange(256) for _ in range(prompt_len)], SamplingParams(temperature=0, max_tokens=max_tokens))
     engine.step()
     times = []
     for _ in range(steps):
@@ -78,7 +77,7 @@ def random_requests(num_requests: int, vocab_size: int, prompt_lens: tuple[int, 
     """Prompts and greedy :class:`SamplingParams` with lengths drawn uniformly from the given ``(low, high)`` ranges."""
     rng = random.Random(seed)
     prompts = [[rng.randrange(vocab_size) for _ in range(rng.randint(*prompt_lens))] for _ in range(num_requests)]
-    params = [SamplingParams(max_tokens=rng.randint(*max_tokens)) for _ in range(num_requests)]
+    params = [SamplingParams(temperature=0, max_tokens=rng.randint(*max_tokens)) for _ in range(num_requests)]
     return prompts, params
 
 
@@ -105,27 +104,26 @@ class ThroughputResult:
 def compare_with_static(model: torch.nn.Module, prompts: list[list[int]], params: list[SamplingParams],
                         num_blocks: int, block_size: int, max_len: int | None = None,
                         attention_backend: object = "triton") -> dict[str, ThroughputResult]:
-    """Run the requests through both policies with ``num_blocks`` blocks of KV memory each.
+    """Run the requests through the engine under both batching policies with ``num_blocks`` blocks of KV memory.
 
-    ``attention_backend`` is passed to both engines (see :class:`~pagedlab.engine.LLMEngine`): the steps, the
+    The two runs differ in ``batching`` only (static reserves ``max_len`` tokens per request, default the model's
+    length); ``attention_backend`` is passed to both (see :class:`~pagedlab.engine.LLMEngine`): the steps, the
     concurrency and the tokens computed do not depend on it, only the time does.
 
     Returns:
         ``{"continuous": ..., "static": ...}``.
     """
-    engine = LLMEngine(model, num_blocks, block_size, max_num_seqs=len(prompts),
-                       max_num_batched_tokens=sum(len(p) for p in prompts), attention_backend=attention_backend)
-    start = time.perf_counter()
-    outputs = engine.generate(prompts, params, use_tqdm=False)
-    seconds = time.perf_counter() - start
-    results = {"continuous": _result(outputs, seconds, len(engine.metrics),
-                                     max(m.num_running_seqs for m in engine.metrics),
-                                     sum(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics))}
-    static = StaticBatchingEngine(model, num_blocks, block_size, max_len, attention_backend=attention_backend)
-    start = time.perf_counter()
-    outputs = static.generate(prompts, params)
-    results["static"] = _result(outputs, time.perf_counter() - start, static.steps,
-                                min(static.batch_size, len(prompts)), static.computed_tokens)
+    results = {}
+    for policy in ("continuous", "static"):
+        engine = LLMEngine(model, num_blocks=num_blocks, block_size=block_size, max_num_seqs=len(prompts),
+                           max_num_batched_tokens=sum(len(p) for p in prompts), attention_backend=attention_backend,
+                           batching=policy, static_max_len=max_len)
+        start = time.perf_counter()
+        outputs = engine.generate(prompts, params, use_tqdm=False)
+        seconds = time.perf_counter() - start
+        results[policy] = _result(outputs, seconds, len(engine.metrics),
+                                  max(m.num_running_seqs for m in engine.metrics),
+                                  sum(m.num_prefill_tokens + m.num_decode_tokens for m in engine.metrics))
     return results
 
 
@@ -171,14 +169,14 @@ def prefill_stall(model: torch.nn.Module, prompt_len: int, num_decodes: int = 4,
                        enable_chunked_prefill=chunked, watermark=0.0, attention_backend=attention_backend)
     rng = random.Random(1)
     ids = [engine.add_request([rng.randrange(cfg.vocab_size) for _ in range(8)],
-                              SamplingParams(max_tokens=decode_tokens)) for _ in range(num_decodes)]
+                              SamplingParams(temperature=0, max_tokens=decode_tokens)) for _ in range(num_decodes)]
     warmup = []
     for _ in range(4):
         start = time.perf_counter()
         engine.step()
         warmup.append(time.perf_counter() - start)
     ids.append(engine.add_request([rng.randrange(cfg.vocab_size) for _ in range(prompt_len)],
-                                  SamplingParams(max_tokens=2)))
+                                  SamplingParams(temperature=0, max_tokens=2)))
     first = len(engine.metrics)
     results, stall = {}, 0.0
     while engine.has_unfinished_requests():

@@ -22,15 +22,22 @@ class IncrementalDetokenizer:
     Args:
         tokenizer: a Hugging Face tokenizer (its ``decode``).
         prompt: the prompt's token ids (the last few are context for the first token's text).
-        stop: strings that end the completion; the text is cut before the first one.
+        stop: strings that end the completion; the text is cut before the first one (after it with
+            ``include_stop``).
+        skip_special_tokens, spaces_between_special_tokens: the tokenizer's ``decode`` options.
 
     Attributes:
-        text: the completion's text so far (special tokens skipped, stop string excluded).
+        text: the completion's text so far (special tokens skipped unless asked, stop string excluded unless
+            ``include_stop``).
         stop_string: the stop string found, or None.
     """
 
-    def __init__(self, tokenizer, prompt: Sequence[int], stop: Sequence[str] = ()) -> None:
-        self.tokenizer, self.stop = tokenizer, tuple(stop)
+    def __init__(self, tokenizer, prompt: Sequence[int], stop: Sequence[str] = (), include_stop: bool = False,
+                 skip_special_tokens: bool = True, spaces_between_special_tokens: bool = True) -> None:
+        self.tokenizer, self.stop, self.include_stop = tokenizer, tuple(stop), include_stop
+        self._options = dict(skip_special_tokens=skip_special_tokens)
+        if not spaces_between_special_tokens:   # only passed when not the default: not every tokenizer takes it
+            self._options["spaces_between_special_tokens"] = False
         self.ids = list(prompt[-_WINDOW:])
         self.prefix_offset, self.read_offset = 0, len(self.ids)
         self.text = ""
@@ -45,7 +52,7 @@ class IncrementalDetokenizer:
         if self.stop_string is not None:
             return ""
         self.ids.append(token_id)
-        decode = lambda ids: self.tokenizer.decode(ids, skip_special_tokens=True)   # noqa: E731
+        decode = lambda ids: self.tokenizer.decode(ids, **self._options)   # noqa: E731
         before = decode(self.ids[self.prefix_offset:self.read_offset])
         after = decode(self.ids[self.prefix_offset:])
         if len(after) <= len(before) or after.endswith("\ufffd"):
@@ -58,5 +65,6 @@ class IncrementalDetokenizer:
         found = [(at, s) for s in self.stop if (at := self.text.find(s, max(0, start - len(s) + 1))) >= 0]
         if found:
             at, self.stop_string = min(found)
+            at += len(self.stop_string) if self.include_stop else 0
             delta, self.text = self.text[start:at] if at >= start else "", self.text[:at]
         return delta

@@ -2,91 +2,89 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import random
 import time
 from collections.abc import Callable, Hashable, Sequence as Seq
 
 import torch
 
 from pagedlab.engine.backends import select_backend
+from pagedlab.engine.config import EngineConfig
 from pagedlab.engine.model_runner import ModelRunner
-from pagedlab.engine.outputs import CompletionOutput, RequestMetrics, RequestOutput, StepMetrics
-from pagedlab.engine.sampling import SamplingParams, per_prompt, sample
-from pagedlab.engine.scheduler import Preemption, Scheduler, SchedulerOutput
+from pagedlab.engine.outputs import CompletionOutput, Logprob, RequestMetrics, RequestOutput, StepMetrics
+from pagedlab.engine.sampler import Row, TopLogprobs, sample, top_logprobs
+from pagedlab.engine.sampling import SamplingParams, per_prompt
+from pagedlab.engine.scheduler import Scheduler, SchedulerOutput
 from pagedlab.engine.sequence import Request, Sequence, Status
+from pagedlab.engine.static import StaticScheduler
 from pagedlab.paged import BlockManager, KVCache
 from pagedlab.paged.events import add_subscriber, notify
-from pagedlab.validate import blocks_for, check_count
 
 
 class LLMEngine:
     """A continuous-batching engine over the paged KV cache.
 
+    ``LLMEngine(model, num_blocks=64, block_size=16, ...)``: the keyword arguments are the settings of
+    :class:`~pagedlab.engine.config.EngineConfig` (``max_model_len``, ``num_blocks`` or ``kv_cache_space`` /
+    ``gpu_memory_utilization``, ``block_size``, ``num_cpu_blocks`` / ``swap_space``, ``max_num_seqs``,
+    ``max_num_batched_tokens``, ``enable_chunked_prefill``, ``enable_prefix_caching``, ``preemption``,
+    ``watermark``, ``attention_backend``, ``batching``, ``static_max_len``, ``seed``), or pass a built ``config``.
+
     Args:
         model: a :class:`~pagedlab.model.TinyGPT` or :class:`~pagedlab.llama.Llama` (any module with their
             ``config`` and call signature).
-        num_blocks: GPU blocks in the KV pool. block_size: tokens per block.
-        num_cpu_blocks: CPU blocks for preemption by swapping (0: none).
-        max_num_seqs: most sequences in one step. max_num_batched_tokens: most tokens in one step, at least
-            ``max_num_seqs`` (every running sequence decodes each step); without chunked prefill a sequence's
-            whole prefill, a recomputation included, must fit in it (``add_request`` refuses one that cannot).
-        enable_prefix_caching: reuse the K/V of full blocks whose whole prefix was computed before.
-        preemption: ``"recompute"`` or ``"swap"`` (needs ``num_cpu_blocks``).
-        watermark: fraction of the GPU pool that admission leaves free for running sequences to grow into
-            (vLLM's default, 1%).
-        enable_chunked_prefill: prefill in chunks of the token budget a step has left, mixed with the decodes
-            (vLLM's name): one long prompt no longer stalls every decode for a step.
+        config: the settings, built (None: from ``settings``).
         tokenizer: a Hugging Face tokenizer: completions get their ``text``, end at its EOS token, and may use
-            stop strings (None: token ids only, every completion runs to ``max_tokens`` or a stop token).
-        attention_backend: ``"triton"`` (the course's kernels, the default), ``"torch"``, ``"auto"`` or a
-            decode-attention function (:func:`~pagedlab.engine.backends.select_backend`).
+            stop strings and bad words (None: token ids only; a completion ends at ``max_tokens`` or a stop token).
         clock: the time source of each request's :class:`RequestMetrics` (seconds).
 
     Attributes:
+        engine_config: the :class:`~pagedlab.engine.config.EngineConfig`. config: the model's config.
         block_manager: the :class:`~pagedlab.paged.BlockManager` (the scheduler's: read it, never change it).
         kv_cache: the :class:`~pagedlab.paged.KVCache`.
-        scheduler: the :class:`~pagedlab.engine.scheduler.Scheduler` (its queues).
+        scheduler: the :class:`~pagedlab.engine.scheduler.Scheduler` (its queues), or the
+            :class:`~pagedlab.engine.static.StaticScheduler` with ``batching="static"``.
         metrics: a :class:`StepMetrics` per step so far.
         attention_backend: the :class:`~pagedlab.engine.backends.AttentionBackend` that runs (``.name``, ``.reason``).
 
     Raises:
-        ValueError / TypeError: sizes that are not positive ints, ``max_num_batched_tokens < max_num_seqs``, an
-            unknown ``preemption``, ``"swap"`` without a CPU pool, a watermark outside [0, 1), an unknown
-            attention backend.
+        TypeError: an unknown setting, or one of the wrong kind (named). ValueError: as
+            :meth:`EngineConfig.create <pagedlab.engine.config.EngineConfig.create>`.
     """
 
-    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int = 16, num_cpu_blocks: int = 0,
-                 max_num_seqs: int = 64, max_num_batched_tokens: int = 2048, enable_prefix_caching: bool = False,
-                 preemption: Preemption = "recompute", watermark: float = 0.01,
-                 enable_chunked_prefill: bool = False, tokenizer=None, attention_backend: object = "triton",
-                 clock: Callable[[], float] = time.perf_counter) -> None:
-        check_count("max_num_seqs", max_num_seqs, 1)
-        check_count("max_num_batched_tokens", max_num_batched_tokens, 1)
-        if max_num_batched_tokens < max_num_seqs:
-            raise ValueError(f"max_num_batched_tokens={max_num_batched_tokens} is smaller than max_num_seqs="
-                             f"{max_num_seqs}: a step could not give every running sequence its token; raise it "
-                             f"or lower max_num_seqs")
-        if preemption not in ("recompute", "swap"):
-            raise ValueError(f"preemption must be 'recompute' or 'swap', got {preemption!r}")
-        if preemption == "swap" and not num_cpu_blocks:
-            raise ValueError("preemption='swap' needs a CPU pool: pass num_cpu_blocks > 0")
-        if not isinstance(enable_chunked_prefill, bool):
-            raise TypeError(f"enable_chunked_prefill must be a bool, got {type(enable_chunked_prefill).__name__}")
-        self.attention_backend = select_backend(attention_backend)
+    def __init__(self, model: torch.nn.Module, config: EngineConfig | None = None, *, tokenizer=None,
+                 clock: Callable[[], float] = time.perf_counter, **settings) -> None:
+        if config is None:
+            config = build_config(model, "LLMEngine", settings)
+        elif not isinstance(config, EngineConfig) or settings:
+            raise TypeError(f"LLMEngine takes its settings as keyword arguments (LLMEngine(model, num_blocks=64, "
+                            f"block_size=16)) or one EngineConfig, got config={type(config).__name__}"
+                            + (f" and {sorted(settings)}" if settings else ""))
+        self.engine_config = c = config
+        self.attention_backend = select_backend(c.attention_backend)
         cfg = model.config
         self.model, self.config = model, cfg
         self.tokenizer, self.clock = tokenizer, clock
         self.eos_token_id = None if tokenizer is None else tokenizer.eos_token_id
-        self.block_manager = BlockManager(num_blocks, block_size, num_cpu_blocks, enable_prefix_caching, watermark)
+        static = c.batching == "static"
+        self.block_manager = BlockManager(c.num_blocks, c.block_size, c.num_cpu_blocks, c.enable_prefix_caching,
+                                          0.0 if static else c.watermark)
         param = next(model.parameters())
-        self.kv_cache = KVCache(cfg.n_layers, num_blocks, block_size, cfg.n_kv_heads, cfg.head_dim, num_cpu_blocks,
-                                dtype=param.dtype, device=param.device)
-        self.scheduler = Scheduler(self.block_manager, max_num_seqs, max_num_batched_tokens, preemption,
-                                   enable_chunked_prefill)
+        self.kv_cache = KVCache(cfg.n_layers, c.num_blocks, c.block_size, cfg.n_kv_heads, cfg.head_dim,
+                                c.num_cpu_blocks, dtype=param.dtype, device=param.device)
+        if static:
+            self.scheduler: Scheduler = StaticScheduler(self.block_manager, c.max_num_seqs, c.max_num_batched_tokens,
+                                                        c.enable_chunked_prefill, c.max_model_len, c.reserved_len)
+        else:
+            self.scheduler = Scheduler(self.block_manager, c.max_num_seqs, c.max_num_batched_tokens, c.preemption,
+                                       c.enable_chunked_prefill, c.max_model_len)
         self.runner = ModelRunner(model, self.kv_cache, self.attention_backend)
         self.metrics: list[StepMetrics] = []
         self._requests: dict[Hashable, Request] = {}
         self._num_arrivals = 0
+        self._rng = random.Random(c.seed)
         self._subscribers: list[Callable[[StepMetrics], None]] = []
 
     # ---- requests ------------------------------------------------------------------------------------
@@ -95,20 +93,21 @@ class LLMEngine:
                     request_id: Hashable | None = None, arrival_time: float | None = None) -> Hashable:
         """Queue a prompt (token ids) to complete; returns its request id.
 
-        The default id is the request's arrival number (0, 1, ...), or the next number not in use when an
-        explicit id took it. A request that is refused changes nothing (it takes no arrival number).
+        The default id is the request's arrival number as a string (``"0"``, ``"1"``, ...; vLLM's ids are
+        strings), or the next number not in use. A request that is refused changes nothing (it takes no arrival
+        number). The engine keeps a checked copy of ``params`` (default: ``SamplingParams()``, which samples at
+        temperature 1.0, as vLLM); ``max_tokens=None`` becomes what ``max_model_len`` leaves after the prompt.
 
         ``arrival_time`` (on the engine's clock, default now) is when the request reached the server, the start
         of its time to first token.
 
         Raises:
             TypeError: ``params`` is not a SamplingParams, the prompt is not a list of ints (bools are not
-                token ids), an unhashable ``request_id``.
-            ValueError: an empty prompt, a token outside the vocabulary, a request id in use, or a request
-                that could never run: longer than the model's positions, more sequences than
-                ``max_num_seqs``, more blocks than the pool has (after the watermark), or, without chunked
-                prefill, a sequence whose recomputation (prompt and all but its last token) would exceed
-                ``max_num_batched_tokens``.
+                token ids), an unhashable ``request_id``; a field of ``params`` of the wrong kind.
+            ValueError: an empty prompt, a token outside the vocabulary (prompt, stop tokens, allowed tokens,
+                logit bias), a request id in use, stop strings or bad words without a tokenizer, or a request
+                that could never run (:meth:`Scheduler.refusal <pagedlab.engine.scheduler.Scheduler.refusal>`:
+                past ``max_model_len``, more sequences than ``max_num_seqs`` or blocks than the pool has).
         """
         params = SamplingParams() if params is None else params
         if not isinstance(params, SamplingParams):
@@ -117,50 +116,41 @@ class LLMEngine:
             prompt = prompt.tolist()
         if not isinstance(prompt, (list, tuple)) or not all(isinstance(t, int) and not isinstance(t, bool)
                                                             for t in prompt):
-            raise TypeError("prompt must be a list of token ids (ints, not bools)")
+            raise TypeError(f"prompt must be a list of token ids (ints, not bools), got {type(prompt).__name__}"
+                            + (" (LLM.generate takes text)" if isinstance(prompt, str) else ""))
         if request_id is not None:
             try:
                 hash(request_id)
             except TypeError:
-                raise TypeError(f"request_id must be hashable (a str or an int), got {type(request_id).__name__}"
-                                ) from None
-        sched, cfg, bs = self.scheduler, self.config, self.block_manager.block_size
+                raise TypeError(f"request_id must be hashable (a str), got {type(request_id).__name__}") from None
+        params = params.clone(self._rng)
+        cfg, vocab = self.config, self.config.vocab_size
         arrival = self._num_arrivals
         if request_id is None:
-            request_id = next(i for i in itertools.count(arrival) if i not in self._requests)
-        total = len(prompt) + params.max_tokens
-        usable = self.block_manager.num_blocks - self.block_manager.watermark_blocks
-        budget = sched.max_num_batched_tokens
+            request_id = next(str(i) for i in itertools.count(arrival) if str(i) not in self._requests)
+        if params.max_tokens is None:
+            params.max_tokens = max(1, self.engine_config.max_model_len - len(prompt))
+        outside = lambda ids: any(not 0 <= t < vocab for t in ids)     # noqa: E731
         problems = [
             (not prompt, "the prompt is empty"),
-            (any(not 0 <= t < cfg.vocab_size for t in prompt), f"a token id is outside 0 .. {cfg.vocab_size - 1}"),
+            (outside(prompt), f"a token id is outside 0 .. {vocab - 1}"),
             (request_id in self._requests, f"request id {request_id!r} is in use"),
-            (total > cfg.n_positions, f"prompt + max_tokens = {total} tokens, past the model's "
-                                      f"n_positions={cfg.n_positions}"),
-            # Preempted by recomputation, a sequence comes back with every token but the last sampled one.
-            (not sched.enable_chunked_prefill and total - 1 > budget,
-             f"its sequence of up to {total} tokens, if preempted by recomputation, would need a prefill of "
-             f"{total - 1} tokens, more than max_num_batched_tokens={budget}; pass enable_chunked_prefill=True "
-             f"or raise max_num_batched_tokens"),
-            (params.n > sched.max_num_seqs, f"n={params.n} exceeds max_num_seqs={sched.max_num_seqs}"),
-            # The last token is sampled, never stored: a sequence holds at most total - 1 tokens' K/V.
-            (params.n * blocks_for(total - 1, bs) > usable, f"its {params.n} sequence(s) of up to {total} tokens need "
-                                                        f"{params.n * blocks_for(total - 1, bs)} blocks; the pool has "
-                                                        f"{usable} after the watermark, so it could never finish"),
             (params.stop and self.tokenizer is None, f"stop strings {list(params.stop)} need text: pass a tokenizer "
                                                      f"to the engine, or use stop_token_ids"),
-            (any(not 0 <= t < cfg.vocab_size for t in params.stop_token_ids),
-             f"a stop token id is outside 0 .. {cfg.vocab_size - 1}"),
+            (params.bad_words and self.tokenizer is None, "bad_words need a tokenizer: pass one to the engine"),
+            (outside(params.stop_token_ids), f"a stop token id is outside 0 .. {vocab - 1}"),
+            (outside(params.allowed_token_ids or ()), f"an allowed token id is outside 0 .. {vocab - 1}"),
+            (outside(params.logit_bias or {}), f"a logit_bias token id is outside 0 .. {vocab - 1}"),
         ]
         for bad, why in problems:
             if bad:
                 raise ValueError(f"cannot add request {request_id!r}: {why}")
-        self._num_arrivals += 1
         metrics = RequestMetrics(self.clock() if arrival_time is None else arrival_time)
-        request = Request(request_id, list(prompt), params.with_seed(), arrival, self.tokenizer, self.eos_token_id,
-                          metrics)
+        request = Request(request_id, list(prompt), params, arrival, self.tokenizer, self.eos_token_id, metrics,
+                          self._bad_words(params.bad_words))
+        self.scheduler.add(request)                  # raises for a request that could never run
+        self._num_arrivals += 1
         self._requests[request_id] = request
-        sched.add(request)
         return request_id
 
     def abort_request(self, request_id: Hashable) -> None:
@@ -195,19 +185,28 @@ class LLMEngine:
         decode_tokens = sum(1 for s, n in zip(seqs, out.num_new_tokens)
                             if n == 1 and len(s.token_ids) - s.num_computed == 1 and s.output_ids)
         prefill_tokens = out.num_batched_tokens - decode_tokens
-        new_tokens: list[list[int]] = []
         start = self.clock()
         for seq in seqs:
             if seq.request.metrics.first_scheduled_time is None:
                 seq.request.metrics.first_scheduled_time = start
+        new_tokens: list[list[int]] = [[] for _ in seqs]
+        drawn: list[tuple[Sequence, int, int, TopLogprobs | None]] = []
         if seqs:
-            logits = self.runner.execute(out)
-            greedy = logits.argmax(dim=-1).tolist()
-            for i, seq in enumerate(seqs):
-                new_tokens.append(self._sample(seq, logits[i], greedy[i]) if out.completes(i) else [])
+            prompt_rows = [i for i, s in enumerate(seqs) if s.request.wants_prompt_logprobs]
+            logits, row_logits = self.runner.execute(out, prompt_rows)
+            for i, rows in zip(prompt_rows, row_logits):
+                self._prompt_logprobs(seqs[i], rows)
+            drawn = self._sample(out, logits)
+            for seq, _, token, _ in drawn:
+                new_tokens[seqs.index(seq)].append(token)
         else:                   # nothing to run, but a preemption may have swapped blocks out
             self.runner.apply_moves(out)
         ran = self.scheduler.postprocess(out, new_tokens)
+        for seq, completion, token, top in drawn:
+            if top is not None:       # after postprocess: a fork's completions exist now
+                target = next(s for s in seq.request.seqs if s.index == completion)
+                target.logprobs.append(self._logprob_dict(top, token))
+                target.cumulative_logprob += top.token_logprob
         now = self.clock()
         for seq, tokens in zip(seqs, new_tokens):
             if tokens:
@@ -224,36 +223,47 @@ class LLMEngine:
         return [self._output(r) for r in ran]
 
     def generate(self, prompts: Seq[Seq[int]], params: SamplingParams | Seq[SamplingParams] | None = None,
-                 use_tqdm: bool = True) -> list[RequestOutput]:
+                 use_tqdm: bool | Callable = True) -> list[RequestOutput]:
         """Complete every prompt; returns their outputs in the order of ``prompts``.
 
         Args:
-            prompts: lists of token ids.
-            params: one :class:`SamplingParams` for all (default greedy, 16 tokens), or one per prompt.
-            use_tqdm: show a progress bar (pass False in notebooks compared by nbval: tqdm writes to stderr).
+            prompts: a list of prompts, each a list of token ids.
+            params: one :class:`SamplingParams` for all (None: ``SamplingParams()``), or one per prompt.
+            use_tqdm: show a progress bar of finished requests with the output tokens per second (vLLM's), or a
+                tqdm-like class to draw it (pass False in notebooks compared by nbval: tqdm writes to stderr).
 
         Raises:
-            ValueError: a list of params whose length is not the number of prompts; as :meth:`add_request`
-                (the requests already added are aborted, so nothing is left queued).
+            TypeError: ``prompts`` is not a list of lists of ints (a string, bytes, an int, None), or as
+                :meth:`add_request`. ValueError: a list of params whose length is not the number of prompts; as
+                :meth:`add_request`. Either way nothing is left queued.
             RuntimeError: a step scheduled nothing and preempted nothing while requests wait (a scheduler bug:
                 raised instead of looping forever).
         """
-        from tqdm.auto import tqdm
-
+        if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Seq) or any(
+                isinstance(p, int) for p in prompts):
+            raise TypeError(f"prompts must be a list of prompts, each a list of token ids, got "
+                            f"{type(prompts).__name__}")
+        if not (isinstance(use_tqdm, bool) or callable(use_tqdm)):
+            raise TypeError(f"use_tqdm must be a bool or a tqdm-like class, got {type(use_tqdm).__name__}")
+        params = per_prompt(params, len(prompts))
         ids: list[Hashable] = []
         try:
-            for p, sp in zip(prompts, per_prompt(params, len(prompts))):
+            for p, sp in zip(prompts, params):
                 ids.append(self.add_request(p, sp))
         except (TypeError, ValueError):
             for request_id in ids:
                 self.abort_request(request_id)
             raise
         results: dict[Hashable, RequestOutput] = {}
-        with tqdm(total=len(ids), desc="requests", disable=not use_tqdm) as bar:
+        with _progress(use_tqdm, len(ids)) as bar:
+            start, generated = time.perf_counter(), 0
             while self.has_unfinished_requests():
                 for output in self.step():
-                    if output.finished:
+                    if output.finished and output.request_id in ids:
                         results[output.request_id] = output
+                        generated += sum(len(c.token_ids) for c in output.outputs)
+                        bar.set_postfix_str(f"output {generated / (time.perf_counter() - start):.1f} toks/s",
+                                            refresh=False)
                         bar.update(1)
                 m = self.metrics[-1]
                 if not m.batch and not m.num_preemptions:
@@ -277,19 +287,77 @@ class LLMEngine:
 
     # ---- internals -----------------------------------------------------------------------------------
 
-    def _sample(self, seq: Sequence, logits: torch.Tensor, greedy: int) -> list[int]:
-        """The new tokens of ``seq`` from its logits: one per completion for a prompt not forked yet, else one."""
-        request, params = seq.request, seq.request.params
-        indices = range(params.n) if len(request.seqs) < params.n else [seq.index]
-        position = len(seq.token_ids)
-        return [greedy if params.greedy else sample(logits, params, j, position) for j in indices]
+    def _sample(self, out: SchedulerOutput, logits: torch.Tensor) -> list[tuple[Sequence, int, int,
+                                                                                TopLogprobs | None]]:
+        """Draw the step's tokens: ``(sequence, completion index, token, log-probabilities or None)`` for each;
+        ``n`` draws from one row for a prompt just computed of a request not forked yet, else one."""
+        rows, src = [], []
+        for i, seq in enumerate(out.seqs):
+            if not out.completes(i):
+                continue
+            request = seq.request
+            fork = len(request.seqs) < request.params.n
+            for j in (range(request.params.n) if fork else [seq.index]):
+                rows.append(Row(request.params, request.prompt, [] if fork else seq.output_ids, j,
+                                self.eos_token_id, request.bad_words))
+                src.append(i)
+        if not rows:
+            return []
+        picked = logits[src] if src != list(range(len(logits))) else logits
+        tokens = sample(picked, rows)
+        want = [k for k, r in enumerate(rows) if r.params.logprobs is not None]
+        tops: list[TopLogprobs | None] = [None] * len(rows)
+        for k, top in zip(want, top_logprobs(picked[want], torch.tensor([tokens[k] for k in want],
+                                                                        device=logits.device),
+                                             [rows[k].params.logprobs for k in want])):
+            tops[k] = top
+        return [(out.seqs[i], r.completion, t, top) for i, r, t, top in zip(src, rows, tokens, tops)]
+
+    def _prompt_logprobs(self, seq: Sequence, logits: torch.Tensor) -> None:
+        """Record the prompt log-probabilities that a chunk's ``(tokens, vocab)`` logits give (position ``p``'s
+        logits score prompt token ``p + 1``)."""
+        request, first = seq.request, seq.num_computed
+        count = min(len(logits), request.prompt_len - 1 - first)
+        if count <= 0:
+            return
+        targets = request.prompt[first + 1:first + 1 + count]
+        tops = top_logprobs(logits[:count], torch.tensor(targets, device=logits.device),
+                            [request.params.prompt_logprobs] * count)
+        for p, (token, top) in enumerate(zip(targets, tops), start=first + 1):
+            request.prompt_logprobs[p] = self._logprob_dict(top, token)
+
+    def _logprob_dict(self, top: TopLogprobs, token: int) -> dict[int, Logprob]:
+        """vLLM's form: ``{token id: Logprob}``, the chosen token first, then the most likely ones."""
+        decode = None if self.tokenizer is None else self.tokenizer.decode
+        text = (lambda t: decode([t])) if decode else (lambda t: None)          # noqa: E731
+        entries = {token: Logprob(top.token_logprob, top.rank, text(token))}
+        for rank, (t, lp) in enumerate(zip(top.top_ids, top.top_logprobs), start=1):
+            if t not in entries:
+                entries[t] = Logprob(lp, rank, text(t))
+        return entries
+
+    def _bad_words(self, words: Seq[str]) -> tuple[tuple[int, ...], ...]:
+        """Each bad word's tokens, alone and after a space (vLLM's ``update_from_tokenizer`` rule: the spaced form
+        is kept when it is another word of as many tokens)."""
+        found: list[tuple[int, ...]] = []
+        for word in words:
+            plain = tuple(self.tokenizer.encode(word.lstrip(), add_special_tokens=False))
+            spaced = tuple(self.tokenizer.encode(" " + word.lstrip(), add_special_tokens=False))
+            if not plain:
+                raise ValueError(f"bad word {word!r} is no token of this tokenizer")
+            found.append(plain)
+            if spaced and spaced[0] != plain[0] and len(spaced) == len(plain):
+                found.append(spaced)
+        return tuple(found)
 
     def _output(self, request: Request) -> RequestOutput:
         done = request.status == Status.FINISHED
-        return RequestOutput(request.request_id, request.prompt,
-                             [CompletionOutput(s.index, s.output_ids, s.finished, s.text, s.finish_reason,
-                                               s.stop_reason) for s in request.seqs],
-                             done, request.num_cached_tokens or 0, request.metrics)
+        completions = [CompletionOutput(s.index, s.output_ids, s.finished, s.text, s.finish_reason, s.stop_reason,
+                                        s.cumulative_logprob, None if s.logprobs is None else list(s.logprobs))
+                       for s in request.seqs]
+        prompt_logprobs = None if request.prompt_logprobs is None else list(request.prompt_logprobs)
+        return RequestOutput(request.request_id, request.prompt, completions, done, request.num_cached_tokens or 0,
+                             request.metrics, prompt_logprobs=prompt_logprobs)
 
     def _record(self, out: SchedulerOutput, batch: tuple[tuple[Hashable, int], ...], prefill_tokens: int,
                 decode_tokens: int, finished: int) -> None:
@@ -303,3 +371,41 @@ class LLMEngine:
             num_preemptions=out.num_preemptions, num_finished=finished, batch=batch)
         self.metrics.append(m)
         notify(self._subscribers, [m])
+
+
+def build_config(model: torch.nn.Module, owner: str, settings: dict) -> EngineConfig:
+    """:meth:`EngineConfig.create` from keyword ``settings``, an unknown one refused with the name of ``owner``.
+
+    Raises:
+        TypeError: a setting ``EngineConfig`` does not have; as ``EngineConfig.create``.
+    """
+    known = [name for name in inspect.signature(EngineConfig.create).parameters if name not in ("cls", "model")]
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise TypeError(f"{owner} got unknown argument(s) {unknown}; its engine settings are {known}")
+    return EngineConfig.create(model, **settings)
+
+
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def set_postfix_str(self, *args, **kwargs) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+
+def _progress(use_tqdm: bool | Callable, total: int):
+    """The progress bar of :meth:`LLMEngine.generate`: tqdm, a tqdm-like class passed in, or none."""
+    if callable(use_tqdm):
+        return use_tqdm(total=total, desc="Processed prompts")
+    if not use_tqdm:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="Processed prompts")

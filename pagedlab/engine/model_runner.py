@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from pagedlab.engine.attention import PagedAttention
@@ -76,9 +78,23 @@ class ModelRunner:
                 attention, [row[id(s)] for s in batch.seqs])
 
     @torch.inference_mode()
-    def execute(self, batch: SchedulerOutput) -> torch.Tensor:
-        """Perform the batch's K/V moves, run the model on it; returns ``(len(batch.seqs), vocab)`` logits, each
-        row at its sequence's last computed token."""
+    def execute(self, batch: SchedulerOutput, every_row_of: Sequence[int] = ()) -> tuple[torch.Tensor,
+                                                                                          list[torch.Tensor]]:
+        """Perform the batch's K/V moves, run the model on it.
+
+        Args:
+            every_row_of: indices into ``batch.seqs`` whose every computed token's logits are wanted (prompt
+                log-probabilities), not only the last one's.
+
+        Returns:
+            ``(logits, rows)``: ``(len(batch.seqs), vocab)`` logits, each row at its sequence's last computed token;
+            for each of ``every_row_of``, ``(num_new_tokens, vocab)`` logits, one per token it computed.
+        """
         self.apply_moves(batch)
         input_ids, positions, attention, last = self.prepare(batch)
-        return self.model(input_ids, positions, attention, rows=torch.tensor(last, device=input_ids.device))
+        # A sequence's tokens are contiguous in the step and end at its last row.
+        spans = [range(last[i] - batch.num_new_tokens[i] + 1, last[i] + 1) for i in every_row_of]
+        rows = torch.tensor(last + [r for span in spans for r in span], device=input_ids.device)
+        logits = self.model(input_ids, positions, attention, rows=rows)
+        n = len(last)
+        return logits[:n], list(logits[n:].split([len(span) for span in spans])) if spans else []

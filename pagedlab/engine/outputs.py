@@ -1,9 +1,24 @@
-"""What the engine returns (vLLM's ``RequestOutput`` / ``CompletionOutput``) and what it measures each step."""
+"""What the engine returns (vLLM's ``RequestOutput``, ``CompletionOutput`` and ``Logprob``, with vLLM's field names
+as in ``vllm/outputs.py`` and ``vllm/logprobs.py``) and what it measures each step."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Logprob:
+    """The log-probability of one token at one position (vLLM's ``Logprob``).
+
+    Attributes:
+        logprob: ``log_softmax`` of the model's raw logits at that token. rank: its rank in the vocabulary (1: the
+            most likely). decoded_token: its text alone (None without a tokenizer or with ``detokenize=False``).
+    """
+
+    logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
 
 
 @dataclass(slots=True)
@@ -17,6 +32,9 @@ class CompletionOutput:
             tokenizer.
         finish_reason: ``"stop"`` (EOS, a stop token or string), ``"length"`` (``max_tokens``), None while running.
         stop_reason: the stop string or stop token id that ended it (None for EOS or length).
+        cumulative_logprob: the sum of its tokens' log-probabilities, when ``logprobs`` was asked for (else None).
+        logprobs: per token, ``{token id: Logprob}``: the chosen token first, then the ``logprobs`` most likely ones
+            (the chosen one only once), when ``logprobs`` was asked for (else None).
     """
 
     index: int
@@ -25,6 +43,8 @@ class CompletionOutput:
     text: str = ""
     finish_reason: str | None = None
     stop_reason: int | str | None = None
+    cumulative_logprob: float | None = None
+    logprobs: list[dict[int, Logprob]] | None = None
 
 
 @dataclass(slots=True)
@@ -59,6 +79,8 @@ class RequestOutput:
         outputs: its completions, by index. finished: True when every completion is.
         num_cached_tokens: prompt tokens whose prefill the prefix cache saved (at its first admission).
         metrics: its :class:`RequestMetrics`. prompt: the prompt's text when ``LLM`` was given text (else None).
+        prompt_logprobs: with ``prompt_logprobs`` asked for, one entry per prompt token: None for the first, then
+            ``{token id: Logprob}`` (the prompt's token first); else None.
     """
 
     request_id: Hashable
@@ -68,6 +90,7 @@ class RequestOutput:
     num_cached_tokens: int = 0
     metrics: RequestMetrics | None = None
     prompt: str | None = None
+    prompt_logprobs: list[dict[int, Logprob] | None] | None = None
 
     def time_per_output_token(self, index: int = 0) -> float | None:
         """TPOT of completion ``index``: the time after its first token over the tokens after it (None before two)."""

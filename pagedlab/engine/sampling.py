@@ -1,20 +1,23 @@
-"""What to generate and how to pick each token: :class:`SamplingParams` (vLLM's name) and :func:`sample`.
+"""What to generate and how to pick each token: :class:`SamplingParams`, vLLM's class with vLLM's defaults.
 
-Greedy decoding takes the most likely token. Sampling draws from ``softmax(logits / temperature)``, first
-restricted to the ``top_k`` most likely tokens and then to the smallest set whose probabilities reach
-``top_p`` (nucleus sampling), with a generator seeded by ``(seed, completion index, position)``: the
-generator never depends on the batch or on how often the request was preempted, so given the same logits a
-completion draws the same token, and results are reproducible under continuous batching.
+The fields, their meaning and their defaults follow vLLM's ``vllm/sampling_params.py`` (read at commit
+00388f6 of vllm-project/vllm, the 0.11-0.12 line): ``temperature=1.0`` samples (``temperature=0`` is greedy),
+``max_tokens=16`` (None: up to the model's length), the penalties of the OpenAI API (``presence_penalty``,
+``frequency_penalty``, over the generated tokens) and of Hugging Face (``repetition_penalty``, over the prompt
+and the generated tokens). :mod:`pagedlab.engine.sampler` applies them to a whole batch at once.
 
-The logits themselves can depend on the batch on a GPU, in their last bits: the decode kernel's split count
-is chosen from the whole batch (a different summation order), and a sequence preempted by recomputation comes
-back through the prefill path (FlashAttention) where it had been decoded by the paged kernel. A draw near a
-boundary of the distribution, or a greedy near-tie, can then come out differently. On the CPU (fp32 in the
-interpreter, one split) the tests see identical tokens.
+Sampling is reproducible whatever the batch: a request without a seed gets a random one when it is added, and
+the draw of completion ``j`` at position ``p`` uses a generator seeded by ``(seed, j, p)``, so given the same
+logits a completion draws the same token in any batch, after any preemption. (The logits themselves can differ
+in their last bits on a GPU, where the decode kernel's split count depends on the batch.)
 
 A completion ends after ``max_tokens`` tokens (finish reason ``"length"``), or earlier (``"stop"``) at the
 model's end-of-sequence token (unless ``ignore_eos``), at one of ``stop_token_ids``, or when its text contains
-one of the ``stop`` strings (cut from the text). The engine checks these after every token.
+one of the ``stop`` strings (cut from the text unless ``include_stop_str_in_output``); ``min_tokens`` forbids
+EOS and the stop tokens until that many tokens are generated.
+
+Differences from vLLM: ``n > 1`` with greedy decoding is allowed (the completions are equal; the course uses it
+to show forked blocks), and the fields of vLLM's structured outputs, beam search and streaming kinds are absent.
 """
 
 from __future__ import annotations
@@ -22,118 +25,190 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import torch
 
 from pagedlab.validate import check_count, check_number
 
 
-@dataclass(frozen=True)
+def _check_range(name: str, value: object, low: float, high: float, low_open: bool = False) -> float:
+    x = check_number(f"SamplingParams.{name}", value)
+    if not (math.isfinite(x) and (low < x if low_open else low <= x) and x <= high):
+        raise ValueError(f"SamplingParams.{name} must be in {'(' if low_open else '['}{low}, {high}], got {value!r}")
+    return x
+
+
+def _token_ids(name: str, ids: object) -> tuple[int, ...]:
+    if ids is None:
+        return ()
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or not all(
+            isinstance(t, int) and not isinstance(t, bool) for t in ids):
+        raise TypeError(f"SamplingParams.{name} must be a list of token ids (ints), got {ids!r}")
+    return tuple(dict.fromkeys(ids))
+
+
+def _strings(name: str, value: object) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if items is None:
+        return ()
+    if not isinstance(items, Sequence) or not all(isinstance(x, str) and x for x in items):
+        raise TypeError(f"SamplingParams.{name} must be a string or a list of non-empty strings, got {value!r}")
+    return tuple(dict.fromkeys(items))
+
+
+@dataclass
 class SamplingParams:
-    """How to complete one prompt (the subset of vLLM's ``SamplingParams`` this engine implements).
+    """How to complete one prompt (vLLM's ``SamplingParams``, the fields a single device needs).
 
     Attributes:
         n: completions per prompt; they share the prompt's blocks (fork, then copy-on-write).
-        temperature: 0 for greedy decoding, else the softmax temperature.
-        max_tokens: the most tokens to generate per completion.
-        seed: makes sampling reproducible; None draws one when the request is added. Ignored when greedy.
+        presence_penalty: subtracted once from the logit of every token already generated (OpenAI's), in [-2, 2].
+        frequency_penalty: subtracted from a token's logit once per time it was generated (OpenAI's), in [-2, 2].
+        repetition_penalty: a token of the prompt or the output has its logit divided by it when positive, multiplied
+            when negative (Hugging Face's ``RepetitionPenaltyLogitsProcessor``); > 0, 1 is off.
+        temperature: 0 for greedy decoding, else the softmax temperature (default 1.0, as vLLM).
         top_p: keep the most likely tokens whose probabilities sum to at least ``top_p`` (0 < top_p <= 1; 1: all).
         top_k: keep the ``top_k`` most likely tokens (0 or -1: all).
-        stop: strings that end a completion when its text contains one (a string or a list; not in the text).
+        min_p: drop tokens less likely than ``min_p`` times the most likely one (0: off).
+        seed: makes sampling reproducible; None draws one when the request is added. Ignored when greedy.
+        stop: strings that end a completion when its text contains one (a string or a list).
         stop_token_ids: token ids that end a completion (kept in its ``token_ids``).
+        bad_words: words never generated: the last token of a word's tokens is forbidden when the tokens before
+            it were just generated (vLLM's rule; each word is tokenized with and without a leading space).
+        include_stop_str_in_output: keep the stop string at the end of the text.
         ignore_eos: do not stop at the model's end-of-sequence token.
+        max_tokens: the most tokens to generate per completion (None: up to the model's ``max_model_len``).
+        min_tokens: tokens to generate before EOS or a stop token may be.
+        logprobs: return, at each generated position, the log-probabilities of the chosen token and of the
+            ``logprobs`` most likely ones (0: the chosen one only; -1: the whole vocabulary; None: none).
+        prompt_logprobs: the same for every prompt token after the first.
+        detokenize: produce the text (False: token ids only; stop strings then cannot be used).
+        skip_special_tokens: leave special tokens out of the text.
+        spaces_between_special_tokens: the tokenizer's option of that name, when special tokens are kept.
+        logit_bias: ``{token id: bias}`` added to the logits (each bias clipped to [-100, 100], as vLLM).
+        allowed_token_ids: only these tokens may be generated.
 
     Raises:
-        ValueError / TypeError: ``n`` or ``max_tokens`` not a positive int, a negative or non-finite
-            temperature, a seed that is not an int, ``top_p`` outside (0, 1], ``top_k`` below -1, ``stop`` that
-            is not a string or a list of non-empty strings, ``stop_token_ids`` that are not ints.
+        TypeError: a field of the wrong kind (a str where a list of ints is due, a bool where a number is).
+        ValueError: a value out of its range (the message names the field and the range).
     """
 
     n: int = 1
-    temperature: float = 0.0
-    max_tokens: int = 16
-    seed: int | None = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    repetition_penalty: float = 1.0
+    temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
+    min_p: float = 0.0
+    seed: int | None = None
     stop: str | Sequence[str] | None = None
     stop_token_ids: Sequence[int] | None = None
+    bad_words: Sequence[str] | None = None
+    include_stop_str_in_output: bool = False
     ignore_eos: bool = False
+    max_tokens: int | None = 16
+    min_tokens: int = 0
+    logprobs: int | None = None
+    prompt_logprobs: int | None = None
+    detokenize: bool = True
+    skip_special_tokens: bool = True
+    spaces_between_special_tokens: bool = True
+    logit_bias: Mapping[int, float] | None = None
+    allowed_token_ids: Sequence[int] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("n", "max_tokens"):
-            check_count(f"SamplingParams.{name}", getattr(self, name), 1)
-        temperature = check_number("SamplingParams.temperature", self.temperature)
-        if not (math.isfinite(temperature) and temperature >= 0):
-            raise ValueError(f"SamplingParams.temperature must be a finite float >= 0, got {self.temperature!r}")
+        self.verify()
+
+    def verify(self) -> None:
+        """Check every field (and normalize lists to tuples); called on creation and when a request is added, since
+        fields may be assigned after creation as in vLLM (``params.max_tokens = 64``).
+
+        Raises:
+            TypeError / ValueError: see the class docstring.
+        """
+        check_count("SamplingParams.n", self.n, 1)
+        for name in ("presence_penalty", "frequency_penalty"):
+            _check_range(name, getattr(self, name), -2.0, 2.0)
+        rep = check_number("SamplingParams.repetition_penalty", self.repetition_penalty)
+        if not (math.isfinite(rep) and rep > 0):
+            raise ValueError(f"SamplingParams.repetition_penalty must be a finite float > 0, got {rep!r}")
+        _check_range("temperature", self.temperature, 0.0, 2.0)
+        _check_range("top_p", self.top_p, 0.0, 1.0, low_open=True)
+        check_count("SamplingParams.top_k", self.top_k, -1)  # 0 or -1: all tokens
+        _check_range("min_p", self.min_p, 0.0, 1.0)
         if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
             raise TypeError(f"SamplingParams.seed must be an int or None, got {self.seed!r}")
-        if not 0 < check_number("SamplingParams.top_p", self.top_p) <= 1:
-            raise ValueError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p!r}")
-        check_count("SamplingParams.top_k", self.top_k, -1)  # 0 or -1: all tokens
-        stop = [self.stop] if isinstance(self.stop, str) else self.stop
-        if stop is not None and (not isinstance(stop, Sequence) or not all(isinstance(x, str) and x for x in stop)):
-            raise TypeError(f"SamplingParams.stop must be a string or a list of non-empty strings, got {self.stop!r}")
-        ids = self.stop_token_ids
-        if ids is not None and (not isinstance(ids, Sequence) or not all(
-                isinstance(t, int) and not isinstance(t, bool) for t in ids)):
-            raise TypeError(f"SamplingParams.stop_token_ids must be a list of token ids (ints), got {ids!r}")
-        if not isinstance(self.ignore_eos, bool):
-            raise TypeError(f"SamplingParams.ignore_eos must be a bool, got {self.ignore_eos!r}")
-        # Stored as tuples: the parameters are frozen, and shared by every request they are given to.
-        object.__setattr__(self, "stop", tuple(stop or ()))
-        object.__setattr__(self, "stop_token_ids", tuple(ids or ()))
+        if self.max_tokens is not None:
+            check_count("SamplingParams.max_tokens", self.max_tokens, 1)
+        check_count("SamplingParams.min_tokens", self.min_tokens, 0)
+        if self.max_tokens is not None and self.min_tokens > self.max_tokens:
+            raise ValueError(f"SamplingParams.min_tokens={self.min_tokens} exceeds max_tokens={self.max_tokens}")
+        for name in ("logprobs", "prompt_logprobs"):
+            value = getattr(self, name)
+            if value is True:           # vLLM reads True as 1
+                value = 1
+            if value is not None:
+                check_count(f"SamplingParams.{name}", value, -1)
+            setattr(self, name, value)
+        for name in ("include_stop_str_in_output", "ignore_eos", "detokenize", "skip_special_tokens",
+                     "spaces_between_special_tokens"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"SamplingParams.{name} must be a bool, got {getattr(self, name)!r}")
+        self.stop = _strings("stop", self.stop)
+        self.bad_words = _strings("bad_words", self.bad_words)
+        self.stop_token_ids = _token_ids("stop_token_ids", self.stop_token_ids)
+        if self.allowed_token_ids is not None:
+            self.allowed_token_ids = _token_ids("allowed_token_ids", self.allowed_token_ids)
+            if not self.allowed_token_ids:
+                raise ValueError("SamplingParams.allowed_token_ids must not be empty (None: every token)")
+        if self.stop and not self.detokenize:
+            raise ValueError("SamplingParams.stop strings need the text: pass detokenize=True, or use stop_token_ids")
+        if self.logit_bias is not None:
+            if not isinstance(self.logit_bias, Mapping):
+                raise TypeError(f"SamplingParams.logit_bias must be a dict {{token id: bias}}, got "
+                                f"{type(self.logit_bias).__name__}")
+            bias = {}
+            for token, value in self.logit_bias.items():
+                try:
+                    token = int(token)          # vLLM takes "123" as well as 123 (JSON keys are strings)
+                except (TypeError, ValueError):
+                    raise TypeError(f"SamplingParams.logit_bias keys must be token ids, got {token!r}") from None
+                bias[token] = min(100.0, max(-100.0, check_number(f"SamplingParams.logit_bias[{token}]", value)))
+            self.logit_bias = bias
 
     @property
     def greedy(self) -> bool:
         """True when decoding is greedy (``temperature == 0``)."""
         return self.temperature == 0
 
-    def with_seed(self) -> SamplingParams:
-        """These parameters with a seed: the given one, or a fresh random one when sampling without one."""
-        if self.greedy or self.seed is not None:
-            return self
-        return dataclasses.replace(self, seed=random.getrandbits(63))
+    def clone(self, rng: random.Random | None = None) -> SamplingParams:
+        """A checked copy, with a seed drawn from ``rng`` (default: Python's) when sampling without one (the engine
+        keeps this copy, so changing the caller's object afterwards changes no request already added)."""
+        params = dataclasses.replace(self)
+        if not params.greedy and params.seed is None:
+            params.seed = (rng or random).getrandbits(63)
+        return params
 
 
-def per_prompt(params: SamplingParams | Sequence[SamplingParams] | None, num_prompts: int) -> list[SamplingParams]:
-    """One :class:`SamplingParams` per prompt from one for all (None: the defaults) or a list of them.
+def per_prompt(params: SamplingParams | Sequence[SamplingParams] | None, num_prompts: int,
+               default: SamplingParams | None = None) -> list[SamplingParams]:
+    """One :class:`SamplingParams` per prompt from one for all (None: ``default``, else ``SamplingParams()``) or a
+    list of them.
 
     Raises:
+        TypeError: something else than a SamplingParams, a list of them or None.
         ValueError: a list whose length is not ``num_prompts``.
     """
-    if params is None or isinstance(params, SamplingParams):
-        return [params or SamplingParams()] * num_prompts
-    params = list(params)
+    if params is None:
+        params = default or SamplingParams()
+    if isinstance(params, SamplingParams):
+        return [params] * num_prompts
+    if isinstance(params, (str, bytes, Mapping)) or not isinstance(params, Sequence) or not all(
+            isinstance(p, SamplingParams) for p in params):
+        raise TypeError(f"sampling_params must be a SamplingParams, a list of them (one per prompt) or None, got "
+                        f"{type(params).__name__}")
     if len(params) != num_prompts:
-        raise ValueError(f"params has {len(params)} SamplingParams for {num_prompts} prompts; give one, or one each")
-    return params
-
-
-def sample(logits: torch.Tensor, params: SamplingParams, completion: int, position: int) -> int:
-    """Draw the token at ``position`` of completion ``completion`` from one row of logits (``temperature > 0``;
-    greedy decoding is one ``argmax`` over the whole batch, which the engine does itself).
-
-    Args:
-        logits: ``(vocab,)`` float logits of the previous position.
-        params: the request's parameters, with a seed (:meth:`SamplingParams.with_seed`).
-        completion: 0 .. n - 1. position: the index the new token will have in its sequence.
-
-    Returns:
-        The token id.
-    """
-    # Python hashes tuples of ints the same in every process, so the key is reproducible.
-    generator = torch.Generator(device=logits.device).manual_seed(hash((params.seed, completion, position)) % 2**63)
-    logits = logits.float() / params.temperature
-    if 0 < params.top_k < logits.shape[-1]:
-        kth = torch.topk(logits, params.top_k).values[-1]
-        logits = logits.masked_fill(logits < kth, -math.inf)
-    if params.top_p < 1:
-        # Keep the most likely tokens until their probabilities reach top_p (the first always stays).
-        sorted_logits, order = torch.sort(logits, descending=True)
-        probs = torch.softmax(sorted_logits, dim=-1)
-        drop = torch.cumsum(probs, dim=-1) - probs >= params.top_p
-        logits = logits.masked_fill(torch.zeros_like(drop).scatter(0, order, drop), -math.inf)
-    probs = torch.softmax(logits, dim=-1)
-    return int(torch.multinomial(probs, 1, generator=generator))
+        raise ValueError(f"sampling_params has {len(params)} SamplingParams for {num_prompts} prompts; give one, "
+                         f"or one each")
+    return list(params)

@@ -43,6 +43,7 @@ from typing import Literal
 from pagedlab.engine.sequence import Request, Sequence, Status
 from pagedlab.paged.allocator import OutOfBlocks
 from pagedlab.paged.manager import BlockManager
+from pagedlab.validate import blocks_for
 
 Preemption = Literal["recompute", "swap"]
 
@@ -92,18 +93,53 @@ class Scheduler:
         enable_chunked_prefill: cut prefills to the budget left in a step, instead of running them whole.
     """
 
+    ADMIT_NEEDS_BUDGET = True
+    """Admit a request only in a step with token budget left (its prefill starts in the step it is admitted)."""
+
     def __init__(self, block_manager: BlockManager, max_num_seqs: int, max_num_batched_tokens: int,
-                 preemption: Preemption = "recompute", enable_chunked_prefill: bool = False) -> None:
+                 preemption: Preemption = "recompute", enable_chunked_prefill: bool = False,
+                 max_model_len: int | None = None) -> None:
         self.block_manager = block_manager
         self.max_num_seqs, self.max_num_batched_tokens = max_num_seqs, max_num_batched_tokens
         self.preemption = preemption
         self.enable_chunked_prefill = enable_chunked_prefill
+        self.max_model_len = max_model_len
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []
         self.swapped: deque[Request] = deque()
 
+    def refusal(self, prompt_len: int, max_tokens: int, n: int) -> str | None:
+        """Why a request of ``n`` sequences of up to ``prompt_len + max_tokens`` tokens could never run under
+        this scheduler (None: it can). The admission rules: every check that does not depend on the queues.
+        """
+        total, budget, bs = prompt_len + max_tokens, self.max_num_batched_tokens, self.block_manager.block_size
+        usable = self.block_manager.num_blocks - self.block_manager.watermark_blocks
+        rules = [
+            (self.max_model_len is not None and total > self.max_model_len,
+             f"prompt ({prompt_len} tokens) + max_tokens ({max_tokens}) = {total} tokens, past max_model_len="
+             f"{self.max_model_len}"),
+            # Preempted by recomputation, a sequence comes back with every token but the last sampled one.
+            (not self.enable_chunked_prefill and total - 1 > budget,
+             f"its sequence of up to {total} tokens, if preempted by recomputation, would need a prefill of "
+             f"{total - 1} tokens, more than max_num_batched_tokens={budget}; pass enable_chunked_prefill=True "
+             f"or raise max_num_batched_tokens"),
+            (n > self.max_num_seqs, f"n={n} exceeds max_num_seqs={self.max_num_seqs}"),
+            # The last token is sampled, never stored: a sequence holds at most total - 1 tokens' K/V.
+            (n * blocks_for(total - 1, bs) > usable, f"its {n} sequence(s) of up to {total} tokens need "
+                                                     f"{n * blocks_for(total - 1, bs)} blocks; the pool has {usable} "
+                                                     f"after the watermark, so it could never finish"),
+        ]
+        return next((why for bad, why in rules if bad), None)
+
     def add(self, request: Request) -> None:
-        """Queue a new request at the back of ``waiting``."""
+        """Queue a new request at the back of ``waiting``.
+
+        Raises:
+            ValueError: a request that could never run (:meth:`refusal` says why); nothing is queued.
+        """
+        why = self.refusal(request.prompt_len, request.params.max_tokens, request.params.n)
+        if why:
+            raise ValueError(f"cannot add request {request.request_id!r}: {why}")
         self.waiting.append(request)
 
     def abort(self, request: Request) -> None:
@@ -121,6 +157,7 @@ class Scheduler:
         """Build the next step's batch: grow, swap in, hand out tokens, admit (see the module docstring)."""
         out = SchedulerOutput()
         manager = self.block_manager
+        was_running = bool(self.running)
         queue, self.running = deque(self.running), []
         while queue:
             request = queue.popleft()
@@ -149,19 +186,24 @@ class Scheduler:
             for seq in request.live_seqs:
                 if len(seq.token_ids) - seq.num_computed > 1:
                     budget = self._take(seq, budget, out)
-        while self.waiting and not self.swapped and not out.num_preemptions and budget:
+        admitted = 0
+        while self.waiting and not self.swapped and not out.num_preemptions and (budget or not self.ADMIT_NEEDS_BUDGET):
             request = self.waiting[0]
             live = request.live_seqs
             # Without chunks, the first sequence's whole prefill must fit (cache hits are not counted on).
             if (not manager.can_add([len(s.token_ids) for s in live])
                     or num_seqs + request.max_num_seqs > self.max_num_seqs
-                    or not self.enable_chunked_prefill and len(live[0].token_ids) > budget):
+                    or not self.enable_chunked_prefill and len(live[0].token_ids) > budget
+                    or not self._may_admit(admitted, was_running)):
                 break
             self.waiting.popleft()
+            admitted += 1
             cached = 0
             for seq in live:
                 seq.table = manager.add(seq.seq_id, seq.token_ids, computed=False)
-                seq.num_computed = manager.num_cached_tokens(seq.seq_id)
+                # Prompt log-probabilities need the logits of every prompt token: a cache hit is recomputed
+                # (the same K/V written again), as vLLM skips reading the prefix cache for such a request.
+                seq.num_computed = 0 if request.wants_prompt_logprobs else manager.num_cached_tokens(seq.seq_id)
                 cached += seq.num_computed
                 budget = self._take(seq, budget, out)
             out.num_cached_tokens += cached
@@ -215,6 +257,11 @@ class Scheduler:
         return list(ran.values())
 
     # ---- internals -----------------------------------------------------------------------------------
+
+    def _may_admit(self, admitted: int, was_running: bool) -> bool:
+        """The batching policy's say on admitting one more request in this step, ``admitted`` being admitted
+        already and ``was_running`` telling whether requests ran before it. Continuous batching: always."""
+        return True
 
     def _append(self, seq: Sequence, token: int) -> None:
         seq.append(token)

@@ -45,11 +45,13 @@ class Sequence:
         finish_reason: ``"stop"`` or ``"length"`` once finished, else None. stop_reason: the stop string or
             stop token id that ended it (None for EOS and length).
         detokenizer: its text so far (an :class:`~pagedlab.engine.detokenizer.IncrementalDetokenizer`), when
-            the request has a tokenizer.
+            the request has a tokenizer and ``params.detokenize``.
+        logprobs: per generated token, ``{token id: Logprob}`` (the chosen token first), when the request asked
+            for them (else None). cumulative_logprob: the sum of the chosen tokens' log-probabilities (None alike).
     """
 
     __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table", "max_len",
-                 "finish_reason", "stop_reason", "detokenizer")
+                 "finish_reason", "stop_reason", "detokenizer", "logprobs", "cumulative_logprob")
 
     def __init__(self, request: Request, index: int, token_ids: list[int], num_computed: int = 0) -> None:
         self.seq_id = (request.request_id, index)
@@ -61,8 +63,12 @@ class Sequence:
         self.max_len = request.prompt_len + request.params.max_tokens
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None
-        self.detokenizer = None if request.tokenizer is None else IncrementalDetokenizer(
-            request.tokenizer, request.prompt, request.params.stop)
+        params = request.params
+        self.detokenizer = None if request.tokenizer is None or not params.detokenize else IncrementalDetokenizer(
+            request.tokenizer, request.prompt, params.stop, params.include_stop_str_in_output,
+            params.skip_special_tokens, params.spaces_between_special_tokens)
+        self.logprobs: list[dict] | None = None if params.logprobs is None else []
+        self.cumulative_logprob: float | None = None if params.logprobs is None else 0.0
 
     @property
     def output_ids(self) -> list[int]:
@@ -80,12 +86,15 @@ class Sequence:
         return "" if self.detokenizer is None else self.detokenizer.text
 
     def append(self, token_id: int) -> None:
-        """Add a sampled token, then decide whether the sequence is finished: a stop token, EOS (unless
-        ``ignore_eos``), a stop string in its text (all ``"stop"``), or ``max_tokens`` tokens (``"length"``)."""
+        """Add a sampled token, then decide whether the sequence is finished: once it has ``min_tokens`` tokens, a
+        stop token, EOS (unless ``ignore_eos``), a stop string in its text (all ``"stop"``), or ``max_tokens``
+        tokens (``"length"``)."""
         self.token_ids.append(token_id)
         request, params = self.request, self.request.params
         if self.detokenizer is not None:
             self.detokenizer.add(token_id)
+        if len(self.token_ids) - self.prompt_len < params.min_tokens:
+            return              # vLLM's rule: nothing stops a completion shorter than min_tokens
         if token_id in params.stop_token_ids:
             self.finish_reason, self.stop_reason = "stop", token_id
         elif token_id == request.eos_token_id and not params.ignore_eos:
@@ -111,18 +120,31 @@ class Request:
         tokenizer: decodes its completions' text (None: no text, no stop strings).
         eos_token_id: the token that ends a completion (None: none).
         metrics: its :class:`~pagedlab.engine.outputs.RequestMetrics` (None when the engine keeps no times).
+        bad_words: the token sequences of ``params.bad_words`` (tokenized by the engine).
+        prompt_logprobs: when ``params.prompt_logprobs`` is set, one entry per prompt token: None for the first,
+            then ``{token id: Logprob}`` (None until computed); else None.
     """
 
     __slots__ = ("request_id", "prompt", "params", "arrival", "seqs", "status", "num_cached_tokens", "tokenizer",
-                 "eos_token_id", "metrics")
+                 "eos_token_id", "metrics", "bad_words", "prompt_logprobs")
 
     def __init__(self, request_id: Hashable, prompt: list[int], params: SamplingParams, arrival: int,
-                 tokenizer=None, eos_token_id: int | None = None, metrics: RequestMetrics | None = None) -> None:
+                 tokenizer=None, eos_token_id: int | None = None, metrics: RequestMetrics | None = None,
+                 bad_words: tuple[tuple[int, ...], ...] = ()) -> None:
         self.request_id, self.prompt, self.params, self.arrival = request_id, prompt, params, arrival
         self.tokenizer, self.eos_token_id, self.metrics = tokenizer, eos_token_id, metrics
+        self.bad_words = bad_words
+        self.prompt_logprobs: list[dict | None] | None = None if params.prompt_logprobs is None else \
+            [None] * len(prompt)
         self.seqs = [Sequence(self, 0, list(prompt))]
         self.status = Status.WAITING
         self.num_cached_tokens: int | None = None
+
+    @property
+    def wants_prompt_logprobs(self) -> bool:
+        """True while prompt log-probabilities are asked for and some are missing."""
+        p = self.prompt_logprobs
+        return p is not None and len(p) > 1 and p[-1] is None
 
     @property
     def prompt_len(self) -> int:

@@ -96,7 +96,7 @@ class EngineWidget(LiveView):
     def _add(self) -> None:
         vocab = self.engine.config.vocab_size
         self.engine.add_request([self._rng.randrange(vocab) for _ in range(self.prompt_len)],
-                                SamplingParams(max_tokens=self.max_tokens))
+                                SamplingParams(temperature=0, max_tokens=self.max_tokens))
 
     def _run_all(self) -> None:
         while self.engine.has_unfinished_requests():
