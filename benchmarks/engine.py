@@ -7,7 +7,7 @@
    processes on a shared machine do not inflate it; torch runs on one thread) and in wall time. Target
    (the course's): <= 25 µs, flat from 16 to 1024.
 2. **Throughput** (``--throughput``): the same random requests through ``LLMEngine`` and through
-   ``StaticBatchingEngine`` (contiguous reservation of ``max_len`` tokens per request, fixed batches) with the
+   ``LLMEngine(batching="static")`` (a reservation of ``max_len`` tokens per request, fixed batches) with the
    same KV memory, on a randomly initialised ``TinyGPT``: most sequences at once, model steps, tokens/s. In
    Triton's interpreter (no GPU) the kernels run one program at a time, so tokens/s there says little about a
    GPU; the concurrency and step counts do not depend on the device.

@@ -196,7 +196,7 @@ def test_bad_input_is_refused_and_the_engine_keeps_working(llm, prompts, referen
     with pytest.raises(ValueError, match="top_p"):
         SamplingParams(top_p=0.0)
     with pytest.raises(ValueError, match="attention_backend"):
-        LLMEngine(llm.loaded.model, 8, attention_backend="cuda-fast")
+        LLMEngine(llm.loaded.model, num_blocks=8, attention_backend="cuda-fast")
     with pytest.raises(ValueError, match="unknown model"):
         LLM("meta-llama/Llama-2-7b-hf")
     out = llm.generate({"prompt_token_ids": prompts[0]}, SamplingParams(temperature=0, max_tokens=MAX_TOKENS), use_tqdm=False)
@@ -226,3 +226,87 @@ def test_streamed_text_grows_to_the_final_text(llm, prompts):
             texts.append(out.outputs[0].text)
     assert all(b.startswith(a) for a, b in zip(texts, texts[1:])) and len(set(texts)) >= 5
     assert texts[-1] == llm.get_tokenizer().decode(out.outputs[0].token_ids, skip_special_tokens=True)
+
+
+@smollm2
+@pytest.mark.parametrize("call, words", [
+    (lambda llm: llm.generate(b"What is 2 + 2?", use_tqdm=False), "prompts must be a string.*got bytes"),
+    (lambda llm: llm.generate(123, use_tqdm=False), "prompts must be a string.*got int"),
+    (lambda llm: llm.generate(["ok", None], use_tqdm=False), r"prompts\[1\] must be a string.*got NoneType"),
+    (lambda llm: llm.generate([[1, 2, 3]], use_tqdm=False), r"prompts\[0\] must be a string.*got list"),
+    (lambda llm: llm.generate("hi", "greedy", use_tqdm=False), "sampling_params must be a SamplingParams.*got str"),
+    (lambda llm: llm.chat("hello", use_tqdm=False), "messages must be a conversation.*got str"),
+    (lambda llm: llm.chat([{"role": "user"}], use_tqdm=False), "message 0 must be a mapping with 'role' and 'content'"),
+    (lambda llm: llm.generate([{"prompt_token_ids": [1, 2]}, {"prompt_token_ids": [1, True]}], use_tqdm=False),
+     "prompt must be a list of token ids"),
+    (lambda llm: llm.generate("hi", use_tqdm="yes"), "use_tqdm must be a bool"),
+])
+def test_bad_input_names_the_argument_and_adds_nothing(llm, call, words):
+    with pytest.raises(TypeError, match=words):
+        call(llm)
+    assert_no_leak(llm.llm_engine)
+
+
+@smollm2
+def test_vllm_offline_api_forms(llm, prompts, reference):
+    greedy = SamplingParams(temperature=0, max_tokens=MAX_TOKENS)
+    text = llm.get_tokenizer().decode(prompts[0])
+    as_dict = llm.generate({"prompt": text}, greedy, use_tqdm=False)[0]
+    assert as_dict.prompt == text and as_dict.outputs[0].token_ids == reference[0]
+    assert isinstance(as_dict.request_id, str)
+    assert llm.get_default_sampling_params() == SamplingParams()        # SmolLM2's folder sets no sampling default
+    # chat with vLLM's arguments: continue the assistant's last message instead of starting a new one
+    started = [{"role": "user", "content": QUESTIONS[0]}, {"role": "assistant", "content": "The capital of"}]
+    cont = llm.chat(started, greedy, use_tqdm=False, add_generation_prompt=False, continue_final_message=True)[0]
+    assert cont.prompt.rstrip().endswith("The capital of") and "Paris" in cont.outputs[0].text
+    with pytest.raises(ValueError, match="continue_final_message"):
+        llm.chat(started, greedy, use_tqdm=False, continue_final_message=True)
+    bars = []
+
+    class Bar:          # vLLM accepts a tqdm-like class for use_tqdm
+        def __init__(self, total, desc):
+            bars.append(self)
+            self.n, self.postfix = 0, ""
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def update(self, n=1):
+            self.n += n
+
+        def set_postfix_str(self, text, refresh=True):
+            self.postfix = text
+
+    llm.generate([text, text], greedy, use_tqdm=Bar)
+    assert bars[0].n == 2 and "toks/s" in bars[0].postfix
+    france = {"prompt_token_ids": prompts[0]}
+    assert "Paris" in llm.generate(france, greedy, use_tqdm=False)[0].outputs[0].text
+    banned = llm.generate(france, SamplingParams(temperature=0, max_tokens=12, bad_words=["Paris"]), use_tqdm=False)
+    assert "Paris" not in banned[0].outputs[0].text
+    kept = llm.generate(france, SamplingParams(temperature=0, max_tokens=12, stop=["capital"],
+                                               include_stop_str_in_output=True), use_tqdm=False)[0].outputs[0]
+    assert kept.text == "The capital" and kept.finish_reason == "stop"
+    assert_no_leak(llm.llm_engine)
+
+
+def test_llm_refuses_many_device_arguments_before_loading():
+    with pytest.raises(ValueError, match="tensor_parallel_size=2.*one device"):
+        LLM(loader.SMOLLM2, tensor_parallel_size=2)
+    with pytest.raises(ValueError, match="enable_lora"):
+        LLM(loader.SMOLLM2, enable_lora=True)
+
+
+@smollm2
+def test_llm_takes_vllm_arguments_and_a_tokenizer(llm, prompts, reference):
+    other = LLM(loader.SMOLLM2, tokenizer=loader.SMOLLM2, seed=0, gpu_memory_utilization=0.5, enforce_eager=True,
+                swap_space=0.01, trust_remote_code=False, dtype="float32", tensor_parallel_size=1,
+                max_model_len=512, num_blocks=16, attention_backend="torch")
+    assert other.llm_engine.engine_config.max_model_len == 512 and other.llm_engine.engine_config.num_cpu_blocks > 0
+    out = other.generate({"prompt_token_ids": prompts[0]}, SamplingParams(temperature=0, max_tokens=MAX_TOKENS),
+                         use_tqdm=False)[0]
+    assert out.outputs[0].token_ids == reference[0]
+    with pytest.raises(TypeError, match="LLM got unknown argument.*num_gpu_blockz"):
+        LLM(loader.SMOLLM2, num_gpu_blockz=3)
