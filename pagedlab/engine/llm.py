@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import torch
 
@@ -49,17 +50,18 @@ ACCEPTED = ("trust_remote_code", "enforce_eager", "tokenizer_mode", "revision", 
 """vLLM arguments that change nothing here: eager is the only mode, the model is read locally, there is one device."""
 
 REFUSED = {
-    "tensor_parallel_size": "pagedlab runs the model on one device: leave tensor_parallel_size=1 (notebook 10 §7 "
-                            "shows how vLLM splits a model over devices)",
-    "pipeline_parallel_size": "pagedlab runs the model on one device: leave pipeline_parallel_size=1",
-    "data_parallel_size": "pagedlab runs one engine: leave data_parallel_size=1",
-    "enable_lora": "pagedlab serves the base model only (no LoRA adapters)",
-    "quantization": "pagedlab computes in the dtype you pass (a GGUF file is de-quantized when loaded)",
-    "cpu_offload_gb": "pagedlab keeps the weights on the device; the CPU pool holds swapped KV blocks (swap_space)",
-    "speculative_config": "pagedlab decodes one token per step (no speculative decoding)",
-    "kv_cache_dtype": "pagedlab keeps K/V in the model's dtype",
+    "tensor_parallel_size": (1, "pagedlab runs the model on one device: leave tensor_parallel_size=1 (notebook 10 "
+                                "§7 shows how vLLM splits a model over devices)"),
+    "pipeline_parallel_size": (1, "pagedlab runs the model on one device: leave pipeline_parallel_size=1"),
+    "data_parallel_size": (1, "pagedlab runs one engine: leave data_parallel_size=1"),
+    "enable_lora": (False, "pagedlab serves the base model only (no LoRA adapters)"),
+    "quantization": (None, "pagedlab computes in the dtype you pass (a GGUF file is de-quantized when loaded)"),
+    "cpu_offload_gb": (0, "pagedlab keeps the weights on the device; the CPU pool holds swapped KV blocks "
+                          "(swap_space)"),
+    "speculative_config": (None, "pagedlab decodes one token per step (no speculative decoding)"),
+    "kv_cache_dtype": ("auto", "pagedlab keeps K/V in the model's dtype"),
 }
-"""vLLM arguments refused unless left at their default (1, False or None), with what pagedlab does instead."""
+"""vLLM arguments refused unless left at their default: ``{name: (default, what pagedlab does instead)}``."""
 
 
 def _dtype(dtype: str | torch.dtype) -> torch.dtype:
@@ -83,6 +85,8 @@ class LLM:
         dtype: ``"auto"`` (float32 on a CPU, bfloat16 or float16 on a GPU), a name (``"half"``, ``"float16"``,
             ``"bfloat16"``, ``"float"``, ``"float32"``) or a ``torch.dtype``.
         seed: seeds the sampling of requests that have no seed of their own (None: fresh randomness).
+        generation_config: where :meth:`get_default_sampling_params` reads the model's defaults: ``"auto"`` (the
+            model's folder), ``"vllm"`` (none: vLLM's own defaults) or a folder with a ``generation_config.json``.
         gpu_memory_utilization, swap_space, kv_cache_space, max_model_len, ...: the engine's settings
             (:class:`~pagedlab.engine.config.EngineConfig`), with vLLM's names: ``swap_space`` GiB (default 0 here)
             sizes the CPU pool of ``preemption="swap"``.
@@ -102,16 +106,22 @@ class LLM:
     """
 
     def __init__(self, model: str | os.PathLike, *, tokenizer: object = None, skip_tokenizer_init: bool = False,
-                 dtype: str | torch.dtype = "auto", seed: int | None = None, **kwargs) -> None:
-        for name, why in REFUSED.items():
-            value = kwargs.pop(name, None)
-            if value not in (None, 1, False, 0, "auto"):
+                 dtype: str | torch.dtype = "auto", seed: int | None = None, generation_config: str = "auto",
+                 **kwargs) -> None:
+        for name, (default, why) in REFUSED.items():
+            value = kwargs.pop(name, default)
+            if value != default or isinstance(value, bool) != isinstance(default, bool):
                 raise ValueError(f"LLM({name}={value!r}) is not supported: {why}")
         for name in ACCEPTED:
             kwargs.pop(name, None)
+        if not isinstance(generation_config, (str, os.PathLike)):
+            raise TypeError(f"generation_config must be 'auto', 'vllm' or a folder, got "
+                            f"{type(generation_config).__name__}")
         settings = dict(kwargs, seed=seed)
         dtype = _dtype(dtype)
         self.loaded: LoadedModel = load_model(model, dtype)
+        self._generation_config = None if generation_config == "vllm" else \
+            self.loaded.folder if generation_config == "auto" else Path(generation_config)
         self._tokenizer = None if skip_tokenizer_init else self._load_tokenizer(model, tokenizer)
         config = build_config(self.loaded.model, "LLM", settings)
         self.llm_engine = LLMEngine(self.loaded.model, config, tokenizer=self._tokenizer)
@@ -140,21 +150,24 @@ class LLM:
         """vLLM's default for ``generate`` without parameters: ``SamplingParams()`` with what the model's
         ``generation_config.json`` sets (``temperature``, ``top_p``, ``top_k``, ``min_p``, ``repetition_penalty``,
         ``max_new_tokens`` as ``max_tokens``), when the model folder has one."""
-        file = self.loaded.folder / "generation_config.json"
-        found = json.loads(file.read_text()) if file.is_file() else {}
+        file = None if self._generation_config is None else self._generation_config / "generation_config.json"
+        found = json.loads(file.read_text()) if file is not None and file.is_file() else {}
         names = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p",
                  "repetition_penalty": "repetition_penalty", "max_new_tokens": "max_tokens"}
         return SamplingParams(**{ours: found[theirs] for theirs, ours in names.items() if found.get(theirs)
                                  is not None})
 
-    def generate(self, prompts: Prompt | Sequence[Prompt], sampling_params: SamplingParams
+    def generate(self, prompts: Prompt | Sequence[Prompt] | None = None, sampling_params: SamplingParams
                  | Sequence[SamplingParams] | None = None, use_tqdm: bool | Callable = True,
-                 lora_request: object = None) -> list[RequestOutput]:
+                 lora_request: object = None, *, prompt_token_ids: Sequence[int] | Sequence[Sequence[int]]
+                 | None = None) -> list[RequestOutput]:
         """Complete prompts: strings (tokenized as the tokenizer does by default), ``{"prompt": "..."}`` or
         ``{"prompt_token_ids": [...]}``, one or a list.
 
         Args:
             sampling_params: one for all, one per prompt, or None: :meth:`get_default_sampling_params`.
+            prompt_token_ids: older vLLM's form of token prompts (one list of ids, or a list of them), instead of
+                ``prompts``.
             use_tqdm: a progress bar (vLLM's default), False, or a tqdm-like class.
 
         Returns:
@@ -166,7 +179,13 @@ class LLM:
                 added to the engine then.
         """
         if lora_request is not None:
-            raise ValueError(f"lora_request is not supported: {REFUSED['enable_lora']}")
+            raise ValueError(f"lora_request is not supported: {REFUSED['enable_lora'][1]}")
+        if prompt_token_ids is not None:
+            if prompts is not None:
+                raise ValueError("pass prompts or prompt_token_ids, not both")
+            many = isinstance(prompt_token_ids, Sequence) and prompt_token_ids and not isinstance(
+                prompt_token_ids[0], int)
+            prompts = [{"prompt_token_ids": p} for p in (prompt_token_ids if many else [prompt_token_ids])]
         if isinstance(prompts, (str, Mapping)):
             prompts = [prompts]
         elif not isinstance(prompts, Sequence) or isinstance(prompts, bytes):

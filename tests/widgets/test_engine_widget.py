@@ -75,7 +75,7 @@ def test_buttons_add_step_and_run(engine):
     assert not engine.has_unfinished_requests() and engine.block_manager.num_free_blocks == 10
     w.prompt_len = 100                     # past the model's positions: refused, said under the picture
     w.add_button.click()
-    assert "failed" in w.status.value and "n_positions" in w.status.value
+    assert "failed" in w.status.value and "max_model_len" in w.status.value
 
 
 def test_static_picture_and_arguments(engine):
