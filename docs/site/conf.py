@@ -1,0 +1,110 @@
+"""Sphinx configuration of the course site: the stored notebooks rendered as they are, never executed.
+
+``docs/site/build.py`` (``make site``) lays out the source folder this file configures (``index.md``, copies of
+``notebooks/``, ``exercises/``, ``solutions/``, ``docs/`` and ``README.md``) and puts MathJax into
+``_static/mathjax``; run Sphinx through it, not on its own.
+
+The repository, the branch and so every launch button and link back to a notebook come from
+``pagedlab.notebook.REPO_URL``, the one line a publisher changes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from pagedlab.notebook import REPO_URL  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from site_links import BRANCH, repository, site_url  # noqa: E402
+
+project = "pagedlab"
+author = "the pagedlab authors"
+copyright = "the pagedlab authors, MIT license"
+html_title = "pagedlab: from naive attention to a paged KV cache"
+
+extensions = ["myst_nb"]
+root_doc = "index"
+# Only the landing page and the notebooks are pages: README.md and docs/ are there for the pictures and the
+# course map that index.md includes.
+exclude_patterns = ["README.md", "docs/**", "_build", "**/.ipynb_checkpoints"]
+# Pages keep their repository paths (notebooks/02_tiling_and_online_softmax.html): the README's links and the
+# launch buttons map one to one.
+html_copy_source = False          # the .ipynb beside each page is the download; no second copy under _sources/
+html_show_sourcelink = False
+
+# The stored outputs are the CPU run that `pytest --nbval` keeps honest: render them, run nothing.
+nb_execution_mode = "off"
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+# Any warning fails `make site` and `make test-site` (sphinx-build -W); none is suppressed.
+
+# MathJax 4, vendored from the npm registry by build.py into _static/mathjax: nothing is fetched from a CDN when
+# a page is read. Fonts come from the same folder; the accessibility extensions that fetch speech rules are off.
+mathjax_path = "mathjax/tex-chtml.js"
+mathjax4_config = {
+    "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
+    "options": {"enableSpeech": False, "enableBraille": False, "enableEnrichment": False,
+                "enableExplorer": False, "menuOptions": {"settings": {"enrich": False, "speech": False,
+                                                                       "braille": False}}},
+}
+
+html_theme = "sphinx_book_theme"
+html_static_path = ["_static"]
+html_css_files = ["pagedlab.css"]
+html_theme_options = {
+    "repository_url": repository(REPO_URL),
+    "repository_branch": BRANCH,
+    "path_to_docs": "",
+    "use_repository_button": True,
+    "use_source_button": True,        # "view on GitHub": each page links back to its notebook
+    "use_issues_button": False,
+    "use_edit_page_button": False,
+    "use_download_button": False,     # its .ipynb link points at _sources/, which html_copy_source drops
+    "launch_buttons": {"colab_url": "https://colab.research.google.com", "binderhub_url": "https://mybinder.org",
+                       "notebook_interface": "jupyterlab"},
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+}
+html_baseurl = site_url(REPO_URL)
+html_last_updated_fmt = None
+# The theme's header shows the buttons above; no external font or script is requested by a page.
+html_context = {"default_mode": "light"}
+
+
+def _download_button(app, pagename, templatename, context, doctree):
+    """Add a "download .ipynb" button that points at the notebook copied beside the page."""
+    if pagename not in app.env.all_docs or app.env.doc2path(pagename).suffix != ".ipynb":
+        return
+    context.setdefault("header_buttons", []).insert(0, {
+        "type": "link",
+        "url": f"{Path(pagename).name}.ipynb",
+        "tooltip": "Download this notebook (.ipynb)",
+        "icon": "fas fa-download",
+        "label": "download-notebook-button",
+        "classes": "pst-navbar-icon",
+    })
+
+
+def _copy_notebooks(app, exception):
+    """Copy each rendered notebook beside its page, for the download button."""
+    if exception is not None or app.builder.name != "html":
+        return
+    for docname in app.env.all_docs:
+        source = app.env.doc2path(docname)
+        if source.suffix == ".ipynb":
+            target = Path(app.outdir) / f"{docname}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
+def setup(app):
+    # After the theme has filled the header buttons.
+    app.connect("html-page-context", _download_button, priority=900)
+    app.connect("build-finished", _copy_notebooks)
