@@ -7,7 +7,7 @@ Usage::
 
 Steps: lay out a source folder (``build/site/src``: this folder's ``index.md``, and copies of ``notebooks/``,
 ``exercises/``, ``solutions/`` unless left out, ``docs/``'s pictures and ``README.md``, whose course map the landing page
-includes); put MathJax into its ``_static`` (``npm install mathjax@MATHJAX_VERSION`` once, into
+includes); put MathJax into its ``_vendor`` folder, which conf.py adds to the static files (``npm install mathjax@MATHJAX_VERSION`` once, into
 ``build/site/npm``, copied from there afterwards; ``$PAGEDLAB_MATHJAX`` may name a package folder instead); run
 ``sphinx-build -W`` (any warning fails). Nothing is fetched when a page is read.
 """
@@ -27,8 +27,10 @@ ROOT = HERE.parents[1]
 BUILD = ROOT / "build" / "site"
 MATHJAX_VERSION = "4.1.3"
 # What the pages load: the TeX-to-HTML component, what it loads on demand, and the CHTML font.
-MATHJAX_FILES = ["tex-chtml.js", "input", "output", "ui", "a11y", "sre", "LICENSE"]
+# (Not sre/, the speech-rule engine: conf.py turns speech and enrichment off.)
+MATHJAX_FILES = ["tex-chtml.js", "input", "output", "ui", "a11y", "LICENSE"]
 FONT = "mathjax-newcm-font"
+VENDOR = "_vendor"      # in the source folder: conf.py serves it as static files (the pages' _static/mathjax)
 SOLUTIONS_BLOCK = ("<!-- solutions -->", "<!-- /solutions -->")
 
 
@@ -38,10 +40,8 @@ def stage(src: Path, solutions: bool) -> None:
         shutil.rmtree(src)
     src.mkdir(parents=True)
     # Copies, not symbolic links: MyST resolves a notebook's relative links (../exercises/...) from its real path.
-    # copy2 keeps modification times, so Sphinx rereads only the notebooks that changed since the last build.
     for name in ["notebooks", "exercises"] + (["solutions"] if solutions else []):
-        shutil.copytree(ROOT / name, src / name, copy_function=shutil.copy2,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copytree(ROOT / "docs", src / "docs", ignore=shutil.ignore_patterns("site", "*.md"))
     shutil.copy2(ROOT / "README.md", src / "README.md")
     index = (HERE / "index.md").read_text(encoding="utf-8")
@@ -49,7 +49,6 @@ def stage(src: Path, solutions: bool) -> None:
         start, end = (index.index(marker) for marker in SOLUTIONS_BLOCK)
         index = index[:start] + index[end + len(SOLUTIONS_BLOCK[1]):]
     (src / "index.md").write_text(index, encoding="utf-8")
-    shutil.copytree(HERE / "_static", src / "_static")
 
 
 def mathjax_package(cache: Path) -> Path:
@@ -98,10 +97,11 @@ def build(out: Path = BUILD, solutions: bool = True, quiet: bool = True) -> Path
     """
     src, html = out / "src", out / "html"
     stage(src, solutions)
-    vendor_mathjax(mathjax_package(out / "npm"), src / "_static")
+    vendor_mathjax(mathjax_package(out / "npm"), src / VENDOR)
     if html.exists():
         shutil.rmtree(html)      # a page left from an earlier build (solutions since left out) must not stay
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-c", str(HERE),
+    # -E: read every notebook again (a cached doctree would keep what conf.py's code did last time).
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-W", "--keep-going", "-c", str(HERE),
                "-d", str(out / "doctrees"), str(src), str(html)] + (["-q"] if quiet else [])
     subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})

@@ -2,7 +2,7 @@
 
 ``docs/site/build.py`` (``make site``) lays out the source folder this file configures (``index.md``, copies of
 ``notebooks/``, ``exercises/``, ``solutions/``, ``docs/`` and ``README.md``) and puts MathJax into
-``_static/mathjax``; run Sphinx through it, not on its own.
+its ``_vendor`` folder, served as ``_static/mathjax``; run Sphinx through it, not on its own.
 
 The repository, the branch and so every launch button and link back to a notebook come from
 ``pagedlab.notebook.REPO_URL``, the one line a publisher changes.
@@ -10,6 +10,7 @@ The repository, the branch and so every launch button and link back to a noteboo
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pagedlab.notebook import REPO_URL  # noqa: E402
+from pagedlab.notebook import REPO_URL, SETUP_CELL  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -57,6 +58,7 @@ mathjax4_config = {
 
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"      # a browser asks for one; without it every page logs a 404
 html_css_files = ["pagedlab.css"]
 html_theme_options = {
     "repository_url": repository(REPO_URL),
@@ -76,6 +78,20 @@ html_baseurl = site_url(REPO_URL)
 html_last_updated_fmt = None
 # The theme's header shows the buttons above; no external font or script is requested by a page.
 html_context = {"default_mode": "light"}
+
+
+def _hide_install_cell(app, docname, content):
+    """Leave out each notebook's install cell (``pagedlab.notebook.SETUP_CELL``): a reader of the site installs
+    nothing, and the buttons open the notebook with that cell where it runs. The notebooks are not changed: the
+    cell is recognised by its source, which a test keeps equal to ``SETUP_CELL`` in every notebook."""
+    if app.env.doc2path(docname).suffix != ".ipynb":
+        return
+    notebook = json.loads(content[0])
+    for cell in notebook["cells"]:
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        if cell["cell_type"] == "code" and source == SETUP_CELL:
+            cell.setdefault("metadata", {}).setdefault("tags", []).append("remove-cell")
+    content[0] = json.dumps(notebook)
 
 
 def _download_button(app, pagename, templatename, context, doctree):
@@ -104,7 +120,19 @@ def _copy_notebooks(app, exception):
             shutil.copyfile(source, target)
 
 
+def _serve_vendored(app, config):
+    """Serve the source folder's ``_vendor`` (MathJax, put there by build.py) as static files."""
+    vendor = Path(app.srcdir) / "_vendor"
+    if vendor.is_dir():
+        config.html_static_path.append(str(vendor))
+
+
 def setup(app):
+    # MathJax on every page, not only on those with equations: the navigation shows lecture 01's title, which has
+    # math, on every page.
+    app.set_html_assets_policy("always")
+    app.connect("config-inited", _serve_vendored)
+    app.connect("source-read", _hide_install_cell)
     # After the theme has filled the header buttons.
     app.connect("html-page-context", _download_button, priority=900)
     app.connect("build-finished", _copy_notebooks)
