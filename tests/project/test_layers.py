@@ -1,6 +1,7 @@
 """The package's layers: nothing imports from a layer above it (the course's layer rule)."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,11 +9,32 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPUTE = ["pagedlab/device.py", "pagedlab/validate.py", "pagedlab/testing.py", "pagedlab/trace.py",
-           "pagedlab/attention.py", "pagedlab/memory.py", "pagedlab/transfer.py", "pagedlab/records.py",
-           "pagedlab/roofline.py", "pagedlab/paged", "kernels", "pagedlab/model.py", "pagedlab/engine"]
-PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.exercise_checks", "pagedlab.notebook",
-                "pagedlab.grading", "pagedlab.authoring")
+DOC = ROOT / "docs" / "architecture.md"
+
+
+def _layers() -> list[tuple[str, list[str]]]:
+    """The layers of docs/architecture.md, from the bottom: ``(title, [module paths])`` in the order the map lists
+    them (each layer opens with a bold title, then a table of its modules; test_architecture.py checks that every
+    module is on the map)."""
+    layers: list[tuple[str, list[str]]] = []
+    for line in DOC.read_text().splitlines():
+        title = re.match(r"^\*\*([^*]+)\*\*", line)
+        if title:
+            layers.append((title.group(1), []))
+        row = re.match(r"^\| `((?:pagedlab|kernels)/[\w/]+\.py)` \|", line)
+        if row and layers:
+            layers[-1][1].append(row.group(1))
+    return layers
+
+
+def _module(path: str) -> str:
+    """``pagedlab/paged/manager.py`` -> ``pagedlab.paged.manager``; ``kernels/x.py`` is imported as ``pagedlab.kernels.x``."""
+    name = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return "pagedlab." + name if name.startswith("kernels") else name
+
+
+LAYERS = _layers()
+LEVEL = {_module(path): level for level, (_, paths) in enumerate(LAYERS) for path in paths}
 
 
 def _imports(path: Path) -> set[str]:
@@ -26,15 +48,36 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+def _owner(name: str) -> str | None:
+    """The module on the map that an imported name belongs to: the longest listed module it is, or is inside."""
+    parts = name.split(".")
+    return next((m for m in (".".join(parts[:i]) for i in range(len(parts), 0, -1)) if m in LEVEL), None)
+
+
 def _files(entry: str) -> list[Path]:
     path = ROOT / entry
     return sorted(path.glob("*.py")) if path.is_dir() else [path]
 
 
-@pytest.mark.parametrize("path", [f for e in COMPUTE for f in _files(e)], ids=lambda p: p.name)
-def test_compute_layer_does_not_import_presentation(path):
-    above = sorted(n for n in _imports(path) if n.startswith(PRESENTATION))
-    assert not above, f"{path.relative_to(ROOT)} imports {above} from a layer above it"
+def test_the_map_has_its_layers_in_order():
+    titles = [title for title, _ in LAYERS]
+    assert titles[:3] == ["Foundations", "Compute and state", "The engine"], titles
+    assert all(paths for _, paths in LAYERS), f"a layer of docs/architecture.md lists no module: {titles}"
+
+
+@pytest.mark.parametrize("path", [p for _, paths in LAYERS for p in paths], ids=str)
+def test_no_module_imports_from_a_layer_above_it(path):
+    level = LEVEL[_module(path)]
+    above = sorted({f"{n} ({LAYERS[LEVEL[o]][0]})" for n in _imports(ROOT / path)
+                    if (o := _owner(n)) is not None and LEVEL[o] > level})
+    assert not above, f"{path} ({LAYERS[level][0]}) imports {above}, from a layer above it"
+
+
+def test_the_layer_check_sees_an_import_from_above(tmp_path):
+    # The check above must be able to fail: a compute module that imports a widget is caught.
+    planted = tmp_path / "planted.py"
+    planted.write_text("from pagedlab.widgets import TileWidget\n")
+    assert any(LEVEL[o] > LEVEL["pagedlab.attention"] for n in _imports(planted) if (o := _owner(n)))
 
 
 @pytest.mark.parametrize("path", _files("pagedlab/paged"), ids=lambda p: p.name)
@@ -47,14 +90,6 @@ def test_allocator_core_is_plain_python(path):
 
 def test_device_imports_nothing_from_pagedlab():
     assert not {n for n in _imports(ROOT / "pagedlab/device.py") if n.startswith("pagedlab")}
-
-
-@pytest.mark.parametrize("path", _files("pagedlab/paged") + _files("kernels") + [ROOT / "pagedlab/model.py"],
-                         ids=lambda p: p.name)
-def test_engine_sits_above_paged_and_kernels(path):
-    # The engine and the model use the paged cache and the kernels, never the other way round.
-    above = sorted(n for n in _imports(path) if n.startswith("pagedlab.engine"))
-    assert not above, f"{path.relative_to(ROOT)} imports {above}: the engine is the layer above it"
 
 
 def test_model_does_not_depend_on_transformers():
