@@ -64,7 +64,7 @@ html_theme_options = {
     "repository_url": repository(REPO_URL),
     "repository_branch": BRANCH,
     "path_to_docs": "",
-    "use_repository_button": True,
+    "use_repository_button": False,   # conf.py links the repository, or on a notebook's page the notebook itself
     "use_source_button": False,       # it shows the notebook's JSON (?plain=1): conf.py links the rendered notebook
     "use_issues_button": False,
     "use_edit_page_button": False,
@@ -72,6 +72,8 @@ html_theme_options = {
     "launch_buttons": {"colab_url": "https://colab.research.google.com", "binderhub_url": "https://mybinder.org",
                        "notebook_interface": "jupyterlab"},
     "show_toc_level": 2,
+    # The landing page is one wide table (the course map): no "Contents" column beside it.
+    "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
     "home_page_in_toc": True,
 }
 html_baseurl = site_url(REPO_URL)
@@ -93,17 +95,19 @@ def _hide_install_cell(app, docname, content):
     content[0] = json.dumps(notebook)
 
 
-def _notebook_buttons(app, pagename, templatename, context, doctree):
-    """Give a notebook's page two more buttons: its notebook on GitHub (branch main), and the ``.ipynb`` copied
-    beside the page, to download."""
-    if pagename not in app.env.all_docs or app.env.doc2path(pagename).suffix != ".ipynb":
-        return
+def _github_buttons(app, pagename, templatename, context, doctree):
+    """A notebook's page links its notebook on GitHub (branch main) and the ``.ipynb`` copied beside the page, to
+    download; any other page links the repository."""
     buttons = context.setdefault("header_buttons", [])
+    github = {"type": "link", "icon": "fab fa-github", "classes": "pst-navbar-icon"}
+    if pagename not in app.env.all_docs or app.env.doc2path(pagename).suffix != ".ipynb":
+        buttons.insert(0, {**github, "url": repository(REPO_URL), "tooltip": "The course's repository",
+                           "label": "repository-button"})
+        return
     buttons.insert(0, {"type": "link", "url": f"{Path(pagename).name}.ipynb", "tooltip": "Download this notebook (.ipynb)",
                        "icon": "fas fa-download", "label": "download-notebook-button", "classes": "pst-navbar-icon"})
-    buttons.insert(1, {"type": "link", "url": f"{repository(REPO_URL)}/blob/{BRANCH}/{pagename}.ipynb",
-                       "tooltip": "This notebook on GitHub", "icon": "fab fa-github", "label": "notebook-source-button",
-                       "classes": "pst-navbar-icon"})
+    buttons.insert(1, {**github, "url": f"{repository(REPO_URL)}/blob/{BRANCH}/{pagename}.ipynb",
+                       "tooltip": "This notebook on GitHub", "label": "notebook-source-button"})
 
 
 def _copy_notebooks(app, exception):
@@ -132,5 +136,5 @@ def setup(app):
     app.connect("config-inited", _serve_vendored)
     app.connect("source-read", _hide_install_cell)
     # After the theme has filled the header buttons.
-    app.connect("html-page-context", _notebook_buttons, priority=900)
+    app.connect("html-page-context", _github_buttons, priority=900)
     app.connect("build-finished", _copy_notebooks)

@@ -1,4 +1,4 @@
-"""Lectures 02, 06 and 10 read in headless Chromium, on a desktop and on a phone, as served from the built site.
+"""The landing page and lectures 02, 06 and 10 read in headless Chromium, on a desktop and on a phone, as served from the built site.
 
 Each page must typeset its math with the site's own MathJax (no raw ``\\(`` left, nothing fetched from elsewhere),
 log no error, and fit a 390 px wide screen without scrolling sideways. Screenshots go to ``tests/site/screenshots/``.
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-PAGES = ["notebooks/02_tiling_and_online_softmax", "notebooks/06_paged_kv_allocator", "notebooks/10_mini_serving_engine"]
+PAGES = ["index", "notebooks/02_tiling_and_online_softmax", "notebooks/06_paged_kv_allocator",
+         "notebooks/10_mini_serving_engine"]
 VIEWPORTS = {"desktop": {"width": 1400, "height": 1000}, "phone": {"width": 390, "height": 844}}
 
 UNTYPESET = """() => [...document.querySelectorAll(".math")]
@@ -16,7 +17,7 @@ UNTYPESET = """() => [...document.querySelectorAll(".math")]
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=str)
-@pytest.mark.parametrize("name", PAGES, ids=lambda n: n.split("/")[-1][:2])
+@pytest.mark.parametrize("name", PAGES, ids=lambda n: n.split("/")[-1][:5])
 def test_page_renders_offline_with_typeset_math(chromium, server, screenshots, name, viewport):
     context = chromium.new_context(viewport=VIEWPORTS[viewport], is_mobile=viewport == "phone")
     page = context.new_page()
@@ -35,7 +36,7 @@ def test_page_renders_offline_with_typeset_math(chromium, server, screenshots, n
         assert page.evaluate(UNTYPESET) == [], f"{name}: math left untypeset"
         text = page.inner_text("body")      # the navigation too: lecture 01's title has math
         assert "\\(" not in text and "\\[" not in text, f"{name}: raw TeX delimiters in the page's text"
-        pictures = page.evaluate("""() => [...document.querySelectorAll("main .cell_output img")]
+        pictures = page.evaluate("""() => [...document.querySelectorAll("main img")]
                                      .map(i => i.complete && i.naturalWidth > 0)""")
         assert pictures and all(pictures), f"{name}: {pictures.count(False)} of {len(pictures)} pictures do not load"
         if viewport == "phone":
