@@ -14,7 +14,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from transformers.utils import logging as hf_logging
 
 from pagedlab.engine import LLMEngine, SamplingParams
-from pagedlab.model import GPTConfig, TinyGPT
+from pagedlab.models.tiny_gpt import GPTConfig, TinyGPT
 
 hf_logging.set_verbosity_error()
 MAX_TOKENS = 6

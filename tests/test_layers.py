@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 COMPUTE = ["pagedlab/device.py", "pagedlab/validate.py", "pagedlab/testing.py", "pagedlab/trace.py",
            "pagedlab/attention.py", "pagedlab/memory.py", "pagedlab/transfer.py", "pagedlab/records.py",
-           "pagedlab/roofline.py", "pagedlab/paged", "kernels", "pagedlab/model.py", "pagedlab/engine"]
+           "pagedlab/roofline.py", "pagedlab/paged", "kernels", "pagedlab/models", "pagedlab/engine"]
 PRESENTATION = ("pagedlab.widgets", "pagedlab.checks", "pagedlab.exercise_checks", "pagedlab.notebook",
                 "pagedlab.grading", "pagedlab.authoring")
 
@@ -49,7 +49,7 @@ def test_device_imports_nothing_from_pagedlab():
     assert not {n for n in _imports(ROOT / "pagedlab/device.py") if n.startswith("pagedlab")}
 
 
-@pytest.mark.parametrize("path", _files("pagedlab/paged") + _files("kernels") + [ROOT / "pagedlab/model.py"],
+@pytest.mark.parametrize("path", _files("pagedlab/paged") + _files("kernels") + _files("pagedlab/models"),
                          ids=lambda p: p.name)
 def test_engine_sits_above_paged_and_kernels(path):
     # The engine and the model use the paged cache and the kernels, never the other way round.
@@ -57,9 +57,10 @@ def test_engine_sits_above_paged_and_kernels(path):
     assert not above, f"{path.relative_to(ROOT)} imports {above}: the engine is the layer above it"
 
 
-def test_model_does_not_depend_on_transformers():
-    # transformers is a dev (test and notebook) dependency: from_gpt2 takes a model, it never imports one.
-    assert not {n for n in _imports(ROOT / "pagedlab/model.py") if n.startswith("transformers")}
+@pytest.mark.parametrize("path", _files("pagedlab/models"), ids=lambda p: p.name)
+def test_models_do_not_depend_on_transformers(path):
+    # transformers is a dev (test and notebook) dependency: the models take its configs and weights, never import it.
+    assert not {n for n in _imports(path) if n.startswith("transformers")}
 
 
 def test_scheduler_imports_no_torch():
