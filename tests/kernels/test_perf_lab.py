@@ -8,7 +8,7 @@ import pytest
 
 from pagedlab import perf_lab
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_exponentials_take_half_the_matmul_time_of_the_forward_at_d128():

@@ -403,7 +403,7 @@ def _benchmark_module():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "benchmarks" / "flash_attention.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "flash_attention.py"
     spec = importlib.util.spec_from_file_location("flash_attention_benchmark", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -9,7 +9,7 @@ import pytest
 
 from nbrun import assert_first_failure, check_title, planted, run_cells
 
-SOLUTION = Path(__file__).parents[1] / "solutions" / "ex09_stretch_split_kv_merge.ipynb"
+SOLUTION = Path(__file__).parents[2] / "solutions" / "ex09_stretch_split_kv_merge.ipynb"
 C1, C2 = (check_title(SOLUTION, n) for n in (1, 2))
 
 
@@ -24,6 +24,6 @@ def test_errors_keep_their_line_and_get_a_hint_for_that_error(cell, change, titl
 
 
 def test_exercise_as_shipped_fails():
-    exercise = Path(__file__).parents[1] / "exercises" / "ex09_stretch_split_kv_merge.ipynb"
+    exercise = Path(__file__).parents[2] / "exercises" / "ex09_stretch_split_kv_merge.ipynb"
     with pytest.raises(NotImplementedError):
         run_cells(exercise)

@@ -13,7 +13,7 @@ import pytest
 from pagedlab.authoring.exercises import ExerciseFormatError, generate, make_exercise, strip_solutions, validate
 from nbrun import run_cells
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 

@@ -9,7 +9,7 @@ import pytest
 
 from nbrun import assert_first_failure, check_title, planted, run_cells
 
-SOLUTION = Path(__file__).parents[1] / "solutions" / "ex09_paged_attention.ipynb"
+SOLUTION = Path(__file__).parents[2] / "solutions" / "ex09_paged_attention.ipynb"
 WORK = "kernel-work"
 
 V_LOAD = "mask=valid[:, None], other=0.0)"
@@ -31,7 +31,7 @@ def test_a_name_error_is_reported_as_such_at_its_kernel_line_without_the_shapes_
 
 
 def test_exercise_as_shipped_fails():
-    exercise = Path(__file__).parents[1] / "exercises" / "ex09_paged_attention.ipynb"
+    exercise = Path(__file__).parents[2] / "exercises" / "ex09_paged_attention.ipynb"
     # Inside a Triton kernel the stub's NotImplementedError arrives wrapped by the interpreter (or, compiled, as
     # a compilation error that names it).
     with pytest.raises(Exception, match="NotImplementedError|Exercise: replace this line"):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from nbrun import assert_first_failure, check_title, planted
 
-NB = Path(__file__).resolve().parent.parent / "solutions" / "ex10_scheduler_step.ipynb"
+NB = Path(__file__).resolve().parents[2] / "solutions" / "ex10_scheduler_step.ipynb"
 CELL = "schedule-work"
 
 PREEMPT = check_title(NB, 4)

@@ -2,7 +2,7 @@
 reference, and the loader's errors and cache, all on small random models (no 93 MB file needed).
 
 The engine runs of the same model (token-exact against ``generate`` through the Triton interpreter, and the
-real SmolLM2) are in ``tests/test_llm.py``.
+real SmolLM2) are in ``tests/engine/test_llm.py``.
 """
 
 import pagedlab.kernels  # noqa: F401  (first: decides Triton's mode before transformers imports triton)

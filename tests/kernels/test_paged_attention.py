@@ -305,7 +305,7 @@ def test_benchmark_runs_and_writes_its_files(tmp_path):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "benchmarks" / "paged_attention.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "paged_attention.py"
     spec = importlib.util.spec_from_file_location("paged_attention_benchmark", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from nbrun import first_failure, planted
 
-SOLUTION = Path(__file__).parents[1] / "solutions" / "ex04_flash_forward.ipynb"
+SOLUTION = Path(__file__).parents[2] / "solutions" / "ex04_flash_forward.ipynb"
 
 
 def test_a_name_error_names_its_kernel_line_without_the_shapes_hint():

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from nbrun import assert_first_failure, check_title, planted
 
-NB = Path(__file__).resolve().parent.parent / "solutions" / "ex07_copy_on_write.ipynb"
+NB = Path(__file__).resolve().parents[2] / "solutions" / "ex07_copy_on_write.ipynb"
 CELL = "manager-work"
 
 BRANCHES = """        if position % self.block_size == 0:

@@ -67,7 +67,7 @@ def test_pruning_models_agree_with_the_recorded_compiles():
     import csv
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
+    path = Path(__file__).parents[2] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
     rows = [r for r in csv.DictReader(open(path)) if r["status"] in ("ok", "too much shared memory")]
     assert rows
     for r in rows:
@@ -88,7 +88,7 @@ def test_the_register_estimate_is_as_close_as_its_docstring_says():
     import csv
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
+    path = Path(__file__).parents[2] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
     rows = [r for r in csv.DictReader(open(path))
             if (r["arch"], r["kind"], r["tma"], r["status"]) == ("90", "fwd", "False", "ok") and r["head_dim"] != "64"]
     assert len(rows) > 30
@@ -108,7 +108,7 @@ def test_the_small_spills_pruning_keeps_are_the_recorded_ones():
     from collections import defaultdict
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
+    path = Path(__file__).parents[2] / "benchmarks" / "compile" / "bf16_causal_triton3.9.csv"
     spills = defaultdict(int)
     for r in csv.DictReader(open(path)):
         if r["arch"] == "90" and r["status"] == "ok":

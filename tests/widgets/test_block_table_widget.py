@@ -180,7 +180,7 @@ def test_swap_buttons_with_a_cpu_pool():
 def test_static_views_and_unsubscribe(source_scenario):
     m, w = source_scenario
     bundle = w._repr_mimebundle_()
-    assert bundle["text/html"].startswith('<img class="pagedlab-live-view"')  # an image of static_svg (tests/test_live_view.py)
+    assert bundle["text/html"].startswith('<img class="pagedlab-live-view"')  # an image of static_svg (tests/widgets/test_live_view.py)
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == w.box.model_id
     w.close()
     frozen = w.picture.value

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from nbrun import assert_first_failure, check_title, planted
 
-NB = Path(__file__).resolve().parent.parent / "solutions" / "ex07_stretch_prefix_cache_match.ipynb"
+NB = Path(__file__).resolve().parents[2] / "solutions" / "ex07_stretch_prefix_cache_match.ipynb"
 
 
 def test_errors_get_a_hint_for_that_error():

@@ -9,7 +9,7 @@ import pytest
 from pagedlab.authoring.exercises import CODE_TAGS, cell_tag
 from pagedlab.notebook import SETUP_CELL
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
 ALL = EXECUTED + sorted((ROOT / "exercises").glob("*.ipynb"))
 

@@ -1,4 +1,4 @@
-"""Grading, piece by piece (no kernel runs here; tests/test_grade_class.py grades a whole synthetic class)."""
+"""Grading, piece by piece (no kernel runs here; tests/grading/test_grade_class.py grades a whole synthetic class)."""
 
 import csv
 import json
@@ -20,7 +20,7 @@ from pagedlab.grading.review import imported_names, mixed_script, reference_reas
 from pagedlab.grading.sandbox import Sandbox, bwrap_problem
 from pagedlab.grading.specs import SPECS, Cases
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "exercises" / "ex00_warmup.ipynb"
 SOLUTION = ROOT / "solutions" / "ex00_warmup.ipynb"
 

@@ -32,7 +32,7 @@ from pagedlab.grading.procs import Limits
 from pagedlab.grading.sandbox import Sandbox
 from test_grade import without_ids
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EX00, EX01, EX05, EX06 = ("ex00_warmup.ipynb", "ex01_naive_attention.ipynb", "ex05_kv_cache_size.ipynb",
                            "ex06_block_allocator.ipynb")
 PIPE_NAME = "pipe|name\nwith <img src=x onerror=alert(1)>"

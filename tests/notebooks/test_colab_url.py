@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pagedlab.notebook import REPO_URL, SETUP_CELL
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPO = REPO_URL.split("@")[0].removesuffix(".git")   # without a pinned ref
 
 
