@@ -11,7 +11,7 @@ import pytest
 from nbrun import assert_first_failure, check_title
 from planted import replacements, tables
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 CASES = [(stem, bug) for stem, bugs in sorted(tables().items()) for bug in bugs]
 
 
