@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from nbrun import assert_first_failure, check_title, planted, run_cells
+from pagedlab.attention import paged_decode_reference
+from pagedlab.exercise_checks import ex09
 
 SOLUTION = Path(__file__).parents[2] / "solutions" / "ex09_paged_attention.ipynb"
 WORK = "kernel-work"
@@ -36,3 +38,16 @@ def test_exercise_as_shipped_fails():
     # a compilation error that names it).
     with pytest.raises(Exception, match="NotImplementedError|Exercise: replace this line"):
         run_cells(exercise)
+
+
+def test_only_some_heads_wrong_points_at_the_head_mapping():
+    """A launcher whose second head reads the wrong query (as ``heads = kv_head * BLOCK_H + offs_h`` does on a GPU,
+    where that store lands past the output; planting that kernel here would write past a tensor in this process)."""
+    def wrong_second_head(q, k, v, tables, lens):
+        out = paged_decode_reference(q, k, v, tables, lens)
+        out[:, 1] = 0
+        return out
+
+    with pytest.raises(AssertionError, match=r"Query heads \[1\] differ and \[0\] are right: .*name the wrong "
+                                             r"query heads"):
+        ex09.check_one_full_tile(wrong_second_head)

@@ -65,7 +65,7 @@ BUGS: dict[str, Plant] = {
         {"softmax-work": (
             ("tl.exp(x - m) / l, mask=mask)", "tl.exp(x - m) / l)"),
         )},
-        4, re.escape("wrote 9 padding columns")),
+        4, r"wrote 9 element\(s\) of out past n_cols = 13 .*columns \[13, 14, 15\] of rows \[0, 1, 2\]"),
     "softmax loads without mask": Plant(
         {"softmax-work": (
             (", mask=mask, other=float(\"-inf\"))", ")"),
@@ -112,4 +112,13 @@ BUGS: dict[str, Plant] = {
             ("tl.exp(x - m) / l", "tl.exp(x) / l"),
         )},
         9, re.escape("a score minus a max")),
+    "mask off by one (offsets <= n)": Plant(
+        {"add-work": (("mask = offsets < n", "mask = offsets <= n"),)},
+        1, r"wrote 1 element\(s\) past the end of out \(n = 100\), at index 100\. Hint: only element n itself"),
+    "running max starts at 0, not -inf": Plant(
+        {"softmax-work": (('m = float("-inf")', "m = 0.0"),)},
+        9, r"scores are all about -200.*NaN.*must start at -inf"),
+    "running sum rescaled the wrong way round (exp(m_new - m))": Plant(
+        {"softmax-work": (("l = l * tl.exp(m - m_new)", "l = l * tl.exp(m_new - m)"),)},
+        5, r"whole rows are NaN: the first tile already rescales the empty state"),
 }

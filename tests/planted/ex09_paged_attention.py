@@ -80,5 +80,10 @@ BUGS: dict[str, Plant] = {
             ("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
             ("alpha = tl.exp2(m_i - m_new)", "alpha = 1.0 + 0.0 * m_new"),
         )},
-        8, "most likely an overflow"),
+        2, r"underflows to 0.*with no max subtracted, the exponent is the raw score"),  # was check 8, overflow
+    "running max taken before the mask (the masked tokens' 0 scores win it)": Plant(
+        {"kernel-work": ((SCORE_MASK + "\n        m_new = tl.maximum(m_i, tl.max(s, 1))",
+                          "m_new = tl.maximum(m_i, tl.max(s, 1))\n        " + SCORE_MASK),)},
+        2, r"are NaN\. The 20 valid scores are all about -120.*taken over the tile before the mask, the masked "
+           r"tokens' 0 wins it.*set the invalid scores to -inf BEFORE tl.max"),
 }

@@ -81,4 +81,16 @@ BUGS: dict[str, Plant] = {
              "        waiting.popleft()"),
         )},
         1, "first come, first served"),
+    "the watermark test with >= (blocks that exactly fill the free ones refused)": Plant(
+        {"schedule-work": (("blocks + manager.watermark_blocks > manager.num_free_blocks",
+                            "blocks + manager.watermark_blocks >= manager.num_free_blocks"),)},
+        1, r"admitted \['A'\]\. Hint: B's 2 blocks are exactly the 2 blocks left free"),
+    "the budget test with >= (a prompt that fills the budget exactly refused)": Plant(
+        {"schedule-work": (("step.num_tokens + len(req.tokens) > max_num_batched_tokens",
+                            "step.num_tokens + len(req.tokens) >= max_num_batched_tokens"),)},
+        1, r"holds A \(12\) \+ B \(8\) exactly.*admitted \['A'\].*exactly max_num_batched_tokens fits"),
+    "num_tokens counted from running before growth (a preempted request's token counted)": Plant(
+        {"schedule-work": (("    step.num_tokens = len(step.grown)\n", ""),
+                           ("    queue = deque(running)", "    step.num_tokens = len(running)\n    queue = deque(running)"))},
+        4, r"this step computes 3 tokens, got num_tokens 4\. Hint: a preempted request computes nothing"),
 }
