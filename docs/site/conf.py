@@ -1,6 +1,6 @@
 """Sphinx configuration of the course site: the stored notebooks rendered as they are, never executed.
 
-``docs/site/build.py`` (``make site``) lays out the source folder this file configures (``index.md``, copies of
+``docs/site/build_site.py`` (``make site``) lays out the source folder this file configures (``index.md``, copies of
 ``notebooks/``, ``exercises/``, ``solutions/``, ``docs/`` and ``README.md``) and puts MathJax into
 its ``_vendor`` folder, served as ``_static/mathjax``; run Sphinx through it, not on its own.
 
@@ -46,7 +46,7 @@ myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 # Any warning fails `make site` and `make test-site` (sphinx-build -W); none is suppressed.
 
-# MathJax 4, vendored from the npm registry by build.py into _static/mathjax: nothing is fetched from a CDN when
+# MathJax 4, vendored from the npm registry by build_site.py into _static/mathjax: nothing is fetched from a CDN when
 # a page is read. Fonts come from the same folder; the accessibility extensions that fetch speech rules are off.
 mathjax_path = "mathjax/tex-chtml.js"
 mathjax4_config = {
@@ -104,8 +104,9 @@ def _github_buttons(app, pagename, templatename, context, doctree):
         buttons.insert(0, {**github, "url": repository(REPO_URL), "tooltip": "The course's repository",
                            "label": "repository-button"})
         return
-    buttons.insert(0, {"type": "link", "url": f"{Path(pagename).name}.ipynb", "tooltip": "Download this notebook (.ipynb)",
-                       "icon": "fas fa-download", "label": "download-notebook-button", "classes": "pst-navbar-icon"})
+    buttons.insert(0, {"type": "link", "url": f"{Path(pagename).name}.ipynb", "icon": "fas fa-download",
+                       "tooltip": "Download this notebook (.ipynb)", "label": "download-notebook-button",
+                       "classes": "pst-navbar-icon"})
     buttons.insert(1, {**github, "url": f"{repository(REPO_URL)}/blob/{BRANCH}/{pagename}.ipynb",
                        "tooltip": "This notebook on GitHub", "label": "notebook-source-button"})
 
@@ -123,7 +124,7 @@ def _copy_notebooks(app, exception):
 
 
 def _serve_vendored(app, config):
-    """Serve the source folder's ``_vendor`` (MathJax, put there by build.py) as static files."""
+    """Serve the source folder's ``_vendor`` (MathJax, put there by build_site.py) as static files."""
     vendor = Path(app.srcdir) / "_vendor"
     if vendor.is_dir():
         config.html_static_path.append(str(vendor))

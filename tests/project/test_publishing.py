@@ -58,7 +58,7 @@ def test_pages_workflow_builds_the_site_on_main_and_deploys_it():
     workflow = _workflow("pages.yml")
     assert workflow["on"]["push"]["branches"] == ["main"]
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
-    assert "python docs/site/build.py" in _runs(build), "pages.yml must build the site as make site does"
+    assert "python docs/site/build_site.py" in _runs(build), "pages.yml must build the site as make site does"
     assert "['optional-dependencies']['site']" in _runs(build), "pages.yml installs pyproject's site extra"
     upload = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"] == "build/site/html"

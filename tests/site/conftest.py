@@ -1,7 +1,7 @@
 """The course site, built once per run (``make test-site``), and a local server and Chromium to read it.
 
 Nothing here is collected by a plain ``pytest`` / ``make test`` (pyproject's ``norecursedirs`` skips this folder).
-The site is built as ``make site`` builds it (``docs/site/build.py``, Sphinx with warnings as errors) into
+The site is built as ``make site`` builds it (``docs/site/build_site.py``, Sphinx with warnings as errors) into
 ``build/site``. Chromium is launched with the browser test's settings (``tests/browser/conftest.py``: Debian's
 ``chromium``, no browser download); without Playwright or a Chromium binary the browser checks skip, saying why.
 """
@@ -22,14 +22,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "site"))
 
-import build  # noqa: E402  (docs/site/build.py)
+import build_site  # noqa: E402
 
 SCREENSHOTS = Path(os.environ.get("PAGEDLAB_SCREENSHOTS", Path(__file__).resolve().parent / "screenshots"))
 
 
 def _browser_settings():
     """tests/browser/conftest.py as a module: its find_chromium() and CHROMIUM_FLAGS."""
-    spec = importlib.util.spec_from_file_location("pagedlab_browser_conftest", ROOT / "tests" / "browser" / "conftest.py")
+    path = ROOT / "tests" / "browser" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("pagedlab_browser_conftest", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -39,7 +40,7 @@ def _browser_settings():
 def site() -> Path:
     """The built site's folder (``build/site/html``); a Sphinx warning or error fails every test that uses it."""
     try:
-        return build.build(build.BUILD, solutions=True)
+        return build_site.build(build_site.BUILD, solutions=True)
     except subprocess.CalledProcessError as error:
         pytest.fail(f"make site failed (exit {error.returncode}): Sphinx's messages are above", pytrace=False)
 
@@ -68,7 +69,8 @@ def chromium():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("the site's browser checks need Playwright for Python (pip install playwright); no browser download")
+        pytest.skip("the site's browser checks need Playwright for Python (pip install playwright); "
+                    "no browser download")
     settings = _browser_settings()
     path = settings.find_chromium()
     if path is None:

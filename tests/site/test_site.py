@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
-from conftest import ROOT, build
+from conftest import ROOT, build_site
 
 from pagedlab.notebook import REPO_URL, SETUP_CELL
 from site_links import BRANCH, repository
@@ -142,9 +142,9 @@ def test_pages_load_nothing_from_elsewhere(site):
 
 def test_solutions_can_be_left_out(tmp_path):
     """PAGEDLAB_SITE_SOLUTIONS=0 (make site SOLUTIONS=0) lays out no solutions/ and no Solutions section."""
-    build.stage(tmp_path / "src", solutions=False)
+    build_site.stage(tmp_path / "src", solutions=False)
     assert not (tmp_path / "src" / "solutions").exists()
     index = (tmp_path / "src" / "index.md").read_text()
     assert "solutions/" not in index and "exercises/*" in index
-    build.stage(tmp_path / "with", solutions=True)
+    build_site.stage(tmp_path / "with", solutions=True)
     assert "solutions/*" in (tmp_path / "with" / "index.md").read_text()

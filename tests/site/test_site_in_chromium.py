@@ -1,4 +1,5 @@
-"""The landing page and lectures 02, 06 and 10 read in headless Chromium, on a desktop and on a phone, as served from the built site.
+"""The landing page and lectures 02, 06 and 10 read in headless Chromium, on a desktop and on a phone, as served
+from the built site; and the site's search.
 
 Each page must typeset its math with the site's own MathJax (no raw ``\\(`` left, nothing fetched from elsewhere),
 log no error, and fit a 390 px wide screen without scrolling sideways. Screenshots go to ``tests/site/screenshots/``.
@@ -47,3 +48,15 @@ def test_page_renders_offline_with_typeset_math(chromium, server, screenshots, n
         assert not errors, f"{name}: the page logged errors: {errors}"
     finally:
         context.close()
+
+
+def test_search_finds_the_lectures_offline(chromium, server):
+    """The site's own search (Sphinx's index, no service) finds the lecture that teaches the online softmax."""
+    page = chromium.new_page()
+    try:
+        page.goto(f"{server}search.html?q=online+softmax", wait_until="load")
+        page.wait_for_selector("#search-results ul li", timeout=30_000)
+        found = page.eval_on_selector_all("#search-results ul li a", "links => links.map(a => a.getAttribute('href'))")
+        assert any("02_tiling_and_online_softmax" in link for link in found), f"search found {found[:10]}"
+    finally:
+        page.close()

@@ -2,14 +2,15 @@
 
 Usage::
 
-    python docs/site/build.py                    # into build/site/html
-    PAGEDLAB_SITE_SOLUTIONS=0 python docs/site/build.py   # without solutions/ (make site SOLUTIONS=0)
+    python docs/site/build_site.py                    # into build/site/html
+    PAGEDLAB_SITE_SOLUTIONS=0 python docs/site/build_site.py   # without solutions/ (make site SOLUTIONS=0)
 
 Steps: lay out a source folder (``build/site/src``: this folder's ``index.md``, and copies of ``notebooks/``,
-``exercises/``, ``solutions/`` unless left out, ``docs/``'s pictures and ``README.md``, whose course map the landing page
-includes); put MathJax into its ``_vendor`` folder, which conf.py adds to the static files (``npm install mathjax@MATHJAX_VERSION`` once, into
-``build/site/npm``, copied from there afterwards; ``$PAGEDLAB_MATHJAX`` may name a package folder instead); run
-``sphinx-build -W`` (any warning fails). Nothing is fetched when a page is read.
+``exercises/``, ``solutions/`` unless left out, ``docs/``'s pictures and ``README.md``, whose course map the
+landing page includes); put MathJax into its ``_vendor`` folder, which conf.py adds to the static files
+(``npm install mathjax@MATHJAX_VERSION`` once, into ``build/site/npm``, copied from there afterwards;
+``$PAGEDLAB_MATHJAX`` may name a package folder instead); run ``sphinx-build -W`` (any warning fails). Nothing is
+fetched when a page is read.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def mathjax_package(cache: Path) -> Path:
     if os.environ.get("PAGEDLAB_MATHJAX"):
         return Path(os.environ["PAGEDLAB_MATHJAX"])
     package = cache / "node_modules" / "mathjax"
-    if (package / "package.json").exists() and f'"version": "{MATHJAX_VERSION}"' in (package / "package.json").read_text():
+    manifest = package / "package.json"
+    if manifest.exists() and f'"version": "{MATHJAX_VERSION}"' in manifest.read_text():
         return package
     npm = shutil.which("npm")
     if npm is None:
@@ -124,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make site: Sphinx failed (exit {error.returncode}); its messages are above", file=sys.stderr)
         return 1
     size = sum(p.stat().st_size for p in html.rglob("*") if p.is_file())
-    print(f"site built in {time.monotonic() - start:.1f} s: {html.relative_to(ROOT) if html.is_relative_to(ROOT) else html} "
+    where = html.relative_to(ROOT) if html.is_relative_to(ROOT) else html
+    print(f"site built in {time.monotonic() - start:.1f} s: {where} "
           f"({size / 1e6:.1f} MB{'' if solutions else ', without solutions'}); open index.html")
     return 0
 
