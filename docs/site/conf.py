@@ -121,6 +121,9 @@ def _copy_notebooks(app, exception):
             target = Path(app.outdir) / f"{docname}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
+    sources = Path(app.outdir) / "_sources"
+    if sources.is_dir() and not any(sources.iterdir()):
+        sources.rmdir()       # left empty by html_copy_source = False
 
 
 def _serve_vendored(app, config):

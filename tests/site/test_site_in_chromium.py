@@ -2,7 +2,8 @@
 from the built site; and the site's search.
 
 Each page must typeset its math with the site's own MathJax (no raw ``\\(`` left, nothing fetched from elsewhere),
-log no error, and fit a 390 px wide screen without scrolling sideways. Screenshots go to ``tests/site/screenshots/``.
+log no error, and fit a 390 px wide screen without scrolling sideways. Screenshots (the top of each page, and the
+screen that shows its first widget picture) go to ``tests/site/screenshots/``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,12 @@ def test_page_renders_offline_with_typeset_math(chromium, server, screenshots, n
         if viewport == "phone":
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, f"{name}: the page is {overflow} px wider than a 390 px phone screen"
-        page.screenshot(path=str(screenshots / f"{name.split('/')[-1]}-{viewport}.png"))
+        stem = name.split("/")[-1]
+        page.screenshot(path=str(screenshots / f"{stem}-{viewport}.png"))
+        widget = page.locator("img.pagedlab-live-view")        # the first widget picture, as a reader sees it
+        if widget.count():
+            widget.first.scroll_into_view_if_needed()
+            page.screenshot(path=str(screenshots / f"{stem}-{viewport}-widget.png"))
         assert not elsewhere, f"{name}: requests that leave the site: {elsewhere}"
         assert not errors, f"{name}: the page logged errors: {errors}"
     finally:
