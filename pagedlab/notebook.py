@@ -4,13 +4,13 @@
 (``python -m pagedlab.authoring.execute``) writes it into every notebook and solution, and a test checks that
 they agree, so the Colab install line lives in exactly one place.
 
-``REPO_URL`` is where Colab installs the course from. Whoever publishes the course, or a fork of it,
-changes that one line and rewrites the notebooks' first cells without re-running them::
+``REPO_URL`` is where Colab installs the course from. Whoever publishes the course, or a fork of it, sets it
+with one command, which also rewrites every copy (the README's cell and links, ``pyproject.toml``, the notebooks'
+first cells, without re-running them; tests check each against this line)::
 
-    python -m pagedlab.authoring.execute --setup-cell-only notebooks solutions && python -m pagedlab.authoring.exercises
+    python docs/site/publish.py https://github.com/<owner>/<repo>@v<version>
 
-(the README's "Open in Colab" section lists the rest: its own copy of the cell and the Colab links,
-which tests check against this line).
+(the README's "Publishing the course" says the rest).
 """
 
 from __future__ import annotations

@@ -12,11 +12,16 @@ BRANCH = "main"
 _GITHUB = re.compile(r"^https://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+?)(?:\.git)?(?:@(?P<ref>[\w./-]+))?$")
 
 
-def _parts(repo_url: str) -> re.Match:
+def parts(repo_url: str) -> dict[str, str | None]:
+    """``{"owner", "repo", "ref"}`` of a ``REPO_URL`` (``ref``: the tag after ``@``, or None).
+
+    Raises:
+        ValueError: ``repo_url`` is not ``https://github.com/<owner>/<repo>[@<tag>]``.
+    """
     match = _GITHUB.match(repo_url)
     if match is None:
         raise ValueError(f"repo_url must look like https://github.com/<owner>/<repo>[@<tag>], got {repo_url!r}")
-    return match
+    return match.groupdict()
 
 
 def repository(repo_url: str) -> str:
@@ -25,16 +30,16 @@ def repository(repo_url: str) -> str:
     Raises:
         ValueError: ``repo_url`` is not a GitHub repository URL.
     """
-    parts = _parts(repo_url)
-    return f"https://github.com/{parts['owner']}/{parts['repo']}"
+    found = parts(repo_url)
+    return f"https://github.com/{found['owner']}/{found['repo']}"
 
 
 def pinned_ref(repo_url: str) -> str | None:
     """The tag (or branch) after ``@`` in ``repo_url``, or None when it is not pinned."""
-    return _parts(repo_url)["ref"]
+    return parts(repo_url)["ref"]
 
 
 def site_url(repo_url: str) -> str:
     """The GitHub Pages address of the repository, with a trailing slash (``https://<owner>.github.io/<repo>/``)."""
-    parts = _parts(repo_url)
-    return f"https://{parts['owner'].lower()}.github.io/{parts['repo']}/"
+    found = parts(repo_url)
+    return f"https://{found['owner'].lower()}.github.io/{found['repo']}/"

@@ -11,6 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pagedlab.notebook import REPO_URL, SETUP_CELL, TESTED_TRITON
@@ -90,3 +91,35 @@ def test_readme_site_and_badge_links_follow_repo_url():
     assert pages, "README links no page of the site"
     missing = [p for p in pages if not (ROOT / f"{p}.ipynb").exists()]
     assert not missing, f"README links site pages of notebooks that do not exist: {missing}"
+
+
+def test_publish_moves_every_copy_to_the_new_home(tmp_path):
+    """docs/site/publish.py rewrites REPO_URL and every copy the tests above compare with it (notebooks aside)."""
+    import publish
+
+    (tmp_path / "pagedlab").mkdir()
+    for name in ("README.md", "pyproject.toml", "pagedlab/notebook.py"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    new = "https://github.com/Some-One/llm-course@v0.1.0"
+    assert publish.rewrite_files(tmp_path, new) == REPO_URL
+    readme = (tmp_path / "README.md").read_text()
+    assert f'REPO_URL = "{new}"' in (tmp_path / "pagedlab" / "notebook.py").read_text()
+    assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["project"]["urls"]["Repository"] == (
+        "https://github.com/Some-One/llm-course")
+    assert SETUP_CELL.replace(REPO_URL, new) in readme, "README's copy of the install cell"
+    assert "https://some-one.github.io/llm-course/notebooks/" in readme
+    assert "colab.research.google.com/github/Some-One/llm-course/blob/main/" in readme
+    assert "github.com/Some-One/llm-course/actions/workflows/ci.yml/badge.svg" in readme
+    old = repository(REPO_URL).removeprefix("https://github.com/")
+    assert f"/{old}/" not in readme and f"/{old})" not in readme and site_url(REPO_URL) not in readme
+
+
+def test_publish_refuses_a_url_that_is_not_a_github_repository(tmp_path):
+    import publish
+
+    (tmp_path / "pagedlab").mkdir()
+    for name in ("README.md", "pyproject.toml", "pagedlab/notebook.py"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    with pytest.raises(ValueError, match="repo_url"):
+        publish.rewrite_files(tmp_path, "https://gitlab.com/someone/course")
+    assert (tmp_path / "pagedlab" / "notebook.py").read_text() == (ROOT / "pagedlab" / "notebook.py").read_text()
