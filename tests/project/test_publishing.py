@@ -100,16 +100,16 @@ def test_publish_moves_every_copy_to_the_new_home(tmp_path):
     (tmp_path / "pagedlab").mkdir()
     for name in ("README.md", "pyproject.toml", "pagedlab/notebook.py"):
         (tmp_path / name).write_text((ROOT / name).read_text())
-    new = "https://github.com/Some-One/llm-course@v0.1.0"
+    new = "https://github.com/Elsewhere-Org/moved-course@v0.1.0"
     assert publish.rewrite_files(tmp_path, new) == REPO_URL
     readme = (tmp_path / "README.md").read_text()
     assert f'REPO_URL = "{new}"' in (tmp_path / "pagedlab" / "notebook.py").read_text()
     assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["project"]["urls"]["Repository"] == (
-        "https://github.com/Some-One/llm-course")
+        "https://github.com/Elsewhere-Org/moved-course")
     assert SETUP_CELL.replace(REPO_URL, new) in readme, "README's copy of the install cell"
-    assert "https://some-one.github.io/llm-course/notebooks/" in readme
-    assert "colab.research.google.com/github/Some-One/llm-course/blob/main/" in readme
-    assert "github.com/Some-One/llm-course/actions/workflows/ci.yml/badge.svg" in readme
+    assert "https://elsewhere-org.github.io/moved-course/notebooks/" in readme
+    assert "colab.research.google.com/github/Elsewhere-Org/moved-course/blob/main/" in readme
+    assert "github.com/Elsewhere-Org/moved-course/actions/workflows/ci.yml/badge.svg" in readme
     old = repository(REPO_URL).removeprefix("https://github.com/")
     assert f"/{old}/" not in readme and f"/{old})" not in readme and site_url(REPO_URL) not in readme
 
