@@ -11,7 +11,7 @@ so both generate the same number of tokens):
 * **to EOS** (``--eos``): 32 chat requests answered greedily until EOS (up to ``--eos-cap`` tokens), answers of
   different lengths: the engine with all 32 at once (continuous batching) against ``generate`` on padded batches
   of 8 (the usual way: each batch runs until its longest answer ends; finished rows wait). Tokens/s counts each
-  answer's tokens up to its EOS; requests/s is 32 over the wall time; one run each after a warm-up.
+  answer's tokens up to its EOS; requests/s is 32 over the wall time; one run each after a short warm-up.
 
 The engine runs the PyTorch attention backend (``attention_backend="torch"``). Tokens/s is generated tokens
 over wall time (prefill included), the median of ``--repeats`` runs after one warm-up. Times depend on the
@@ -128,11 +128,13 @@ def eos_workload(llm, hf, tok, cap: int) -> int:
             lengths += [row.index(eos) + 1 if eos in row else len(row) for row in out]
         return lengths
 
+    llm.generate([{"prompt_token_ids": prompts[0]}], SamplingParams(temperature=0, max_tokens=4), use_tqdm=False)
+    with torch.no_grad():       # warm-up: first calls allocate and pick kernels
+        hf.generate(torch.tensor([prompts[0]]), do_sample=False, max_new_tokens=4, pad_token_id=tok.pad_token_id)
     print(f"\n{len(prompts)} chat requests answered greedily to EOS (at most {cap} tokens), one run after a warm-up:")
     print(f"{'':>22} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} {'requests/s':>11}")
     rates = {}
     for name, fn in (("engine (continuous)", engine), ("HF generate, pad x 8", padded)):
-        fn()
         start = time.perf_counter()
         lengths = fn()
         seconds = time.perf_counter() - start

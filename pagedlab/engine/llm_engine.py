@@ -33,7 +33,7 @@ class LLMEngine:
     ``watermark``, ``attention_backend``, ``batching``, ``static_max_len``, ``seed``), or pass a built ``config``.
 
     Args:
-        model: a :class:`~pagedlab.model.TinyGPT` or :class:`~pagedlab.llama.Llama` (any module with their
+        model: a :class:`~pagedlab.models.tiny_gpt.TinyGPT` or :class:`~pagedlab.models.llama.Llama` (any module with their
             ``config`` and call signature).
         config: the settings, built (None: from ``settings``).
         tokenizer: a Hugging Face tokenizer: completions get their ``text``, end at its EOS token, and may use

@@ -19,7 +19,7 @@ from transformers.utils import logging as hf_logging
 
 from pagedlab.engine import LLMEngine, Logprob, SamplingParams
 from pagedlab.engine.sampler import Row, apply_penalties, apply_top_k_top_p_min_p
-from pagedlab.llama import Llama
+from pagedlab.models.llama import Llama
 
 hf_logging.set_verbosity_error()
 VOCAB = 128
