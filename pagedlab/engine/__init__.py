@@ -11,7 +11,7 @@ this order: :mod:`~pagedlab.engine.sampling`, :mod:`~pagedlab.engine.sampler`, :
 text, :mod:`~pagedlab.engine.static` the static-batching policy, :mod:`~pagedlab.engine.serving` the arrival-trace measurement.
 
 The scheduler's side (:mod:`~pagedlab.engine.scheduler`, :mod:`~pagedlab.engine.sequence`,
-:mod:`~pagedlab.engine.outputs`) imports no torch, so ``import pagedlab.engine.scheduler`` stays torch-free; the
+:mod:`~pagedlab.engine.outputs`, :mod:`~pagedlab.engine.sampling`, :mod:`~pagedlab.engine.static`) imports no torch, so ``import pagedlab.engine.scheduler`` stays torch-free; the
 names below are imported on first use.
 """
 

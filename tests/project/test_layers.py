@@ -105,15 +105,12 @@ def test_scheduler_imports_no_torch():
 import sys
 sys.modules["torch"] = None          # any 'import torch' now raises ImportError
 from pagedlab.engine.scheduler import Scheduler
+from pagedlab.engine.sampling import SamplingParams    # the parameters are torch-free too (the sampler is not)
 from pagedlab.engine.sequence import Request
 from pagedlab.paged import BlockManager
 
-class Params:                        # SamplingParams lives with sampling, which needs torch
-    n, max_tokens, greedy = 1, 2, True
-    stop, stop_token_ids, ignore_eos = (), (), False
-
 scheduler = Scheduler(BlockManager(4, 4, watermark=0.0), max_num_seqs=2, max_num_batched_tokens=8)
-scheduler.add(Request(0, [1, 2, 3], Params(), 0))
+scheduler.add(Request(0, [1, 2, 3], SamplingParams(temperature=0, max_tokens=2), 0))
 out = scheduler.schedule()
 assert out.num_new_tokens == [3], out
 scheduler.postprocess(out, [[7]])
