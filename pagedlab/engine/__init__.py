@@ -8,10 +8,12 @@ this order: :mod:`~pagedlab.engine.sampling`, :mod:`~pagedlab.engine.sampler`, :
 :mod:`~pagedlab.engine.scheduler`, :mod:`~pagedlab.engine.attention`, :mod:`~pagedlab.engine.model_runner`,
 :mod:`~pagedlab.engine.config`, :mod:`~pagedlab.engine.llm_engine`, :mod:`~pagedlab.engine.llm`;
 :mod:`~pagedlab.engine.backends` holds the attention backends, :mod:`~pagedlab.engine.detokenizer` the incremental
-text, :mod:`~pagedlab.engine.static` the static-batching policy, :mod:`~pagedlab.engine.serving` the arrival-trace measurement.
+text, :mod:`~pagedlab.engine.static` the static-batching policy, :mod:`~pagedlab.engine.serving` the arrival-trace
+measurement.
 
 The scheduler's side (:mod:`~pagedlab.engine.scheduler`, :mod:`~pagedlab.engine.sequence`,
-:mod:`~pagedlab.engine.outputs`, :mod:`~pagedlab.engine.sampling`, :mod:`~pagedlab.engine.static`) imports no torch, so ``import pagedlab.engine.scheduler`` stays torch-free; the
+:mod:`~pagedlab.engine.outputs`, :mod:`~pagedlab.engine.sampling`, :mod:`~pagedlab.engine.static`) imports no torch,
+so ``import pagedlab.engine.scheduler`` stays torch-free; the
 names below are imported on first use.
 """
 

@@ -61,7 +61,8 @@ def bookkeeping_cost(num_seqs: int, steps: int = 20, prompt_len: int = 32, block
                        max_num_seqs=num_seqs, max_num_batched_tokens=num_seqs * prompt_len, watermark=0.0)
     rng = random.Random(0)
     for _ in range(num_seqs):
-        engine.add_request([rng.randrange(256) for _ in range(prompt_len)], SamplingParams(temperature=0, max_tokens=max_tokens))
+        engine.add_request([rng.randrange(256) for _ in range(prompt_len)],
+                           SamplingParams(temperature=0, max_tokens=max_tokens))
     engine.step()
     times = []
     for _ in range(steps):

@@ -190,21 +190,21 @@ class LLMEngine:
             if seq.request.metrics.first_scheduled_time is None:
                 seq.request.metrics.first_scheduled_time = start
         new_tokens: list[list[int]] = [[] for _ in seqs]
-        drawn: list[tuple[Sequence, int, int, TopLogprobs | None]] = []
+        drawn: list[tuple[int, int, int, TopLogprobs | None]] = []
         if seqs:
             prompt_rows = [i for i, s in enumerate(seqs) if s.request.wants_prompt_logprobs]
             logits, row_logits = self.runner.execute(out, prompt_rows)
             for i, rows in zip(prompt_rows, row_logits):
                 self._prompt_logprobs(seqs[i], rows)
             drawn = self._sample(out, logits)
-            for seq, _, token, _ in drawn:
-                new_tokens[seqs.index(seq)].append(token)
+            for i, _, token, _ in drawn:
+                new_tokens[i].append(token)
         else:                   # nothing to run, but a preemption may have swapped blocks out
             self.runner.apply_moves(out)
         ran = self.scheduler.postprocess(out, new_tokens)
-        for seq, completion, token, top in drawn:
+        for i, completion, token, top in drawn:
             if top is not None:       # after postprocess: a fork's completions exist now
-                target = next(s for s in seq.request.seqs if s.index == completion)
+                target = next(s for s in seqs[i].request.seqs if s.index == completion)
                 target.logprobs.append(self._logprob_dict(top, token))
                 target.cumulative_logprob += top.token_logprob
         now = self.clock()
@@ -287,9 +287,8 @@ class LLMEngine:
 
     # ---- internals -----------------------------------------------------------------------------------
 
-    def _sample(self, out: SchedulerOutput, logits: torch.Tensor) -> list[tuple[Sequence, int, int,
-                                                                                TopLogprobs | None]]:
-        """Draw the step's tokens: ``(sequence, completion index, token, log-probabilities or None)`` for each;
+    def _sample(self, out: SchedulerOutput, logits: torch.Tensor) -> list[tuple[int, int, int, TopLogprobs | None]]:
+        """Draw the step's tokens: ``(index in the batch, completion index, token, log-probabilities or None)``;
         ``n`` draws from one row for a prompt just computed of a request not forked yet, else one."""
         rows, src = [], []
         for i, seq in enumerate(out.seqs):
@@ -311,7 +310,7 @@ class LLMEngine:
                                                                         device=logits.device),
                                              [rows[k].params.logprobs for k in want])):
             tops[k] = top
-        return [(out.seqs[i], r.completion, t, top) for i, r, t, top in zip(src, rows, tokens, tops)]
+        return list(zip(src, [r.completion for r in rows], tokens, tops))
 
     def _prompt_logprobs(self, seq: Sequence, logits: torch.Tensor) -> None:
         """Record the prompt log-probabilities that a chunk's ``(tokens, vocab)`` logits give (position ``p``'s

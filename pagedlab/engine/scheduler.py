@@ -187,7 +187,8 @@ class Scheduler:
                 if len(seq.token_ids) - seq.num_computed > 1:
                     budget = self._take(seq, budget, out)
         admitted = 0
-        while self.waiting and not self.swapped and not out.num_preemptions and (budget or not self.ADMIT_NEEDS_BUDGET):
+        while (self.waiting and not self.swapped and not out.num_preemptions
+               and (budget or not self.ADMIT_NEEDS_BUDGET)):
             request = self.waiting[0]
             live = request.live_seqs
             # Without chunks, the first sequence's whole prefill must fit (cache hits are not counted on).
