@@ -6,9 +6,10 @@ module and the life of one request):
 * ``pagedlab.device`` (where the course runs: torch device, Triton compiled or interpreted, sizes) and
   ``pagedlab.validate`` (argument checks, one rule for TypeError vs ValueError; imports nothing from pagedlab);
 * compute and state, no display code: ``pagedlab.attention`` (PyTorch references), ``pagedlab.trace`` (tile
-  schedules), ``pagedlab.roofline`` (memory hierarchy, roofline), ``pagedlab.memory`` (KV-cache sizes and
-  waste), ``pagedlab.transfer`` (device-host copy timings), ``pagedlab.paged`` (the paged KV cache: allocator,
-  block tables, block manager, prefix cache), ``pagedlab.kernels`` (Triton), ``pagedlab.models`` (TinyGPT,
+  schedules), ``pagedlab.roofline`` (memory hierarchy, roofline), ``pagedlab.memory`` (KV-cache sizes),
+  ``pagedlab.waste`` (the waste of contiguous and paged allocation while serving), ``pagedlab.transfer``
+  (device-host copy timings), ``pagedlab.paged`` (the paged KV cache: allocator, block tables, block manager,
+  prefix cache, eviction policies), ``pagedlab.kernels`` (Triton), ``pagedlab.models`` (TinyGPT,
   Llama, and the registry that finds a checkpoint's family), ``pagedlab.loader`` (weights, found and converted
   once), ``pagedlab.perf_lab`` (compiler reports without a GPU), ``pagedlab.records`` (where a benchmark run's
   files go) and ``pagedlab.testing`` (shared test inputs);
