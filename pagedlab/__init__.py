@@ -11,8 +11,9 @@ module and the life of one request):
   (device-host copy timings), ``pagedlab.paged`` (the paged KV cache: allocator, block tables, block manager,
   prefix cache, eviction policies), ``pagedlab.kernels`` (Triton), ``pagedlab.models`` (TinyGPT,
   Llama, and the registry that finds a checkpoint's family), ``pagedlab.loader`` (weights, found and converted
-  once), ``pagedlab.perf_lab`` (compiler reports without a GPU), ``pagedlab.records`` (where a benchmark run's
-  files go) and ``pagedlab.testing`` (shared test inputs);
+  once), ``pagedlab.perf_lab`` (compiler reports without a GPU), ``pagedlab.tile_model`` (a FlashAttention
+  program's tiles and registers), ``pagedlab.records`` (where a benchmark run's files go) and ``pagedlab.testing``
+  (shared test inputs);
 * ``pagedlab.engine``: continuous batching over the paged cache, the kernels and the models, behind vLLM's API
   (``LLM``, ``LLMEngine``, ``SamplingParams``);
 * ``pagedlab.widgets``, ``pagedlab.checks``, ``pagedlab.exercise_checks``, ``pagedlab.notebook``: what the

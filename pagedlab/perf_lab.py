@@ -29,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from pagedlab.tile_model import tile_elements
 from pagedlab.validate import blocks_for, check_count
 
 H100_RATES = {"mma_flops_per_clock": 4096, "exp_per_clock": 16}
@@ -93,14 +94,15 @@ def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: 
 def live_tile_registers(block_m: int, block_n: int, num_warps: int, head_dim: int) -> float:
     """32-bit registers per thread that the forward's live tiles take (a model, and a lower bound on ptxas's count).
 
-    The tiles a forward program keeps in registers across its loop are the float32 accumulator O (``block_m x
-    head_dim``) and the score tile, float32 S (``block_m x block_n``) with its bf16 copy P (half a register per
-    element), spread over ``32 * num_warps`` threads. Q, K and V are not counted: Triton keeps them in shared
+    The tiles a forward program keeps in registers across its loop (:func:`pagedlab.tile_model.tile_elements`,
+    the autotuner's model) are the float32 accumulator O (``block_m x head_dim``) and the score tile, float32 S
+    (``block_m x block_n``) with its bf16 copy P (half a register per element), spread over ``32 * num_warps`` threads. Q, K and V are not counted: Triton keeps them in shared
     memory, where Hopper's ``wgmma`` reads its operands. In the sm_90 compiles of ``benchmarks/compile/`` that did
     not spill, ptxas used 35 to 142 registers more (addresses, masks, the running max and sum, loop state), and 26 to
     84 more in the variant that loads K and V through tensor descriptors (TMA), whose addresses the descriptor holds.
     """
-    return (block_m * head_dim + 1.5 * block_m * block_n) / (32 * num_warps)
+    kept, scores, _ = tile_elements("fwd", block_m, block_n, head_dim)
+    return (kept + 1.5 * scores) / (32 * num_warps)
 
 
 def causal_work(n: int, batch_heads: int, block_m: int, heaviest_first: bool) -> list[int]:
