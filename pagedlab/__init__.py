@@ -21,8 +21,33 @@ module and the life of one request):
 * ``pagedlab.authoring`` (executing notebooks, making exercises) and ``pagedlab.grading``: course tooling,
   kept out of the modules a learner reads.
 
-This file imports nothing on purpose: the allocator core (``pagedlab.paged``) is plain Python and must
+This file imports no torch on purpose: the allocator core (``pagedlab.paged``) is plain Python and must
 stay importable and timeable without torch.
+
+``pagedlab.kernels`` is the top-level ``kernels/`` folder. An install maps it through ``pyproject.toml``'s
+``package-dir`` (a wheel holds the files under ``pagedlab/kernels/``); a source checkout used through
+``PYTHONPATH`` has no install to map it, so this file adds one finder for that one name (see
+``docs/architecture.md``, "One path per kernel file").
 """
 
+import os as _os
+import sys as _sys
+from importlib.machinery import PathFinder as _PathFinder
+
 __version__ = "0.1.0"
+
+_HERE = _os.path.dirname(_os.path.abspath(__file__))
+_CHECKOUT = _os.path.dirname(_HERE)
+
+
+class _CheckoutKernels:
+    """A meta path finder for ``pagedlab.kernels`` alone: the ``kernels/`` folder beside this package's folder."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> object:
+        return _PathFinder.find_spec(name, [_CHECKOUT]) if name == "pagedlab.kernels" else None
+
+
+if not _os.path.isdir(_os.path.join(_HERE, "kernels")) and _os.path.isfile(_os.path.join(_CHECKOUT, "kernels",
+                                                                                          "__init__.py")):
+    _sys.meta_path.insert(0, _CheckoutKernels)
