@@ -8,8 +8,8 @@ module and the life of one request):
 * compute and state, no display code: ``pagedlab.attention`` (PyTorch references), ``pagedlab.trace`` (tile
   schedules), ``pagedlab.roofline`` (memory hierarchy, roofline), ``pagedlab.memory`` (KV-cache sizes and
   waste), ``pagedlab.transfer`` (device-host copy timings), ``pagedlab.paged`` (the paged KV cache: allocator,
-  block tables, block manager, prefix cache), ``pagedlab.kernels`` (Triton), ``pagedlab.model`` (TinyGPT),
-  ``pagedlab.llama`` (Llama, SmolLM2's architecture), ``pagedlab.loader`` (its weights, found and converted
+  block tables, block manager, prefix cache), ``pagedlab.kernels`` (Triton), ``pagedlab.models`` (TinyGPT,
+  Llama, and the registry that finds a checkpoint's family), ``pagedlab.loader`` (weights, found and converted
   once), ``pagedlab.perf_lab`` (compiler reports without a GPU), ``pagedlab.records`` (where a benchmark run's
   files go) and ``pagedlab.testing`` (shared test inputs);
 * ``pagedlab.engine``: continuous batching over the paged cache, the kernels and the models, behind vLLM's API

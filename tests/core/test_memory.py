@@ -166,7 +166,7 @@ def test_waste_grows_with_block_size(chat):
 
 def _replay_with_manager(prompt, output, budget_tokens, block_size, watermark=0.01):
     """The scheduling of simulate_serving, driven through pagedlab.paged.BlockManager instead of counters."""
-    from pagedlab.paged import BlockManager
+    from pagedlab.paged import BlockManager, Usage
 
     num_blocks = budget_tokens // block_size
     m = BlockManager(num_blocks, block_size)
@@ -189,7 +189,7 @@ def _replay_with_manager(prompt, output, budget_tokens, block_size, watermark=0.
                 m.append(rid, 0)
                 length[rid] += 1
         if queue:
-            u = m.usage()
+            u = Usage.of(m)
             steps, tokens, held, batch = steps + 1, tokens + u.tokens_stored, held + u.blocks_used * block_size, \
                 batch + len(running)
         for rid in [r for r in running if length[r] == final[r]]:

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks, PrefixCache
+from pagedlab.paged import BlockEvent, BlockManager, OutOfBlocks, PrefixCache, Usage
 
 NAN = float("nan")
 
@@ -127,12 +127,12 @@ def test_usage_reports_sharing_and_fragmentation():
     m.add("p", range(10))          # 3 blocks, 2 free slots in the last
     for i in range(3):
         m.fork("p", f"c{i}")
-    u = m.usage(bytes_per_block=1000)
+    u = Usage.of(m, bytes_per_block=1000)
     assert (u.blocks_used, u.logical_blocks, u.blocks_shared) == (3, 12, 3)
     assert u.blocks_saved_by_sharing == 9 and u.bytes_saved_by_sharing == 9000
     assert u.tokens_stored == 40 and u.slots_filled == 10 and u.unused_slots == 2
     assert u.fragmentation == pytest.approx(2 / 12)
-    assert m.usage().bytes_saved_by_sharing is None
+    assert Usage.of(m).bytes_saved_by_sharing is None
 
 
 def test_errors_name_the_problem_and_change_nothing():
@@ -940,7 +940,7 @@ class ManagerMachine(RuleBasedStateMachine):
             for i in range(len(toks) // bs):
                 key = cache.hash_fn(key, tuple(toks[i * bs:(i + 1) * bs]))
                 keys.append(key)
-            record = self.m._seqs[s]
+            record = self.m._seqs.get(s)
             assert record.keys == keys, f"sequence {s}: block keys do not chain its tokens"
             computed_blocks = min(len(keys), self.computed[s] // bs)
             assert len(record.prefix_ids) == computed_blocks, (
