@@ -14,6 +14,7 @@ asynchronous global-to-shared copy) or ``UTMALDG`` (a TMA tile load), ``MUFU.EX2
   the exponentials take next to the matrix products on a GPU of given per-clock rates (a model);
 * :func:`tile_budget`: FLOPs, bytes and exponentials of one pass of the forward's loop (a model);
 * :func:`live_tile_registers`: the registers the forward's live tiles take (a model, a lower bound);
+* :func:`forward_hbm_bytes`: the forward's HBM traffic per (batch, head) for a query tile height (a model);
 * :func:`makespan` and :func:`causal_work`: the launch-order model of notebook 04b.
 """
 
@@ -103,6 +104,16 @@ def live_tile_registers(block_m: int, block_n: int, num_warps: int, head_dim: in
     """
     kept, scores, _ = tile_elements("fwd", block_m, block_n, head_dim)
     return (kept + 1.5 * scores) / (32 * num_warps)
+
+
+def forward_hbm_bytes(block_m: int, n: int, head_dim: int, elem_bytes: int = 2, causal: bool = True) -> int:
+    """HBM bytes the forward reads and writes for one (batch, head) at ``n`` queries and keys (a model: FlashAttention's
+    IO count, no L2 cache): Q read and O written once, and K and V read once per query tile, up to the diagonal when
+    ``causal`` (query tile ``i`` of ``ceil(n / block_m)`` reads ``min(n, (i + 1) * block_m)`` keys). Fewer, larger
+    query tiles read K and V fewer times."""
+    tiles = blocks_for(n, block_m)
+    keys = sum(min(n, (i + 1) * block_m) if causal else n for i in range(tiles))
+    return (2 * n * head_dim + 2 * keys * head_dim) * elem_bytes
 
 
 def causal_work(n: int, batch_heads: int, block_m: int, heaviest_first: bool) -> list[int]:
