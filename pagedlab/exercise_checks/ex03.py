@@ -239,8 +239,9 @@ def check_any_columns(softmax) -> None:
 
     def hint(got, want):
         if torch.isnan(got).any():
-            return ("NaN: the padding columns of the last tile took part in the max or the sum with values that "
-                    "are not -inf (garbage, or -inf - -inf).")
+            return ("NaN, with rows of whole tiles right (checks 5 and 6): the partial last tile made it. Its padding "
+                    "columns took part in the max or the sum with values that are not -inf (garbage), or an exponent "
+                    "of the tile was -inf - (-inf).")
         if all(v < 0.9999 for v in _sums(got)):
             return (f"your rows sum to {_sums(got)}, less than 1: the padding columns of the last tile were counted "
                     f"in the sum. Load them as a value whose exponential is 0 and which never wins the max.")
@@ -263,6 +264,10 @@ def check_strided_rows(softmax) -> None:
         if torch.allclose(got, packed, atol=1e-5):
             return ("your rows are those of the memory read as if rows were n_cols = 40 apart; they are "
                     "stride_x = 64 apart (a slice keeps its parent's stride).")
+        padded = torch.cat([x.cpu(), torch.zeros(5, 48 - 40)], dim=1)      # the last tile's 8 padding columns as 0
+        if torch.allclose(got, torch.softmax(padded, -1)[:, :40], atol=1e-5):
+            return ("your rows are the softmax of each row with the 8 padding columns of its last tile counted as "
+                    "zeros: the padding must load as -inf (exp(-inf) = 0, and it never wins the max).")
         return "row `row` starts stride_x elements after row 0, and out's rows stride_out apart."
 
     _assert_softmax(softmax, x, 16, "x[:, :40] of a 5 x 64 matrix (rows 64 apart), in tiles of 16", hint)

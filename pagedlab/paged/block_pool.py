@@ -26,12 +26,15 @@ class BlockPool:
         block_size: tokens per block.
     """
 
-    __slots__ = ("allocator", "prefix_cache", "block_size")
+    __slots__ = ("allocator", "prefix_cache", "block_size", "_uncacheable")
 
     def __init__(self, allocator: BlockAllocator, prefix_cache: PrefixCache | None, block_size: int) -> None:
         self.allocator = allocator
         self.prefix_cache = prefix_cache
         self.block_size = block_size
+        # Full blocks the prefix cache refused (a colliding key, a broken chain): they stay uncached while anyone
+        # holds them, so every sharer of one records the same BROKEN prefix id, even if the key frees up later.
+        self._uncacheable: set[int] = set()
 
     @property
     def num_free(self) -> int:
@@ -69,8 +72,11 @@ class BlockPool:
         alloc, cache = self.allocator, self.prefix_cache
         for b in reversed(block_ids):
             cached = cache is not None and cache.is_registered(b)
-            if alloc.free(b, cache=cached) == 0 and cached:
-                cache.park(b)
+            if alloc.free(b, cache=cached) == 0:
+                if cached:
+                    cache.park(b)
+                else:
+                    self._uncacheable.discard(b)
 
     def register_upto(self, record: SeqRecord, num_tokens: int) -> None:
         """Offer the full blocks among the first ``num_tokens`` tokens of ``record`` that are not offered yet to
@@ -88,9 +94,14 @@ class BlockPool:
         record.prefix_ids[:] = prefix_ids
 
     def _cache_block(self, record: SeqRecord, i: int, parent_id: int | None) -> int:
-        """The prefix id of full block ``i`` of ``record``: the one it is cached under, else its registration's."""
+        """The prefix id of full block ``i`` of ``record``: the one it is cached under, BROKEN when the cache refused it
+        before (for this sequence or a sharer), else its registration's."""
         block_id, bs, cache = record.table.block_ids[i], self.block_size, self.prefix_cache
         prefix_id = cache.prefix_id_of(block_id)       # a reused block, or one a sharer cached already
         if prefix_id is None:
+            if block_id in self._uncacheable:
+                return cache.BROKEN
             prefix_id = cache.register(block_id, record.keys[i], parent_id, tuple(record.tokens[i * bs:(i + 1) * bs]))
+            if prefix_id == cache.BROKEN:
+                self._uncacheable.add(block_id)
         return prefix_id

@@ -95,7 +95,7 @@ class BlockManager:
         watermark: fraction of the GPU pool, in [0, 1), that ``can_add`` and ``can_swap_in`` keep free, so
             that running sequences can grow before one has to be preempted again. vLLM v0's default, 0.01
             (``BlockSpaceManager``'s ``watermark_blocks = int(watermark * num_gpu_blocks)``), which is 0
-            blocks for a pool under 100 blocks; the same meaning as ``pagedlab.memory.simulate_serving``'s.
+            blocks for a pool under 100 blocks; the same meaning as ``pagedlab.waste.simulate_serving``'s.
             It is advice for schedulers: ``add`` and ``swap_in`` themselves use every free block.
 
     Attributes:

@@ -14,6 +14,14 @@ BRANCHES = """        if position % self.block_size == 0:
             table.block_ids.append(self.allocator.allocate())
         elif self.allocator.refcount(table.block_ids[-1]) > 1:
 """
+# The shared block tested first, then the boundary (the two plants that follow it differ in elif / if).
+SHARED_FIRST = """        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:
+            new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing
+            shared = table.block_ids[-1]
+            self.allocator.free(shared)
+            table.block_ids[-1] = new
+            copy = (shared, new)
+"""
 TAIL = """        table.num_tokens = position + 1
         return table.slot(position), copy
 """
@@ -71,13 +79,7 @@ BUGS: dict[str, Plant] = {
     "shared tested before the boundary (copies a full shared block, then IndexError)": Plant(
         {"manager-work": (
             (BRANCHES,
-             "        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:\n"
-             "            new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing\n"
-             "            shared = table.block_ids[-1]\n"
-             "            self.allocator.free(shared)\n"
-             "            table.block_ids[-1] = new\n"
-             "            copy = (shared, new)\n"
-             "        elif position % self.block_size == 0:\n"
+             SHARED_FIRST + "        elif position % self.block_size == 0:\n"
              "            table.block_ids.append(self.allocator.allocate())\n"
              "        elif False:\n"),
         )},
@@ -86,13 +88,7 @@ BUGS: dict[str, Plant] = {
     "shared tested before the boundary (copies a full shared block, then a new block)": Plant(
         {"manager-work": (
             (BRANCHES,
-             "        if table.block_ids and self.allocator.refcount(table.block_ids[-1]) > 1:\n"
-             "            new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing\n"
-             "            shared = table.block_ids[-1]\n"
-             "            self.allocator.free(shared)\n"
-             "            table.block_ids[-1] = new\n"
-             "            copy = (shared, new)\n"
-             "        if position % self.block_size == 0:\n"
+             SHARED_FIRST + "        if position % self.block_size == 0:\n"
              "            table.block_ids.append(self.allocator.allocate())\n"
              "        elif False:\n"),
         )},

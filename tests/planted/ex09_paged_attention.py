@@ -86,4 +86,7 @@ BUGS: dict[str, Plant] = {
                           "m_new = tl.maximum(m_i, tl.max(s, 1))\n        " + SCORE_MASK),)},
         2, r"are NaN\. The 20 valid scores are all about -120.*taken over the tile before the mask, the masked "
            r"tokens' 0 wins it.*set the invalid scores to -inf BEFORE tl.max"),
+    "tl.dot without input_precision=\"ieee\" (TF32 on a GPU; the interpreter cannot show it)": Plant(
+        {"kernel-work": (('s = tl.dot(q, k, input_precision="ieee")', "s = tl.dot(q, k)"),)},
+        9, r"1 tl.dot call\(s\) without input_precision=\"ieee\": \['tl.dot\(q, k\)'\].*runs in TF32"),
 }

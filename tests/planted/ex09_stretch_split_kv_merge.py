@@ -82,4 +82,8 @@ BUGS: dict[str, Plant] = {
              "torch.cat([prefix_lse, own_lse], dim=1))"),
         )},
         6, r"expected shape \(16, 4, 16\), got \(16, 8, 16\)"),
+    "one max over the whole tensor (lses.max()), not per row": Plant(
+        {"merge-work": (("m = lses.amax(dim=-1, keepdim=True)", "m = lses.max()"),)},
+        5, r"the rows that are NaN are those whose largest lse is at most \d+, far below the largest lse of the "
+           r"whole tensor \(\d+\).*underflow.*not one maximum for the whole tensor"),
 }

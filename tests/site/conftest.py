@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
-import os
 import subprocess
 import sys
 import threading
@@ -21,19 +19,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "site"))
+sys.path.insert(0, str(ROOT / "tests"))  # the shared `chromium` module (also on pytest's pythonpath)
 
 import build_site  # noqa: E402
-
-SCREENSHOTS = Path(os.environ.get("PAGEDLAB_SCREENSHOTS", Path(__file__).resolve().parent / "screenshots"))
-
-
-def _browser_settings():
-    """tests/browser/conftest.py as a module: its find_chromium() and CHROMIUM_FLAGS."""
-    path = ROOT / "tests" / "browser" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("pagedlab_browser_conftest", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from chromium import CHROMIUM_FLAGS, chromium_path, screenshot_folder  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -66,17 +55,11 @@ def server(site) -> str:
 @pytest.fixture(scope="session")
 def chromium():
     """A headless Chromium (Playwright driving the system's browser), closed after the run."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the site's browser checks need Playwright for Python (pip install playwright); "
-                    "no browser download")
-    settings = _browser_settings()
-    path = settings.find_chromium()
-    if path is None:
-        pytest.skip("no Chromium found: install Debian's (apt-get install chromium) or set PAGEDLAB_CHROMIUM")
+    path = chromium_path("the site's browser checks")
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True, args=settings.CHROMIUM_FLAGS)
+        browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
         try:
             yield browser
         finally:
@@ -85,6 +68,4 @@ def chromium():
 
 @pytest.fixture(scope="session")
 def screenshots() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    print(f"\nscreenshots: {SCREENSHOTS}")
-    return SCREENSHOTS
+    return screenshot_folder(Path(__file__).resolve().parent / "screenshots")
