@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import random
 import zlib
-from dataclasses import dataclass
-
 import pytest
 
+from pagedlab.engine.sampling import SamplingParams
 from pagedlab.engine.scheduler import Scheduler, SchedulerOutput
 from pagedlab.engine.sequence import Request
 from pagedlab.paged import BlockManager
@@ -25,16 +24,9 @@ from pagedlab.validate import blocks_for
 VOCAB, EOS = 50, 0
 
 
-@dataclass
-class Params:
-    """What the scheduler reads of SamplingParams (which lives with sampling, and sampling needs torch)."""
-
-    n: int = 1
-    max_tokens: int = 8
-    greedy: bool = True
-    stop: tuple = ()
-    stop_token_ids: tuple = ()
-    ignore_eos: bool = False
+def greedy(n: int = 1, max_tokens: int = 8) -> SamplingParams:
+    """The requests' parameters (SamplingParams is torch-free; the fake runner decides the tokens itself)."""
+    return SamplingParams(n=n, max_tokens=max_tokens, temperature=0)
 
 
 class FakeRunner:
@@ -82,7 +74,7 @@ class FakeRunner:
         return zlib.crc32(bytes(str((index, context)), "ascii")) % VOCAB
 
 
-def run(prompts: list[list[int]], params: Params, *, num_blocks: int, block_size: int = 4, max_num_seqs: int = 8,
+def run(prompts: list[list[int]], params: SamplingParams, *, num_blocks: int, block_size: int = 4, max_num_seqs: int = 8,
         max_num_batched_tokens: int = 64, preemption: str = "recompute", num_cpu_blocks: int = 0,
         chunked: bool = False, prefix_caching: bool = False) -> tuple[dict, dict]:
     """Serve ``prompts`` to the end; return ``({request id: [each completion's tokens]}, what happened)``."""
@@ -120,15 +112,15 @@ def prompts(count: int, seed: int = 0, shared: int = 0) -> list[list[int]]:
 @pytest.fixture(scope="module")
 def roomy():
     """What 12 requests generate with a pool that never runs short (the reference every squeezed run must meet)."""
-    return run(prompts(12), Params(max_tokens=10), num_blocks=200)[0]
+    return run(prompts(12), greedy(max_tokens=10), num_blocks=200)[0]
 
 
 def test_fake_runner_sees_a_missing_token():
     # The fake runner's read-back is what catches the scheduler's mistakes: it must fail on a slot never written.
     runner = FakeRunner(block_size=4)
     manager = BlockManager(4, 4, watermark=0.0)
-    request = Request("r", [5, 6, 7], Params(), 0)
-    scheduler = Scheduler(manager, max_num_seqs=1, max_num_batched_tokens=8)
+    request = Request("r", [5, 6, 7], greedy(), 0)
+    scheduler = Scheduler(manager, max_num_seqs=1, max_num_batched_tokens=16)
     scheduler.add(request)
     out = scheduler.schedule()
     out.num_new_tokens[0] -= 1                         # a batch that skips the prompt's last token
@@ -138,13 +130,13 @@ def test_fake_runner_sees_a_missing_token():
 
 
 def test_a_roomy_run_never_preempts():
-    outputs, seen = run(prompts(12), Params(max_tokens=10), num_blocks=200)
+    outputs, seen = run(prompts(12), greedy(max_tokens=10), num_blocks=200)
     assert seen["preemptions"] == 0 and all(len(o[0]) >= 1 for o in outputs.values())
 
 
 @pytest.mark.parametrize("preemption, num_cpu_blocks", [("recompute", 0), ("swap", 64)])
 def test_preemption_changes_nothing_that_is_generated(roomy, preemption, num_cpu_blocks):
-    outputs, seen = run(prompts(12), Params(max_tokens=10), num_blocks=12, preemption=preemption,
+    outputs, seen = run(prompts(12), greedy(max_tokens=10), num_blocks=12, preemption=preemption,
                         num_cpu_blocks=num_cpu_blocks)
     assert seen["preemptions"] > 0, "the pool was never short: the test proves nothing"
     if preemption == "swap":
@@ -153,16 +145,17 @@ def test_preemption_changes_nothing_that_is_generated(roomy, preemption, num_cpu
 
 
 def test_chunked_prefill_within_a_small_budget_changes_nothing(roomy):
-    outputs, seen = run(prompts(12), Params(max_tokens=10), num_blocks=200, max_num_batched_tokens=5,
+    outputs, seen = run(prompts(12), greedy(max_tokens=10), num_blocks=200, max_num_batched_tokens=5,
                         max_num_seqs=4, chunked=True)
     assert outputs == roomy
 
 
 def test_forks_copy_on_write_and_prefix_caching_under_pressure():
-    params, batch = Params(n=3, max_tokens=12), prompts(10, seed=1, shared=9)
-    # The smallest pool the engine admits these requests into: each request's n sequences at their longest, unshared
-    # (what a request preempted by recomputation after its fork needs to come back).
-    smallest = max(params.n * blocks_for(len(p) + params.max_tokens, 4) for p in batch)
+    params, batch = greedy(n=3, max_tokens=12), prompts(10, seed=1, shared=9)
+    # The smallest pool the scheduler admits these requests into (Scheduler.refusal): n sequences at their longest,
+    # unshared (what a request preempted by recomputation after its fork needs to come back; the last token is never
+    # stored).
+    smallest = max(params.n * blocks_for(len(p) + params.max_tokens - 1, 4) for p in batch)
     squeezed, seen = run(batch, params, num_blocks=smallest, prefix_caching=True)
     reference, _ = run(batch, params, num_blocks=400)
     assert seen["copies"] > 0 and seen["cached"] > 0 and seen["preemptions"] > 0, seen
