@@ -6,8 +6,10 @@ Without Playwright or a Chromium binary, :func:`chromium_path` skips the test th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,19 @@ def screenshot_folder(default: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots: {folder}")
     return folder
+
+
+@contextlib.contextmanager
+def launched(path: str, profile: Path | None = None, **options) -> Iterator[object]:
+    """Chromium at ``path``, headless with :data:`CHROMIUM_FLAGS`, closed on the way out: a browser, or with
+    ``profile`` a persistent context whose user data lives there (``options`` go to Playwright's launch)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        common = dict(executable_path=path, headless=True, args=CHROMIUM_FLAGS, **options)
+        opened = (p.chromium.launch_persistent_context(str(profile), **common) if profile is not None
+                  else p.chromium.launch(**common))
+        try:
+            yield opened
+        finally:
+            opened.close()

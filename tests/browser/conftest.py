@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the shared `lab` module
 
-from chromium import CHROMIUM_FLAGS, chromium_path, screenshot_folder  # noqa: E402
+from chromium import chromium_path, launched, screenshot_folder  # noqa: E402
 from lab import ROOT, lab_command, option  # noqa: E402
 
 TOKEN = "pagedlab-browser-test"
@@ -118,16 +118,8 @@ def lab(chromium, tmp_path_factory) -> dict:
 @pytest.fixture(scope="session")
 def browser(chromium, tmp_path_factory):
     """A Chromium context with a fresh profile (user data dir), 1400 px wide."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=chromium, headless=True,
-            args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000})
-        try:
-            yield context
-        finally:
-            context.close()
+    with launched(chromium, tmp_path_factory.mktemp("chromium-profile"), viewport={"width": 1400, "height": 1000}) as c:
+        yield c
 
 
 @pytest.fixture(scope="session")

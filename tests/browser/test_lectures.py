@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from jlab import (SVG_IMG, PageErrors, cells, control, full_page_screenshot, open_notebook, picture,
                   pictures_render, run_all, set_slider, shut_down_kernels, trust_notebook, wait_for_picture)
-from test_stored_outputs import SVG_IMG as STORED_IMG
+from stored import SVG_IMG as STORED_IMG
 
 from lab import ROOT
 from pagedlab.widgets._base import svg_title

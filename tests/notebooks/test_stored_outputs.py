@@ -12,11 +12,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from stored import SVG_IMG
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p for folder in ("notebooks", "solutions", "exercises") for p in (ROOT / folder).glob("*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-SVG_IMG = re.compile(r'<img\b[^>]*\bsrc="data:image/svg\+xml;base64,([A-Za-z0-9+/=]*)"')
 STRIPPED = re.compile(r"<(svg|script|iframe|object|embed)\b", re.IGNORECASE)
 
 

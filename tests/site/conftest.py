@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "docs" / "site"))
 sys.path.insert(0, str(ROOT / "tests"))  # the shared `chromium` module (also on pytest's pythonpath)
 
 import build_site  # noqa: E402
-from chromium import CHROMIUM_FLAGS, chromium_path, screenshot_folder  # noqa: E402
+from chromium import chromium_path, launched, screenshot_folder  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -55,15 +55,8 @@ def server(site) -> str:
 @pytest.fixture(scope="session")
 def chromium():
     """A headless Chromium (Playwright driving the system's browser), closed after the run."""
-    path = chromium_path("the site's browser checks")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with launched(chromium_path("the site's browser checks")) as browser:
+        yield browser
 
 
 @pytest.fixture(scope="session")
