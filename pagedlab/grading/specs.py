@@ -8,15 +8,17 @@ the name of the exception a step raised) must agree. Stateful exercises (the all
 cache, the scheduler step) are cases of many steps: a random sequence of operations whose results and state are
 compared step by step.
 
-``reference`` lists what is the exercise's answer if a learner merely calls it: names that the setup cells
-import (``ref``, ``BlockAllocator``...), attribute names (``softmax``...) and every ``pagedlab`` import in a
-learner's cell. Their use in a learner's cell sends the notebook to review (:mod:`pagedlab.grading.review`).
+A graded call names only what the learner writes, what the exercise's pristine setup cells define, ``T(i)`` and
+the spec's ``given`` constants (resolved from ``pagedlab`` before any learner code runs, so a learner's own
+``LLAMA_7B`` or ``scene`` never stands in for them). ``tripwires`` are the functions that compute the exercise's
+answer: the grading kernel wraps them before the first cell, and a call to one from a graded call, by whatever
+path, sends the notebook to review (:mod:`pagedlab.grading.harness`).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -60,13 +62,21 @@ class Spec:
     Attributes:
         graded: the names the learner writes (functions or classes), as today's solution names them.
         build: fills a :class:`Cases` from its random source.
-        reference: names and attribute names whose use in a learner cell is the answer (sent to review).
-        atol, rtol: tolerance for floating-point results against the solution's (NaN never passes).
+        tripwires: what computes the answer: ``"module:attr"`` (a function, a method ``Class.name``, or a class,
+            every method of it) or a group of torch's (``"torch-softmax"``, ``"torch-attention"``: the Python entry
+            points and their aten ops). A call from a graded call is recorded: needs review.
+        given: ``{name: "module:attr"}``, constants and helpers the graded calls name, resolved before any learner
+            code runs; a given helper runs with the tripwires paused.
+        device: ``T(i)`` is put on ``pagedlab.device.DEVICE`` (the Triton exercises).
+        atol, rtol: tolerance for floating-point results against the solution's (NaN never passes). An integer
+            result must be an integer (a NumPy integer is one), compared exactly.
     """
 
     graded: tuple[str, ...]
     build: Callable[[Cases], None]
-    reference: tuple[str, ...] = ()
+    tripwires: tuple[str, ...] = ()
+    given: dict[str, str] = field(default_factory=dict)
+    device: bool = False
     atol: float = 1e-5
     rtol: float = 1e-4
 
@@ -82,6 +92,9 @@ def _ex00(c: Cases) -> None:
                f"softmax_rows({c.array(i + 1, c.rng.randint(1, 9))})")
     c.call("softmax_rows of scores near 1e4", f"softmax_rows({c.array(3, 6, scale=1e4)})")
     c.call("softmax_rows of a 4-d float64 tensor", f"softmax_rows({c.array(2, 3, 2, 5, scale=50, dtype='float64')})")
+    rows, cols = c.rng.randint(1, 4), c.rng.randint(2, 9)  # one shape, three inputs: a cache by shape is wrong twice
+    for k in range(3):
+        c.call(f"softmax_rows of a {rows}x{cols} matrix, input {k + 1} of 3", f"softmax_rows({c.array(rows, cols)})")
 
 
 def _ex01(c: Cases) -> None:
@@ -137,17 +150,15 @@ def _ex02_stretch(c: Cases) -> None:
 def _ex03(c: Cases) -> None:
     for _ in range(3):
         n, block = c.rng.randint(1, 300), c.rng.choice((16, 32, 64))
-        c.call(f"vector_add of {n}", f"vector_add({c.array(n)}.to(device.DEVICE), {c.array(n)}.to(device.DEVICE), "
-                                     f"{block})")
+        c.call(f"vector_add of {n}", f"vector_add({c.array(n)}, {c.array(n)}, {block})")
     n, stride = c.rng.randint(20, 200), c.rng.randint(2, 5)
-    c.call(f"vector_add of strided vectors of {n}", f"vector_add({c.array(n, stride)}.to(device.DEVICE)[:, 1], "
-                                                    f"{c.array(2 * n)}.to(device.DEVICE)[::2], 32)")
+    c.call(f"vector_add of strided vectors of {n}", f"vector_add({c.array(n, stride)}[:, 1], {c.array(2 * n)}[::2], 32)")
     for _ in range(3):
         rows, cols = c.rng.randint(1, 6), c.rng.randint(1, 70)
-        c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)}.to(device.DEVICE))")
-    c.call("softmax of strided rows", f"softmax({c.array(5, 64)}.to(device.DEVICE)[:, :{c.rng.randint(20, 50)}])")
-    c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)}.to(device.DEVICE))")
-    c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}.to(device.DEVICE), 8)")
+        c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)})")
+    c.call("softmax of strided rows", f"softmax({c.array(5, 64)}[:, :{c.rng.randint(20, 50)}])")
+    c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)})")
+    c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}, 8)")
 
 
 def _ex04(c: Cases) -> None:
@@ -157,22 +168,19 @@ def _ex04(c: Cases) -> None:
         bm, bn = c.rng.choice((16, 32)), c.rng.choice((16, 32))
         q, k, v = c.array(n_q, 16), c.array(n_k, 16), c.array(n_k, 16)
         c.call(f"flash_forward {n_q}x{n_k} causal={causal}",
-               f"flash_forward({q}.to(device.DEVICE), {k}.to(device.DEVICE), {v}.to(device.DEVICE), "
-               f"causal={causal}, block_m={bm}, block_n={bn})")
+               f"flash_forward({q}, {k}, {v}, causal={causal}, block_m={bm}, block_n={bn})")
 
 
 def _ex04_stretch(c: Cases) -> None:
     for heads, kv_heads in ((2, 2), (4, 2), (3, 1)):
         n_q, n_k = c.rng.randint(1, 24), c.rng.randint(1, 40)
         q, k, v = c.array(2, heads, n_q, 16), c.array(2, kv_heads, n_k, 16), c.array(2, kv_heads, n_k, 16)
-        c.call(f"gqa_forward {heads}/{kv_heads} heads",
-               f"gqa_forward({q}.to(device.DEVICE), {k}.to(device.DEVICE), {v}.to(device.DEVICE))")
+        c.call(f"gqa_forward {heads}/{kv_heads} heads", f"gqa_forward({q}, {k}, {v})")
     q, k, v = c.array(1, 4, 9, 16), c.array(1, 2, 11, 16), c.array(1, 2, 11, 16)
-    c.call("gqa_forward of views", f"gqa_forward(*(t.to(device.DEVICE).transpose(1, 2).contiguous().transpose(1, 2) "
+    c.call("gqa_forward of views", f"gqa_forward(*(t.transpose(1, 2).contiguous().transpose(1, 2) "
                                    f"for t in ({q}, {k}, {v})))")
     c.call("gqa_forward with heads that do not divide",
-           f"gqa_forward({c.array(1, 6, 8, 16)}.to(device.DEVICE), {c.array(1, 4, 8, 16)}.to(device.DEVICE), "
-           f"{c.array(1, 4, 8, 16)}.to(device.DEVICE))")
+           f"gqa_forward({c.array(1, 6, 8, 16)}, {c.array(1, 4, 8, 16)}, {c.array(1, 4, 8, 16)})")
 
 
 _MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B")
@@ -297,7 +305,7 @@ def _ex10(c: Cases) -> None:
         nb, bs = r.randint(6, 24), r.choice((2, 4))
         running = [(f"r{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 3))]
         waiting = [(f"w{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 4))]
-        steps = [do(f"m, running, waiting = scene({nb}, {bs}, running={running}, waiting={waiting}, "
+        steps = [do(f"m, running, waiting = scene(Request, {nb}, {bs}, running={running}, waiting={waiting}, "
                     f"watermark={r.choice((0.0, 0.05, 0.1))})")]
         for t in range(25):
             if r.random() < 0.3:
@@ -341,31 +349,51 @@ def _ex04b(c: Cases) -> None:
         c.call("predict", f"predict([{', '.join(reports)}])")
 
 
-_ATTENTION = ("ref", "naive_attention", "scaled_dot_product_attention", "softmax", "pagedlab")
+_SOFTMAX = ("torch-softmax",)
+_ATTENTION = ("torch-softmax", "torch-attention", "pagedlab.attention:causal_mask", "pagedlab.attention:attention_scores",
+              "pagedlab.attention:naive_attention", "pagedlab.attention:tiled_attention",
+              "pagedlab.attention:chunked_attention_without_rescaling")
+_FLASH = ("pagedlab.kernels.flash_attention:flash_attention", "pagedlab.kernels.flash_attention:flash_attention_forward")
+_PAGED = ("pagedlab.attention:gather_kv", "pagedlab.attention:paged_decode_reference",
+          "pagedlab.kernels.paged_attention:paged_decode_attention", "pagedlab.kernels.paged_attention:merge_splits",
+          "pagedlab.engine.backends:torch_decode_attention")
+_MEMORY = {name: f"pagedlab.memory:{name}" for name in _MODELS}
+_BATCH = {"random_paged_batch": "pagedlab.testing:random_paged_batch"}
 SPECS: dict[str, Spec] = {
-    "ex00_warmup": Spec(("softmax_rows",), _ex00, ("softmax", "log_softmax", "softmin", "pagedlab")),
-    "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01,
-                                 ("ref", "scaled_dot_product_attention", "pagedlab"), atol=2e-3, rtol=2e-3),
+    "ex00_warmup": Spec(("softmax_rows",), _ex00, _SOFTMAX),
+    "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01, _ATTENTION, atol=2e-3, rtol=2e-3),
     "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4),
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
                                               _ex02_stretch, _ATTENTION, atol=1e-4),
-    "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03,
-                               ("softmax", "log_softmax", "pagedlab"), atol=1e-5),
-    "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION, atol=1e-4, rtol=1e-4),
-    "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION, atol=1e-4, rtol=1e-4),
+    "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,
+                               device=True, atol=1e-5),
+    "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, atol=1e-4, rtol=1e-4),
+    "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION + _FLASH, device=True,
+                                     atol=1e-4, rtol=1e-4),
     "ex04b_performance_lab": Spec(("read_report", "exp2_per_score", "tile_budget", "backward_exp_fraction", "predict"),
-                                  _ex04b, ("exp_time_fraction", "score_budget", "pagedlab"), atol=1e-9, rtol=1e-9),
+                                  _ex04b, ("pagedlab.perf_lab:exp_time_fraction", "pagedlab.perf_lab:score_budget",
+                                           "pagedlab.perf_lab:tile_budget"), atol=1e-9, rtol=1e-9),
     "ex05_kv_cache_size": Spec(("kv_cache_bytes", "kv_bytes_per_token", "max_concurrent_requests"), _ex05,
-                               ("kv_cache_bytes", "kv_bytes_per_token", "pagedlab"), atol=0, rtol=1e-12),
-    "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06, ("BlockAllocator", "pagedlab")),
-    "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("BlockManager", "pagedlab")),
-    "ex07_stretch_prefix_cache_match": Spec(("MiniPrefixCache",), _ex07_stretch, ("PrefixCache", "chained_hash", "pagedlab")),
+                               ("pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape.kv_bytes_per_token",
+                                "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12),
+    "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06,
+                                 ("pagedlab.paged.allocator:BlockAllocator",)),
+    "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("pagedlab.paged.manager:BlockManager",)),
+    "ex07_stretch_prefix_cache_match": Spec(("MiniPrefixCache",), _ex07_stretch,
+                                            ("pagedlab.paged.prefix_cache:PrefixCache",
+                                             "pagedlab.paged.prefix_cache:chained_hash")),
     "ex08_swap_or_recompute": Spec(("swap_seconds", "recompute_seconds", "crossover_block_size", "preemption_seconds",
-                                    "choose"), _ex08, ("preemption", "pagedlab"), atol=0, rtol=1e-9),
-    "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09,
-                                 ("paged_decode_reference", "paged_decode_attention", "merge_splits", "gather_kv", "pagedlab"),
+                                    "choose"), _ex08,
+                                   tuple(f"pagedlab.paged.preemption:{f}" for f in (
+                                       "swap_seconds", "recompute_seconds", "crossover_block_size", "prefill_flops")),
+                                   {**{m: _MEMORY[m] for m in ("LLAMA3_8B", "OPT_13B")},
+                                    "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-9),
+    "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09, _ATTENTION + _PAGED, _BATCH, device=True,
                                  atol=1e-4, rtol=1e-4),
-    "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch,
-                                        ("pa", "paged_decode_attention", "merge_splits", "gather_kv", "pagedlab"), atol=1e-5),
-    "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("Scheduler", "LLMEngine", "pagedlab")),
+    "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch, _PAGED,
+                                        {**_BATCH, "paged_decode_split": "pagedlab.kernels.paged_attention:"
+                                                                         "paged_decode_split"}, atol=1e-5),
+    "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("pagedlab.engine.scheduler:Scheduler",
+                                                            "pagedlab.engine.llm_engine:LLMEngine"),
+                                {"scene": "pagedlab.exercise_checks.ex10:scene"}),
 }
