@@ -19,7 +19,7 @@ or runs out of time never loses the others' results), and writes at most :data:`
 * ``run.log``: every step's output.
 
 ``--dry-run`` runs the same steps on a CPU: the benchmarks with ``--cpu-smoke`` (tiny sizes in Triton's interpreter)
-and the test steps as ``pytest --collect-only``. ``tests/test_device_run.py`` runs it with the notebook packages
+and the test steps as ``pytest --collect-only``. ``tests/project/test_device_run.py`` runs it with the notebook packages
 made unimportable, so a missing import or an install step fails on the CPU, not on the GPU.
 
 Usage::
@@ -88,8 +88,8 @@ def steps(out: Path, python: str, full: bool = False) -> list[Step]:
     quick = {} if full else {"PAGEDLAB_AUTOTUNE": "quick"}
     pytest = [python, "-m", "pytest", "-q", "-rs", "-o", "addopts=", "-p", "no:cacheprovider",
               "-p", "_hypothesis_pytestplugin"]
-    flash_tests, paged_tests, primer = "tests/test_flash_attention.py", "tests/test_paged_attention.py", \
-        "tests/test_primer.py"
+    flash_tests, paged_tests, primer = "tests/kernels/test_flash_attention.py", "tests/kernels/test_paged_attention.py", \
+        "tests/kernels/test_primer.py"
     llm = bench / "llm_gpu.py"
     result = [
         Step("flash_attention",
@@ -121,7 +121,7 @@ def steps(out: Path, python: str, full: bool = False) -> list[Step]:
              120, quick, junit=True),
     ]
     if full:
-        result.append(Step("tests_all", pytest + [flash_tests, paged_tests, primer, "tests/test_device.py"],
+        result.append(Step("tests_all", pytest + [flash_tests, paged_tests, primer, "tests/core/test_device.py"],
                            pytest + ["--collect-only", flash_tests, paged_tests, primer], 400, junit=True))
         for step in result:
             step.timeout_s *= FULL_SCALE

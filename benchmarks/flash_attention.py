@@ -83,7 +83,7 @@ def require_gpu() -> None:
     if not torch.cuda.is_available():
         sys.exit("benchmarks/flash_attention.py measures GPU kernels and needs an NVIDIA GPU with compute "
                  "capability >= 8.0; this machine has no CUDA device. (The kernels' correctness tests run on "
-                 "the CPU: python -m pytest tests/test_flash_attention.py)")
+                 "the CPU: python -m pytest tests/kernels/test_flash_attention.py)")
     from pagedlab import device
 
     if device.INTERPRET:

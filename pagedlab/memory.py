@@ -13,7 +13,7 @@ Two questions, one module:
 
 The simulation is a model of block accounting, not the manager itself (``pagedlab.paged.BlockManager``):
 it counts blocks per request, which is all the waste figures depend on, and runs a few hundred thousand
-decode steps per second in plain Python. ``tests/test_memory.py`` checks that it agrees with the manager.
+decode steps per second in plain Python. ``tests/core/test_memory.py`` checks that it agrees with the manager.
 
 What moving KV memory between the GPU and the host costs, as swapping does, is measured in
 :mod:`pagedlab.transfer`.
@@ -114,7 +114,7 @@ LLAMA2_70B = ModelShape("Llama-2-70B", num_layers=80, num_heads=64, num_kv_heads
 SMOLLM2_135M = ModelShape("SmolLM2-135M", num_layers=30, num_heads=9, num_kv_heads=3, head_dim=64, max_len=8192,
                           source="HuggingFaceTB/SmolLM2-135M-Instruct config.json: hidden_size 576, "
                                  "num_attention_heads 9, num_key_value_heads 3, num_hidden_layers 30, "
-                                 "max_position_embeddings 8192 (the model notebook 10 serves; tests/test_llm.py "
+                                 "max_position_embeddings 8192 (the model notebook 10 serves; tests/engine/test_llm.py "
                                  "checks these against the loaded model)")
 
 PRESETS = {m.name: m for m in (LLAMA_7B, LLAMA3_8B, OPT_13B, LLAMA2_70B, SMOLLM2_135M)}

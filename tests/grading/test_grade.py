@@ -1,0 +1,442 @@
+"""Grading, piece by piece (no kernel runs here; tests/grading/test_grade_class.py grades a whole synthetic class)."""
+
+import csv
+import json
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
+from pagedlab.grading.calls import Malformed, compare, load_outcomes
+from pagedlab.grading.grade import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, SandboxMissing, collect,
+                                    grade_class, judge, judge_graded, md, merge, write_tables)
+from pagedlab.grading.procs import Limits
+from pagedlab.grading.review import imported_names, mixed_script, reference_reasons, review_reasons
+from pagedlab.grading.sandbox import Sandbox, bwrap_problem
+from pagedlab.grading.specs import SPECS, Cases
+
+ROOT = Path(__file__).resolve().parents[2]
+EXERCISE = ROOT / "exercises" / "ex00_warmup.ipynb"
+SOLUTION = ROOT / "solutions" / "ex00_warmup.ipynb"
+
+
+def _sources(nb, tag):
+    return [c.source for c in nb.cells if c.cell_type == "code" and role(c) == tag]
+
+
+def _code_roles(nb):
+    return [role(c) for c in nb.cells if c.cell_type == "code"]
+
+
+def _submit(nb) -> bytes:
+    return (nb if isinstance(nb, str) else nbformat.writes(nb)).encode()
+
+
+def without_ids(nb, minor, keep_tags=True) -> str:
+    """``nb`` as an older nbformat writes it: no cell ids (and, with ``keep_tags=False``, no tags, as Colab)."""
+    raw = json.loads(nbformat.writes(nb))
+    raw["nbformat_minor"] = minor
+    for cell in raw["cells"]:
+        cell.pop("id", None)
+        if not keep_tags:
+            cell["metadata"] = {}
+    return json.dumps(raw)
+
+
+@pytest.fixture(scope="module")
+def pristine():
+    return nbformat.read(EXERCISE, as_version=4)
+
+
+@pytest.fixture(scope="module")
+def solved():
+    return nbformat.read(SOLUTION, as_version=4)
+
+
+def test_restore_by_id_puts_back_deleted_and_edited_checks_in_place(pristine, solved):
+    tampered = nbformat.from_dict(solved)
+    tampered.cells = [c for c in tampered.cells if role(c) != "check" or c.id == "check-large"]
+    next(c for c in tampered.cells if c.get("id") == "check-large").source = "pass  # 'fixed'"
+    tampered.cells.append(nbformat.v4.new_code_cell("scratch = 1"))
+    nb, cells, method = restore(read_submission(_submit(tampered))[0], pristine)
+    assert method == "id"
+    assert _sources(nb, "check") == _sources(pristine, "check")
+    assert any("BEGIN SOLUTION" in c.source for c in nb.cells), "the learner's work is kept"
+    assert nb.cells[-1].source == "scratch = 1" and cells[-1].role == "extra"
+    order = [c.id for c in nb.cells if c.id in {p.id for p in pristine.cells}]
+    assert order == [c.id for c in pristine.cells if c.id in set(order)]
+    assert all(c.pristine_sha256 == sha256(nb.cells[c.index].source) for c in cells if c.role in ("setup", "check"))
+
+
+def test_restore_an_idless_nbformat_44_notebook_by_tag_order(pristine, solved):
+    learner = nbformat.from_dict(solved)
+    work = next(i for i, c in enumerate(learner.cells) if role(c) == "work")
+    learner.cells.insert(work + 1, nbformat.v4.new_code_cell("scratch = 1"))
+    learner.cells = [c for c in learner.cells if role(c) != "check"]  # and the checks deleted
+    nb, cells, method = restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
+    assert method == "tag order"
+    assert [c.role for c in cells] == ["setup", "setup", "work", "extra", "check", "check", "check"]
+    assert "BEGIN SOLUTION" in nb.cells[cells[2].index].source
+    assert _sources(nb, "check") == _sources(pristine, "check")
+
+
+def test_restore_a_colab_notebook_without_ids_or_tags_by_position(pristine, solved):
+    nb, cells, method = restore(read_submission(without_ids(solved, 0, keep_tags=False).encode())[0], pristine)
+    assert method == "position"
+    assert [c.role for c in cells] == _code_roles(pristine)
+    assert "BEGIN SOLUTION" in nb.cells[cells[2].index].source
+
+
+def test_unmatchable_cells_need_review(pristine, solved):
+    learner = nbformat.from_dict(solved)
+    learner.cells.append(nbformat.v4.new_code_cell("scratch = 1"))
+    with pytest.raises(Unalignable, match="cannot match"):
+        restore(read_submission(without_ids(learner, 0, keep_tags=False).encode())[0], pristine)
+
+
+def test_read_submission_repairs_malformed_tags(solved):
+    raw = json.loads(nbformat.writes(solved))
+    raw["cells"][0]["metadata"]["tags"] = 5
+    raw["cells"][1]["metadata"]["tags"] = "setup"
+    raw["cells"][2]["id"] = raw["cells"][3]["id"]  # a duplicated id
+    nb, notes = read_submission(json.dumps(raw).encode())
+    assert len(notes) == 2 and "malformed tags" in notes[0]
+    assert len({c.id for c in nb.cells}) == len(nb.cells)
+
+
+@pytest.mark.parametrize("data", [b"{ not json", b"\xff\xfe", b"[]", b'{"cells": 3}', b'{"nbformat": 4, "cells": [1]}'])
+def test_read_submission_refuses_what_is_not_a_notebook(data):
+    try:
+        nb, notes = read_submission(data)
+    except SubmissionError as e:
+        assert str(e).startswith(("unreadable", "invalid"))
+    else:  # a notebook whose only cell is not a cell: an empty notebook, said so
+        assert nb.cells == [] and notes
+
+
+ATTACKS = {
+    "get_ipython()._showtraceback = lambda *a: None": "_showtraceback",
+    "ip = get_ipython()\nip.set_custom_exc((Exception,), print)": "set_custom_exc",
+    "get_ipython().input_transformers_cleanup.append(f)": "input_transformers_cleanup",
+    "get_ipython().events.register('pre_run_cell', f)": "events.register",
+    "import sys\nsys.settrace(f)": "settrace",
+    "import builtins\nbuiltins.AssertionError = Warning": "builtins",
+    "__builtins__.print = f": "__builtins__",
+    "torch.allclose = lambda *a, **k: True": "torch.allclose",
+    "import pagedlab.checks as c\nc.assert_close = print": "c.assert_close",
+    "setattr(torch, 'allclose', f)": "setattr",
+    "def assert_close(*a, **k):\n    pass": "assert_close",
+    "exec(bytes.fromhex('7072696e74').decode())": "exec",
+    "open('x.py', 'w').write('get_ipython().ast_transformers.append(t)')": "ast_transformers",
+    "%load_ext some_extension": "get_ipython",
+    # aliases, dunders and introspection: each passed the review of an earlier version of the grader
+    "C = check\nC.__exit__ = lambda self, *exc: True": "aliases check",
+    "type.__setattr__(check, '__exit__', lambda *a: True)": "__setattr__",
+    "vars()['assert_close'] = lambda *a, **k: None": "vars",
+    "assert_close.__globals__.update(torch=None)": "__globals__",
+    "T = torch.Tensor\nT.any = lambda self: True": "aliases torch.Tensor",
+    "import sys\nsys.modules['pagedlab.checks'] = None": "sys.modules",
+    "import sys\nf = sys._getframe(1)": "_getframe",
+    "class Fake(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, *a, **k):\n        return True":
+        "__torch_function__",
+    "open('/proc/self/cwd/x', 'w')": "/proc",
+    "%%time\nimport base64\nexec(base64.b64decode(b'cGFzcw=='))": "%%time body: mentions exec",
+    "%time get_ipython().run_cell = print": "%%time body: touches .run_cell",
+    "g = eval": "eval",
+    "def softmax_r\u043ews(x):\n    return x": "mixes scripts",
+    "import ipykernel.kernelbase as kb\nkb.Kernel.do_execute = None": "do_execute",
+}
+
+
+@pytest.mark.parametrize("source", ATTACKS)
+def test_review_flags_code_that_touches_the_execution_machinery(source):
+    reasons = review_reasons(source, {"torch", "assert_close"})
+    assert any(ATTACKS[source] in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_review_passes_every_solution(path):
+    """No false alarm on honest code: the solutions' work and demo cells, and %timeit."""
+    nb = nbformat.read(path, as_version=4)
+    setup = imported_names(_sources(nb, "setup"))
+    spec = SPECS[path.stem]
+    for cell in nb.cells:
+        if cell.cell_type == "code" and role(cell) in ("work", "demo"):
+            assert review_reasons(cell.source, setup) == [], (path.name, cell.id)
+        if cell.cell_type == "code" and role(cell) == "work":
+            assert reference_reasons(cell.source, spec.reference, spec.graded) == [], (path.name, cell.id)
+    assert review_reasons("%timeit softmax_rows(x)", setup) == []
+
+
+REFERENCE = {  # the package's own reference code as the answer
+    "ex00_warmup": "def softmax_rows(x):\n    return torch.softmax(x, dim=-1)",
+    "ex01_naive_attention": "from pagedlab.attention import causal_mask, naive_attention",
+    "ex05_kv_cache_size": "def kv_bytes_per_token(model, dtype):\n    return model.kv_bytes_per_token(dtype.itemsize)",
+    "ex06_block_allocator": "class SimpleAllocator(BlockAllocator):\n    pass",
+    "ex09_paged_attention": "out = paged_decode_reference",
+}
+
+
+@pytest.mark.parametrize("exercise", REFERENCE)
+def test_review_flags_the_reference_code_that_is_the_answer(exercise):
+    spec = SPECS[exercise]
+    assert reference_reasons(REFERENCE[exercise], spec.reference, spec.graded), exercise
+
+
+def test_every_exercise_declares_graded_calls_the_solution_defines():
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        work = "\n".join(_sources(nb, "work"))
+        for name in SPECS[path.stem].graded:
+            assert f"def {name}(" in work or f"class {name}" in work, (path.stem, name)
+        a, b = SPECS[path.stem].cases(1), SPECS[path.stem].cases(2)
+        assert a.cases and a.cases != b.cases or a.arrays, f"{path.stem}: the seed changes nothing"
+    assert set(SPECS) == {p.stem for p in (ROOT / "exercises").glob("*.ipynb")}
+
+
+CELLS = [Cell(1, "setup", "setup", sha256("import torch")), Cell(2, "work", "work", None),
+         Cell(3, "check-a", "check", sha256("assert ok")), Cell(4, "scratch", "extra", None)]
+
+
+def _ran(*statuses, shas=None):
+    shas = shas or [sha256("import torch"), sha256("w"), sha256("assert ok"), sha256("s")]
+    return {str(c.index): {"status": s, "sha256": h, "ename": "" if s == "ok" else "AssertionError",
+                           "evalue": "" if s == "ok" else "rows differ"}
+            for c, s, h in zip(CELLS, statuses, shas) if s is not None}
+
+
+def test_judge_by_the_kernels_replies():
+    limits = Limits(wall_s=60)
+    ok = {"ended": "complete", "cells": _ran("ok", "ok", "ok", "error"), "probe": []}
+    assert judge(CELLS, ok, [], limits) == (PASS, ""), "an error in the learner's own scratch cell does not count"
+    failed = {"ended": "complete", "cells": _ran("ok", "ok", "error", "ok"), "probe": []}
+    assert judge(CELLS, failed, [], limits) == (FAIL, "check cell 'check-a': AssertionError: rows differ")
+    died = {"ended": "dead kernel", "at": 2, "cells": _ran("ok", None, None, None)}
+    verdict, message = judge(CELLS, died, [], limits)
+    assert verdict == FAIL and "did not run" in message and "kernel died in work cell 'work'" in message
+    changed = {"ended": "complete", "cells": _ran("ok", "ok", "ok", "ok", shas=["x", "w", "y", "s"]), "probe": []}
+    assert judge(CELLS, changed, [], limits) == (FAIL, "setup cell 'setup' ran with a changed source")
+    probed = {**ok, "probe": ["input_transformers_post holds __main__.<lambda>"]}
+    assert judge(CELLS, probed, [], limits)[0] == REVIEW
+    assert judge(CELLS, ok, ["work cell 'work' touches ._showtraceback"], limits)[0] == REVIEW
+    assert judge(CELLS, {"ended": "no kernel", "detail": "the kernel did not start twice"}, [], limits)[0] == ERROR
+    assert judge(CELLS, {"detail": "the supervisor failed"}, [], limits)[0] == ERROR
+
+
+def _cases():
+    c = Cases(0)
+    c.add("two steps", [("do", "a = 1"), ("get", "f(a)")])
+    return c
+
+
+def _outcomes(value):
+    return json.dumps([[None, value]])
+
+
+def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes():
+    c = _cases()
+    want = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0]}}), c)
+    same = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0 + 1e-7]}}), c)
+    assert compare(want, same, c, 1e-5, 1e-4) is None
+    for wrong, why in [({"value": {"tensor": "float32", "shape": [2], "data": [1.0, float("nan")]}}, "differ"),
+                       ({"value": {"tensor": "float16", "shape": [2], "data": [1.0, 2.0]}}, "dtype"),
+                       ({"value": {"tensor": "float32", "shape": [1, 2], "data": [1.0, 2.0]}}, "shape"),
+                       ({"value": {"object": "Proxy"}}, "object"), ({"value": [1.0, 2.0]}, "tensor"),
+                       ({"raised": "NotImplementedError"}, "raised NotImplementedError")]:
+        problem = compare(want, load_outcomes(_outcomes(wrong), c), c, 1e-5, 1e-4)
+        assert problem and why in problem and problem.startswith("graded call 1 (two steps), step 2: f(a)"), problem
+    ints = load_outcomes(_outcomes({"value": 3}), c)
+    assert compare(ints, load_outcomes(_outcomes({"value": 3.0}), c), c, 0, 0) is not None, "3.0 is not the int 3"
+    assert compare(ints, load_outcomes(_outcomes({"value": True}), c), c, 0, 0) is not None, "True is not 3"
+    for text in ["not json", "[[null]]", json.dumps([[None, {"value": {"tensor": "float32", "shape": [3],
+                                                                          "data": [1.0]}}]]),
+                 _outcomes({"value": {"__reduce__": "os.system"}}), _outcomes({"value": {"tensor": "object",
+                                                                                     "shape": [], "data": [1]}})]:
+        with pytest.raises(Malformed):
+            load_outcomes(text, c)
+
+
+def test_judge_graded_calls():
+    limits = Limits(wall_s=60)
+    c = _cases()
+    expected = Expected(c, load_outcomes(_outcomes({"value": 7}), c))
+    spec = SPECS["ex00_warmup"]
+    cells = [Cell(0, "setup", "setup", sha256("import torch")), Cell(1, "work", "work", None)]
+    ran = {"0": {"status": "ok", "sha256": sha256("import torch"), "ename": "", "evalue": ""},
+           "1": {"status": "ok", "sha256": sha256("w"), "ename": "", "evalue": ""}}
+    ok = {"ended": "complete", "cells": ran, "probe": [], "graded": {"status": "ok", "text": _outcomes({"value": 7})}}
+    assert judge_graded(cells, ok, [], limits, expected, spec) == (PASS, "")
+    # the kernel's replies count for nothing: every reply "ok", but the outcomes are wrong
+    lied = {**ok, "graded": {"status": "ok", "text": _outcomes({"value": 8})}}
+    assert judge_graded(cells, lied, [], limits, expected, spec)[0] == FAIL
+    assert judge_graded(cells, {**ok, "graded": {"status": "ok", "text": None}}, [], limits, expected, spec)[0] == FAIL
+    setup_error = {**ok, "cells": {**ran, "0": {**ran["0"], "status": "error", "ename": "ImportError"}}}
+    assert judge_graded(cells, setup_error, [], limits, expected, spec)[0] == FAIL
+    assert judge_graded(cells, ok, ["work cell 'work' uses vars"], limits, expected, spec) == (
+        REVIEW, "work cell 'work' uses vars (graded calls passed)")
+    assert judge_graded(cells, ok, [], limits, Expected(c, None, "boom"), spec)[0] == ERROR
+
+
+def test_cells_of_every_kind_count_toward_the_limit(solved):
+    raw = json.loads(nbformat.writes(solved))
+    raw["cells"] += [{"cell_type": "markdown", "metadata": {}, "source": "x", "id": f"m{i}"} for i in range(500)]
+    with pytest.raises(SubmissionError, match="too many cells"):
+        read_submission(json.dumps(raw).encode(), max_cells=400)
+
+
+def test_learner_cells_above_the_setup_run_after_it(pristine, solved):
+    planted = nbformat.from_dict(solved)
+    planted.cells.insert(0, nbformat.v4.new_code_cell("import sys\nsys.modules['pagedlab.checks'] = None"))
+    nb, cells, _ = restore(read_submission(_submit(planted))[0], pristine)
+    leading = [c.role for c in cells][:2]
+    assert leading == ["setup", "setup"], [c.role for c in cells]
+    _, cells, _ = restore(read_submission(_submit(planted))[0], pristine, checks=False)
+    assert "check" not in {c.role for c in cells}
+
+
+def test_names_that_mix_scripts_are_flagged():
+    assert mixed_script("b\u043eb") and not mixed_script("bob") and not mixed_script("Zoë") and not mixed_script("李")
+
+
+def test_no_sandbox_no_grading_unless_unsafe(tmp_path):
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    with pytest.raises(SandboxMissing, match="--unsafe"):
+        grade_class(tmp_path / "class", ROOT / "exercises", sandbox=False, log=lambda line: None)
+
+
+def test_two_shards_merged_equal_one_run(tmp_path):
+    """Sharding and merging on learners that need no kernel (missing, refused and unexpected files)."""
+    folder = tmp_path / "class"
+    for name in ("ann", "bo", "cy", "dee", "ed"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "notes.txt").write_text("x")
+    (folder / "cy" / "ex00_warmup.ipynb").symlink_to(folder / "ann" / "notes.txt")
+    quiet = dict(sandbox=False, unsafe=True, log=lambda line: None)
+    one = grade_class(folder, ROOT / "exercises", **quiet)
+    write_tables(one, tmp_path / "one")
+    for i in (1, 2):
+        write_tables(grade_class(folder, ROOT / "exercises", shard=(i, 2), **quiet), tmp_path / f"shard{i}")
+    merge([tmp_path / "shard1", tmp_path / "shard2"], tmp_path / "merged")
+    assert (tmp_path / "merged" / "grades.csv").read_bytes() == (tmp_path / "one" / "grades.csv").read_bytes()
+    shard1 = {r["student"] for r in csv.DictReader((tmp_path / "shard1" / "grades.csv").open())}
+    assert shard1 == {"ann", "cy", "ed"}
+    with pytest.raises(ValueError, match="more than one shard"):
+        merge([tmp_path / "shard1", tmp_path / "shard1"], tmp_path / "twice")
+
+
+def test_reports_escape_names_and_messages(tmp_path):
+    name = "eve|x\n<script>alert(1)</script>"
+    results = [Result(name, "ex00_warmup", FAIL, "check cell 'c': AssertionError: a | b\nsecond line"),
+               Result("=HYPERLINK(1)", "ex00_warmup", PASS), Result("bob", "ex00_warmup", REVIEW, "uses get_ipython"),
+               Result("bob", "notes.txt", UNEXPECTED), Result(" =1+2+HYPERLINK(2)", "ex00_warmup", PASS)]
+    csv_path, md_path = write_tables(results, tmp_path)
+    rows = list(csv.DictReader(csv_path.read_text(encoding="utf-8").splitlines(keepends=True)))
+    by_student = {r["student"]: r for r in rows}
+    assert name in by_student and "'=HYPERLINK(1)" in by_student and "' =1+2+HYPERLINK(2)" in by_student
+    assert rows[-1]["result"] == "not graded: unexpected file"
+    text = md_path.read_text(encoding="utf-8")
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(table) == 2 + 4, "one row per learner, whatever their name"
+    assert all(line.replace("\\|", "").count("|") == 4 for line in table)
+    assert "a \\| b\\\\nsecond line" in text and "## Needs review" in text and "notes.txt" in text
+    assert md("a_b*c`d[e]") == "a\\_b\\*c\\`d\\[e\\]"
+
+
+def test_collect_skips_dot_folders_refuses_links_lists_unexpected_files(tmp_path):
+    subs = tmp_path / "class"
+    for path in ("alice/ex00_warmup.ipynb", "alice/ex00_warmup (1).ipynb", "alice/old/ex00_warmup.ipynb",
+                 "alice/.ipynb_checkpoints/ex00_warmup-checkpoint.ipynb", ".ipynb_checkpoints/x.ipynb",
+                 "__MACOSX/alice/ex00_warmup.ipynb", "bob/notes.txt"):
+        (subs / path).parent.mkdir(parents=True, exist_ok=True)
+        (subs / path).write_text("{}")
+    (subs / "bob" / "ex00_warmup.ipynb").symlink_to(subs / "alice" / "ex00_warmup.ipynb")
+    (subs / "carol").symlink_to(subs / "alice")
+    (subs / "README.txt").write_text("loose file")
+    learners, skipped = collect(subs, {"ex00_warmup.ipynb"}, max_bytes=100)
+    by = {x.name: x for x in learners}
+    assert sorted(by) == ["alice", "bob", "carol"]
+    assert skipped == [".ipynb_checkpoints", "README.txt", "__MACOSX"]
+    assert by["alice"].files == {"ex00_warmup.ipynb": b"{}"}
+    assert by["alice"].unexpected == ["ex00_warmup (1).ipynb", "old/ex00_warmup.ipynb"]
+    assert "symbolic link" in by["bob"].refused["ex00_warmup.ipynb"] and by["bob"].unexpected == ["notes.txt"]
+    assert "symbolic link" in by["carol"].refused["ex00_warmup.ipynb"] and not by["carol"].files
+    (subs / "alice" / "ex00_warmup.ipynb").write_text("x" * 101)
+    assert "larger than" in collect(subs, {"ex00_warmup.ipynb"}, max_bytes=100)[0][0].refused["ex00_warmup.ipynb"]
+
+
+def test_grade_rejects_a_missing_folder(tmp_path):
+    with pytest.raises(ValueError, match="submissions"):
+        grade_class(tmp_path / "nope", ROOT / "exercises")
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    box = Sandbox([ROOT / "exercises", ROOT / "solutions"], use_bwrap=False)
+    yield box
+    box.close()
+
+
+def test_the_kernel_environment_is_built_from_nothing(sandbox, monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET", "x")
+    folder = sandbox.new_folder("t")
+    env = sandbox.environment(folder)
+    assert "GRADER_SECRET" not in env and "PWD" not in env
+    for key in ("HOME", "IPYTHONDIR", "MPLCONFIGDIR", "TMPDIR", "JUPYTER_RUNTIME_DIR"):
+        assert Path(env[key]).parent == folder, key
+    assert env["PYTHONPATH"] == str(sandbox.site) and (sandbox.site / "pagedlab" / "kernels").is_dir()
+    assert sorted(p.name for p in folder.iterdir()) == ["conn", "home", "ipython", "jupyter", "mpl", "tmp", "work"]
+
+
+def test_the_sandbox_mounts_nothing_of_the_repository_but_the_environment(sandbox):
+    box = Sandbox.__new__(Sandbox)
+    box.__dict__.update(sandbox.__dict__, bwrap="bwrap")
+    cmd = box.kernel_command(sandbox.root / "nb", ["python"])
+    mounted = [Path(cmd[i + 2]) for i, a in enumerate(cmd) if a in ("--ro-bind", "--bind", "--ro-bind-try")]
+    for protected in (ROOT, ROOT / "solutions", ROOT / "exercises", sandbox.root):
+        assert protected not in mounted and not any(m in protected.parents for m in mounted), protected
+    assert "--unshare-all" in cmd and cmd[cmd.index("--bind") + 1] == str(sandbox.root / "nb")
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_sandboxed_process_sees_only_its_folder():
+    host = None
+    box = Sandbox([ROOT / "exercises", ROOT / "solutions"], use_bwrap=True)
+    try:
+        if box.bwrap is None:
+            pytest.skip(box.note)
+        folder = box.new_folder("t")
+        host = socket.create_server(("127.0.0.1", 0))  # a service on the grader's machine
+        code = ("import os, sys, pathlib, socket, pagedlab; "
+                f"assert socket.socket().connect_ex(('127.0.0.1', {host.getsockname()[1]})) != 0, 'network reachable'; "
+                f"assert not os.path.exists({str(ROOT / 'solutions')!r}), 'solutions visible'; "
+                f"assert not os.path.exists({str(ROOT / 'exercises')!r}), 'exercises visible'; "
+                f"assert not os.path.exists({str(box.root / 'site' / '..' / 'other')!r}); "
+                "assert pathlib.Path(pagedlab.__file__).is_relative_to(os.environ['PYTHONPATH']); "
+                "assert len([p for p in os.listdir('/proc') if p.isdigit()]) <= 3, 'not in its own PID namespace'; "
+                "open(os.path.join(os.environ['HOME'], 'ok'), 'w').write('1')")
+        assert bwrap_problem(box.kernel_command(folder, [sys.executable, "-s", "-c", code]),
+                             box.environment(folder)) is None
+        assert (folder / "home" / "ok").read_text() == "1"
+        for target in (ROOT / "pagedlab" / "planted.py", box.site / "planted.py"):
+            write = f"open({str(target)!r}, 'w').write('x')"
+            assert bwrap_problem(box.kernel_command(folder, [sys.executable, "-c", write]), box.environment(folder))
+            assert not target.exists()
+    finally:
+        if host is not None:
+            host.close()
+        box.close()
+
+
+def test_limits_are_inherited_by_the_kernels_launcher():
+    code = ("import resource; from pagedlab.grading.procs import Limits, apply_limits; "
+            "apply_limits(Limits(wall_s=10, memory_bytes=1 << 30, written_file_bytes=1 << 20)); "
+            "assert resource.getrlimit(resource.RLIMIT_CPU)[1] <= 10 * __import__('os').cpu_count(); "
+            "big = None\ntry:\n    big = bytearray(2 << 30)\nexcept MemoryError:\n    print('refused')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "refused", out.stderr[-500:]
