@@ -124,8 +124,8 @@ def _differs(want, have, atol: float, rtol: float) -> str | None:
 
 
 def _name(raised: tuple) -> str:
-    """The exception's class, without its module (``OutOfBlocks``, ``ValueError``)."""
-    return raised[1][0].rsplit(".", 1)[-1]
+    """The exception's class, qualified unless it is a builtin (``ValueError``, ``pagedlab.paged.allocator.OutOfBlocks``)."""
+    return raised[1][0]
 
 
 def _raised(v) -> bool:

@@ -24,6 +24,11 @@ from pagedlab.grading.tables import write_tables
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        verify()  # before anything: a grader changed by an earlier run's learner code must not grade
+    except Changed as e:
+        sys.stderr.write(f"refusing to grade: {e}\n")
+        return 2
     if argv[:1] == ["merge"]:
         parser = argparse.ArgumentParser(prog="python -m pagedlab.grading merge",
                                          description="merge the reports of shards into one")

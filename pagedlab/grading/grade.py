@@ -56,7 +56,7 @@ class SandboxMissing(RuntimeError):
 def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), jobs: int | None = None,
                 sandbox: bool = True, protected: list[Path] = (), log=print, notes: list[str] | None = None,
                 unsafe: bool = False, shard: tuple[int, int] = (1, 1), solutions: Path | None = None,
-                seed: int | None = None) -> list[Result]:
+                seed: int | None = None, select: Callable[[str, str], bool] | None = None) -> list[Result]:
     """Grade every learner folder in ``submissions`` (or this shard's share of them) against ``exercises``.
 
     Args:
@@ -70,6 +70,7 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
         shard: (i, n): grade only the learners whose position in name order is i - 1 modulo n.
         solutions: the solution notebooks (default: ``solutions/`` beside ``exercises``).
         seed: the graded calls' seed (default: a fresh secret one for this run).
+        select: ``select(learner, exercise)`` is False for pairs not to grade (``pytest -k``); default: every pair.
 
     Returns:
         Results in (learner, exercise) order, then each learner's unexpected files. Every learner process has
@@ -108,8 +109,10 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
     before = frozenset(descendants(os.getpid()))
     adopted = adopt_orphans(True)
     seed = secrets.randbits(62) if seed is None else seed
-    handed_in = {name for learner in learners for name in learner.files}
-    work = [(learner, p) for learner in learners for p in pristine.values()]
+    chosen = select or (lambda learner, exercise: True)
+    work = [(learner, p) for learner in learners for p in pristine.values()
+            if chosen(learner.name, p.name.removesuffix(".ipynb"))]
+    handed_in = {p.name for learner, p in work if p.name in learner.files}
     lock = threading.Lock()
     expected: dict[str, Expected] = {}
 
@@ -142,5 +145,6 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
             adopt_orphans(False)
         reap()
         box.close()
-    results += [Result(learner.name, f, UNEXPECTED) for learner in learners for f in learner.unexpected]
+    results += [Result(learner.name, f, UNEXPECTED) for learner in learners for f in learner.unexpected
+                if any(w[0] is learner for w in work)]
     return results

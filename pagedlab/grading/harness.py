@@ -235,7 +235,7 @@ def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
             out.append("]")
 
     def graded(namespace: dict, path_out: str) -> None:
-        outcomes = []
+        outcomes, state["tripped"] = [], []
         for n, case in enumerate(job["cases"], 1):
             ns = dict(namespace)
             ns.update(given)
