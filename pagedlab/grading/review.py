@@ -135,7 +135,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
             elif (isinstance(target, ast.Name) and target.id in protected
                   and (any(node is t for t in top) or target.id in declared_global)):
                 found.append(f"rebinds {target.id}, which the exercise's setup imports{line}")
-            elif isinstance(target, ast.Name) and target.id.startswith("__") and target.id.endswith("__"):
+            elif (isinstance(target, ast.Name) and target.id.startswith("__") and target.id.endswith("__")
+                  and isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))):
                 found.append(f"assigns {target.id}{line}")
     return found
 

@@ -141,14 +141,37 @@ def _ex02(c: Cases) -> None:
 
 
 def _ex02_stretch(c: Cases) -> None:
-    for _ in range(12):
-        n_q = c.rng.randint(1, 40)
-        n_k, bm, bn = n_q + c.rng.randint(0, 20), c.rng.choice((4, 8, 16)), c.rng.choice((2, 4, 8, 16))
-        r0 = c.rng.randrange(0, n_q, bm) if n_q > bm else 0
+    r = c.rng
+    for k in range(16):  # the last four with more queries than keys: rows that see no key
+        n_q = r.randint(1, 40)
+        n_k = max(1, n_q - r.randint(1, 20)) if k >= 12 else n_q + r.randint(0, 20)
+        bm, bn = r.choice((4, 8, 16)), r.choice((2, 4, 8, 16))
+        r0 = r.randrange(0, n_q, bm)
         c.call("key_tile_counts", f"key_tile_counts({r0}, {min(bm, n_q - r0)}, {n_q}, {n_k}, {bn})")
-    for _ in range(3):
-        n_q = c.rng.randint(1, 30)
-        n_k, bm, bn = n_q + c.rng.randint(0, 12), c.rng.choice((4, 8, 16)), c.rng.choice((2, 4, 8))
+    for _ in range(3):  # a first query tile whose last row sees no key (n_visit is 0, not negative)
+        n_q = r.randint(24, 40)
+        c.call("key_tile_counts of rows that see no key", f"key_tile_counts(0, 16, {n_q}, {r.randint(1, n_q - 17)}, "
+                                                         f"{r.choice((4, 8))})")
+    for _ in range(3):  # the last row sees every key, and the last key tile is shorter: it is full
+        bn = r.choice((4, 8, 16))
+        n_k = bn * r.randint(1, 4) + r.randint(1, bn - 1)
+        n_q = r.randint(1, n_k)
+        c.call("key_tile_counts of the last row", f"key_tile_counts({n_q - 1}, 1, {n_q}, {n_k}, {bn})")
+    n = 10**7 + r.randint(0, 999)  # from the indices alone: an n x n mask of this size does not fit anywhere
+    c.call("key_tile_counts of ten million keys", f"key_tile_counts({64 * r.randint(0, 1000)}, 64, {n}, {n}, 64)")
+    for _ in range(2):
+        rows, cols, d = r.randint(2, 6), r.randint(1, 7), r.randint(1, 5)
+        hidden = r.randrange(rows)  # this row's scores are all -inf in the first tile: a row that sees no key yet
+        c.add("online_softmax_update after a tile that hides a row", [
+            do(f"state = (torch.full(({rows},), -math.inf), torch.zeros({rows}), torch.zeros({rows}, {d}))"),
+            do(f"s = {c.array(rows, cols)}; s[{hidden}] = -math.inf"),
+            do(f"state = online_softmax_update(*state, s, {c.array(cols, d)})"), get("state"),
+            do(f"state = online_softmax_update(*state, {c.array(rows, cols, scale=3.0)}, {c.array(cols, d)})"),
+            get("state")])
+    for k in range(4):
+        n_q = r.randint(1, 30)
+        n_k = max(1, n_q - r.randint(1, 12)) if k == 3 else n_q + r.randint(0, 12)
+        bm, bn = r.choice((4, 8, 16)), r.choice((2, 4, 8))
         c.call(f"causal_tiled_attention {n_q}x{n_k}",
                f"causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
                f"block_m={bm}, block_n={bn})")
@@ -158,8 +181,10 @@ def _ex03(c: Cases) -> None:
     for _ in range(3):
         n, block = c.rng.randint(1, 300), c.rng.choice((16, 32, 64))
         c.call(f"vector_add of {n}", f"vector_add({c.array(n)}, {c.array(n)}, {block})")
-    n, stride = c.rng.randint(20, 200), c.rng.randint(2, 5)
-    c.call(f"vector_add of strided vectors of {n}", f"vector_add({c.array(n, stride)}[:, 1], {c.array(2 * n)}[::2], 32)")
+    for _ in range(2):  # x and y with different strides: a kernel that swaps them reads the wrong elements
+        n, stride = c.rng.randint(20, 200), c.rng.randint(3, 5)
+        c.call(f"vector_add of strided vectors of {n}",
+               f"vector_add({c.array(n, stride)}[:, 1], {c.array(2 * n)}[::2], 32)")
     for _ in range(3):
         rows, cols = c.rng.randint(1, 6), c.rng.randint(1, 70)
         c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)})")
@@ -169,13 +194,17 @@ def _ex03(c: Cases) -> None:
 
 
 def _ex04(c: Cases) -> None:
-    for causal in (False, True, True):
-        n_q = c.rng.randint(1, 40)
-        n_k = n_q + c.rng.randint(0, 20) if causal else c.rng.randint(1, 50)
+    for k, causal in enumerate((False, False, True, True)):
         bm, bn = c.rng.choice((16, 32)), c.rng.choice((16, 32))
-        q, k, v = c.array(n_q, 16), c.array(n_k, 16), c.array(n_k, 16)
+        n_q = c.rng.randint(1, 40)
+        # several key tiles, the last one partial: padding keys and the running max both matter
+        n_k = n_q + c.rng.randint(0, 20) if causal else bn * c.rng.randint(1, 2) + c.rng.randint(1, bn - 1)
+        q, k, v = c.array(n_q, 16, scale=3.0), c.array(n_k, 16), c.array(n_k, 16)
         c.call(f"flash_forward {n_q}x{n_k} causal={causal}",
                f"flash_forward({q}, {k}, {v}, causal={causal}, block_m={bm}, block_n={bn})")
+    n = c.rng.randint(33, 60)  # scores in the thousands: exp2 overflows unless the max is subtracted
+    c.call("flash_forward of large scores", f"flash_forward({c.array(n, 16, scale=300.0)}, {c.array(n, 16)}, "
+                                            f"{c.array(n, 16)}, causal=True, block_m=16, block_n=16)")
 
 
 def _ex04_stretch(c: Cases) -> None:
@@ -216,6 +245,15 @@ def _ex06(c: Cases) -> None:
                            f"free({r.randint(-1, n)})", f"free({r.randint(0, n - 1)})"))
             steps += [get(f"a.{op}"), get("a.num_free")]
         c.add(f"SimpleAllocator({n}): 40 random operations", steps)
+    n = r.randint(24, 40)  # a long life: an allocator that goes wrong after its k-th allocate() is seen for k < 3n
+    steps = [do(f"a = SimpleAllocator({n})")] + [get("a.allocate()") for _ in range(n)] + [get("a.allocate()")]
+    for block in r.sample(range(n), n):
+        steps += [get(f"a.free({block})")]
+    steps += [get("a.allocate()") for _ in range(n)] + [get("a.num_free")]
+    for block in r.sample(range(n), n // 2):
+        steps += [get(f"a.incref({block})"), get(f"a.free({block})"), get(f"a.free({block})")]
+    steps += [get(f"a.allocate_many({n // 2})"), get("a.num_free"), get("a.allocate()")]
+    c.add(f"SimpleAllocator({n}): every block twice over", steps)
     for _ in range(5):
         c.call("blocks_needed", f"blocks_needed({r.randint(0, 100)}, {r.choice((1, 4, 16))})")
         bs, blocks = r.choice((1, 4, 16)), r.sample(range(100), 5)

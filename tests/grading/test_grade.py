@@ -469,3 +469,18 @@ def test_limits_are_inherited_by_the_kernels_launcher():
             "big = None\ntry:\n    big = bytearray(2 << 30)\nexcept MemoryError:\n    print('refused')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "refused", out.stderr[-500:]
+
+
+def test_the_grader_checks_its_own_sources_before_grading(tmp_path):
+    from pagedlab.grading import integrity
+    from pagedlab.grading.manifest import SHA256
+
+    assert integrity.sources() == SHA256, ("the grader changed: run `python -m pagedlab.grading.integrity --write` "
+                                           "and commit pagedlab/grading/manifest.py")
+    package = tmp_path / "package"
+    shutil.copytree(ROOT / "pagedlab", package / "pagedlab", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(package / "pagedlab" / "grading" / "run.py", "a") as f:
+        f.write("\n# appended by a learner's cell graded with --unsafe\n")
+    proc = subprocess.run([sys.executable, "-m", "pagedlab.grading", str(tmp_path / "class")], cwd=package,
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package)})
+    assert proc.returncode == 2 and "pagedlab/grading/run.py was changed" in proc.stderr, proc.stderr

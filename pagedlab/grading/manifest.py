@@ -1,0 +1,25 @@
+"""sha256 of each source of pagedlab.grading, checked before grading (pagedlab.grading.integrity).
+
+Written by `python -m pagedlab.grading.integrity --write`; do not edit by hand."""
+
+SHA256 = {
+    '__init__.py': '5b18578c61cede5fc34e8eddb43b1c5c755059ed7e812998920f8baaff168121',
+    '__main__.py': '30195f3c08214f9d6a43daddd4193989db66fde37e42c594296907a63746542e',
+    'align.py': 'c8a34a3f4610d31bbfa4b61c8b8d363d1a3d371f0f1aff5863d1f5173d92bf53',
+    'calls.py': '13b8aa42561b81667bd2cb2e9699f94b210d44bc05406d30a391f39bd537646c',
+    'cli.py': '19da2f8c36375f58876d717d8f5a23a7dc3764c8f2088e4f634c74edde47f379',
+    'collect.py': 'd00fcbeed239ada6ba42d0ae8c33a710f716013858af197e64aa34e67ddb258f',
+    'grade.py': '8c8e3af0dd5a5dd5f6f4f12ad3c46c5f5ab0deb01d81ba2f2cdd884d2bedbfee',
+    'harness.py': 'ac4e57e2c7a345a12cb8352d71054aebfbd55081c7b8a01cd9312d6673480f42',
+    'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
+    'judge.py': '4327ade127107bf1437bbadc11b8fb1beed7b51a8ee617f68a7d78ed1e720279',
+    'procs.py': 'c0e619a8125af38dd0224243c13fec8c2474afefa36508e2f775d4789eaa6692',
+    'pytest_plugin.py': '6a1a288507fd321f625e4b3f660eb721eee935022ac4fdcfe9443ecf15a1b690',
+    'review.py': 'ca84d69aa7b7d1cb3fbd86d448c4555012087a950a1788330e9e124df087119d',
+    'run.py': '1f72a60b1500d8a3e880f8a46902d9ca497d798522b7eef1e9d86763c6766c9a',
+    'sandbox.py': '3eaf67cc7f48ba732051dcf74a51162a753fba2eb4987102d7cfa6a7285b808f',
+    'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
+    'specs.py': 'bd64127bf5452ec45d476f3db0424ee3396a554a96a7c3225c2492fae3ca1f41',
+    'supervise.py': '07a5f4509d88d1b1bb012bdec271c9a152fd82cd8f348a3a8d128a9890226809',
+    'tables.py': '692a1f649ae9ddcdf41de8804f71b324336df85788be22f15add0bebbbbe2bcb',
+}
