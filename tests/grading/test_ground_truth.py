@@ -20,7 +20,20 @@ TABLES = planted.tables()
 
 # (exercise, bug): why the graded calls cannot see it. Each is caught by a visible check (the planted table says
 # which); the graded calls compare results, and these bugs change none.
-INVISIBLE: dict[tuple[str, str], str] = {}
+_TILES = "the output is the same; only which tiles are computed and masked differs (check 5 counts them)"
+_READS = "the stored values are the same; what is read past the end, or read twice, is what checks 1, 4 and 6 measure"
+_MESSAGE = "the exception's class is compared, not its message (check 4 reads the message)"
+INVISIBLE: dict[tuple[str, str], str] = {
+    ("ex02_stretch_causal_tile_skipping", "scores computed before deciding the tile is hidden (skip decided from the "
+                                          "mask)"): _TILES,
+    ("ex02_stretch_causal_tile_skipping", "every visited tile masked"): _TILES,
+    ("ex02_stretch_causal_tile_skipping", "every visited tile masked by an additive -inf bias"): _TILES,
+    ("ex03_triton_basics", "loads without mask"): _READS,
+    ("ex03_triton_basics", "three passes over the row"): _READS,
+    ("ex04_stretch_gqa_forward", "ValueError that does not name k"): _MESSAGE,
+    ("ex04_stretch_gqa_forward", "ValueError that names the count, not k (a bare letter k elsewhere does not count)"):
+        _MESSAGE,
+}
 
 
 @pytest.fixture(autouse=True, scope="module")
