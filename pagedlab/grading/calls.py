@@ -165,8 +165,8 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
             return f"expected {want!r}, got {_kind(have)}"
         if math.isnan(want) or math.isnan(have):
             return None if math.isnan(want) and math.isnan(have) else f"expected {want!r}, got {have!r}"
-        if want == have or abs(have - want) <= atol + rtol * abs(want):
-            return None
+        if want == have or (not math.isinf(want) and abs(have - want) <= atol + rtol * abs(want)):
+            return None  # (an infinite expected value is met only by itself: inf * rtol would excuse anything)
         return f"expected {want!r}, got {have!r}"
     if type(want) is not type(have) or want != have:
         return f"expected {want!r}, got {have!r}" if not isinstance(have, tuple) else f"expected {want!r}, got {_kind(have)}"

@@ -100,10 +100,8 @@ class Grader:
 
     def _grade(self) -> None:
         from pagedlab.grading.grade import grade_class
-        from pagedlab.grading.integrity import verify
         from pagedlab.grading.tables import write_tables
 
-        verify()
         opt = self.config.getoption
         out = opt("grade_out").resolve()
         sandbox = not opt("grade_no_sandbox") and os.environ.get("PAGEDLAB_GRADE_SANDBOX", "1") != "0"
@@ -123,6 +121,12 @@ def pytest_collection(session: pytest.Session):
     config = session.config
     if config.getoption("grade") is None:
         return None
+    from pagedlab.grading.integrity import Changed, verify
+
+    try:
+        verify()  # as the command line: a grader changed since it was installed does not grade
+    except Changed as e:
+        raise pytest.UsageError(f"refusing to grade: {e}") from None
     grader = Grader(config)
     items = [GradeItem.from_parent(session, name=f"{learner}::{exercise}", learner=learner, exercise=exercise,
                                    grader=grader) for learner, exercise in grader.names()]

@@ -231,8 +231,9 @@ def _ex05(c: Cases) -> None:
                                  f"{r.randint(1, 9000)}, {r.randint(1, 64)}, {r.choice((1, 2, 4))})")
     for _ in range(4):
         c.call("kv_bytes_per_token", f"kv_bytes_per_token({r.choice(_MODELS)}, {r.choice(_DTYPES)})")
-    for _ in range(4):
-        c.call("max_concurrent_requests", f"max_concurrent_requests({r.choice((1, 8, 20.5, 80))}, {r.choice(_MODELS)}, "
+    for k in range(6):  # two budgets that are not whole GiB: the count is an int all the same
+        budget = r.choice((0.5, 20.5, 12.75)) if k < 2 else r.choice((1, 8, 20.5, 80))
+        c.call("max_concurrent_requests", f"max_concurrent_requests({budget}, {r.choice(_MODELS)}, "
                                           f"{r.randint(1, 8192)}, {r.choice(_DTYPES)})")
 
 
@@ -248,12 +249,18 @@ def _ex06(c: Cases) -> None:
         c.add(f"SimpleAllocator({n}): 40 random operations", steps)
     n = r.randint(24, 40)  # a long life: an allocator that goes wrong after its k-th allocate() is seen for k < 3n
     steps = [do(f"a = SimpleAllocator({n})")] + [get("a.allocate()") for _ in range(n)] + [get("a.allocate()")]
+    # every block allocated: a bound checked only above lets -1 reach the last block
+    steps += [get(op) for op in ("a.free(-1)", "a.incref(-1)", f"a.free({n})", "a.num_free")]
     for block in r.sample(range(n), n):
         steps += [get(f"a.free({block})")]
     steps += [get("a.allocate()") for _ in range(n)] + [get("a.num_free")]
-    for block in r.sample(range(n), n // 2):
-        steps += [get(f"a.incref({block})"), get(f"a.free({block})"), get(f"a.free({block})")]
-    steps += [get(f"a.allocate_many({n // 2})"), get("a.num_free"), get("a.allocate()")]
+    for block in r.sample(range(n), n // 2):  # shared, freed twice, then once too often: the count must stay 0
+        steps += [get(f"a.incref({block})"), get(f"a.free({block})"), get(f"a.free({block})"),
+                  get(f"a.free({block})"), get(f"a.incref({block})")]
+    # the all-or-nothing error says what was asked for, what was free and the pool's size
+    steps += [do(f"try:\n    a.allocate_many({n // 2 + r.randint(1, 4)})\n    short = None\n"
+                 f"except OutOfBlocks as e:\n    short = (e.requested, e.free, e.total)"), get("short"),
+              get("a.num_free"), get(f"a.allocate_many({n // 2})"), get("a.num_free"), get("a.allocate()")]
     c.add(f"SimpleAllocator({n}): every block twice over", steps)
     for _ in range(5):
         c.call("blocks_needed", f"blocks_needed({r.randint(0, 100)}, {r.choice((1, 4, 16))})")
@@ -266,10 +273,10 @@ _STATE07 = get("sorted((s, list(t.block_ids), t.num_tokens) for s, t in m.tables
 
 def _ex07(c: Cases) -> None:
     r = c.rng
-    for _ in range(3):
-        nb, bs = r.randint(4, 12), r.choice((2, 4))
+    for _ in range(6):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
+        nb, bs = r.randint(3, 10), r.choice((2, 4))
         steps, live = [do(f"m = MiniManager({nb}, {bs})")], []  # operations name live sequences only
-        for i in range(40):
+        for i in range(50):
             kind = r.random()
             if kind < 0.25 or not live:
                 steps.append(get(f"m.add('s{i}', {r.randint(1, 2 * bs + 1)}).block_ids"))
@@ -285,22 +292,31 @@ def _ex07(c: Cases) -> None:
                 name = live.pop(r.randrange(len(live)))
                 steps.append(do(f"if {name!r} in m.tables:\n    m.free({name!r})"))
             steps += [_STATE07, get(f"[m.allocator.refcount(b) for b in range({nb})]")]
-        c.add(f"MiniManager({nb}, {bs}): 40 random operations", steps)
+        c.add(f"MiniManager({nb}, {bs}): 50 random operations", steps)
 
 
 def _ex07_stretch(c: Cases) -> None:
     r = c.rng
-    for hash_fn in ("lambda p, t: hash((-7 if p is None else p, t))", "lambda p, t: ((p or 0) + sum(t)) % 5"):
-        bs = r.choice((2, 3, 4))
+    # A chained hash, and weak ones under which keys collide, one of them blind to the prefix (hash(None) is not the
+    # same in two processes, so None is given a number).
+    for hash_fn in ("lambda p, t: hash((-7 if p is None else p, t))", "lambda p, t: hash((-7 if p is None else p, t)) % 5",
+                    "lambda p, t: sum(t) % 3", "lambda p, t: hash(t)"):
+        bs = r.choice((2, 3))
         steps = [do(f"cache = MiniPrefixCache({bs}, hash_fn={hash_fn})")]
-        prompts = [[r.randint(0, 3) for _ in range(r.randint(0, 4 * bs + 1))] for _ in range(6)]
-        for i in range(24):
-            tokens = r.choice(prompts) + [r.randint(0, 3) for _ in range(r.randint(0, bs))]
+        prompts = [[r.randrange(3) for _ in range(r.randint(0, 4 * bs + 1))] for _ in range(6)]
+        for k, tokens in enumerate(prompts[:2]):  # cached, then asked for with a block in their middle that is not
+            tokens += [r.randrange(3) for _ in range(3 * bs + 1 - len(tokens))]
+            steps += [do(f"cache.insert({tokens}, {[10 * k + j for j in range(len(tokens) // bs)]})"),
+                      get(f"cache.match({tokens[:bs] + [3] * bs + tokens[bs:]})")]
+        for i in range(40):
+            tokens = r.choice(prompts)[:r.randint(0, 4 * bs + 1)] + [r.randrange(3) for _ in range(r.randint(0, bs))]
+            if r.random() < 0.3:  # a prompt that misses in its middle and would hit after it
+                tokens = tokens[:bs] + [3] * bs + tokens[bs:]  # blocks 0 and 2 as cached after blocks 0 and 1
             steps.append(get(f"cache.keys({tokens})"))
-            if r.random() < 0.5:
-                steps.append(do(f"cache.insert({tokens}, {[100 + 10 * i + j for j in range(len(tokens) // bs)]})"))
             steps.append(get(f"cache.match({tokens})"))
-        c.add("MiniPrefixCache: random inserts and matches", steps)
+            if r.random() < 0.7:
+                steps.append(do(f"cache.insert({tokens}, {[100 + 10 * i + j for j in range(len(tokens) // bs)]})"))
+        c.add(f"MiniPrefixCache({bs}): inserts and matches under {hash_fn}", steps)
 
 
 def _ex08(c: Cases) -> None:
@@ -314,13 +330,18 @@ def _ex08(c: Cases) -> None:
         c.call("crossover_block_size", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(1, 80)}, "
                                        f"{r.choice((512, 4096))}, 2.5e10, {r.choice((1e-5, 3e-5))}, "
                                        f"{r.choice((1e-3, 0.05, 0.5, 3.0))})")
-    for _ in range(4):
+    # a link so slow that recomputing a token beats moving its bytes, whatever the block size: no crossover
+    c.call("crossover_block_size of a slow link", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(40, 80)}, "
+                                                  f"4096, 1e6, 1e-5, 1e-6)")
+    for _ in range(14):  # parents of any length (a partly filled shared block), CPU pools too small, models that
+        # recompute cheaply and ones that do not
         bs, parent, cpu = r.choice((8, 16)), r.randint(1, 200), r.choice((0, 4, 4096))
-        tail = f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((8e9, 1.3e10))}, 2.5e10, 1e-5, {r.choice((1e14, 3e14))}"
+        tail = (f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((1e8, 8e9, 7e10))}, {r.choice((2.5e10, 1e11))}, "
+                f"{r.choice((1e-6, 1e-5))}, {r.choice((1e12, 1e14, 3e15))}")  # either choice wins, seed by seed
         c.add("preemption_seconds and choose of a forked sequence", [
             do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
             do(f"m.add('parent', range({parent}))"), do("m.fork('parent', 'child')"),
-            *[do("m.append('child', 0)") for _ in range(r.randint(0, 20))],
+            *[do("m.append('child', 0)") for _ in range(r.choice((0, 0, r.randint(1, 20))))],  # 0: all shared
             get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
             get(f"preemption_seconds(m, 'parent', {tail})"), get(f"choose(m, 'parent', {tail})")])
 
@@ -350,21 +371,21 @@ def _ex09_stretch(c: Cases) -> None:
 
 def _ex10(c: Cases) -> None:
     r = c.rng
-    for n in range(3):
-        nb, bs = r.randint(6, 24), r.choice((2, 4))
+    for n in range(8):  # small pools under pressure: preemptions, two in a step, a watermark, small token budgets
+        nb, bs = r.randint(5, 16), r.choice((2, 4))
         running = [(f"r{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 3))]
         waiting = [(f"w{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 4))]
         steps = [do(f"m, running, waiting = scene(Request, {nb}, {bs}, running={running}, waiting={waiting}, "
-                    f"watermark={r.choice((0.0, 0.05, 0.1))})")]
-        for t in range(25):
-            if r.random() < 0.3:
+                    f"watermark={r.choice((0.0, 0.1, 0.2))})")]
+        for t in range(40):
+            if r.random() < 0.4:
                 steps.append(do(f"waiting.append(Request('n{t}', list(range({r.randint(1, 3 * bs)}))))"))
             if r.random() < 0.15:
                 steps.append(do("if running:\n    m.free(running.pop(0).seq_id)"))
-            steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 16, 1000))})"),
+            steps += [get(f"schedule_step(m, running, waiting, {r.choice((3, 6, 8, 16, 1000))})"),
                       get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]"),
                       get("m.num_free_blocks")]
-        c.add(f"schedule_step: 25 steps of a busy server ({nb} blocks of {bs})", steps)
+        c.add(f"schedule_step: 40 steps of a busy server ({nb} blocks of {bs})", steps)
 
 
 def _report(r: random.Random, arch: int) -> str:
@@ -392,7 +413,7 @@ def _ex04b(c: Cases) -> None:
                               f"{r.choice((64, 128, 256))}, {r.choice((1024, 4096))}, {r.choice((16, 32))})")
         c.call("backward_exp_fraction", f"backward_exp_fraction({r.choice((64, 96, 128, 256))}, "
                                         f"{r.choice((1024, 4096))}, {r.choice((16, 32))})")
-    for _ in range(4):
+    for _ in range(12):  # many sets: a choice that ignores spills, say, is wrong only where the best one spills
         reports = [_report(r, 90) for _ in range(r.randint(3, 6))] + [_report(r, 80)]
         r.shuffle(reports)
         c.call("predict", f"predict([{', '.join(reports)}])")
@@ -426,7 +447,8 @@ SPECS: dict[str, Spec] = {
                                ("pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape.kv_bytes_per_token",
                                 "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12),
     "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06,
-                                 ("pagedlab.paged.allocator:BlockAllocator",), raises=("ValueError", "OutOfBlocks")),
+                                 ("pagedlab.paged.allocator:BlockAllocator",),
+                                 {"OutOfBlocks": "pagedlab.paged.allocator:OutOfBlocks"}, raises=("ValueError", "OutOfBlocks")),
     "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("pagedlab.paged.manager:BlockManager",),
                                raises=("OutOfBlocks",)),
     "ex07_stretch_prefix_cache_match": Spec(("MiniPrefixCache",), _ex07_stretch,

@@ -268,6 +268,9 @@ def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes(
     ints = load_outcomes(_outcomes({"value": 3}), c)[0]
     assert compare(ints, load_outcomes(_outcomes({"value": 3.0}), c)[0], c, 0, 0) is not None, "3.0 is not the int 3"
     assert compare(ints, load_outcomes(_outcomes({"value": True}), c)[0], c, 0, 0) is not None, "True is not 3"
+    inf = load_outcomes(_outcomes({"value": float("inf")}), c)[0]
+    assert compare(inf, load_outcomes(_outcomes({"value": -185.6}), c)[0], c, 0, 1e-9), "no tolerance excuses inf"
+    assert compare(inf, inf, c, 0, 1e-9) is None
     for text in ["not json", "[[null]]", _outcomes({"value": {"tensor": "float32", "shape": [3], "data": [1.0]}}),
                  json.dumps([[None, {"value": 1}]]), _outcomes({"value": 1}, tripped=[3]),
                  _outcomes({"value": {"__reduce__": "os.system"}}), _outcomes({"value": {"tensor": "object",
