@@ -96,20 +96,21 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS) -> Graded:
     return Graded(per_seed, tripped, errors)
 
 
-def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS) -> Graded | None:
+def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: float = 20) -> Graded | None:
     """:func:`run_graded` in a forked child: a planted bug that writes past a buffer in Triton's interpreter can
-    crash the process, as it would crash a grading kernel (a fail). None when the child died."""
+    crash the process, or loop forever, as it would crash a grading kernel or run out its time (a fail). None when
+    the child died or ran past ``timeout_s``."""
     parent, child = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.get_context("fork").Process(target=_child, args=(child, exercise, data, seeds))
     process.start()
     child.close()
     try:
-        result = parent.recv() if parent.poll(300) else None
+        result = parent.recv() if parent.poll(timeout_s) else None
     except EOFError:
         result = None
-    process.join(30)
     if process.is_alive():
         process.kill()
+    process.join()
     return result
 
 

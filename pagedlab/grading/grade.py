@@ -97,11 +97,11 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
     if count > 1:
         header.append(f"shard {index}/{count}: {len(learners)} learners")
     if skipped:
-        header.append(f"skipped (not learner folders): {', '.join(map(_plain, skipped))}")
+        header.append(f"skipped (not learner folders): {', '.join(map(one_line, skipped))}")
     mixed = [learner.name for learner in learners if mixed_script(learner.name)]
     if mixed:
         header.append(f"learner names that mix scripts (look twice: a Cyrillic о looks like o): "
-                      f"{', '.join(map(_plain, mixed))}")
+                      f"{', '.join(map(one_line, mixed))}")
     for line in header:
         log(line)
     if notes is not None:

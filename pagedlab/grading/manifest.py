@@ -9,7 +9,7 @@ SHA256 = {
     'calls.py': '3203d87b88c540960828e092e1a4ce6a9392e365423d954a36868f1b67c48ef4',
     'cli.py': '19da2f8c36375f58876d717d8f5a23a7dc3764c8f2088e4f634c74edde47f379',
     'collect.py': 'd00fcbeed239ada6ba42d0ae8c33a710f716013858af197e64aa34e67ddb258f',
-    'grade.py': '8c8e3af0dd5a5dd5f6f4f12ad3c46c5f5ab0deb01d81ba2f2cdd884d2bedbfee',
+    'grade.py': 'f96c43776eb76d0af946a1240a57a8b47e54466386b2c01add6fd09938fb4566',
     'harness.py': 'ac4e57e2c7a345a12cb8352d71054aebfbd55081c7b8a01cd9312d6673480f42',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '4327ade127107bf1437bbadc11b8fb1beed7b51a8ee617f68a7d78ed1e720279',
@@ -19,7 +19,7 @@ SHA256 = {
     'run.py': '1f72a60b1500d8a3e880f8a46902d9ca497d798522b7eef1e9d86763c6766c9a',
     'sandbox.py': '3eaf67cc7f48ba732051dcf74a51162a753fba2eb4987102d7cfa6a7285b808f',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
-    'specs.py': 'e70491a68e825d3159746e686bfc35918e9601a00860a8c5931f32310e10cb8b',
+    'specs.py': '5b663c3acda5f92165dccedc3ec218b6db626e9de6e3bec9d36fdd9c36a35017',
     'supervise.py': '07a5f4509d88d1b1bb012bdec271c9a152fd82cd8f348a3a8d128a9890226809',
     'tables.py': '692a1f649ae9ddcdf41de8804f71b324336df85788be22f15add0bebbbbe2bcb',
 }

@@ -355,6 +355,11 @@ def _ex09(c: Cases) -> None:
             do(f"q, k, v, tables, lens = random_paged_batch({lens}, {r.choice((8, 16, 32))}, {heads}, {kv_heads}, 16, "
                f"padding='spare', seed={seed})"),
             get("paged_attention(q, k, v, tables, lens)")])
+    lens, seed = [r.randint(40, 100) for _ in range(2)], r.randrange(1 << 30)  # scores in the hundreds: exp2 overflows
+    c.add(f"paged_attention of large scores, contexts {lens}", [  # unless the running max is subtracted
+        do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', magnitude=12.0, "
+           f"seed={seed})"),
+        get("paged_attention(q, k, v, tables, lens)")])
 
 
 def _ex09_stretch(c: Cases) -> None:
@@ -386,6 +391,14 @@ def _ex10(c: Cases) -> None:
                       get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]"),
                       get("m.num_free_blocks")]
         c.add(f"schedule_step: 40 steps of a busy server ({nb} blocks of {bs})", steps)
+    # every block full and every request growing: two preemptions in one step, put back in the order they happened
+    extra = r.randint(0, 2)
+    running = [("r0", 4)] + [(f"r{i}", 2) for i in range(1, 4 + extra)]
+    steps = [do(f"m, running, waiting = scene(Request, {5 + extra}, 2, running={running}, waiting=[('w0', 1)])")]
+    for _ in range(3):
+        steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 1000))})"),
+                  get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]")]
+    c.add("schedule_step: two preemptions in one step", steps)
 
 
 def _report(r: random.Random, arch: int) -> str:
