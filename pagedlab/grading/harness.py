@@ -40,7 +40,11 @@ PYTHON = {"torch-softmax": ("torch:softmax", "torch:log_softmax", "torch.nn.func
                             "torch.nn.functional:log_softmax", "torch.nn.functional:softmin",
                             "torch.special:softmax", "torch.special:log_softmax", "torch:Tensor.softmax",
                             "torch:Tensor.log_softmax"),
-          "torch-attention": ("torch.nn.functional:scaled_dot_product_attention",)}
+          "torch-attention": ("torch.nn.functional:scaled_dot_product_attention",
+                              # composite ops: a dispatch mode sees only what they decompose into, so their Python
+                              # entry points in torch.ops.aten are wired too
+                              *(f"torch.ops.aten:{name}" for name in ATEN["torch-attention"]
+                                if not name.startswith("_fused")))}
 
 
 def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
@@ -73,7 +77,10 @@ def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
 
     def resolve(target: str):
         module, _, attr = target.partition(":")
-        owner = importlib.import_module(module)
+        if module == "torch.ops.aten":  # not a module: the namespace of aten's operators
+            owner = importlib.import_module("torch").ops.aten
+        else:
+            owner = importlib.import_module(module)
         for part in attr.split(".")[:-1]:
             owner = _getattr(owner, part)
         return owner, attr.split(".")[-1]
@@ -92,10 +99,21 @@ def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
 
     moved: dict = {}  # id(original function) -> (original, wrapper): replaced in every module at once, below
 
+    def wire_op(packet, label: str) -> None:
+        """An aten operator and each of its overloads get a subclass whose call records (``__class__`` changed in
+        place, so every reference to them, and torch's own tables, keep working)."""
+        for op in [packet] + [_getattr(packet, n) for n in packet.overloads()]:
+            base = _type(op)
+            op.__class__ = _type(base.__name__, (base,), {"__call__": tripwire(base.__call__, label)})
+            undo.append((op, "__class__", base))
+
     def wire(target: str) -> None:
         owner, name = resolve(target)
         label = target.replace(":", ".")
         f = _getattr(owner, name)
+        if target.startswith("torch.ops.aten:"):
+            wire_op(f, label)
+            return
         if _isinstance(f, type):  # a class: every method it defines, properties' getters included
             for attr, member in _list(vars(f).items()):
                 if _isinstance(member, property) and member.fget is not None:
@@ -263,7 +281,8 @@ def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
                     state["on"] = False
             outcomes.append(steps)
         for owner, attr, original in undo:  # a wrapper removed by learner code is itself worth a look
-            current = owner.get(attr) if _isinstance(owner, dict) else vars(owner).get(attr)
+            current = (owner.get(attr) if _isinstance(owner, dict) else _type(owner) if attr == "__class__"
+                       else vars(owner).get(attr))
             if current is original:
                 state["tripped"].append(f"a tripwire was removed ({attr})")
         text = []

@@ -222,6 +222,8 @@ def max_concurrent_requests(budget_gib, model, max_len, dtype):
     return int(budget_gib * GiB // (model.kv_bytes_per_token(dtype.itemsize) * max_len))
 """
 REFERENCE_EX06 = """
+from pagedlab.paged import BlockAllocator
+
 class SimpleAllocator(BlockAllocator):
     def __init__(self, num_blocks):
         super().__init__(num_blocks)
@@ -342,6 +344,13 @@ def _edit(nb, cell_id, *edits):
     return nb
 
 
+def _cell(nb, cell_id, source):
+    """``nb`` with the cell ``cell_id``'s source replaced by ``source``."""
+    nb = nbformat.from_dict(nb)
+    next(c for c in nb.cells if c.get("id") == cell_id).source = source
+    return nb
+
+
 def _cells_after_work(nb, *sources):
     for source in reversed(sources):
         nb = _after_work(nb, source)
@@ -371,7 +380,7 @@ def third_round() -> dict[str, tuple[str, object, str]]:
         "e02-categorical": (EX00, _work(u00, CATEGORICAL), "needs review"),
         "e03-attrgetter-sdpa": (EX01, _every_work(u01, ATTRGETTER), "needs review"),
         "e04-aten-sdpa-math": (EX01, _every_work(u01, ATEN_SDPA), "needs review"),
-        "e05-pydoc": (EX02, _after_work(u02, PYDOC), "needs review"),
+        "e05-pydoc": (EX02, _cell(u02, "tiled-work", PYDOC), "needs review"),
         "e06-pkgutil": (EX05, _every_work(u05, PKGUTIL), "needs review"),
         "e07-pickled-allocator": (EX06, _after_work(u06, PICKLED), "needs review"),
         "e08-rot13-methodcaller": (EX00, _work(u00, ROT13), "needs review"),
@@ -605,13 +614,22 @@ MESSAGES_FULL_CLASS = [
     ("b05-tensor-alias", "ex00_warmup", "aliases torch.Tensor"),
     ("b06-tensor-subclass", "ex00_warmup", "__torch_function__"), ("b09-do-execute", "ex00_warmup", "do_execute"),
     ("b10-timed-base64-exec", "ex00_warmup", "%%time body"), ("b11-cell-before-markdown", "ex00_warmup", "sys.modules"),
-    ("b12-reference-softmax", "ex00_warmup", "reference code .softmax"),
+    ("b12-reference-softmax", "ex00_warmup", "called torch.softmax"),
     ("b16-rewrites-snapshot", "ex00_warmup", "pagedlab.checks"),
     ("b07-int-subclass", "ex05_kv_cache_size", "_getframe"),
-    ("b13-reference-memory", "ex05_kv_cache_size", "reference code .kv_cache_bytes"),
+    ("b13-reference-memory", "ex05_kv_cache_size", "ModelShape.kv_bytes_per_token"),
     ("b14-subclasses-allocator", "ex06_block_allocator", "BlockAllocator"),
     ("b15-reference-attention", "ex01_naive_attention", "pagedlab.attention"),
     ("c04-unalignable", "ex00_warmup", "cannot match"),
+    ("e01-nn-softmax", "ex00_warmup", "tripwire"), ("e02-categorical", "ex00_warmup", "tripwire"),
+    ("e03-attrgetter-sdpa", "ex01_naive_attention", "scaled_dot_product_attention"),
+    ("e04-aten-sdpa-math", "ex01_naive_attention", "_scaled_dot_product_attention_math"),
+    ("e05-pydoc", "ex02_online_softmax", "pagedlab.attention.tiled_attention"),
+    ("e06-pkgutil", "ex05_kv_cache_size", "pagedlab.memory.kv_cache_bytes"),
+    ("e07-pickled-allocator", "ex06_block_allocator", "BlockAllocator"), ("e08-rot13-methodcaller", "ex00_warmup", "softmax"),
+    ("e09-interpreter", "ex00_warmup", "softmax"), ("e10-parameter-detach", "ex00_warmup", "Lazy"),
+    ("e11-json-dump-earlier-cell", "ex00_warmup", "replaces json.dump"),
+    ("e12-memoized-by-shape", "ex00_warmup", "graded call"), ("d01-untouched-ex10", "ex10_scheduler_step", "graded call"),
 ]
 
 

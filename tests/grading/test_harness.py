@@ -114,3 +114,14 @@ def test_numpy_numbers_come_back_as_numbers_and_constants_come_from_the_spec(tmp
               "    return np.prod([2, model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize])\n")
     outcomes, tripped = _run("ex05_kv_cache_size", c, source, tmp_path=tmp_path)
     assert outcomes[0][0] == ("value", 2 * 32 * 32 * 128 * 2) and tripped == []
+
+
+def test_an_aten_operator_called_directly_is_seen(tmp_path):
+    """A composite op (its aten decomposition hides it from a dispatch mode) is wired where Python calls it."""
+    c = Cases(0)
+    q, k, v = c.array(1, 2, 5, 8), c.array(1, 2, 7, 8), c.array(1, 2, 7, 8)
+    c.call("naive_attention", f"naive_attention({q}, {k}, {v})")
+    source = ("import torch\ndef naive_attention(q, k, v, causal=False):\n"
+              "    return torch.ops.aten._scaled_dot_product_attention_math.default(q, k, v)[0]\n")
+    outcomes, tripped = _run("ex01_naive_attention", c, source, tmp_path=tmp_path)
+    assert outcomes[0][0][0] == "value" and any("_scaled_dot_product_attention_math" in t for t in tripped), tripped
