@@ -11,12 +11,14 @@ WORKERS ?= 2
 # own thread pool would only make them wait for each other (a 2-core run of notebook 10 took minutes, not seconds).
 TEST_ENV ?= OMP_NUM_THREADS=1
 SUBMISSIONS ?= submissions
+# make site SOLUTIONS=0: a site without solutions/, for a class whose grades count.
+SOLUTIONS ?= 1
 # More grader options, e.g. --unsafe where bubblewrap cannot create a sandbox, or --shard 1/4.
 GRADE_FLAGS ?=
 # Jupyter refuses to run as root (containers, some cloud machines) unless told it is on purpose.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: setup lab test test-fast test-browser notebooks exercises grade benchmark clean
+.PHONY: setup lab test test-fast test-browser site test-site notebooks exercises grade benchmark clean
 
 setup:
 	@$(BOOTSTRAP)
@@ -34,6 +36,13 @@ test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
 # Each worker starts its own JupyterLab and Chromium; a worker that runs out of tests takes some of the other's.
 test-browser: setup         ## the course in JupyterLab in headless Chromium (Debian's chromium; skips without one)
 	$(TEST_ENV) $(PY) -m pytest -o addopts= -p no:cacheprovider -ra -n $(WORKERS) --dist worksteal tests/browser
+
+# The course site from the stored outputs (nothing is executed): Sphinx, warnings as errors, MathJax from npm.
+site: setup                 ## build the course site into build/site/html (SOLUTIONS=0 leaves the solutions out)
+	PAGEDLAB_SITE_SOLUTIONS=$(SOLUTIONS) $(PY) docs/site/build_site.py
+
+test-site: setup            ## build the site, check its links and pictures, read lectures 02, 06, 10 in Chromium
+	$(TEST_ENV) $(PY) -m pytest -o addopts= -p no:cacheprovider -ra tests/site
 
 notebooks: setup            ## re-execute lectures and solutions in place (CPU), then regenerate exercises
 	$(PY) -m pagedlab.authoring.execute notebooks solutions

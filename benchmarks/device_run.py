@@ -12,8 +12,7 @@ or runs out of time never loses the others' results), and writes at most :data:`
   d = 128, causal and not, N = 1K..16K, with the autotuned configuration and every configuration's time per row);
 * ``paged_attention.csv``: ``benchmarks/paged_attention.py`` (Llama-3-8B and SmolLM2-135M decode shapes, paged and
   contiguous, against the copy bandwidth);
-* ``llm_gpu.csv``: ``benchmarks/llm_gpu.py --out <folder>`` (the engine in SmolLM2's shapes with random weights)
-  when that script exists, else the step is listed as skipped, with the reason;
+* ``llm_gpu.csv``: ``benchmarks/llm_gpu.py --out <folder>`` (the engine in SmolLM2's shapes with random weights);
 * ``tests.csv``: one row per GPU test (step, test, outcome, seconds, message);
 * ``steps.csv``: one row per step (status, exit code, seconds, timeout);
 * ``run.log``: every step's output.

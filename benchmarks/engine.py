@@ -35,7 +35,7 @@ import torch
 
 from pagedlab import device
 from pagedlab.engine.bench import bookkeeping_cost, compare_with_static, prefill_stall, random_requests
-from pagedlab.model import GPTConfig, TinyGPT
+from pagedlab.models.tiny_gpt import GPTConfig, TinyGPT
 
 TARGET_US = 25.0
 

@@ -37,7 +37,7 @@ from transformers.utils import logging as hf_logging
 
 from pagedlab import device
 from pagedlab.engine import LLMEngine, SamplingParams
-from pagedlab.llama import Llama
+from pagedlab.models.llama import Llama
 from pagedlab.records import write_rows
 from pagedlab.validate import blocks_for
 

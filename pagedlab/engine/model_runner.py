@@ -16,7 +16,7 @@ class ModelRunner:
 
     Args:
         model: ``model(input_ids, positions, attention, rows=...) -> logits`` at those rows, e.g.
-            :class:`~pagedlab.model.TinyGPT` or :class:`~pagedlab.llama.Llama`.
+            :class:`~pagedlab.models.tiny_gpt.TinyGPT` or :class:`~pagedlab.models.llama.Llama`.
         kv_cache: the pools the block tables point into.
         backend: the attention functions (default: the Triton kernels).
     """

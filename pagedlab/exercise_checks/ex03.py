@@ -26,10 +26,10 @@ def check_nothing_written_past_n(add_kernel) -> None:
     y_buf = torch.ones(2 * block, device=device.DEVICE)
     out_buf = torch.full((2 * block,), sentinel, device=device.DEVICE)
     add_kernel[(triton.cdiv(n, block),)](x_buf, y_buf, out_buf, n, 1, 1, BLOCK=block)
-    overwritten = (out_buf[n:] != sentinel).sum().item()
-    assert overwritten == 0, (
-        f"add_kernel wrote {overwritten} elements past the end of out (indices {n} to {2 * block - 1}). "
-        f"Hint: the store needs a mask, so that the lanes of the last block past n write nothing.")
+    written = [n + int(i) for i in (out_buf[n:] != sentinel).nonzero().flatten().tolist()]
+    assert not written, (
+        f"add_kernel wrote {len(written)} element(s) past the end of out (n = {n}), at {_indices(written)}. "
+        f"Hint: {_past_end_hint(written, n, 'n', 'lanes of the last block')}")
     # The loads, recorded in Triton's interpreter (on the CPU, on any machine): the lanes past n must not read.
     x, y, out = (t.cpu() for t in (x_buf, y_buf, out_buf))
     with recorded(add_kernel) as (kernel, reads):
@@ -41,6 +41,19 @@ def check_nothing_written_past_n(add_kernel) -> None:
             f"add_kernel read {len(past)} elements of {name} past n = {n} (indices {past[0]} to {past[-1]}): in "
             f"memory that belongs to something else, that read can crash or return garbage. Hint: the loads need "
             f"the mask too, not only the store.")
+
+
+def _indices(where: list[int]) -> str:
+    """``index 100`` or ``indices [100, 101, 102]`` (the first 8), as written."""
+    return f"index {where[0]}" if len(where) == 1 else f"indices {where[:8]}" + (" ..." if len(where) > 8 else "")
+
+
+def _past_end_hint(where: list[int], n: int, name: str, lanes: str) -> str:
+    """Why elements from ``n`` on were written: only element ``n`` itself is a mask off by one, else no mask."""
+    if where == [n]:
+        return (f"only element {name} itself was written, one past the last: the mask keeps offsets < {name}, and "
+                f"offset {name} is already past the end (an off-by-one, <= instead of <).")
+    return f"the store needs a mask, so that the {lanes} past {name} write nothing."
 
 
 def check_any_length(vector_add) -> None:
@@ -91,6 +104,10 @@ def check_strided_inputs(vector_add) -> None:
         elif read_as:
             hint = (f"your kernel read x with stride {read_as[0]} and y with stride {read_as[1]}; x.stride(0) = 7 and "
                     f"y.stride(0) = 2 here: each input has its own stride, and each load needs its own.")
+        elif wrong and wrong[0] == (n // block) * block and torch.allclose(got_cpu[:wrong[0]], want[:wrong[0]]):
+            hint = (f"elements 0 to {wrong[0] - 1} are right and {wrong[0]} to {n - 1}, the last, partial block of "
+                    f"{block}, are wrong: the grid must cover all n elements (n // block rounds down; "
+                    f"triton.cdiv(n, block) rounds up).")
         elif wrong and wrong[0] == blocks_for(n, 7) and all(i >= blocks_for(n, 7) for i in wrong):
             hint = (f"elements 0 to {wrong[0] - 1} are right and the rest wrong: {wrong[0]} = ceil(n / stride_x). The "
                     f"mask decides which ELEMENTS exist, so it compares the element index with n, not the memory "
@@ -114,11 +131,12 @@ def check_nothing_written_past_n_cols(softmax_kernel) -> None:
     x_buf[:, :n_cols] = torch.randn(rows, n_cols, device=device.DEVICE)
     out_buf = torch.full((rows, width), sentinel, device=device.DEVICE)
     softmax_kernel[(rows,)](x_buf, out_buf, n_cols, width, width, BLOCK=block)
-    overwritten = (out_buf[:, n_cols:] != sentinel).sum().item()
-    assert overwritten == 0, (
-        f"softmax_kernel wrote {overwritten} padding columns (columns {n_cols} to {width - 1}, rows of {n_cols} "
-        f"columns in tiles of {block}) of out. Hint: the store needs a mask, so that the lanes past n_cols write "
-        f"nothing.")
+    written = (out_buf[:, n_cols:] != sentinel).nonzero().tolist()
+    assert not written, (
+        f"softmax_kernel wrote {len(written)} element(s) of out past n_cols = {n_cols} (rows of {n_cols} columns in "
+        f"tiles of {block}): columns {sorted({n_cols + c for _, c in written})} of rows "
+        f"{sorted({r for r, _ in written})}. Hint: "
+        f"{_past_end_hint(sorted({n_cols + c for _, c in written}), n_cols, 'n_cols', 'lanes of the last tile')}")
     x, out = x_buf.cpu(), torch.full((rows, width), sentinel)
     with recorded(softmax_kernel) as (kernel, reads):
         kernel[(rows,)](x, out, n_cols, width, width, BLOCK=block)
@@ -176,9 +194,16 @@ def check_one_tile(softmax) -> None:
     """Check 5: row softmax, rows of exactly one tile."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(0)
-    _assert_softmax(softmax, torch.randn(6, 16, generator=g).to(device.DEVICE), 16, "a 6 x 16 matrix, block 16",
-                    lambda got, want: f"one tile per row and no padding; your rows sum to {_sums(got)}: the "
-                                      f"softmax is the exponentials of x minus the row max, divided by their sum.")
+
+    def hint(got, want):
+        if torch.isnan(got).all(-1).any():
+            return ("one tile per row and no padding, yet whole rows are NaN: the first tile already rescales the "
+                    "empty state (l = 0, max -inf). exp(old max - new max) = exp(-inf) = 0 is right; the other way "
+                    "round, exp(new max - old max) = exp(+inf) = inf, and 0 * inf is NaN.")
+        return (f"one tile per row and no padding; your rows sum to {_sums(got)}: the softmax is the exponentials of "
+                f"x minus the row max, divided by their sum.")
+
+    _assert_softmax(softmax, torch.randn(6, 16, generator=g).to(device.DEVICE), 16, "a 6 x 16 matrix, block 16", hint)
 
 
 def check_several_tiles(softmax) -> None:
@@ -214,8 +239,9 @@ def check_any_columns(softmax) -> None:
 
     def hint(got, want):
         if torch.isnan(got).any():
-            return ("NaN: the padding columns of the last tile took part in the max or the sum with values that "
-                    "are not -inf (garbage, or -inf - -inf).")
+            return ("NaN, with rows of whole tiles right (checks 5 and 6): the partial last tile made it. Its padding "
+                    "columns took part in the max or the sum with values that are not -inf (garbage), or an exponent "
+                    "of the tile was -inf - (-inf).")
         if all(v < 0.9999 for v in _sums(got)):
             return (f"your rows sum to {_sums(got)}, less than 1: the padding columns of the last tile were counted "
                     f"in the sum. Load them as a value whose exponential is 0 and which never wins the max.")
@@ -238,6 +264,10 @@ def check_strided_rows(softmax) -> None:
         if torch.allclose(got, packed, atol=1e-5):
             return ("your rows are those of the memory read as if rows were n_cols = 40 apart; they are "
                     "stride_x = 64 apart (a slice keeps its parent's stride).")
+        padded = torch.cat([x.cpu(), torch.zeros(5, 48 - 40)], dim=1)      # the last tile's 8 padding columns as 0
+        if torch.allclose(got, torch.softmax(padded, -1)[:, :40], atol=1e-5):
+            return ("your rows are the softmax of each row with the 8 padding columns of its last tile counted as "
+                    "zeros: the padding must load as -inf (exp(-inf) = 0, and it never wins the max).")
         return "row `row` starts stride_x elements after row 0, and out's rows stride_out apart."
 
     _assert_softmax(softmax, x, 16, "x[:, :40] of a 5 x 64 matrix (rows 64 apart), in tiles of 16", hint)
@@ -254,3 +284,12 @@ def check_large_scores(softmax) -> None:
         f"exp(1000) overflows float32. Hint: every exponent must be a score minus a max, so that it is <= 0.")
     _assert_softmax(softmax, big, 16, "scores near +-1000 in tiles of 16",
                     lambda got, want: "every exponent must be a score minus a max, so that it is <= 0.")
+    low = (torch.randn(4, 40, generator=g) - 200).to(device.DEVICE)       # every score of every row about -200
+    got = softmax(low, 16)
+    assert torch.isfinite(got).all(), (
+        f"softmax of rows whose scores are all about -200, in tiles of 16, gave "
+        f"{(~torch.isfinite(got)).sum().item()} NaN or inf values (scores near +-1000 passed). Hint: the running max "
+        f"must start at -inf; started at 0 (or any finite value above the scores), it stays there for a row whose "
+        f"scores are all lower, every exp(score - max) underflows to 0, and the sum is 0: 0 / 0.")
+    _assert_softmax(softmax, low, 16, "rows whose scores are all about -200, in tiles of 16",
+                    lambda got, want: "the running max starts at -inf and is the row's own maximum at the end.")

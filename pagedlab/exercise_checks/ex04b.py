@@ -1,9 +1,13 @@
-"""Exercise 4b's checks (the performance lab): reading a compiler report, exponentials per score, a tile's budget,
-the backward's budget and the predicted winner.
+"""Exercise 4b's checks (the performance lab): the learner's configurations and the resources predicted for them
+before compiling, reading the compiler's reports, exponentials per score, a tile's budget, the backward's budget and
+the predicted winner.
 
-The compile reports are the notebook's own (``perf_lab.compile_reports``); the budgets are compared with
-``perf_lab``'s models. Each hint is picked from what came back: a byte count where KiB were asked, a count twice or
-a thousandth of the right one, a budget with one product or with the query tile, a winner that spills.
+The compile reports are the notebook's own (``perf_lab.compile_reports`` of the learner's configurations, for sm_90
+and sm_80), joined by synthetic and shuffled ones, and the per-clock rates are drawn, so that no constant answer and
+no rule other than the right one passes; the predictions and budgets are compared with the course's models
+(``perf_lab``, ``pagedlab.kernels.flash_autotune``). Each hint is picked from what came back: a byte count where KiB
+were asked, a count twice or a thousandth of the right one, a budget with one product or with the query tile, a
+winner that spills, runs on another GPU or is narrower than one that fits.
 """
 
 from __future__ import annotations
@@ -51,10 +55,88 @@ def _dict(got, keys: tuple[str, ...], what: str) -> dict:
     return got
 
 
-def check_reports_read(read_report: Callable[[dict], dict], reports: list[dict]) -> None:
-    """Check 1: the four reports, read: registers, spills, shared memory in KiB, matrix instruction, loads."""
+def _space() -> list[tuple[int, int, int, int]]:
+    from ..kernels.flash_autotune import CONFIG_SPACE
+
+    return CONFIG_SPACE["fwd"]
+
+
+def check_choice(configs) -> None:
+    """Check 1: the learner's configurations: three or more distinct ones of the forward's autotuning space, two of
+    them with the same BLOCK_M and different BLOCK_N (so that the compile shows what the key tile changes)."""
     __tracebackhide__ = True
-    for r in reports:
+    space = _space()
+    assert isinstance(configs, (list, tuple)) and len(configs) >= 3, (
+        f"MY_CONFIGS should be a list of three or more (BLOCK_M, BLOCK_N, num_warps, num_stages) tuples, got "
+        f"{configs!r}")
+    chosen = [tuple(c) if isinstance(c, (list, tuple)) else c for c in configs]
+    outside = [c for c in chosen if c not in space]
+    assert not outside, (
+        f"{outside} are not in the forward's autotuning space (BLOCK_M in (64, 128), BLOCK_N in (32, 64, 128), "
+        f"num_warps in (4, 8), num_stages in (2, 3, 4)), as (BLOCK_M, BLOCK_N, num_warps, num_stages) tuples")
+    assert len(set(chosen)) == len(chosen), f"MY_CONFIGS lists a configuration twice: {chosen}"
+    pairs = [(a, b) for a in chosen for b in chosen if a[0] == b[0] and a[1] < b[1]]
+    assert pairs, (
+        f"no two of your configurations share BLOCK_M with different BLOCK_N ({[c[:2] for c in chosen]}): choose two "
+        f"that do, so that the compile shows what the key tile changes at the same query tile")
+
+
+def check_predictions(predict_resources: Callable[..., dict], configs) -> None:
+    """Check 2: the resources predicted before compiling (sm_90, d = 128, bf16), for the learner's configurations
+    and for configurations drawn now, against the course's models: shared memory, the live tiles' registers, and a
+    spill when they alone pass 255."""
+    __tracebackhide__ = True
+    from ..kernels.flash_autotune import shared_memory_bytes
+
+    rng = random.Random()
+    drawn = rng.sample(_space(), 6)
+    for bm, bn, warps, stages in [tuple(c) for c in configs] + drawn:
+        name = f"{bm}x{bn}, {warps} warps, {stages} stages"
+        got = _dict(predict_resources(bm, bn, warps, stages), ("shared_bytes", "registers", "spills"),
+                    f"predict_resources({bm}, {bn}, {warps}, {stages})")
+        shared, registers = _number(got["shared_bytes"], f"{name}: shared_bytes"), _number(got["registers"],
+                                                                                          f"{name}: registers")
+        want = shared_memory_bytes("fwd", bm, bn, stages, 128, 2)
+        kv, q = 2 * bn * 128 * 2, bm * 128 * 2
+        if shared != want:
+            if shared == stages * kv:
+                why = "the query tile is missing: the program loads it once and keeps it in shared memory"
+            elif shared == q + kv:
+                why = "one buffer of K and V is counted, but the pipeline keeps num_stages of them in flight"
+            elif shared == q + stages * kv / 2:
+                why = "a stage buffers a tile of K AND one of V"
+            elif shared == 8 * want or shared == want / 2:
+                why = "bf16 is 2 bytes per element"
+            else:
+                why = f"the query tile ({q} bytes) plus num_stages buffers of a K and a V tile ({kv} bytes each stage)"
+            raise AssertionError(f"{name}: shared_bytes should be {want}, got {shared:g}. Hint: {why}.")
+        live = perf_lab.live_tile_registers(bm, bn, warps, 128)
+        if abs(registers - live) > 1:
+            if abs(registers - (bm * 128 + bm * bn) / (32 * warps)) <= 1:
+                why = "the score tile is S in float32 AND its bf16 copy P: 1.5 registers per score"
+            elif abs(registers - live * 32 * warps) <= 32 * warps:
+                why = "the tiles are spread over the program's 32 * num_warps threads"
+            else:
+                why = ("the float32 accumulator O (BLOCK_M x d) and the score tile (1.5 registers per score), over "
+                       "32 * num_warps threads")
+            raise AssertionError(f"{name}: registers should be about {live:.1f} (the live tiles), got {registers:g}. "
+                                 f"Hint: {why}.")
+        assert isinstance(got["spills"], bool), f"{name}: spills should be a bool, got {got['spills']!r}"
+        assert got["spills"] == (live > 255), (
+            f"{name}: the live tiles take {live:.0f} registers per thread, so spills should be {live > 255}, got "
+            f"{got['spills']}. Hint: a thread holds at most 255 registers; the prediction spills when the live tiles "
+            f"alone pass that.")
+
+
+def check_reports_read(read_report: Callable[[dict], dict], reports: list[dict]) -> None:
+    """Check 3: your compiles, read (shuffled, with a synthetic sm_90 report that uses HMMA): registers, spills,
+    shared memory in KiB, matrix instruction, loads."""
+    __tracebackhide__ = True
+    small = dict(reports[0], block_m=16, block_n=32, num_warps=4, arch=90,
+                 sass=dict(reports[0]["sass"], HGMMA=0, HMMA=64))   # a tile below wgmma's 64 rows: warp-level mma
+    every = [small] + list(reports)
+    random.Random().shuffle(every)
+    for r in every:
         name = _name(r)
         got = _dict(read_report(r), _REPORT_KEYS, f"read_report ({name})")
         kib = _number(got["shared_kib"], f"{name}: shared_kib")
@@ -67,10 +149,11 @@ def check_reports_read(read_report: Callable[[dict], dict], reports: list[dict])
             f"{name}: registers and spill_bytes are the report's own per-thread counts, "
             f"{r['registers']} and {r['spill_bytes']}; got {got['registers']} and {got['spill_bytes']}")
         assert got["matrix"] in ("HGMMA", "HMMA"), f"{name}: matrix should be 'HGMMA' or 'HMMA', got {got['matrix']!r}"
-        want = "HGMMA" if r["arch"] == 90 else "HMMA"
+        want = "HGMMA" if r["sass"]["HGMMA"] > 0 else "HMMA"
         assert got["matrix"] == want, (
             f"{name}: matrix is {got['matrix']!r}, but this sm_{r['arch']} compile has {r['sass']['HGMMA']} HGMMA and "
-            f"{r['sass']['HMMA']} HMMA instructions. Hint: decide from the counts, not from a guess per GPU.")
+            f"{r['sass']['HMMA']} HMMA instructions. Hint: decide from the counts, not from the GPU: on an sm_90 "
+            f"a tile too small for a warpgroup's 64-row wgmma runs the warp-level mma.")
         assert got["loads"] == "LDGSTS", (
             f"{name}: loads is {got['loads']!r}, but it has {r['sass']['UTMALDG']} UTMALDG and {r['sass']['LDGSTS']} "
             "LDGSTS: these compiles use plain pointers (TMA is the `tma=True` variant)")
@@ -81,7 +164,7 @@ def check_reports_read(read_report: Callable[[dict], dict], reports: list[dict])
 
 
 def check_exp2_per_score(exp2_per_score: Callable[[dict], float], reports: list[dict]) -> None:
-    """Check 2: one exponential per score: the static MUFU.EX2 count over one thread's scores in both loops."""
+    """Check 4: one exponential per score: the static MUFU.EX2 count over one thread's scores in both loops."""
     __tracebackhide__ = True
     for r in reports:
         name = _name(r)
@@ -91,18 +174,24 @@ def check_exp2_per_score(exp2_per_score: Callable[[dict], float], reports: list[
             "(unmasked and masked), each with its own exp2 instructions.")
         assert got > 0.1, (f"{name}: {got:.4f} per score. Hint: divide by the scores ONE thread computes "
                            "(BLOCK_M * BLOCK_N over 32 * num_warps threads), not by the whole tile.")
-        assert 1.0 <= got < 1.25, f"{name}: expected a little more than 1 exp2 per score, got {got:.3f}"
+        assert 1.0 <= got <= 1.3, f"{name}: expected a little more than 1 exp2 per score, got {got:.3f}"
 
 
 def check_tile_budget(tile_budget: Callable[..., dict]) -> None:
-    """Check 3: the budget of one pass of the forward's loop, at sizes drawn now, against ``perf_lab.tile_budget``."""
+    """Check 5: the budget of one pass of the forward's loop, at sizes and per-clock rates drawn now, against
+    ``perf_lab.tile_budget``."""
     __tracebackhide__ = True
     rng = random.Random()
-    for _ in range(5):
+    # Per-clock rates (tensor-core FLOPs, exp2): only their ratio moves exp_fraction, so the first case always has a
+    # ratio other than the H100's 4096 / 16.
+    other = [(1024, 16), (2048, 32), (4096, 8), (8192, 16), (2048, 4)]
+    rates = [rng.choice(other)] + [rng.choice(other + [(4096, 16)]) for _ in range(4)]
+    for mma, exp in rates:
         bm, bn, d = rng.choice([32, 64, 128, 256]), rng.choice([16, 32, 64, 128]), rng.choice([64, 128, 256])
         case = f"B_M={bm}, B_N={bn}, d={d}"
-        got = _dict(tile_budget(bm, bn, d), _BUDGET_KEYS, f"tile_budget({bm}, {bn}, {d})")
-        want = perf_lab.tile_budget(bm, bn, d)
+        case += f", {mma} FLOPs and {exp} exp2 per clock"
+        got = _dict(tile_budget(bm, bn, d, mma, exp), _BUDGET_KEYS, f"tile_budget({bm}, {bn}, {d}, {mma}, {exp})")
+        want = perf_lab.tile_budget(bm, bn, d, mma, exp)
         values = {key: _number(got[key], f"{case}: {key}") for key in want}
         assert values["flops"] != want["flops"] // 2, (
             f"{case}: {values['flops']:g} FLOPs, half of {want['flops']}. Hint: a pass runs TWO products, QK^T and PV.")
@@ -114,6 +203,10 @@ def check_tile_budget(tile_budget: Callable[..., dict]) -> None:
         assert want["exp_fraction"] == 1 or not math.isclose(values["exp_fraction"], 1 / want["exp_fraction"]), (
             f"{case}: exp_fraction {values['exp_fraction']:g} is the products' clocks over the exponentials' clocks; "
             "it is the other way round")
+        default = perf_lab.tile_budget(bm, bn, d)["exp_fraction"]
+        assert mma / exp == 4096 / 16 or not math.isclose(values["exp_fraction"], default), (
+            f"{case}: exp_fraction {values['exp_fraction']:g} is the H100's, at 4096 FLOPs and 16 exp2 per clock. "
+            f"Hint: compute it from the rates passed in (mma_flops_per_clock, exp_per_clock).")
         for key in want:
             assert abs(values[key] - want[key]) <= 1e-9 * abs(want[key]), (
                 f"{case}: {key} should be {want[key]}, got {values[key]}")
@@ -123,7 +216,7 @@ def check_tile_budget(tile_budget: Callable[..., dict]) -> None:
 
 
 def check_backward_fraction(backward_exp_fraction: Callable[..., float]) -> None:
-    """Check 4: the backward's exponentials against its seven products, against ``perf_lab.exp_time_fraction``."""
+    """Check 6: the backward's exponentials against its seven products, against ``perf_lab.exp_time_fraction``."""
     __tracebackhide__ = True
     for d in (64, 128, 256):
         got = _number(backward_exp_fraction(d), f"d = {d}: backward_exp_fraction")
@@ -136,32 +229,90 @@ def check_backward_fraction(backward_exp_fraction: Callable[..., float]) -> None
     print(f"backward, d = 128: exponentials {backward_exp_fraction(128):.0%} of the matmul time")
 
 
+def _synthetic(arch: int, bm: int, bn: int, warps: int, stages: int, spill: int) -> dict:
+    """A compile report with made-up but consistent figures (shared memory from the course's model)."""
+    from ..kernels.flash_autotune import shared_memory_bytes
+
+    hopper = arch == 90
+    return {"kind": "fwd", "arch": arch, "block_m": bm, "block_n": bn, "num_warps": warps, "num_stages": stages,
+            "head_dim": 128, "registers": 255 if spill else int(60 + perf_lab.live_tile_registers(bm, bn, warps, 128)),
+            "spill_bytes": spill,
+            "shared_bytes": shared_memory_bytes("fwd", bm, bn, stages, 128, 2),
+            "sass": {"HGMMA": 32 if hopper else 0, "HMMA": 0 if hopper else 256, "LDGSTS": 96, "UTMALDG": 0,
+                     "MUFU.EX2": 132, "FFMA": 100, "FMUL": 50}}
+
+
+SYNTHETIC_SETS = {
+    "the biggest tile spills": [(90, 128, 128, 4, 3, 1984), (90, 128, 64, 8, 3, 0), (90, 64, 128, 8, 3, 0),
+                                (90, 64, 64, 4, 3, 0)],
+    "sm_80 has the biggest tile": [(80, 128, 128, 8, 2, 0), (90, 128, 32, 8, 3, 0), (90, 64, 128, 8, 2, 0),
+                                   (90, 64, 64, 4, 2, 0)],
+    "two that fit share BLOCK_M; the most shared memory is not the winner": [
+        (90, 64, 128, 8, 4, 0), (90, 128, 32, 8, 4, 0), (90, 128, 64, 8, 2, 0), (80, 128, 64, 8, 4, 0)],
+}
+"""Report sets on which every rule but the right one (the widest query tile among the sm_90 compiles that do not
+spill, then the widest key tile) picks another report: the biggest tile, the fewest registers, the most shared
+memory after the fewest spills, a constant index."""
+
+
+def _right(reports: list[dict]) -> int | None:
+    fits = [i for i, r in enumerate(reports) if r["arch"] == 90 and r["spill_bytes"] == 0]
+    return max(fits, key=lambda i: (reports[i]["block_m"], reports[i]["block_n"])) if fits else None
+
+
+def _judge(i, reports: list[dict], what: str) -> None:
+    """Fail, saying why, unless ``i`` is the index of the report the facts favour in ``reports``."""
+    __tracebackhide__ = True
+    assert isinstance(i, Integral) and not isinstance(i, bool) and 0 <= i < len(reports), (
+        f"{what}: predict should return an index into the {len(reports)} reports, got {type(i).__name__} {i!r}")
+    r, want = reports[i], _right(reports)
+    w = reports[want]
+    name = f"report {i} ({_name(r)})"
+    assert r["arch"] == 90, f"{what}: {name} was compiled for sm_{r['arch']}: it does not run on an H100"
+    assert r["spill_bytes"] == 0, (
+        f"{what}: {name} spills {r['spill_bytes']} bytes per thread to local memory, inside its loop: a spill is "
+        "paid on every tile")
+    assert r["block_m"] >= w["block_m"], (
+        f"{what}: {name} has a {r['block_m']}-row query tile, but report {want} ({_name(w)}) fits with "
+        f"{w['block_m']} rows: K and V are loaded once per query tile, so FLOPs per byte grow with BLOCK_M. "
+        "Registers and shared memory only have to fit.")
+    assert i == want, (
+        f"{what}: {name} and report {want} ({_name(w)}) share BLOCK_M = {r['block_m']}; expected report {want}: at "
+        f"equal BLOCK_M a wider BLOCK_N gives each wgmma more work (the most shared memory is not the criterion)")
+
+
 def check_prediction(predict: Callable[[list[dict]], int], reports: list[dict],
                      results: Path = Path("..", "benchmarks", "results")) -> None:
-    """Check 5: the prediction against the compiler's facts, and against the timings of a GPU run recorded under
-    ``results`` (relative to the notebook's folder) when there is one (printed, not compared)."""
+    """Check 7: the prediction, on the notebook's compiles and on shuffled synthetic sets (:data:`SYNTHETIC_SETS`)
+    against the compiler's facts; then against the timings of a GPU run recorded under ``results`` (relative to the
+    notebook's folder) when there is one, else against a model of HBM traffic, labelled as such (printed, not
+    compared)."""
     __tracebackhide__ = True
+    rng = random.Random()
+    for k, (what, rows) in enumerate(SYNTHETIC_SETS.items()):
+        synthetic = [_synthetic(*row) for row in rows]
+        rng.shuffle(synthetic)
+        right = _right(synthetic)
+        where = (k + 1) % len(synthetic)    # the winner at index 1, 2, 3 in turn: no constant index passes
+        synthetic[right], synthetic[where] = synthetic[where], synthetic[right]
+        i = predict([dict(r) for r in synthetic])
+        _judge(i, synthetic, f"a synthetic set where {what}")
+    assert _right(reports) is not None, (
+        "none of your configurations compiled for sm_90 without spilling, so no compile of yours can win: add one "
+        "whose live tiles take well under 255 registers per thread")
     i = predict(reports)
-    assert isinstance(i, Integral) and not isinstance(i, bool) and 0 <= i < len(reports), (
-        f"predict should return an index into the {len(reports)} reports, got {type(i).__name__} {i!r}")
+    _judge(i, reports, "your compiles")
     r = reports[i]
-    assert r["arch"] == 90, f"report {i} was compiled for sm_{r['arch']}: it does not run on an H100"
-    assert r["spill_bytes"] == 0, (
-        f"report {i} ({r['block_m']}x{r['block_n']}, {r['num_warps']} warps) spills {r['spill_bytes']} bytes per "
-        "thread to local memory, inside its loop: a spill is paid on every tile")
-    fewest = min((j for j, x in enumerate(reports) if x["arch"] == 90), key=lambda j: reports[j]["registers"])
-    widest = max(x["block_m"] for x in reports if x["spill_bytes"] == 0 and x["arch"] == 90)
-    assert not (i == fewest and r["block_m"] < widest), (
-        f"report {i} uses the fewest registers, but its {r['block_m']}-row tile loads K and V for "
-        f"{r['block_m'] / widest:.0%} as many queries as a {widest}-row one: fewer FLOPs per byte. Registers only "
-        "have to fit.")
-    assert i == 0, f"expected report 0 (128 x 128, 8 warps): no spill, the most reuse; got report {i}"
+    mine = tuple(r[k] for k in ("block_m", "block_n", "num_warps", "num_stages"))
     recorded = perf_lab.recorded_forward_timings(results)
     if recorded is None:
-        print("recorded GPU timings: not recorded yet; the prediction stands on the compiler's facts")
+        fits = [x for x in reports if x["arch"] == 90 and x["spill_bytes"] == 0]
+        modelled = ", ".join(f"{_name(x)}: {perf_lab.forward_hbm_bytes(x['block_m'], 4096, 128) / 2**20:.0f} MiB"
+                             for x in fits)
+        print(f"no GPU timings recorded; a model instead, not a measurement (HBM bytes of Q, K, V and O per (batch, "
+              f"head) at N = 4096, d = 128, causal: FlashAttention's IO count): {modelled}; you predicted {_name(r)}")
     else:
         run, times = recorded
-        mine = tuple(r[k] for k in ("block_m", "block_n", "num_warps", "num_stages"))
         best = min(times, key=times.get)
         print(f"recorded run {run}: fastest configuration timed {best} ({times[best]:.3f} ms); "
               f"predicted {mine}: {times.get(mine, float('nan')):.3f} ms")

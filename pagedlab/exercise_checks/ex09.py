@@ -8,7 +8,10 @@ differ, and for those, whether they match a known wrong computation.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
+import textwrap
 from typing import Callable
 
 import torch
@@ -34,12 +37,28 @@ def _batch(context_lens, block_size, heads, kv_heads, d=16, **batch):
     return random_paged_batch(context_lens, block_size, heads, kv_heads, d, **batch)
 
 
+def _some_heads(bad: list[list[int]], heads: int, kv_heads: int) -> str:
+    """When only some query heads differ (the same ones in every sequence), a hint that points at the head mapping;
+    else ``""``."""
+    wrong = sorted({h for _, h in bad})
+    right = [h for h in range(heads) if h not in wrong]
+    if not wrong or not right:
+        return ""
+    return (f"Query heads {wrong} differ and {right} are right: when only some heads differ, the rows of the "
+            f"program's query tile name the wrong query heads (or none). The program of K/V head kv_head serves the "
+            f"group = heads // kv_heads = {heads // kv_heads} consecutive query heads from kv_head * group, and "
+            f"offs_h runs over BLOCK_H rows of which only the first group are heads.")
+
+
 def _compare(paged_attention: Launcher, context_lens, block_size, heads, kv_heads, hint: Callable[..., str],
-             nan_hint: str = "", **batch) -> None:
+             nan_hint: str = "", heads_hint: bool = True, prepare: Callable | None = None, **batch) -> None:
     """Run the learner's launcher on a batch and compare; ``hint(got, want, q, k, v, tables, lens)`` explains a
-    finite difference, ``nan_hint`` (when given) a NaN."""
+    finite difference, ``nan_hint`` (when given) a NaN; with ``heads_hint``, a difference in only some heads is
+    put down to the head mapping first. ``prepare(q, k, v, tables, lens)`` may change the batch (returns it)."""
     __tracebackhide__ = True
     q, k, v, tables, lens = _batch(context_lens, block_size, heads, kv_heads, **batch)
+    if prepare is not None:
+        q, k, v, tables, lens = prepare(q, k, v, tables, lens)
     got = paged_attention(q, k, v, tables, lens)
     name = (f"output (seq, head, d) for context_lens {list(context_lens)}, block_size {block_size}, key tile 32, "
             f"{heads} query heads, {kv_heads} K/V heads")
@@ -51,7 +70,9 @@ def _compare(paged_attention: Launcher, context_lens, block_size, heads, kv_head
     nan = torch.isnan(g).any(dim=-1).nonzero().tolist()
     if not bad:
         return
-    if nan and nan_hint:
+    if heads_hint and _some_heads(bad, heads, kv_heads):
+        text = f"(sequence, head) pairs {bad[:8]} differ. " + _some_heads(bad, heads, kv_heads)
+    elif nan and nan_hint:
         text = f"(sequence, head) pairs {nan[:8]} are NaN. {nan_hint}"
     elif nan and batch.get("poison", True):
         text = (f"(sequence, head) pairs {nan[:8]} are NaN. In this batch the stale slots after context_len and the "
@@ -91,7 +112,8 @@ def check_one_full_tile(paged_attention: Launcher) -> None:
 
 
 def check_partial_tile(paged_attention: Launcher) -> None:
-    """Check 2: contexts of 20, 5 and 1 tokens, one partial tile each: the tokens past the end get no weight."""
+    """Check 2: contexts of 20, 5 and 1 tokens, one partial tile each: the tokens past the end get no weight, also
+    when every valid score is very negative (a max taken before the mask is then the masked tokens' 0)."""
     __tracebackhide__ = True
     for n in (20, 5, 1):
         def hint(got, want, q, k, v, tables, lens, n=n):
@@ -106,6 +128,20 @@ def check_partial_tile(paged_attention: Launcher) -> None:
                     f"zero key still scores 0, which is weight exp2(0 - m) > 0 unless its score is -inf.")
 
         _compare(paged_attention, [n], 32, 2, 2, hint, shuffle=False, poison=False)
+
+    def very_negative(q, k, v, tables, lens):
+        # Every key near +6 in each dimension and every query near -5: the 20 valid scores are about -120 (-173 in
+        # log2 units, past float32's smallest exp2); the 12 masked tokens load zero keys, which score 0.
+        return (-5 + 0.1 * q, 6 + 0.1 * k, v, tables, lens)
+
+    _compare(paged_attention, [20], 32, 2, 2, lambda *_: "", shuffle=False, poison=False, prepare=very_negative,
+             nan_hint=(
+                 "The 20 valid scores are all about -120 (times log2(e): -173, where exp2 underflows to 0), and the "
+                 "12 tokens past context_len load zero keys, which score 0. Unless each exponent is a score minus the "
+                 "max of the VALID scores, every valid p is exp2(-173) = 0, l_i is 0, and acc / l_i is 0/0: with the "
+                 "running max taken over the tile before the mask, the masked tokens' 0 wins it; with no max "
+                 "subtracted, the exponent is the raw score. Hint: set the invalid scores to -inf BEFORE tl.max, and "
+                 "subtract the running max in every exponent."))
 
 
 def check_several_tiles(paged_attention: Launcher) -> None:
@@ -224,7 +260,7 @@ def check_gqa(paged_attention: Launcher) -> None:
                     f"{wrong} are wrong. Query head h reads K/V head h // group, so the program of K/V head kv_head "
                     f"serves a contiguous run of group query heads.")
 
-        _compare(paged_attention, [40, 9], 16, heads, kv_heads, hint)
+        _compare(paged_attention, [40, 9], 16, heads, kv_heads, hint, heads_hint=False)
 
 
 def check_large_scores(paged_attention: Launcher) -> None:
@@ -240,5 +276,29 @@ def check_large_scores(paged_attention: Launcher) -> None:
         "scores in the hundreds exp2 of a raw score is inf, and inf / inf or inf - inf is NaN. " + hint(None, None)))
 
 
+def check_full_precision_products(kernel) -> None:
+    """Check 9: every ``tl.dot`` of the kernel asks for float32 products (``input_precision="ieee"``).
+
+    Triton's interpreter computes ``tl.dot`` in full float32 whatever it is asked, so checks 1 to 8 cannot see the
+    difference; compiled on a GPU, a ``tl.dot`` of float32 inputs defaults to TF32 (10 bits of mantissa), whose
+    error, about 1e-3 relative, is past these checks' ``atol=1e-4``. Read from the kernel's source.
+    """
+    __tracebackhide__ = True
+    source = textwrap.dedent(inspect.getsource(getattr(kernel, "fn", kernel)))
+    loose = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dot"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "tl"):
+            precision = next((k.value for k in node.keywords if k.arg == "input_precision"), None)
+            if not (isinstance(precision, ast.Constant) and precision.value == "ieee"):
+                loose.append(ast.get_source_segment(source, node))
+    assert not loose, (
+        f"{len(loose)} tl.dot call(s) without input_precision=\"ieee\": {loose}. The interpreter computes them in "
+        f"float32 anyway, so checks 1 to 8 passed; compiled on a GPU, a tl.dot of float32 inputs runs in TF32 "
+        f"(about 1e-3 relative error), past their atol of 1e-4. Hint: pass input_precision=\"ieee\" to every "
+        f"tl.dot of this exercise.")
+
+
 __all__ = ["kernel_error", "check_one_full_tile", "check_partial_tile", "check_several_tiles", "check_shuffled_table",
-           "check_never_reads_padding", "check_last_block_tail", "check_gqa", "check_large_scores"]
+           "check_never_reads_padding", "check_last_block_tail", "check_gqa", "check_large_scores",
+           "check_full_precision_products"]

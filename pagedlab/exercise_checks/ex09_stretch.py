@@ -175,13 +175,30 @@ def check_merged_lse(merge_states: Callable) -> None:
     assert_close(got, want, atol=1e-4, rtol=1e-4, name="lse (seq, head)", hint=hint)
 
 
+def _large_hint(out: torch.Tensor, lses: torch.Tensor) -> str:
+    """Why merging lses in the hundreds went wrong, from which rows are not finite: rows whose own max lse lies far
+    below the tensor's largest underflow (a max over the whole tensor), else the largest overflows (no max)."""
+    lses64 = lses.detach().double().cpu()
+    row_max = lses64.amax(-1)
+    shaped = isinstance(out, torch.Tensor) and out.shape[:-1] == row_max.shape
+    bad = ~out.detach().cpu().isfinite().all(-1) if shaped else None
+    top = float(row_max.max())
+    if bad is not None and bad.any() and bool((row_max[bad] < top - 80).all()):
+        low = float(row_max[bad].max())
+        return (f"the rows that are NaN are those whose largest lse is at most {low:.0f}, far below the largest lse "
+                f"of the whole tensor ({top:.0f}): subtracted from them, it makes every exp underflow to 0, and 0/0 is "
+                f"NaN. The reference must be each row's own maximum, over the split dimension "
+                f"(lses.amax(dim=-1, keepdim=True)), not one maximum for the whole tensor.")
+    return (f"the largest lse here is {top:.0f}, and exp(88.7) is already past float32's largest number: every "
+            f"exponent must be <= 0, relative to the largest lse of the row.")
+
+
 def check_large_scores(merge_states: Callable) -> None:
     """Check 5: lses in the hundreds, and splits whose lses are far apart (3 and 120)."""
     __tracebackhide__ = True
-    _, _, (out, got_lse), (want, want_lse) = _split_and_merged(
+    _, lses, (out, got_lse), (want, want_lse) = _split_and_merged(
         merge_states, [75, 40, 9], kv_heads=2, num_splits=3, seed=5, magnitude=12.0, note="in the hundreds")
-    hint = ("the largest lse here is above 100 and exp(100) is past float32's largest number (about exp(88.7)): "
-            "every exponent must be <= 0, relative to the largest lse of the row.")
+    hint = _large_hint(out, lses)
     assert_close(out, want, atol=1e-4, rtol=1e-4, name="output (seq, head, d)", hint=hint)
     assert_close(got_lse, want_lse, atol=1e-3, rtol=1e-5, name="lse (seq, head)", hint=hint)
     g = torch.Generator().manual_seed(7)
@@ -189,6 +206,7 @@ def check_large_scores(merge_states: Callable) -> None:
     lses = torch.tensor([[3.0, 120.0], [120.0, 3.0], [-5.0, 90.0]])
     out, got_lse = _merged(merge_states, outs.to(device.DEVICE), lses.to(device.DEVICE),
                            "two splits with lses [3, 120], [120, 3] and [-5, 90]")
+    hint = _large_hint(out, lses)
     w = torch.softmax(lses.double(), -1)
     reference = "split 0's lse" if torch.isfinite(out[1]).all() and not torch.isfinite(out[0]).all() else "it"
     assert_close(out, (w[..., None] * outs.double()).sum(-2), atol=1e-5, rtol=1e-5,

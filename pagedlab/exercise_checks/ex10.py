@@ -66,16 +66,23 @@ def check_admission(schedule_step: ScheduleStep, request: type) -> None:
     m, running, waiting = scene(request, 4, 4, waiting=[("A", 5), ("B", 5), ("C", 1)])
     step = schedule_step(m, running, waiting, 1000)
     if step.admitted != ["A", "B"]:
-        why = ("C (1 token) still needs a whole block, and none is left" if step.admitted == ["A", "B", "C"] else
-               "each takes ceil(5 / 4) = 2 blocks: a partly filled block is a whole block")
+        if step.admitted == ["A", "B", "C"]:
+            why = "C (1 token) still needs a whole block, and none is left"
+        elif step.admitted == ["A"] and m.num_free_blocks == 2:
+            why = ("B's 2 blocks are exactly the 2 blocks left free, and a request whose blocks (plus the watermark, "
+                   "0 here) equal the free blocks fits: it is refused only when they are MORE than the free blocks")
+        else:
+            why = "each takes ceil(5 / 4) = 2 blocks: a partly filled block is a whole block"
         raise AssertionError(f"4 blocks of 4 tokens, prompts of 5, 5 and 1 tokens: A and B take 2 blocks each and C "
                              f"must wait; admitted {step.admitted}. Hint: {why}.")
     m, running, waiting = scene(request, 8, 4, waiting=[("A", 16), ("B", 8), ("C", 4)], watermark=0.25)
     step = schedule_step(m, running, waiting, 1000)
     if step.admitted != ["A", "B"]:
+        exactly = (" B's 2 blocks plus the watermark's 2 are exactly the 4 blocks free after A: that fits (only more "
+                   "than the free blocks does not)." if step.admitted == ["A"] else "")
         raise AssertionError(
             f"the watermark keeps {m.watermark_blocks} of 8 blocks free: A (4 blocks) and B (2) fit, C (1) does not; "
-            f"admitted {step.admitted}. Hint: a request is admitted only if its blocks plus "
+            f"admitted {step.admitted}.{exactly} Hint: a request is admitted only if its blocks plus "
             f"manager.watermark_blocks fit in manager.num_free_blocks.")
     m, running, waiting = scene(request, 64, 4, waiting=[("A", 12), ("B", 9), ("C", 2)])
     step = schedule_step(m, running, waiting, 20)
@@ -92,6 +99,14 @@ def check_admission(schedule_step: ScheduleStep, request: type) -> None:
     if _ids(waiting) != ["B", "C"] or _ids(running) != ["A"]:
         raise AssertionError(f"admitted requests leave the front of waiting for the back of running; waiting "
                              f"{_ids(waiting)}, running {_ids(running)}")
+    m, running, waiting = scene(request, 64, 4, waiting=[("A", 12), ("B", 8), ("C", 1)])
+    step = schedule_step(m, running, waiting, 20)
+    if step.admitted != ["A", "B"] or step.num_tokens != 20:
+        hint = ("a request whose tokens bring the step to exactly max_num_batched_tokens fits: it is refused only "
+                "when they go past it" if step.admitted == ["A"] else
+                "count every admitted prompt's tokens, and stop at the first request that does not fit")
+        raise AssertionError(f"a budget of 20 tokens holds A (12) + B (8) exactly, and C (1) no more; admitted "
+                             f"{step.admitted}, num_tokens {step.num_tokens}. Hint: {hint}.")
 
 
 def check_growth(schedule_step: ScheduleStep, request: type) -> None:
@@ -150,6 +165,11 @@ def check_preemption(schedule_step: ScheduleStep, request: type) -> None:
     if step.admitted:
         raise AssertionError(f"nobody is admitted in a step that preempted (admitting now would only recompute into "
                              f"the same shortage); admitted {step.admitted}")
+    if step.num_tokens != 3:
+        raise AssertionError(
+            f"A, B and C grew and D was preempted: this step computes 3 tokens, got num_tokens {step.num_tokens}. "
+            f"Hint: a preempted request computes nothing in this step; count the grown requests once growth is "
+            f"done, not the running ones before it.")
     m, running, waiting = scene(request, 4, 4, running=[("A", 4), ("B", 4), ("C", 4), ("D", 4)], waiting=[("E", 1)])
     step = schedule_step(m, running, waiting, 1000)
     if step.preempted != ["D", "C"] or step.grown != ["A", "B"]:

@@ -404,17 +404,19 @@ def _ex10(c: Cases) -> None:
     c.add("schedule_step: two preemptions in one step", steps)
 
 
-def _report(r: random.Random, arch: int) -> str:
+def _report(r: random.Random, arch: int, spill: int | None = None) -> str:
     """A compile report as :func:`pagedlab.perf_lab.compile_report` makes one, with numbers drawn now: the graded
-    functions only read it, so no compile is needed at grading time."""
+    functions only read it, so no compile is needed at grading time. One sm_90 report in five uses the warp-level
+    HMMA (as a tile too small for wgmma does), so that the matrix instruction is read from the counts."""
     bm, bn, warps = r.choice((64, 128)), r.choice((32, 64, 128)), r.choice((4, 8))
-    hopper = arch == 90
+    hopper = arch == 90 and r.random() > 0.2
     sass = {"HGMMA": r.randint(8, 64) if hopper else 0, "HMMA": 0 if hopper else r.randint(16, 256),
             "LDGSTS": r.choice((0, r.randint(2, 16))), "UTMALDG": r.choice((0, r.randint(1, 4))) if hopper else 0,
             "MUFU.EX2": 2 * r.randint(8, 128), "FFMA": r.randint(0, 400), "FMUL": r.randint(0, 200)}
     return repr({"kind": "fwd", "arch": arch, "block_m": bm, "block_n": bn, "num_warps": warps,
                  "num_stages": r.choice((2, 3, 4)), "head_dim": 128, "registers": r.randint(40, 255),
-                 "spill_bytes": r.choice((0, 0, r.randint(4, 512))), "shared_bytes": r.randint(8, 220) * 1024,
+                 "spill_bytes": r.choice((0, 0, r.randint(4, 512))) if spill is None else spill,
+                 "shared_bytes": r.randint(8, 220) * 1024,
                  "sass": sass})
 
 
@@ -430,9 +432,13 @@ def _ex04b(c: Cases) -> None:
         c.call("backward_exp_fraction", f"backward_exp_fraction({r.choice((64, 96, 128, 256))}, "
                                         f"{r.choice((1024, 4096))}, {r.choice((16, 32))})")
     for _ in range(12):  # many sets: a choice that ignores spills, say, is wrong only where the best one spills
-        reports = [_report(r, 90) for _ in range(r.randint(3, 6))] + [_report(r, 80)]
+        # at least one sm_90 report that fits (the solution's answer then exists), the others drawn
+        reports = [_report(r, 90, spill=0)] + [_report(r, 90) for _ in range(r.randint(2, 5))] + [_report(r, 80)]
         r.shuffle(reports)
         c.call("predict", f"predict([{', '.join(reports)}])")
+    for _ in range(5):
+        c.call("predict_resources", f"predict_resources({r.choice((64, 128))}, {r.choice((32, 64, 128))}, "
+                                    f"{r.choice((4, 8))}, {r.choice((2, 3, 4))}, {r.choice((64, 128))})")
 
 
 _SOFTMAX = ("torch-softmax",)
@@ -456,9 +462,11 @@ SPECS: dict[str, Spec] = {
     "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, atol=1e-4, rtol=1e-4),
     "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION + _FLASH, device=True,
                                      raises=("ValueError",), atol=1e-4, rtol=1e-4),
-    "ex04b_performance_lab": Spec(("read_report", "exp2_per_score", "tile_budget", "backward_exp_fraction", "predict"),
-                                  _ex04b, ("pagedlab.perf_lab:exp_time_fraction", "pagedlab.perf_lab:score_budget",
-                                           "pagedlab.perf_lab:tile_budget"), atol=1e-9, rtol=1e-9),
+    "ex04b_performance_lab": Spec(("predict_resources", "read_report", "exp2_per_score", "tile_budget",
+                                   "backward_exp_fraction", "predict"), _ex04b,
+                                  tuple(f"pagedlab.perf_lab:{f}" for f in ("exp_time_fraction", "score_budget",
+                                                                           "tile_budget", "live_tile_registers")),
+                                  atol=1e-9, rtol=1e-9),
     "ex05_kv_cache_size": Spec(("kv_cache_bytes", "kv_bytes_per_token", "max_concurrent_requests"), _ex05,
                                ("pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape.kv_bytes_per_token",
                                 "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12),

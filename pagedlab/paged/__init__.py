@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks
 from pagedlab.paged.block_table import BlockTable
 from pagedlab.paged.events import BlockEvent
+from pagedlab.paged.eviction import LRU, EvictionPolicy, LeastOftenHit
 from pagedlab.paged.manager import AppendResult, BlockManager
 from pagedlab.paged.prefix_cache import PrefixCache, chained_hash
 from pagedlab.paged.usage import BlockState, Usage, block_states
@@ -20,8 +21,8 @@ from pagedlab.paged.usage import BlockState, Usage, block_states
 if TYPE_CHECKING:
     from pagedlab.paged.kv_cache import KVCache
 
-__all__ = ["AppendResult", "BlockAllocator", "BlockEvent", "BlockManager", "BlockState", "BlockTable", "KVCache",
-           "OutOfBlocks", "PrefixCache", "Usage", "block_states", "chained_hash"]
+__all__ = ["AppendResult", "BlockAllocator", "BlockEvent", "BlockManager", "BlockState", "BlockTable", "EvictionPolicy",
+           "KVCache", "LRU", "LeastOftenHit", "OutOfBlocks", "PrefixCache", "Usage", "block_states", "chained_hash"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ A block is in exactly one of three states:
 * **cached-free**: ``refcount(b) == 0`` but its contents are still a valid cached prefix, so it is kept
   off the free list until the prefix cache either reuses it (:meth:`BlockAllocator.reuse`) or gives it
   up (:meth:`BlockAllocator.evict`). Which cached-free block to give up first is the prefix cache's
-  decision (least recently used), not the allocator's.
+  decision (its eviction policy, :mod:`pagedlab.paged.eviction`), not the allocator's.
 
 The free list is a Python list used as a stack (``pop()`` and ``append()`` at the end are O(1)); the
 reference counts are one flat list of ints indexed by block id. Nothing is scanned, sorted or created per

@@ -1,4 +1,3 @@
-# Over 450 lines: the block manager of notebooks 6 and 7, one class, with its contract stated once above it.
 """The block manager: every sequence's block table over one GPU pool (and an optional CPU pool).
 
 It decides *where* each token's K/V goes; it never touches tensors. Operations that need data moved
@@ -10,6 +9,12 @@ return the moves for the caller (the engine, with a :class:`~pagedlab.paged.KVCa
   operation that allocates, because the source blocks are free from now on.
 
 Swapping works on one sequence or on a *group* of them (see :mod:`pagedlab.paged.swapping`).
+
+The manager is made of parts, each in its own file: the sequences' records (:mod:`pagedlab.paged.sequences`),
+the GPU pool with its prefix cache (:mod:`pagedlab.paged.block_pool`, :mod:`pagedlab.paged.prefix_cache`, whose
+eviction policy is :mod:`pagedlab.paged.eviction`), the swapping collaborator (:mod:`pagedlab.paged.swapping`)
+and the event log (:mod:`pagedlab.paged.events`). How the pools are used is a report over the manager,
+:mod:`pagedlab.paged.usage`, which the manager does not import.
 
 Prefix caching and computed K/V. A block becomes findable in the prefix cache only once the K/V of all
 its tokens are computed, or are sure to be written before anyone reads them: a cache hit hands its slots to
@@ -32,11 +37,10 @@ has count 0 and is *cached-free*, see :mod:`pagedlab.paged.allocator`).
 
 Events. After each successful operation the manager logs its :class:`~pagedlab.paged.events.BlockEvent`
 records (``manager.events``, the last 1000) and tells every subscriber, by the rule of
-:mod:`pagedlab.paged.events`. How the pools are used is reported by :mod:`pagedlab.paged.usage`.
+:mod:`pagedlab.paged.events`.
 
 The class is laid out in the course's order: block tables (notebook 6), then sharing and prefix caching
-(notebook 7), each section with the private helpers it uses; preemption by swapping (notebook 8) is its
-base class :class:`~pagedlab.paged.swapping.Swapping`, in a file of its own.
+(notebook 7), then preemption by swapping (notebook 8), which it hands to its :class:`~pagedlab.paged.swapping.Swapper`.
 """
 
 from __future__ import annotations
@@ -48,11 +52,13 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import NamedTuple
 
 from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks
+from pagedlab.paged.block_pool import BlockPool
 from pagedlab.paged.block_table import BlockTable
+from pagedlab.paged.eviction import EvictionPolicy
 from pagedlab.paged.events import BlockEvent, EventLog
 from pagedlab.paged.prefix_cache import PrefixCache
-from pagedlab.paged.swapping import Swapping
-from pagedlab.paged.usage import Usage, usage
+from pagedlab.paged.sequences import SeqRecord, SeqStore
+from pagedlab.paged.swapping import Swapper
 from pagedlab.validate import blocks_for, check_count
 
 
@@ -68,21 +74,6 @@ class AppendResult(NamedTuple):
     copy: tuple[int, int] | None
 
 
-class SeqRecord:
-    """What the manager keeps about one sequence (for the manager and its swapping half, not for callers)."""
-
-    __slots__ = ("table", "tokens", "keys", "prefix_ids", "num_cached_tokens", "swapped_from")
-
-    def __init__(self, table: BlockTable, tokens: list[int], keys: list[int], prefix_ids: list[int],
-                 num_cached_tokens: int) -> None:
-        self.table = table
-        self.tokens = tokens              # every token id, for hashing blocks as they fill
-        self.keys = keys                  # prefix caching only: chained hash of each *full* block
-        self.prefix_ids = prefix_ids      # ... and the prefix id of each full block whose K/V are computed
-        self.num_cached_tokens = num_cached_tokens
-        self.swapped_from: list[int] = []  # while swapped out: the GPU block each logical block left
-
-
 def _tokens(token_ids: Iterable[int]) -> list[int]:
     """``token_ids`` as a list of Python ints; any int (numpy's too) that fits in 64 bits, like ``append``'s."""
     try:
@@ -91,7 +82,7 @@ def _tokens(token_ids: Iterable[int]) -> list[int]:
         raise TypeError("token_ids must be an iterable of ints (token ids)") from None
 
 
-class BlockManager(Swapping):
+class BlockManager:
     """Block tables, reference counts, copy-on-write, prefix caching and swapping for many sequences.
 
     Args:
@@ -99,16 +90,20 @@ class BlockManager(Swapping):
         block_size: tokens per block (> 0).
         num_cpu_blocks: blocks in the CPU pool that ``swap_out`` uses (0: no swapping).
         enable_prefix_caching: reuse full blocks whose whole prefix matches, across sequences.
+        eviction_policy: with prefix caching, which cached-free block is given up first: a new
+            :class:`~pagedlab.paged.eviction.EvictionPolicy` (default: least recently used, ``LRU()``).
         watermark: fraction of the GPU pool, in [0, 1), that ``can_add`` and ``can_swap_in`` keep free, so
             that running sequences can grow before one has to be preempted again. vLLM v0's default, 0.01
             (``BlockSpaceManager``'s ``watermark_blocks = int(watermark * num_gpu_blocks)``), which is 0
-            blocks for a pool under 100 blocks; the same meaning as ``pagedlab.memory.simulate_serving``'s.
+            blocks for a pool under 100 blocks; the same meaning as ``pagedlab.waste.simulate_serving``'s.
             It is advice for schedulers: ``add`` and ``swap_in`` themselves use every free block.
 
     Attributes:
         allocator: the GPU pool's :class:`BlockAllocator` (reference counts, free list).
         cpu_allocator: the CPU pool's allocator, or None when ``num_cpu_blocks == 0``.
         prefix_cache: the :class:`PrefixCache`, or None when prefix caching is off.
+        pool: the GPU pool and the prefix cache kept in step (:class:`~pagedlab.paged.block_pool.BlockPool`).
+        swapper: the :class:`~pagedlab.paged.swapping.Swapper` the swapping operations are handed to.
         watermark_blocks: ``int(watermark * num_blocks)``, the blocks ``can_add``/``can_swap_in`` keep free.
         events: the last 1000 :class:`BlockEvent` records, oldest first.
 
@@ -120,7 +115,8 @@ class BlockManager(Swapping):
     EVENT_LOG = 1000
 
     def __init__(self, num_blocks: int, block_size: int, num_cpu_blocks: int = 0,
-                 enable_prefix_caching: bool = False, watermark: float = 0.01) -> None:
+                 enable_prefix_caching: bool = False, watermark: float = 0.01,
+                 eviction_policy: EvictionPolicy | None = None) -> None:
         check_count("num_blocks", num_blocks, 1)
         check_count("block_size", block_size, 1)
         check_count("num_cpu_blocks", num_cpu_blocks, 0)
@@ -133,9 +129,13 @@ class BlockManager(Swapping):
         self.watermark_blocks = int(watermark * num_blocks)
         self.allocator = BlockAllocator(num_blocks)
         self.cpu_allocator = BlockAllocator(num_cpu_blocks) if num_cpu_blocks else None
-        self.prefix_cache = PrefixCache(block_size) if enable_prefix_caching else None
+        if eviction_policy is not None and not isinstance(eviction_policy, EvictionPolicy):
+            raise TypeError(f"eviction_policy must be an EvictionPolicy, got {type(eviction_policy).__name__}")
+        self.prefix_cache = PrefixCache(block_size, policy=eviction_policy) if enable_prefix_caching else None
+        self.pool = BlockPool(self.allocator, self.prefix_cache, block_size)
+        self._seqs = SeqStore()
+        self.swapper = Swapper(self._seqs, self.pool, self.cpu_allocator, self.watermark_blocks)
         self._log: EventLog[BlockEvent] = EventLog(self.EVENT_LOG)
-        self._seqs: dict[Hashable, SeqRecord] = {}
 
     # ---- notebook 6: block tables (admit, grow, free) ------------------------------------------------
 
@@ -147,12 +147,12 @@ class BlockManager(Swapping):
     @property
     def num_free_blocks(self) -> int:
         """GPU blocks an allocation can get: the free list plus cached-free blocks (evicted on demand)."""
-        return self.allocator.num_free + self.allocator.num_cached
+        return self.pool.num_free
 
     @property
     def seq_ids(self) -> list[Hashable]:
         """Every sequence the manager holds (on the GPU or swapped out), in the order they were added."""
-        return list(self._seqs)
+        return self._seqs.ids()
 
     def __contains__(self, seq_id: object) -> bool:
         return seq_id in self._seqs
@@ -163,7 +163,7 @@ class BlockManager(Swapping):
         Raises:
             KeyError: unknown ``seq_id``.
         """
-        return self._seq(seq_id).table
+        return self._seqs.get(seq_id).table
 
     def can_add(self, num_tokens: int | list[int]) -> bool:
         """Whether a scheduler should ``add`` a prompt of ``num_tokens`` tokens now, or (a list) one sequence of
@@ -184,11 +184,7 @@ class BlockManager(Swapping):
         Raises:
             KeyError / ValueError: unknown or swapped-out ``seq_id``.
         """
-        return not self._append_needs_block(self._gpu_seq(seq_id, "append to")) or self.num_free_blocks >= 1
-
-    def usage(self, bytes_per_block: int | None = None) -> Usage:
-        """How the GPU pool is used right now: :func:`pagedlab.paged.usage.usage` (O(blocks); for reports)."""
-        return usage(self, bytes_per_block)
+        return not self._append_needs_block(self._seqs.on_gpu(seq_id, "append to")) or self.num_free_blocks >= 1
 
     @property
     def events(self) -> deque[BlockEvent]:
@@ -231,8 +227,7 @@ class BlockManager(Swapping):
             TypeError: ``token_ids`` is not an iterable of ints, or ``seq_id`` is not hashable.
             OutOfBlocks: not enough free (or evictable) blocks; nothing changed.
         """
-        if seq_id in self._seqs:
-            raise ValueError(f"sequence {seq_id!r} already exists; free it first or use another id")
+        self._seqs.check_new(seq_id, "free it first or use another id")
         tokens = _tokens(token_ids)
         bs, alloc, cache = self.block_size, self.allocator, self.prefix_cache
         num_blocks = blocks_for(len(tokens), bs)
@@ -244,7 +239,7 @@ class BlockManager(Swapping):
                 del hits[-1], prefix_ids[-1]
         else:
             keys, hits, prefix_ids = [], [], []
-        revived = cache.count_parked(hits) if hits else 0
+        revived = self.pool.count_cached_free(hits)
         need = num_blocks - len(hits)
         available = self.num_free_blocks - revived
         if need > available:
@@ -253,16 +248,17 @@ class BlockManager(Swapping):
         # Commit.
         events: list[tuple] = []
         if hits:
-            cache.unpark_many(alloc.reuse_many(hits))
+            self.pool.revive(hits)
             events.append(("cache_hit", seq_id, tuple(hits)))
-        new = self._take(need, seq_id, events)
+        new = self.pool.take(need, seq_id, events)
         if new:
             events.append(("allocate", seq_id, tuple(new)))
         block_ids = hits + new
         table = BlockTable(block_ids, len(tokens), bs)
-        seq = self._seqs[seq_id] = SeqRecord(table, tokens, keys, prefix_ids, len(hits) * bs)
+        seq = SeqRecord(table, tokens if cache is not None else [], keys, prefix_ids, len(hits) * bs)
+        self._seqs.add(seq_id, seq, "free it first or use another id")
         if cache is not None and computed:
-            self._register_upto(seq, len(tokens))
+            self.pool.register_upto(seq, len(tokens))
         self._emit(events)
         return table
 
@@ -285,7 +281,7 @@ class BlockManager(Swapping):
             KeyError: unknown ``seq_id``. ValueError: it is swapped out. TypeError: ``token_id`` not an int.
             OutOfBlocks: a block is needed and none is free; nothing changed.
         """
-        seq = self._gpu_seq(seq_id, "append to")
+        seq = self._seqs.on_gpu(seq_id, "append to")
         try:
             token_id = operator.index(token_id)
             array("q", (token_id,))
@@ -298,7 +294,7 @@ class BlockManager(Swapping):
         if self._append_needs_block(seq):
             if self.num_free_blocks < 1:
                 raise OutOfBlocks(1, 0, alloc.num_blocks, f"the next token of sequence {seq_id!r}")
-            (new,) = self._take(1, seq_id, events)
+            (new,) = self.pool.take(1, seq_id, events)
             if position % bs == 0:
                 table.block_ids.append(new)
                 events.append(("allocate", seq_id, (new,)))
@@ -314,12 +310,14 @@ class BlockManager(Swapping):
         block_id = table.block_ids[position // bs]
         slot = block_id * bs + position % bs
         table.num_tokens = position + 1
-        seq.tokens.append(token_id)
-        if self.prefix_cache is not None and (position + 1) % bs == 0:
-            seq.keys.append(self.prefix_cache.hash_fn(seq.keys[-1] if seq.keys else None,
-                                                      tuple(seq.tokens[position + 1 - bs:])))
-        if self.prefix_cache is not None and computed:
-            self._register_upto(seq, position + 1)
+        cache = self.prefix_cache
+        if cache is not None:
+            seq.tokens.append(token_id)
+            if (position + 1) % bs == 0:
+                parent_key = seq.keys[-1] if seq.keys else None
+                seq.keys.append(cache.hash_fn(parent_key, tuple(seq.tokens[position + 1 - bs:])))
+            if computed:
+                self.pool.register_upto(seq, position + 1)
         events.append(("append", seq_id, (block_id,), (), None, slot))
         self._emit(events)
         return AppendResult(slot, copy)
@@ -328,55 +326,20 @@ class BlockManager(Swapping):
         """Release a finished (or abandoned) sequence: drop its reference to each of its blocks.
 
         A block whose count reaches zero goes back to the free list, or, when it holds a cached prefix,
-        becomes cached-free. The last block is parked first, so it is evicted first: a cached prefix is
-        given up from its end, never from its middle.
+        becomes cached-free. The last block is parked first, so among blocks the eviction policy ranks
+        alike it is evicted first: a cached prefix is given up from its end, never from its middle.
 
         Raises:
             KeyError: unknown ``seq_id``.
         """
-        seq = self._seq(seq_id)
-        table = seq.table
+        table = self._seqs.get(seq_id).table
         if table.device == "cpu":
             for b in table.block_ids:
                 self.cpu_allocator.free(b)
         else:
-            self._release_gpu(table.block_ids)
-        del self._seqs[seq_id]
+            self.pool.release(table.block_ids)
+        self._seqs.remove(seq_id)
         self._emit([("free", seq_id, tuple(table.block_ids), (), None, None, table.device)])
-
-    def _seq(self, seq_id: Hashable) -> SeqRecord:
-        try:
-            return self._seqs[seq_id]
-        except KeyError:
-            raise KeyError(f"unknown sequence {seq_id!r}; known: {list(self._seqs)[:8]}") from None
-
-    def _gpu_seq(self, seq_id: Hashable, what: str) -> SeqRecord:
-        seq = self._seq(seq_id)
-        if seq.table.device == "cpu":
-            raise ValueError(f"cannot {what} sequence {seq_id!r}: it is swapped out; swap it in first")
-        return seq
-
-    def _take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
-        """Allocate ``n`` GPU blocks, evicting least recently used cached-free blocks when the free list is short.
-
-        The caller has checked ``n <= num_free_blocks``, so this cannot fail halfway.
-        """
-        alloc = self.allocator
-        short = n - alloc.num_free
-        if short > 0:
-            evicted = [self.prefix_cache.evict() for _ in range(short)]
-            for b in evicted:
-                alloc.evict(b)
-            events.append(("evict", seq_id, tuple(evicted)))
-        return alloc.allocate_many(n)
-
-    def _release_gpu(self, block_ids: list[int]) -> None:
-        # Last block first, so that among one sequence's blocks the tail is the least recently used.
-        alloc, cache = self.allocator, self.prefix_cache
-        for b in reversed(block_ids):
-            cached = cache is not None and cache.is_registered(b)
-            if alloc.free(b, cache=cached) == 0 and cached:
-                cache.park(b)
 
     def _emit(self, events: list[tuple]) -> None:
         """Log and announce the events of one operation that has fully happened (``BlockEvent`` fields, no step)."""
@@ -397,20 +360,20 @@ class BlockManager(Swapping):
         Raises:
             KeyError: unknown ``parent_id``. ValueError: ``child_id`` exists, or the parent is swapped out.
         """
-        parent = self._gpu_seq(parent_id, "fork")
-        if child_id in self._seqs:
-            raise ValueError(f"sequence {child_id!r} already exists; pick a new id for the child")
+        parent = self._seqs.on_gpu(parent_id, "fork")
+        hint = "pick a new id for the child"
+        self._seqs.check_new(child_id, hint)
         for b in parent.table.block_ids:
             self.allocator.incref(b)
-        table = BlockTable(list(parent.table.block_ids), parent.table.num_tokens, self.block_size)
-        self._seqs[child_id] = SeqRecord(table, parent.tokens[:], list(parent.keys), list(parent.prefix_ids),
-                                    parent.num_cached_tokens)
+        child = parent.copy()
+        self._seqs.add(child_id, child, hint)
+        table = child.table
         self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
         return table
 
     def num_cached_tokens(self, seq_id: Hashable) -> int:
         """Prompt tokens of ``seq_id`` whose K/V ``add`` found in the prefix cache (their prefill can be skipped)."""
-        return self._seq(seq_id).num_cached_tokens
+        return self._seqs.get(seq_id).num_cached_tokens
 
     def mark_computed(self, seq_id: Hashable, num_tokens: int) -> None:
         """Say that the K/V of the first ``num_tokens`` tokens of ``seq_id`` are computed (written in the pool).
@@ -422,12 +385,12 @@ class BlockManager(Swapping):
             KeyError: unknown ``seq_id``. ValueError: it is swapped out. TypeError / ValueError:
                 ``num_tokens`` not an int in 0 .. the tokens of its table.
         """
-        seq = self._gpu_seq(seq_id, "mark tokens computed in")
+        seq = self._seqs.on_gpu(seq_id, "mark tokens computed in")
         check_count("num_tokens", num_tokens, 0)
         if num_tokens > seq.table.num_tokens:
             raise ValueError(f"num_tokens={num_tokens} but sequence {seq_id!r} holds {seq.table.num_tokens} tokens")
         if self.prefix_cache is not None:
-            self._register_upto(seq, num_tokens)
+            self.pool.register_upto(seq, num_tokens)
 
     def _append_needs_block(self, seq: SeqRecord) -> bool:
         table = seq.table
@@ -435,30 +398,39 @@ class BlockManager(Swapping):
             return True
         return self.allocator.refcount(table.block_ids[-1]) > 1
 
-    def _register_upto(self, seq: SeqRecord, num_tokens: int) -> None:
-        """Offer the full blocks among the first ``num_tokens`` tokens of ``seq`` that are not offered yet to the
-        prefix cache, recording their prefix ids. A block a sharer (a fork) cached already keeps its prefix id."""
-        bs, cache = self.block_size, self.prefix_cache
-        for i in range(len(seq.prefix_ids), min(num_tokens // bs, len(seq.keys))):
-            block_id = seq.table.block_ids[i]
-            prefix_id = cache.prefix_id_of(block_id)
-            if prefix_id is None:
-                prefix_id = cache.register(block_id, seq.keys[i], seq.prefix_ids[i - 1] if i else None,
-                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
-            seq.prefix_ids.append(prefix_id)
+    # ---- notebook 8: preemption by swapping (the Swapper does the work; the manager logs its events) ----------
 
-    def _reregister(self, seq: SeqRecord) -> None:
-        """Recompute the prefix ids of a sequence that is back on the GPU, caching its blocks that are not yet."""
-        cache, bs = self.prefix_cache, self.block_size
-        prefix_ids: list[int] = []
-        for i, key in enumerate(seq.keys[:len(seq.prefix_ids)]):     # the computed blocks
-            block_id = seq.table.block_ids[i]
-            prefix_id = cache.prefix_id_of(block_id)     # a reused block, or one a group member just cached
-            if prefix_id is None:
-                prefix_id = cache.register(block_id, key, prefix_ids[-1] if i else None,
-                                           tuple(seq.tokens[i * bs:(i + 1) * bs]))
-            prefix_ids.append(prefix_id)
-        seq.prefix_ids[:] = prefix_ids
+    def is_swapped(self, seq_id: Hashable) -> bool:
+        """True while ``seq_id`` is swapped out to the CPU pool. Raises KeyError for an unknown id."""
+        return self.swapper.is_swapped(seq_id)
+
+    def can_swap_out(self, seq_ids: Hashable | list[Hashable]) -> bool:
+        """Whether ``swap_out(seq_ids)`` would succeed (the contract: :meth:`Swapper.can_swap_out`)."""
+        return self.swapper.can_swap_out(seq_ids)
+
+    def can_swap_in(self, seq_ids: Hashable | list[Hashable]) -> bool:
+        """Whether a scheduler should ``swap_in(seq_ids)`` now (the contract: :meth:`Swapper.can_swap_in`)."""
+        return self.swapper.can_swap_in(seq_ids)
+
+    def num_freeable_blocks(self, seq_ids: Hashable | list[Hashable]) -> int:
+        """Blocks that preempting ``seq_ids`` gives back (the contract: :meth:`Swapper.num_freeable_blocks`)."""
+        return self.swapper.num_freeable_blocks(seq_ids)
+
+    def swap_out(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
+        """Move a sequence or a group to the CPU pool; returns the ``(gpu_block, cpu_block)`` copies to perform
+        (:meth:`Swapper.swap_out` has the contract). Nothing changes
+        when it raises."""
+        pairs, events = self.swapper.swap_out(seq_ids)
+        self._emit(events)
+        return pairs
+
+    def swap_in(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
+        """Bring a swapped-out sequence or group back; returns the ``(cpu_block, gpu_block)`` copies to perform
+        (:meth:`Swapper.swap_in` has the contract). Nothing changes when
+        it raises."""
+        pairs, events = self.swapper.swap_in(seq_ids)
+        self._emit(events)
+        return pairs
 
     def __repr__(self) -> str:
         return (f"BlockManager(num_blocks={self.num_blocks}, block_size={self.block_size}, "

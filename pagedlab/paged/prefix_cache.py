@@ -21,14 +21,15 @@ that re-caching a prefix whose blocks were all evicted gives it back its id and 
 prefixes cached after it.
 
 A cached block whose last sequence has finished is *cached-free*: nobody references it, but its
-contents stay valid until the space is needed. Those blocks wait in least-recently-used order (an
-``OrderedDict``: O(1) to add, to take back on a hit, and to evict the oldest).
+contents stay valid until the space is needed. Which of them is given up first is the cache's eviction policy
+(:mod:`pagedlab.paged.eviction`; least recently used by default).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
+
+from pagedlab.paged.eviction import LRU, EvictionPolicy
 
 HashFn = Callable[[int | None, tuple[int, ...]], int]
 
@@ -57,7 +58,7 @@ class _Prefix:
 
 
 class PrefixCache:
-    """Full blocks by chained hash, and the cached-free ones in LRU order.
+    """Full blocks by chained hash, and the cached-free ones in the order of an eviction policy.
 
     The cache only keeps the index; reference counts and the free list stay in the
     :class:`~pagedlab.paged.BlockAllocator`, and the :class:`~pagedlab.paged.BlockManager` keeps the two in
@@ -67,16 +68,21 @@ class PrefixCache:
         block_size: tokens per block.
         hash_fn: ``(parent_hash, tokens) -> int``; :func:`chained_hash` by default (tests pass a weak
             one to force collisions).
+        policy: which cached-free block goes first, an :class:`~pagedlab.paged.eviction.EvictionPolicy` of
+            this cache alone (default: a new :class:`~pagedlab.paged.eviction.LRU`).
+
+    Attributes:
+        policy: the eviction policy.
     """
 
     BROKEN = -1
     """The prefix id of a block that could not be cached (its key is taken by another prefix): every block
     after it misses and is not cached either."""
 
-    __slots__ = ("block_size", "hash_fn", "_prefix_of_key", "_hit_of_key", "_prefixes", "_prefix_of_block", "_lru",
+    __slots__ = ("block_size", "hash_fn", "_prefix_of_key", "_hit_of_key", "_prefixes", "_prefix_of_block", "policy",
                  "_next_id")
 
-    def __init__(self, block_size: int, hash_fn: HashFn = chained_hash) -> None:
+    def __init__(self, block_size: int, hash_fn: HashFn = chained_hash, policy: EvictionPolicy | None = None) -> None:
         self.block_size = block_size
         self.hash_fn = hash_fn
         self._prefix_of_key: dict[int, _Prefix] = {}       # key -> its prefix (one prefix per key)
@@ -85,7 +91,7 @@ class PrefixCache:
         self._hit_of_key: dict[int, tuple[int | None, tuple[int, ...], int, int]] = {}
         self._prefixes: dict[int, _Prefix] = {}            # prefix id -> the prefix
         self._prefix_of_block: dict[int, _Prefix] = {}     # block id -> its prefix, for every cached block
-        self._lru: OrderedDict[int, None] = OrderedDict()  # cached-free, oldest first
+        self.policy = LRU() if policy is None else policy  # the cached-free blocks
         self._next_id = 1
 
     # ---- lookups -------------------------------------------------------------------------------------
@@ -129,8 +135,8 @@ class PrefixCache:
         return block_id in self._prefix_of_block
 
     def is_parked(self, block_id: int) -> bool:
-        """True when ``block_id`` is cached-free (waiting in the LRU)."""
-        return block_id in self._lru
+        """True when ``block_id`` is cached-free (parked with the eviction policy)."""
+        return block_id in self.policy
 
     def key_of(self, block_id: int) -> int | None:
         """The chained hash ``block_id`` is registered under, or None."""
@@ -154,16 +160,16 @@ class PrefixCache:
 
     @property
     def num_parked(self) -> int:
-        """How many cached-free blocks wait in the LRU."""
-        return len(self._lru)
+        """How many cached-free blocks are parked."""
+        return len(self.policy)
 
     def count_parked(self, block_ids: list[int]) -> int:
         """How many of ``block_ids`` are cached-free."""
-        return sum(map(self._lru.__contains__, block_ids))
+        return sum(map(self.policy.__contains__, block_ids))
 
     def parked(self) -> list[int]:
-        """The cached-free blocks, least recently used first (the next to be evicted first)."""
-        return list(self._lru)
+        """The cached-free blocks in eviction order: the next to be evicted first (eviction rank 1)."""
+        return self.policy.order()
 
     def __len__(self) -> int:
         """Cached blocks (every copy of a prefix counts)."""
@@ -213,23 +219,23 @@ class PrefixCache:
         return prefix.id
 
     def park(self, block_id: int) -> None:
-        """A registered block lost its last reference: it becomes the most recently used cached-free block."""
+        """A registered block lost its last reference: it becomes cached-free, parked with the eviction policy."""
         if block_id not in self._prefix_of_block:
             raise ValueError(f"block {block_id} is not in the prefix cache")
-        self._lru[block_id] = None
+        self.policy.park(block_id)
 
     def unpark(self, block_id: int) -> None:
         """A cache hit on a cached-free block: it is referenced again, so it is no longer evictable."""
-        del self._lru[block_id]
+        self.policy.unpark(block_id)
 
     def unpark_many(self, block_ids: list[int]) -> None:
         """:meth:`unpark` each of ``block_ids``."""
-        lru = self._lru
+        unpark = self.policy.unpark
         for block_id in block_ids:
-            del lru[block_id]
+            unpark(block_id)
 
     def evict(self) -> int:
-        """Forget the least recently used cached-free block and return its id (to go back on the free list).
+        """Forget the cached-free block the eviction policy gives up and return its id (to go back on the free list).
 
         The block's prefix is forgotten too once no block holds it and no longer cached prefix follows it
         (and so on up the chain).
@@ -237,9 +243,7 @@ class PrefixCache:
         Raises:
             LookupError: no block is cached-free.
         """
-        if not self._lru:
-            raise LookupError("no cached-free block to evict")
-        block_id, _ = self._lru.popitem(last=False)
+        block_id = self.policy.pop_victim()
         prefix = self._prefix_of_block.pop(block_id)
         del prefix.blocks[block_id]
         if self._hit_of_key[prefix.key][2] == block_id:

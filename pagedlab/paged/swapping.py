@@ -1,10 +1,11 @@
-"""Preemption by swapping (notebook 8): the block manager's operations that move sequences between its pools.
+"""Preemption by swapping (notebook 8): moving sequences between the block manager's GPU and CPU pools.
 
-:class:`Swapping` is the notebook-8 half of :class:`~pagedlab.paged.BlockManager`, which inherits it, so the
-manager's file holds block tables (notebook 6) and sharing (notebook 7) and this one holds swapping. It keeps no
-state of its own: it works on the manager's records and helpers, named under "Relies on" below, and every
-operation here follows the manager's contract (atomic: checks first, raises before changing anything; events
-after the operation is complete).
+:class:`Swapper` is a collaborator of :class:`~pagedlab.paged.BlockManager`, which makes one and hands its
+``swap_out``/``swap_in``/``can_swap_*``/``num_freeable_blocks`` calls to it. It keeps no state of its own: it reads
+and changes the sequences' records through the :class:`~pagedlab.paged.sequences.SeqStore`, takes and releases GPU
+blocks through the :class:`~pagedlab.paged.block_pool.BlockPool`, and uses the CPU pool's allocator. Every operation
+follows the manager's contract (atomic: checks first, raises before changing anything); it returns the events of
+what it did, and the manager logs them.
 
 Swapping works on one sequence or on a *group* (a list of ids, e.g. the samples of one request, as vLLM v0
 swaps a whole sequence group): a block shared inside the group is copied once, and the group comes back sharing
@@ -16,33 +17,35 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
 
 from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks
-from pagedlab.paged.block_table import Device
+from pagedlab.paged.block_pool import BlockPool
+from pagedlab.paged.sequences import SeqRecord, SeqStore
 
-if TYPE_CHECKING:
-    from pagedlab.paged.manager import SeqRecord
-    from pagedlab.paged.prefix_cache import PrefixCache
+Events = list[tuple]
+"""``BlockEvent`` fields without their step, one tuple per event, for the manager to log."""
 
 
-class Swapping:
+class Swapper:
     """Swap sequences and groups out to the CPU pool and back, and say what preempting them frees.
 
-    Relies on (defined by :class:`~pagedlab.paged.BlockManager`): ``allocator``, ``cpu_allocator``,
-    ``prefix_cache``, ``watermark_blocks``, ``num_blocks``, ``num_free_blocks``, its sequence records
-    ``_seqs``/``_seq``/``_gpu_seq``, and the helpers ``_take`` (allocate, evicting cached-free blocks),
-    ``_release_gpu`` (drop references), ``_reregister`` (prefix ids after a swap-in) and ``_emit`` (events).
+    Args:
+        store: the manager's sequence records. pool: its GPU blocks. cpu_allocator: its CPU pool, or None.
+        watermark_blocks: the GPU blocks ``can_swap_in`` keeps free.
     """
 
-    allocator: BlockAllocator
-    cpu_allocator: BlockAllocator | None
-    prefix_cache: PrefixCache | None
-    watermark_blocks: int
+    __slots__ = ("store", "pool", "cpu_allocator", "watermark_blocks")
+
+    def __init__(self, store: SeqStore, pool: BlockPool, cpu_allocator: BlockAllocator | None,
+                 watermark_blocks: int) -> None:
+        self.store = store
+        self.pool = pool
+        self.cpu_allocator = cpu_allocator
+        self.watermark_blocks = watermark_blocks
 
     def is_swapped(self, seq_id: Hashable) -> bool:
         """True while ``seq_id`` is swapped out to the CPU pool. Raises KeyError for an unknown id."""
-        return self._seq(seq_id).table.device == "cpu"
+        return self.store.get(seq_id).table.device == "cpu"
 
     def can_swap_out(self, seq_ids: Hashable | list[Hashable]) -> bool:
         """Whether ``swap_out(seq_ids)`` would succeed: the CPU pool has a block for each distinct block of
@@ -51,7 +54,7 @@ class Swapping:
         Raises:
             KeyError / ValueError / TypeError: as ``swap_out`` (unknown, swapped-out or repeated ids).
         """
-        _, seqs = self._group(seq_ids, "swap out")
+        _, seqs = self.store.group(seq_ids, "swap out")
         unique = self._distinct_blocks(seqs)
         return self.cpu_allocator is not None and len(unique) <= self.cpu_allocator.num_free
 
@@ -66,9 +69,9 @@ class Swapping:
         Raises:
             KeyError: an unknown id. ValueError: an id that is not swapped out, or repeated, or an empty list.
         """
-        _, seqs = self._group(seq_ids, "swap in", "cpu")
+        _, seqs = self.store.group(seq_ids, "swap in", "cpu")
         _, _, new, revived = self._plan_swap_in(seqs)
-        return len(new) + revived + len(seqs) + self.watermark_blocks <= self.num_free_blocks
+        return len(new) + revived + len(seqs) + self.watermark_blocks <= self.pool.num_free
 
     def num_freeable_blocks(self, seq_ids: Hashable | list[Hashable]) -> int:
         """How many blocks preempting ``seq_ids`` (by ``free`` or ``swap_out``) would give back: the contract
@@ -90,12 +93,12 @@ class Swapping:
         Raises:
             KeyError: an unknown id. ValueError: a repeated id or an empty list.
         """
-        _, seqs = self._group(seq_ids, "count the blocks of", None)
+        _, seqs = self.store.group(seq_ids, "count the blocks of", None)
         holders = Counter(b for seq in seqs if seq.table.device == "gpu" for b in seq.table.block_ids)
-        refcount = self.allocator.refcount
+        refcount = self.pool.allocator.refcount
         return sum(1 for b, n in holders.items() if refcount(b) == n)
 
-    def swap_out(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
+    def swap_out(self, seq_ids: Hashable | list[Hashable]) -> tuple[list[tuple[int, int]], Events]:
         """Move a sequence, or a group of sequences, to the CPU pool (preemption by swapping).
 
         Args:
@@ -110,16 +113,16 @@ class Swapping:
         frees.
 
         Returns:
-            ``(gpu_block, cpu_block)`` pairs, one per distinct block, in the order the group's tables list
-            them (one sequence: its logical order): copy each before the next allocation, since the GPU
-            blocks are released now.
+            ``(pairs, events)``: ``(gpu_block, cpu_block)`` pairs, one per distinct block, in the order the
+            group's tables list them (one sequence: its logical order): copy each before the next allocation,
+            since the GPU blocks are released now; the events, for the manager to log.
 
         Raises:
             KeyError: an unknown id. ValueError: no CPU pool, a swapped-out, repeated id, or an empty list.
             TypeError: an unhashable id. OutOfBlocks: the CPU pool has too few free blocks.
             Nothing changes when it raises.
         """
-        ids, seqs = self._group(seq_ids, "swap out")
+        ids, seqs = self.store.group(seq_ids, "swap out")
         cpu = self.cpu_allocator
         if cpu is None:
             raise ValueError("this manager has no CPU pool: create it with num_cpu_blocks > 0 to swap")
@@ -131,18 +134,17 @@ class Swapping:
         for gpu_block, holders in unique.items():
             for _ in range(holders - 1):
                 cpu.incref(mapping[gpu_block])
-        events: list[tuple] = []
+        events: Events = []
         for seq_id, seq in zip(ids, seqs):
             table = seq.table
             gpu_blocks = table.block_ids
-            self._release_gpu(gpu_blocks)
+            self.pool.release(gpu_blocks)
             seq.swapped_from = gpu_blocks
             table.block_ids, table.device = [mapping[b] for b in gpu_blocks], "cpu"
             events.append(("swap_out", seq_id, tuple(gpu_blocks), tuple(zip(gpu_blocks, table.block_ids))))
-        self._emit(events)
-        return list(mapping.items())
+        return list(mapping.items()), events
 
-    def swap_in(self, seq_ids: Hashable | list[Hashable]) -> list[tuple[int, int]]:
+    def swap_in(self, seq_ids: Hashable | list[Hashable]) -> tuple[list[tuple[int, int]], Events]:
         """Bring a swapped-out sequence, or group, back into the GPU pool.
 
         Args:
@@ -156,27 +158,28 @@ class Swapping:
         for the others never evicts them. Every other block gets a new GPU block and a copy.
 
         Returns:
-            ``(cpu_block, gpu_block)`` pairs, one per distinct block that must be copied, in the order the
-            group's tables list them: copy each before the next ``swap_out``, since the CPU blocks are
-            released now.
+            ``(pairs, events)``: ``(cpu_block, gpu_block)`` pairs, one per distinct block that must be copied,
+            in the order the group's tables list them: copy each before the next ``swap_out``, since the CPU
+            blocks are released now; the events, for the manager to log.
 
         Raises:
             KeyError: an unknown id. ValueError: an id that is not swapped out, a repeated id, an empty list.
             TypeError: an unhashable id. OutOfBlocks: not enough free (or evictable) GPU blocks.
             Nothing changes when it raises.
         """
-        ids, seqs = self._group(seq_ids, "swap in", "cpu")
+        ids, seqs = self.store.group(seq_ids, "swap in", "cpu")
         unique, reused, new, revived = self._plan_swap_in(seqs)
-        available = self.num_free_blocks - revived
+        pool, cpu = self.pool, self.cpu_allocator
+        available = pool.num_free - revived
         if len(new) > available:
-            raise OutOfBlocks(len(new), available, self.num_blocks, f"swapping in {self._describe(ids)}")
+            raise OutOfBlocks(len(new), available, pool.allocator.num_blocks, f"swapping in {self._describe(ids)}")
 
-        alloc, cache, cpu = self.allocator, self.prefix_cache, self.cpu_allocator
-        events: list[tuple] = []
-        if reused:                                           # first, so that _take cannot evict them
-            cache.unpark_many(alloc.reuse_many(list(dict.fromkeys(reused.values()))))
+        alloc = pool.allocator
+        events: Events = []
+        if reused:                                           # first, so that take cannot evict them
+            pool.revive(list(dict.fromkeys(reused.values())))
         mapping = dict(reused)
-        mapping.update(zip(new, self._take(len(new), ids[0], events)))
+        mapping.update(zip(new, pool.take(len(new), ids[0], events)))
         referenced = set(mapping.values())                   # each holds one reference already
         for seq_id, seq in zip(ids, seqs):
             table = seq.table
@@ -193,31 +196,11 @@ class Swapping:
                 events.append(("cache_hit", seq_id, hits))
             table.block_ids, table.device = gpu_blocks, "gpu"
             seq.swapped_from = []
-            if cache is not None:
-                self._reregister(seq)
+            if pool.prefix_cache is not None:
+                pool.reregister(seq)
             events.append(("swap_in", seq_id, tuple(gpu_blocks),
                            tuple((c, g) for c, g in zip(cpu_blocks, gpu_blocks) if c not in reused)))
-        self._emit(events)
-        return [(c, mapping[c]) for c in unique if c not in reused]
-
-    def _group(self, seq_ids: Hashable | list[Hashable], what: str,
-               device: Device | None = "gpu") -> tuple[list[Hashable], list[SeqRecord]]:
-        """The ids and records of one id or a list of distinct ids, all in ``device``'s pool (None: either)."""
-        ids = seq_ids if isinstance(seq_ids, list) else [seq_ids]
-        if not ids:
-            raise ValueError(f"seq_ids is an empty list: name at least one sequence to {what}")
-        if len(set(ids)) != len(ids):
-            twice = [s for s, n in Counter(ids).items() if n > 1]
-            raise ValueError(f"seq_ids must be distinct, {twice} appear more than once")
-        if device == "gpu":
-            seqs = [self._gpu_seq(s, what) for s in ids]
-        else:
-            seqs = [self._seq(s) for s in ids]
-            if device == "cpu":
-                for s, seq in zip(ids, seqs):
-                    if seq.table.device != "cpu":
-                        raise ValueError(f"sequence {s!r} is not swapped out")
-        return ids, seqs
+        return [(c, mapping[c]) for c in unique if c not in reused], events
 
     @staticmethod
     def _distinct_blocks(seqs: list[SeqRecord]) -> dict[int, int]:
@@ -234,7 +217,7 @@ class Swapping:
             ``num_free_blocks``).
         """
         unique = self._distinct_blocks(seqs)
-        cache = self.prefix_cache
+        cache = self.pool.prefix_cache
         reused: dict[int, int] = {}
         if cache is not None:
             for seq in seqs:
@@ -245,7 +228,7 @@ class Swapping:
                     if prefix_id != cache.BROKEN and cache.prefix_id_of(origin) == prefix_id:
                         reused[seq.table.block_ids[i]] = origin
         new = [c for c in unique if c not in reused]
-        revived = cache.count_parked(list(dict.fromkeys(reused.values()))) if reused else 0
+        revived = self.pool.count_cached_free(list(dict.fromkeys(reused.values())))
         return unique, reused, new, revived
 
     @staticmethod

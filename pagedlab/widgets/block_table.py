@@ -1,4 +1,3 @@
-# Over 450 lines: one live picture, its history of frames, its buttons and its static views, drawn by one class.
 """A live picture of a :class:`~pagedlab.paged.BlockManager`: the block pools and every sequence's block table.
 
 What it draws, top to bottom:
@@ -11,7 +10,7 @@ What it draws, top to bottom:
   A block held by sequences is tinted with its owner's colour, with a bar along its bottom showing how many of
   its ``block_size`` slots hold tokens; a block shared by several sequences has a purple border and its
   reference count (``×2``); cached-free blocks (unreferenced but holding a reusable prefix) are green, with
-  their **LRU rank** (``LRU 1`` is evicted first), free blocks blank;
+  their **eviction rank** in the prefix cache's eviction policy (``#1`` is evicted next), free blocks blank;
 * each sequence's **block table**: logical block ``i`` -> the physical block it maps to (``cpu 3`` while the
   sequence is swapped out);
 * the events up to the current one (allocate, append, fork, copy-on-write, ...).
@@ -27,7 +26,7 @@ sequences, for play.
 a strip of small frames at the key events (allocations, forks, copies, cache hits, evictions, swaps, frees).
 
 Every shape carries ``data-*`` attributes (role, pool, block id, state, owners, reference count, filled
-slots, LRU rank, highlight), so tests read the picture without a browser.
+slots, eviction rank, highlight), so tests read the picture without a browser.
 """
 
 from __future__ import annotations
@@ -103,7 +102,7 @@ class Frame:
         index: the frame's position in the widget's history (0: creation).
         gpu, cpu: :meth:`BlockTableWidget.block_states` of each pool at that moment.
         tables: ``(seq_id, device, block_ids, num_tokens)`` for every sequence, in the manager's order.
-        usage: ``manager.usage()`` at that moment.
+        usage: ``Usage.of(manager)`` at that moment.
     """
 
     event: BlockEvent | None
@@ -194,7 +193,7 @@ class BlockTableWidget(LiveView):
         tables = tuple((s, m.table(s).device, tuple(m.table(s).block_ids), m.table(s).num_tokens) for s in m.seq_ids)
         self.frames.append(Frame(event=event, index=self._dropped + len(self.frames),
                                  gpu=tuple(self.block_states("gpu")), cpu=tuple(self.block_states("cpu")),
-                                 tables=tables, usage=m.usage()))
+                                 tables=tables, usage=Usage.of(m)))
         if len(self.frames) > self.max_history:
             del self.frames[0]
             self._dropped += 1
@@ -397,14 +396,14 @@ class BlockTableWidget(LiveView):
             fill = {"cached": COLORS["cached"], "free": COLORS["free"]}.get(st.state, color)
             title = (f"block {b} ({pool}): {st.state}, ref_count {st.refcount}, {st.filled}/{bs} slots"
                      + (f", held by {', '.join(map(str, owners))}" if owners else "")
-                     + (f", LRU rank {st.lru} (1 = evicted first)" if st.lru else ""))
+                     + (f", eviction rank {st.eviction_rank} (1 = evicted next)" if st.eviction_rank else ""))
             hot = b in marked
             stroke = HIGHLIGHT if hot else COLORS["shared"] if st.state == "shared" else COLORS["grid"]
             svg.rect(x, y, CELL_W, CELL_H, fill, stroke=stroke, title=title, fill_opacity=0.3 if owners else None,
                      stroke_width=3 if hot or st.state == "shared" else None,
                      stroke_dasharray="3 2" if st.state == "cached" and not hot else None, data_role="block",
                      data_pool=pool, data_block=b, data_state=st.state, data_owner=",".join(map(str, owners)),
-                     data_refcount=st.refcount, data_filled=st.filled, data_lru=st.lru,
+                     data_refcount=st.refcount, data_filled=st.filled, data_eviction_rank=st.eviction_rank,
                      data_highlight=1 if hot else None)
             if owners and st.filled:
                 svg.rect(x, y + CELL_H - BAR_H, CELL_W * st.filled / bs, BAR_H, color, data_role="fill",
@@ -413,9 +412,9 @@ class BlockTableWidget(LiveView):
             if st.state == "shared":
                 svg.text(x + CELL_W - 4, y + 13, f"×{st.refcount}", size=11, anchor="end", fill=COLORS["shared"],
                          weight="bold", data_role="refcount", data_block=b)
-            if st.lru:
-                svg.text(x + CELL_W - 4, y + 13, f"LRU {st.lru}", size=9, anchor="end", fill=COLORS["text"],
-                         data_role="lru-rank", data_block=b, data_rank=st.lru)
+            if st.eviction_rank:
+                svg.text(x + CELL_W - 4, y + 13, f"#{st.eviction_rank}", size=9, anchor="end", fill=COLORS["text"],
+                         data_role="eviction-rank", data_block=b, data_rank=st.eviction_rank)
             label = ",".join(map(str, owners)) if owners else "cached" if st.state == "cached" else ""
             if label:
                 svg.text(x + 4, y + 25, label if len(label) <= 7 else label[:6] + "…", size=9,
@@ -456,8 +455,8 @@ class BlockTableWidget(LiveView):
                 svg.line(x2, y2, x2 + side * 4, y2 + 6, **style, data_role="arrow-head", data_dst=dst)
 
     def _draw_legend(self, svg: Svg, x: float, y: float) -> None:
-        items = [(COLORS["free"], COLORS["grid"], "free"), (COLORS["cached"], COLORS["grid"], "cached-free (LRU rank)"),
-                 ("none", COLORS["shared"], "shared (×ref_count)"), ("none", HIGHLIGHT, "this event's blocks")]
+        items = [(COLORS["free"], COLORS["grid"], "free"),
+                 (COLORS["cached"], COLORS["grid"], "cached-free (#eviction rank)"), ("none", COLORS["shared"], "shared (×ref_count)"), ("none", HIGHLIGHT, "this event's blocks")]
         for fill, stroke, label in items:
             svg.rect(x, y - 10, 12, 12, fill, stroke=stroke, stroke_width=2 if fill == "none" else None,
                      stroke_dasharray="3 2" if label.startswith("cached") else None)

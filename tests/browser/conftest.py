@@ -27,27 +27,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the shared `lab` module
 
+from chromium import CHROMIUM_FLAGS, chromium_path, screenshot_folder  # noqa: E402
 from lab import ROOT, lab_command, option  # noqa: E402
 
 TOKEN = "pagedlab-browser-test"
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-# Flags for a container without a GPU or a network: no sandbox (root), no GPU process, nothing fetched.
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SCREENSHOTS = Path(os.environ.get("PAGEDLAB_SCREENSHOTS", Path(__file__).resolve().parent / "screenshots"))
 SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
                                                                         "checkForUpdates": False},
 }
-
-
-def find_chromium() -> str | None:
-    """``$PAGEDLAB_CHROMIUM``, else the first Chromium or Chrome on the PATH."""
-    if os.environ.get("PAGEDLAB_CHROMIUM"):
-        return os.environ["PAGEDLAB_CHROMIUM"]
-    return next((path for name in CHROMIUM_NAMES if (path := shutil.which(name))), None)
 
 
 def _free_port() -> int:
@@ -74,14 +63,7 @@ def _copy_course(dest: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.skip("the browser tests need Playwright for Python (pip install playwright); no browser download")
-    path = find_chromium()
-    if path is None:
-        pytest.skip("no Chromium found: install Debian's (apt-get install chromium) or set PAGEDLAB_CHROMIUM")
-    return path
+    return chromium_path("the browser tests")
 
 
 @pytest.fixture(scope="session")
@@ -150,6 +132,4 @@ def browser(chromium, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def screenshots() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    print(f"\nscreenshots: {SCREENSHOTS}")
-    return SCREENSHOTS
+    return screenshot_folder(Path(__file__).resolve().parent / "screenshots")

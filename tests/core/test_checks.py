@@ -141,3 +141,17 @@ def test_a_key_error_reads_as_a_key():
 def test_errors_must_be_a_string_or_a_callable():
     with pytest.raises(TypeError, match="errors"):
         check("Check 1: x", errors=3)
+
+
+def test_a_later_failure_in_a_notebook_says_it_may_follow_from_an_earlier_one():
+    namespace = {"__name__": "__main__", "check": check}      # a notebook's namespace, as Jupyter and nbrun make it
+    cell = 'with check("Check {n}: x"):\n    assert {ok}, "wrong"'
+    with pytest.raises(CheckError, match=r"^Check 1: x: wrong$"):
+        exec(cell.format(n=1, ok=False), namespace)
+    exec(cell.format(n=2, ok=True), namespace)
+    with pytest.raises(CheckError, match=r"^Check 3: x: wrong \(Earlier in this notebook Check 1 failed: this failure "
+                                         r"may be a consequence of that one; fix it first\.\)$"):
+        exec(cell.format(n=3, ok=False), namespace)
+    exec(cell.format(n=1, ok=True), namespace)                 # fixed: no longer named
+    with pytest.raises(CheckError, match=r"^Check 3: x: wrong$"):
+        exec(cell.format(n=3, ok=False), namespace)

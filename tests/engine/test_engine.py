@@ -14,7 +14,8 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from transformers.utils import logging as hf_logging
 
 from pagedlab.engine import LLMEngine, SamplingParams
-from pagedlab.model import GPTConfig, TinyGPT
+from pagedlab.models.tiny_gpt import GPTConfig, TinyGPT
+from pagedlab.paged import Usage
 
 hf_logging.set_verbosity_error()
 MAX_TOKENS = 6
@@ -151,10 +152,10 @@ def test_fork_shares_the_prompt_blocks(model, prompts):
     engine = LLMEngine(model, num_blocks=64, block_size=BLOCK_SIZE)
     engine.add_request(prompts[3], SamplingParams(n=3, max_tokens=3))
     engine.step()                       # prefill, sample 3 first tokens, fork
-    usage = engine.block_manager.usage()
+    usage = Usage.of(engine.block_manager)
     assert usage.logical_blocks == 3 * 4 and usage.blocks_used == 4   # 13 tokens = 4 blocks, shared 3 ways
     engine.step()                       # two copy-on-write copies of the partial block; the last owner writes in place
-    assert engine.block_manager.usage().blocks_used == 4 + 2
+    assert Usage.of(engine.block_manager).blocks_used == 4 + 2
     engine.step()
     assert not engine.has_unfinished_requests()
     assert_no_leak(engine)

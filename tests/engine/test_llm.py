@@ -23,7 +23,7 @@ from transformers.utils import logging as hf_logging
 from pagedlab import loader
 from pagedlab.engine import LLM, LLMEngine, SamplingParams
 from pagedlab.engine.detokenizer import IncrementalDetokenizer
-from pagedlab.llama import Llama
+from pagedlab.models.llama import Llama
 
 hf_logging.set_verbosity_error()
 

@@ -67,3 +67,11 @@ def test_no_recorded_timings_is_none(tmp_path):
                              config_ms="fwd 128x128 w8 s3=0.5000; fwd 64x64 w4 s3=0.7000"))
     assert perf_lab.recorded_forward_timings(tmp_path) == ("H200_2026-12-01", {(128, 128, 8, 3): 0.5,
                                                                                (64, 64, 4, 3): 0.7})
+
+
+def test_forward_hbm_bytes_counts_q_and_o_once_and_k_v_once_per_query_tile():
+    # 256 queries in 2 tiles of 128, causal: the tiles read 128 and 256 keys; non-causal, 256 each.
+    d, n = 64, 256
+    assert perf_lab.forward_hbm_bytes(128, n, d) == (2 * n * d + 2 * (128 + 256) * d) * 2
+    assert perf_lab.forward_hbm_bytes(128, n, d, causal=False) == (2 * n * d + 2 * 2 * n * d) * 2
+    assert perf_lab.forward_hbm_bytes(64, n, d) > perf_lab.forward_hbm_bytes(128, n, d)   # more query tiles, more K/V reads

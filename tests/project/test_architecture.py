@@ -10,11 +10,7 @@ DOC = ROOT / "docs" / "architecture.md"
 
 
 def _modules() -> set[str]:
-    found = {p.relative_to(ROOT).as_posix() for p in (ROOT / "kernels").rglob("*.py")}
-    for p in (ROOT / "pagedlab").rglob("*.py"):
-        rel = p.relative_to(ROOT).as_posix()
-        if not rel.startswith("pagedlab/kernels/"):      # a link to kernels/, listed under its real path
-            found.add(rel)
+    found = {p.relative_to(ROOT).as_posix() for d in ("pagedlab", "kernels") for p in (ROOT / d).rglob("*.py")}
     return {m for m in found if "__pycache__" not in m}
 
 

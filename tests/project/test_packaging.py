@@ -96,3 +96,81 @@ def test_the_cpu_index_probe_tells_a_server_from_no_server(monkeypatch):
     finally:
         server.shutdown()
         server.server_close()
+
+
+# --- one path per kernel file: kernels/ is pagedlab.kernels in a wheel, an editable install and a checkout ------
+
+def _source_copy(tmp_path: Path) -> Path:
+    """What a build reads (pyproject.toml, README.md, pagedlab/, kernels/), copied, so building leaves no files here."""
+    import shutil
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    for name in ("pagedlab", "kernels"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return src
+
+
+def _python(code: str, cwd: Path, **env: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
+                            env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env})
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout.strip()
+
+
+# A subprocess that imports pagedlab without the environment's own editable install (which points at some checkout).
+_WITHOUT_EDITABLE = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+                     "if not getattr(f, '__module__', '').startswith('__editable__')]; "
+                     "[sys.modules.pop(k) for k in list(sys.modules) if k.startswith('__editable__')]; ")
+
+
+def test_a_wheel_holds_the_kernels_under_pagedlab_and_imports_them(tmp_path):
+    import subprocess
+    import sys
+    import zipfile
+
+    src = _source_copy(tmp_path)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(src),
+                    "-w", str(tmp_path / "dist")], check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = (tmp_path / "dist").glob("pagedlab-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    kernels = sorted(p.name for p in (ROOT / "kernels").glob("*.py"))
+    assert sorted(n.removeprefix("pagedlab/kernels/") for n in names if n.startswith("pagedlab/kernels/")) == kernels
+    assert not [n for n in names if n.startswith("kernels/")], "the wheel must not hold a top-level kernels package"
+    assert "pagedlab/models/registry.py" in names, "every subpackage is listed in [tool.setuptools] packages"
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    got = _python(_WITHOUT_EDITABLE + "import pagedlab.kernels.paged_checks as m; print(m.__file__)", tmp_path,
+                  PYTHONPATH=str(site))
+    assert Path(got) == site / "pagedlab" / "kernels" / "paged_checks.py"
+
+
+def test_an_editable_install_maps_pagedlab_kernels_to_the_kernels_folder(tmp_path):
+    import zipfile
+
+    src = _source_copy(tmp_path)
+    out = tmp_path / "editable"
+    _python(f"from setuptools import build_meta; build_meta.build_editable({str(out)!r})", src)
+    (wheel,) = out.glob("pagedlab-*.whl")
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    (finder,) = site.glob("__editable__*finder.py")
+    assert f"'pagedlab.kernels': {str(src / 'kernels')!r}" in finder.read_text(), "the editable map lacks the kernels"
+    # What the install's .pth file runs, with this finder first on the path (the environment has one of that name).
+    install = f"sys.path.insert(0, {str(site)!r}); import {finder.stem}; {finder.stem}.install(); "
+    got = _python(_WITHOUT_EDITABLE + install + "import pagedlab.kernels.primer as m; print(m.__file__)", tmp_path)
+    assert Path(got) == src / "kernels" / "primer.py"
+
+
+def test_a_checkout_on_pythonpath_imports_pagedlab_kernels_from_its_own_kernels_folder(tmp_path):
+    src = _source_copy(tmp_path)
+    got = _python(_WITHOUT_EDITABLE + "import pagedlab.kernels, pagedlab.kernels.primer as m; "
+                  "print(pagedlab.kernels.__file__, m.__file__)", tmp_path, PYTHONPATH=str(src))
+    assert [Path(p) for p in got.split()] == [src / "kernels" / "__init__.py", src / "kernels" / "primer.py"]
+    assert not (ROOT / "pagedlab" / "kernels").exists(), "pagedlab/kernels: one path per kernel file, kernels/"

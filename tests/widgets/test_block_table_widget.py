@@ -230,7 +230,7 @@ def test_every_event_kind_has_a_description():
         assert str(e.seq_id) in text and text != f"{e.kind} {e.seq_id}", text   # not the generic fallback
 
 
-# --- history, highlights, LRU ranks and the static view ------------------------------------------------
+# --- history, highlights, eviction ranks and the static view ------------------------------------------------
 
 def frame_tables(w: BlockTableWidget) -> dict[str, list[int]]:
     return {s: [b for _, b, _ in v] for s, v in entries(w).items()}
@@ -314,14 +314,14 @@ def test_swap_draws_arrows_between_the_pools(source_scenario):
     assert lit == {("gpu", a) for a, _ in pairs} | {("cpu", c) for _, c in pairs}
 
 
-def test_cached_free_blocks_show_their_lru_rank_and_rank_1_is_evicted_next():
+def test_cached_free_blocks_show_their_eviction_rank_and_rank_1_is_evicted_next():
     m = BlockManager(num_blocks=6, block_size=2, enable_prefix_caching=True)
     w = BlockTableWidget(m)
     m.add("A", [1, 2, 3, 4, 5])    # full blocks [1, 2] and [3, 4] are cacheable
     m.add("B", [9, 9, 8])
     m.free("A")
     m.free("B")
-    ranks = {int(r["data-block"]): int(r["data-rank"]) for r in shapes(w.to_svg(), "lru-rank")}
+    ranks = {int(r["data-block"]): int(r["data-rank"]) for r in shapes(w.to_svg(), "eviction-rank")}
     parked = m.prefix_cache.parked()
     assert sorted(ranks.values()) == list(range(1, len(parked) + 1))
     assert [b for b, _ in sorted(ranks.items(), key=lambda kv: kv[1])] == parked

@@ -10,7 +10,7 @@ import pytest
 
 from pagedlab.engine import LLMEngine, SamplingParams
 from pagedlab.engine.bench import NoOpModel
-from pagedlab.model import GPTConfig
+from pagedlab.models.tiny_gpt import GPTConfig
 from pagedlab.widgets.engine import EngineWidget
 
 

@@ -14,39 +14,13 @@ The model does not own a KV cache. Attention is a function the caller passes in,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from pagedlab.validate import check_count
-
-Attention = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
-
-
-@dataclass(frozen=True)
-class ModelSizes:
-    """The sizes every model of the course has, and all the engine reads of a config besides ``n_kv_heads`` and
-    ``head_dim`` (which each model defines its own way).
-
-    Attributes:
-        vocab_size, n_positions: token ids ``0 .. vocab_size - 1``, positions ``0 .. n_positions - 1``.
-        d_model: width of the residual stream. n_layers, n_heads: blocks, and query heads per block.
-
-    Raises:
-        ValueError: a size that is not a positive int (the message names it).
-    """
-
-    vocab_size: int = 256
-    n_positions: int = 256
-    d_model: int = 64
-    n_layers: int = 2
-    n_heads: int = 4
-
-    def __post_init__(self) -> None:
-        check_positive_fields(self, ("vocab_size", "n_positions", "d_model", "n_layers", "n_heads"))
+from pagedlab.models.base import Attention, ModelSizes, check_inputs, load_weights
 
 
 @dataclass(frozen=True)
@@ -76,28 +50,20 @@ class GPTConfig(ModelSizes):
         """K/V heads, what the KV cache stores: ``n_heads`` (GPT-2 has no grouped-query attention)."""
         return self.n_heads
 
+    @classmethod
+    def from_hf(cls, c: object) -> GPTConfig:
+        """The sizes of a Hugging Face ``transformers.GPT2Config``.
 
-def check_positive_fields(config: object, names: tuple[str, ...]) -> None:
-    """Raise for the first of ``names`` whose attribute of ``config`` is not a positive int, naming it
-    (:func:`~pagedlab.validate.check_count`: ``TypeError`` for a non-int, ``ValueError`` below 1)."""
-    for name in names:
-        check_count(name, getattr(config, name), 1)
-
-
-def check_inputs(input_ids: torch.Tensor, positions: torch.Tensor | None, vocab_size: int, n_positions: int
-                 ) -> torch.Tensor:
-    """A model's input check: the positions (default ``0 .. seq - 1``, shaped like ``input_ids``), validated.
-
-    Raises:
-        ValueError: a token id outside ``0 .. vocab_size - 1`` or a position past ``n_positions``.
-    """
-    if positions is None:
-        positions = torch.arange(input_ids.shape[-1], device=input_ids.device).expand_as(input_ids)
-    if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab_size):
-        raise ValueError(f"input_ids must be token ids in 0 .. {vocab_size - 1}")
-    if positions.numel() and int(positions.max()) >= n_positions:
-        raise ValueError(f"position {int(positions.max())} is past the model's n_positions={n_positions}")
-    return positions
+        Raises:
+            ValueError: a configuration TinyGPT does not implement (another activation, untied embeddings,
+                unscaled attention).
+        """
+        if c.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
+            raise ValueError(f"TinyGPT uses GELU with the tanh approximation, the model uses {c.activation_function!r}")
+        if not getattr(c, "tie_word_embeddings", True) or not c.scale_attn_weights:
+            raise ValueError("TinyGPT needs tied embeddings and attention scaled by 1/sqrt(head_dim)")
+        return cls(vocab_size=c.vocab_size, n_positions=c.n_positions, d_model=c.n_embd,
+                   n_layers=c.n_layer, n_heads=c.n_head, layer_norm_eps=c.layer_norm_epsilon)
 
 
 def causal_attention(layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -186,31 +152,36 @@ class TinyGPT(nn.Module):
     def from_gpt2(cls, hf_model: nn.Module) -> TinyGPT:
         """Copy the weights of a Hugging Face ``transformers.GPT2LMHeadModel`` (no download: pass a model).
 
-        GPT-2 stores its linear layers as ``Conv1D`` with ``(in, out)`` weights, the transpose of
-        ``nn.Linear``'s ``(out, in)``. The returned model is in eval mode, in the HF model's dtype.
+        The returned model is in eval mode, in the HF model's dtype and on its device.
 
         Raises:
-            ValueError: a configuration TinyGPT does not implement (another activation, untied embeddings,
-                unscaled attention).
+            ValueError: a configuration TinyGPT does not implement (see :meth:`GPTConfig.from_hf`).
         """
-        c = hf_model.config
-        if c.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
-            raise ValueError(f"TinyGPT uses GELU with the tanh approximation, the model uses {c.activation_function!r}")
-        if not getattr(c, "tie_word_embeddings", True) or not c.scale_attn_weights:
-            raise ValueError("TinyGPT needs tied embeddings and attention scaled by 1/sqrt(head_dim)")
-        config = GPTConfig(vocab_size=c.vocab_size, n_positions=c.n_positions, d_model=c.n_embd,
-                           n_layers=c.n_layer, n_heads=c.n_head, layer_norm_eps=c.layer_norm_epsilon)
-        hf = hf_model.transformer
-        model = cls(config).to(hf.wte.weight.dtype)
-        with torch.no_grad():
-            model.wte.weight.copy_(hf.wte.weight)
-            model.wpe.weight.copy_(hf.wpe.weight)
-            model.ln_f.load_state_dict(hf.ln_f.state_dict())
-            for ours, theirs in zip(model.blocks, hf.h):
-                ours.ln_1.load_state_dict(theirs.ln_1.state_dict())
-                ours.ln_2.load_state_dict(theirs.ln_2.state_dict())
-                for linear, conv in ((ours.c_attn, theirs.attn.c_attn), (ours.attn_proj, theirs.attn.c_proj),
-                                     (ours.c_fc, theirs.mlp.c_fc), (ours.mlp_proj, theirs.mlp.c_proj)):
-                    linear.weight.copy_(conv.weight.T)
-                    linear.bias.copy_(conv.bias)
-        return model.eval()
+        return cls.from_checkpoint(hf_model.config, hf_model.state_dict())
+
+    @classmethod
+    def from_checkpoint(cls, hf_config: object, hf_weights: dict[str, torch.Tensor]) -> TinyGPT:
+        """A model holding ``hf_weights``, a ``GPT2LMHeadModel`` state dict (``transformer.h.0.attn.c_attn.weight``
+        ..., with or without the ``transformer.`` prefix), sized by ``hf_config`` (the registry's entry point).
+
+        GPT-2 stores its linear layers as ``Conv1D`` with ``(in, out)`` weights, the transpose of ``nn.Linear``'s
+        ``(out, in)``. The tensors are copied; the model is in eval mode, in their dtype and on their device.
+
+        Raises:
+            ValueError: a configuration TinyGPT does not implement, or a missing, unexpected or misshapen weight.
+        """
+        config = GPTConfig.from_hf(hf_config)
+        renames = {"attn.c_attn": "c_attn", "attn.c_proj": "attn_proj", "mlp.c_fc": "c_fc", "mlp.c_proj": "mlp_proj"}
+        ours = {}
+        for name, tensor in hf_weights.items():
+            name = name.removeprefix("transformer.")
+            if name == "lm_head.weight" or name.endswith((".attn.bias", ".attn.masked_bias")):
+                continue                                    # the tied embedding; old checkpoints' causal masks
+            if name.startswith("h."):
+                name = "blocks." + name[2:]
+                for theirs, mine in renames.items():
+                    if f".{theirs}.weight" in name:
+                        tensor = tensor.T
+                    name = name.replace(f".{theirs}.", f".{mine}.")
+            ours[name] = tensor
+        return load_weights(cls, config, ours)

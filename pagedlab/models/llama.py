@@ -1,6 +1,6 @@
 """Llama: the decoder architecture most served models share (SmolLM2, Llama 2/3, Mistral, Qwen 2 ...).
 
-Against :class:`~pagedlab.model.TinyGPT` (GPT-2) it changes four things, each a line or two below:
+Against :class:`~pagedlab.models.tiny_gpt.TinyGPT` (GPT-2) it changes four things, each a line or two below:
 
 * **RMSNorm** instead of LayerNorm: ``x / rms(x) * weight``, no mean subtracted, no bias.
 * **Rotary position embeddings (RoPE)** instead of a learned position table: each pair of channels of a
@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from pagedlab.model import Attention, ModelSizes, check_inputs, check_positive_fields
+from pagedlab.models.base import Attention, ModelSizes, check_inputs, check_positive_fields, load_weights
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class LlamaConfig(ModelSizes):
                 activation).
         """
         if getattr(c, "model_type", "llama") != "llama":
-            raise ValueError(f"this is a {c.model_type!r} model; pagedlab.llama implements model_type 'llama'")
+            raise ValueError(f"this is a {c.model_type!r} model; pagedlab.models.llama implements model_type 'llama'")
         rope = getattr(c, "rope_parameters", None) or {"rope_type": "default",
                                                        "rope_theta": getattr(c, "rope_theta", 10000.0)}
         if rope.get("rope_type", "default") != "default":
@@ -213,7 +213,17 @@ class Llama(nn.Module):
         Raises:
             ValueError: a configuration this model does not implement (see :meth:`LlamaConfig.from_hf`).
         """
-        return cls.from_state_dict(LlamaConfig.from_hf(hf_model.config), hf_model.state_dict())
+        return cls.from_checkpoint(hf_model.config, hf_model.state_dict())
+
+    @classmethod
+    def from_checkpoint(cls, hf_config: object, hf_weights: dict[str, torch.Tensor]) -> Llama:
+        """A model holding ``hf_weights`` (see :meth:`from_state_dict`), sized by ``hf_config``, a Hugging Face
+        ``LlamaConfig`` (the registry's entry point).
+
+        Raises:
+            ValueError: as :meth:`LlamaConfig.from_hf` and :meth:`from_state_dict`.
+        """
+        return cls.from_state_dict(LlamaConfig.from_hf(hf_config), hf_weights)
 
     @classmethod
     def from_state_dict(cls, config: LlamaConfig, hf_weights: dict[str, torch.Tensor]) -> Llama:
@@ -228,13 +238,4 @@ class Llama(nn.Module):
             if name == "lm_head.weight" and config.tie_word_embeddings:
                 continue                                    # the same tensor as the embedding
             ours[name.removeprefix("model.").replace("self_attn.", "").replace("mlp.", "")] = tensor
-        # Build on the meta device: no time spent drawing random weights that the copy would overwrite.
-        with torch.device("meta"):
-            model = cls(config)
-        first = next(iter(hf_weights.values()))
-        model = model.to_empty(device=first.device).to(first.dtype)
-        try:
-            model.load_state_dict(ours, strict=True)
-        except RuntimeError as e:
-            raise ValueError(f"the weights do not fit a Llama of {config}: {e}") from e
-        return model.eval()
+        return load_weights(cls, config, ours)

@@ -1,0 +1,45 @@
+"""Where the course lives online, derived from ``pagedlab.notebook.REPO_URL`` alone.
+
+``REPO_URL`` is ``https://github.com/<owner>/<repo>``, optionally pinned with ``@<tag>`` (what Colab installs).
+The site is GitHub Pages' address for that repository, and every launch button opens branch ``main``.
+"""
+
+from __future__ import annotations
+
+import re
+
+BRANCH = "main"
+_GITHUB = re.compile(r"^https://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+?)(?:\.git)?(?:@(?P<ref>[\w./-]+))?$")
+
+
+def parts(repo_url: str) -> dict[str, str | None]:
+    """``{"owner", "repo", "ref"}`` of a ``REPO_URL`` (``ref``: the tag after ``@``, or None).
+
+    Raises:
+        ValueError: ``repo_url`` is not ``https://github.com/<owner>/<repo>[@<tag>]``.
+    """
+    match = _GITHUB.match(repo_url)
+    if match is None:
+        raise ValueError(f"repo_url must look like https://github.com/<owner>/<repo>[@<tag>], got {repo_url!r}")
+    return match.groupdict()
+
+
+def repository(repo_url: str) -> str:
+    """``https://github.com/<owner>/<repo>``: ``repo_url`` without its pinned ref.
+
+    Raises:
+        ValueError: ``repo_url`` is not a GitHub repository URL.
+    """
+    found = parts(repo_url)
+    return f"https://github.com/{found['owner']}/{found['repo']}"
+
+
+def pinned_ref(repo_url: str) -> str | None:
+    """The tag (or branch) after ``@`` in ``repo_url``, or None when it is not pinned."""
+    return parts(repo_url)["ref"]
+
+
+def site_url(repo_url: str) -> str:
+    """The GitHub Pages address of the repository, with a trailing slash (``https://<owner>.github.io/<repo>/``)."""
+    found = parts(repo_url)
+    return f"https://{found['owner'].lower()}.github.io/{found['repo']}/"

@@ -1,0 +1,61 @@
+"""The plausible wrong answers planted in solutions/ex04_flash_forward.ipynb, each with the check that must
+catch it first."""
+
+from __future__ import annotations
+
+from planted import Plant
+
+CAUSAL = "keep = keep & (cols[None, :] <= rows[:, None] + n_k - n_q)"
+
+BUGS: dict[str, Plant] = {
+    "acc not rescaled": Plant(
+        {"kernel-work": (
+            ("acc = alpha[:, None] * acc +", "acc = acc +"),
+        )},
+        2, "must shrink by alpha"),
+    "l not rescaled": Plant({"kernel-work": (("l_i = alpha * l_i +", "l_i = l_i +"),)}, 2, "must shrink by alpha"),
+    "exp instead of exp2": Plant(
+        {"kernel-work": (
+            ("p = tl.exp2(", "p = tl.exp("),
+            ("alpha = tl.exp2(", "alpha = tl.exp("),
+        )},
+        1, r"multiplied by log2\(e\)"),
+    "padding keys not masked": Plant(
+        {"kernel-work": (
+            ("keep = cols[None, :] < n_k", "keep = cols[None, :] >= 0"),
+        )},
+        3, "padding keys of the last tile"),
+    "masked to 0, not -inf": Plant(
+        {"kernel-work": (
+            ("tl.where(keep, s, float(\"-inf\"))", "tl.where(keep, s, 0.0)"),
+        )},
+        3, r"a score of\s+-inf"),
+    "padding mask built with BLOCK_M (square-tile-only code)": Plant(
+        {"kernel-work": (
+            ("keep = cols[None, :] < n_k", "keep = (start_n + tl.arange(0, BLOCK_M))[None, :] < n_k"),
+        )},
+        3, r"BLOCK_M != BLOCK_N .* \(BLOCK_M, BLOCK_N\)"),
+    "1-D causal mask (the hint's formula without broadcasting)": Plant(
+        {"kernel-work": (
+            (CAUSAL, "keep = keep & (cols <= rows + n_k - n_q)"),
+        )},
+        4, r"at `keep = keep & \(cols <= rows.*A 1-D comparison"),
+    "diagonal excluded (NaN in row 0)": Plant(
+        {"kernel-work": (
+            (CAUSAL, "keep = keep & (cols[None, :] < rows[:, None] + n_k - n_q)"),
+        )},
+        4, r"rows \[0.*\] are NaN.*a query sees its own key"),
+    "causal aligned top-left": Plant(
+        {"kernel-work": (
+            (CAUSAL, "keep = keep & (cols[None, :] <= rows[:, None])"),
+        )},
+        4, "aligned top-left"),
+    "causal mask forgotten": Plant({"kernel-work": ((CAUSAL, "keep = keep"),)}, 4, "without the causal mask"),
+    "no max subtracted": Plant(
+        {"kernel-work": (
+            ("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
+            ("l_i = alpha * l_i +", "l_i = l_i +"),
+            ("acc = alpha[:, None] * acc +", "acc = acc +"),
+        )},
+        5, "running max"),
+}

@@ -1,0 +1,70 @@
+"""The plausible wrong answers planted in solutions/ex04_stretch_gqa_forward.ipynb, each with the check that must
+catch it first."""
+
+from __future__ import annotations
+
+from planted import Plant
+
+POINTERS = """    Q = Q + b * stride_qb + h * stride_qh
+    K = K + b * stride_kb + h_kv * stride_kh
+    V = V + b * stride_vb + h_kv * stride_vh
+    Out = Out + b * stride_ob + h * stride_oh
+"""
+# Right for contiguous (batch, heads, seq, d) tensors only.
+CONTIGUOUS = """    n_kv_heads = n_heads // group
+    Q = Q + (b * n_heads + h) * n_q * HEAD_DIM
+    K = K + (b * n_kv_heads + h_kv) * n_k * HEAD_DIM
+    V = V + (b * n_kv_heads + h_kv) * n_k * HEAD_DIM
+    Out = Out + (b * n_heads + h) * n_q * HEAD_DIM
+"""
+
+BUGS: dict[str, Plant] = {
+    "grid without the batch": Plant(
+        {"kernel-work": (
+            ("grid = (triton.cdiv(n_q, block_m), batch * n_heads)", "grid = (triton.cdiv(n_q, block_m), n_heads)"),
+        )},
+        1, "batch 0 is right.*batch × n_heads"),
+    "query heads interleaved over the K/V heads (h % n_kv_heads)": Plant(
+        {"kernel-work": (
+            ("    h_kv = h // group  # consecutive query heads share one K/V head", "    h_kv = h % (n_heads // group)"),
+        )},
+        2, "read K/V head h % 2: the heads of a group are CONSECUTIVE"),
+    "offsets computed for contiguous tensors instead of from the strides": Plant(
+        {"kernel-work": (
+            (POINTERS, CONTIGUOUS),
+        )},
+        3, "come from the strides"),
+    "no check that the K/V heads divide the query heads": Plant(
+        {"kernel-work": (
+            ("    if n_heads % n_kv_heads:\n"
+             "        raise ValueError(f\"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q\")\n",
+             ""),
+        )},
+        4, "cannot share 4 K/V heads equally"),
+    "Out moved with q's strides (right only while out and q are laid out alike)": Plant(
+        {"kernel-work": (
+            ("Out = Out + b * stride_ob + h * stride_oh", "Out = Out + b * stride_qb + h * stride_qh"),
+        )},
+        3, "checks 1 and 2 passed on contiguous tensors"),
+    "ValueError that does not name k": Plant(
+        {"kernel-work": (
+            ("raise ValueError(f\"k has {n_kv_heads} heads, which must divide the {n_heads} "
+             "query heads of q\")",
+             "raise ValueError(\"the heads do not divide\")"),
+        )},
+        4, "should name the argument k, got: the heads do not divide"),
+    "ValueError that names the count, not k (a bare letter k elsewhere does not count)": Plant(
+        {"kernel-work": (
+            ("raise ValueError(f\"k has {n_kv_heads} heads, which must divide the {n_heads} "
+             "query heads of q\")",
+             "raise ValueError(f\"{n_heads} query heads do not split into {n_kv_heads} groups\")"),
+        )},
+        4, "should name the argument k, got: 6 query heads"),
+    "assert instead of a ValueError": Plant(
+        {"kernel-work": (
+            ("    if n_heads % n_kv_heads:\n"
+             "        raise ValueError(f\"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q\")\n",
+             "    assert n_heads % n_kv_heads == 0\n"),
+        )},
+        4, r"raised AssertionError\(''\) .*a ValueError that names k"),
+}

@@ -1,0 +1,66 @@
+"""The plausible wrong answers planted in solutions/ex07_stretch_prefix_cache_match.ipynb, each with the check that must
+catch it first."""
+
+from __future__ import annotations
+
+from planted import Plant
+
+COMPARE = "            if stored.tokens != tuple(tokens[i * bs:(i + 1) * bs]) or stored.parent_id != prefix_id:"
+
+BUGS: dict[str, Plant] = {
+    "keys not chained (a key stands for one block, not its prefix)": Plant(
+        {"cache-work": (
+            ("            key = self.hash_fn(key, tuple(", "            key = self.hash_fn(None, tuple("),
+        )},
+        1, "the second key ignores the first"),
+    "a key for the partly filled last block": Plant(
+        {"cache-work": (
+            ("range(0, len(tokens) - bs + 1, bs)", "range(0, len(tokens), bs)"),
+        )},
+        1, "partly filled last block"),
+    "prefix id not carried forward": Plant(
+        {"cache-work": (
+            ("            prefix_id = stored.prefix_id\n", ""),
+        )},
+        2, "prefix id is carried from hit to hit"),
+    "the whole prompt may hit": Plant(
+        {"cache-work": (
+            ("self.keys(tokens)[:(len(tokens) - 1) // bs]", "self.keys(tokens)"),
+        )},
+        3, r"\(len\(tokens\) - 1\) // block_size"),
+    "tokens not compared (a colliding key is a hit)": Plant(
+        {"cache-work": (
+            (COMPARE, "            if stored.parent_id != prefix_id:"),
+        )},
+        4, "stored tokens"),
+    "predecessor not compared (tokens alone)": Plant(
+        {"cache-work": (
+            (COMPARE, "            if stored.tokens != tuple(tokens[i * bs:(i + 1) * bs]):"),
+        )},
+        4, "stored parent_id"),
+    "predecessor compared by key, not by prefix id": Plant(
+        {"cache-work": (
+            (COMPARE, "            if stored.tokens != tuple(tokens[i * bs:(i + 1) * bs]):"),
+            ("            block = self.block_of.get(key)\n",
+             "            block = self.block_of.get(key)\n"
+             "            if i and self.block_of.get(self.keys(tokens)[i - 1]) is None:\n"
+             "                break\n"),
+        )},
+        4, "stored parent_id"),
+    "a miss skipped instead of ending the match": Plant(
+        {"cache-work": (
+            ("            if block is None:\n"
+             "                break",
+             "            if block is None:\n"
+             "                continue"),
+            ("                break  # a collision", "                continue  # a collision"),
+        )},
+        5, "the first miss ends the match"),
+    "stored tokens (a tuple) compared with a list slice: never equal": Plant(
+        {"cache-work": (
+            (COMPARE,
+             "            if stored.tokens != tokens[i * bs:(i + 1) * bs] or stored.parent_id "
+             "!= prefix_id:"),
+        )},
+        2, r"found no hit at all, yet the first block \(1, 2\) is cached.*a tuple never equals a\s+list"),
+}

@@ -1,0 +1,109 @@
+"""The plausible wrong answers planted in solutions/ex08_swap_or_recompute.ipynb, each with the check that must
+catch it first."""
+
+from __future__ import annotations
+
+from planted import Plant
+
+
+BUGS: dict[str, Plant] = {
+    "counts one direction only": Plant(
+        {"costs-work": (
+            ("    return 2 * copies_each_way * one_copy", "    return copies_each_way * one_copy"),
+        )},
+        1, "both directions"),
+    "one copy per block, not per layer": Plant(
+        {"costs-work": (
+            ("    copies_each_way = 2 * num_layers * blocks", "    copies_each_way = 2 * blocks"),
+        )},
+        1, "number of layers"),
+    "rounds the number of blocks down (the last block is forgotten)": Plant(
+        {"costs-work": (
+            ("    blocks = math.ceil(num_tokens / block_size)", "    blocks = num_tokens // block_size"),
+        )},
+        1, "round the number of blocks up"),
+    "ignores the per-copy latency": Plant(
+        {"costs-work": (
+            ("    one_copy = latency + block_size * chunk_bytes_per_token / bandwidth",
+             "    one_copy = block_size * chunk_bytes_per_token / bandwidth"),
+        )},
+        1, "every copy also pays the fixed latency"),
+    "recompute without the attention term": Plant(
+        {"costs-work": (
+            ("    return (linear + attention) / flops", "    return linear / flops"),
+        )},
+        2, "attention term is missing"),
+    "recompute at 1 FLOP per parameter": Plant(
+        {"costs-work": (
+            ("    linear = 2 * num_params * num_tokens", "    linear = num_params * num_tokens"),
+        )},
+        2, "2 FLOPs per parameter"),
+    "swaps even when the CPU pool is full": Plant(
+        {"choose-work": (
+            ("    if not manager.can_swap_out(seq_id):\n"
+             "        return \"recompute\"\n",
+             ""),
+        )},
+        5, "cannot be swapped"),
+    "picks the more expensive option": Plant(
+        {"choose-work": (
+            ("    return \"swap\" if t_swap < t_recompute else \"recompute\"",
+             "    return \"swap\" if t_swap > t_recompute else \"recompute\""),
+        )},
+        5, "expected 'recompute', got 'swap'"),
+    "crossover: the bytes over the link forgotten": Plant(
+        {"crossover-work": (
+            ("    if per_token_budget <= bytes_time:\n"
+             "        return math.inf\n"
+             "    return latency / (per_token_budget - bytes_time)",
+             "    return latency / per_token_budget"),
+        )},
+        3, "the bytes over the link cost time too"),
+    "crossover: one direction only": Plant(
+        {"crossover-work": (
+            ("    per_token_budget = recompute_seconds / (4 * num_layers * num_tokens)",
+             "    per_token_budget = recompute_seconds / (2 * num_layers * num_tokens)"),
+        )},
+        3, "count every copy"),
+    "crossover: no infinite case for a slow link": Plant(
+        {"crossover-work": (
+            ("    if per_token_budget <= bytes_time:\n"
+             "        return math.inf\n",
+             ""),
+        )},
+        3, "expected math.inf"),
+    "sharing: swap copies the shared blocks too": Plant(
+        {"choose-work": (
+            ("    private_blocks = shared.count(False)", "    private_blocks = len(shared)"),
+        )},
+        4, "swap copies only the 4 private blocks"),
+    "sharing: recomputes every token, cached prefix ignored": Plant(
+        {"choose-work": (
+            ("    cached = min(leading, table.num_tokens // bs) * bs", "    cached = 0"),
+        )},
+        4, "you recompute all 1088 tokens"),
+    "sharing: uncached tokens treated as a prefill of their own (attention to the "
+"prefix forgotten)": Plant(
+        {"choose-work": (
+            ("    t_recompute = (recompute_seconds(table.num_tokens, num_params, model.num_layers, d_model, flops)\n"
+             "                   - recompute_seconds(cached, num_params, model.num_layers, d_model, flops))",
+             "    t_recompute = recompute_seconds(table.num_tokens - cached, num_params, "
+             "model.num_layers, d_model, flops)"),
+        )},
+        4, "attend to every earlier token, the 1024 cached ones included"),
+    "sharing: a partly filled shared block counted as cached": Plant(
+        {"choose-work": (
+            ("    cached = min(leading, table.num_tokens // bs) * bs", "    cached = leading * bs"),
+        )},
+        4, "FULL"),
+    "choose swaps all blocks (sharing ignored in the decision)": Plant(
+        {"choose-work": (
+            ("    t_swap, t_recompute = preemption_seconds(manager, seq_id, model, num_params, "
+             "bandwidth, latency, flops)\n",
+             "    t_swap, t_recompute = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)\n"
+             "    table = manager.table(seq_id)\n"
+             "    t_swap = swap_seconds(table.num_tokens, manager.block_size, model.num_layers,\n"
+             "                          model.num_kv_heads * model.head_dim * 2, bandwidth, latency)\n"),
+        )},
+        5, r"expected 'swap', got 'recompute' \(only 4 private blocks to copy"),
+}

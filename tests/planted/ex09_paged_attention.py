@@ -1,0 +1,92 @@
+"""The plausible wrong answers planted in solutions/ex09_paged_attention.ipynb, each with the check that must
+catch it first."""
+
+from __future__ import annotations
+
+from planted import Plant
+
+LOAD_TABLE = "physical = tl.load(table + tokens // BLOCK_SIZE, mask=valid, other=0)"
+V_LOAD = "mask=valid[:, None], other=0.0)"
+SCORE_MASK = 's = tl.where(valid[None, :], s, float("-inf"))'
+K_LOAD_MASK = "mask=valid[None, :], other=0.0)"
+
+BUGS: dict[str, Plant] = {
+    "exp instead of exp2": Plant(
+        {"kernel-work": (
+            ("p = tl.exp2(", "p = tl.exp("),
+            ("alpha = tl.exp2(", "alpha = tl.exp("),
+        )},
+        1, r"multiplied by log2\(e\)"),
+    "tail scores masked to 0, not -inf": Plant(
+        {"kernel-work": (
+            (SCORE_MASK, "s = tl.where(valid[None, :], s, 0.0)"),
+        )},
+        2, "unless its score is -inf"),
+    "tail scores not masked": Plant(
+        {"kernel-work": (
+            (SCORE_MASK, ""),
+        )},
+        2, "tokens past context_len load as zero keys"),
+    "off-by-one at the tail (<=)": Plant(
+        {"kernel-work": (
+            ("valid = tokens < context_len", "valid = tokens <= context_len"),
+        )},
+        2, "21 tokens instead of 20"),
+    "mask by block, not by token": Plant(
+        {"kernel-work": (
+            ("valid = tokens < context_len", "valid = tokens // BLOCK_SIZE < tl.cdiv(context_len, BLOCK_SIZE)"),
+        )},
+        2, "all 32 tokens of the sequence's block"),
+    "acc not rescaled": Plant({"kernel-work": (("acc = alpha[:, None] * acc +", "acc = acc +"),)}, 3, "must shrink by"),
+    "l not rescaled": Plant({"kernel-work": (("l_i = alpha * l_i +", "l_i = l_i +"),)}, 3, "must shrink by"),
+    "block table ignored (logical used as physical)": Plant(
+        {"kernel-work": (
+            (LOAD_TABLE, "physical = tokens // BLOCK_SIZE"),
+        )},
+        4, "logical block was used as the physical one"),
+    "one block looked up per tile": Plant(
+        {"kernel-work": (
+            (LOAD_TABLE, "physical = tl.load(table + start_n // BLOCK_SIZE) + 0 * tokens"),
+        )},
+        4, "spans 4 blocks"),
+    "slot taken modulo the tile": Plant(
+        {"kernel-work": (
+            ("slot = tokens % BLOCK_SIZE", "slot = tokens % BLOCK_N"),
+        )},
+        4, "spans 4 blocks"),
+    "block-table load without a mask (reads padding entries)": Plant(
+        {"kernel-work": (
+            (LOAD_TABLE, "physical = tl.load(table + tokens // BLOCK_SIZE)"),
+        )},
+        5, "read entry 1 of its own row, past its 1 block.*block-table load needs the token mask"),
+    "K loaded without a mask (its NaN scores hidden by tl.where)": Plant(
+        {"kernel-work": (
+            (K_LOAD_MASK, ")"),
+        )},
+        5, "the K load .*holds no token of sequence 0.*K load needs"),
+    "V loaded without a mask (NaN leaks from padding blocks)": Plant(
+        {"kernel-work": (
+            (V_LOAD, ")"),
+        )},
+        5, "the V load .*V load needs the token mask"),
+    "K and V loaded without masks": Plant({"kernel-work": ((V_LOAD, ")"), (K_LOAD_MASK, ")"))}, 5, "the K load"),
+    "interleaved group mapping (h uses K/V head h % kv_heads)": Plant(
+        {"kernel-work": (
+            ("heads = kv_head * group + offs_h", "heads = kv_head + offs_h * tl.num_programs(1)"),
+        )},
+        7, r"query heads \[1, 3, 4, 6\] are wrong"),
+    "no max subtracted": Plant(
+        {"kernel-work": (
+            ("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
+            ("alpha = tl.exp2(m_i - m_new)", "alpha = 1.0 + 0.0 * m_new"),
+        )},
+        2, r"underflows to 0.*with no max subtracted, the exponent is the raw score"),  # was check 8, overflow
+    "running max taken before the mask (the masked tokens' 0 scores win it)": Plant(
+        {"kernel-work": ((SCORE_MASK + "\n        m_new = tl.maximum(m_i, tl.max(s, 1))",
+                          "m_new = tl.maximum(m_i, tl.max(s, 1))\n        " + SCORE_MASK),)},
+        2, r"are NaN\. The 20 valid scores are all about -120.*taken over the tile before the mask, the masked "
+           r"tokens' 0 wins it.*set the invalid scores to -inf BEFORE tl.max"),
+    "tl.dot without input_precision=\"ieee\" (TF32 on a GPU; the interpreter cannot show it)": Plant(
+        {"kernel-work": (('s = tl.dot(q, k, input_precision="ieee")', "s = tl.dot(q, k)"),)},
+        9, r"1 tl.dot call\(s\) without input_precision=\"ieee\": \['tl.dot\(q, k\)'\].*runs in TF32"),
+}

@@ -1,0 +1,89 @@
+"""The plausible wrong answers planted in solutions/ex09_stretch_split_kv_merge.ipynb, each with the check that must
+catch it first."""
+
+from __future__ import annotations
+
+from planted import Plant
+
+CASCADE_MERGE = "    out, _ = merge_states(torch.cat([prefix_out, own_out], dim=2), torch.cat([prefix_lse, own_lse], dim=2))"
+
+BUGS: dict[str, Plant] = {
+    "splits not cut at whole tiles": Plant(
+        {"bounds-work": (
+            ("length = -(-per_split // block_n) * block_n", "length = per_split"),
+        )},
+        1, "whole number of tiles"),
+    "last split not clipped to the context": Plant(
+        {"bounds-work": (
+            ("bounds.append((start, min(start + length, context_len)))", "bounds.append((start, start + length))"),
+        )},
+        1, "an end past context_len"),
+    "empty split's start not clamped": Plant(
+        {"bounds-work": (
+            ("start = min(s * length, context_len)", "start = s * length"),
+        )},
+        1, r"split 1 starts at 32, past the end of the context \(11\).*its start"),
+    "empty splits left out": Plant(
+        {"bounds-work": (
+            ("        bounds.append((start, min(start + length, context_len)))",
+             "        if start < context_len:\n"
+             "            bounds.append((start, min(start + length, context_len)))"),
+        )},
+        1, "empty splits included"),
+    "mean of the partial outputs": Plant(
+        {"merge-work": (
+            ("out = (w[..., None] * outs).sum(dim=-2) / total", "out = outs.mean(dim=-2)"),
+        )},
+        2, "plain mean"),
+    "weights not normalized": Plant(
+        {"merge-work": (
+            ("out = (w[..., None] * outs).sum(dim=-2) / total", "out = (w[..., None] * outs).sum(dim=-2)"),
+        )},
+        2, "divide by their total"),
+    "max taken over the wrong dimension": Plant(
+        {"merge-work": (
+            ("m = lses.amax(dim=-1, keepdim=True)", "m = lses.amax(dim=-2, keepdim=True)"),
+        )},
+        2, r"got \(3, 4, 16\) and \(3, 4, 2\): the split dimension"),
+    "empty splits' -inf replaced by 0": Plant(
+        {"merge-work": (
+            ("w = torch.exp(lses - m)", "w = torch.exp(lses.nan_to_num(neginf=0.0) - m)"),
+        )},
+        3, "keep the -inf"),
+    "merged lse is the max": Plant(
+        {"merge-work": (
+            ("lse = (m + torch.log(total)).squeeze(-1)", "lse = m.squeeze(-1)"),
+        )},
+        4, "largest split's lse"),
+    "merged lse is the sum of the lses": Plant(
+        {"merge-work": (
+            ("lse = (m + torch.log(total)).squeeze(-1)", "lse = lses.sum(dim=-1)"),
+        )},
+        4, "sum of the splits' lses"),
+    "no max subtracted": Plant(
+        {"merge-work": (
+            ("m = lses.amax(dim=-1, keepdim=True)", "m = torch.zeros_like(lses[..., :1])"),
+        )},
+        5, "every exponent must be <= 0"),
+    "split 0's lse as the reference instead of the max": Plant(
+        {"merge-work": (
+            ("m = lses.amax(dim=-1, keepdim=True)", "m = lses[..., :1]"),
+        )},
+        5, r"lses are \[3, 120\].*must be the row's maximum, not split 0's lse"),
+    "cascade: the suffix state forgotten": Plant(
+        {"cascade-work": (
+            (CASCADE_MERGE, "    out = prefix_out[:, :, 0]"),
+        )},
+        6, "prefix alone"),
+    "cascade: states stacked on the wrong dimension": Plant(
+        {"cascade-work": (
+            (CASCADE_MERGE,
+             "    out, _ = merge_states(torch.cat([prefix_out, own_out], dim=1), "
+             "torch.cat([prefix_lse, own_lse], dim=1))"),
+        )},
+        6, r"expected shape \(16, 4, 16\), got \(16, 8, 16\)"),
+    "one max over the whole tensor (lses.max()), not per row": Plant(
+        {"merge-work": (("m = lses.amax(dim=-1, keepdim=True)", "m = lses.max()"),)},
+        5, r"the rows that are NaN are those whose largest lse is at most \d+, far below the largest lse of the "
+           r"whole tensor \(\d+\).*underflow.*not one maximum for the whole tensor"),
+}

@@ -1,0 +1,96 @@
+"""The plausible wrong answers planted in solutions/ex10_scheduler_step.ipynb, each with the check that must
+catch it first."""
+
+from __future__ import annotations
+
+from planted import Plant
+
+APPEND_LEFT = "            waiting.appendleft(victim)\n"
+
+BUGS: dict[str, Plant] = {
+    "forgets to free the preempted request (leaks its blocks)": Plant(
+        {"schedule-work": (
+            ("            manager.free(victim.seq_id)                 # its blocks go back "
+             "now; it recomputes later\n",
+             ""),
+        )},
+        4, "still holds it.*manager.free"),
+    "preempts the oldest request instead of the newest": Plant(
+        {"schedule-work": (
+            ("victim = queue.pop() if queue else req", "victim = queue.popleft() if queue else req"),
+        )},
+        4, "newest running request, D"),
+    "keeps going after preempting itself (appends to a freed request)": Plant(
+        {"schedule-work": (
+            ("            if victim is req:\n"
+             "                break\n",
+             ""),
+        )},
+        4, r"raised KeyError: unknown sequence 'B'.*\(at `while not "
+           r"manager.can_append\(req.seq_id\):`, in schedule_step\).*Hint: manager.can_append "
+           r"was called for a request the manager does not hold"),
+    "puts the preempted request at the back of waiting": Plant(
+        {"schedule-work": (
+            ("waiting.appendleft(victim)", "waiting.append(victim)"),
+        )},
+        4, "FRONT of waiting"),
+    "two preemptions put back in the wrong order (the newest first)": Plant(
+        {"schedule-work": (
+            ("    step = Step()\n",
+             "    step = Step()\n"
+             "    front = len(waiting)\n"),
+            (APPEND_LEFT, "            waiting.insert(len(waiting) - front, victim)\n"),
+        )},
+        4, r"expected waiting \[C, D, E\], got \['D', 'C', 'E'\]"),
+    "admits in a step that preempted": Plant(
+        {"schedule-work": (
+            ("while waiting and not step.preempted:", "while waiting:"),
+        )},
+        4, "nobody is admitted until the next one"),
+    "admits past the watermark": Plant(
+        {"schedule-work": (
+            ("blocks + manager.watermark_blocks > manager.num_free_blocks", "blocks > manager.num_free_blocks"),
+        )},
+        1, "watermark"),
+    "ignores the token budget": Plant(
+        {"schedule-work": (
+            ("\n"
+             "                or step.num_tokens + len(req.tokens) > max_num_batched_tokens",
+             ""),
+        )},
+        1, r"A \+ B is 21 tokens"),
+    "budget ignores this step's decode tokens": Plant(
+        {"schedule-work": (
+            ("step.num_tokens + len(req.tokens) > max_num_batched_tokens",
+             "step.num_tokens - len(step.grown) + len(req.tokens) > max_num_batched_tokens"),
+        )},
+        3, "decode tokens of the grown requests count"),
+    "counts blocks rounding down (off by one)": Plant(
+        {"schedule-work": (
+            ("blocks = -(-len(req.tokens) // manager.block_size)", "blocks = len(req.tokens) // manager.block_size"),
+        )},
+        1, "partly filled block is a whole block"),
+    "skips a request that does not fit and admits the next one": Plant(
+        {"schedule-work": (
+            ("            break\n"
+             "        waiting.popleft()",
+             "            waiting.rotate(-1)\n"
+             "            if waiting[0] is req:\n"
+             "                break\n"
+             "            continue\n"
+             "        waiting.popleft()"),
+        )},
+        1, "first come, first served"),
+    "the watermark test with >= (blocks that exactly fill the free ones refused)": Plant(
+        {"schedule-work": (("blocks + manager.watermark_blocks > manager.num_free_blocks",
+                            "blocks + manager.watermark_blocks >= manager.num_free_blocks"),)},
+        1, r"admitted \['A'\]\. Hint: B's 2 blocks are exactly the 2 blocks left free"),
+    "the budget test with >= (a prompt that fills the budget exactly refused)": Plant(
+        {"schedule-work": (("step.num_tokens + len(req.tokens) > max_num_batched_tokens",
+                            "step.num_tokens + len(req.tokens) >= max_num_batched_tokens"),)},
+        1, r"holds A \(12\) \+ B \(8\) exactly.*admitted \['A'\].*exactly max_num_batched_tokens fits"),
+    "num_tokens counted from running before growth (a preempted request's token counted)": Plant(
+        {"schedule-work": (("    step.num_tokens = len(step.grown)\n", ""),
+                           ("    queue = deque(running)", "    step.num_tokens = len(running)\n    queue = deque(running)"))},
+        4, r"this step computes 3 tokens, got num_tokens 4\. Hint: a preempted request computes nothing"),
+}
