@@ -19,7 +19,7 @@ SHA256 = {
     'run.py': '1f72a60b1500d8a3e880f8a46902d9ca497d798522b7eef1e9d86763c6766c9a',
     'sandbox.py': '3eaf67cc7f48ba732051dcf74a51162a753fba2eb4987102d7cfa6a7285b808f',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
-    'specs.py': '08efae5e39848969f77a9a9734f012fce5d6ecc416c045d159e9c32f825fcfdc',
+    'specs.py': '5d19d7541ce4c0a2a956b3c1cd4cfe3e52f6ac9e9e92ecc61738ac56d31073df',
     'supervise.py': '07a5f4509d88d1b1bb012bdec271c9a152fd82cd8f348a3a8d128a9890226809',
     'tables.py': '692a1f649ae9ddcdf41de8804f71b324336df85788be22f15add0bebbbbe2bcb',
 }

@@ -168,9 +168,9 @@ def _ex02_stretch(c: Cases) -> None:
             do(f"state = online_softmax_update(*state, s, {c.array(cols, d)})"), get("state"),
             do(f"state = online_softmax_update(*state, {c.array(rows, cols, scale=3.0)}, {c.array(cols, d)})"),
             get("state")])
-    for k in range(4):
-        n_q = r.randint(1, 30)
-        n_k = max(1, n_q - r.randint(1, 12)) if k == 3 else n_q + r.randint(0, 12)
+    for k in range(5):  # the last two with rows that see no key: their output is 0
+        n_q = r.randint(2, 30)
+        n_k = max(1, n_q - r.randint(1, 12)) if k >= 3 else n_q + r.randint(0, 12)
         bm, bn = r.choice((4, 8, 16)), r.choice((2, 4, 8))
         c.call(f"causal_tiled_attention {n_q}x{n_k}",
                f"causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
@@ -190,6 +190,8 @@ def _ex03(c: Cases) -> None:
         c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)})")
     c.call("softmax of strided rows", f"softmax({c.array(5, 64)}[:, :{c.rng.randint(20, 50)}])")
     c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)})")
+    # every score far below 0: a running max started at 0 (not -inf) underflows every exponential to 0 / 0
+    c.call("softmax of scores far below 0", f"softmax(-{c.array(4, 40, scale=3.0)}.abs() - 150)")
     c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}, 8)")
 
 
@@ -360,6 +362,10 @@ def _ex09(c: Cases) -> None:
         do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', magnitude=12.0, "
            f"seed={seed})"),
         get("paged_attention(q, k, v, tables, lens)")])
+    lens, seed = [r.randint(20, 60) for _ in range(2)], r.randrange(1 << 30)  # every score far below 0: a running
+    c.add(f"paged_attention of negative scores, contexts {lens}", [  # max that a masked 0 wins underflows to 0 / 0
+        do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', seed={seed})"),
+        do("q, k = -q.abs() * 20, k.abs() * 20"), get("paged_attention(q, k, v, tables, lens)")])
 
 
 def _ex09_stretch(c: Cases) -> None:
@@ -422,7 +428,7 @@ def _report(r: random.Random, arch: int, spill: int | None = None) -> str:
 
 def _ex04b(c: Cases) -> None:
     r = c.rng
-    for _ in range(6):
+    for _ in range(12):
         report = _report(r, r.choice((80, 90)))
         c.call("read_report", f"read_report({report})")
         c.call("exp2_per_score", f"exp2_per_score({report})")

@@ -9,7 +9,9 @@ package, so an attack that rewrites the grader's own files changes only that cop
 The ``a`` learners attack the first version of the grader. The ``b`` learners are a second round of attacks on the
 version that ran the checks in the learner's kernel and gave credit from the kernel's replies: aliases and dunders,
 introspection, faked results, a lied-about reply, reference code, and, without a sandbox, the grader's own files
-and process.
+and process. The ``d`` and ``e`` learners are the third round (issue 27): honest learners the grader failed or
+flagged (``d``: they pass), reference code reached by paths no list of names holds, a driver patched from an earlier
+cell and wrong answers that passed by chance (``e``: needs review or fail).
 """
 
 import base64
