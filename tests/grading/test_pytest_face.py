@@ -3,6 +3,7 @@ exercise, with *needs review* a distinct outcome, ``-k`` selecting learners and 
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -36,28 +37,37 @@ def _rows(out: Path) -> dict[str, str]:
 @pytest.mark.slow
 def test_the_pytest_face_agrees_with_the_command_line(tmp_path):
     expected = _class(tmp_path / "class")
-    flags = ["--grade-no-sandbox", "--grade-unsafe", "--grade-jobs", "2", "--grade-timeout", "120"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # The grader runs from a copy of the package (as in test_grade_class.py): a learner's code graded elsewhere on
+    # this machine without a sandbox can reach the files of any grader it finds running.
+    package = tmp_path / "package"
+    shutil.copytree(ROOT / "pagedlab", package / "pagedlab", ignore=shutil.ignore_patterns("__pycache__"))
+    exercises, solutions = str(ROOT / "exercises"), str(ROOT / "solutions")
+    flags = ["--grade-no-sandbox", "--grade-unsafe", "--grade-jobs", "2", "--grade-timeout", "120",
+             "--grade-exercises", exercises, "--grade-solutions", solutions]
+    env = {**os.environ, "PYTHONPATH": str(package)}
     cli = subprocess.run([sys.executable, "-m", "pagedlab.grading", str(tmp_path / "class"), "--out",
-                          str(tmp_path / "cli"), "--no-sandbox", "--unsafe", "--jobs", "2", "--timeout", "120"],
-                         cwd=ROOT, capture_output=True, text=True, env=env)
+                          str(tmp_path / "cli"), "--no-sandbox", "--unsafe", "--jobs", "2", "--timeout", "120",
+                          "--exercises", exercises, "--solutions", solutions],
+                         cwd=package, capture_output=True, text=True, env=env)
     assert cli.returncode == 0, cli.stderr[-2000:]
     face = subprocess.run([sys.executable, "-m", "pytest", "-p", "pagedlab.grading.pytest_plugin", "-p", "no:xdist",
                            "-o", "addopts=", "-p", "no:cacheprovider", "--grade", str(tmp_path / "class"),
                            "--grade-out", str(tmp_path / "face"), "--junitxml", str(tmp_path / "junit.xml"), *flags],
-                          cwd=ROOT, capture_output=True, text=True, env=env)
+                          cwd=package, capture_output=True, text=True, env=env)
     assert face.returncode == 1, face.stdout[-3000:]  # a fail and a review: the run fails
     assert _rows(tmp_path / "cli") == _rows(tmp_path / "face") == expected
     # one item per learner and exercise: the exercises a learner did not hand in fail as "missing", as on the CLI
     summary = face.stdout.splitlines()[-1]
     missing = 3 * (len(list((ROOT / "exercises").glob("*.ipynb"))) - 1)
     assert f"{missing + 1} failed" in summary and "1 passed" in summary and "1 needs review" in summary, summary
-    cases = {c.get("name"): c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
-    assert {f"{learner}::ex00_warmup" for learner in expected} <= set(cases) and len(cases) == missing + 3
-    assert "needs review" in cases["carol::ex00_warmup"].find("failure").get("message")
+    # JUnit: the learner in the class name, the exercise as the name (pytest splits the item's id at "::")
+    cases = {(c.get("classname").rsplit(".", 1)[-1], c.get("name")): c
+             for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
+    assert {(learner, "ex00_warmup") for learner in expected} <= set(cases) and len(cases) == missing + 3, set(cases)
+    assert "needs review" in cases["carol", "ex00_warmup"].find("failure").get("message")
     only = subprocess.run([sys.executable, "-m", "pytest", "-p", "pagedlab.grading.pytest_plugin", "-p", "no:xdist",
                            "-o", "addopts=", "-p", "no:cacheprovider", "--grade", str(tmp_path / "class"),
                            "--grade-out", str(tmp_path / "alice"), "-k", "alice and ex00", *flags],
-                          cwd=ROOT, capture_output=True, text=True, env=env)
+                          cwd=package, capture_output=True, text=True, env=env)
     assert only.returncode == 0 and f"1 passed, {missing + 2} deselected" in only.stdout, only.stdout[-2000:]
     assert _rows(tmp_path / "alice") == {"alice": "pass"}
