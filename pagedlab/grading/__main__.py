@@ -1,5 +1,5 @@
 import sys
 
-from pagedlab.grading.grade import main
+from pagedlab.grading.cli import main
 
 sys.exit(main())

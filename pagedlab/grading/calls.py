@@ -1,12 +1,13 @@
-"""Graded calls: run an exercise's cases in a kernel, bring back plain data, and compare it outside.
+"""Graded calls: the job a kernel runs, the plain data it brings back, and the comparison outside.
 
-The grader writes the cases (:mod:`pagedlab.grading.specs`) as JSON into the notebook's folder once the notebook's
-cells have run; :data:`DRIVER`, run as one more cell, executes every step in the notebook's namespace and writes
-every outcome as JSON: numbers, strings, lists, ``{"tensor": dtype, "shape": [...], "data": [...]}``, or
-``{"raised": "ExceptionName"}``. Nothing else crosses back: no object, no pickle. The grader then reads that file
-as untrusted text (:func:`load_outcomes` refuses anything that is not plain data of the expected layout) and
-compares it (:func:`compare`) with the outcomes of the same cases after the solution's cells, computed in a kernel
-that ran no learner code, before any learner's notebook started.
+:func:`job_text` is what arms the grading kernel before the notebook's first cell (:mod:`pagedlab.grading.harness`):
+the cases of :mod:`pagedlab.grading.specs`, their arrays, the exercise's given constants and tripwires. After the
+last cell the driver executes every step in the notebook's namespace and writes ``{"outcomes": ..., "tripped":
+...}``: per step, numbers, strings, lists, ``{"tensor": dtype, "shape": [...], "data": [...]}``, or ``{"raised":
+[the exception's class and its bases, qualified]}``; and which tripwires a graded call set off. Nothing else crosses
+back: no object, no pickle. The grader reads that file as untrusted text (:func:`load_outcomes` refuses anything that
+is not plain data of the expected layout) and compares it (:func:`compare`) with the outcomes of the same cases after
+the solution's cells, computed in a kernel that ran no learner code, before any learner's notebook started.
 
 Whatever a learner's function returns (a tensor subclass, an ``int`` with its own ``==``, a proxy) is turned into
 plain data by the driver, inside the learner's kernel; the comparison happens in the grader's process, on
@@ -21,77 +22,24 @@ import math
 
 import numpy as np
 
-# Run in the learner's kernel after the last cell. It defines nothing in the notebook's namespace that lasts.
-DRIVER = r'''
-def _pagedlab_graded(path_in, path_out):
-    import dataclasses, json, sys
-    job = json.load(open(path_in))
-    torch = sys.modules.get("torch")
-    def T(i):
-        a = job["arrays"][i]
-        import torch as t
-        return t.tensor(a["data"], dtype=getattr(t, a["dtype"])).reshape(a["shape"])
-    def plain(v, depth=0):
-        if depth > 12:
-            raise ValueError("nested too deeply")
-        if torch is not None and isinstance(v, torch.Tensor):
-            t = v.detach().cpu()
-            return {"tensor": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-                    "data": t.reshape(-1).tolist()}
-        if isinstance(v, bool) or v is None:
-            return v
-        if isinstance(v, int):
-            return int.__int__(v)
-        if isinstance(v, float):
-            return float.__float__(v)
-        if isinstance(v, str):
-            return str.__str__(v)
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return {"fields": {f.name: plain(getattr(v, f.name), depth + 1) for f in dataclasses.fields(v)}}
-        if isinstance(v, dict):
-            return {"dict": [[plain(k, depth + 1), plain(x, depth + 1)]
-                             for k, x in sorted(v.items(), key=lambda kv: repr(kv[0]))]}
-        if isinstance(v, (list, tuple)) or type(v).__name__ == "deque":
-            return [plain(x, depth + 1) for x in v]
-        return {"object": type(v).__name__}
-    outcomes = []
-    for case in job["cases"]:
-        ns = dict(globals())
-        ns["T"] = T
-        steps = []
-        for kind, source in case["steps"]:
-            try:
-                if kind == "do":
-                    exec(source, ns)
-                    steps.append(None)
-                else:
-                    steps.append({"value": plain(eval(source, ns))})
-            except Exception as e:
-                steps.append({"raised": type(e).__name__})
-        outcomes.append(steps)
-    with open(path_out, "w") as f:
-        json.dump(outcomes, f)
-'''
-
 MAX_OUTCOME_BYTES = 20_000_000
 
 
-def job_text(cases) -> str:
-    """The JSON the driver reads: the cases and their arrays as plain lists."""
+def job_text(cases, spec) -> str:
+    """The JSON that arms a kernel: the cases and their arrays as plain lists, the spec's given constants,
+    tripwires and device rule."""
     arrays = [{"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()} for a in cases.arrays]
-    return json.dumps({"cases": cases.cases, "arrays": arrays})
-
-
-def driver_cell(path_in: str, path_out: str) -> str:
-    return DRIVER + f"_pagedlab_graded({path_in!r}, {path_out!r})\ndel _pagedlab_graded\n"
+    return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given),
+                       "tripwires": list(spec.tripwires), "device": spec.device})
 
 
 class Malformed(ValueError):
     """The driver's output is not plain data of the expected layout."""
 
 
-def load_outcomes(text: str, cases) -> list[list]:
-    """Parse the driver's output (untrusted) into one list of step outcomes per case, arrays as numpy arrays.
+def load_outcomes(text: str, cases) -> tuple[list[list], list[str]]:
+    """Parse the driver's output (untrusted): (one list of step outcomes per case, arrays as numpy arrays; the
+    tripwires a graded call set off, as short lines).
 
     Raises:
         Malformed: not JSON, too large, or not one outcome per step of plain data.
@@ -102,10 +50,15 @@ def load_outcomes(text: str, cases) -> list[list]:
         raw = json.loads(text)
     except (ValueError, RecursionError) as e:
         raise Malformed(f"the graded calls' results are not JSON ({type(e).__name__})") from None
+    if not (isinstance(raw, dict) and set(raw) == {"outcomes", "tripped"} and isinstance(raw["tripped"], list)
+            and all(isinstance(t, str) for t in raw["tripped"])):
+        raise Malformed("the graded calls' results are not outcomes and tripwires")
+    tripped = [t[:200] for t in raw["tripped"][:20]]
+    raw = raw["outcomes"]
     if not (isinstance(raw, list) and len(raw) == len(cases.cases)
             and all(isinstance(o, list) and len(o) == len(c["steps"]) for o, c in zip(raw, cases.cases))):
         raise Malformed("the graded calls' results do not have one outcome per step")
-    return [[_plain(step) for step in outcome] for outcome in raw]
+    return [[_plain(step) for step in outcome] for outcome in raw], tripped
 
 
 _DTYPES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
@@ -134,8 +87,10 @@ def _plain(v, depth: int = 0):
             return (key, _plain(value, depth + 1))
         if key == "fields" and isinstance(value, dict):
             return (key, [[str(k), _plain(x, depth + 1)] for k, x in sorted(value.items())])
-        if key in ("raised", "object") and isinstance(value, str):
+        if key == "object" and isinstance(value, str):
             return (key, value[:100])
+        if key == "raised" and isinstance(value, list) and value and all(isinstance(n, str) for n in value):
+            return (key, tuple(n[:100] for n in value[:12]))
     raise Malformed("unexpected mapping in the graded calls' results")
 
 
@@ -159,12 +114,18 @@ def _short(source: str) -> str:
 
 def _differs(want, have, atol: float, rtol: float) -> str | None:
     if isinstance(want, tuple) and want[0] == "raised":
-        if have == want:
+        # An instance of the promised class passes: a learner's NotAllocated(ValueError) is a ValueError.
+        if _raised(have) and want[1][0] in have[1]:
             return None
-        return f"should raise {want[1]}, " + ("raised " + have[1] if _raised(have) else "did not")
+        return f"should raise {_name(want)}, " + ("raised " + _name(have) if _raised(have) else "did not")
     if _raised(have):
-        return f"raised {have[1]}"
+        return f"raised {_name(have)}"
     return _value_differs(want, have, atol, rtol)
+
+
+def _name(raised: tuple) -> str:
+    """The exception's class, qualified unless it is a builtin (``ValueError``, ``pagedlab.paged.allocator.OutOfBlocks``)."""
+    return raised[1][0]
 
 
 def _raised(v) -> bool:
@@ -204,8 +165,8 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
             return f"expected {want!r}, got {_kind(have)}"
         if math.isnan(want) or math.isnan(have):
             return None if math.isnan(want) and math.isnan(have) else f"expected {want!r}, got {have!r}"
-        if want == have or abs(have - want) <= atol + rtol * abs(want):
-            return None
+        if want == have or (not math.isinf(want) and abs(have - want) <= atol + rtol * abs(want)):
+            return None  # (an infinite expected value is met only by itself: inf * rtol would excuse anything)
         return f"expected {want!r}, got {have!r}"
     if type(want) is not type(have) or want != have:
         return f"expected {want!r}, got {have!r}" if not isinstance(have, tuple) else f"expected {want!r}, got {_kind(have)}"
@@ -215,7 +176,7 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
 def _kind(v) -> str:
     if isinstance(v, tuple):
         return {"tensor": f"a {v[1]} tensor", "object": f"an object of type {v[1] if len(v) > 1 else '?'}",
-                "raised": f"an exception {v[1]}"}.get(v[0], v[0])
+                "raised": f"an exception {_name(v) if v[0] == 'raised' else ''}"}.get(v[0], v[0])
     if isinstance(v, list):
         return f"a list of {len(v)}"
     return repr(v)[:40]

@@ -31,10 +31,14 @@ _WORDS = re.compile(r"\b(" + "|".join(map(re.escape, MACHINERY)) + r"|events\s*\
                     r"|do_execute)\b|/proc\b|\b__\w+__\b")
 # Inside a string, exec/eval/compile count as a call written out ("compile(") rather than as a word of prose
 # (a docstring's "a compile report"); reaching them through a string still needs a flagged name (getattr, builtins).
-_STRING_WORDS = re.compile(_WORDS.pattern.replace("|exec|eval|compile|", "|") + r"|\b(?:exec|eval|compile)\s*\(")
+_STRING_WORDS = re.compile(_WORDS.pattern.replace("|exec|eval|compile|", "|").replace(r"\b__\w+__\b", r"\b(?!__main__\b)__\w+__\b")
+                           + r"|\b(?:exec|eval|compile)\s*\(|_pagedlab")
+# The grading harness's names in the kernel (pagedlab.grading.harness): no learner has a reason to mention them.
+_HARNESS = re.compile(r"_pagedlab")
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "ctypes", "gc", "inspect", "importlib")
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
-ALLOWED_MAGICS = ("time", "timeit", "matplotlib")
+ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
+_ALLOWED_EXTENSIONS = ("autoreload",)  # %load_ext of these only: an extension runs code of its own
 _TIMED = ("time", "timeit")
 _PLAIN_DUNDERS = ("__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__", "__contains__")
 # A subclass of one of these can pass for a result while behaving otherwise (a custom ==, a faked isclose).
@@ -53,22 +57,28 @@ def imported_names(sources: list[str]) -> set[str]:
     return names
 
 
-def review_reasons(source: str, protected: set[str]) -> list[str]:
+def review_reasons(source: str, protected: set[str], modules: set[str] = frozenset()) -> list[str]:
     """Why a learner cell needs review (empty when it looks harmless).
 
     Args:
         source: the cell's source (IPython syntax allowed).
-        protected: names the pristine setup cells import; rebinding one, or setting an attribute on it or on
-            any module the notebook imports, is flagged.
+        protected: names the pristine setup cells import; rebinding one at the cell's top level (or through
+            ``global``) is flagged; a function's own local of that name is the learner's.
+        modules: names that any cell of the notebook imports; setting an attribute on one of them, on a
+            protected name or on a module this cell imports is flagged (``json.dump = ...`` after ``import json``
+            in an earlier cell).
     """
-    return sorted(set(_reasons(source, protected, 0)))
+    return sorted(set(_reasons(source, protected, set(modules), 0)))
 
 
-def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
+def _reasons(source: str, protected: set[str], modules: set[str], depth: int) -> list[str]:
     tree = _parse(source)
     if tree is None:  # it will fail to run anyway; still report what it mentions
-        return [f"mentions {m.group(0)}" for m in _WORDS.finditer(source)]
-    modules = protected | imported_names([source])
+        return [f"mentions {m.group(0)}" for m in _WORDS.finditer(source)] + (
+            ["mentions the grading harness (_pagedlab)"] if _HARNESS.search(source) else [])
+    modules = protected | modules | imported_names([source])
+    top = _top_level(tree)
+    declared_global = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
     found = []
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
@@ -81,6 +91,10 @@ def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
         elif (isinstance(node, ast.Attribute) and node.attr == "register" and isinstance(node.value, ast.Attribute)
               and node.value.attr == "events"):
             found.append("touches .events.register")
+        elif isinstance(node, ast.Name) and _HARNESS.search(node.id):
+            found.append(f"mentions the grading harness ({node.id}){line}")
+        elif isinstance(node, ast.Attribute) and _HARNESS.search(node.attr):
+            found.append(f"mentions the grading harness (.{node.attr}){line}")
         elif (isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython")
               and not _allowed_magic(node, tree)):
             found.append(f"uses {node.id}{line}")
@@ -97,7 +111,7 @@ def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
         if isinstance(node, ast.Call) and depth < 3:
             body = _timed_body(node)
             if body is not None:
-                found += [f"in a %time/%%time body: {why}" for why in _reasons(body, protected, depth + 1)]
+                found += [f"in a %time/%%time body: {why}" for why in _reasons(body, protected, modules, depth + 1)]
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("__")
                 and node.name.endswith("__") and node.name not in _PLAIN_DUNDERS):
             found.append(f"defines {node.name}{line}")
@@ -118,33 +132,47 @@ def _reasons(source: str, protected: set[str], depth: int) -> list[str]:
                 found.append(f"assigns {ast.unparse(target)}{line}")
             elif root in modules and target is not None and not isinstance(target, ast.Name):
                 found.append(f"replaces {ast.unparse(target)}{line}")
-            elif isinstance(target, ast.Name) and target.id in protected:
+            elif (isinstance(target, ast.Name) and target.id in protected
+                  and (any(node is t for t in top) or target.id in declared_global)):
                 found.append(f"rebinds {target.id}, which the exercise's setup imports{line}")
+            elif (isinstance(target, ast.Name) and target.id.startswith("__") and target.id.endswith("__")
+                  and isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))):
+                found.append(f"assigns {target.id}{line}")
     return found
 
 
-def reference_reasons(source: str, reference: tuple[str, ...], graded: tuple[str, ...]) -> list[str]:
-    """Where a learner cell uses what is the exercise's answer (:attr:`pagedlab.grading.specs.Spec.reference`).
+def reference_reasons(source: str) -> list[str]:
+    """Where a learner cell imports ``pagedlab``, which holds the reference code of every exercise.
 
-    Flagged: ``x.name`` for a name in ``reference``; the bare name when the learner does not write it (it is not
-    in ``graded``); any import of ``pagedlab`` or of a reference name.
+    Reference code reached any other way (an attribute, a string, pickle, an interpreter) is caught where it is
+    called, by the grading kernel's tripwires (:mod:`pagedlab.grading.harness`), not by reading names here.
     """
     tree = _parse(source)
     if tree is None:
         return []
     found = []
     for node in ast.walk(tree):
-        line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
-        if isinstance(node, ast.Attribute) and node.attr in reference:
-            found.append(f"uses reference code .{node.attr}{line}")
-        elif isinstance(node, ast.Name) and node.id in reference and node.id not in graded:
-            found.append(f"uses reference code {node.id}{line}")
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            line = f" (line {node.lineno})"
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
             found += [f"imports {m}, which holds reference code{line}" for m in mods if m.split(".")[0] == "pagedlab"]
-            found += [f"imports reference code {n}{line}" for n in names if n in reference]
     return sorted(set(found))
+
+
+def _top_level(tree: ast.Module) -> list[ast.AST]:
+    """The nodes that run in the cell's own (global) scope: not inside a function, lambda, class body or
+    comprehension (a def or class statement itself is top level: it binds its name there)."""
+    out, todo = [], list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo += node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+        elif isinstance(node, ast.ClassDef):
+            todo += node.decorator_list + node.bases
+        elif not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            todo += list(ast.iter_child_nodes(node))
+    return out
 
 
 def _timed_body(call: ast.Call) -> str | None:
@@ -211,5 +239,9 @@ def _allowed_magic(name: ast.Name, tree: ast.Module) -> bool:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("run_line_magic", "run_cell_magic") and isinstance(node.func.value, ast.Call)
                 and node.func.value.func is name and node.args and isinstance(node.args[0], ast.Constant)):
-            return node.args[0].value in ALLOWED_MAGICS
+            magic = node.args[0].value
+            if magic == "load_ext":
+                return (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                        and str(node.args[1].value).strip() in _ALLOWED_EXTENSIONS)
+            return magic in ALLOWED_MAGICS
     return False

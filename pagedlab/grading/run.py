@@ -3,8 +3,9 @@
 The grader (:mod:`pagedlab.grading.grade`) starts this module once per notebook, in its own process outside the
 sandbox (``python -I``, from the source the grader read at start-up, never from a file on disk), and sends it a
 job (JSON on stdin): the restored notebook, the sandbox's kernel command, environment and limits
-(:mod:`pagedlab.grading.sandbox`), the graded calls and a one-time token. It answers with JSON on stdout, the token
-echoed: for each code cell that ran, the ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``,
+(:mod:`pagedlab.grading.sandbox`), the graded calls, the kernel-side harness's source and a one-time token. Before the
+notebook's first cell it arms the kernel (:mod:`pagedlab.grading.harness`: given constants, tripwires, the driver's
+own serializer). It answers with JSON on stdout, the token echoed: for each code cell that ran, the ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``,
 ``aborted``; ``error`` whenever the cell sent an ``error`` message on iopub, whatever the reply said) with the
 error's name and first line; why the run ended (``complete``, ``timeout``, ``dead kernel``, ``output cap``, ``no
 kernel``); what a probe of the kernel's execution machinery found after the last cell; and the text the graded
@@ -33,7 +34,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import List, Unicode
 
-from pagedlab.grading.calls import MAX_OUTCOME_BYTES, driver_cell
+from pagedlab.grading.calls import MAX_OUTCOME_BYTES
+from pagedlab.grading.harness import arm_cell, driver_cell
 from pagedlab.grading.procs import Limits, adopt_orphans, apply_limits, kill_tree, reap
 
 # Run after the last cell, silently. It looks for what hides a failure from the grader: a replaced traceback
@@ -93,10 +95,25 @@ class GradingClient(NotebookClient):
         self.replies[cell_index] = execute_reply["content"] if execute_reply else {"status": "no reply"}
 
     def output(self, outs, msg, display_id, cell_index):
-        self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
+        self.output_bytes += printed_bytes(msg.get("content", {}))
         if msg.get("msg_type") == "error":
             self.errors.setdefault(cell_index, msg.get("content", {}))
         return None
+
+
+def printed_bytes(content: dict) -> int:
+    """UTF-8 bytes of what an output message shows: a stream's text, a display's data, an error's traceback."""
+    def size(v) -> int:
+        if isinstance(v, str):
+            return len(v.encode("utf-8", errors="replace"))
+        if isinstance(v, dict):
+            return sum(size(x) for x in v.values())
+        if isinstance(v, list):
+            return sum(size(x) for x in v)
+        return 0
+    if not isinstance(content, dict):
+        return 0
+    return sum(size(content.get(key)) for key in ("text", "data", "traceback", "ename", "evalue"))
 
 
 def _first_line(text: str) -> str:
@@ -154,6 +171,8 @@ async def run(job: dict) -> dict:
         return {"ended": "no kernel", "detail": str(e), "cells": {}}
     ended, at, cells, found, graded = "complete", None, {}, None, None
     try:
+        if job.get("graded") is not None and not await _arm(client, job, deadline):
+            return {"ended": "no kernel", "detail": "the grading harness could not be armed in the kernel", "cells": {}}
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
                 continue
@@ -180,18 +199,27 @@ async def run(job: dict) -> dict:
         if ended == "complete":
             found = await _probe(client, deadline)
         if ended == "complete" and job.get("graded") is not None:
-            graded = await _graded_calls(client, job["graded"], folder, deadline)
+            graded = await _graded_calls(client, folder, deadline)
     finally:
         await _stop(client)
     return {"ended": ended, "at": at, "cells": cells, "probe": found, "output_bytes": client.output_bytes,
             "graded": graded}
 
 
-async def _graded_calls(client: GradingClient, cases_json: str, folder: Path, deadline: float) -> dict:
-    """Write the cases, run the driver in the kernel, read what it wrote (untrusted text; parsed by the grader)."""
-    path_in, path_out = folder / "graded-cases.json", folder / "graded-outcomes.json"
-    path_in.write_text(cases_json, encoding="utf-8")
-    msg_id = client.kc.execute(driver_cell(str(path_in), str(path_out)), silent=True, store_history=False)
+async def _arm(client: GradingClient, job: dict, deadline: float) -> bool:
+    """Arm the fresh kernel (before any notebook cell): True when it said so."""
+    msg_id = client.kc.execute(arm_cell(job["harness"], job["graded"]), silent=True, store_history=False)
+    try:
+        reply = await asyncio.wait_for(_reply(client, msg_id), timeout=max(1.0, deadline - time.monotonic()))
+    except Exception:  # the kernel died or did not answer in time
+        return False
+    return reply["content"].get("status") == "ok"
+
+
+async def _graded_calls(client: GradingClient, folder: Path, deadline: float) -> dict:
+    """Run the driver in the kernel, read what it wrote (untrusted text; parsed by the grader)."""
+    path_out = folder / "graded-outcomes.json"
+    msg_id = client.kc.execute(driver_cell(str(path_out)), silent=True, store_history=False)
     try:
         reply = await asyncio.wait_for(_reply(client, msg_id), timeout=max(1.0, deadline - time.monotonic()))
         status = str(reply["content"].get("status"))

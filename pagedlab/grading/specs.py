@@ -8,15 +8,17 @@ the name of the exception a step raised) must agree. Stateful exercises (the all
 cache, the scheduler step) are cases of many steps: a random sequence of operations whose results and state are
 compared step by step.
 
-``reference`` lists what is the exercise's answer if a learner merely calls it: names that the setup cells
-import (``ref``, ``BlockAllocator``...), attribute names (``softmax``...) and every ``pagedlab`` import in a
-learner's cell. Their use in a learner's cell sends the notebook to review (:mod:`pagedlab.grading.review`).
+A graded call names only what the learner writes, what the exercise's pristine setup cells define, ``T(i)`` and
+the spec's ``given`` constants (resolved from ``pagedlab`` before any learner code runs, so a learner's own
+``LLAMA_7B`` or ``scene`` never stands in for them). ``tripwires`` are the functions that compute the exercise's
+answer: the grading kernel wraps them before the first cell, and a call to one from a graded call, by whatever
+path, sends the notebook to review (:mod:`pagedlab.grading.harness`).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -60,13 +62,24 @@ class Spec:
     Attributes:
         graded: the names the learner writes (functions or classes), as today's solution names them.
         build: fills a :class:`Cases` from its random source.
-        reference: names and attribute names whose use in a learner cell is the answer (sent to review).
-        atol, rtol: tolerance for floating-point results against the solution's (NaN never passes).
+        tripwires: what computes the answer: ``"module:attr"`` (a function, a method ``Class.name``, or a class,
+            every method of it) or a group of torch's (``"torch-softmax"``, ``"torch-attention"``: the Python entry
+            points and their aten ops). A call from a graded call is recorded: needs review.
+        given: ``{name: "module:attr"}``, constants and helpers the graded calls name, resolved before any learner
+            code runs; a given helper runs with the tripwires paused.
+        device: ``T(i)`` is put on ``pagedlab.device.DEVICE`` (the Triton exercises).
+        raises: the exceptions the exercise asks for (class names): the only ones a solution's graded call may
+            raise (any other is a graded call that tests nothing, a bug of the spec's).
+        atol, rtol: tolerance for floating-point results against the solution's (NaN never passes). An integer
+            result must be an integer (a NumPy integer is one), compared exactly.
     """
 
     graded: tuple[str, ...]
     build: Callable[[Cases], None]
-    reference: tuple[str, ...] = ()
+    tripwires: tuple[str, ...] = ()
+    given: dict[str, str] = field(default_factory=dict)
+    device: bool = False
+    raises: tuple[str, ...] = ()
     atol: float = 1e-5
     rtol: float = 1e-4
 
@@ -82,6 +95,9 @@ def _ex00(c: Cases) -> None:
                f"softmax_rows({c.array(i + 1, c.rng.randint(1, 9))})")
     c.call("softmax_rows of scores near 1e4", f"softmax_rows({c.array(3, 6, scale=1e4)})")
     c.call("softmax_rows of a 4-d float64 tensor", f"softmax_rows({c.array(2, 3, 2, 5, scale=50, dtype='float64')})")
+    rows, cols = c.rng.randint(1, 4), c.rng.randint(2, 9)  # one shape, three inputs: a cache by shape is wrong twice
+    for k in range(3):
+        c.call(f"softmax_rows of a {rows}x{cols} matrix, input {k + 1} of 3", f"softmax_rows({c.array(rows, cols)})")
 
 
 def _ex01(c: Cases) -> None:
@@ -118,17 +134,44 @@ def _ex02(c: Cases) -> None:
     c.call("tiled_attention of huge scores",
            f"tiled_attention({c.array(24, 8, scale=1000.0)}, {c.array(24, 8)}, {c.array(24, 8)}, causal=True, "
            f"block_m=8, block_n=8)")
+    n = c.rng.randint(40, 64)  # float16 in, float16 out, computed in float32: a float16 accumulator drifts
+    c.call("tiled_attention in float16",
+           f"tiled_attention({c.array(n, 16, scale=3.0, dtype='float16')}, {c.array(n, 16, dtype='float16')}, "
+           f"{c.array(n, 16, scale=10.0, dtype='float16')}, causal=True, block_m=8, block_n=8)")
 
 
 def _ex02_stretch(c: Cases) -> None:
-    for _ in range(12):
-        n_q = c.rng.randint(1, 40)
-        n_k, bm, bn = n_q + c.rng.randint(0, 20), c.rng.choice((4, 8, 16)), c.rng.choice((2, 4, 8, 16))
-        r0 = c.rng.randrange(0, n_q, bm) if n_q > bm else 0
+    r = c.rng
+    for k in range(16):  # the last four with more queries than keys: rows that see no key
+        n_q = r.randint(1, 40)
+        n_k = max(1, n_q - r.randint(1, 20)) if k >= 12 else n_q + r.randint(0, 20)
+        bm, bn = r.choice((4, 8, 16)), r.choice((2, 4, 8, 16))
+        r0 = r.randrange(0, n_q, bm)
         c.call("key_tile_counts", f"key_tile_counts({r0}, {min(bm, n_q - r0)}, {n_q}, {n_k}, {bn})")
-    for _ in range(3):
-        n_q = c.rng.randint(1, 30)
-        n_k, bm, bn = n_q + c.rng.randint(0, 12), c.rng.choice((4, 8, 16)), c.rng.choice((2, 4, 8))
+    for _ in range(3):  # a first query tile whose last row sees no key (n_visit is 0, not negative)
+        n_q = r.randint(24, 40)
+        c.call("key_tile_counts of rows that see no key", f"key_tile_counts(0, 16, {n_q}, {r.randint(1, n_q - 17)}, "
+                                                         f"{r.choice((4, 8))})")
+    for _ in range(3):  # the last row sees every key, and the last key tile is shorter: it is full
+        bn = r.choice((4, 8, 16))
+        n_k = bn * r.randint(1, 4) + r.randint(1, bn - 1)
+        n_q = r.randint(1, n_k)
+        c.call("key_tile_counts of the last row", f"key_tile_counts({n_q - 1}, 1, {n_q}, {n_k}, {bn})")
+    n = 10**7 + r.randint(0, 999)  # from the indices alone: an n x n mask of this size does not fit anywhere
+    c.call("key_tile_counts of ten million keys", f"key_tile_counts({64 * r.randint(0, 1000)}, 64, {n}, {n}, 64)")
+    for _ in range(2):
+        rows, cols, d = r.randint(2, 6), r.randint(1, 7), r.randint(1, 5)
+        hidden = r.randrange(rows)  # this row's scores are all -inf in the first tile: a row that sees no key yet
+        c.add("online_softmax_update after a tile that hides a row", [
+            do(f"state = (torch.full(({rows},), -math.inf), torch.zeros({rows}), torch.zeros({rows}, {d}))"),
+            do(f"s = {c.array(rows, cols)}; s[{hidden}] = -math.inf"),
+            do(f"state = online_softmax_update(*state, s, {c.array(cols, d)})"), get("state"),
+            do(f"state = online_softmax_update(*state, {c.array(rows, cols, scale=3.0)}, {c.array(cols, d)})"),
+            get("state")])
+    for k in range(5):  # the last two with rows that see no key: their output is 0
+        n_q = r.randint(2, 30)
+        n_k = max(1, n_q - r.randint(1, 12)) if k >= 3 else n_q + r.randint(0, 12)
+        bm, bn = r.choice((4, 8, 16)), r.choice((2, 4, 8))
         c.call(f"causal_tiled_attention {n_q}x{n_k}",
                f"causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
                f"block_m={bm}, block_n={bn})")
@@ -137,42 +180,46 @@ def _ex02_stretch(c: Cases) -> None:
 def _ex03(c: Cases) -> None:
     for _ in range(3):
         n, block = c.rng.randint(1, 300), c.rng.choice((16, 32, 64))
-        c.call(f"vector_add of {n}", f"vector_add({c.array(n)}.to(device.DEVICE), {c.array(n)}.to(device.DEVICE), "
-                                     f"{block})")
-    n, stride = c.rng.randint(20, 200), c.rng.randint(2, 5)
-    c.call(f"vector_add of strided vectors of {n}", f"vector_add({c.array(n, stride)}.to(device.DEVICE)[:, 1], "
-                                                    f"{c.array(2 * n)}.to(device.DEVICE)[::2], 32)")
+        c.call(f"vector_add of {n}", f"vector_add({c.array(n)}, {c.array(n)}, {block})")
+    for _ in range(2):  # x and y with different strides: a kernel that swaps them reads the wrong elements
+        n, stride = c.rng.randint(20, 200), c.rng.randint(3, 5)
+        c.call(f"vector_add of strided vectors of {n}",
+               f"vector_add({c.array(n, stride)}[:, 1], {c.array(2 * n)}[::2], 32)")
     for _ in range(3):
         rows, cols = c.rng.randint(1, 6), c.rng.randint(1, 70)
-        c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)}.to(device.DEVICE))")
-    c.call("softmax of strided rows", f"softmax({c.array(5, 64)}.to(device.DEVICE)[:, :{c.rng.randint(20, 50)}])")
-    c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)}.to(device.DEVICE))")
-    c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}.to(device.DEVICE), 8)")
+        c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)})")
+    c.call("softmax of strided rows", f"softmax({c.array(5, 64)}[:, :{c.rng.randint(20, 50)}])")
+    c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)})")
+    # every score far below 0: a running max started at 0 (not -inf) underflows every exponential to 0 / 0
+    c.call("softmax of scores far below 0", f"softmax(-{c.array(4, 40, scale=3.0)}.abs() - 150)")
+    c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}, 8)")
 
 
 def _ex04(c: Cases) -> None:
-    for causal in (False, True, True):
-        n_q = c.rng.randint(1, 40)
-        n_k = n_q + c.rng.randint(0, 20) if causal else c.rng.randint(1, 50)
+    for k, causal in enumerate((False, False, True, True)):
         bm, bn = c.rng.choice((16, 32)), c.rng.choice((16, 32))
-        q, k, v = c.array(n_q, 16), c.array(n_k, 16), c.array(n_k, 16)
+        n_q = c.rng.randint(1, 40)
+        # several key tiles, the last one partial: padding keys and the running max both matter
+        n_k = n_q + c.rng.randint(0, 20) if causal else bn * c.rng.randint(1, 2) + c.rng.randint(1, bn - 1)
+        q, k, v = c.array(n_q, 16, scale=3.0), c.array(n_k, 16), c.array(n_k, 16)
         c.call(f"flash_forward {n_q}x{n_k} causal={causal}",
-               f"flash_forward({q}.to(device.DEVICE), {k}.to(device.DEVICE), {v}.to(device.DEVICE), "
-               f"causal={causal}, block_m={bm}, block_n={bn})")
+               f"flash_forward({q}, {k}, {v}, causal={causal}, block_m={bm}, block_n={bn})")
+    n = c.rng.randint(33, 60)  # scores in the thousands: exp2 overflows unless the max is subtracted
+    c.call("flash_forward of large scores", f"flash_forward({c.array(n, 16, scale=300.0)}, {c.array(n, 16)}, "
+                                            f"{c.array(n, 16)}, causal=True, block_m=16, block_n=16)")
 
 
 def _ex04_stretch(c: Cases) -> None:
-    for heads, kv_heads in ((2, 2), (4, 2), (3, 1)):
-        n_q, n_k = c.rng.randint(1, 24), c.rng.randint(1, 40)
-        q, k, v = c.array(2, heads, n_q, 16), c.array(2, kv_heads, n_k, 16), c.array(2, kv_heads, n_k, 16)
-        c.call(f"gqa_forward {heads}/{kv_heads} heads",
-               f"gqa_forward({q}.to(device.DEVICE), {k}.to(device.DEVICE), {v}.to(device.DEVICE))")
+    for batch, heads, kv_heads in ((2, 2, 2), (1, 4, 2), (1, 3, 1)):  # small: Triton's interpreter runs them on a CPU
+        n_q, n_k = c.rng.randint(1, 20), c.rng.randint(1, 36)
+        q, k, v = (c.array(batch, heads, n_q, 16, scale=3.0), c.array(batch, kv_heads, n_k, 16),
+                   c.array(batch, kv_heads, n_k, 16))
+        c.call(f"gqa_forward {heads}/{kv_heads} heads", f"gqa_forward({q}, {k}, {v})")
     q, k, v = c.array(1, 4, 9, 16), c.array(1, 2, 11, 16), c.array(1, 2, 11, 16)
-    c.call("gqa_forward of views", f"gqa_forward(*(t.to(device.DEVICE).transpose(1, 2).contiguous().transpose(1, 2) "
+    c.call("gqa_forward of views", f"gqa_forward(*(t.transpose(1, 2).contiguous().transpose(1, 2) "
                                    f"for t in ({q}, {k}, {v})))")
     c.call("gqa_forward with heads that do not divide",
-           f"gqa_forward({c.array(1, 6, 8, 16)}.to(device.DEVICE), {c.array(1, 4, 8, 16)}.to(device.DEVICE), "
-           f"{c.array(1, 4, 8, 16)}.to(device.DEVICE))")
+           f"gqa_forward({c.array(1, 6, 8, 16)}, {c.array(1, 4, 8, 16)}, {c.array(1, 4, 8, 16)})")
 
 
 _MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B")
@@ -186,8 +233,9 @@ def _ex05(c: Cases) -> None:
                                  f"{r.randint(1, 9000)}, {r.randint(1, 64)}, {r.choice((1, 2, 4))})")
     for _ in range(4):
         c.call("kv_bytes_per_token", f"kv_bytes_per_token({r.choice(_MODELS)}, {r.choice(_DTYPES)})")
-    for _ in range(4):
-        c.call("max_concurrent_requests", f"max_concurrent_requests({r.choice((1, 8, 20.5, 80))}, {r.choice(_MODELS)}, "
+    for k in range(6):  # two budgets that are not whole GiB: the count is an int all the same
+        budget = r.choice((0.5, 20.5, 12.75)) if k < 2 else r.choice((1, 8, 20.5, 80))
+        c.call("max_concurrent_requests", f"max_concurrent_requests({budget}, {r.choice(_MODELS)}, "
                                           f"{r.randint(1, 8192)}, {r.choice(_DTYPES)})")
 
 
@@ -201,6 +249,21 @@ def _ex06(c: Cases) -> None:
                            f"free({r.randint(-1, n)})", f"free({r.randint(0, n - 1)})"))
             steps += [get(f"a.{op}"), get("a.num_free")]
         c.add(f"SimpleAllocator({n}): 40 random operations", steps)
+    n = r.randint(24, 40)  # a long life: an allocator that goes wrong after its k-th allocate() is seen for k < 3n
+    steps = [do(f"a = SimpleAllocator({n})")] + [get("a.allocate()") for _ in range(n)] + [get("a.allocate()")]
+    # every block allocated: a bound checked only above lets -1 reach the last block
+    steps += [get(op) for op in ("a.free(-1)", "a.incref(-1)", f"a.free({n})", "a.num_free")]
+    for block in r.sample(range(n), n):
+        steps += [get(f"a.free({block})")]
+    steps += [get("a.allocate()") for _ in range(n)] + [get("a.num_free")]
+    for block in r.sample(range(n), n // 2):  # shared, freed twice, then once too often: the count must stay 0
+        steps += [get(f"a.incref({block})"), get(f"a.free({block})"), get(f"a.free({block})"),
+                  get(f"a.free({block})"), get(f"a.incref({block})")]
+    # the all-or-nothing error says what was asked for, what was free and the pool's size
+    steps += [do(f"try:\n    a.allocate_many({n // 2 + r.randint(1, 4)})\n    short = None\n"
+                 f"except OutOfBlocks as e:\n    short = (e.requested, e.free, e.total)"), get("short"),
+              get("a.num_free"), get(f"a.allocate_many({n // 2})"), get("a.num_free"), get("a.allocate()")]
+    c.add(f"SimpleAllocator({n}): every block twice over", steps)
     for _ in range(5):
         c.call("blocks_needed", f"blocks_needed({r.randint(0, 100)}, {r.choice((1, 4, 16))})")
         bs, blocks = r.choice((1, 4, 16)), r.sample(range(100), 5)
@@ -212,38 +275,50 @@ _STATE07 = get("sorted((s, list(t.block_ids), t.num_tokens) for s, t in m.tables
 
 def _ex07(c: Cases) -> None:
     r = c.rng
-    for _ in range(3):
-        nb, bs = r.randint(4, 12), r.choice((2, 4))
-        steps, names = [do(f"m = MiniManager({nb}, {bs})")], []
-        for i in range(40):
+    for _ in range(6):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
+        nb, bs = r.randint(3, 10), r.choice((2, 4))
+        steps, live = [do(f"m = MiniManager({nb}, {bs})")], []  # operations name live sequences only
+        for i in range(50):
             kind = r.random()
-            if kind < 0.25 or not names:
-                names.append(f"s{i}")
-                steps.append(get(f"m.add({names[-1]!r}, {r.randint(1, 2 * bs + 1)}).block_ids"))
+            if kind < 0.25 or not live:
+                steps.append(get(f"m.add('s{i}', {r.randint(1, 2 * bs + 1)}).block_ids"))
+                live.append(f"s{i}")  # an add that ran out of blocks holds nothing: the guards below skip it
             elif kind < 0.45:
-                names.append(f"s{i}")
-                steps.append(get(f"m.fork({r.choice(names[:-1] or names)!r}, {names[-1]!r}).block_ids"))
+                src = r.choice(live)
+                steps.append(get(f"m.fork({src!r}, 's{i}').block_ids if {src!r} in m.tables else None"))
+                live.append(f"s{i}")
             elif kind < 0.85:
-                steps.append(get(f"m.append({r.choice(names)!r})"))
+                name = r.choice(live)
+                steps.append(get(f"m.append({name!r}) if {name!r} in m.tables else None"))
             else:
-                steps.append(do(f"m.free({r.choice(names)!r})"))
+                name = live.pop(r.randrange(len(live)))
+                steps.append(do(f"if {name!r} in m.tables:\n    m.free({name!r})"))
             steps += [_STATE07, get(f"[m.allocator.refcount(b) for b in range({nb})]")]
-        c.add(f"MiniManager({nb}, {bs}): 40 random operations", steps)
+        c.add(f"MiniManager({nb}, {bs}): 50 random operations", steps)
 
 
 def _ex07_stretch(c: Cases) -> None:
     r = c.rng
-    for hash_fn in ("lambda p, t: hash((-7 if p is None else p, t))", "lambda p, t: ((p or 0) + sum(t)) % 5"):
-        bs = r.choice((2, 3, 4))
+    # A chained hash, and weak ones under which keys collide, one of them blind to the prefix (hash(None) is not the
+    # same in two processes, so None is given a number).
+    for hash_fn in ("lambda p, t: hash((-7 if p is None else p, t))", "lambda p, t: hash((-7 if p is None else p, t)) % 5",
+                    "lambda p, t: sum(t) % 3", "lambda p, t: hash(t)"):
+        bs = r.choice((2, 3))
         steps = [do(f"cache = MiniPrefixCache({bs}, hash_fn={hash_fn})")]
-        prompts = [[r.randint(0, 3) for _ in range(r.randint(0, 4 * bs + 1))] for _ in range(6)]
-        for i in range(24):
-            tokens = r.choice(prompts) + [r.randint(0, 3) for _ in range(r.randint(0, bs))]
+        prompts = [[r.randrange(3) for _ in range(r.randint(0, 4 * bs + 1))] for _ in range(6)]
+        for k, tokens in enumerate(prompts[:2]):  # cached, then asked for with a block in their middle that is not
+            tokens += [r.randrange(3) for _ in range(3 * bs + 1 - len(tokens))]
+            steps += [do(f"cache.insert({tokens}, {[10 * k + j for j in range(len(tokens) // bs)]})"),
+                      get(f"cache.match({tokens[:bs] + [3] * bs + tokens[bs:]})")]
+        for i in range(40):
+            tokens = r.choice(prompts)[:r.randint(0, 4 * bs + 1)] + [r.randrange(3) for _ in range(r.randint(0, bs))]
+            if r.random() < 0.3:  # a prompt that misses in its middle and would hit after it
+                tokens = tokens[:bs] + [3] * bs + tokens[bs:]  # blocks 0 and 2 as cached after blocks 0 and 1
             steps.append(get(f"cache.keys({tokens})"))
-            if r.random() < 0.5:
-                steps.append(do(f"cache.insert({tokens}, {[100 + 10 * i + j for j in range(len(tokens) // bs)]})"))
             steps.append(get(f"cache.match({tokens})"))
-        c.add("MiniPrefixCache: random inserts and matches", steps)
+            if r.random() < 0.7:
+                steps.append(do(f"cache.insert({tokens}, {[100 + 10 * i + j for j in range(len(tokens) // bs)]})"))
+        c.add(f"MiniPrefixCache({bs}): inserts and matches under {hash_fn}", steps)
 
 
 def _ex08(c: Cases) -> None:
@@ -257,13 +332,18 @@ def _ex08(c: Cases) -> None:
         c.call("crossover_block_size", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(1, 80)}, "
                                        f"{r.choice((512, 4096))}, 2.5e10, {r.choice((1e-5, 3e-5))}, "
                                        f"{r.choice((1e-3, 0.05, 0.5, 3.0))})")
-    for _ in range(4):
+    # a link so slow that recomputing a token beats moving its bytes, whatever the block size: no crossover
+    c.call("crossover_block_size of a slow link", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(40, 80)}, "
+                                                  f"4096, 1e6, 1e-5, 1e-6)")
+    for _ in range(14):  # parents of any length (a partly filled shared block), CPU pools too small, models that
+        # recompute cheaply and ones that do not
         bs, parent, cpu = r.choice((8, 16)), r.randint(1, 200), r.choice((0, 4, 4096))
-        tail = f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((8e9, 1.3e10))}, 2.5e10, 1e-5, {r.choice((1e14, 3e14))}"
+        tail = (f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((1e8, 8e9, 7e10))}, {r.choice((2.5e10, 1e11))}, "
+                f"{r.choice((1e-6, 1e-5))}, {r.choice((1e12, 1e14, 3e15))}")  # either choice wins, seed by seed
         c.add("preemption_seconds and choose of a forked sequence", [
             do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
             do(f"m.add('parent', range({parent}))"), do("m.fork('parent', 'child')"),
-            *[do("m.append('child', 0)") for _ in range(r.randint(0, 20))],
+            *[do("m.append('child', 0)") for _ in range(r.choice((0, 0, r.randint(1, 20))))],  # 0: all shared
             get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
             get(f"preemption_seconds(m, 'parent', {tail})"), get(f"choose(m, 'parent', {tail})")])
 
@@ -277,37 +357,57 @@ def _ex09(c: Cases) -> None:
             do(f"q, k, v, tables, lens = random_paged_batch({lens}, {r.choice((8, 16, 32))}, {heads}, {kv_heads}, 16, "
                f"padding='spare', seed={seed})"),
             get("paged_attention(q, k, v, tables, lens)")])
+    lens, seed = [r.randint(40, 100) for _ in range(2)], r.randrange(1 << 30)  # scores in the hundreds: exp2 overflows
+    c.add(f"paged_attention of large scores, contexts {lens}", [  # unless the running max is subtracted
+        do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', magnitude=12.0, "
+           f"seed={seed})"),
+        get("paged_attention(q, k, v, tables, lens)")])
+    lens, seed = [r.randint(20, 60) for _ in range(2)], r.randrange(1 << 30)  # every score far below 0: a running
+    c.add(f"paged_attention of negative scores, contexts {lens}", [  # max that a masked 0 wins underflows to 0 / 0
+        do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', seed={seed})"),
+        do("q, k = -q.abs() * 20, k.abs() * 20"), get("paged_attention(q, k, v, tables, lens)")])
 
 
 def _ex09_stretch(c: Cases) -> None:
     r = c.rng
     for _ in range(8):
         c.call("split_bounds", f"split_bounds({r.randint(1, 200)}, {r.randint(1, 6)}, {r.choice((8, 16, 32))})")
-    for _ in range(3):
-        lens, seed = [r.randint(1, 100) for _ in range(3)], r.randrange(1 << 30)
-        c.add(f"merge_states of split contexts {lens}", [
-            do(f"q, k, v, tables, lens = random_paged_batch({lens}, 8, 4, 2, 16, seed={seed})"),
-            do(f"partial, lse = paged_decode_split(q, k, v, tables, lens, num_splits={r.randint(2, 6)})"),
-            get("merge_states(partial, lse)")])
+    # Partial states as split-KV leaves them, drawn directly (a split's output and its log-sum-exp; an empty split:
+    # output 0, lse -inf), so Triton's interpreter need not compute them: lses near each other and far apart.
+    for k, scale in enumerate((1.0, 1.0, 30.0, 1000.0, 3.0, 300.0, 1000.0, 500.0)):
+        seqs, heads, splits, d = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6), r.choice((8, 16))
+        steps = [do(f"outs, lses = {c.array(seqs, heads, splits, d)}, {c.array(seqs, heads, splits, scale=scale)}")]
+        if k % 2:  # the last splits of the first sequence are empty
+            steps.append(do(f"lses[0, :, {r.randint(1, splits - 1)}:] = float('-inf'); "
+                            f"outs[0][lses[0] == float('-inf')] = 0.0"))
+        c.add(f"merge_states of {splits} splits (lses scaled by {scale:g})", steps + [get("merge_states(outs, lses)")])
 
 
 def _ex10(c: Cases) -> None:
     r = c.rng
-    for n in range(3):
-        nb, bs = r.randint(6, 24), r.choice((2, 4))
+    for n in range(8):  # small pools under pressure: preemptions, two in a step, a watermark, small token budgets
+        nb, bs = r.randint(5, 16), r.choice((2, 4))
         running = [(f"r{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 3))]
         waiting = [(f"w{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 4))]
-        steps = [do(f"m, running, waiting = scene({nb}, {bs}, running={running}, waiting={waiting}, "
-                    f"watermark={r.choice((0.0, 0.05, 0.1))})")]
-        for t in range(25):
-            if r.random() < 0.3:
+        steps = [do(f"m, running, waiting = scene(Request, {nb}, {bs}, running={running}, waiting={waiting}, "
+                    f"watermark={r.choice((0.0, 0.1, 0.2))})")]
+        for t in range(40):
+            if r.random() < 0.4:
                 steps.append(do(f"waiting.append(Request('n{t}', list(range({r.randint(1, 3 * bs)}))))"))
             if r.random() < 0.15:
-                steps.append(do("done = running.pop(0); m.free(done.seq_id)"))
-            steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 16, 1000))})"),
+                steps.append(do("if running:\n    m.free(running.pop(0).seq_id)"))
+            steps += [get(f"schedule_step(m, running, waiting, {r.choice((3, 6, 8, 16, 1000))})"),
                       get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]"),
                       get("m.num_free_blocks")]
-        c.add(f"schedule_step: 25 steps of a busy server ({nb} blocks of {bs})", steps)
+        c.add(f"schedule_step: 40 steps of a busy server ({nb} blocks of {bs})", steps)
+    # every block full and every request growing: two preemptions in one step, put back in the order they happened
+    extra = r.randint(0, 2)
+    running = [("r0", 4)] + [(f"r{i}", 2) for i in range(1, 4 + extra)]
+    steps = [do(f"m, running, waiting = scene(Request, {5 + extra}, 2, running={running}, waiting=[('w0', 1)])")]
+    for _ in range(3):
+        steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 1000))})"),
+                  get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]")]
+    c.add("schedule_step: two preemptions in one step", steps)
 
 
 def _report(r: random.Random, arch: int, spill: int | None = None) -> str:
@@ -328,7 +428,7 @@ def _report(r: random.Random, arch: int, spill: int | None = None) -> str:
 
 def _ex04b(c: Cases) -> None:
     r = c.rng
-    for _ in range(6):
+    for _ in range(12):
         report = _report(r, r.choice((80, 90)))
         c.call("read_report", f"read_report({report})")
         c.call("exp2_per_score", f"exp2_per_score({report})")
@@ -337,7 +437,7 @@ def _ex04b(c: Cases) -> None:
                               f"{r.choice((64, 128, 256))}, {r.choice((1024, 4096))}, {r.choice((16, 32))})")
         c.call("backward_exp_fraction", f"backward_exp_fraction({r.choice((64, 96, 128, 256))}, "
                                         f"{r.choice((1024, 4096))}, {r.choice((16, 32))})")
-    for _ in range(4):
+    for _ in range(12):  # many sets: a choice that ignores spills, say, is wrong only where the best one spills
         # at least one sm_90 report that fits (the solution's answer then exists), the others drawn
         reports = [_report(r, 90, spill=0)] + [_report(r, 90) for _ in range(r.randint(2, 5))] + [_report(r, 80)]
         r.shuffle(reports)
@@ -347,33 +447,53 @@ def _ex04b(c: Cases) -> None:
                                     f"{r.choice((4, 8))}, {r.choice((2, 3, 4))}, {r.choice((64, 128))})")
 
 
-_ATTENTION = ("ref", "naive_attention", "scaled_dot_product_attention", "softmax", "pagedlab")
+_SOFTMAX = ("torch-softmax",)
+_ATTENTION = ("torch-softmax", "torch-attention", "pagedlab.attention:causal_mask", "pagedlab.attention:attention_scores",
+              "pagedlab.attention:naive_attention", "pagedlab.attention:tiled_attention",
+              "pagedlab.attention:chunked_attention_without_rescaling")
+_FLASH = ("pagedlab.kernels.flash_attention:flash_attention", "pagedlab.kernels.flash_attention:flash_attention_forward")
+_PAGED = ("pagedlab.attention:gather_kv", "pagedlab.attention:paged_decode_reference",
+          "pagedlab.kernels.paged_attention:paged_decode_attention", "pagedlab.kernels.paged_attention:merge_splits",
+          "pagedlab.engine.backends:torch_decode_attention")
+_MEMORY = {name: f"pagedlab.memory:{name}" for name in _MODELS}
+_BATCH = {"random_paged_batch": "pagedlab.testing:random_paged_batch"}
 SPECS: dict[str, Spec] = {
-    "ex00_warmup": Spec(("softmax_rows",), _ex00, ("softmax", "log_softmax", "softmin", "pagedlab")),
-    "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01,
-                                 ("ref", "scaled_dot_product_attention", "pagedlab"), atol=2e-3, rtol=2e-3),
+    "ex00_warmup": Spec(("softmax_rows",), _ex00, _SOFTMAX),
+    "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01, _ATTENTION[1:], atol=2e-3, rtol=2e-3),
     "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4),
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
                                               _ex02_stretch, _ATTENTION, atol=1e-4),
-    "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03,
-                               ("softmax", "log_softmax", "pagedlab"), atol=1e-5),
-    "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION, atol=1e-4, rtol=1e-4),
-    "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION, atol=1e-4, rtol=1e-4),
+    "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,
+                               device=True, atol=1e-5),
+    "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, atol=1e-4, rtol=1e-4),
+    "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION + _FLASH, device=True,
+                                     raises=("ValueError",), atol=1e-4, rtol=1e-4),
     "ex04b_performance_lab": Spec(("predict_resources", "read_report", "exp2_per_score", "tile_budget",
                                    "backward_exp_fraction", "predict"), _ex04b,
-                                  ("exp_time_fraction", "score_budget", "live_tile_registers", "shared_memory_bytes",
-                                   "pagedlab"), atol=1e-9, rtol=1e-9),
+                                  tuple(f"pagedlab.perf_lab:{f}" for f in ("exp_time_fraction", "score_budget",
+                                                                           "tile_budget", "live_tile_registers")),
+                                  atol=1e-9, rtol=1e-9),
     "ex05_kv_cache_size": Spec(("kv_cache_bytes", "kv_bytes_per_token", "max_concurrent_requests"), _ex05,
-                               ("kv_cache_bytes", "kv_bytes_per_token", "pagedlab"), atol=0, rtol=1e-12),
-    "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06, ("BlockAllocator", "pagedlab")),
-    "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("BlockManager", "pagedlab")),
-    "ex07_stretch_prefix_cache_match": Spec(("MiniPrefixCache",), _ex07_stretch, ("PrefixCache", "chained_hash", "pagedlab")),
+                               ("pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape.kv_bytes_per_token",
+                                "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12),
+    "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06,
+                                 ("pagedlab.paged.allocator:BlockAllocator",),
+                                 {"OutOfBlocks": "pagedlab.paged.allocator:OutOfBlocks"}, raises=("ValueError", "OutOfBlocks")),
+    "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("pagedlab.paged.manager:BlockManager",),
+                               raises=("OutOfBlocks",)),
+    "ex07_stretch_prefix_cache_match": Spec(("MiniPrefixCache",), _ex07_stretch,
+                                            ("pagedlab.paged.prefix_cache:PrefixCache",
+                                             "pagedlab.paged.prefix_cache:chained_hash")),
     "ex08_swap_or_recompute": Spec(("swap_seconds", "recompute_seconds", "crossover_block_size", "preemption_seconds",
-                                    "choose"), _ex08, ("preemption", "pagedlab"), atol=0, rtol=1e-9),
-    "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09,
-                                 ("paged_decode_reference", "paged_decode_attention", "merge_splits", "gather_kv", "pagedlab"),
+                                    "choose"), _ex08,
+                                   tuple(f"pagedlab.paged.preemption:{f}" for f in (
+                                       "swap_seconds", "recompute_seconds", "crossover_block_size", "prefill_flops")),
+                                   {**{m: _MEMORY[m] for m in ("LLAMA3_8B", "OPT_13B")},
+                                    "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-9),
+    "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09, _ATTENTION + _PAGED, _BATCH, device=True,
                                  atol=1e-4, rtol=1e-4),
-    "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch,
-                                        ("pa", "paged_decode_attention", "merge_splits", "gather_kv", "pagedlab"), atol=1e-5),
-    "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("Scheduler", "LLMEngine", "pagedlab")),
+    "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch, _PAGED, atol=1e-5),
+    "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("pagedlab.engine.scheduler:Scheduler",
+                                                            "pagedlab.engine.llm_engine:LLMEngine"),
+                                {"scene": "pagedlab.exercise_checks.ex10:scene"}),
 }

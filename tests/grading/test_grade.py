@@ -13,8 +13,11 @@ import pytest
 
 from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
-from pagedlab.grading.grade import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, SandboxMissing, collect,
-                                    grade_class, judge, judge_graded, md, merge, write_tables)
+from pagedlab.grading.collect import collect
+from pagedlab.grading.grade import SandboxMissing, grade_class
+from pagedlab.grading.judge import ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, judge, judge_graded
+from pagedlab.grading.shards import merge
+from pagedlab.grading.tables import md, write_tables
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import imported_names, mixed_script, reference_reasons, review_reasons
 from pagedlab.grading.sandbox import Sandbox, bwrap_problem
@@ -169,23 +172,35 @@ def test_review_passes_every_solution(path):
         if cell.cell_type == "code" and role(cell) in ("work", "demo"):
             assert review_reasons(cell.source, setup) == [], (path.name, cell.id)
         if cell.cell_type == "code" and role(cell) == "work":
-            assert reference_reasons(cell.source, spec.reference, spec.graded) == [], (path.name, cell.id)
+            assert reference_reasons(cell.source) == [], (path.name, cell.id)
     assert review_reasons("%timeit softmax_rows(x)", setup) == []
 
 
-REFERENCE = {  # the package's own reference code as the answer
-    "ex00_warmup": "def softmax_rows(x):\n    return torch.softmax(x, dim=-1)",
-    "ex01_naive_attention": "from pagedlab.attention import causal_mask, naive_attention",
-    "ex05_kv_cache_size": "def kv_bytes_per_token(model, dtype):\n    return model.kv_bytes_per_token(dtype.itemsize)",
-    "ex06_block_allocator": "class SimpleAllocator(BlockAllocator):\n    pass",
-    "ex09_paged_attention": "out = paged_decode_reference",
-}
+def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
+    assert reference_reasons("from pagedlab.attention import causal_mask, naive_attention")
+    assert reference_reasons("import pagedlab.memory as m")
+    assert review_reasons("_pagedlab_graded = lambda ns, path: None", set())
+    assert review_reasons("import json", set()) == []
+    assert any("replaces json.dump" in r for r in review_reasons("json.dump = _dump", set(), {"json"})), \
+        "a module imported in an earlier cell is protected too"
+    assert any("__module__" in r for r in review_reasons("class E(ValueError):\n    __module__ = 'builtins'", set()))
 
 
-@pytest.mark.parametrize("exercise", REFERENCE)
-def test_review_flags_the_reference_code_that_is_the_answer(exercise):
-    spec = SPECS[exercise]
-    assert reference_reasons(REFERENCE[exercise], spec.reference, spec.graded), exercise
+@pytest.mark.parametrize("source", [
+    "def naive_attention(q, k, v, causal=False):\n    ref = q @ k.T\n    return ref @ v",  # a local named ref
+    'if __name__ == "__main__":\n    print(1)',
+    "%load_ext autoreload\n%autoreload 2",
+    "def softmax(s):\n    return s.exp() / s.exp().sum(-1, keepdim=True)\nout = softmax(x)",
+])
+def test_honest_code_is_not_flagged(source):
+    assert review_reasons(source, {"ref", "torch", "check"}, {"math"}) == [], source
+    assert reference_reasons(source) == []
+
+
+def test_flagged_rebinding_is_the_global_one():
+    assert review_reasons("ref = None", {"ref"})
+    assert review_reasons("def f():\n    global ref\n    ref = None", {"ref"})
+    assert review_reasons("%load_ext my_extension", set()), "an extension runs code of its own"
 
 
 def test_every_exercise_declares_graded_calls_the_solution_defines():
@@ -234,27 +249,30 @@ def _cases():
     return c
 
 
-def _outcomes(value):
-    return json.dumps([[None, value]])
+def _outcomes(value, tripped=()):
+    return json.dumps({"outcomes": [[None, value]], "tripped": list(tripped)})
 
 
 def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes():
     c = _cases()
-    want = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0]}}), c)
-    same = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0 + 1e-7]}}), c)
+    want, _ = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0]}}), c)
+    same, _ = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0 + 1e-7]}}), c)
     assert compare(want, same, c, 1e-5, 1e-4) is None
     for wrong, why in [({"value": {"tensor": "float32", "shape": [2], "data": [1.0, float("nan")]}}, "differ"),
                        ({"value": {"tensor": "float16", "shape": [2], "data": [1.0, 2.0]}}, "dtype"),
                        ({"value": {"tensor": "float32", "shape": [1, 2], "data": [1.0, 2.0]}}, "shape"),
                        ({"value": {"object": "Proxy"}}, "object"), ({"value": [1.0, 2.0]}, "tensor"),
-                       ({"raised": "NotImplementedError"}, "raised NotImplementedError")]:
-        problem = compare(want, load_outcomes(_outcomes(wrong), c), c, 1e-5, 1e-4)
+                       ({"raised": ["NotImplementedError", "RuntimeError"]}, "raised NotImplementedError")]:
+        problem = compare(want, load_outcomes(_outcomes(wrong), c)[0], c, 1e-5, 1e-4)
         assert problem and why in problem and problem.startswith("graded call 1 (two steps), step 2: f(a)"), problem
-    ints = load_outcomes(_outcomes({"value": 3}), c)
-    assert compare(ints, load_outcomes(_outcomes({"value": 3.0}), c), c, 0, 0) is not None, "3.0 is not the int 3"
-    assert compare(ints, load_outcomes(_outcomes({"value": True}), c), c, 0, 0) is not None, "True is not 3"
-    for text in ["not json", "[[null]]", json.dumps([[None, {"value": {"tensor": "float32", "shape": [3],
-                                                                          "data": [1.0]}}]]),
+    ints = load_outcomes(_outcomes({"value": 3}), c)[0]
+    assert compare(ints, load_outcomes(_outcomes({"value": 3.0}), c)[0], c, 0, 0) is not None, "3.0 is not the int 3"
+    assert compare(ints, load_outcomes(_outcomes({"value": True}), c)[0], c, 0, 0) is not None, "True is not 3"
+    inf = load_outcomes(_outcomes({"value": float("inf")}), c)[0]
+    assert compare(inf, load_outcomes(_outcomes({"value": -185.6}), c)[0], c, 0, 1e-9), "no tolerance excuses inf"
+    assert compare(inf, inf, c, 0, 1e-9) is None
+    for text in ["not json", "[[null]]", _outcomes({"value": {"tensor": "float32", "shape": [3], "data": [1.0]}}),
+                 json.dumps([[None, {"value": 1}]]), _outcomes({"value": 1}, tripped=[3]),
                  _outcomes({"value": {"__reduce__": "os.system"}}), _outcomes({"value": {"tensor": "object",
                                                                                      "shape": [], "data": [1]}})]:
         with pytest.raises(Malformed):
@@ -264,7 +282,7 @@ def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes(
 def test_judge_graded_calls():
     limits = Limits(wall_s=60)
     c = _cases()
-    expected = Expected(c, load_outcomes(_outcomes({"value": 7}), c))
+    expected = Expected(c, load_outcomes(_outcomes({"value": 7}), c)[0])
     spec = SPECS["ex00_warmup"]
     cells = [Cell(0, "setup", "setup", sha256("import torch")), Cell(1, "work", "work", None)]
     ran = {"0": {"status": "ok", "sha256": sha256("import torch"), "ename": "", "evalue": ""},
@@ -280,6 +298,20 @@ def test_judge_graded_calls():
     assert judge_graded(cells, ok, ["work cell 'work' uses vars"], limits, expected, spec) == (
         REVIEW, "work cell 'work' uses vars (graded calls passed)")
     assert judge_graded(cells, ok, [], limits, Expected(c, None, "boom"), spec)[0] == ERROR
+    tripped = {**ok, "graded": {"status": "ok", "text": _outcomes({"value": 7}, ["graded call 1 called torch.softmax"])}}
+    verdict, message = judge_graded(cells, tripped, [], limits, expected, spec)
+    assert verdict == REVIEW and "tripwire: graded call 1 called torch.softmax" in message, message
+
+
+def test_exceptions_match_by_class_and_numbers_by_value():
+    c = _cases()
+    value_error = load_outcomes(_outcomes({"raised": ["ValueError", "Exception", "BaseException", "object"]}), c)[0]
+    subclass = load_outcomes(_outcomes({"raised": ["__main__.NotAllocated", "ValueError", "Exception"]}), c)[0]
+    other = load_outcomes(_outcomes({"raised": ["__main__.ValueError", "Exception"]}), c)[0]
+    assert compare(value_error, subclass, c, 0, 0) is None, "a subclass of ValueError passes for ValueError"
+    problem = compare(value_error, other, c, 0, 0)
+    assert problem and "should raise ValueError, raised __main__.ValueError" in problem, "a learner's own class of that name fails"
+    assert compare(subclass, value_error, c, 0, 0), "a plain ValueError is not the solution's own subclass"
 
 
 def test_cells_of_every_kind_count_toward_the_limit(solved):
@@ -440,3 +472,18 @@ def test_limits_are_inherited_by_the_kernels_launcher():
             "big = None\ntry:\n    big = bytearray(2 << 30)\nexcept MemoryError:\n    print('refused')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "refused", out.stderr[-500:]
+
+
+def test_the_grader_checks_its_own_sources_before_grading(tmp_path):
+    from pagedlab.grading import integrity
+    from pagedlab.grading.manifest import SHA256
+
+    assert integrity.sources() == SHA256, ("the grader changed: run `python -m pagedlab.grading.integrity --write` "
+                                           "and commit pagedlab/grading/manifest.py")
+    package = tmp_path / "package"
+    shutil.copytree(ROOT / "pagedlab", package / "pagedlab", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(package / "pagedlab" / "grading" / "run.py", "a") as f:
+        f.write("\n# appended by a learner's cell graded with --unsafe\n")
+    proc = subprocess.run([sys.executable, "-m", "pagedlab.grading", str(tmp_path / "class")], cwd=package,
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package)})
+    assert proc.returncode == 2 and "pagedlab/grading/run.py was changed" in proc.stderr, proc.stderr

@@ -9,13 +9,17 @@ package, so an attack that rewrites the grader's own files changes only that cop
 The ``a`` learners attack the first version of the grader. The ``b`` learners are a second round of attacks on the
 version that ran the checks in the learner's kernel and gave credit from the kernel's replies: aliases and dunders,
 introspection, faked results, a lied-about reply, reference code, and, without a sandbox, the grader's own files
-and process.
+and process. The ``d`` and ``e`` learners are the third round (issue 27): honest learners the grader failed or
+flagged (``d``: they pass), reference code reached by paths no list of names holds, a driver patched from an earlier
+cell and wrong answers that passed by chance (``e``: needs review or fail).
 """
 
+import base64
 import csv
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -27,14 +31,16 @@ import nbformat
 import pytest
 
 from pagedlab.grading.align import role
-from pagedlab.grading.grade import supervise
+from pagedlab.grading.supervise import supervise
+from pagedlab.paged.allocator import BlockAllocator
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.sandbox import Sandbox
 from test_grade import without_ids
 
 ROOT = Path(__file__).resolve().parents[2]
-EX00, EX01, EX05, EX06 = ("ex00_warmup.ipynb", "ex01_naive_attention.ipynb", "ex05_kv_cache_size.ipynb",
-                           "ex06_block_allocator.ipynb")
+EX00, EX01, EX02, EX05, EX06, EX10 = ("ex00_warmup.ipynb", "ex01_naive_attention.ipynb", "ex02_online_softmax.ipynb",
+                                     "ex05_kv_cache_size.ipynb", "ex06_block_allocator.ipynb",
+                                     "ex10_scheduler_step.ipynb")
 PIPE_NAME = "pipe|name\nwith <img src=x onerror=alert(1)>"
 
 SILENCE = """
@@ -218,6 +224,8 @@ def max_concurrent_requests(budget_gib, model, max_len, dtype):
     return int(budget_gib * GiB // (model.kv_bytes_per_token(dtype.itemsize) * max_len))
 """
 REFERENCE_EX06 = """
+from pagedlab.paged import BlockAllocator
+
 class SimpleAllocator(BlockAllocator):
     def __init__(self, num_blocks):
         super().__init__(num_blocks)
@@ -273,6 +281,117 @@ except OSError:
     pass
 """
 UNSTABLE = "def softmax_rows(x):\n    e = torch.exp(x)\n    return e / e.sum(dim=-1, keepdim=True)\n"
+
+# The third round (issue 27): honest learners the grader failed or flagged, reference code reached by paths that no
+# list of names holds, a driver patched from an earlier cell, and wrong answers that passed by chance.
+NUMPY_INT = ("import numpy as np\n\n"
+             "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
+             "    return np.prod([2, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element])\n")
+OWN_PRESET = 'LLAMA_7B = ModelShape("LLaMA-7B", 32, 32, 32, 128, 2048, "my own try")\nprint(kv_bytes_per_token(LLAMA_7B, torch.float16))\n'
+NOT_ALLOCATED = ("class NotAllocated(ValueError):\n    pass\n\n\n", 'raise ValueError(f"double free', 'raise NotAllocated(f"double free')
+PRINT_UTF8 = 'print("\u00e9" * 1_525_000)  # 3.05 MB of UTF-8\n'
+PRINT_LINES = 'print("ab\\n" * 1_560_000, end="")  # 4.68 MB of short lines\n'
+LOCAL_REF = ("    return (torch.softmax(s, dim=-1) @ v.float()).to(q.dtype)",
+             "    ref = torch.softmax(s, dim=-1)\n    return (ref @ v.float()).to(q.dtype)")
+OWN_SOFTMAX = ("def softmax(s):\n    e = (s - s.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)\n\n"
+               "print(softmax(torch.randn(2, 3)).sum(-1))\n")
+MAIN_GUARD = 'if __name__ == "__main__":\n    print(softmax_rows(torch.randn(2, 3)))\n'
+AUTORELOAD = "%load_ext autoreload\n%autoreload 2\n"
+NN_SOFTMAX = "def softmax_rows(x):\n    return torch.nn.Softmax(dim=-1)(x)\n"
+CATEGORICAL = "def softmax_rows(x):\n    return torch.distributions.Categorical(logits=x).probs\n"
+ROT13 = ("import codecs, operator\n\ndef softmax_rows(x):\n"
+         "    return operator.methodcaller(codecs.decode('fbsgznk', 'rot13'), -1)(x)\n")
+_HIDDEN = base64.b64encode(b"import torch\ndef softmax_rows(x):\n    return torch.softmax(x, -1)\n").decode()
+INTERPRETER = ("import base64, code\nns = {}\n"
+               f"code.InteractiveInterpreter(ns).runsource(base64.b64decode({_HIDDEN!r}).decode(), symbol='exec')\n"
+               "softmax_rows = ns['softmax_rows']\n")
+PARAMETER = ("class Lazy(torch.nn.Parameter):\n    def detach(self):\n        return torch.softmax(self.data, -1)\n\n"
+             "def softmax_rows(x):\n    return Lazy(x)\n")
+_MASK = "def causal_mask(n_q, n_k):\n    return torch.ones(n_q, n_k, dtype=torch.bool).tril(n_k - n_q)\n\n"
+ATTRGETTER = ("import operator\nsdpa = operator.attrgetter('scaled_dot_product_attention')(torch.nn.functional)\n\n"
+              + _MASK + "def naive_attention(q, k, v, causal=False):\n"
+              "    mask = causal_mask(q.shape[-2], k.shape[-2]) if causal else None\n"
+              "    return sdpa(q.float(), k.float(), v.float(), attn_mask=mask).to(q.dtype)\n")
+ATEN_SDPA = (_MASK + "def naive_attention(q, k, v, causal=False):\n"
+             "    mask = causal_mask(q.shape[-2], k.shape[-2]) if causal else None\n"
+             "    out = torch.ops.aten._scaled_dot_product_attention_math(q.float(), k.float(), v.float(), "
+             "attn_mask=mask)[0]\n    return out.to(q.dtype)\n")
+PYDOC = "import pydoc\ntiled_attention = pydoc.locate('pagedlab.attention.tiled_attention')\n"
+PKGUTIL = ("import pkgutil\nkv_cache_bytes = pkgutil.resolve_name('pagedlab.memory:kv_cache_bytes')\n\n"
+           "def kv_bytes_per_token(model, dtype):\n    return kv_cache_bytes(model.num_layers, model.num_kv_heads, "
+           "model.head_dim, 1, 1, dtype.itemsize)\n\n"
+           "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
+           "    return int(budget_gib * GiB // (kv_bytes_per_token(model, dtype) * max_len))\n")
+_PICKLED = base64.b64encode(pickle.dumps(BlockAllocator)).decode()  # the class, by reference
+PICKLED = f"import base64, pickle\nSimpleAllocator = pickle.loads(base64.b64decode({_PICKLED!r}))\n"
+IMPORT_JSON = "import json\n"
+PATCH_DUMP = ("def _dump(obj, f, **kwargs):\n    f.write('[[{\"value\": 1}]]')\n\n"
+              "json.dump = _dump  # the driver's json.dump, from an earlier cell's import\n")
+MEMOIZED = ("_seen = {}\n\ndef softmax_rows(x):\n    key = tuple(x.shape[:-1])  # one answer per leading shape\n"
+            "    if key not in _seen:\n        e = (x - x.amax(-1, keepdim=True)).exp()\n"
+            "        _seen[key] = e / e.sum(-1, keepdim=True)\n    return _seen[key]\n")
+WRONG_AFTER_30 = ("        block = self.free_list.pop()\n        self.ref_count[block] = 1\n        return block\n",
+                  "        block = self.free_list.pop()\n        self.ref_count[block] = 1\n        self.calls += 1\n"
+                  "        return block if self.calls <= 30 else block + 1\n")
+COUNTER = ("        self.ref_count = [0] * num_blocks\n", "        self.ref_count = [0] * num_blocks\n        self.calls = 0\n")
+
+
+def _edit(nb, cell_id, *edits):
+    """``nb`` with ``(old, new)`` edits made in the cell ``cell_id`` (each ``old`` must be there)."""
+    nb = nbformat.from_dict(nb)
+    cell = next(c for c in nb.cells if c.get("id") == cell_id)
+    for old, new in edits:
+        assert old in cell.source, (cell_id, old)
+        cell.source = cell.source.replace(old, new)
+    return nb
+
+
+def _cell(nb, cell_id, source):
+    """``nb`` with the cell ``cell_id``'s source replaced by ``source``."""
+    nb = nbformat.from_dict(nb)
+    next(c for c in nb.cells if c.get("id") == cell_id).source = source
+    return nb
+
+
+def _cells_after_work(nb, *sources):
+    for source in reversed(sources):
+        nb = _after_work(nb, source)
+    return nb
+
+
+def third_round() -> dict[str, tuple[str, object, str]]:
+    """{learner: (exercise file, notebook, expected verdict)} for the cases of issue 27."""
+    s00, u00 = _read(f"solutions/{EX00}"), _read(f"exercises/{EX00}")
+    s05, s06 = _read(f"solutions/{EX05}"), _read(f"solutions/{EX06}")
+    s01, u01 = _read(f"solutions/{EX01}"), _read(f"exercises/{EX01}")
+    s02, u02, u05 = _read(f"solutions/{EX02}"), _read(f"exercises/{EX02}"), _read(f"exercises/{EX05}")
+    u06 = _read(f"exercises/{EX06}")
+    not_allocated = _edit(s06, "allocator-work", NOT_ALLOCATED[1:])
+    next(c for c in not_allocated.cells if c.get("id") == "allocator-work").source = (
+        NOT_ALLOCATED[0] + next(c for c in not_allocated.cells if c.get("id") == "allocator-work").source)
+    return {
+        "d01-untouched-ex10": (EX10, _read(f"exercises/{EX10}"), "fail"),
+        "d02-own-preset-and-numpy-int": (EX05, _after_work(_work(s05, NUMPY_INT), OWN_PRESET), "pass"),
+        "d03-valueerror-subclass": (EX06, not_allocated, "pass"),
+        "d04-utf8-print": (EX00, _after_work(s00, PRINT_UTF8), "pass"),
+        "d05-short-lines": (EX00, _after_work(s00, PRINT_LINES), "pass"),
+        "d06-local-ref": (EX01, _edit(s01, "attention-work", LOCAL_REF), "pass"),
+        "d07-own-softmax": (EX02, _after_work(s02, OWN_SOFTMAX), "pass"),
+        "d08-main-guard-autoreload": (EX00, _cells_after_work(s00, MAIN_GUARD, AUTORELOAD), "pass"),
+        "e01-nn-softmax": (EX00, _work(u00, NN_SOFTMAX), "needs review"),
+        "e02-categorical": (EX00, _work(u00, CATEGORICAL), "needs review"),
+        "e03-attrgetter-sdpa": (EX01, _every_work(u01, ATTRGETTER), "needs review"),
+        "e04-aten-sdpa-math": (EX01, _every_work(u01, ATEN_SDPA), "needs review"),
+        "e05-pydoc": (EX02, _cell(u02, "tiled-work", PYDOC), "needs review"),
+        "e06-pkgutil": (EX05, _every_work(u05, PKGUTIL), "needs review"),
+        "e07-pickled-allocator": (EX06, _after_work(u06, PICKLED), "needs review"),
+        "e08-rot13-methodcaller": (EX00, _work(u00, ROT13), "needs review"),
+        "e09-interpreter": (EX00, _work(u00, INTERPRETER), "needs review"),
+        "e10-parameter-detach": (EX00, _work(u00, PARAMETER), "needs review"),
+        "e11-json-dump-earlier-cell": (EX00, _cells_after_work(u00, IMPORT_JSON, PATCH_DUMP), "needs review"),
+        "e12-memoized-by-shape": (EX00, _work(u00, MEMOIZED), "fail"),
+        "e13-wrong-after-30-allocations": (EX06, _edit(s06, "allocator-work", COUNTER, WRONG_AFTER_30), "fail"),
+    }
 
 
 def _read(name):
@@ -383,6 +502,10 @@ def build_class(folder: Path, only: tuple[str, ...] | None = None) -> dict[tuple
         (folder / learner).mkdir(parents=True)
         (folder / learner / name).write_text(nbformat.writes(nb), encoding="utf-8")
         expected[learner, name.removesuffix(".ipynb")] = "needs review"
+    for learner, (name, nb, verdict) in third_round().items():
+        (folder / learner).mkdir(parents=True)
+        (folder / learner / name).write_text(nbformat.writes(nb), encoding="utf-8")
+        expected[learner, name.removesuffix(".ipynb")] = verdict
     # Two exercises for the honest learners; the others did not hand ex05 in.
     shutil.copy(ROOT / "solutions" / EX05, folder / "z1-honest-solved" / EX05)
     shutil.copy(ROOT / "exercises" / EX05, folder / "z2-honest-unsolved" / EX05)
@@ -470,6 +593,10 @@ def test_synthetic_class(synthetic_class, sandbox, tmp_path):
     assert _tracked_files_hash() == before, "a learner changed the repository"
     patched = "_real_run" in (package / "pagedlab" / "grading" / "run.py").read_text()
     assert patched != sandbox, "without the sandbox the attack reaches the grader's files (and changes nothing)"
+    if patched:  # ... and the next run, of any class, refuses to grade with the changed grader, naming the file
+        again = subprocess.run([sys.executable, "-m", "pagedlab.grading", str(folder), "--out", str(tmp_path / "again")],
+                               cwd=package, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(package)})
+        assert again.returncode == 2 and "pagedlab/grading/run.py was changed" in again.stderr, again.stderr
 
 
 # (learner, notebook, words its first failure must contain): what the grader says, with and without the sandbox
@@ -489,13 +616,22 @@ MESSAGES_FULL_CLASS = [
     ("b05-tensor-alias", "ex00_warmup", "aliases torch.Tensor"),
     ("b06-tensor-subclass", "ex00_warmup", "__torch_function__"), ("b09-do-execute", "ex00_warmup", "do_execute"),
     ("b10-timed-base64-exec", "ex00_warmup", "%%time body"), ("b11-cell-before-markdown", "ex00_warmup", "sys.modules"),
-    ("b12-reference-softmax", "ex00_warmup", "reference code .softmax"),
+    ("b12-reference-softmax", "ex00_warmup", "called torch.softmax"),
     ("b16-rewrites-snapshot", "ex00_warmup", "pagedlab.checks"),
     ("b07-int-subclass", "ex05_kv_cache_size", "_getframe"),
-    ("b13-reference-memory", "ex05_kv_cache_size", "reference code .kv_cache_bytes"),
+    ("b13-reference-memory", "ex05_kv_cache_size", "ModelShape.kv_bytes_per_token"),
     ("b14-subclasses-allocator", "ex06_block_allocator", "BlockAllocator"),
     ("b15-reference-attention", "ex01_naive_attention", "pagedlab.attention"),
     ("c04-unalignable", "ex00_warmup", "cannot match"),
+    ("e01-nn-softmax", "ex00_warmup", "tripwire"), ("e02-categorical", "ex00_warmup", "tripwire"),
+    ("e03-attrgetter-sdpa", "ex01_naive_attention", "scaled_dot_product_attention"),
+    ("e04-aten-sdpa-math", "ex01_naive_attention", "_scaled_dot_product_attention_math"),
+    ("e05-pydoc", "ex02_online_softmax", "pagedlab.attention.tiled_attention"),
+    ("e06-pkgutil", "ex05_kv_cache_size", "pagedlab.memory.kv_cache_bytes"),
+    ("e07-pickled-allocator", "ex06_block_allocator", "BlockAllocator"), ("e08-rot13-methodcaller", "ex00_warmup", "softmax"),
+    ("e09-interpreter", "ex00_warmup", "softmax"), ("e10-parameter-detach", "ex00_warmup", "Lazy"),
+    ("e11-json-dump-earlier-cell", "ex00_warmup", "replaces json.dump"),
+    ("e12-memoized-by-shape", "ex00_warmup", "graded call"), ("d01-untouched-ex10", "ex10_scheduler_step", "graded call"),
 ]
 
 

@@ -1,0 +1,120 @@
+"""Read a class before any learner code runs: the pristine exercises, their solutions, every learner's files.
+
+Every notebook in ``exercises/`` and its solution in ``solutions/`` is read and hashed, and every learner's
+folder read, once; nothing is read again. Dot-folders (``.ipynb_checkpoints``) and ``__MACOSX`` are skipped,
+symbolic links refused, files with other names listed as "not graded: unexpected file".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from pagedlab.grading.align import role
+from pagedlab.grading.review import imported_names
+from pagedlab.grading.specs import SPECS, Spec
+
+_SKIPPED = ("__MACOSX",)  # besides every name that starts with a dot
+
+
+@dataclass(frozen=True)
+class Pristine:
+    """An exercise as handed out, read once at the start."""
+
+    name: str  # file name, e.g. ex00_warmup.ipynb
+    notebook: nbformat.NotebookNode
+    sha256: str
+    setup_imports: frozenset[str]
+    spec: Spec | None = None
+    solution: bytes | None = None  # the solution notebook, read at the start like the rest
+
+
+
+@dataclass
+class Learner:
+    """One learner's folder, read once at the start: notebook bytes by file name, or why a file was refused."""
+
+    name: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+    unexpected: list[str] = field(default_factory=list)
+
+
+def load_pristine(exercises: Path, solutions: Path | None = None) -> dict[str, Pristine]:
+    """Every ``*.ipynb`` of ``exercises`` (whatever exercises exist), read and hashed once, with its solution."""
+    out = {}
+    for path in sorted(exercises.glob("*.ipynb")):
+        data = path.read_bytes()
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        setup = [c.source for c in nb.cells if c.cell_type == "code" and role(c) == "setup"]
+        spec = SPECS.get(path.name.removesuffix(".ipynb"))
+        solution = solutions / path.name if solutions is not None else None
+        out[path.name] = Pristine(path.name, nb, hashlib.sha256(data).hexdigest(), frozenset(imported_names(setup)),
+                                  spec, solution.read_bytes() if spec and solution and solution.is_file() else None)
+    if not out:
+        raise ValueError(f"exercises: no exercise notebooks in {str(exercises)!r}")
+    return out
+
+
+def collect(submissions: Path, names: set[str], max_bytes: int) -> tuple[list[Learner], list[str]]:
+    """Read every learner folder of ``submissions``: (learners, names of skipped top-level entries)."""
+    if not submissions.is_dir():
+        raise ValueError(f"submissions: expected a folder with one sub-folder per learner, got {str(submissions)!r}")
+    learners, skipped = [], []
+    for entry in sorted(os.scandir(submissions), key=lambda e: e.name):
+        if entry.name.startswith(".") or entry.name in _SKIPPED:
+            skipped.append(entry.name)
+        elif entry.is_symlink():
+            learner = Learner(entry.name)
+            learner.refused = {n: "refused: the learner's folder is a symbolic link" for n in names}
+            learners.append(learner)
+        elif entry.is_dir(follow_symlinks=False):
+            learners.append(_read_learner(Path(entry.path), names, max_bytes))
+        else:
+            skipped.append(entry.name)  # a loose file beside the learner folders
+    return learners, skipped
+
+
+def _read_learner(folder: Path, names: set[str], max_bytes: int) -> Learner:
+    learner = Learner(folder.name)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as e:
+        learner.refused = {n: f"unreadable folder: {e.strerror}" for n in names}
+        return learner
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in _SKIPPED:
+            continue
+        if entry.name in names and entry.is_symlink():
+            learner.refused[entry.name] = "refused: a symbolic link (submit the notebook file itself)"
+        elif entry.name in names and entry.is_file(follow_symlinks=False):
+            try:
+                fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as f:
+                    data = f.read(max_bytes + 1)
+            except OSError as e:
+                learner.refused[entry.name] = f"unreadable file: {e.strerror}"
+                continue
+            if len(data) > max_bytes:
+                learner.refused[entry.name] = f"refused: larger than {max_bytes:,} bytes"
+            else:
+                learner.files[entry.name] = data
+        elif entry.is_dir(follow_symlinks=False):
+            inner = [p for p in _walk(Path(entry.path)) if not any(part.startswith(".") for part in p.parts)]
+            learner.unexpected += [f"{entry.name}/{p}" for p in inner] or [f"{entry.name}/"]
+        else:
+            learner.unexpected.append(entry.name)
+    return learner
+
+
+def _walk(folder: Path, limit: int = 50) -> list[Path]:
+    found = []
+    for root, dirs, files in os.walk(folder):  # os.walk does not follow symbolic links
+        found += [Path(root, f).relative_to(folder) for f in files]
+        if len(found) >= limit:
+            break
+    return sorted(found)[:limit]

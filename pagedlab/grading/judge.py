@@ -1,0 +1,168 @@
+"""Judge one notebook: prepare what runs (restore, review), then read the supervisor's reply into a verdict.
+
+Verdicts: ``pass`` (the setup cells ran and every graded call's outcome equals the solution's), ``fail`` (one
+differs, or did not run, or the notebook is missing, unreadable, too large, refused), ``needs review`` (learner code
+touches the execution machinery, a graded call set off a tripwire, or the cells cannot be matched: a person must
+look), ``grader error`` (the kernel did not start twice, or the solution's outcomes could not be computed: grade
+again). Exercises without graded calls are judged by the kernel's replies to their pristine check cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import nbformat
+
+from pagedlab.grading.align import RESTORED, Cell, SubmissionError, Unalignable, read_submission, restore, role
+from pagedlab.grading.calls import Malformed, compare, load_outcomes
+from pagedlab.grading.collect import Pristine
+from pagedlab.grading.procs import Limits
+from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
+from pagedlab.grading.specs import Cases, Spec
+
+PASS, FAIL, REVIEW, ERROR, UNEXPECTED = "pass", "fail", "needs review", "grader error", "not graded: unexpected file"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One learner's verdict on one exercise (or one file that was not graded)."""
+
+    student: str
+    exercise: str
+    verdict: str
+    message: str = ""  # the first failure, why it needs review, or what went wrong; one line
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+
+
+@dataclass
+class Expected:
+    """An exercise's graded calls for this run and the solution's outcomes (or why they could not be computed)."""
+
+    cases: Cases
+    outcomes: list | None = None
+    problem: str = ""
+
+
+
+class NotRun(Exception):
+    """A notebook that is judged without running it: ``verdict`` and ``message`` say how and why."""
+
+    def __init__(self, verdict: str, message: str):
+        super().__init__(message)
+        self.verdict, self.message = verdict, message
+
+
+def prepare(submitted: bytes, pristine: Pristine,
+            limits: Limits) -> tuple[nbformat.NotebookNode, list[Cell], list[str], list[str]]:
+    """The notebook to run, what its code cells are, why it needs review (empty when it does not), what was repaired.
+
+    Raises:
+        NotRun: unreadable or invalid (fail), over the cell limit (fail), cells that cannot be matched (review).
+    """
+    try:
+        nb, notes = read_submission(submitted, limits.max_cells)
+    except SubmissionError as e:
+        raise NotRun(FAIL, str(e)) from None
+    try:
+        restored, cells, method = restore(nb, pristine.notebook, checks=pristine.spec is None)
+    except Unalignable as e:
+        raise NotRun(REVIEW, str(e)) from None
+    given = {c.source for c in pristine.notebook.cells if c.cell_type == "code" and role(c) != "work"}
+    learner = [restored.cells[c.index].source for c in cells
+               if c.role not in RESTORED and restored.cells[c.index].source not in given]
+    modules = set(pristine.setup_imports) | imported_names(learner)  # every module imported in any cell
+    reasons = [f"{c.role} cell {c.id!r} {why}" for c in cells
+               if c.role not in RESTORED and restored.cells[c.index].source not in given
+               for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports), modules)
+               + reference_reasons(restored.cells[c.index].source)]
+    return restored, cells, reasons, notes
+
+
+def judge(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits) -> tuple[str, str]:
+    """(verdict, message) from the supervisor's reply (:mod:`pagedlab.grading.run`) and the review reasons."""
+    if reply.get("ended") == "no kernel":
+        return ERROR, reply.get("detail", "the kernel did not start")
+    if "ended" not in reply:
+        return ERROR, reply.get("detail", "the supervisor gave no answer")
+    ran = reply.get("cells", {})
+    reasons = reasons + [f"kernel probe: {p}" for p in reply.get("probe") or []]
+    first_error, failed = "", False
+    for c in cells:
+        r = ran.get(str(c.index))
+        where = f"{c.role} cell {c.id!r}"
+        if r is not None and r["status"] != "ok" and not first_error:
+            first_error = f"{where}: {r['ename'] or r['status']}: {r['evalue']}".rstrip(": ")
+        if c.role in RESTORED:
+            if r is None:
+                failed = True
+                first_error = first_error or f"{where} did not run: {_why_stopped(reply, cells, limits)}"
+            elif r["sha256"] != c.pristine_sha256:
+                failed = True
+                first_error = first_error or f"{where} ran with a changed source"
+            elif r["status"] != "ok":
+                failed = True
+    if reasons:
+        checks = "checks failed" if failed else "checks passed"
+        return REVIEW, f"{'; '.join(reasons)} ({checks})"
+    return (FAIL, first_error) if failed else (PASS, "")
+
+
+def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits,
+                 expected: Expected, spec: Spec) -> tuple[str, str]:
+    """(verdict, message) for an exercise with graded calls: credit comes from their outcomes alone.
+
+    The pristine setup cells must run unchanged and without an error (a reply or an iopub ``error`` message);
+    then every graded call's outcome must agree with the solution's. The kernel's replies to the learner's own
+    cells count for nothing but the message.
+    """
+    if reply.get("ended") == "no kernel":
+        return ERROR, reply.get("detail", "the kernel did not start")
+    if "ended" not in reply:
+        return ERROR, reply.get("detail", "the supervisor gave no answer")
+    if expected.outcomes is None:
+        return ERROR, f"the solution's graded calls could not be computed: {expected.problem}"
+    ran = reply.get("cells", {})
+    reasons = reasons + [f"kernel probe: {p}" for p in reply.get("probe") or []]
+    learner_error, problem = "", ""
+    for c in cells:
+        r = ran.get(str(c.index))
+        where = f"{c.role} cell {c.id!r}"
+        if r is not None and r["status"] != "ok" and not learner_error and c.role not in RESTORED:
+            learner_error = f"{where}: {r['ename'] or r['status']}: {r['evalue']}".rstrip(": ")
+        if c.role in RESTORED and not problem:
+            if r is None:
+                problem = f"{where} did not run: {_why_stopped(reply, cells, limits)}"
+            elif r["sha256"] != c.pristine_sha256:
+                problem = f"{where} ran with a changed source"
+            elif r["status"] != "ok":
+                problem = f"{where}: {r['ename'] or r['status']}: {r['evalue']}".rstrip(": ")
+    if not problem and reply.get("ended") != "complete":
+        problem = f"the graded calls did not run: {_why_stopped(reply, cells, limits)}"
+    graded = reply.get("graded") or {}
+    if not problem and graded.get("text") is None:
+        problem = f"the graded calls wrote no results (the kernel's reply: {str(graded.get('status'))[:60]})"
+    if not problem:
+        try:
+            outcomes, tripped = load_outcomes(graded["text"], expected.cases)
+            problem = compare(expected.outcomes, outcomes, expected.cases, spec.atol, spec.rtol) or ""
+            reasons = reasons + [f"tripwire: {t}" for t in tripped]
+        except Malformed as e:
+            problem = str(e)
+    if learner_error and problem:
+        problem = f"{problem} (first error in a learner cell: {learner_error})"
+    if reasons:
+        return REVIEW, f"{'; '.join(reasons)} ({'graded calls failed' if problem else 'graded calls passed'})"
+    return (FAIL, problem) if problem else (PASS, "")
+
+
+def _why_stopped(reply: dict, cells: list[Cell], limits: Limits) -> str:
+    at = next((f"{c.role} cell {c.id!r}" for c in cells if c.index == reply.get("at")), "a cell")
+    return {"timeout": f"the notebook's time limit ({limits.wall_s} s) ran out in {at}",
+            "dead kernel": f"the kernel died in {at} (os._exit, exit() or a crash)",
+            "output cap": f"{at} printed more than {limits.max_output_bytes:,} bytes of output",
+            "supervisor killed": "the notebook's supervisor was killed or its answer forged"}.get(
+                reply.get("ended"), "the run stopped before it")

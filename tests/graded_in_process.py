@@ -1,0 +1,126 @@
+"""An exercise's graded calls made in this process, through the grader's own code, on many seeds at once.
+
+The class grader runs each notebook in a sandboxed kernel (seconds each); proving every planted bug on five seeds
+that way would take far too long. Here a notebook is prepared as the grader prepares it (:func:`prepare`: repaired,
+pristine setup restored, checks left out), the kernel is armed as the grader arms it (:mod:`pagedlab.grading.harness`,
+the same job text), its cells run once in this process, and the graded calls of several seeds, merged into one job,
+are made by the same driver and compared by the same :func:`pagedlab.grading.calls.compare`. Only the sandbox and
+the kernel are missing, and tests/grading/test_grade_class.py covers those end to end.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from IPython.core.inputtransformer2 import TransformerManager
+
+from pagedlab.grading import harness
+from pagedlab.grading.calls import compare, job_text, load_outcomes
+from pagedlab.grading.collect import load_pristine
+from pagedlab.grading.judge import prepare
+from pagedlab.grading.procs import Limits
+from pagedlab.grading.specs import SPECS, Cases
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = (101, 202, 303, 404, 505)
+_transform = TransformerManager().transform_cell
+_PRISTINE = {}
+
+
+@dataclass
+class Graded:
+    """What one notebook's graded calls gave, per seed: outcomes and the tripwires they set off."""
+
+    outcomes: dict[int, list]
+    tripped: list[str]
+    cell_errors: list[str]
+
+
+def pristine(exercise: str):
+    if not _PRISTINE:
+        _PRISTINE.update(load_pristine(ROOT / "exercises", ROOT / "solutions"))
+    return _PRISTINE[f"{exercise}.ipynb"]
+
+
+def merged_cases(exercise: str, seeds=SEEDS) -> tuple[Cases, dict[int, tuple[Cases, int, int]]]:
+    """One job holding every seed's cases (each ``T(i)`` renumbered), and where each seed's cases lie in it."""
+    spec, merged, where = SPECS[exercise], Cases(0), {}
+    for seed in seeds:
+        c = spec.cases(seed)
+        offset, first = len(merged.arrays), len(merged.cases)
+        merged.arrays += c.arrays
+        for case in c.cases:
+            steps = [[kind, re.sub(r"\bT\((\d+)\)", lambda m: f"T({int(m[1]) + offset})", source)]
+                     for kind, source in case["steps"]]
+            merged.cases.append({"label": case["label"], "steps": steps})
+        where[seed] = (c, first, len(c.cases))
+    return merged, where
+
+
+def notebook_bytes(path: Path, replace: dict[str, str] | None = None) -> bytes:
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.get("id") in (replace or {}):
+            cell.source = replace[cell.id]
+    return nbformat.writes(nb).encode()
+
+
+def run_graded(exercise: str, data: bytes, seeds=SEEDS) -> Graded:
+    """Prepare ``data`` (a notebook's bytes) as the grader does, arm, run its cells, make the graded calls."""
+    p = pristine(exercise)
+    spec = SPECS[exercise]
+    restored, cells, _, _ = prepare(data, p, Limits())
+    merged, where = merged_cases(exercise, seeds)
+    graded = harness.arm(job_text(merged, spec))
+    errors = []
+    try:
+        namespace: dict = {"__name__": "__main__"}
+        for c in cells:
+            source = restored.cells[c.index].source
+            try:
+                exec(compile(_transform(source), f"<{exercise}:{c.id}>", "exec"), namespace)
+            except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
+                errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "outcomes.json"
+            graded(namespace, str(out))
+            outcomes, tripped = load_outcomes(out.read_text(), merged)
+    finally:
+        graded.disarm()
+    per_seed = {seed: outcomes[first:first + n] for seed, (_, first, n) in where.items()}
+    return Graded(per_seed, tripped, errors)
+
+
+def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: float = 20) -> Graded | None:
+    """:func:`run_graded` in a forked child: a planted bug that writes past a buffer in Triton's interpreter can
+    crash the process, or loop forever, as it would crash a grading kernel or run out its time (a fail). None when
+    the child died or ran past ``timeout_s``."""
+    parent, child = multiprocessing.Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(target=_child, args=(child, exercise, data, seeds))
+    process.start()
+    child.close()
+    try:
+        result = parent.recv() if parent.poll(timeout_s) else None
+    except EOFError:
+        result = None
+    if process.is_alive():
+        process.kill()
+    process.join()
+    return result
+
+
+def _child(conn, exercise, data, seeds) -> None:
+    conn.send(run_graded(exercise, data, seeds))
+    conn.close()
+
+
+def differences(exercise: str, want: Graded, got: Graded, seeds=SEEDS) -> dict[int, str | None]:
+    """Per seed, the first graded call whose outcome differs (as the grader words it), or None."""
+    spec = SPECS[exercise]
+    return {seed: compare(want.outcomes[seed], got.outcomes[seed], spec.cases(seed), spec.atol, spec.rtol)
+            for seed in seeds}
