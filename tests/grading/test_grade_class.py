@@ -12,6 +12,10 @@ introspection, faked results, a lied-about reply, reference code, and, without a
 and process. The ``d`` and ``e`` learners are the third round (issue 27): honest learners the grader failed or
 flagged (``d``: they pass), reference code reached by paths no list of names holds, a driver patched from an earlier
 cell and wrong answers that passed by chance (``e``: needs review or fail).
+
+The attacks that reach past their notebook to a grader (its files, its output folder) aim at their own grader, found
+up the process tree: `make test` grades other classes at the same time, which a real attacker would reach too (the
+README says to grade one class at a time without a sandbox).
 """
 
 import base64
@@ -101,13 +105,14 @@ for folder in [here, *SHARED, pathlib.Path(tempfile.gettempdir()), pathlib.Path.
 BACKGROUND = '''
 import subprocess, sys
 DAEMON = """
-import glob, os, time
-targets = set()
-for path in glob.glob("/proc/[0-9]*/cmdline"):
+import os, time
+targets, pid = set(), os.getppid()
+while pid > 1:  # the graders up this process's tree (a real attacker writes to every grader's folder it finds)
     try:
-        args = open(path, "rb").read().split(b"\\\\0")
-    except OSError:
-        continue
+        args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\\\0")
+        pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        break
     targets |= {b.decode() for a, b in zip(args, args[1:]) if a == b"--out"}
 end = time.time() + 90
 while time.time() < end:
@@ -248,11 +253,13 @@ except OSError:
 """
 PATCH_GRADER = """
 import os, pathlib
-for pid in os.listdir("/proc"):
+pid = os.getppid()
+while pid > 1:  # the graders up this kernel's tree (a real attacker patches every grader it finds on the machine)
     try:
         cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-    except OSError:
-        continue
+        parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        break
     if b"pagedlab.grad" in cmd:
         for grader in [pathlib.Path(f"/proc/{pid}/cwd") / "pagedlab" / name for name in ("grading/run.py", "grade_run.py")]:
             if not grader.exists():
@@ -263,6 +270,7 @@ for pid in os.listdir("/proc"):
                             "    r['cells'] = {k: {**v, 'status': 'ok'} for k, v in r['cells'].items()}\\n    return r\\n")
             except OSError:
                 pass
+    pid = parent
 """
 FORGE_AND_KILL = """
 import hashlib, json, os, pathlib, signal
