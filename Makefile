@@ -5,7 +5,8 @@
 PYTHON ?= python3
 BOOTSTRAP := $(PYTHON) tools/bootstrap.py
 PY = $(shell $(BOOTSTRAP) --which)
-# Two pytest workers: one notebook per worker at a time (nbval keeps a notebook's cells together).
+# Two pytest workers. conftest.py says which tests stay together (a notebook's cells, a file's fixtures) and which
+# start first.
 WORKERS ?= 2
 # Each worker (and each notebook kernel it starts) computes on one thread: with as many workers as cores, torch's
 # own thread pool would only make them wait for each other (a 2-core run of notebook 10 took minutes, not seconds).
@@ -28,10 +29,10 @@ lab: setup                  ## set up, then open the course in JupyterLab
 	$(PY) -m jupyter lab $(LAB_FLAGS) --ServerApp.root_dir="$(CURDIR)" notebooks/00_setup.ipynb
 
 test: setup                 ## set up, then run unit tests, every notebook under nbval, and the meta-tests
-	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadfile
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder
 
 test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
-	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadfile tests
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder tests
 
 # Each worker starts its own JupyterLab and Chromium; a worker that runs out of tests takes some of the other's.
 test-browser: setup         ## the course in JupyterLab in headless Chromium (Debian's chromium; skips without one)

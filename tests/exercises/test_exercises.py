@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections import defaultdict
 from pathlib import Path
 
 import nbformat
@@ -85,17 +86,29 @@ def test_generation_keeps_cell_ids_for_the_grader():
         assert [c.id for c in make_exercise(sol).cells] == [c.id for c in sol.cells]
 
 
-@pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.stem)
-def test_shipped_exercise_fails_at_not_implemented(path, tmp_path):
-    """An untouched exercise fails `pytest --nbval-lax`, and its first failure is the learner's NotImplementedError."""
-    junit = tmp_path / "report.xml"
+@pytest.fixture(scope="module")
+def class_run(tmp_path_factory) -> dict[str, list[ET.Element]]:
+    """``pytest --nbval-lax exercises/``, as a learner or an instructor runs it, once: {notebook name: its test cases
+    in order}. One pytest for all the exercises; each notebook still gets its own kernel."""
+    folder = tmp_path_factory.mktemp("untouched")
+    junit = folder / "report.xml"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(path), "-p", "no:cacheprovider", "-o", "addopts=", "--nbval-lax",
-         "--nbval-current-env", "--nbval-cell-timeout=300", f"--junitxml={junit}", "-q"],
-        cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode != 0, f"{path.name} passes as shipped:\n{proc.stdout[-2000:]}"
-    failures = [c for c in ET.parse(junit).getroot().iter("testcase") if c.find("failure") is not None]
-    assert failures, proc.stdout[-2000:]
+        [sys.executable, "-m", "pytest", *map(str, EXERCISES), "-p", "no:cacheprovider", "-p", "no:xdist", "-o",
+         "addopts=", "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=300", f"--junitxml={junit}", "-q"],
+        cwd=folder, capture_output=True, text=True)
+    assert proc.returncode != 0, f"the untouched exercises pass as shipped:\n{proc.stdout[-2000:]}"
+    cases = defaultdict(list)
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        cases[case.get("classname").removesuffix(".ipynb").rsplit(".", 1)[-1]].append(case)  # "exercises.ex00_warmup.ipynb"
+    return cases
+
+
+@pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.stem)
+def test_shipped_exercise_fails_at_not_implemented(class_run, path):
+    """An untouched exercise fails `pytest --nbval-lax`, and its first failure is the learner's NotImplementedError."""
+    cases = class_run[path.stem]
+    failures = [c for c in cases if c.find("failure") is not None]
+    assert failures, f"{path.name} passes as shipped ({len(cases)} cells run)"
     first = failures[0].find("failure")
     assert "NotImplementedError" in (first.text or "") + (first.get("message") or ""), (
         f"{path.name} fails first at {failures[0].get('name')}, not at the learner's NotImplementedError:\n"
