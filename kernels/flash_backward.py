@@ -20,6 +20,19 @@ from pagedlab.kernels.flash_forward import LOG2E_C, key_range
 
 
 @triton.jit
+def batch_head(bh, n_heads):
+    """The batch and head of program axis 1 (``b * n_heads + h``), as int64 so that offsets past 2**31 hold."""
+    return (bh // n_heads).to(tl.int64), (bh % n_heads).to(tl.int64)
+
+
+@triton.jit
+def tile_ptrs(Base, b, h, rows, cols, stride_b, stride_h, stride_row, stride_col):
+    """Pointers to ``Base[b, h, rows, cols]`` as a (len(rows), len(cols)) block; ``rows`` and ``cols`` may be either
+    the positions or the head dimension's offsets, which gives the transposed tile."""
+    return Base + b * stride_b + h * stride_h + rows[:, None] * stride_row + cols[None, :] * stride_col
+
+
+@triton.jit
 def bwd_preprocess_kernel(Out, DO, Delta,
                           stride_ob, stride_oh, stride_om, stride_od,
                           stride_db, stride_dh, stride_dm, stride_dd,
@@ -27,14 +40,11 @@ def bwd_preprocess_kernel(Out, DO, Delta,
     """delta_i = sum_d dO_id * O_id, the row term of dS = P * (dP - delta)."""
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     bh = tl.program_id(1)
-    b = (bh // n_heads).to(tl.int64)
-    h = (bh % n_heads).to(tl.int64)
+    b, h = batch_head(bh, n_heads)
     offs_d = tl.arange(0, HEAD_DIM)
     rows = offs_m[:, None] < n_q
-    o = tl.load(Out + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
-                mask=rows, other=0.0)
-    do = tl.load(DO + b * stride_db + h * stride_dh + offs_m[:, None] * stride_dm + offs_d[None, :] * stride_dd,
-                 mask=rows, other=0.0)
+    o = tl.load(tile_ptrs(Out, b, h, offs_m, offs_d, stride_ob, stride_oh, stride_om, stride_od), mask=rows, other=0.0)
+    do = tl.load(tile_ptrs(DO, b, h, offs_m, offs_d, stride_db, stride_dh, stride_dm, stride_dd), mask=rows, other=0.0)
     delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), 1)
     tl.store(Delta + bh * n_q + offs_m, delta, mask=offs_m < n_q)
 
@@ -86,16 +96,14 @@ def bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta,
     # Causal: key tile 0 is seen by every query, the last one by the fewest, so the natural order already
     # launches the heaviest programs first.
     start_n = tl.program_id(0) * BLOCK_N
-    bh_kv = tl.program_id(1)
-    b = (bh_kv // n_kv_heads).to(tl.int64)
-    h_kv = (bh_kv % n_kv_heads).to(tl.int64)
+    b, h_kv = batch_head(tl.program_id(1), n_kv_heads)
     offs_n = start_n + tl.arange(0, BLOCK_N)
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
     cols_ok = offs_n[:, None] < n_k
-    k = tl.load(K + b * stride_kb + h_kv * stride_kh + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd,
+    k = tl.load(tile_ptrs(K, b, h_kv, offs_n, offs_d, stride_kb, stride_kh, stride_kn, stride_kd),
                 mask=cols_ok, other=0.0)
-    v = tl.load(V + b * stride_vb + h_kv * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd,
+    v = tl.load(tile_ptrs(V, b, h_kv, offs_n, offs_d, stride_vb, stride_vh, stride_vn, stride_vd),
                 mask=cols_ok, other=0.0)
     dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
     dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
@@ -112,16 +120,16 @@ def bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta,
     for g in range(group):  # GQA: sum the gradients of every query head that reads this K/V head
         h = h_kv * group + g
         row0 = (b * n_heads + h) * n_q
-        q_ptrs = Q + b * stride_qb + h * stride_qh + offs_m[None, :] * stride_qm + offs_d[:, None] * stride_qd
-        do_ptrs = DO + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod
+        q_ptrs = tile_ptrs(Q, b, h, offs_d, offs_m, stride_qb, stride_qh, stride_qd, stride_qm)  # Q^T
+        do_ptrs = tile_ptrs(DO, b, h, offs_m, offs_d, stride_dob, stride_doh, stride_dom, stride_dod)
         dk, dv = dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, lo, mid, offs_m, offs_n,
                             n_q, n_k, stride_qm, stride_dom, qk_scale, True, PRECISION, BLOCK_M)
         dk, dv = dkdv_tiles(dk, dv, k, v, q_ptrs, do_ptrs, Lse, Delta, row0, mid, n_q, offs_m, offs_n,
                             n_q, n_k, stride_qm, stride_dom, qk_scale, False, PRECISION, BLOCK_M)
     dk *= sm_scale  # S = sm_scale * Q K^T, so dK = sm_scale * dS^T Q
-    tl.store(DK + b * stride_dkb + h_kv * stride_dkh + offs_n[:, None] * stride_dkn + offs_d[None, :] * stride_dkd,
+    tl.store(tile_ptrs(DK, b, h_kv, offs_n, offs_d, stride_dkb, stride_dkh, stride_dkn, stride_dkd),
              dk.to(DK.dtype.element_ty), mask=cols_ok)
-    tl.store(DV + b * stride_dvb + h_kv * stride_dvh + offs_n[:, None] * stride_dvn + offs_d[None, :] * stride_dvd,
+    tl.store(tile_ptrs(DV, b, h_kv, offs_n, offs_d, stride_dvb, stride_dvh, stride_dvn, stride_dvd),
              dv.to(DV.dtype.element_ty), mask=cols_ok)
 
 
@@ -165,21 +173,19 @@ def bwd_dq_kernel(Q, K, V, DO, DQ, Lse, Delta,
     tile_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
     start_m = tile_m * BLOCK_M
     bh = tl.program_id(1)
-    b = (bh // n_heads).to(tl.int64)
-    h = (bh % n_heads).to(tl.int64)
+    b, h = batch_head(bh, n_heads)
     h_kv = h // group
     offs_m = start_m + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     rows_ok = offs_m[:, None] < n_q
-    q = tl.load(Q + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                mask=rows_ok, other=0.0)
-    do = tl.load(DO + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod,
+    q = tl.load(tile_ptrs(Q, b, h, offs_m, offs_d, stride_qb, stride_qh, stride_qm, stride_qd), mask=rows_ok, other=0.0)
+    do = tl.load(tile_ptrs(DO, b, h, offs_m, offs_d, stride_dob, stride_doh, stride_dom, stride_dod),
                  mask=rows_ok, other=0.0)
     lse2 = load_lse2(Lse, bh * n_q, offs_m, n_q)
     delta = tl.load(Delta + bh * n_q + offs_m, mask=offs_m < n_q, other=0.0)
-    k_ptrs = K + b * stride_kb + h_kv * stride_kh + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kd
-    v_ptrs = V + b * stride_vb + h_kv * stride_vh + offs_n[None, :] * stride_vn + offs_d[:, None] * stride_vd
+    k_ptrs = tile_ptrs(K, b, h_kv, offs_d, offs_n, stride_kb, stride_kh, stride_kd, stride_kn)  # K^T
+    v_ptrs = tile_ptrs(V, b, h_kv, offs_d, offs_n, stride_vb, stride_vh, stride_vd, stride_vn)  # V^T
     dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
 
     full_end, hi = key_range(start_m, n_q, n_k, CAUSAL, BLOCK_M, BLOCK_N)
@@ -188,6 +194,6 @@ def bwd_dq_kernel(Q, K, V, DO, DQ, Lse, Delta,
     dq = dq_tiles(dq, q, do, lse2, delta, k_ptrs, v_ptrs, full_end, hi, offs_m, offs_n, n_q, n_k,
                   stride_kn, stride_vn, qk_scale, True, CAUSAL, PRECISION, BLOCK_N)
     dq *= sm_scale
-    tl.store(DQ + b * stride_dqb + h * stride_dqh + offs_m[:, None] * stride_dqm + offs_d[None, :] * stride_dqd,
+    tl.store(tile_ptrs(DQ, b, h, offs_m, offs_d, stride_dqb, stride_dqh, stride_dqm, stride_dqd),
              dq.to(DQ.dtype.element_ty), mask=rows_ok)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -33,10 +34,14 @@ def check_state(online_softmax_update, scores, values, block, what):
                       "divide by l only once, after the last tile.")
 
 
+def _is_shape_error(exc: BaseException) -> bool:
+    """True for torch's error about tensors whose sizes do not fit (a RuntimeError naming a size or shape)."""
+    return isinstance(exc, RuntimeError) and any(word in str(exc) for word in ("size", "shape", "match"))
+
+
 def error_hint(exc: BaseException) -> str:
     """The hint for an error raised by the learner's functions: shapes only for a shape error."""
-    text = str(exc)
-    if not isinstance(exc, RuntimeError) or not ("size" in text or "shape" in text or "match" in text):
+    if not _is_shape_error(exc):
         return ""
     return ("a shape mismatch usually means a tile's real size differs from block_m or block_n (the last tile, or "
           "a tile larger than the input): start m, l, acc afresh for each query tile with its real row count "
@@ -45,8 +50,7 @@ def error_hint(exc: BaseException) -> str:
 
 def update_error_hint(exc: BaseException) -> str:
     """The hint for an error raised by ``online_softmax_update`` alone: a per-row value met a tile as a row."""
-    text = str(exc)
-    if not isinstance(exc, RuntimeError) or not ("size" in text or "shape" in text or "match" in text):
+    if not _is_shape_error(exc):
         return ""
     return ("s is (rows, cols) and m_new is (rows,): a per-row value is subtracted from every column as a column, "
             "m_new[:, None], so that each row uses its own max; the same for alpha where acc (rows, d) is scaled.")
@@ -156,40 +160,43 @@ def check_huge_scores_update(online_softmax_update) -> None:
     check_state(online_softmax_update, big, torch.randn(10, 2), 5, "tiles of huge scores")
 
 
-def check_one_tile_and_scale(tiled_attention, online_softmax_update) -> None:
-    """Check 4: one tile, and the scale."""
-    __tracebackhide__ = True
-    # Tiles larger than the inputs: one query tile and one key tile, so only the scores and one update matter.
-    assert_tiled(tiled_attention, online_softmax_update, 8, 8, False, block_m=16, block_n=16, d=16,
-                 hint="with a single tile only the scores (q times k transposed, divided by sqrt(d)) and one update "
-                      "matter.")
+def _tiled_check(doc: str, causal: bool, cases: list[tuple[int, int, int, int]], hint: str,
+                 **options) -> Callable[..., None]:
+    """A check of ``tiled_attention`` against ``naive_attention`` on each ``(n_q, n_k, block_m, block_n)`` of
+    ``cases``, ending its message with ``hint`` when ``assert_tiled`` finds no likelier cause; ``options`` (``d``,
+    ``magnitude``) go to ``assert_tiled``."""
+
+    def check(tiled_attention, online_softmax_update) -> None:
+        __tracebackhide__ = True
+        for n_q, n_k, block_m, block_n in cases:
+            assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, block_m, block_n, hint=hint,
+                         **options)
+
+    check.__doc__ = doc
+    return check
 
 
-def check_dividing_tiles(tiled_attention, online_softmax_update) -> None:
-    """Check 5: tiles that divide the length."""
-    __tracebackhide__ = True
-    assert_tiled(tiled_attention, online_softmax_update, 64, 64, False, block_m=16, block_n=16, hint=(
+# Tiles larger than the inputs: one query tile and one key tile, so only the scores and one update matter.
+check_one_tile_and_scale = _tiled_check(
+    "Check 4: one tile, and the scale.", False, [(8, 8, 16, 16)], d=16,
+    hint="with a single tile only the scores (q times k transposed, divided by sqrt(d)) and one update matter.")
+
+check_dividing_tiles = _tiled_check(
+    "Check 5: tiles that divide the length.", False, [(64, 64, 16, 16)], hint=(
         "start m, l, acc afresh for every query tile (inside the loop over r0), and divide acc by l once, after its "
         "last key tile."))
 
+check_shorter_tiles = _tiled_check(
+    "Check 6: lengths that are not multiples of the tile.", False,
+    [(37, 37, 16, 16), (37, 37, 5, 7), (3, 3, 16, 2), (20, 37, 8, 16)], hint=(
+        "the last tile is shorter when the length is not a multiple of the tile: use each slice's real size, "
+        "not block_m or block_n."))
 
-def check_shorter_tiles(tiled_attention, online_softmax_update) -> None:
-    """Check 6: lengths that are not multiples of the tile."""
-    __tracebackhide__ = True
-    for n_q, n_k, block_m, block_n in [(37, 37, 16, 16), (37, 37, 5, 7), (3, 3, 16, 2), (20, 37, 8, 16)]:
-        assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, False, block_m, block_n, hint=(
-            "the last tile is shorter when the length is not a multiple of the tile: use each slice's real size, "
-            "not block_m or block_n."))
-
-
-def check_causal(tiled_attention, online_softmax_update) -> None:
-    """Check 7: causal."""
-    __tracebackhide__ = True
-    for n_q, n_k, block_m, block_n in [(64, 64, 16, 16), (32, 48, 16, 16), (37, 37, 5, 7), (20, 37, 8, 16)]:
-        assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, True, block_m, block_n, hint=(
-            "hide key j from query i when j > i + (n_k - n_q), using the tile's global positions (the keys' and the "
-            "rows' indices in the whole sequence, not within the tile). If you skip key tiles, skip only a tile whose "
-            "first key lies after the last row's diagonal."))
+check_causal = _tiled_check(
+    "Check 7: causal.", True, [(64, 64, 16, 16), (32, 48, 16, 16), (37, 37, 5, 7), (20, 37, 8, 16)], hint=(
+        "hide key j from query i when j > i + (n_k - n_q), using the tile's global positions (the keys' and the "
+        "rows' indices in the whole sequence, not within the tile). If you skip key tiles, skip only a tile whose "
+        "first key lies after the last row's diagonal."))
 
 
 def check_huge_scores(tiled_attention, online_softmax_update) -> None:

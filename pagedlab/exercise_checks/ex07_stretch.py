@@ -7,6 +7,7 @@ Each check builds a ``MiniPrefixCache`` (the learner's class), caches a few prom
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 
 def error_hint(exc: BaseException) -> str:
@@ -35,6 +36,15 @@ def _no_hit_at_all(cache, prompt) -> str | None:
     return None
 
 
+def _failure(question: str, got: object, hints: list[tuple[object, str | Callable[[], str]]],
+             otherwise: str) -> AssertionError:
+    """The error a check raises: ``question`` (the call and what it should return), what came back, and the hint of
+    the first ``(condition, hint)`` in ``hints`` whose condition is true, else ``otherwise``. A callable hint is
+    called only when chosen (it may run the learner's code again)."""
+    hint = next((hint for condition, hint in hints if condition), otherwise)
+    return AssertionError(f"{question}, got {got!r}. Hint: {hint() if callable(hint) else hint}")
+
+
 def check_chained_keys(cache_class: type) -> None:
     """Check 1: ``keys`` chains each full block's key on its predecessor's, and gives the partial block none."""
     __tracebackhide__ = True
@@ -45,16 +55,14 @@ def check_chained_keys(cache_class: type) -> None:
     got = cache.keys(tokens)
     if got == expected:
         return
-    if isinstance(got, list) and len(got) == 3:
-        hint = "3 keys for 2 full blocks: the partly filled last block [2, 6] has no key."
-    elif got == [h0, cache.hash_fn(None, (1, 5, 9))]:
-        hint = "the second key ignores the first: key_i is hash_fn(key_{i-1}, block_i), so it stands for the whole prefix."
-    elif isinstance(got, list) and len(got) == 2:
-        hint = "two keys, as expected, but not these: key_0 = hash_fn(None, tuple(block_0)), key_1 = hash_fn(key_0, tuple(block_1))."
-    else:
-        hint = "one key per full block, in order, as a list."
-    raise AssertionError(f"keys([5, 1, 4, 1, 5, 9, 2, 6]) with blocks of 3 should be the 2 chained keys {expected}, "
-                         f"got {got!r}. Hint: {hint}")
+    raise _failure(f"keys([5, 1, 4, 1, 5, 9, 2, 6]) with blocks of 3 should be the 2 chained keys {expected}", got, [
+        (isinstance(got, list) and len(got) == 3,
+         "3 keys for 2 full blocks: the partly filled last block [2, 6] has no key."),
+        (got == [h0, cache.hash_fn(None, (1, 5, 9))],
+         "the second key ignores the first: key_i is hash_fn(key_{i-1}, block_i), so it stands for the whole prefix."),
+        (isinstance(got, list) and len(got) == 2,
+         "two keys, as expected, but not these: key_0 = hash_fn(None, tuple(block_0)), key_1 = hash_fn(key_0, tuple(block_1))."),
+    ], otherwise="one key per full block, in order, as a list.")
 
 
 def check_longest_prefix(cache_class: type) -> None:
@@ -70,17 +78,15 @@ def check_longest_prefix(cache_class: type) -> None:
         got = cache.match(prompt)
         if got == expected:
             continue
-        if got == [] and expected:
-            hint = _no_hit_at_all(cache, prompt) or "the first block is cached: look its key up in block_of."
-        elif got == expected[:1] and len(expected) > 1:
-            hint = ("only the first block hit: after each hit, the next block's stored parent_id must equal THIS hit's "
-                    "prefix id, so the prefix id is carried from hit to hit.")
-        elif isinstance(got, list) and len(got) > len(expected) and got[:len(expected)] == expected:
-            hint = "blocks after the first miss were returned: the first miss ends the match."
-        else:
-            hint = "walk the keys in order, look each up, and stop at the first miss."
-        raise AssertionError(f"match({prompt}) after caching [1..7] in blocks 10, 11, 12: expected {expected} ({why}), "
-                             f"got {got!r}. Hint: {hint}")
+        raise _failure(f"match({prompt}) after caching [1..7] in blocks 10, 11, 12: expected {expected} ({why})", got, [
+            (got == [] and expected,
+             lambda: _no_hit_at_all(cache, prompt) or "the first block is cached: look its key up in block_of."),
+            (got == expected[:1] and len(expected) > 1,
+             "only the first block hit: after each hit, the next block's stored parent_id must equal THIS hit's "
+             "prefix id, so the prefix id is carried from hit to hit."),
+            (isinstance(got, list) and len(got) > len(expected) and got[:len(expected)] == expected,
+             "blocks after the first miss were returned: the first miss ends the match."),
+        ], otherwise="walk the keys in order, look each up, and stop at the first miss.")
 
 
 def check_never_entirely(cache_class: type) -> None:

@@ -84,6 +84,7 @@ class BlockPool:
         id. Prefix caching only."""
         for i in range(len(record.prefix_ids), min(num_tokens // self.block_size, len(record.keys))):
             record.prefix_ids.append(self._cache_block(record, i, record.prefix_ids[i - 1] if i else None))
+        self._drop_cached_tokens(record)
 
     def reregister(self, record: SeqRecord) -> None:
         """Recompute the prefix ids of a sequence that is back on the GPU, caching its computed blocks that are
@@ -92,16 +93,35 @@ class BlockPool:
         for i in range(len(record.prefix_ids)):
             prefix_ids.append(self._cache_block(record, i, prefix_ids[-1] if i else None))
         record.prefix_ids[:] = prefix_ids
+        self._drop_cached_tokens(record)
+
+    def recall_tokens(self, record: SeqRecord) -> None:
+        """Before ``record``'s sequence leaves the GPU (``swap_out``): copy back from the prefix cache the tokens of
+        its cached blocks, which may be evicted while it is away; :meth:`reregister` needs them to cache the
+        blocks again. Prefix caching only."""
+        cache, block_ids = self.prefix_cache, record.table.block_ids
+        cached = [t for b in block_ids[:record.uncached_from] for t in cache.tokens_of(b)]
+        record.uncached_tokens[:0] = cached
+        record.uncached_from = 0
+
+    def _drop_cached_tokens(self, record: SeqRecord) -> None:
+        """Forget the tokens of ``record``'s leading blocks that are cached now: their entries hold them (one
+        owner), and stay while the sequence holds the blocks."""
+        start = n = record.uncached_from
+        while n < len(record.prefix_ids) and record.prefix_ids[n] != self.prefix_cache.BROKEN:
+            n += 1
+        del record.uncached_tokens[:(n - start) * self.block_size]
+        record.uncached_from = n
 
     def _cache_block(self, record: SeqRecord, i: int, parent_id: int | None) -> int:
         """The prefix id of full block ``i`` of ``record``: the one it is cached under, BROKEN when the cache refused it
         before (for this sequence or a sharer), else its registration's."""
-        block_id, bs, cache = record.table.block_ids[i], self.block_size, self.prefix_cache
+        block_id, cache = record.table.block_ids[i], self.prefix_cache
         prefix_id = cache.prefix_id_of(block_id)       # a reused block, or one a sharer cached already
         if prefix_id is None:
             if block_id in self._uncacheable:
                 return cache.BROKEN
-            prefix_id = cache.register(block_id, record.keys[i], parent_id, tuple(record.tokens[i * bs:(i + 1) * bs]))
+            prefix_id = cache.register(block_id, record.keys[i], parent_id, record.block_tokens(i))
             if prefix_id == cache.BROKEN:
                 self._uncacheable.add(block_id)
         return prefix_id

@@ -255,7 +255,9 @@ class BlockManager:
             events.append(("allocate", seq_id, tuple(new)))
         block_ids = hits + new
         table = BlockTable(block_ids, len(tokens), bs)
-        seq = SeqRecord(table, tokens if cache is not None else [], keys, prefix_ids, len(hits) * bs)
+        # With prefix caching the record keeps the tokens after the hits (their blocks' tokens are in the cache).
+        seq = SeqRecord(table, tokens[len(hits) * bs:] if cache is not None else [], len(hits), keys, prefix_ids,
+                        len(hits) * bs)
         self._seqs.add(seq_id, seq, "free it first or use another id")
         if cache is not None and computed:
             self.pool.register_upto(seq, len(tokens))
@@ -312,10 +314,10 @@ class BlockManager:
         table.num_tokens = position + 1
         cache = self.prefix_cache
         if cache is not None:
-            seq.tokens.append(token_id)
+            seq.uncached_tokens.append(token_id)         # the block being filled is never cached yet
             if (position + 1) % bs == 0:
                 parent_key = seq.keys[-1] if seq.keys else None
-                seq.keys.append(cache.hash_fn(parent_key, tuple(seq.tokens[position + 1 - bs:])))
+                seq.keys.append(cache.hash_fn(parent_key, seq.block_tokens(position // bs)))
             if computed:
                 self.pool.register_upto(seq, position + 1)
         events.append(("append", seq_id, (block_id,), (), None, slot))

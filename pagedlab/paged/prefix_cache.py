@@ -148,6 +148,17 @@ class PrefixCache:
         prefix = self._prefix_of_block.get(block_id)
         return None if prefix is None else prefix.id
 
+    def tokens_of(self, block_id: int) -> tuple[int, ...]:
+        """The tokens of cached ``block_id`` (its prefix's last block's, stored once for every copy).
+
+        Raises:
+            KeyError: ``block_id`` is not cached.
+        """
+        prefix = self._prefix_of_block.get(block_id)
+        if prefix is None:
+            raise KeyError(f"block {block_id} is not in the prefix cache")
+        return prefix.tokens
+
     def blocks_of(self, prefix_id: int) -> list[int]:
         """The blocks holding the prefix ``prefix_id`` (oldest registration first; empty if none or unknown)."""
         prefix = self._prefixes.get(prefix_id)

@@ -20,20 +20,26 @@ class SeqRecord:
 
     Attributes:
         table: its :class:`BlockTable` (the manager hands it out read-only).
-        tokens: with prefix caching, every token id, hashed block by block as blocks fill; empty without (the
-            caller owns the sequence's tokens; the manager keeps them only as the prefix cache's material).
+        uncached_tokens: prefix caching only: the token ids of blocks ``uncached_from`` on, the ones the prefix
+            cache does not hold (the block being filled, full blocks awaiting ``mark_computed``, a block the cache
+            refused and the blocks after it; every block while the sequence is swapped out). The caller owns the
+            sequence's tokens; once a block is cached, its tokens live only in the prefix cache's entry.
+        uncached_from: the first block whose tokens are in ``uncached_tokens``; every block before it is cached
+            (its prefix id is not BROKEN) and held by this sequence, so its entry cannot be evicted.
         keys: prefix caching only: the chained hash of each *full* block.
         prefix_ids: ... and the prefix id of each full block whose K/V are computed.
         num_cached_tokens: prompt tokens found in the prefix cache by ``add``.
         swapped_from: while swapped out, the GPU block each logical block left; else empty.
     """
 
-    __slots__ = ("table", "tokens", "keys", "prefix_ids", "num_cached_tokens", "swapped_from")
+    __slots__ = ("table", "uncached_tokens", "uncached_from", "keys", "prefix_ids", "num_cached_tokens",
+                 "swapped_from")
 
-    def __init__(self, table: BlockTable, tokens: list[int], keys: list[int], prefix_ids: list[int],
-                 num_cached_tokens: int) -> None:
+    def __init__(self, table: BlockTable, uncached_tokens: list[int], uncached_from: int, keys: list[int],
+                 prefix_ids: list[int], num_cached_tokens: int) -> None:
         self.table = table
-        self.tokens = tokens
+        self.uncached_tokens = uncached_tokens
+        self.uncached_from = uncached_from
         self.keys = keys
         self.prefix_ids = prefix_ids
         self.num_cached_tokens = num_cached_tokens
@@ -43,8 +49,17 @@ class SeqRecord:
         """A record for a fork: a new table over the same blocks, copies of the lists (the blocks' references are
         the caller's to add)."""
         t = self.table
-        return SeqRecord(BlockTable(list(t.block_ids), t.num_tokens, t.block_size, t.device), self.tokens[:],
-                         list(self.keys), list(self.prefix_ids), self.num_cached_tokens)
+        return SeqRecord(BlockTable(list(t.block_ids), t.num_tokens, t.block_size, t.device),
+                         self.uncached_tokens[:], self.uncached_from, list(self.keys), list(self.prefix_ids),
+                         self.num_cached_tokens)
+
+    def block_tokens(self, i: int) -> tuple[int, ...]:
+        """The tokens of full block ``i``, which must be at or after :attr:`uncached_from`."""
+        bs = self.table.block_size
+        start = (i - self.uncached_from) * bs
+        if start < 0:
+            raise ValueError(f"block {i} is cached: its tokens are in the prefix cache, not in the record")
+        return tuple(self.uncached_tokens[start:start + bs])
 
 
 class SeqStore:

@@ -138,6 +138,8 @@ class Swapper:
         for seq_id, seq in zip(ids, seqs):
             table = seq.table
             gpu_blocks = table.block_ids
+            if self.pool.prefix_cache is not None:
+                self.pool.recall_tokens(seq)
             self.pool.release(gpu_blocks)
             seq.swapped_from = gpu_blocks
             table.block_ids, table.device = [mapping[b] for b in gpu_blocks], "cpu"

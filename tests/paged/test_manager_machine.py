@@ -457,6 +457,7 @@ class ManagerMachine(RuleBasedStateMachine):
                     assert cache.prefix_id_of(block) == prefix_id, f"sequence {s}, block {i}: wrong prefix id"
                     parent = record.prefix_ids[i - 1] if i else None
                     assert cache._prefixes[prefix_id].parent == parent, f"sequence {s}, block {i}: broken chain"
+
         # The cache forgets what nothing needs: each prefix is held by a block or followed by one.
         children = Counter(p.parent for p in cache._prefixes.values())
         for prefix_id, p in cache._prefixes.items():
@@ -474,6 +475,27 @@ class ManagerMachine(RuleBasedStateMachine):
                     f"cached block {b} (prefix {prefix_id}) holds {values}, not the K/V of {p.tokens}")
                 assert self.m.allocator.refcount(b) > 0 or cache.is_parked(b), f"cached block {b} is on the free list"
         assert len(cache) == sum(len(p.blocks) for p in cache._prefixes.values())
+
+    @invariant()
+    def each_token_has_one_owner_in_the_manager(self):
+        # The record keeps only the tokens the prefix cache does not hold; the cached blocks before them give the rest.
+        cache, bs = self.m.prefix_cache, self.m.block_size
+        for s, toks in self.tokens.items():
+            record = self.m._seqs.get(s)
+            if cache is None:
+                assert record.uncached_tokens == [], f"sequence {s}: tokens kept without prefix caching"
+                continue
+            first = record.uncached_from
+            assert record.uncached_tokens == toks[first * bs:], f"sequence {s}: uncached tokens are not its tail"
+            if self.m.is_swapped(s):
+                assert first == 0, f"sequence {s} is swapped out, yet relies on the cache for {first} blocks"
+                continue
+            assert first <= len(record.prefix_ids) and cache.BROKEN not in record.prefix_ids[:first]
+            if first < len(record.prefix_ids):   # what the record keeps starts at a block the cache refused
+                assert record.prefix_ids[first] == cache.BROKEN, f"sequence {s}: keeps tokens of a cached block"
+            blocks = self.m.table(s).block_ids[:first]
+            assert [t for b in blocks for t in cache.tokens_of(b)] == toks[:first * bs], (
+                f"sequence {s}: the cached blocks' tokens are not its tokens")
 
 
 ManagerMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40, deadline=None,

@@ -279,3 +279,28 @@ def test_a_block_the_cache_refused_stays_uncached_for_its_sharers():
     m.free("b")
     m.free("c")
     check_invariants(m)
+
+
+def test_a_long_sequence_s_tokens_are_not_copied_into_the_manager():
+    # The caller (the engine's Sequence) owns a sequence's token ids. With prefix caching the manager keeps only the
+    # tokens the prefix cache does not hold (here the block being filled); each cached block's are in its entry.
+    m = BlockManager(num_blocks=64, block_size=16, num_cpu_blocks=64, enable_prefix_caching=True)
+    prompt = list(range(1000, 1600))
+    m.add("a", prompt)
+    for t in range(100):
+        m.append("a", 5000 + t)
+    tokens = prompt + list(range(5000, 5100))           # 700 tokens: 43 full blocks and 12 in the last
+    record = m._seqs.get("a")
+    lists = {name: len(v) for name in type(record).__slots__ if isinstance(v := getattr(record, name), list)}
+    assert max(lists.values()) <= 43, f"the record holds a list as long as the sequence: {lists}"
+    assert record.uncached_tokens == tokens[688:]
+    # The prefix is still found whole, and a swapped-out sequence keeps what its blocks' entries may lose.
+    m.add("b", tokens + [7])
+    assert m.num_cached_tokens("b") == 688
+    m.free("b")
+    m.swap_out("a")
+    assert m._seqs.get("a").uncached_tokens == tokens
+    m.swap_in("a")
+    assert m._seqs.get("a").uncached_tokens == tokens[688:]
+    m.append("a", 9)
+    check_invariants(m)

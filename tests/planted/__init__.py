@@ -18,6 +18,14 @@ import nbformat
 import nbrun
 
 
+# The forward kernel (ex04) and the paged decode kernel (ex09) run the same online-softmax loop, with the same lines:
+# its wrong versions are built once, here.
+EXP_NOT_EXP2 = (("p = tl.exp2(", "p = tl.exp("), ("alpha = tl.exp2(", "alpha = tl.exp("))
+ACC_NOT_RESCALED = (("acc = alpha[:, None] * acc +", "acc = acc +"),)
+L_NOT_RESCALED = (("l_i = alpha * l_i +", "l_i = l_i +"),)
+NO_MAX_IN_P = ("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)")
+
+
 @dataclass(frozen=True)
 class Plant:
     """A plausible wrong answer planted in a solution, and the first check that must catch it."""

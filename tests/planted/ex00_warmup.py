@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex00_warmup.ipynb, each with the check that must
-catch it first."""
+"""Wrong softmaxes planted in solutions/ex00_warmup.ipynb: no max subtracted, the wrong dimension or max, no
+normalization, the wrong dtype, a reduction without keepdim."""
 
 from __future__ import annotations
 

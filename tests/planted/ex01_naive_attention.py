@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex01_naive_attention.ipynb, each with the check that must
-catch it first."""
+"""Wrong causal masks (off by one, aligned top-left, 0/1 floats, not applied) and wrong attention (no scale,
+softmax over the queries, overflow, the wrong dtype) planted in solutions/ex01_naive_attention.ipynb."""
 
 from __future__ import annotations
 

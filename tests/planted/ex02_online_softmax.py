@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex02_online_softmax.ipynb, each with the check that must
-catch it first."""
+"""Wrong online-softmax updates (a rescale forgotten, the tile's max for the running one, a division too early) and
+wrong tiled loops built on them, planted in solutions/ex02_online_softmax.ipynb."""
 
 from __future__ import annotations
 

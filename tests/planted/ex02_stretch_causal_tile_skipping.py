@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex02_stretch_causal_tile_skipping.ipynb, each with the check
-that must catch it first."""
+"""Wrong counts of the key tiles a query tile visits and masks, and rows that see no key left NaN, planted in
+solutions/ex02_stretch_causal_tile_skipping.ipynb."""
 
 from __future__ import annotations
 

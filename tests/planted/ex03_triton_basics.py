@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex03_triton_basics.ipynb, each with the check that must
-catch it first."""
+"""Wrong Triton kernels planted in solutions/ex03_triton_basics.ipynb: the vector add's masks, grid, program
+offset and strides; the row softmax's masks, passes, rows and rescaling."""
 
 from __future__ import annotations
 

@@ -1,25 +1,16 @@
-"""The plausible wrong answers planted in solutions/ex04_flash_forward.ipynb, each with the check that must
-catch it first."""
+"""Wrong FlashAttention forward loops planted in solutions/ex04_flash_forward.ipynb: the online softmax's rescaling
+and exp2 (the same edits as the paged kernel's, from ``planted``), the padding and causal masks."""
 
 from __future__ import annotations
 
-from planted import Plant
+from planted import ACC_NOT_RESCALED, EXP_NOT_EXP2, L_NOT_RESCALED, NO_MAX_IN_P, Plant
 
 CAUSAL = "keep = keep & (cols[None, :] <= rows[:, None] + n_k - n_q)"
 
 BUGS: dict[str, Plant] = {
-    "acc not rescaled": Plant(
-        {"kernel-work": (
-            ("acc = alpha[:, None] * acc +", "acc = acc +"),
-        )},
-        2, "must shrink by alpha"),
-    "l not rescaled": Plant({"kernel-work": (("l_i = alpha * l_i +", "l_i = l_i +"),)}, 2, "must shrink by alpha"),
-    "exp instead of exp2": Plant(
-        {"kernel-work": (
-            ("p = tl.exp2(", "p = tl.exp("),
-            ("alpha = tl.exp2(", "alpha = tl.exp("),
-        )},
-        1, r"multiplied by log2\(e\)"),
+    "acc not rescaled": Plant({"kernel-work": ACC_NOT_RESCALED}, 2, "must shrink by alpha"),
+    "l not rescaled": Plant({"kernel-work": L_NOT_RESCALED}, 2, "must shrink by alpha"),
+    "exp instead of exp2": Plant({"kernel-work": EXP_NOT_EXP2}, 1, r"multiplied by log2\(e\)"),
     "padding keys not masked": Plant(
         {"kernel-work": (
             ("keep = cols[None, :] < n_k", "keep = cols[None, :] >= 0"),
@@ -52,10 +43,6 @@ BUGS: dict[str, Plant] = {
         4, "aligned top-left"),
     "causal mask forgotten": Plant({"kernel-work": ((CAUSAL, "keep = keep"),)}, 4, "without the causal mask"),
     "no max subtracted": Plant(
-        {"kernel-work": (
-            ("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
-            ("l_i = alpha * l_i +", "l_i = l_i +"),
-            ("acc = alpha[:, None] * acc +", "acc = acc +"),
-        )},
+        {"kernel-work": (NO_MAX_IN_P, *L_NOT_RESCALED, *ACC_NOT_RESCALED)},
         5, "running max"),
 }

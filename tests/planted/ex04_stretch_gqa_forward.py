@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex04_stretch_gqa_forward.ipynb, each with the check that must
-catch it first."""
+"""Wrong grouped-query attention planted in solutions/ex04_stretch_gqa_forward.ipynb: the grid, which K/V head a
+query head reads, offsets without strides, the checks of the head counts and their messages."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The plausible wrong answers planted in solutions/ex04b_performance_lab.ipynb, each with the check that must
-catch it first. Checks 1 and 2 come before the compiles; the later ones share one compile of the solution's
-configurations (``perf_lab.compile_reports`` memoizes it in the process)."""
+"""Wrong readings of compile reports planted in solutions/ex04b_performance_lab.ipynb: shared memory, registers,
+the matrix instruction, the exp share, the budget of a pass. Checks 1 and 2 come before the compiles; the later
+ones share one compile of the solution's configurations (``perf_lab.compile_reports`` memoizes it in the
+process)."""
 
 from __future__ import annotations
 

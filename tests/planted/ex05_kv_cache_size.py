@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex05_kv_cache_size.ipynb, each with the check that must
-catch it first."""
+"""Wrong KV-cache sizes planted in solutions/ex05_kv_cache_size.ipynb: the factor 2, the bytes per element, query
+heads for KV heads, GB for GiB, the rounding of how many requests fit."""
 
 from __future__ import annotations
 

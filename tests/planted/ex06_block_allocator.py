@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex06_block_allocator.ipynb, each with the check that must
-catch it first."""
+"""Wrong block allocators planted in solutions/ex06_block_allocator.ipynb: reference counts ignored, blocks leaked
+on failure, O(n) free lists, double frees, the number of blocks a length needs."""
 
 from __future__ import annotations
 

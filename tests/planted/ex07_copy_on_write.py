@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex07_copy_on_write.ipynb, each with the check that must
-catch it first."""
+"""Wrong fork and copy-on-write planted in solutions/ex07_copy_on_write.ipynb: writes into a shared block, a
+reference leaked or dropped before the copy, the block boundary off by one, fork without incref."""
 
 from __future__ import annotations
 

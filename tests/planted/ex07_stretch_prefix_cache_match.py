@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex07_stretch_prefix_cache_match.ipynb, each with the check that must
-catch it first."""
+"""Wrong prefix-cache lookups planted in solutions/ex07_stretch_prefix_cache_match.ipynb: keys not chained, a key for
+the partial block, the whole prompt hit, colliding keys or other prefixes taken as hits."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex08_swap_or_recompute.ipynb, each with the check that must
-catch it first."""
+"""Wrong costs of swapping and recomputing planted in solutions/ex08_swap_or_recompute.ipynb: copies counted one way
+or per block, latency or attention left out, the wrong choice, the crossover block size."""
 
 from __future__ import annotations
 

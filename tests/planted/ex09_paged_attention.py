@@ -1,9 +1,9 @@
-"""The plausible wrong answers planted in solutions/ex09_paged_attention.ipynb, each with the check that must
-catch it first."""
+"""Wrong paged decode kernels planted in solutions/ex09_paged_attention.ipynb: the tail's mask, the block-table
+lookup, the online softmax (the same edits as the forward kernel's, from ``planted``), the GQA heads."""
 
 from __future__ import annotations
 
-from planted import Plant
+from planted import ACC_NOT_RESCALED, EXP_NOT_EXP2, L_NOT_RESCALED, NO_MAX_IN_P, Plant
 
 LOAD_TABLE = "physical = tl.load(table + tokens // BLOCK_SIZE, mask=valid, other=0)"
 V_LOAD = "mask=valid[:, None], other=0.0)"
@@ -11,12 +11,7 @@ SCORE_MASK = 's = tl.where(valid[None, :], s, float("-inf"))'
 K_LOAD_MASK = "mask=valid[None, :], other=0.0)"
 
 BUGS: dict[str, Plant] = {
-    "exp instead of exp2": Plant(
-        {"kernel-work": (
-            ("p = tl.exp2(", "p = tl.exp("),
-            ("alpha = tl.exp2(", "alpha = tl.exp("),
-        )},
-        1, r"multiplied by log2\(e\)"),
+    "exp instead of exp2": Plant({"kernel-work": EXP_NOT_EXP2}, 1, r"multiplied by log2\(e\)"),
     "tail scores masked to 0, not -inf": Plant(
         {"kernel-work": (
             (SCORE_MASK, "s = tl.where(valid[None, :], s, 0.0)"),
@@ -37,8 +32,8 @@ BUGS: dict[str, Plant] = {
             ("valid = tokens < context_len", "valid = tokens // BLOCK_SIZE < tl.cdiv(context_len, BLOCK_SIZE)"),
         )},
         2, "all 32 tokens of the sequence's block"),
-    "acc not rescaled": Plant({"kernel-work": (("acc = alpha[:, None] * acc +", "acc = acc +"),)}, 3, "must shrink by"),
-    "l not rescaled": Plant({"kernel-work": (("l_i = alpha * l_i +", "l_i = l_i +"),)}, 3, "must shrink by"),
+    "acc not rescaled": Plant({"kernel-work": ACC_NOT_RESCALED}, 3, "must shrink by"),
+    "l not rescaled": Plant({"kernel-work": L_NOT_RESCALED}, 3, "must shrink by"),
     "block table ignored (logical used as physical)": Plant(
         {"kernel-work": (
             (LOAD_TABLE, "physical = tokens // BLOCK_SIZE"),
@@ -77,7 +72,7 @@ BUGS: dict[str, Plant] = {
         7, r"query heads \[1, 3, 4, 6\] are wrong"),
     "no max subtracted": Plant(
         {"kernel-work": (
-            ("p = tl.exp2(s - m_new[:, None])", "p = tl.exp2(s)"),
+            NO_MAX_IN_P,
             ("alpha = tl.exp2(m_i - m_new)", "alpha = 1.0 + 0.0 * m_new"),
         )},
         2, r"underflows to 0.*with no max subtracted, the exponent is the raw score"),  # was check 8, overflow

@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex09_stretch_split_kv_merge.ipynb, each with the check that must
-catch it first."""
+"""Wrong split-KV decoding planted in solutions/ex09_stretch_split_kv_merge.ipynb: the splits' bounds, the merge's
+weights and log-sum-exp, cascade attention's shared prefix."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The plausible wrong answers planted in solutions/ex10_scheduler_step.ipynb, each with the check that must
-catch it first."""
+"""Wrong scheduler steps planted in solutions/ex10_scheduler_step.ipynb: whom preemption picks, what it frees and
+where it puts them, admission past the watermark or the token budget."""
 
 from __future__ import annotations
 
