@@ -23,18 +23,18 @@ SPREAD = ("tests/grading/test_grade_class.py", "tests/grading/test_ground_truth.
 # The longest units first (seconds on a 2-core CPU, two workers, torch 2.13 CPU, 2026-12-01); the units not named
 # here follow in collection order. A stale list costs time, never a result.
 LONGEST_FIRST = (
-    "tests/grading/test_grade_class.py::test_synthetic_class[bubblewrap]",  # 254 s
-    "notebooks/10_mini_serving_engine.ipynb",                                # 100 s
-    "tests/grading/test_pytest_face.py",                                     # 99 s
+    "tests/grading/test_grade_class.py::test_synthetic_class[bubblewrap]",  # 212-254 s
+    "notebooks/10_mini_serving_engine.ipynb",                                # 100 s alone, 155 s beside the class
+    "tests/grading/test_pytest_face.py",                                     # 57-99 s
     "tests/grading/test_grade_class.py::test_synthetic_class[no-sandbox]",   # 97 s
-    "tests/exercises/test_exercises.py",                                     # 110 s
-    "tests/engine/test_llm.py",                                              # 67 s
+    "tests/engine/test_llm.py",                                              # 63 s
     "tests/engine/test_engine.py",                                           # 60 s
-    "tests/grading/test_grade_class.py",                                     # 52 s
-    "tests/project/test_device_run.py",                                      # 41 s
-    "tests/grading/test_ground_truth.py",                                    # 147 s in all, 30 s at most a unit
-    "tests/models/test_loader_cache.py",                                     # 30 s
-    "tests/exercises/test_planted_bugs.py",                                  # 60 s in all
+    "tests/grading/test_grade_class.py",                                     # 54 s (its two limit tests)
+    "tests/exercises/test_exercises.py",                                     # 53 s
+    "tests/project/test_device_run.py",                                      # 33-41 s
+    "tests/grading/test_ground_truth.py",                                    # 147-168 s in all, 30 s at most a unit
+    "tests/models/test_loader_cache.py",                                     # 19-30 s
+    "tests/exercises/test_planted_bugs.py",                                  # 53-60 s in all
 )
 
 

@@ -61,7 +61,8 @@ def check_chained_keys(cache_class: type) -> None:
         (got == [h0, cache.hash_fn(None, (1, 5, 9))],
          "the second key ignores the first: key_i is hash_fn(key_{i-1}, block_i), so it stands for the whole prefix."),
         (isinstance(got, list) and len(got) == 2,
-         "two keys, as expected, but not these: key_0 = hash_fn(None, tuple(block_0)), key_1 = hash_fn(key_0, tuple(block_1))."),
+         "two keys, as expected, but not these: key_0 = hash_fn(None, tuple(block_0)), "
+         "key_1 = hash_fn(key_0, tuple(block_1))."),
     ], otherwise="one key per full block, in order, as a list.")
 
 

@@ -99,7 +99,8 @@ def class_run(tmp_path_factory) -> dict[str, list[ET.Element]]:
     assert proc.returncode != 0, f"the untouched exercises pass as shipped:\n{proc.stdout[-2000:]}"
     cases = defaultdict(list)
     for case in ET.parse(junit).getroot().iter("testcase"):
-        cases[case.get("classname").removesuffix(".ipynb").rsplit(".", 1)[-1]].append(case)  # "exercises.ex00_warmup.ipynb"
+        # classname "exercises.ex00_warmup.ipynb": the notebook's path, dotted
+        cases[case.get("classname").removesuffix(".ipynb").rsplit(".", 1)[-1]].append(case)
     return cases
 
 
