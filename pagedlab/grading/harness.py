@@ -160,6 +160,13 @@ def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
         from torch.utils._python_dispatch import TorchDispatchMode
 
         class Tripwires(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls) -> bool:
+                # Else torch wraps __torch_dispatch__ to keep torch.compile out of it, and the wrapper's first call
+                # imports torch._dynamo: about 2 s of CPU in every grading kernel. It would guard nothing: Dynamo
+                # compiles no frame while a dispatch mode like this one is on the stack.
+                return False
+
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 if _str(func.name()).split("::")[-1].split(".")[0] in aten:
                     record(f"torch's {func.name()}")

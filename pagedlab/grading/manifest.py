@@ -4,13 +4,13 @@ Written by `python -m pagedlab.grading.integrity --write`; do not edit by hand."
 
 SHA256 = {
     '__init__.py': '5b18578c61cede5fc34e8eddb43b1c5c755059ed7e812998920f8baaff168121',
-    '__main__.py': '30195f3c08214f9d6a43daddd4193989db66fde37e42c594296907a63746542e',
+    '__main__.py': '2cd355b3ef7a30b13193b15d1edf82080b4aba4d08742ff21a9cdae53179e164',
     'align.py': 'c8a34a3f4610d31bbfa4b61c8b8d363d1a3d371f0f1aff5863d1f5173d92bf53',
     'calls.py': '3203d87b88c540960828e092e1a4ce6a9392e365423d954a36868f1b67c48ef4',
     'cli.py': '19da2f8c36375f58876d717d8f5a23a7dc3764c8f2088e4f634c74edde47f379',
     'collect.py': 'd00fcbeed239ada6ba42d0ae8c33a710f716013858af197e64aa34e67ddb258f',
     'grade.py': 'f96c43776eb76d0af946a1240a57a8b47e54466386b2c01add6fd09938fb4566',
-    'harness.py': 'c7d1732e372834597fe66d010ea17e772ce386d1c3941990751e0e8461e5c8dc',
+    'harness.py': '4b7f7707fa60d40ba78433bc11d16b52a24e294116e7743683a515aeee1a03de',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '4327ade127107bf1437bbadc11b8fb1beed7b51a8ee617f68a7d78ed1e720279',
     'procs.py': 'c0e619a8125af38dd0224243c13fec8c2474afefa36508e2f775d4789eaa6692',
@@ -20,6 +20,6 @@ SHA256 = {
     'sandbox.py': '3eaf67cc7f48ba732051dcf74a51162a753fba2eb4987102d7cfa6a7285b808f',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'specs.py': '5d19d7541ce4c0a2a956b3c1cd4cfe3e52f6ac9e9e92ecc61738ac56d31073df',
-    'supervise.py': '07a5f4509d88d1b1bb012bdec271c9a152fd82cd8f348a3a8d128a9890226809',
+    'supervise.py': '4caf5b531e7cdc4e40abffff47ed46896e0328e91eba5a127122b3247543f9a6',
     'tables.py': '692a1f649ae9ddcdf41de8804f71b324336df85788be22f15add0bebbbbe2bcb',
 }
