@@ -2,6 +2,9 @@
 serializes with what it captured before learner code ran, and numbers come back by value."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +26,7 @@ PATHS = {
     "an aten op": "torch.ops.aten._softmax(x, -1, False)",
     "pydoc": "__import__('pydoc').locate('torch.nn.functional.softmax')(x, -1)",
     "pkgutil": "__import__('pkgutil').resolve_name('torch.nn.functional:softmax')(x, -1)",
+    "torch.compile": "torch.compile(lambda t: torch.softmax(t, -1))(x)",  # Dynamo compiles nothing under the mode
     "an interpreter": "(lambda ns: (__import__('code').InteractiveInterpreter(ns).runsource("
                       "'y = torch.softmax(x, -1)'), ns['y'])[1])({'torch': torch, 'x': x})",
 }
@@ -55,11 +59,24 @@ def _one_call(expression):
 
 
 @pytest.mark.parametrize("path", PATHS)
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")  # torch._dynamo's import, torch.compile
 def test_a_tripwire_sees_softmax_by_any_path(path, tmp_path):
     outcomes, tripped = _run("ex00_warmup", _one_call("softmax_rows(X)"), SOFTMAX.format(PATHS[path]),
                              tmp_path=tmp_path)
     assert outcomes[0][0][0] == "value", outcomes
     assert tripped and all(t.startswith("graded call 1 (softmax_rows) called") for t in tripped), tripped
+
+
+def test_a_graded_call_leaves_torch_dynamo_unimported(tmp_path):
+    """torch wraps a dispatch mode's ``__torch_dispatch__`` in a guard whose first call imports torch._dynamo (about
+    2 s of CPU in every grading kernel); the tripwire mode opts out of it. Checked in a fresh process."""
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_harness as t, pathlib; "
+            f"t._run('ex00_warmup', t._one_call('softmax_rows(X)'), t.SOFTMAX.format('x.exp() / x.exp().sum(-1, "
+            f"keepdim=True)'), tmp_path=pathlib.Path({str(tmp_path)!r})); print(sorted(m for m in sys.modules "
+            f"if m.startswith('torch._dynamo')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]", f"a graded call imported {run.stdout.strip()}"
 
 
 def test_a_parameter_subclass_computing_the_answer_in_detach_is_seen(tmp_path):
