@@ -694,6 +694,7 @@ def test_a_kernel_that_fails_to_start_is_retried_once_and_output_is_capped():
 @pytest.mark.slow
 def test_the_notebook_time_limit_cannot_be_stretched():
     start = time.monotonic()
-    reply = _supervised(_notebook("import time\ntime.sleep(600)", "y = 1"), Limits(wall_s=40))
+    # 20 s: time for a kernel to start on a 2-core machine busy with other tests, then for cell 0 to overrun.
+    reply = _supervised(_notebook("import time\ntime.sleep(600)", "y = 1"), Limits(wall_s=20))
     assert reply["ended"] == "timeout" and reply["at"] == 0 and "1" not in reply["cells"]
-    assert time.monotonic() - start < 40 + 30
+    assert time.monotonic() - start < 20 + 30
