@@ -4,7 +4,10 @@ long files in SPREAD split by exercise, and every name in LONGEST_FIRST still na
 import importlib.util
 import subprocess
 import sys
+import tomllib
 from collections import defaultdict
+
+import pytest
 
 from lab import ROOT
 
@@ -13,15 +16,22 @@ units = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(units)
 
 
-def _collected() -> list[str]:
+def _collected(request) -> list[str]:
+    """Every test's node id: this session's own when it collected the whole suite (as `make test` does), else from a
+    fresh collection (15 s of CPU)."""
+    config = request.config
+    testpaths = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["testpaths"]
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS and config.getini("testpaths") == testpaths \
+            and not config.option.keyword and not config.option.markexpr and not config.option.deselect:
+        return [item.nodeid for item in request.session.items]
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist"], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:]
     return [line for line in proc.stdout.splitlines() if "::" in line]
 
 
-def test_units():
-    ids = _collected()
+def test_units(request):
+    ids = _collected(request)
     by_file, by_unit = defaultdict(set), defaultdict(set)
     for nodeid in ids:
         path = nodeid.split("::")[0]
