@@ -1,7 +1,3 @@
-"""Grading a class (instructors only): ``python -m pagedlab.grading SUBMISSIONS/`` (see :mod:`pagedlab.grading.grade`).
-
-Kept apart from the course modules a learner browses; the grading kernel's copy of ``pagedlab`` leaves it out.
-"""
 import sys
 
 sys.modules["rfc3987_syntax"] = None  # 1.3 s of CPU that nbformat never uses (see pagedlab.grading.supervise)

@@ -4,7 +4,7 @@ Written by `python -m pagedlab.grading.integrity --write`; do not edit by hand."
 
 SHA256 = {
     '__init__.py': '5b18578c61cede5fc34e8eddb43b1c5c755059ed7e812998920f8baaff168121',
-    '__main__.py': '2cd355b3ef7a30b13193b15d1edf82080b4aba4d08742ff21a9cdae53179e164',
+    '__main__.py': '9d1524e386bd7a47d61711d50ee45d8fa27b6b08d07b8e5cb496224c371d9401',
     'align.py': 'c8a34a3f4610d31bbfa4b61c8b8d363d1a3d371f0f1aff5863d1f5173d92bf53',
     'calls.py': '3203d87b88c540960828e092e1a4ce6a9392e365423d954a36868f1b67c48ef4',
     'cli.py': '19da2f8c36375f58876d717d8f5a23a7dc3764c8f2088e4f634c74edde47f379',
