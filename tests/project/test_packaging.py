@@ -174,3 +174,19 @@ def test_a_checkout_on_pythonpath_imports_pagedlab_kernels_from_its_own_kernels_
                   "print(pagedlab.kernels.__file__, m.__file__)", tmp_path, PYTHONPATH=str(src))
     assert [Path(p) for p in got.split()] == [src / "kernels" / "__init__.py", src / "kernels" / "primer.py"]
     assert not (ROOT / "pagedlab" / "kernels").exists(), "pagedlab/kernels: one path per kernel file, kernels/"
+
+
+def test_the_installed_packages_carry_their_bytecode():
+    """Setup compiles what it installs (uv does not by default; pip does). Where PYTHONDONTWRITEBYTECODE is set
+    (containers, CI) nothing else would: every process, each grading kernel among them, would compile Jupyter,
+    transformers and pytest from source again. An environment from an earlier setup, which did not compile: `rm -rf
+    .venv`, then `make setup`."""
+    import importlib.util
+
+    import jupyter_client
+    import nbformat
+    import transformers
+
+    missing = [m.__name__ for m in (jupyter_client, nbformat, transformers)
+               if not Path(importlib.util.cache_from_source(m.__file__)).exists()]
+    assert not missing, f"no compiled bytecode for {missing}: set the environment up again (rm -rf .venv; make setup)"
