@@ -10,6 +10,7 @@ the kernel are missing, and tests/grading/test_grade_class.py covers those end t
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import re
 import tempfile
@@ -115,6 +116,9 @@ def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: floa
 
 
 def _child(conn, exercise, data, seeds) -> None:
+    # A crash here is an expected fail (the parent gets None), not a fault of the test run: pytest's fault handler,
+    # inherited through the fork, would print every such crash's traceback into the run's output.
+    faulthandler.disable()
     conn.send(run_graded(exercise, data, seeds))
     conn.close()
 

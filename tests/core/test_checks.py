@@ -66,7 +66,7 @@ def test_title_is_required():
 def test_ipython_shows_the_diagnosis_without_frames_of_this_module():
     from IPython.core.interactiveshell import InteractiveShell
 
-    shell = InteractiveShell.instance(colors="NoColor")
+    shell = InteractiveShell.instance(colors="nocolor")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         shell.run_cell("import torch\nfrom pagedlab.checks import assert_close, check")
