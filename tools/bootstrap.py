@@ -11,7 +11,7 @@ Standard library only, since it runs before anything is installed.
    and the same pinned version comes from pip's usual sources instead. An existing torch (Colab's,
    or one you installed) is kept.
 3. The course itself: ``pip install -e ".[dev,site]"``, through uv's pip (``pip install uv`` first) where
-   it works: uv installs the course's 150 packages in seconds (7 s on a 2-core CPU, downloads included,
+   it works: uv installs the course's 160 packages in seconds (7 s on a 2-core CPU, downloads included,
    and 13 s more to compile their bytecode), pip in over a minute (79 s). uv reads none of pip's
    configuration (an index of your own, a proxy's certificate): where uv cannot be installed or fails,
    pip does the same install.
