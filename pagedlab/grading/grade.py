@@ -40,6 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+from pagedlab.grading.align import role
 from pagedlab.grading.collect import collect, load_pristine
 from pagedlab.grading.judge import FAIL, UNEXPECTED, Expected, Result
 from pagedlab.grading.procs import Limits, adopt_orphans, descendants, kill_tree, reap
@@ -92,8 +93,15 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
         box.close()
         raise SandboxMissing(f"{box.note}: refusing to grade without a sandbox (learner code could then change any "
                              "file this user can, grades included); pass --unsafe to grade anyway")
+    for p in pristine.values():  # an exercise without graded calls is judged by its checks: they stay
+        code = [c.source for c in p.notebook.cells if c.cell_type == "code" and (p.spec is None or role(c) == "setup")]
+        box.add_copy(p.name, *(p.spec.copy_rule(code) if p.spec is not None else (code, set())))
+    kept = [f"{p.removesuffix('.ipynb')} ({', '.join(m)})" for p, m in box.kept.items() if m]
     header = [box.describe(), "pristine exercises (sha256): " + ", ".join(
         f"{p.name.removesuffix('.ipynb')} {p.sha256[:16]}" for p in pristine.values())]
+    if kept:
+        header.append("answer modules the grading copies keep, because the setup imports from them (tripwires "
+                      f"guard them): {'; '.join(kept)}")
     if count > 1:
         header.append(f"shard {index}/{count}: {len(learners)} learners")
     if skipped:

@@ -112,7 +112,7 @@ def judge(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits) ->
 
 
 def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits,
-                 expected: Expected, spec: Spec) -> tuple[str, str]:
+                 expected: Expected, spec: Spec, token: str) -> tuple[str, str]:
     """(verdict, message) for an exercise with graded calls: credit comes from their outcomes alone.
 
     The pristine setup cells must run unchanged and without an error (a reply or an iopub ``error`` message);
@@ -143,12 +143,16 @@ def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Lim
     if not problem and reply.get("ended") != "complete":
         problem = f"the graded calls did not run: {_why_stopped(reply, cells, limits)}"
     graded = reply.get("graded") or {}
+    if graded.get("threads"):
+        reasons = reasons + [f"{graded['threads']} thread(s) of the learner's code were alive when the graded calls "
+                             "began, where they could rewrite the results: see what the notebook starts"]
     if not problem and graded.get("text") is None:
-        problem = f"the graded calls wrote no results (the kernel's reply: {str(graded.get('status'))[:60]})"
+        problem = f"the graded calls wrote no results (the driver cell's reply: {str(graded.get('status'))[:60]})"
     if not problem:
         try:
-            outcomes, tripped = load_outcomes(graded["text"], expected.cases)
-            problem = compare(expected.outcomes, outcomes, expected.cases, spec.atol, spec.rtol) or ""
+            outcomes, tripped, refused = load_outcomes(graded["text"], expected.cases, token)
+            problem = (refused[0] if refused else "") or compare(expected.outcomes, outcomes, expected.cases,
+                                                                 spec.atol, spec.rtol) or ""
             reasons = reasons + [f"tripwire: {t}" for t in tripped]
         except Malformed as e:
             problem = str(e)

@@ -668,8 +668,9 @@ def _supervised(notebook, limits, flaky=False, dead=False):
     """Run ``notebook`` through the grader's supervisor (no sandbox); return its reply."""
     box = Sandbox([ROOT / "exercises", ROOT / "solutions"], use_bwrap=False, limits=limits)
     try:
+        box.add_copy("t", ["import pagedlab"], set())
         folder = box.new_folder("t")
-        job = {**box.job(folder), "notebook": notebook, "filename": "t.ipynb"}
+        job = {**box.job(folder, "t"), "notebook": notebook, "filename": "t.ipynb"}
         if flaky or dead:  # a kernel that dies before its first reply (every time, or only the first time)
             marker = folder / "conn" / "started-once"
             start = "" if dead else f'[ -e {marker} ] && exec "$@"; touch {marker}; '
