@@ -108,10 +108,27 @@ def test_publish_moves_every_copy_to_the_new_home(tmp_path):
         "https://github.com/Elsewhere-Org/moved-course")
     assert SETUP_CELL.replace(REPO_URL, new) in readme, "README's copy of the install cell"
     assert "https://elsewhere-org.github.io/moved-course/notebooks/" in readme
-    assert "colab.research.google.com/github/Elsewhere-Org/moved-course/blob/main/" in readme
+    assert "colab.research.google.com/github/Elsewhere-Org/moved-course/blob/v0.1.0/" in readme
     assert "github.com/Elsewhere-Org/moved-course/actions/workflows/ci.yml/badge.svg" in readme
     old = repository(REPO_URL).removeprefix("https://github.com/")
     assert f"/{old}/" not in readme and f"/{old})" not in readme and site_url(REPO_URL) not in readme
+
+
+def test_launch_buttons_and_colab_links_open_the_release_the_install_cell_installs(tmp_path):
+    """The site's buttons (site_links.BRANCH) and the README's Colab links open the tag REPO_URL pins, so a notebook
+    opened from them installs its own release; a new release moves both."""
+    import publish
+    import site_links
+
+    assert site_links.BRANCH == pinned_ref(REPO_URL), f"the buttons open {site_links.BRANCH}, Colab installs {REPO_URL}"
+    refs = set(re.findall(r"colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/([\w.-]+)/",
+                          (ROOT / "README.md").read_text()))
+    assert refs == {pinned_ref(REPO_URL)}, f"README's Colab links open {refs}; the install cell installs {REPO_URL}"
+    (tmp_path / "pagedlab").mkdir()
+    for name in ("README.md", "pyproject.toml", "pagedlab/notebook.py"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    publish.rewrite_files(tmp_path, "https://github.com/pagedlab/pagedlab@v0.2.0")
+    assert "colab.research.google.com/github/pagedlab/pagedlab/blob/v0.2.0/" in (tmp_path / "README.md").read_text()
 
 
 def test_publish_refuses_a_url_that_is_not_a_github_repository(tmp_path):
