@@ -179,7 +179,11 @@ class SamplingParams:
                     token = int(token)          # vLLM takes "123" as well as 123 (JSON keys are strings)
                 except (TypeError, ValueError):
                     raise TypeError(f"SamplingParams.logit_bias keys must be token ids, got {token!r}") from None
-                bias[token] = min(100.0, max(-100.0, check_number(f"SamplingParams.logit_bias[{token}]", value)))
+                value = check_number(f"SamplingParams.logit_bias[{token}]", value)
+                if math.isnan(value):         # min/max would turn NaN into a bias of -100
+                    raise ValueError(f"SamplingParams.logit_bias[{token}] must be a number in [-100, 100] (larger "
+                                     f"ones are clipped), got nan")
+                bias[token] = min(100.0, max(-100.0, value))
             self.logit_bias = bias
 
     @property

@@ -116,3 +116,14 @@ def test_the_first_listed_stop_string_wins(llm):
         detok.add(t)
     # " France" is the 3rd token: within min_tokens, neither string is searched, and nothing later matches.
     assert (detok.text, detok.stop_string) == (" capital of France is Paris.", None)
+
+
+@smollm2
+def test_eos_as_the_only_allowed_token_with_min_tokens_is_refused(llm):
+    """The issue's repro: ``allowed_token_ids=[EOS]`` with ``min_tokens=2`` masks every token; vLLM V1
+    (``vllm/v1/sample/sampler.py``) would emit token 0 (greedy) where this engine emitted ``[0, 0, 2]`` (greedy) or
+    ``[49151, 49151, 2]`` (sampled). Now refused, naming the parameters."""
+    for temperature in (0, 1.0):
+        with pytest.raises(ValueError, match=r"allowed_token_ids=\[2\].*min_tokens=2"):
+            one(llm, FRANCE, SamplingParams(temperature=temperature, allowed_token_ids=[EOS], min_tokens=2))
+    assert not llm.llm_engine.has_unfinished_requests()
