@@ -1,5 +1,5 @@
 """The course's public home: the GitHub workflows pass actionlint, and everything that names the repository, its site
-or its release follows ``pagedlab.notebook.REPO_URL`` (README's "Publishing the course" lists them)."""
+or its release follows ``pagedlab.notebook.REPO_URL`` (``docs/publishing.md`` lists them)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_colab_installs_the_release_of_this_version():
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert pinned_ref(REPO_URL) == f"v{version}", (
         f"REPO_URL pins {pinned_ref(REPO_URL)!r}; Colab must install the release of this version, v{version} "
-        "(README, Publishing the course, step 3)")
+        "(docs/publishing.md, step 1)")
 
 
 def test_install_cell_names_the_triton_that_ci_tests():
@@ -123,3 +123,17 @@ def test_publish_refuses_a_url_that_is_not_a_github_repository(tmp_path):
     with pytest.raises(ValueError, match="repo_url"):
         publish.rewrite_files(tmp_path, "https://gitlab.com/someone/course")
     assert (tmp_path / "pagedlab" / "notebook.py").read_text() == (ROOT / "pagedlab" / "notebook.py").read_text()
+
+
+def test_readme_links_the_guides_and_they_name_no_repository():
+    """The instructors' guide and the publishing steps are pages of their own, linked from the README's front page;
+    they write the repository as ``<owner>/<repo>``, so ``publish.py``, which rewrites only README.md and
+    pyproject.toml, leaves no stale copy of it there."""
+    readme = (ROOT / "README.md").read_text()
+    for page in ("docs/instructors.md", "docs/publishing.md"):
+        assert f"]({page})" in readme, f"README does not link {page}"
+        text = (ROOT / page).read_text()
+        old = repository(REPO_URL).removeprefix("https://github.com/")
+        assert f"/{old}" not in text and site_url(REPO_URL) not in text, f"{page} names the repository {old}"
+    assert "## Instructors' guide" not in readme and "## Publishing the course" not in readme, (
+        "the README keeps a copy of a guide that moved to docs/")
