@@ -8,6 +8,15 @@ no rule other than the right one passes; the predictions and budgets are compare
 (``perf_lab``, ``pagedlab.kernels.flash_autotune``). Each hint is picked from what came back: a byte count where KiB
 were asked, a count twice or a thousandth of the right one, a budget with one product or with the query tile, a
 winner that spills, runs on another GPU or is narrower than one that fits.
+
+The input space the instructions state: configurations ``(BLOCK_M, BLOCK_N, num_warps, num_stages)`` of the forward's
+``CONFIG_SPACE`` (BLOCK_M 64 or 128, BLOCK_N 32, 64 or 128, 4 or 8 warps, 2 to 4 stages: 36), d = 128, bf16, compiled
+for sm_90 and sm_80 (the compiler refuses 4 stages of 128-wide key tiles: too much shared memory); reports as
+``perf_lab.compile_report`` gives them (``sass`` counts HGMMA, HMMA, LDGSTS, UTMALDG, MUFU.EX2); tile budgets at
+BLOCK_M 32 to 256, BLOCK_N 16 to 128, d 64 to 256 and any per-clock rates (their ratio matters: the H100's and
+others); ``predict`` over sets with spills, sm_80 compiles, equal BLOCK_M, and ties (the first of equal maxima).
+Check 2 runs the whole space; check 4 the learner's compiles and eight made-up reports; ``tests/exercises/
+test_ex04b_checks.py`` runs every configuration through the solution on the recorded compiles.
 """
 
 from __future__ import annotations

@@ -3,6 +3,13 @@
 Each check builds a scene (a manager, running and waiting requests), runs the learner's ``schedule_step`` once and
 says what it expected. An error raised inside the step keeps the learner's own line in the message (the check names
 the line of ``schedule_step`` that made the failing manager call); its hint depends on which manager call refused.
+
+The input space the instructions state: a ``BlockManager`` of a few to 64 blocks of 4 tokens, watermark 0 to 25%;
+running requests oldest first, at a block boundary (a new block needed to grow) or inside a block; waiting requests
+of 1 token to a few blocks; a token budget that a prompt reaches exactly, passes by one, or that decode tokens fill;
+boundaries: blocks plus watermark exactly equal to the free blocks and one more, no free block, the request that
+cannot grow being itself the newest, two preemptions in one step. Token ids are positions (``len(req.tokens)``). The
+scenes of checks 1 to 4 are these boundaries; check 5 draws 400 steps of arrivals and lengths (seeded).
 """
 
 from __future__ import annotations
