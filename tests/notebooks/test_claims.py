@@ -221,3 +221,41 @@ def test_10_engine_pictures_show_what_their_text_describes():
     step = number(r"step (\d+) ", title.text, "10 stream picture")
     assert step <= tokens, f"6.1's picture is at step {step}, after the chat's {tokens} steps: it shows 6.2's requests"
     assert max(_queues(stream).values()) <= 1
+
+
+# ---------------------------------------------------------------------------------------------- lectures 01, 07, 08
+
+def test_01_shares_of_flops_bytes_and_time():
+    nb = "01_naive_attention"
+    said = prose(nb, "summary")
+    shares = output(nb, "time-shares")
+    softmax_flops = number(r"P = softmax\(S\)\s+([\d.]+)% of the FLOPs", shares, "01 time-shares")
+    softmax_bytes = number(r"P = softmax\(S\)\s+[\d.]+% of the FLOPs\s+([\d.]+)% of the bytes", shares, "01 shares")
+    assert "with 2% of the FLOPs but half of the bytes" in said
+    assert round(softmax_flops) == 2 and 45 <= softmax_bytes <= 55, f"01 says 2% and half; {softmax_flops}%, {softmax_bytes}%"
+    times = [float(t) for t in re.findall(r"([\d.]+)% of the time", output(nb, "time-measure"))]
+    assert "there the matmuls take most of the time" in said
+    assert len(times) == 3 and times[0] + times[2] > 50, f"01 says the matmuls take most of the time; {times}"
+
+
+def test_07_sharing_saved_what_the_text_says():
+    nb = "07_sharing_and_copy_on_write"
+    sampling = number(r"in memory: (\d+)% saved", output(nb, "sampling"), "07 sampling")
+    assert prose(nb, "beam-md").startswith("Half, here") and sampling == 50
+    assert "50% for 4 samples of a long prompt here" in prose(nb, "summary")
+    beam = output(nb, "beam")
+    copies, steps = (number(r"(\d+) copy-on-writes", beam, "07 beam"), number(r"in (\d+) steps", beam, "07 beam"))
+    assert "about one block per step here" in prose(nb, "prefix-md") and 0.8 <= copies / steps <= 1.25
+
+
+def test_08_crossover_quoted_from_the_model():
+    nb = "08_preemption_swap_and_recompute"
+    said = prose(nb, "measure-md")
+    a100 = number(r"from (\d+) tokens \(A100\)", said, "08 measure-md")
+    h100 = number(r"\(A100\) or (\d+) \(H100", said, "08 measure-md")
+    assert f"{{'A100': {a100:.0f}, 'H100 SXM': {h100:.0f}}}" in output(nb, "cost-check"), (
+        f"08 says the crossover is {a100:.0f} (A100) and {h100:.0f} (H100); the model printed otherwise")
+    span = re.search(r"A100 crossover spans (\d+) to (\d+) tokens", output(nb, "sensitivity-check"))
+    rows = [[int(x) for x in re.findall(r"\b(\d+)\b", line.split("util.")[1])]
+            for line in output(nb, "sensitivity").splitlines() if line.startswith("A100")]
+    assert span and [int(span.group(1)), int(span.group(2))] == [min(map(min, rows)), max(map(max, rows))]
