@@ -1,4 +1,4 @@
-"""Point the course at its public home, in one command (README, "Publishing the course", step 1)::
+"""Point the course at its public home, in one command (docs/publishing.md, step 1)::
 
     python docs/site/publish.py https://github.com/<owner>/<repo>@v<version>
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                     ["pagedlab.authoring.exercises"]):
         subprocess.run([sys.executable, "-m", *command], cwd=ROOT, env=env, check=True)
     print(f"REPO_URL: {old} -> {args.repo_url}; README.md, pyproject.toml and every notebook's first cell follow. "
-          "Run make test, then commit, push and tag (README, Publishing the course).")
+          "Run make test, then commit, push and tag (docs/publishing.md).")
     return 0
 
 
