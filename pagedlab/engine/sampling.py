@@ -19,8 +19,11 @@ generated, and stop strings are only searched for in the text after them. As in 
 or a stop token, ``<|im_end|>`` when ``skip_special_tokens=False``) are left out of the text unless
 ``include_stop_str_in_output``; the token itself stays in ``token_ids``.
 
-Differences from vLLM: ``n > 1`` with greedy decoding is allowed (the completions are equal; the course uses it
-to show forked blocks), and the fields of vLLM's structured outputs, beam search and streaming kinds are absent.
+Differences from vLLM: ``n > 1`` with greedy decoding is allowed (vLLM refuses it; here the completions are equal,
+and the course uses them to show forked blocks sharing the prompt's blocks), and the fields of vLLM's structured
+outputs, beam search and streaming kinds are absent. ``logprobs`` and ``prompt_logprobs`` past the engine's
+``max_logprobs`` (vLLM's default, 20; ``-1``, the whole vocabulary, needs ``max_logprobs=-1``) are refused when the
+request is added, as vLLM refuses them.
 """
 
 from __future__ import annotations
@@ -54,8 +57,10 @@ def _strings(name: str, value: object) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if items is None:
         return ()
-    if not isinstance(items, Sequence) or not all(isinstance(x, str) and x for x in items):
+    if not isinstance(items, Sequence) or not all(isinstance(x, str) for x in items):
         raise TypeError(f"SamplingParams.{name} must be a string or a list of non-empty strings, got {value!r}")
+    if not all(items):              # the right kind, a wrong value (an empty string matches everywhere)
+        raise ValueError(f"SamplingParams.{name} must not contain an empty string, got {value!r}")
     return tuple(dict.fromkeys(items))
 
 
@@ -64,7 +69,8 @@ class SamplingParams:
     """How to complete one prompt (vLLM's ``SamplingParams``, the fields a single device needs).
 
     Attributes:
-        n: completions per prompt; they share the prompt's blocks (fork, then copy-on-write).
+        n: completions per prompt; they share the prompt's blocks (fork, then copy-on-write). ``n > 1`` with
+            ``temperature=0`` is allowed (vLLM refuses it): ``n`` equal completions, forked from one prompt.
         presence_penalty: subtracted once from the logit of every token already generated (OpenAI's), in [-2, 2].
         frequency_penalty: subtracted from a token's logit once per time it was generated (OpenAI's), in [-2, 2].
         repetition_penalty: a token of the prompt or the output has its logit divided by it when positive, multiplied

@@ -41,7 +41,7 @@ class Sequence:
         token_ids: prompt then generated tokens. prompt_len: how many of them are the prompt.
         num_computed: tokens at the start of ``token_ids`` whose K/V are in the cache.
         table: its :class:`~pagedlab.paged.BlockTable` while it holds blocks (the block manager's live object).
-        max_len: ``prompt_len + max_tokens``, its longest length.
+        max_len: its longest length (its request's ``max_len``).
         finish_reason: ``"stop"`` or ``"length"`` once finished, else None. stop_reason: the stop string or
             stop token id that ended it (None for EOS and length).
         detokenizer: its text so far (an :class:`~pagedlab.engine.detokenizer.IncrementalDetokenizer`), when
@@ -50,7 +50,7 @@ class Sequence:
             for them (else None). cumulative_logprob: the sum of the chosen tokens' log-probabilities (None alike).
     """
 
-    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table", "max_len",
+    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table",
                  "finish_reason", "stop_reason", "detokenizer", "logprobs", "cumulative_logprob")
 
     def __init__(self, request: Request, index: int, token_ids: list[int], num_computed: int = 0) -> None:
@@ -60,7 +60,6 @@ class Sequence:
         self.prompt_len = request.prompt_len
         self.num_computed = num_computed
         self.table: BlockTable | None = None
-        self.max_len = request.prompt_len + request.params.max_tokens
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None
         params = request.params
@@ -69,6 +68,11 @@ class Sequence:
             params.skip_special_tokens, params.spaces_between_special_tokens)
         self.logprobs: list[dict] | None = None if params.logprobs is None else []
         self.cumulative_logprob: float | None = None if params.logprobs is None else 0.0
+
+    @property
+    def max_len(self) -> int:
+        """Its longest length (its request's)."""
+        return self.request.max_len
 
     @property
     def output_ids(self) -> list[int]:
@@ -121,6 +125,8 @@ class Request:
         num_cached_tokens: prompt tokens the prefix cache held at its first admission (None before).
         tokenizer: decodes its completions' text (None: no text, no stop strings).
         eos_token_id: the token that ends a completion (None: none).
+        max_len: the longest a sequence gets, ``prompt_len + max_tokens`` (the scheduler cuts it at
+            ``max_model_len``).
         metrics: its :class:`~pagedlab.engine.outputs.RequestMetrics` (None when the engine keeps no times).
         bad_words: the token sequences of ``params.bad_words`` (tokenized by the engine).
         prompt_logprobs: when ``params.prompt_logprobs`` is set, one entry per prompt token: None for the first,
@@ -128,7 +134,7 @@ class Request:
     """
 
     __slots__ = ("request_id", "prompt", "params", "arrival", "seqs", "status", "num_cached_tokens", "tokenizer",
-                 "eos_token_id", "metrics", "bad_words", "prompt_logprobs")
+                 "eos_token_id", "metrics", "bad_words", "prompt_logprobs", "max_len")
 
     def __init__(self, request_id: Hashable, prompt: list[int], params: SamplingParams, arrival: int,
                  tokenizer=None, eos_token_id: int | None = None, metrics: RequestMetrics | None = None,
@@ -136,6 +142,7 @@ class Request:
         self.request_id, self.prompt, self.params, self.arrival = request_id, prompt, params, arrival
         self.tokenizer, self.eos_token_id, self.metrics = tokenizer, eos_token_id, metrics
         self.bad_words = bad_words
+        self.max_len = len(prompt) + params.max_tokens
         self.prompt_logprobs: list[dict | None] | None = None if params.prompt_logprobs is None else \
             [None] * len(prompt)
         self.seqs = [Sequence(self, 0, list(prompt))]
