@@ -133,7 +133,7 @@ class EngineConfig:
             check_count("num_blocks", num_blocks, 1)
         if num_cpu_blocks is None:
             space = check_number("swap_space", swap_space)
-            if space < 0:
+            if not space >= 0:          # NaN too
                 raise ValueError(f"swap_space must be >= 0 GiB, got {swap_space!r}")
             num_cpu_blocks = int(space * GIB // block_bytes)
         else:
@@ -166,7 +166,7 @@ def _blocks_from_memory(device: torch.device, block_bytes: int, utilization: obj
         what = f"gpu_memory_utilization={utilization}"
     else:
         gib = CPU_KV_CACHE_SPACE if space is None else check_number("kv_cache_space", space)
-        if gib <= 0:
+        if not gib > 0:                 # NaN too
             raise ValueError(f"kv_cache_space must be > 0 GiB, got {space!r}")
         free, what = gib * GIB, f"kv_cache_space={gib} GiB"
     blocks = int(max(free, 0) // block_bytes)

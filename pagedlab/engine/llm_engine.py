@@ -145,9 +145,11 @@ class LLMEngine:
         for bad, why in problems:
             if bad:
                 raise ValueError(f"cannot add request {request_id!r}: {why}")
+        bad_words = self._bad_words(params.bad_words)
+        self._check_some_token_allowed(request_id, params, bad_words)
         metrics = RequestMetrics(self.clock() if arrival_time is None else arrival_time)
         request = Request(request_id, list(prompt), params, arrival, self.tokenizer, self.eos_token_id, metrics,
-                          self._bad_words(params.bad_words))
+                          bad_words)
         self.scheduler.add(request)                  # raises for a request that could never run
         self._num_arrivals += 1
         self._requests[request_id] = request
@@ -334,6 +336,21 @@ class LLMEngine:
             if t not in entries:
                 entries[t] = Logprob(lp, rank, text(t))
         return entries
+
+    def _check_some_token_allowed(self, request_id: Hashable, params: SamplingParams,
+                                  bad_words: tuple[tuple[int, ...], ...]) -> None:
+        """Refuse ``allowed_token_ids`` that ``min_tokens`` (EOS, stop tokens) and one-token bad words mask
+        entirely from the first token (the sampler would have nothing to draw; vLLM V1 emits token 0)."""
+        if not params.allowed_token_ids:
+            return
+        masked = {w[0] for w in bad_words if len(w) == 1}
+        if params.min_tokens:
+            masked |= set(params.stop_token_ids) | ({self.eos_token_id} - {None})
+        if set(params.allowed_token_ids) <= masked:
+            raise ValueError(f"cannot add request {request_id!r}: every token of allowed_token_ids="
+                             f"{list(params.allowed_token_ids)} is masked, by min_tokens={params.min_tokens} (EOS "
+                             f"{self.eos_token_id}, stop_token_ids={list(params.stop_token_ids)}) or bad_words="
+                             f"{list(params.bad_words)}: allow another token, or lower min_tokens")
 
     def _bad_words(self, words: Seq[str]) -> tuple[tuple[int, ...], ...]:
         """Each bad word's tokens, alone and after a space (vLLM's ``update_from_tokenizer`` rule: the spaced form

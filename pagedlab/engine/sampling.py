@@ -13,8 +13,11 @@ in their last bits on a GPU, where the decode kernel's split count depends on th
 
 A completion ends after ``max_tokens`` tokens (finish reason ``"length"``), or earlier (``"stop"``) at the
 model's end-of-sequence token (unless ``ignore_eos``), at one of ``stop_token_ids``, or when its text contains
-one of the ``stop`` strings (cut from the text unless ``include_stop_str_in_output``); ``min_tokens`` forbids
-EOS and the stop tokens until that many tokens are generated.
+one of the ``stop`` strings. ``min_tokens`` forbids EOS and the stop tokens until that many tokens are
+generated, and stop strings are only searched for in the text after them. As in vLLM V1
+(``vllm/v1/engine/detokenizer.py``), the stop string and the text of the token that stopped the completion (EOS
+or a stop token, ``<|im_end|>`` when ``skip_special_tokens=False``) are left out of the text unless
+``include_stop_str_in_output``; the token itself stays in ``token_ids``.
 
 Differences from vLLM: ``n > 1`` with greedy decoding is allowed (the completions are equal; the course uses it
 to show forked blocks), and the fields of vLLM's structured outputs, beam search and streaming kinds are absent.
@@ -75,10 +78,12 @@ class SamplingParams:
         stop_token_ids: token ids that end a completion (kept in its ``token_ids``).
         bad_words: words never generated: the last token of a word's tokens is forbidden when the tokens before
             it were just generated (vLLM's rule; each word is tokenized with and without a leading space).
-        include_stop_str_in_output: keep the stop string at the end of the text.
+        include_stop_str_in_output: keep the stop string, or the text of the stop token or EOS that ended the
+            completion, at the end of the text.
         ignore_eos: do not stop at the model's end-of-sequence token.
         max_tokens: the most tokens to generate per completion (None: up to the model's ``max_model_len``).
-        min_tokens: tokens to generate before EOS or a stop token may be.
+        min_tokens: tokens to generate before EOS or a stop token may be; stop strings are searched for only
+            in the text after them.
         logprobs: return, at each generated position, the log-probabilities of the chosen token and of the
             ``logprobs`` most likely ones (0: the chosen one only; -1: the whole vocabulary; None: none).
         prompt_logprobs: the same for every prompt token after the first.
@@ -174,7 +179,11 @@ class SamplingParams:
                     token = int(token)          # vLLM takes "123" as well as 123 (JSON keys are strings)
                 except (TypeError, ValueError):
                     raise TypeError(f"SamplingParams.logit_bias keys must be token ids, got {token!r}") from None
-                bias[token] = min(100.0, max(-100.0, check_number(f"SamplingParams.logit_bias[{token}]", value)))
+                value = check_number(f"SamplingParams.logit_bias[{token}]", value)
+                if math.isnan(value):         # min/max would turn NaN into a bias of -100
+                    raise ValueError(f"SamplingParams.logit_bias[{token}] must be a number in [-100, 100] (larger "
+                                     f"ones are clipped), got nan")
+                bias[token] = min(100.0, max(-100.0, value))
             self.logit_bias = bias
 
     @property

@@ -65,7 +65,7 @@ class Sequence:
         self.stop_reason: int | str | None = None
         params = request.params
         self.detokenizer = None if request.tokenizer is None or not params.detokenize else IncrementalDetokenizer(
-            request.tokenizer, request.prompt, params.stop, params.include_stop_str_in_output,
+            request.tokenizer, request.prompt, params.stop, params.include_stop_str_in_output, params.min_tokens,
             params.skip_special_tokens, params.spaces_between_special_tokens)
         self.logprobs: list[dict] | None = None if params.logprobs is None else []
         self.cumulative_logprob: float | None = None if params.logprobs is None else 0.0
@@ -86,23 +86,25 @@ class Sequence:
         return "" if self.detokenizer is None else self.detokenizer.text
 
     def append(self, token_id: int) -> None:
-        """Add a sampled token, then decide whether the sequence is finished: once it has ``min_tokens`` tokens, a
-        stop token, EOS (unless ``ignore_eos``), a stop string in its text (all ``"stop"``), or ``max_tokens``
-        tokens (``"length"``)."""
+        """Add a sampled token, then decide whether the sequence is finished, in vLLM V1's order
+        (``vllm/v1/core/sched/utils.py``, ``check_stop``): once it has ``min_tokens`` tokens, EOS (unless
+        ``ignore_eos``) or a stop token ends it (``"stop"``); ``max_tokens`` tokens end it (``"length"``). Then the
+        text grows (the stopping token's text left out unless ``include_stop_str_in_output``) and a stop string
+        found in it ends it too (``"stop"``, the string as ``stop_reason``, whatever ended it before, as vLLM's
+        output processor does)."""
         self.token_ids.append(token_id)
         request, params = self.request, self.request.params
-        if self.detokenizer is not None:
-            self.detokenizer.add(token_id)
-        if len(self.token_ids) - self.prompt_len < params.min_tokens:
-            return              # vLLM's rule: nothing stops a completion shorter than min_tokens
-        if token_id in params.stop_token_ids:
-            self.finish_reason, self.stop_reason = "stop", token_id
-        elif token_id == request.eos_token_id and not params.ignore_eos:
-            self.finish_reason = "stop"
-        elif self.detokenizer is not None and self.detokenizer.stop_string is not None:
-            self.finish_reason, self.stop_reason = "stop", self.detokenizer.stop_string
-        elif len(self.token_ids) >= self.max_len:
+        if len(self.token_ids) - self.prompt_len >= params.min_tokens:
+            if token_id == request.eos_token_id and not params.ignore_eos:
+                self.finish_reason = "stop"
+            elif token_id in params.stop_token_ids:
+                self.finish_reason, self.stop_reason = "stop", token_id
+        if self.finish_reason is None and len(self.token_ids) >= self.max_len:
             self.finish_reason = "length"
+        if self.detokenizer is not None:
+            self.detokenizer.add(token_id, stopped=self.finish_reason == "stop")
+            if self.detokenizer.stop_string is not None:
+                self.finish_reason, self.stop_reason = "stop", self.detokenizer.stop_string
 
     def __repr__(self) -> str:
         return f"Sequence({self.seq_id}, tokens={len(self.token_ids)}, computed={self.num_computed})"
