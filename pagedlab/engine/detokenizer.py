@@ -17,24 +17,39 @@ _WINDOW = 5
 
 
 class IncrementalDetokenizer:
-    """The text of one completion, grown token by token.
+    """The text of one completion, grown token by token, and its stop strings, as vLLM V1's detokenizer
+    (``vllm/v1/engine/detokenizer.py``, ``BaseIncrementalDetokenizer.update`` and ``check_stop_strings``).
+
+    vLLM's rules, kept here:
+
+    * the token that ended the completion (EOS or one of ``stop_token_ids``, the engine's decision) adds no text
+      unless ``include_stop``; with ``include_stop`` its text is added and searched like any other;
+    * stop strings are searched only once more than ``min_tokens`` tokens exist, and a match must end in the text
+      of the tokens after the first ``min_tokens`` (it may begin a few characters before: a stop string that
+      straddles the boundary counts);
+    * when several stop strings end in the new text, the first one *in the list* wins (not the earliest in the
+      text); the text is cut before it, or after it with ``include_stop``.
 
     Args:
         tokenizer: a Hugging Face tokenizer (its ``decode``).
         prompt: the prompt's token ids (the last few are context for the first token's text).
-        stop: strings that end the completion; the text is cut before the first one (after it with
-            ``include_stop``).
+        stop: strings that end the completion.
+        include_stop: keep the stop string, and the stopping token's text, in ``text``.
+        min_tokens: generated tokens before which no stop string is searched.
         skip_special_tokens, spaces_between_special_tokens: the tokenizer's ``decode`` options.
 
     Attributes:
-        text: the completion's text so far (special tokens skipped unless asked, stop string excluded unless
-            ``include_stop``).
+        text: the completion's text so far (special tokens skipped unless asked, stop string and stopping token
+            excluded unless ``include_stop``).
         stop_string: the stop string found, or None.
+        num_tokens: generated tokens added so far.
     """
 
     def __init__(self, tokenizer, prompt: Sequence[int], stop: Sequence[str] = (), include_stop: bool = False,
-                 skip_special_tokens: bool = True, spaces_between_special_tokens: bool = True) -> None:
+                 min_tokens: int = 0, skip_special_tokens: bool = True,
+                 spaces_between_special_tokens: bool = True) -> None:
         self.tokenizer, self.stop, self.include_stop = tokenizer, tuple(stop), include_stop
+        self.min_tokens = min_tokens
         self._options = dict(skip_special_tokens=skip_special_tokens)
         if not spaces_between_special_tokens:   # only passed when not the default: not every tokenizer takes it
             self._options["spaces_between_special_tokens"] = False
@@ -42,14 +57,24 @@ class IncrementalDetokenizer:
         self.prefix_offset, self.read_offset = 0, len(self.ids)
         self.text = ""
         self.stop_string: str | None = None
+        self.num_tokens = 0
 
-    def add(self, token_id: int) -> str:
-        """Append one token; returns the text it completes ("" while a character is unfinished).
+    def add(self, token_id: int, stopped: bool = False) -> str:
+        """Append one generated token; returns the text it adds ("" while a character is unfinished).
 
-        When the token completes a stop string, returns the text before it and cuts ``text`` there; after
-        that, returns "". (A stop string that began in text already returned is cut from ``text`` only.)
+        Args:
+            token_id: the token.
+            stopped: the engine ended the completion at this token (EOS or a stop token id): its text is left
+                out unless ``include_stop`` (vLLM's ``stop_terminated``).
+
+        When the text completes a stop string, returns the text before it (after it with ``include_stop``) and
+        cuts ``text`` there; after that, returns "". (A stop string that began in text already returned is cut
+        from ``text`` only.)
         """
         if self.stop_string is not None:
+            return ""
+        self.num_tokens += 1
+        if stopped and not self.include_stop:
             return ""
         self.ids.append(token_id)
         decode = lambda ids: self.tokenizer.decode(ids, **self._options)   # noqa: E731
@@ -61,10 +86,13 @@ class IncrementalDetokenizer:
         self.prefix_offset, self.read_offset = self.read_offset, len(self.ids)
         start = len(self.text)
         self.text += delta
-        # Search only where a stop string could have appeared (ending inside the new text); the earliest wins.
-        found = [(at, s) for s in self.stop if (at := self.text.find(s, max(0, start - len(s) + 1))) >= 0]
-        if found:
-            at, self.stop_string = min(found)
-            at += len(self.stop_string) if self.include_stop else 0
-            delta, self.text = self.text[start:at] if at >= start else "", self.text[:at]
+        if self.num_tokens <= self.min_tokens:
+            return delta        # vLLM: no stop string before min_tokens tokens, nor in their text
+        for s in self.stop:     # a match must end inside the new text; the list's order decides
+            at = self.text.find(s, max(0, start - len(s) + 1))
+            if at >= 0:
+                self.stop_string = s
+                at += len(s) if self.include_stop else 0
+                delta, self.text = self.text[start:at] if at >= start else "", self.text[:at]
+                break
         return delta

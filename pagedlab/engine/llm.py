@@ -30,7 +30,8 @@ from pathlib import Path
 import torch
 
 from pagedlab import device
-from pagedlab.engine.llm_engine import LLMEngine, build_config
+from pagedlab.engine.config import EngineConfig
+from pagedlab.engine.llm_engine import LLMEngine
 from pagedlab.engine.outputs import RequestOutput
 from pagedlab.engine.sampling import SamplingParams
 from pagedlab.loader import LoadedModel, load_model
@@ -87,6 +88,8 @@ class LLM:
         seed: seeds the sampling of requests that have no seed of their own (None: fresh randomness).
         generation_config: where :meth:`get_default_sampling_params` reads the model's defaults: ``"auto"`` (the
             model's folder), ``"vllm"`` (none: vLLM's own defaults) or a folder with a ``generation_config.json``.
+        override_generation_config: values that replace the generation config's (vLLM's argument), e.g.
+            ``{"temperature": 0.5}``; they apply with ``generation_config="vllm"`` too.
         gpu_memory_utilization, swap_space, kv_cache_space, max_model_len, ...: the engine's settings
             (:class:`~pagedlab.engine.config.EngineConfig`), with vLLM's names: ``swap_space`` GiB (default 0 here)
             sizes the CPU pool of ``preemption="swap"``.
@@ -107,7 +110,7 @@ class LLM:
 
     def __init__(self, model: str | os.PathLike, *, tokenizer: object = None, skip_tokenizer_init: bool = False,
                  dtype: str | torch.dtype = "auto", seed: int | None = None, generation_config: str = "auto",
-                 **kwargs) -> None:
+                 override_generation_config: Mapping[str, object] | None = None, **kwargs) -> None:
         for name, (default, why) in REFUSED.items():
             value = kwargs.pop(name, default)
             if value != default or isinstance(value, bool) != isinstance(default, bool):
@@ -117,13 +120,17 @@ class LLM:
         if not isinstance(generation_config, (str, os.PathLike)):
             raise TypeError(f"generation_config must be 'auto', 'vllm' or a folder, got "
                             f"{type(generation_config).__name__}")
-        settings = dict(kwargs, seed=seed)
+        if not isinstance(override_generation_config, (Mapping, type(None))):
+            raise TypeError(f"override_generation_config must be a dict, got "
+                            f"{type(override_generation_config).__name__}")
+        self._override_generation_config = dict(override_generation_config or {})
+        self._default_params(self._override_generation_config)     # a bad value is refused before the load
+        config = EngineConfig.from_settings("LLM", dict(kwargs, seed=seed))   # every setting, before the load
         dtype = _dtype(dtype)
         self.loaded: LoadedModel = load_model(model, dtype)
         self._generation_config = None if generation_config == "vllm" else \
             self.loaded.folder if generation_config == "auto" else Path(generation_config)
         self._tokenizer = None if skip_tokenizer_init else self._load_tokenizer(model, tokenizer)
-        config = build_config(self.loaded.model, "LLM", settings)
         self.llm_engine = LLMEngine(self.loaded.model, config, tokenizer=self._tokenizer)
 
     def _load_tokenizer(self, model: object, tokenizer: object):
@@ -147,15 +154,22 @@ class LLM:
         return self._tokenizer
 
     def get_default_sampling_params(self) -> SamplingParams:
-        """vLLM's default for ``generate`` without parameters: ``SamplingParams()`` with what the model's
-        ``generation_config.json`` sets (``temperature``, ``top_p``, ``top_k``, ``min_p``, ``repetition_penalty``,
-        ``max_new_tokens`` as ``max_tokens``), when the model folder has one."""
+        """vLLM's default for ``generate`` without parameters (``vllm/config/model.py``,
+        ``get_diff_sampling_param``): ``SamplingParams()`` with what the model's ``generation_config.json`` sets,
+        then ``override_generation_config``: ``temperature``, ``top_p``, ``top_k``, ``min_p``,
+        ``repetition_penalty``, and ``max_new_tokens`` as ``max_tokens`` (other keys are ignored, as vLLM ignores
+        them)."""
         file = None if self._generation_config is None else self._generation_config / "generation_config.json"
         found = json.loads(file.read_text()) if file is not None and file.is_file() else {}
+        return self._default_params({**found, **self._override_generation_config})
+
+    @staticmethod
+    def _default_params(config: Mapping[str, object]) -> SamplingParams:
+        """``SamplingParams()`` with the generation config's sampling values (checked as SamplingParams checks)."""
         names = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p",
                  "repetition_penalty": "repetition_penalty", "max_new_tokens": "max_tokens"}
-        return SamplingParams(**{ours: found[theirs] for theirs, ours in names.items() if found.get(theirs)
-                                 is not None})
+        return SamplingParams(**{ours: config[theirs] for theirs, ours in names.items()
+                                 if config.get(theirs) is not None})
 
     def generate(self, prompts: Prompt | Sequence[Prompt] | None = None, sampling_params: SamplingParams
                  | Sequence[SamplingParams] | None = None, use_tqdm: bool | Callable = True,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import random
 import time
@@ -51,18 +50,18 @@ class LLMEngine:
 
     Raises:
         TypeError: an unknown setting, or one of the wrong kind (named). ValueError: as
-            :meth:`EngineConfig.create <pagedlab.engine.config.EngineConfig.create>`.
+            :class:`~pagedlab.engine.config.EngineConfig` and its ``for_model``.
     """
 
     def __init__(self, model: torch.nn.Module, config: EngineConfig | None = None, *, tokenizer=None,
                  clock: Callable[[], float] = time.perf_counter, **settings) -> None:
         if config is None:
-            config = build_config(model, "LLMEngine", settings)
+            config = EngineConfig.from_settings("LLMEngine", settings)
         elif not isinstance(config, EngineConfig) or settings:
             raise TypeError(f"LLMEngine takes its settings as keyword arguments (LLMEngine(model, num_blocks=64, "
                             f"block_size=16)) or one EngineConfig, got config={type(config).__name__}"
                             + (f" and {sorted(settings)}" if settings else ""))
-        self.engine_config = c = config
+        self.engine_config = c = config.for_model(model)
         self.attention_backend = select_backend(c.attention_backend)
         cfg = model.config
         self.model, self.config = model, cfg
@@ -70,16 +69,11 @@ class LLMEngine:
         self.eos_token_id = None if tokenizer is None else tokenizer.eos_token_id
         static = c.batching == "static"
         self.block_manager = BlockManager(c.num_blocks, c.block_size, c.num_cpu_blocks, c.enable_prefix_caching,
-                                          0.0 if static else c.watermark)
+                                          0.0 if static else c.watermark, c.new_eviction_policy())
         param = next(model.parameters())
         self.kv_cache = KVCache(cfg.n_layers, c.num_blocks, c.block_size, cfg.n_kv_heads, cfg.head_dim,
                                 c.num_cpu_blocks, dtype=param.dtype, device=param.device)
-        if static:
-            self.scheduler: Scheduler = StaticScheduler(self.block_manager, c.max_num_seqs, c.max_num_batched_tokens,
-                                                        c.enable_chunked_prefill, c.max_model_len, c.reserved_len)
-        else:
-            self.scheduler = Scheduler(self.block_manager, c.max_num_seqs, c.max_num_batched_tokens, c.preemption,
-                                       c.enable_chunked_prefill, c.max_model_len)
+        self.scheduler: Scheduler = (StaticScheduler if static else Scheduler)(self.block_manager, c)
         self.runner = ModelRunner(model, self.kv_cache, self.attention_backend)
         self.metrics: list[StepMetrics] = []
         self._requests: dict[Hashable, Request] = {}
@@ -105,9 +99,12 @@ class LLMEngine:
             TypeError: ``params`` is not a SamplingParams, the prompt is not a list of ints (bools are not
                 token ids), an unhashable ``request_id``; a field of ``params`` of the wrong kind.
             ValueError: an empty prompt, a token outside the vocabulary (prompt, stop tokens, allowed tokens,
-                logit bias), a request id in use, stop strings or bad words without a tokenizer, or a request
-                that could never run (:meth:`Scheduler.refusal <pagedlab.engine.scheduler.Scheduler.refusal>`:
-                past ``max_model_len``, more sequences than ``max_num_seqs`` or blocks than the pool has).
+                logit bias), a request id in use, stop strings or bad words without a tokenizer, ``logprobs`` or
+                ``prompt_logprobs`` past ``max_logprobs``, allowed tokens all masked, or a request that could never
+                run (:meth:`Scheduler.refusal <pagedlab.engine.scheduler.Scheduler.refusal>`: a prompt longer than
+                ``max_model_len``, more sequences than ``max_num_seqs`` or blocks than the pool has). A prompt
+                plus ``max_tokens`` past ``max_model_len`` is served, and ends at ``max_model_len`` (``"length"``),
+                as in vLLM.
         """
         params = SamplingParams() if params is None else params
         if not isinstance(params, SamplingParams):
@@ -141,13 +138,17 @@ class LLMEngine:
             (outside(params.stop_token_ids), f"a stop token id is outside 0 .. {vocab - 1}"),
             (outside(params.allowed_token_ids or ()), f"an allowed token id is outside 0 .. {vocab - 1}"),
             (outside(params.logit_bias or {}), f"a logit_bias token id is outside 0 .. {vocab - 1}"),
-        ]
+        ] + [(self._over_max_logprobs(getattr(params, name)), f"{name}={getattr(params, name)} asks for more than "
+              f"max_logprobs={self.engine_config.max_logprobs} (vLLM's limit; -1 is the whole vocabulary): raise "
+              f"the engine's max_logprobs (-1: no limit)") for name in ("logprobs", "prompt_logprobs")]
         for bad, why in problems:
             if bad:
                 raise ValueError(f"cannot add request {request_id!r}: {why}")
+        bad_words = self._bad_words(params.bad_words)
+        self._check_some_token_allowed(request_id, params, bad_words)
         metrics = RequestMetrics(self.clock() if arrival_time is None else arrival_time)
         request = Request(request_id, list(prompt), params, arrival, self.tokenizer, self.eos_token_id, metrics,
-                          self._bad_words(params.bad_words))
+                          bad_words)
         self.scheduler.add(request)                  # raises for a request that could never run
         self._num_arrivals += 1
         self._requests[request_id] = request
@@ -156,14 +157,16 @@ class LLMEngine:
     def abort_request(self, request_id: Hashable) -> None:
         """Drop an unfinished request: it leaves its queue and every block it holds (GPU or CPU) is freed.
 
-        Raises:
-            KeyError: no unfinished request has this id.
+        An id of no unfinished request (finished already, never added) is ignored, as vLLM V1 ignores it
+        (``vllm/v1/engine/output_processor.py``, ``abort_requests``): a request may finish between the caller's
+        decision and the call.
         """
         try:
-            request = self._requests.pop(request_id)
-        except (KeyError, TypeError):
-            raise KeyError(f"no unfinished request {request_id!r}; unfinished: {list(self._requests)[:8]}") from None
-        self.scheduler.abort(request)
+            request = self._requests.pop(request_id, None)
+        except TypeError:           # unhashable: no request has it
+            return
+        if request is not None:
+            self.scheduler.abort(request)
 
     def has_unfinished_requests(self) -> bool:
         """True while any request is waiting, running or swapped out."""
@@ -335,6 +338,26 @@ class LLMEngine:
                 entries[t] = Logprob(lp, rank, text(t))
         return entries
 
+    def _over_max_logprobs(self, num: int | None) -> bool:
+        """True when ``num`` log-probabilities per position (-1: the vocabulary) pass ``max_logprobs``."""
+        limit, vocab = self.engine_config.max_logprobs, self.config.vocab_size
+        return num is not None and (vocab if num == -1 else num) > (vocab if limit == -1 else limit)
+
+    def _check_some_token_allowed(self, request_id: Hashable, params: SamplingParams,
+                                  bad_words: tuple[tuple[int, ...], ...]) -> None:
+        """Refuse ``allowed_token_ids`` that ``min_tokens`` (EOS, stop tokens) and one-token bad words mask
+        entirely from the first token (the sampler would have nothing to draw; vLLM V1 emits token 0)."""
+        if not params.allowed_token_ids:
+            return
+        masked = {w[0] for w in bad_words if len(w) == 1}
+        if params.min_tokens:
+            masked |= set(params.stop_token_ids) | ({self.eos_token_id} - {None})
+        if set(params.allowed_token_ids) <= masked:
+            raise ValueError(f"cannot add request {request_id!r}: every token of allowed_token_ids="
+                             f"{list(params.allowed_token_ids)} is masked, by min_tokens={params.min_tokens} (EOS "
+                             f"{self.eos_token_id}, stop_token_ids={list(params.stop_token_ids)}) or bad_words="
+                             f"{list(params.bad_words)}: allow another token, or lower min_tokens")
+
     def _bad_words(self, words: Seq[str]) -> tuple[tuple[int, ...], ...]:
         """Each bad word's tokens, alone and after a space (vLLM's ``update_from_tokenizer`` rule: the spaced form
         is kept when it is another word of as many tokens)."""
@@ -370,19 +393,6 @@ class LLMEngine:
             num_preemptions=out.num_preemptions, num_finished=finished, batch=batch)
         self.metrics.append(m)
         notify(self._subscribers, [m])
-
-
-def build_config(model: torch.nn.Module, owner: str, settings: dict) -> EngineConfig:
-    """:meth:`EngineConfig.create` from keyword ``settings``, an unknown one refused with the name of ``owner``.
-
-    Raises:
-        TypeError: a setting ``EngineConfig`` does not have; as ``EngineConfig.create``.
-    """
-    known = [name for name in inspect.signature(EngineConfig.create).parameters if name not in ("cls", "model")]
-    unknown = sorted(set(settings) - set(known))
-    if unknown:
-        raise TypeError(f"{owner} got unknown argument(s) {unknown}; its engine settings are {known}")
-    return EngineConfig.create(model, **settings)
 
 
 class _NoBar:

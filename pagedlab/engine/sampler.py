@@ -10,7 +10,14 @@
 3. greedy rows take the argmax here; the others are divided by their temperature, then ``min_p``, ``top_k`` and
    ``top_p`` mask what they drop;
 4. each sampled row draws by inverse CDF with one uniform number from its own generator, seeded by
-   ``(seed, completion, position)``: a row's token never depends on the other rows of its batch.
+   ``(seed, completion, position)``: a row's token never depends on the other rows of its batch. The draw and the
+   CDF are float64 (a float32 draw of 1 - 2^-25 or more rounds to 1.0, past every kept token), and a draw past the
+   last kept token takes that token: no draw leaves the kept set.
+
+A row whose every token is masked (``allowed_token_ids`` all forbidden by ``min_tokens`` or ``bad_words``) raises
+a ``ValueError`` naming the request's parameters: vLLM V1 would emit token 0 there (the argmax of a row of -inf, and
+of the NaN its softmax gives), a token the request forbade. The engine refuses, when a request is added, the
+combinations that mask every token from the start.
 
 ``top_k`` and ``top_p`` need the most likely tokens in order, not the whole vocabulary sorted: one ``topk`` of the
 largest ``k`` the batch needs (at least :data:`TOP_P_CANDIDATES` for ``top_p``) serves every row, and a row whose
@@ -143,6 +150,25 @@ def apply_processors(logits: torch.Tensor, rows: Sequence[Row]) -> None:
                           torch.tensor(b, dtype=logits.dtype, device=logits.device), accumulate=True)
 
 
+def check_not_all_masked(logits: torch.Tensor, rows: Sequence[Row]) -> None:
+    """Raise if a row with ``allowed_token_ids`` has every token masked (the only rows that can).
+
+    Raises:
+        ValueError: naming the row's ``allowed_token_ids``, ``min_tokens``, stop tokens and bad words.
+    """
+    idx = [i for i, r in enumerate(rows) if r.params.allowed_token_ids]
+    if not idx:
+        return
+    dead = torch.isneginf(logits[idx]).all(dim=-1).tolist()
+    for i, is_dead in zip(idx, dead):
+        if is_dead:
+            r = rows[i]
+            raise ValueError(f"every token is masked at output position {len(r.output)}: allowed_token_ids="
+                             f"{list(r.params.allowed_token_ids)} are all forbidden by min_tokens="
+                             f"{r.params.min_tokens} (EOS {r.eos_token_id}, stop_token_ids="
+                             f"{list(r.params.stop_token_ids)}) or bad_words={list(r.params.bad_words)}")
+
+
 def apply_penalties(logits: torch.Tensor, rows: Sequence[Row]) -> None:
     """Step 2 of the module docstring, in place, on the rows that have a penalty."""
     idx = [i for i, r in enumerate(rows) if r.params.repetition_penalty != 1 or r.params.presence_penalty
@@ -226,6 +252,7 @@ def sample(logits: torch.Tensor, rows: Sequence[Row]) -> list[int]:
         return logits.argmax(dim=-1).tolist()
     x = logits.float().clone()
     apply_processors(x, rows)
+    check_not_all_masked(x, rows)
     apply_penalties(x, rows)
     greedy = x.argmax(dim=-1)
     drawn = [i for i, r in enumerate(rows) if not r.params.greedy]
@@ -233,8 +260,12 @@ def sample(logits: torch.Tensor, rows: Sequence[Row]) -> list[int]:
         return greedy.tolist()
     sub = [rows[i] for i in drawn]
     y = apply_top_k_top_p_min_p(x[drawn] / _column(sub, "temperature", x.device), sub)
-    cdf = torch.cumsum(torch.softmax(y, dim=-1), dim=-1)
-    u = torch.tensor([uniform(r.params, r.completion, r.position) for r in sub], device=x.device)[:, None]
-    picked = torch.searchsorted(cdf, u * cdf[:, -1:], right=True).clamp(max=x.shape[-1] - 1)[:, 0]
+    cdf = torch.cumsum(torch.softmax(y, dim=-1).double(), dim=-1)
+    u = torch.tensor([uniform(r.params, r.completion, r.position) for r in sub], dtype=torch.float64,
+                     device=x.device)[:, None]
+    picked = torch.searchsorted(cdf, u * cdf[:, -1:], right=True)[:, 0]
+    over = (picked >= x.shape[-1]).nonzero()[:, 0].tolist()
+    for j in over:           # u * total rounded up to total: the last token with a probability, not the vocab's end
+        picked[j] = int(torch.isfinite(y[j]).nonzero()[-1, 0])
     greedy[drawn] = picked
     return greedy.tolist()

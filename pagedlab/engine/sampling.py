@@ -13,11 +13,17 @@ in their last bits on a GPU, where the decode kernel's split count depends on th
 
 A completion ends after ``max_tokens`` tokens (finish reason ``"length"``), or earlier (``"stop"``) at the
 model's end-of-sequence token (unless ``ignore_eos``), at one of ``stop_token_ids``, or when its text contains
-one of the ``stop`` strings (cut from the text unless ``include_stop_str_in_output``); ``min_tokens`` forbids
-EOS and the stop tokens until that many tokens are generated.
+one of the ``stop`` strings. ``min_tokens`` forbids EOS and the stop tokens until that many tokens are
+generated, and stop strings are only searched for in the text after them. As in vLLM V1
+(``vllm/v1/engine/detokenizer.py``), the stop string and the text of the token that stopped the completion (EOS
+or a stop token, ``<|im_end|>`` when ``skip_special_tokens=False``) are left out of the text unless
+``include_stop_str_in_output``; the token itself stays in ``token_ids``.
 
-Differences from vLLM: ``n > 1`` with greedy decoding is allowed (the completions are equal; the course uses it
-to show forked blocks), and the fields of vLLM's structured outputs, beam search and streaming kinds are absent.
+Differences from vLLM: ``n > 1`` with greedy decoding is allowed (vLLM refuses it; here the completions are equal,
+and the course uses them to show forked blocks sharing the prompt's blocks), and the fields of vLLM's structured
+outputs, beam search and streaming kinds are absent. ``logprobs`` and ``prompt_logprobs`` past the engine's
+``max_logprobs`` (vLLM's default, 20; ``-1``, the whole vocabulary, needs ``max_logprobs=-1``) are refused when the
+request is added, as vLLM refuses them.
 """
 
 from __future__ import annotations
@@ -51,8 +57,10 @@ def _strings(name: str, value: object) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if items is None:
         return ()
-    if not isinstance(items, Sequence) or not all(isinstance(x, str) and x for x in items):
+    if not isinstance(items, Sequence) or not all(isinstance(x, str) for x in items):
         raise TypeError(f"SamplingParams.{name} must be a string or a list of non-empty strings, got {value!r}")
+    if not all(items):              # the right kind, a wrong value (an empty string matches everywhere)
+        raise ValueError(f"SamplingParams.{name} must not contain an empty string, got {value!r}")
     return tuple(dict.fromkeys(items))
 
 
@@ -61,7 +69,8 @@ class SamplingParams:
     """How to complete one prompt (vLLM's ``SamplingParams``, the fields a single device needs).
 
     Attributes:
-        n: completions per prompt; they share the prompt's blocks (fork, then copy-on-write).
+        n: completions per prompt; they share the prompt's blocks (fork, then copy-on-write). ``n > 1`` with
+            ``temperature=0`` is allowed (vLLM refuses it): ``n`` equal completions, forked from one prompt.
         presence_penalty: subtracted once from the logit of every token already generated (OpenAI's), in [-2, 2].
         frequency_penalty: subtracted from a token's logit once per time it was generated (OpenAI's), in [-2, 2].
         repetition_penalty: a token of the prompt or the output has its logit divided by it when positive, multiplied
@@ -75,10 +84,12 @@ class SamplingParams:
         stop_token_ids: token ids that end a completion (kept in its ``token_ids``).
         bad_words: words never generated: the last token of a word's tokens is forbidden when the tokens before
             it were just generated (vLLM's rule; each word is tokenized with and without a leading space).
-        include_stop_str_in_output: keep the stop string at the end of the text.
+        include_stop_str_in_output: keep the stop string, or the text of the stop token or EOS that ended the
+            completion, at the end of the text.
         ignore_eos: do not stop at the model's end-of-sequence token.
         max_tokens: the most tokens to generate per completion (None: up to the model's ``max_model_len``).
-        min_tokens: tokens to generate before EOS or a stop token may be.
+        min_tokens: tokens to generate before EOS or a stop token may be; stop strings are searched for only
+            in the text after them.
         logprobs: return, at each generated position, the log-probabilities of the chosen token and of the
             ``logprobs`` most likely ones (0: the chosen one only; -1: the whole vocabulary; None: none).
         prompt_logprobs: the same for every prompt token after the first.
@@ -174,7 +185,11 @@ class SamplingParams:
                     token = int(token)          # vLLM takes "123" as well as 123 (JSON keys are strings)
                 except (TypeError, ValueError):
                     raise TypeError(f"SamplingParams.logit_bias keys must be token ids, got {token!r}") from None
-                bias[token] = min(100.0, max(-100.0, check_number(f"SamplingParams.logit_bias[{token}]", value)))
+                value = check_number(f"SamplingParams.logit_bias[{token}]", value)
+                if math.isnan(value):         # min/max would turn NaN into a bias of -100
+                    raise ValueError(f"SamplingParams.logit_bias[{token}] must be a number in [-100, 100] (larger "
+                                     f"ones are clipped), got nan")
+                bias[token] = min(100.0, max(-100.0, value))
             self.logit_bias = bias
 
     @property

@@ -40,6 +40,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pagedlab.engine.config import EngineConfig
 from pagedlab.engine.sequence import Request, Sequence, Status
 from pagedlab.paged.allocator import OutOfBlocks
 from pagedlab.paged.manager import BlockManager
@@ -88,22 +89,38 @@ class Scheduler:
 
     Args:
         block_manager: the pool's bookkeeping; the scheduler is the only one to change it.
-        max_num_seqs: most sequences in one step. max_num_batched_tokens: most tokens in one step.
-        preemption: ``"recompute"`` or ``"swap"`` (a request the CPU pool cannot hold is recomputed).
-        enable_chunked_prefill: cut prefills to the budget left in a step, instead of running them whole.
+        config: the engine's settings (:class:`~pagedlab.engine.config.EngineConfig`); the scheduler reads
+            ``max_num_seqs``, ``max_num_batched_tokens``, ``preemption`` (a request the CPU pool cannot hold is
+            recomputed), ``enable_chunked_prefill`` and ``max_model_len`` (None: no limit).
+        **settings: instead of ``config``, those settings by name (the others keep EngineConfig's defaults;
+            ``num_cpu_blocks`` is the block manager's).
+
+    Requests longer than ``max_model_len``: as vLLM V1 (``vllm/v1/core/sched/utils.py``, ``check_stop``), a
+    request whose prompt plus ``max_tokens`` passes ``max_model_len`` is served and ends at ``max_model_len``
+    tokens (``"length"``); only a prompt longer than ``max_model_len`` is refused. A request that could never fit
+    the pool is refused when added (:meth:`refusal`), which vLLM never needs to do: vLLM checks once, at start-up,
+    that the pool holds one sequence of ``max_model_len`` tokens, and refuses to start otherwise. The course keeps
+    pools smaller than that (a few blocks, to watch preemption), so the check moves to the request, where it says
+    which request and why; with a pool that holds ``max_model_len`` tokens per sequence, as vLLM's does, it refuses
+    only ``n`` sequences that could never run together (vLLM forks them into requests preempted one by one).
     """
 
     ADMIT_NEEDS_BUDGET = True
     """Admit a request only in a step with token budget left (its prefill starts in the step it is admitted)."""
 
-    def __init__(self, block_manager: BlockManager, max_num_seqs: int, max_num_batched_tokens: int,
-                 preemption: Preemption = "recompute", enable_chunked_prefill: bool = False,
-                 max_model_len: int | None = None) -> None:
-        self.block_manager = block_manager
-        self.max_num_seqs, self.max_num_batched_tokens = max_num_seqs, max_num_batched_tokens
-        self.preemption = preemption
-        self.enable_chunked_prefill = enable_chunked_prefill
-        self.max_model_len = max_model_len
+    def __init__(self, block_manager: BlockManager, config: EngineConfig | None = None, **settings) -> None:
+        if config is None:          # the CPU pool is the block manager's
+            cpu = block_manager.cpu_allocator
+            config = EngineConfig.from_settings(type(self).__name__,
+                                                dict(num_cpu_blocks=cpu.num_blocks if cpu else 0, **settings))
+        elif settings:
+            raise TypeError(f"{type(self).__name__} takes an EngineConfig or settings by name, not both "
+                            f"(got {sorted(settings)})")
+        self.block_manager, self.config = block_manager, config
+        self.max_num_seqs, self.max_num_batched_tokens = config.max_num_seqs, config.max_num_batched_tokens
+        self.preemption: Preemption = config.preemption
+        self.enable_chunked_prefill = config.enable_chunked_prefill
+        self.max_model_len = config.max_model_len
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []
         self.swapped: deque[Request] = deque()
@@ -112,12 +129,12 @@ class Scheduler:
         """Why a request of ``n`` sequences of up to ``prompt_len + max_tokens`` tokens could never run under
         this scheduler (None: it can). The admission rules: every check that does not depend on the queues.
         """
-        total, budget, bs = prompt_len + max_tokens, self.max_num_batched_tokens, self.block_manager.block_size
+        total, budget, bs = self.max_len(prompt_len, max_tokens), self.max_num_batched_tokens, \
+            self.block_manager.block_size
         usable = self.block_manager.num_blocks - self.block_manager.watermark_blocks
         rules = [
-            (self.max_model_len is not None and total > self.max_model_len,
-             f"prompt ({prompt_len} tokens) + max_tokens ({max_tokens}) = {total} tokens, past max_model_len="
-             f"{self.max_model_len}"),
+            (self.max_model_len is not None and prompt_len > self.max_model_len,
+             f"the prompt ({prompt_len} tokens) is longer than max_model_len={self.max_model_len}"),
             # Preempted by recomputation, a sequence comes back with every token but the last sampled one.
             (not self.enable_chunked_prefill and total - 1 > budget,
              f"its sequence of up to {total} tokens, if preempted by recomputation, would need a prefill of "
@@ -131,8 +148,14 @@ class Scheduler:
         ]
         return next((why for bad, why in rules if bad), None)
 
+    def max_len(self, prompt_len: int, max_tokens: int) -> int:
+        """The longest a sequence of this prompt gets: ``prompt_len + max_tokens``, cut at ``max_model_len``."""
+        total = prompt_len + max_tokens
+        return total if self.max_model_len is None else min(total, max(self.max_model_len, prompt_len))
+
     def add(self, request: Request) -> None:
-        """Queue a new request at the back of ``waiting``.
+        """Queue a new request at the back of ``waiting``; its sequences end at ``max_model_len`` tokens at the
+        latest.
 
         Raises:
             ValueError: a request that could never run (:meth:`refusal` says why); nothing is queued.
@@ -140,6 +163,7 @@ class Scheduler:
         why = self.refusal(request.prompt_len, request.params.max_tokens, request.params.n)
         if why:
             raise ValueError(f"cannot add request {request.request_id!r}: {why}")
+        request.max_len = self.max_len(request.prompt_len, request.params.max_tokens)
         self.waiting.append(request)
 
     def abort(self, request: Request) -> None:

@@ -41,7 +41,7 @@ class Sequence:
         token_ids: prompt then generated tokens. prompt_len: how many of them are the prompt.
         num_computed: tokens at the start of ``token_ids`` whose K/V are in the cache.
         table: its :class:`~pagedlab.paged.BlockTable` while it holds blocks (the block manager's live object).
-        max_len: ``prompt_len + max_tokens``, its longest length.
+        max_len: its longest length (its request's ``max_len``).
         finish_reason: ``"stop"`` or ``"length"`` once finished, else None. stop_reason: the stop string or
             stop token id that ended it (None for EOS and length).
         detokenizer: its text so far (an :class:`~pagedlab.engine.detokenizer.IncrementalDetokenizer`), when
@@ -50,7 +50,7 @@ class Sequence:
             for them (else None). cumulative_logprob: the sum of the chosen tokens' log-probabilities (None alike).
     """
 
-    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table", "max_len",
+    __slots__ = ("seq_id", "request", "index", "token_ids", "prompt_len", "num_computed", "table",
                  "finish_reason", "stop_reason", "detokenizer", "logprobs", "cumulative_logprob")
 
     def __init__(self, request: Request, index: int, token_ids: list[int], num_computed: int = 0) -> None:
@@ -60,15 +60,19 @@ class Sequence:
         self.prompt_len = request.prompt_len
         self.num_computed = num_computed
         self.table: BlockTable | None = None
-        self.max_len = request.prompt_len + request.params.max_tokens
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None
         params = request.params
         self.detokenizer = None if request.tokenizer is None or not params.detokenize else IncrementalDetokenizer(
-            request.tokenizer, request.prompt, params.stop, params.include_stop_str_in_output,
+            request.tokenizer, request.prompt, params.stop, params.include_stop_str_in_output, params.min_tokens,
             params.skip_special_tokens, params.spaces_between_special_tokens)
         self.logprobs: list[dict] | None = None if params.logprobs is None else []
         self.cumulative_logprob: float | None = None if params.logprobs is None else 0.0
+
+    @property
+    def max_len(self) -> int:
+        """Its longest length (its request's)."""
+        return self.request.max_len
 
     @property
     def output_ids(self) -> list[int]:
@@ -86,23 +90,25 @@ class Sequence:
         return "" if self.detokenizer is None else self.detokenizer.text
 
     def append(self, token_id: int) -> None:
-        """Add a sampled token, then decide whether the sequence is finished: once it has ``min_tokens`` tokens, a
-        stop token, EOS (unless ``ignore_eos``), a stop string in its text (all ``"stop"``), or ``max_tokens``
-        tokens (``"length"``)."""
+        """Add a sampled token, then decide whether the sequence is finished, in vLLM V1's order
+        (``vllm/v1/core/sched/utils.py``, ``check_stop``): once it has ``min_tokens`` tokens, EOS (unless
+        ``ignore_eos``) or a stop token ends it (``"stop"``); ``max_tokens`` tokens end it (``"length"``). Then the
+        text grows (the stopping token's text left out unless ``include_stop_str_in_output``) and a stop string
+        found in it ends it too (``"stop"``, the string as ``stop_reason``, whatever ended it before, as vLLM's
+        output processor does)."""
         self.token_ids.append(token_id)
         request, params = self.request, self.request.params
-        if self.detokenizer is not None:
-            self.detokenizer.add(token_id)
-        if len(self.token_ids) - self.prompt_len < params.min_tokens:
-            return              # vLLM's rule: nothing stops a completion shorter than min_tokens
-        if token_id in params.stop_token_ids:
-            self.finish_reason, self.stop_reason = "stop", token_id
-        elif token_id == request.eos_token_id and not params.ignore_eos:
-            self.finish_reason = "stop"
-        elif self.detokenizer is not None and self.detokenizer.stop_string is not None:
-            self.finish_reason, self.stop_reason = "stop", self.detokenizer.stop_string
-        elif len(self.token_ids) >= self.max_len:
+        if len(self.token_ids) - self.prompt_len >= params.min_tokens:
+            if token_id == request.eos_token_id and not params.ignore_eos:
+                self.finish_reason = "stop"
+            elif token_id in params.stop_token_ids:
+                self.finish_reason, self.stop_reason = "stop", token_id
+        if self.finish_reason is None and len(self.token_ids) >= self.max_len:
             self.finish_reason = "length"
+        if self.detokenizer is not None:
+            self.detokenizer.add(token_id, stopped=self.finish_reason == "stop")
+            if self.detokenizer.stop_string is not None:
+                self.finish_reason, self.stop_reason = "stop", self.detokenizer.stop_string
 
     def __repr__(self) -> str:
         return f"Sequence({self.seq_id}, tokens={len(self.token_ids)}, computed={self.num_computed})"
@@ -119,6 +125,8 @@ class Request:
         num_cached_tokens: prompt tokens the prefix cache held at its first admission (None before).
         tokenizer: decodes its completions' text (None: no text, no stop strings).
         eos_token_id: the token that ends a completion (None: none).
+        max_len: the longest a sequence gets, ``prompt_len + max_tokens`` (the scheduler cuts it at
+            ``max_model_len``).
         metrics: its :class:`~pagedlab.engine.outputs.RequestMetrics` (None when the engine keeps no times).
         bad_words: the token sequences of ``params.bad_words`` (tokenized by the engine).
         prompt_logprobs: when ``params.prompt_logprobs`` is set, one entry per prompt token: None for the first,
@@ -126,7 +134,7 @@ class Request:
     """
 
     __slots__ = ("request_id", "prompt", "params", "arrival", "seqs", "status", "num_cached_tokens", "tokenizer",
-                 "eos_token_id", "metrics", "bad_words", "prompt_logprobs")
+                 "eos_token_id", "metrics", "bad_words", "prompt_logprobs", "max_len")
 
     def __init__(self, request_id: Hashable, prompt: list[int], params: SamplingParams, arrival: int,
                  tokenizer=None, eos_token_id: int | None = None, metrics: RequestMetrics | None = None,
@@ -134,6 +142,7 @@ class Request:
         self.request_id, self.prompt, self.params, self.arrival = request_id, prompt, params, arrival
         self.tokenizer, self.eos_token_id, self.metrics = tokenizer, eos_token_id, metrics
         self.bad_words = bad_words
+        self.max_len = len(prompt) + params.max_tokens
         self.prompt_logprobs: list[dict | None] | None = None if params.prompt_logprobs is None else \
             [None] * len(prompt)
         self.seqs = [Sequence(self, 0, list(prompt))]

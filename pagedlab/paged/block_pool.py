@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from pagedlab.paged.allocator import BlockAllocator
+from pagedlab.paged.events import BlockEvent
 from pagedlab.paged.prefix_cache import PrefixCache
 from pagedlab.paged.sequences import SeqRecord
 
@@ -45,7 +46,7 @@ class BlockPool:
         """How many of ``block_ids`` (distinct) are cached-free: reviving them takes them off :attr:`num_free`."""
         return self.prefix_cache.count_parked(block_ids) if self.prefix_cache is not None and block_ids else 0
 
-    def take(self, n: int, seq_id: Hashable, events: list[tuple]) -> list[int]:
+    def take(self, n: int, seq_id: Hashable, events: list[BlockEvent]) -> list[int]:
         """Allocate ``n`` blocks, evicting cached-free blocks (in the policy's order) when the free list is short;
         an ``evict`` event for ``seq_id`` is appended to ``events``.
 
@@ -57,7 +58,7 @@ class BlockPool:
             evicted = [self.prefix_cache.evict() for _ in range(short)]
             for b in evicted:
                 alloc.evict(b)
-            events.append(("evict", seq_id, tuple(evicted)))
+            events.append(BlockEvent("evict", seq_id, blocks=tuple(evicted)))
         return alloc.allocate_many(n)
 
     def revive(self, hits: list[int]) -> None:

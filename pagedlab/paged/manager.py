@@ -246,13 +246,13 @@ class BlockManager:
             raise OutOfBlocks(need, available, alloc.num_blocks, f"the prompt of sequence {seq_id!r}")
 
         # Commit.
-        events: list[tuple] = []
+        events: list[BlockEvent] = []
         if hits:
             self.pool.revive(hits)
-            events.append(("cache_hit", seq_id, tuple(hits)))
+            events.append(BlockEvent("cache_hit", seq_id, blocks=tuple(hits)))
         new = self.pool.take(need, seq_id, events)
         if new:
-            events.append(("allocate", seq_id, tuple(new)))
+            events.append(BlockEvent("allocate", seq_id, blocks=tuple(new)))
         block_ids = hits + new
         table = BlockTable(block_ids, len(tokens), bs)
         # With prefix caching the record keeps the tokens after the hits (their blocks' tokens are in the cache).
@@ -292,14 +292,14 @@ class BlockManager:
         table, alloc, bs = seq.table, self.allocator, self.block_size
         position = table.num_tokens
         copy = None
-        events: list[tuple] = []
+        events: list[BlockEvent] = []
         if self._append_needs_block(seq):
             if self.num_free_blocks < 1:
                 raise OutOfBlocks(1, 0, alloc.num_blocks, f"the next token of sequence {seq_id!r}")
             (new,) = self.pool.take(1, seq_id, events)
             if position % bs == 0:
                 table.block_ids.append(new)
-                events.append(("allocate", seq_id, (new,)))
+                events.append(BlockEvent("allocate", seq_id, blocks=(new,)))
             else:
                 # Copy-on-write: the last block is shared, so writing into it would change the other
                 # sequences' K/V. Give this sequence its own copy and drop its reference to the shared one
@@ -308,7 +308,7 @@ class BlockManager:
                 alloc.free(src)
                 table.block_ids[-1] = new
                 copy = (src, new)
-                events.append(("copy_on_write", seq_id, copy, (copy,)))
+                events.append(BlockEvent("copy_on_write", seq_id, blocks=copy, pairs=(copy,)))
         block_id = table.block_ids[position // bs]
         slot = block_id * bs + position % bs
         table.num_tokens = position + 1
@@ -320,7 +320,7 @@ class BlockManager:
                 seq.keys.append(cache.hash_fn(parent_key, seq.block_tokens(position // bs)))
             if computed:
                 self.pool.register_upto(seq, position + 1)
-        events.append(("append", seq_id, (block_id,), (), None, slot))
+        events.append(BlockEvent("append", seq_id, blocks=(block_id,), slot=slot))
         self._emit(events)
         return AppendResult(slot, copy)
 
@@ -341,12 +341,12 @@ class BlockManager:
         else:
             self.pool.release(table.block_ids)
         self._seqs.remove(seq_id)
-        self._emit([("free", seq_id, tuple(table.block_ids), (), None, None, table.device)])
+        self._emit([BlockEvent("free", seq_id, blocks=tuple(table.block_ids), device=table.device)])
 
-    def _emit(self, events: list[tuple]) -> None:
-        """Log and announce the events of one operation that has fully happened (``BlockEvent`` fields, no step)."""
+    def _emit(self, events: list[BlockEvent]) -> None:
+        """Log and announce the events of one operation that has fully happened, numbered (``step``) here."""
         step = self._log.num_emitted
-        self._log.emit([BlockEvent(*fields, step=step + i) for i, fields in enumerate(events)])
+        self._log.emit([e.numbered(step + i) for i, e in enumerate(events)])
 
     # ---- notebook 7: sharing (fork, copy-on-write, prefix caching) -----------------------------------
 
@@ -370,7 +370,7 @@ class BlockManager:
         child = parent.copy()
         self._seqs.add(child_id, child, hint)
         table = child.table
-        self._emit([("fork", child_id, tuple(table.block_ids), (), parent_id)])
+        self._emit([BlockEvent("fork", child_id, blocks=tuple(table.block_ids), parent=parent_id)])
         return table
 
     def num_cached_tokens(self, seq_id: Hashable) -> int:

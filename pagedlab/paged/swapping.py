@@ -20,10 +20,11 @@ from collections.abc import Hashable
 
 from pagedlab.paged.allocator import BlockAllocator, OutOfBlocks
 from pagedlab.paged.block_pool import BlockPool
+from pagedlab.paged.events import BlockEvent
 from pagedlab.paged.sequences import SeqRecord, SeqStore
 
-Events = list[tuple]
-"""``BlockEvent`` fields without their step, one tuple per event, for the manager to log."""
+Events = list[BlockEvent]
+"""The events of one operation, not numbered yet (the manager numbers and logs them)."""
 
 
 class Swapper:
@@ -143,7 +144,8 @@ class Swapper:
             self.pool.release(gpu_blocks)
             seq.swapped_from = gpu_blocks
             table.block_ids, table.device = [mapping[b] for b in gpu_blocks], "cpu"
-            events.append(("swap_out", seq_id, tuple(gpu_blocks), tuple(zip(gpu_blocks, table.block_ids))))
+            events.append(BlockEvent("swap_out", seq_id, blocks=tuple(gpu_blocks),
+                                     pairs=tuple(zip(gpu_blocks, table.block_ids))))
         return list(mapping.items()), events
 
     def swap_in(self, seq_ids: Hashable | list[Hashable]) -> tuple[list[tuple[int, int]], Events]:
@@ -195,13 +197,13 @@ class Swapper:
                 cpu.free(c)
             hits = tuple(mapping[c] for c in cpu_blocks if c in reused)
             if hits:
-                events.append(("cache_hit", seq_id, hits))
+                events.append(BlockEvent("cache_hit", seq_id, blocks=hits))
             table.block_ids, table.device = gpu_blocks, "gpu"
             seq.swapped_from = []
             if pool.prefix_cache is not None:
                 pool.reregister(seq)
-            events.append(("swap_in", seq_id, tuple(gpu_blocks),
-                           tuple((c, g) for c, g in zip(cpu_blocks, gpu_blocks) if c not in reused)))
+            events.append(BlockEvent("swap_in", seq_id, blocks=tuple(gpu_blocks),
+                                     pairs=tuple((c, g) for c, g in zip(cpu_blocks, gpu_blocks) if c not in reused)))
         return [(c, mapping[c]) for c in unique if c not in reused], events
 
     @staticmethod

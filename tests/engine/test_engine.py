@@ -220,7 +220,7 @@ def test_a_raising_subscriber_stops_no_other_subscriber(model, prompts):
 @pytest.mark.parametrize("kwargs, words", [
     (dict(prompt=[]), "empty"),
     (dict(prompt=[1, 200]), "outside"),
-    (dict(prompt=[1] * 60, params=SamplingParams(temperature=0, max_tokens=10)), "max_model_len"),
+    (dict(prompt=[1] * 65, params=SamplingParams(temperature=0, max_tokens=1)), "longer than max_model_len"),
     (dict(prompt=[1] * 40, params=SamplingParams(temperature=0, max_tokens=1)), "max_num_batched_tokens"),
     (dict(prompt=[1] * 20, params=SamplingParams(temperature=0, max_tokens=14)), "enable_chunked_prefill"),
     (dict(prompt=[1] * 20, params=SamplingParams(n=4, temperature=0, max_tokens=10)), "could never finish"),
@@ -472,8 +472,7 @@ def test_abort_frees_everything_a_request_holds(model, prompts):
     assert all(s[0] != swapped for s in engine.block_manager.seq_ids)
     running = engine.scheduler.running[0].request_id
     engine.abort_request(running)
-    with pytest.raises(KeyError, match="no unfinished request"):
-        engine.abort_request(running)
+    engine.abort_request(running)               # gone already: ignored, as vLLM ignores it
     left = [i for i in ids if i not in (swapped, running)]
     done = run_bounded(engine)
     assert sorted(done) == sorted(left)

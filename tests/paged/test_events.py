@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pagedlab.paged import BlockManager
+from pagedlab.paged import BlockEvent, BlockManager
 from pagedlab.paged.events import EventLog, notify
 
 
@@ -63,3 +63,33 @@ def test_the_manager_logs_and_tells_everyone_before_a_subscriber_error_propagate
     assert "a" in m and m.table("a").num_tokens == 3, "the operation happened"
     assert seen == ["allocate"] and [e.kind for e in m.events] == ["allocate"]
     assert m.events[-1].step == 0
+
+
+def test_every_kind_of_event_is_a_record_with_its_fields_named():
+    """The manager's events were positional tuples unpacked into BlockEvent(*fields): a field out of place would
+    have shifted every later one silently. Each kind's fields are checked here against what the operation did."""
+    manager = BlockManager(4, 2, num_cpu_blocks=4, enable_prefix_caching=True, watermark=0.0)
+    manager.add("a", [1, 2, 3])
+    manager.fork("a", "b")
+    copy = manager.append("b", 5).copy                # b's last block is shared with a: copy-on-write
+    slot = manager.append("a", 4).slot
+    pairs = manager.swap_out(["a", "b"])
+    manager.swap_in(["a", "b"])
+    manager.free("b")
+    events = list(manager.events)
+    assert all(type(e) is BlockEvent for e in events) and [e.step for e in events] == list(range(len(events)))
+    by_kind = {}
+    for e in events:
+        by_kind.setdefault(e.kind, []).append(e)
+    append = by_kind["append"][1]
+    assert (append.seq_id, append.slot, append.parent, append.pairs) == ("a", slot, None, ())
+    fork = by_kind["fork"][0]
+    assert (fork.seq_id, fork.parent, fork.slot) == ("b", "a", None)
+    cow = by_kind["copy_on_write"][0]
+    assert (cow.seq_id, cow.pairs, cow.blocks) == ("b", (copy,), copy)
+    assert sorted({p for e in by_kind["swap_out"] for p in e.pairs}) == sorted(pairs) and pairs
+    assert [e.seq_id for e in by_kind["swap_in"]] == ["a", "b"]
+    free = by_kind["free"][0]
+    assert (free.seq_id, free.device, free.parent, free.slot) == ("b", "gpu", None, None)
+    with pytest.raises(ValueError, match="kind"):
+        BlockEvent("apend", "a")
