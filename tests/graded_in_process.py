@@ -21,10 +21,12 @@ import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
 from pagedlab.grading import harness
+from pagedlab.grading.align import role
 from pagedlab.grading.calls import compare, job_text, load_outcomes
 from pagedlab.grading.collect import load_pristine
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
+from pagedlab.grading.sandbox import grading_copy
 from pagedlab.grading.specs import SPECS, Cases
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,9 +87,11 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS) -> Graded:
             exec(compile(_transform(source), f"<{exercise}:{c.id}>", "exec"), namespace)
         except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
             errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
+    setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
+    kept = grading_copy(*spec.copy_rule(setup))[1]  # an exercise check the copy keeps is wired whole, as there
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "outcomes.json"
-        harness.drive(job_text(merged, spec, "t"), namespace, str(out))
+        harness.drive(job_text(merged, spec, "t", kept), namespace, str(out))
         outcomes, tripped, refused = load_outcomes(out.read_text(), merged, "t")
     tripped += refused
     per_seed = {seed: outcomes[first:first + n] for seed, (_, first, n) in where.items()}

@@ -104,7 +104,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             an answer module's file (a fresh copy of it, from ``runpy`` or ``importlib``, has no tripwire)."""
             if event == "c_call" and getattr(arg, "__name__", None) in aten:
                 record(f"torch's {arg.__name__}")
-            elif event == "call" and (frame.f_code.co_filename, frame.f_code.co_qualname.split(".")[0]) in answers:
+            elif event == "call" and ((frame.f_code.co_filename, frame.f_code.co_qualname.split(".")[0]) in answers
+                                      or (frame.f_code.co_filename, "*") in answers):
                 record(f"{frame.f_code.co_qualname} of {frame.f_code.co_filename.rpartition('/')[2]}")
         torch = sys.modules.get("torch")
         if torch is None and (mode or job.get("arrays")):
@@ -228,7 +229,7 @@ def _wire(targets, tripwire, put) -> dict:
 
 
 def _answer_code(targets) -> set[tuple[str, str]]:
-    """(file, top-level name) of each pagedlab tripwire target that this kernel's copy holds."""
+    """(file, top-level name, or "*" for the whole file) of each pagedlab tripwire target this kernel's copy holds."""
     found = set()
     for target in targets:
         module, _, attr = target.partition(":")

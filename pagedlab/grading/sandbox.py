@@ -145,7 +145,7 @@ def grading_copy(setup: list[str], answers: set[str]) -> tuple[dict[str, str | N
             if not blank:
                 todo += [m for found in _imports(module, source) for m in _parents(found)]
         # An answer that the setup or a held module takes a name from at import must be there, or the import fails.
-        needed = {m for module, source in [("", cell) for cell in setup] + list(held.items()) if source is not None
+        needed = {m for module, source in [("", "\n".join(setup))] + list(held.items()) if source is not None
                   for m in _needs(module, source) if held.get(m, "") is None}
         if not needed:
             return held, sorted(kept)
@@ -154,10 +154,13 @@ def grading_copy(setup: list[str], answers: set[str]) -> tuple[dict[str, str | N
 
 def _needs(module: str, source: str) -> set[str]:
     """The pagedlab modules whose contents ``source``'s top-level imports take (``from m import f``, ``import m``);
-    ``from pkg import sub`` needs only that ``sub`` imports, which a placeholder does."""
+    ``from pkg import sub`` needs only that ``sub`` imports, which a placeholder does, unless ``source`` reads an
+    attribute of ``sub`` (the setup's ``ex04b.compile_mine(...)``)."""
     package = module if module and _is_package(module) else module.rpartition(".")[0]
-    found = set()
-    for node in ast.parse(source).body if source else ():
+    tree = ast.parse(source)
+    found, read = set(), {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                          and isinstance(n.value, ast.Name)}
+    for node in tree.body if source else ():
         if isinstance(node, ast.Import):
             found |= {m for a in node.names for m in _parents(a.name)}
         elif isinstance(node, ast.ImportFrom):
@@ -166,6 +169,7 @@ def _needs(module: str, source: str) -> set[str]:
                 base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
             if any(_spec(f"{base}.{a.name}") is None for a in node.names):
                 found |= set(_parents(base))
+            found |= {f"{base}.{a.name}" for a in node.names if (a.asname or a.name) in read}
     return {m for m in found if m == "pagedlab" or m.startswith("pagedlab.")}
 
 

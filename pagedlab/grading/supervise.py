@@ -42,16 +42,18 @@ _BOOT = ("import json, sys, types\n"
 
 
 def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandbox,
-                   expected: Expected | None = None) -> Result:
-    """Grade one notebook; every problem becomes this notebook's verdict, never an exception."""
+                   expected: Expected | None = None, published: bool = True) -> Result:
+    """Grade one notebook; every problem becomes this notebook's verdict, never an exception. With ``published``,
+    a work cell that matches the published solution's needs review."""
     exercise = pristine.name.removesuffix(".ipynb")
     try:
-        restored, cells, reasons, notes = prepare(data, pristine, sandbox.limits)
+        restored, cells, reasons, notes = prepare(data, pristine, sandbox.limits, published)
         if not sandbox.site_intact(pristine.name):
             return Result(student, exercise, ERROR, "the grading kernels' copy of pagedlab was changed before this "
                                                     "notebook ran; it was restored: grade this notebook again")
         token = secrets.token_hex(16)  # the graded calls' results must carry it: only the driver cell knows it
-        graded = job_text(expected.cases, pristine.spec, token) if expected is not None else None
+        graded = (job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, []))
+                  if expected is not None else None)
         reply = run_notebook(sandbox, restored, pristine.name, graded)
         if not sandbox.site_intact(pristine.name):
             reasons = reasons + ["the grading kernels' copy of pagedlab changed while this notebook ran"]
@@ -87,9 +89,10 @@ def expected_outcomes(pristine: Pristine, sandbox: Sandbox, seed: int) -> Expect
         expected.problem = f"no solutions/{pristine.name} beside the exercises"
         return expected
     try:
-        restored, _, _, _ = prepare(pristine.solution, pristine, sandbox.limits)
+        restored, _, _, _ = prepare(pristine.solution, pristine, sandbox.limits, published=False)
         token = secrets.token_hex(16)
-        reply = run_notebook(sandbox, restored, pristine.name, job_text(expected.cases, pristine.spec, token))
+        reply = run_notebook(sandbox, restored, pristine.name,
+                             job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, [])))
         text = (reply.get("graded") or {}).get("text")
         if text is None:
             expected.problem = f"the solution's run ended with {reply.get('ended') or reply.get('detail')!r}"

@@ -551,7 +551,8 @@ def _grade(folder: Path, out: Path, sandbox: bool, package: Path) -> tuple[dict,
     # graded beside it (b16-rewrites-snapshot rewrote the kernels' copy of pagedlab while a09-os-exit ran).
     jobs = "2" if sandbox else "1"
     cmd = [sys.executable, "-m", "pagedlab.grading", str(folder), "--out", str(out), "--timeout", "120", "--jobs", jobs,
-           "--exercises", str(ROOT / "exercises")] + ([] if sandbox else ["--no-sandbox", "--unsafe"])
+           "--exercises", str(ROOT / "exercises"), "--solutions-private",  # (its honest learners are the solutions)
+           ] + ([] if sandbox else ["--no-sandbox", "--unsafe"])
     shutil.copytree(ROOT / "pagedlab", package / "pagedlab", ignore=shutil.ignore_patterns("__pycache__"))
     start = time.monotonic()
     # The grader's own temporary folder lies inside the test's, so whatever a learner plants in the folders of

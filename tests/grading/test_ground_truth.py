@@ -270,7 +270,8 @@ def test_honest_learners_pass_on_every_seed(honest):
     assert all(d is None for d in differences(exercise, solution(exercise), got).values())
     p = pristine(exercise)
     reasons = prepare(notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), p, Limits())[2]
-    assert reasons == [], reasons
+    # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it)
+    assert not [r for r in reasons if "published solution" not in r or any(repr(k) in r for k in replace)], reasons
 
 
 def test_the_check_module_passes_where_it_is_importable():
