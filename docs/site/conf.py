@@ -63,7 +63,7 @@ mathjax_path = "mathjax/tex-chtml.js"
 mathjax4_config = {
     "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
     # A display equation wider than its column breaks into lines (ex02's update rule was 929 px in a 784 px column,
-    # its end cut off); pagedlab.css lets one that cannot break scroll inside its box.
+    # its end cut off); pagedlab.css makes the width right, and lets one that cannot break scroll inside its box.
     "output": {"displayOverflow": "linebreak"},
     "options": {"enableSpeech": False, "enableBraille": False, "enableEnrichment": False,
                 "enableExplorer": False, "menuOptions": {"settings": {"enrich": False, "speech": False,
@@ -128,8 +128,8 @@ def _title(path: Path) -> str:
 
 
 # A Markdown table of pictures: a row of captions, the |---| row, then a row of ![alt](docs/<name>.png).
-_PICTURE_TABLE = re.compile(r"^\|(?P<captions>.+)\|[ \t]*\n\|[-| :]+\|[ \t]*\n\|(?P<pictures>(?:[ \t]*!\[[^\]]*\]\([^)]+\)"
-                            r"[ \t]*\|)+)[ \t]*$", re.MULTILINE)
+_PICTURE_TABLE = re.compile(r"^\|(?P<captions>.+)\|[ \t]*\n\|[-| :]+\|[ \t]*\n"
+                            r"\|(?P<pictures>(?:[ \t]*!\[[^\]]*\]\([^)]+\)[ \t]*\|)+)[ \t]*$", re.MULTILINE)
 _PICTURE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<path>[^)]+)\)")
 
 
@@ -142,8 +142,8 @@ def _widget_figures(app, relative_path, parent_docname, content):
         pictures = _PICTURE.findall(table["pictures"])
         if len(captions) != len(pictures):
             return table[0]
-        return "\n".join(f"```{{figure}} {path}\n:alt: {alt}: {caption.replace('`', '')}\n:target: _images/{Path(path).name}\n"
-                         f":figclass: pagedlab-widget-picture\n\n{caption}\n```\n"
+        return "\n".join(f"```{{figure}} {path}\n:alt: {alt}: {caption.replace('`', '')}\n"
+                         f":target: _images/{Path(path).name}\n:figclass: pagedlab-widget-picture\n\n{caption}\n```\n"
                          for caption, (alt, path) in zip(captions, pictures))
 
     if parent_docname == root_doc and Path(relative_path).name == "README.md":
@@ -170,10 +170,9 @@ def _previous_next(app, pagename, templatename, context, doctree):
     """Previous and Next stay within a page's section of the navigation: the course runs lecture, its exercises,
     next lecture (the toctree's order), and ends at the last exercise rather than leading into the solutions or the
     guides; each of those sections runs on its own. (Sphinx's own links run through every toctree in turn.)"""
-    sections = [doc for doc in app.env.toctree_includes.get(root_doc, [])]
     folder = pagename.split("/", 1)[0]
-    section = [doc for doc in sections if doc.split("/", 1)[0] in
-               ({"notebooks", "exercises"} if folder in {"notebooks", "exercises"} else {folder})]
+    folders = {"notebooks", "exercises"} if folder in {"notebooks", "exercises"} else {folder}
+    section = [doc for doc in app.env.toctree_includes.get(root_doc, []) if doc.split("/", 1)[0] in folders]
     if pagename not in section:
         return
     where = section.index(pagename)
@@ -210,9 +209,6 @@ def _serve_vendored(app, config):
 
 
 def setup(app):
-    # MathJax on every page, not only on those with equations: the navigation shows lecture 01's title, which has
-    # math, on every page.
-    app.set_html_assets_policy("always")
     app.connect("config-inited", _serve_vendored)
     app.connect("source-read", _notebook_pages)
     app.connect("include-read", _widget_figures)
