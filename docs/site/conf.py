@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import posixpath
 import re
 import shutil
 import sys
@@ -127,6 +128,30 @@ def _title(path: Path) -> str:
     return notebook_pages.title(notebook)
 
 
+# A Markdown link or picture with a relative target: [text](target) or ![alt](target), target without a scheme.
+_RELATIVE_LINK = re.compile(r"(\]\()(?![a-z][a-z0-9+.-]*:|#|/)([^)\s#]+)(#[^)\s]*)?(\))")
+
+
+def _guide_links(app, docname, content):
+    """A guide page (``docs/*.md``) links the repository's files as GitHub shows them (``../README.md``,
+    ``../Makefile``): only the notebooks and the guides are pages of the site. Links to those, and docs/'s pictures,
+    stay as they are."""
+    if not docname.startswith("docs/") or app.env.doc2path(docname).suffix != ".md":
+        return
+
+    def retarget(link: re.Match) -> str:
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(docname), link[2]))
+        stem, suffix = posixpath.splitext(path)
+        page = suffix in {".md", ".ipynb"} and stem in app.env.found_docs
+        copied = suffix not in {".md", ".ipynb"} and (Path(app.srcdir) / path).is_file()     # docs/'s pictures
+        if page or copied:
+            return link[0]
+        kind = "tree" if (ROOT / path).is_dir() else "blob"
+        return f"{link[1]}{repository(REPO_URL)}/{kind}/{BRANCH}/{path}{link[3] or ''}{link[4]}"
+
+    content[0] = _RELATIVE_LINK.sub(retarget, content[0])
+
+
 # A Markdown table of pictures: a row of captions, the |---| row, then a row of ![alt](docs/<name>.png).
 _PICTURE_TABLE = re.compile(r"^\|(?P<captions>.+)\|[ \t]*\n\|[-| :]+\|[ \t]*\n"
                             r"\|(?P<pictures>(?:[ \t]*!\[[^\]]*\]\([^)]+\)[ \t]*\|)+)[ \t]*$", re.MULTILINE)
@@ -211,6 +236,7 @@ def _serve_vendored(app, config):
 def setup(app):
     app.connect("config-inited", _serve_vendored)
     app.connect("source-read", _notebook_pages)
+    app.connect("source-read", _guide_links)
     app.connect("include-read", _widget_figures)
     # After the theme has filled the header buttons.
     app.connect("html-page-context", _github_buttons, priority=900)
