@@ -21,9 +21,9 @@ def test_course_order_puts_each_lectures_exercises_after_it():
     assert sorted(order) == sorted([f"notebooks/{s}" for s in LECTURES] + [f"exercises/{s}" for s in EXERCISES])
     assert order[:3] == ["notebooks/00_setup", "exercises/ex00_warmup", "notebooks/01_naive_attention"]
     at = order.index("notebooks/04a_flash_attention_forward")
-    assert order[at:at + 5] == ["notebooks/04a_flash_attention_forward", "exercises/ex04_flash_forward",
-                                "exercises/ex04_stretch_gqa_forward", "notebooks/04b_flash_attention_backward_and_speed",
-                                "exercises/ex04b_performance_lab"]
+    assert order[at:at + 5] == [
+        "notebooks/04a_flash_attention_forward", "exercises/ex04_flash_forward", "exercises/ex04_stretch_gqa_forward",
+        "notebooks/04b_flash_attention_backward_and_speed", "exercises/ex04b_performance_lab"]
     assert order[-1] == "exercises/ex10_scheduler_step"
 
 
