@@ -185,8 +185,7 @@ class LLMEngine:
         out = self.scheduler.schedule()
         seqs = out.seqs
         batch = tuple((s.seq_id, n) for s, n in zip(seqs, out.num_new_tokens))
-        decode_tokens = sum(1 for s, n in zip(seqs, out.num_new_tokens)
-                            if n == 1 and len(s.token_ids) - s.num_computed == 1 and s.output_ids)
+        decode_tokens = sum(1 for s in seqs if s.is_decoding)
         prefill_tokens = out.num_batched_tokens - decode_tokens
         start = self.clock()
         for seq in seqs:
@@ -298,7 +297,7 @@ class LLMEngine:
             if not out.completes(i):
                 continue
             request = seq.request
-            fork = len(request.seqs) < request.params.n
+            fork = request.awaiting_fork
             for j in (range(request.params.n) if fork else [seq.index]):
                 rows.append(Row(request.params, request.prompt, [] if fork else seq.output_ids, j,
                                 self.eos_token_id, request.bad_words))
