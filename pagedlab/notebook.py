@@ -10,7 +10,7 @@ first cells, without re-running them; tests check each against this line)::
 
     python docs/site/publish.py https://github.com/<owner>/<repo>@v<version>
 
-(the README's "Publishing the course" says the rest).
+(``docs/publishing.md`` says the rest).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import warnings
 
 # The course's public git repository and the release Colab installs (@tag): what Colab's `pip install` fetches. A
 # placeholder until the course is published there; a fork sets its own. Pinned, so that a learner's notebook keeps
-# working while main moves on (the tag is v<version of pyproject.toml>; the README's "Publishing the course" says how
-# to make it). The site's launch buttons open the notebooks of branch main of the same repository.
+# working while main moves on (the tag is v<version of pyproject.toml>; docs/publishing.md says how to make it).
+# The site's launch buttons open the notebooks of the same release (docs/site/site_links.py).
 REPO_URL = "https://github.com/pagedlab/pagedlab@v0.1.0"
 
 # The Triton release CI tests the kernels with besides the environment's own (.ci/run installs it): the one Colab

@@ -5,9 +5,9 @@ Usage::
     python docs/site/build_site.py                    # into build/site/html
     PAGEDLAB_SITE_SOLUTIONS=0 python docs/site/build_site.py   # without solutions/ (make site SOLUTIONS=0)
 
-Steps: lay out a source folder (``build/site/src``: this folder's ``index.md``, and copies of ``notebooks/``,
-``exercises/``, ``solutions/`` unless left out, ``docs/``'s pictures and ``README.md``, whose course map the
-landing page includes); put MathJax into its ``_vendor`` folder, which conf.py adds to the static files
+Steps: lay out a source folder (``build/site/src``: this folder's ``index.md`` with the navigation written in the
+course's order, and copies of ``notebooks/``, ``exercises/``, ``solutions/`` unless left out, ``docs/``'s pictures
+and guide pages, and ``README.md``, whose course map the landing page includes); put MathJax into its ``_vendor`` folder, which conf.py adds to the static files
 (``npm install mathjax@MATHJAX_VERSION`` once, into ``build/site/npm``, copied from there afterwards;
 ``$PAGEDLAB_MATHJAX`` may name a package folder instead); run ``sphinx-build -W`` (any warning fails). Nothing is
 fetched when a page is read.
@@ -25,6 +25,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+import course_map  # noqa: E402
+
 BUILD = ROOT / "build" / "site"
 MATHJAX_VERSION = "4.1.3"
 # What the pages load: the TeX-to-HTML component, what it loads on demand, and the CHTML font.
@@ -32,7 +36,10 @@ MATHJAX_VERSION = "4.1.3"
 MATHJAX_FILES = ["tex-chtml.js", "input", "output", "ui", "a11y", "LICENSE"]
 FONT = "mathjax-newcm-font"
 VENDOR = "_vendor"      # in the source folder: conf.py serves it as static files (the pages' _static/mathjax)
-SOLUTIONS_BLOCK = ("<!-- solutions -->", "<!-- /solutions -->")
+# index.md's placeholder for the navigation, which stage() writes in the course's order (course_map).
+TOCTREES = "<!-- toctrees -->"
+# Pages of docs/ that the site shows, in this order, each where it exists (another change may not have added it yet).
+GUIDES = ["docs/instructors.md", "docs/publishing.md", "docs/threat_model.md"]
 
 
 def stage(src: Path, solutions: bool) -> None:
@@ -44,12 +51,28 @@ def stage(src: Path, solutions: bool) -> None:
     for name in ["notebooks", "exercises"] + (["solutions"] if solutions else []):
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copytree(ROOT / "docs", src / "docs", ignore=shutil.ignore_patterns("site", "*.md"))
+    guides = [name for name in GUIDES if (ROOT / name).is_file()]
+    for name in guides:
+        shutil.copy2(ROOT / name, src / name)
     shutil.copy2(ROOT / "README.md", src / "README.md")
     index = (HERE / "index.md").read_text(encoding="utf-8")
-    if not solutions:
-        start, end = (index.index(marker) for marker in SOLUTIONS_BLOCK)
-        index = index[:start] + index[end + len(SOLUTIONS_BLOCK[1]):]
-    (src / "index.md").write_text(index, encoding="utf-8")
+    if TOCTREES not in index:
+        raise RuntimeError(f"{HERE / 'index.md'} lost its {TOCTREES} line, where the navigation goes")
+    (src / "index.md").write_text(index.replace(TOCTREES, toctrees(solutions, guides)), encoding="utf-8")
+
+
+def toctrees(solutions: bool, guides: list[str]) -> str:
+    """The landing page's (hidden) toctrees, which make the sidebar and Previous/Next: the course (each lecture,
+    then its exercises), the guides in ``guides`` (paths ending in .md), then the solutions, in their own section."""
+    stems = {folder: sorted(p.stem for p in (ROOT / folder).glob("*.ipynb")) for folder in ["notebooks", "exercises"]}
+    sections = [("Course: each lecture, then its exercises",
+                 course_map.course_order(stems["notebooks"], stems["exercises"]))]
+    if guides:
+        sections.append(("For instructors", [name.removesuffix(".md") for name in guides]))
+    if solutions:
+        sections.append(("Solutions", [f"solutions/{p.stem}" for p in sorted((ROOT / "solutions").glob("*.ipynb"))]))
+    return "\n".join(f"```{{toctree}}\n:caption: {caption}\n:hidden:\n\n" + "\n".join(docs) + "\n```\n"
+                     for caption, docs in sections)
 
 
 def mathjax_package(cache: Path) -> Path:

@@ -10,7 +10,10 @@ The repository, the branch and so every launch button and link back to a noteboo
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -18,22 +21,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pagedlab.notebook import REPO_URL, SETUP_CELL  # noqa: E402
+import pagedlab  # noqa: E402
+from pagedlab.notebook import REPO_URL  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import course_map  # noqa: E402
+import notebook_pages  # noqa: E402
 from site_links import BRANCH, repository, site_url  # noqa: E402
 
 project = "pagedlab"
 author = "the pagedlab authors"
 copyright = "the pagedlab authors, MIT license"
 html_title = "pagedlab: from naive attention to a paged KV cache"
+version = release = pagedlab.__version__
+# The day the site was built (UTC), or SOURCE_DATE_EPOCH's for a reproducible build: the footer says which release
+# and which day a page shows.
+BUILT = datetime.datetime.fromtimestamp(int(os.environ.get("SOURCE_DATE_EPOCH", 0)) or datetime.datetime.now(
+    datetime.timezone.utc).timestamp(), datetime.timezone.utc).date().isoformat()
 
 extensions = ["myst_nb"]
 root_doc = "index"
-# Only the landing page and the notebooks are pages: README.md and docs/ are there for the pictures and the
-# course map that index.md includes.
-exclude_patterns = ["README.md", "docs/**", "_build", "**/.ipynb_checkpoints"]
+# The landing page, the notebooks and the guides that build_site.py copies into docs/ are pages; README.md is there
+# for the course map that index.md includes.
+exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints"]
 # Pages keep their repository paths (notebooks/02_tiling_and_online_softmax.html): the README's links and the
 # launch buttons map one to one.
 html_copy_source = False          # the .ipynb beside each page is the download; no second copy under _sources/
@@ -51,6 +62,9 @@ myst_heading_anchors = 3
 mathjax_path = "mathjax/tex-chtml.js"
 mathjax4_config = {
     "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
+    # A display equation wider than its column breaks into lines (ex02's update rule was 929 px in a 784 px column,
+    # its end cut off); pagedlab.css lets one that cannot break scroll inside its box.
+    "output": {"displayOverflow": "linebreak"},
     "options": {"enableSpeech": False, "enableBraille": False, "enableEnrichment": False,
                 "enableExplorer": False, "menuOptions": {"settings": {"enrich": False, "speech": False,
                                                                        "braille": False}}},
@@ -60,6 +74,7 @@ html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_favicon = "_static/favicon.svg"      # a browser asks for one; without it every page logs a 404
 html_css_files = ["pagedlab.css"]
+html_js_files = [("pagedlab-sidebar-toggles.js", {"defer": "defer"})]
 html_theme_options = {
     "repository_url": repository(REPO_URL),
     "repository_branch": BRANCH,
@@ -75,24 +90,64 @@ html_theme_options = {
     # The landing page is one wide table (the course map): no "Contents" column beside it.
     "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
     "home_page_in_toc": True,
+    "extra_footer": f'<p class="pagedlab-release">pagedlab {version} · built {BUILT}</p>',
 }
 html_baseurl = site_url(REPO_URL)
 # Light by default: the figures and widget pictures were drawn for a white page.
 html_context = {"default_mode": "light"}
 
 
-def _hide_install_cell(app, docname, content):
-    """Leave out each notebook's install cell (``pagedlab.notebook.SETUP_CELL``): a reader of the site installs
-    nothing, and the buttons open the notebook with that cell where it runs. The notebooks are not changed: the
-    cell is recognised by its source, which a test keeps equal to ``SETUP_CELL`` in every notebook."""
-    if app.env.doc2path(docname).suffix != ".ipynb":
+def _notebook_pages(app, docname, content):
+    """Change what a notebook's page shows, not the notebook (see ``notebook_pages``): plain-text titles, no nbval
+    markers, no install cell, alt text for figures, and on an exercise or solution page a banner that links its
+    lecture or exercise."""
+    path = app.env.doc2path(docname)
+    if path.suffix != ".ipynb":
         return
     notebook = json.loads(content[0])
-    for cell in notebook["cells"]:
-        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        if cell["cell_type"] == "code" and source == SETUP_CELL:
-            cell.setdefault("metadata", {}).setdefault("tags", []).append("remove-cell")
+    notebook_pages.plain_headings(notebook, docname)
+    notebook_pages.strip_nbval_markers(notebook)
+    notebook_pages.hide_install_cell(notebook)
+    notebook_pages.figure_alt_text(notebook)
+    folder, stem = docname.split("/", 1)
+    srcdir = Path(app.srcdir)
+    if folder == "solutions":
+        notebook_pages.mark_solution(notebook, f"{stem}.ipynb", _title(srcdir / "exercises" / f"{stem}.ipynb"))
+    elif folder == "exercises":
+        lectures = sorted(p.stem for p in (srcdir / "notebooks").glob("*.ipynb"))
+        lecture = course_map.lecture_of(stem, lectures)
+        notebook_pages.link_lecture(notebook, f"{lecture}.ipynb", _title(srcdir / "notebooks" / f"{lecture}.ipynb"))
     content[0] = json.dumps(notebook)
+
+
+def _title(path: Path) -> str:
+    """The plain-text title of the notebook at ``path``."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    notebook_pages.plain_headings(notebook, str(path))
+    return notebook_pages.title(notebook)
+
+
+# A Markdown table of pictures: a row of captions, the |---| row, then a row of ![alt](docs/<name>.png).
+_PICTURE_TABLE = re.compile(r"^\|(?P<captions>.+)\|[ \t]*\n\|[-| :]+\|[ \t]*\n\|(?P<pictures>(?:[ \t]*!\[[^\]]*\]\([^)]+\)"
+                            r"[ \t]*\|)+)[ \t]*$", re.MULTILINE)
+_PICTURE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<path>[^)]+)\)")
+
+
+def _widget_figures(app, relative_path, parent_docname, content):
+    """On the landing page, show the README's table of widget pictures as one figure per picture, the column's
+    width, each captioned and linking its full-size picture (side by side they were 392 and 357 px wide on a
+    desktop, 188 and 135 px on a phone). The README keeps its table."""
+    def figures(table: re.Match) -> str:
+        captions = [c.strip() for c in table["captions"].split("|")]
+        pictures = _PICTURE.findall(table["pictures"])
+        if len(captions) != len(pictures):
+            return table[0]
+        return "\n".join(f"```{{figure}} {path}\n:alt: {alt}: {caption.replace('`', '')}\n:target: _images/{Path(path).name}\n"
+                         f":figclass: pagedlab-widget-picture\n\n{caption}\n```\n"
+                         for caption, (alt, path) in zip(captions, pictures))
+
+    if parent_docname == root_doc and Path(relative_path).name == "README.md":
+        content[0] = _PICTURE_TABLE.sub(figures, content[0])
 
 
 def _github_buttons(app, pagename, templatename, context, doctree):
@@ -109,6 +164,27 @@ def _github_buttons(app, pagename, templatename, context, doctree):
                        "classes": "pst-navbar-icon"})
     buttons.insert(1, {**github, "url": f"{repository(REPO_URL)}/blob/{BRANCH}/{pagename}.ipynb",
                        "tooltip": "This notebook on GitHub", "label": "notebook-source-button"})
+
+
+def _previous_next(app, pagename, templatename, context, doctree):
+    """Previous and Next stay within a page's section of the navigation: the course runs lecture, its exercises,
+    next lecture (the toctree's order), and ends at the last exercise rather than leading into the solutions or the
+    guides; each of those sections runs on its own. (Sphinx's own links run through every toctree in turn.)"""
+    sections = [doc for doc in app.env.toctree_includes.get(root_doc, [])]
+    folder = pagename.split("/", 1)[0]
+    section = [doc for doc in sections if doc.split("/", 1)[0] in
+               ({"notebooks", "exercises"} if folder in {"notebooks", "exercises"} else {folder})]
+    if pagename not in section:
+        return
+    where = section.index(pagename)
+
+    def link(doc):
+        title = app.builder.render_partial(app.env.titles[doc])["title"]
+        return {"link": app.builder.get_relative_uri(pagename, doc), "title": title}
+
+    first_of_course = folder in {"notebooks", "exercises"} and where == 0
+    context["prev"] = link(section[where - 1]) if where > 0 else (link(root_doc) if first_of_course else None)
+    context["next"] = link(section[where + 1]) if where + 1 < len(section) else None
 
 
 def _copy_notebooks(app, exception):
@@ -138,7 +214,9 @@ def setup(app):
     # math, on every page.
     app.set_html_assets_policy("always")
     app.connect("config-inited", _serve_vendored)
-    app.connect("source-read", _hide_install_cell)
+    app.connect("source-read", _notebook_pages)
+    app.connect("include-read", _widget_figures)
     # After the theme has filled the header buttons.
     app.connect("html-page-context", _github_buttons, priority=900)
+    app.connect("html-page-context", _previous_next)
     app.connect("build-finished", _copy_notebooks)

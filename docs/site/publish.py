@@ -1,4 +1,4 @@
-"""Point the course at its public home, in one command (README, "Publishing the course", step 1)::
+"""Point the course at its public home, in one command (docs/publishing.md, step 1)::
 
     python docs/site/publish.py https://github.com/<owner>/<repo>@v<version>
 
@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from site_links import parts  # noqa: E402
+from site_links import launch_ref, parts  # noqa: E402
 
 ROOT = HERE.parents[1]
 NOTEBOOK_MODULE = Path("pagedlab") / "notebook.py"
@@ -30,7 +30,8 @@ _REPO_URL_LINE = re.compile(r'^REPO_URL = "[^"]*"$', re.MULTILINE)
 
 def rewrite(text: str, old: str, new: str) -> str:
     """``text`` with repository ``old`` replaced by ``new`` (both ``REPO_URL`` values): the pinned URL itself, then
-    ``github.com/<owner>/<repo>``, Colab's ``github/<owner>/<repo>`` and ``<owner>.github.io/<repo>``.
+    ``github.com/<owner>/<repo>``, Colab's ``github/<owner>/<repo>`` (and the release it opens) and
+    ``<owner>.github.io/<repo>``.
 
     Raises:
         ValueError: ``old`` or ``new`` is not a GitHub repository URL.
@@ -40,6 +41,10 @@ def rewrite(text: str, old: str, new: str) -> str:
     repo = re.compile(rf"(github\.com/|colab\.research\.google\.com/github/){re.escape(before['owner'])}/"
                       rf"{re.escape(before['repo'])}(?![\w.-])")
     text = repo.sub(lambda m: f"{m.group(1)}{after['owner']}/{after['repo']}", text)
+    # Colab links open the release REPO_URL pins, as the site's buttons do (site_links.launch_ref).
+    colab = re.compile(rf"(colab\.research\.google\.com/github/{re.escape(after['owner'])}/{re.escape(after['repo'])}"
+                       rf"/blob/){re.escape(launch_ref(old))}/")
+    text = colab.sub(lambda m: f"{m.group(1)}{launch_ref(new)}/", text)
     return text.replace(f"{before['owner'].lower()}.github.io/{before['repo']}",
                         f"{after['owner'].lower()}.github.io/{after['repo']}")
 
@@ -80,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                     ["pagedlab.authoring.exercises"]):
         subprocess.run([sys.executable, "-m", *command], cwd=ROOT, env=env, check=True)
     print(f"REPO_URL: {old} -> {args.repo_url}; README.md, pyproject.toml and every notebook's first cell follow. "
-          "Run make test, then commit, push and tag (README, Publishing the course).")
+          "Run make test, then commit, push and tag (docs/publishing.md).")
     return 0
 
 

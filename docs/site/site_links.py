@@ -1,14 +1,17 @@
 """Where the course lives online, derived from ``pagedlab.notebook.REPO_URL`` alone.
 
 ``REPO_URL`` is ``https://github.com/<owner>/<repo>``, optionally pinned with ``@<tag>`` (what Colab installs).
-The site is GitHub Pages' address for that repository, and every launch button opens branch ``main``.
+The site is GitHub Pages' address for that repository. Every launch button (Colab, Binder, the notebook on GitHub)
+opens the release ``REPO_URL`` pins, the one the notebooks' install cell installs, so that what a button opens and
+what it installs agree; ``main`` when ``REPO_URL`` pins none.
 """
 
 from __future__ import annotations
 
 import re
 
-BRANCH = "main"
+from pagedlab.notebook import REPO_URL
+
 _GITHUB = re.compile(r"^https://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+?)(?:\.git)?(?:@(?P<ref>[\w./-]+))?$")
 
 
@@ -43,3 +46,12 @@ def site_url(repo_url: str) -> str:
     """The GitHub Pages address of the repository, with a trailing slash (``https://<owner>.github.io/<repo>/``)."""
     found = parts(repo_url)
     return f"https://{found['owner'].lower()}.github.io/{found['repo']}/"
+
+
+def launch_ref(repo_url: str) -> str:
+    """What the launch buttons open: the tag ``repo_url`` pins, else ``main``."""
+    return pinned_ref(repo_url) or "main"
+
+
+# The ref of every launch button and link to a notebook, from the course's own REPO_URL.
+BRANCH = launch_ref(REPO_URL)

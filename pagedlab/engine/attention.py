@@ -53,15 +53,22 @@ class PagedAttention:
     context_stats: tuple[int, int]
     prefills: list[tuple[int, int, BlockTable]]
     backend: AttentionBackend = field(default_factory=lambda: select_backend("triton"))
+    _plan: object = field(default=None, init=False, repr=False)
 
     def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         cache = self.kv_cache
         cache.write(layer, self.slot_mapping, k, v)
         out = torch.empty_like(q)
         if self.num_decodes:
-            stats = {"context_stats": self.context_stats} if self.backend.takes_context_stats else {}
+            extra = {"context_stats": self.context_stats} if self.backend.takes_context_stats else {}
+            if self.backend.plan is not None:
+                # The backend's per-step work (e.g. which blocks to read), done at the first layer, reused after.
+                if self._plan is None:
+                    self._plan = self.backend.plan(self.block_tables, self.context_lens, cache.block_size,
+                                                   self.context_stats)
+                extra["plan"] = self._plan
             out[:self.num_decodes] = self.backend.decode(q[:self.num_decodes], cache.k[layer], cache.v[layer],
-                                                         self.block_tables, self.context_lens, **stats)
+                                                         self.block_tables, self.context_lens, **extra)
         for start, end, table in self.prefills:
             k_seq, v_seq = cache.gather(layer, table)
             # (tokens, heads, head_dim) -> (1, heads, tokens, head_dim), FlashAttention's layout.

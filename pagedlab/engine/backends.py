@@ -35,12 +35,40 @@ DecodeAttention = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tens
 PrefillAttention = Callable[..., torch.Tensor]
 """``prefill(q, k, v, causal=True) -> out`` with FlashAttention's ``(1, heads, n, head_dim)`` layout."""
 
+DecodePlan = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+"""What :func:`torch_decode_plan` works out once per step for every layer's decode."""
+
 BACKENDS = ("auto", "torch", "triton")
+
+
+def torch_decode_plan(block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int,
+                      context_stats: tuple[int, int] | None = None) -> DecodePlan:
+    """What every layer's :func:`torch_decode_attention` of one step reads, worked out once per step.
+
+    Optimization "one gather plan per step": the blocks each sequence reads and the mask of its context are the
+    same in all the model's layers, so the engine computes them once (:class:`~pagedlab.engine.attention.PagedAttention`)
+    rather than once per layer.
+
+    Returns:
+        ``(block_ids, mask, hidden)``: int64 ``(num_seqs * width,)``, the blocks to read, ``width`` per sequence
+        (padding entries replaced by the sequence's first block, which it owns: a padding entry may name any block);
+        bool ``(num_seqs, width * block_size)``, True at the positions before each sequence's context length; int64,
+        the flat indices (into ``num_seqs * width * block_size`` positions) where ``mask`` is False.
+    """
+    lens = context_lens.to(block_tables.device).long()
+    longest = int(lens.max()) if context_stats is None else context_stats[0]
+    width = -(-longest // block_size)
+    tables = block_tables[:, :width].long()
+    owned = torch.arange(width, device=tables.device) < (lens[:, None] + block_size - 1) // block_size
+    tables = torch.where(owned, tables, tables[:, :1])
+    mask = torch.arange(width * block_size, device=tables.device) < lens[:, None]
+    return tables.reshape(-1), mask, (~mask).reshape(-1).nonzero()[:, 0]
 
 
 def torch_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
                            context_lens: torch.Tensor, sm_scale: float | None = None,
-                           context_stats: tuple[int, int] | None = None) -> torch.Tensor:
+                           context_stats: tuple[int, int] | None = None,
+                           plan: DecodePlan | None = None) -> torch.Tensor:
     """Decode attention through block tables in PyTorch: what the paged kernel computes, batched.
 
     Args:
@@ -49,23 +77,25 @@ def torch_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
         block_tables: (num_seqs, max_blocks) integer; entries past a sequence's blocks are never used.
         context_lens: (num_seqs,) integer, each >= 1. sm_scale: default ``1/sqrt(head_dim)``.
         context_stats: ``(longest, total)`` of ``context_lens`` if the host knows them (saves a device sync).
+        plan: :func:`torch_decode_plan` of these tables and lengths, if the caller computed it already.
 
     Returns:
         (num_seqs, heads, head_dim) like ``q``.
     """
-    num_blocks, block_size = k_cache.shape[:2]
-    lens = context_lens.to(q.device).long()
-    # Token j of sequence s lives in slot table[s, j // block_size] * block_size + j % block_size. Past a
-    # sequence's end, read its token 0 instead (a slot it owns): padding entries and unwritten slots may hold
-    # anything, NaN included, and 0 * NaN would be NaN even where the mask gives the key no weight.
-    j = torch.arange(int(lens.max()) if context_stats is None else context_stats[0], device=q.device)
-    j = torch.where(j < lens[:, None], j, 0)                                      # (num_seqs, max_context)
-    slots = block_tables.long().gather(1, j // block_size) * block_size + j % block_size
-    k = k_cache.view(num_blocks * block_size, *k_cache.shape[2:])[slots].transpose(1, 2)   # (s, kv_heads, n, d)
-    v = v_cache.view(num_blocks * block_size, *v_cache.shape[2:])[slots].transpose(1, 2)
-    mask = torch.arange(k.shape[2], device=q.device) < lens[:, None]
-    out = F.scaled_dot_product_attention(q[:, :, None], k, v, attn_mask=mask[:, None, None], scale=sm_scale,
-                                         enable_gqa=True)
+    block_size = k_cache.shape[1]
+    block_ids, mask, hidden = plan if plan is not None else torch_decode_plan(block_tables, context_lens, block_size,
+                                                                      context_stats)
+    num_seqs, n = mask.shape
+    # Optimization "whole blocks": copy each sequence's blocks (block_size tokens at once, index_select's
+    # contiguous copies) rather than token by token; the positions past a context are masked below.
+    k = k_cache.index_select(0, block_ids).view(num_seqs, n, *k_cache.shape[2:])
+    v = v_cache.index_select(0, block_ids).view(num_seqs, n, *v_cache.shape[2:])
+    # Slots past a sequence's end may hold anything, NaN and inf included, and 0 * NaN is NaN even where the mask
+    # gives the key no weight: zero them in the copies (only those rows: a masked_fill of the whole copy costs more).
+    k.view(num_seqs * n, -1).index_fill_(0, hidden, 0)
+    v.view(num_seqs * n, -1).index_fill_(0, hidden, 0)
+    out = F.scaled_dot_product_attention(q[:, :, None], k.transpose(1, 2), v.transpose(1, 2),
+                                         attn_mask=mask[:, None, None], scale=sm_scale, enable_gqa=True)
     return out[:, :, 0]
 
 
@@ -90,6 +120,8 @@ class AttentionBackend:
         reason: one line saying why this backend runs, for the notebook.
         takes_context_stats: ``decode`` accepts ``context_stats=(longest, total)``, the context lengths the
             host knows, and then needs no device sync to read them.
+        plan: ``plan(block_tables, context_lens, block_size, context_stats)``, work that ``decode`` shares across
+            the layers of a step, computed once per step and passed to ``decode`` as ``plan=`` (None: none).
     """
 
     name: str
@@ -97,6 +129,7 @@ class AttentionBackend:
     prefill: PrefillAttention
     reason: str
     takes_context_stats: bool = False
+    plan: Callable[..., object] | None = None
 
 
 def select_backend(choice: str | DecodeAttention | AttentionBackend = "auto") -> AttentionBackend:
@@ -129,4 +162,5 @@ def select_backend(choice: str | DecodeAttention | AttentionBackend = "auto") ->
                                 takes_context_stats=True)
     why = "asked for" if choice == "torch" else f"auto: {device.MODE.reason}"
     return AttentionBackend("torch", torch_decode_attention, torch_prefill_attention,
-                            f"PyTorch gather + scaled_dot_product_attention ({why})", takes_context_stats=True)
+                            f"PyTorch gather + scaled_dot_product_attention ({why})", takes_context_stats=True,
+                            plan=torch_decode_plan)

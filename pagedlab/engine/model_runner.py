@@ -5,12 +5,55 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from torch.nn import functional as F
 
 from pagedlab.engine.attention import PagedAttention
 from pagedlab.engine.backends import AttentionBackend, select_backend
 from pagedlab.engine.scheduler import SchedulerOutput
 from pagedlab.paged import BlockTable, KVCache
 from pagedlab.validate import blocks_for
+
+
+def pack_linear_weights(model: torch.nn.Module) -> int:
+    """Optimization "prepacked weights", for float32 models on a CPU: each ``nn.Linear`` of ``model`` computes
+    through oneDNN (PyTorch's CPU kernel library) with its weight laid out once in the blocked order oneDNN's
+    kernel reads, instead of a plain ``F.linear`` that reorders panels of the weight on every call. A decode step
+    multiplies a few rows by every weight of the model, so that reordering is a large part of its time; vLLM's CPU
+    backend packs its weights the same way. The parameters are unchanged (the packed copy is extra memory); a weight
+    changed in place or replaced afterwards is packed again at its next call, and with gradients enabled (training)
+    the layer runs ``F.linear`` as before. The results differ from ``F.linear``'s by float32 rounding only (another
+    order of the additions).
+
+    Returns:
+        How many layers were packed (0 where oneDNN is not available or the model is not float32 on a CPU).
+    """
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.weight.device.type == "cpu"
+               and m.weight.dtype == torch.float32]
+    if not linears or not torch.backends.mkldnn.is_available():
+        return 0
+    try:                                    # a build of PyTorch whose oneDNN lacks these operators keeps F.linear
+        _PackedLinear(linears[0])(torch.zeros(1, linears[0].in_features))
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return 0
+    for layer in linears:
+        layer.forward = _PackedLinear(layer)
+    return len(linears)
+
+
+class _PackedLinear:
+    """A linear layer's forward through its oneDNN-packed weight (see :func:`pack_linear_weights`)."""
+
+    def __init__(self, layer: torch.nn.Linear) -> None:
+        self.layer, self.key, self.packed = layer, None, None
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        w, bias = self.layer.weight, self.layer.bias
+        if torch.is_grad_enabled() and w.requires_grad:
+            return F.linear(x, w, bias)
+        key = (w.data_ptr(), w._version)
+        if key != self.key:                 # first call, or the weight changed since it was packed
+            self.packed, self.key = torch.ops.mkldnn._reorder_linear_weight(w.detach()), key
+        return torch.ops.mkldnn._linear_pointwise(x, self.packed, bias, "none", [], "")
 
 
 class ModelRunner:
@@ -25,6 +68,7 @@ class ModelRunner:
 
     def __init__(self, model: torch.nn.Module, kv_cache: KVCache, backend: AttentionBackend | None = None) -> None:
         self.model, self.kv_cache = model, kv_cache
+        pack_linear_weights(model)
         self.backend = select_backend("triton") if backend is None else backend
 
     def apply_moves(self, batch: SchedulerOutput) -> None:

@@ -1,16 +1,25 @@
-"""Exercise 3's checks: a vector add over strided inputs and a tiled (online) row softmax in Triton."""
+"""Exercise 3's checks: a vector add over strided inputs and a tiled (online) row softmax in Triton.
+
+The input space the instructions state: ``vector_add(x, y, block)``: 1-D float32 ``x`` and ``y`` of the same length
+``n`` >= 1 (1, one short of a block, a block, one past it, many blocks), each with any stride (contiguous, a column of
+a matrix, every other element), read where they are (no copy), ``out`` contiguous; ``softmax(x, block)``: 2-D
+float32 ``x`` of any number of rows and of columns >= 1 (one tile, exactly k tiles, a partial last tile, one column),
+rows any stride apart (a slice of a wider matrix), scores of any size (near +-1000, all about -200). Nothing is read
+or written past ``n`` or ``n_cols``, and each element is read at most twice.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
-import triton
 
-from .. import device
+from .. import device  # before triton: it decides TRITON_INTERPRET, which triton.language reads when imported
 from ..checks import assert_close, differing_rows
 from ..validate import blocks_for
 from .ex09 import kernel_error as _kernel_error
-from .triton_reads import elements, recorded
+from .triton_reads import elements, interpreted, recorded
+
+import triton  # noqa: E402 - after pagedlab.device (above)
 
 _RUNS = {"any length": 0, "strided": 0}
 """How many times each vector-add check ran in this process. Each run draws other inputs: an element the kernel never
@@ -98,7 +107,14 @@ def check_strided_inputs(vector_add) -> None:
         wrong = (~torch.isclose(got_cpu, want, atol=1e-6)).nonzero().flatten().tolist()
         read_as = next(((sx, sy) for sx in xs for sy in ys
                         if (sx, sy) != (7, 2) and torch.allclose(got_cpu, xs[sx] + ys[sy], atol=1e-6)), None)
-        if read_as == (1, 1):
+        # out stored with an input's stride: element i went to out[i * s], so out[::s] begins with the right sums
+        stored_as = next((st for st in (7, 2) if torch.allclose(got_cpu[::st], want[:len(got_cpu[::st])],
+                                                                atol=1e-6)), None)
+        if stored_as:
+            hint = (f"out[::{stored_as}] holds the right sums: the store used a stride of {stored_as}. out is "
+                    f"contiguous (vector_add creates it): element i is stored at out_ptr + i; only the loads of x "
+                    f"and y need their strides.")
+        elif read_as == (1, 1):
             hint = ("your result is the sum of the n elements that follow x's and y's first ones in memory: the "
                     "strides were ignored. Element i of x lies i * stride_x elements after element 0.")
         elif read_as:
@@ -120,6 +136,38 @@ def check_strided_inputs(vector_add) -> None:
     else:
         hint = ""
     assert_close(got, want, name="vector_add(m[:, 3], v[::2]) with strides 7 and 2 (n = 50, block 16)", hint=hint)
+    _assert_reads_in_place(vector_add, matrix.cpu(), vector.cpu(), block)
+
+
+def _kernel_of(launcher):
+    """The ``@triton.jit`` kernel that ``launcher`` launches by its global name (the first one it names)."""
+    for name in launcher.__code__.co_names:
+        found = launcher.__globals__.get(name)
+        if hasattr(found, "fn") and hasattr(found, "__getitem__"):
+            return found
+    return None
+
+
+def _assert_reads_in_place(vector_add, matrix: torch.Tensor, vector: torch.Tensor, block: int) -> None:
+    """The stated requirement the results cannot show: ``vector_add`` reads ``x`` and ``y`` where they are. Its
+    kernel runs in Triton's interpreter on CPU tensors, and every element its loads read must lie in the memory of
+    ``x``'s matrix or ``y``'s vector, not in a copy (``.contiguous()``, ``.clone()``)."""
+    __tracebackhide__ = True
+    kernel = _kernel_of(vector_add)
+    if kernel is None:
+        return          # no kernel launched by a global name: check 3's comparison already judged the result
+    x, y = matrix[:, 3], vector[::2]
+    with interpreted(vector_add, kernel) as reads:
+        vector_add(x, y, block)
+    spans = {"x": (matrix.data_ptr(), matrix.data_ptr() + matrix.numel() * 4),
+             "y": (vector.data_ptr(), vector.data_ptr() + vector.numel() * 4)}
+    addresses = np.concatenate([a for loads in reads.values() for a in loads] or [np.zeros(0, np.uint64)])
+    elsewhere = [a for a in addresses.tolist() if not any(lo <= a < hi for lo, hi in spans.values())]
+    assert not elsewhere, (
+        f"vector_add's result is right, but {len(elsewhere)} of the {len(addresses)} elements its kernel read lie "
+        f"outside the memory of x (a column of a 50 x 7 matrix) and y (every other element of a vector): it read a "
+        f"copy. Hint: .contiguous() (or .clone(), .to()) on a strided input copies it, one more pass over memory for "
+        f"a kernel whose whole cost is moving memory; pass x and y themselves, with x.stride(0) and y.stride(0).")
 
 
 def check_nothing_written_past_n_cols(softmax_kernel) -> None:
@@ -238,6 +286,11 @@ def check_any_columns(softmax) -> None:
     g = torch.Generator().manual_seed(1)
 
     def hint(got, want):
+        short = _unread_columns(softmax, got.shape[1], 16)
+        if short:
+            return (f"your kernel never read columns {short[0]} to {short[-1]} of a {got.shape[1]}-column row: its "
+                    f"loop over the tiles stops short. range(0, n_cols, BLOCK) starts a tile at every multiple of "
+                    f"BLOCK below n_cols, the last, partial one included.")
         if torch.isnan(got).any():
             return ("NaN, with rows of whole tiles right (checks 5 and 6): the partial last tile made it. Its padding "
                     "columns took part in the max or the sum with values that are not -inf (garbage), or an exponent "
@@ -250,6 +303,18 @@ def check_any_columns(softmax) -> None:
     for cols in [1, 5, 33, 100]:
         _assert_softmax(softmax, (torch.randn(4, cols, generator=g) - 3).to(device.DEVICE), 16,
                         f"a 4 x {cols} matrix in tiles of 16", hint)
+
+
+def _unread_columns(softmax, n_cols: int, block: int) -> list[int]:
+    """The columns of a 1 x ``n_cols`` row that ``softmax``'s kernel never read (in Triton's interpreter)."""
+    kernel = _kernel_of(softmax)
+    if kernel is None:
+        return []
+    x = torch.randn(1, n_cols)
+    with interpreted(softmax, kernel) as reads:
+        softmax(x, block)
+    read = {int(c) for loads in reads.values() for a in loads for c in elements(a, x)[:, 1]}
+    return [c for c in range(n_cols) if c not in read]
 
 
 def check_strided_rows(softmax) -> None:
@@ -293,3 +358,23 @@ def check_large_scores(softmax) -> None:
         f"scores are all lower, every exp(score - max) underflows to 0, and the sum is 0: 0 / 0.")
     _assert_softmax(softmax, low, 16, "rows whose scores are all about -200, in tiles of 16",
                     lambda got, want: "the running max starts at -inf and is the row's own maximum at the end.")
+
+
+def check_over_the_space(vector_add, softmax) -> None:
+    """Check 10: both functions against torch on inputs drawn from the stated space (the module docstring), seeded,
+    boundaries included: lengths around a block, every stride pairing, columns around a tile, strided rows. The
+    first input where yours differs is named."""
+    __tracebackhide__ = True
+    g = torch.Generator().manual_seed(10)
+    for n in (1, 15, 16, 17, 100):
+        for sx, sy in ((1, 1), (3, 1), (1, 2), (5, 3)):
+            x = torch.randn(n * sx, generator=g).to(device.DEVICE)[::sx]
+            y = torch.randn(n * sy, generator=g).to(device.DEVICE)[::sy]
+            got = vector_add(x, y, 16)
+            assert_close(got, x + y, name=f"vector_add of n = {n}, strides {sx} and {sy}, block 16",
+                         hint="element i of each input lies i * its stride after its first; out[i] at out_ptr + i.")
+    for rows, cols, width in ((1, 1, 1), (3, 15, 15), (2, 16, 20), (3, 17, 17), (2, 33, 40), (1, 100, 128)):
+        x = (3 * torch.randn(rows, width, generator=g)).to(device.DEVICE)[:, :cols]
+        _assert_softmax(softmax, x, 16, f"a {rows} x {cols} matrix (rows {width} apart) in tiles of 16",
+                        lambda got, want: "the max and the sum cover every tile of the row, the partial last one "
+                                          "included, and rows lie stride_x apart.")

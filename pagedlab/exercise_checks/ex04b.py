@@ -8,6 +8,15 @@ no rule other than the right one passes; the predictions and budgets are compare
 (``perf_lab``, ``pagedlab.kernels.flash_autotune``). Each hint is picked from what came back: a byte count where KiB
 were asked, a count twice or a thousandth of the right one, a budget with one product or with the query tile, a
 winner that spills, runs on another GPU or is narrower than one that fits.
+
+The input space the instructions state: configurations ``(BLOCK_M, BLOCK_N, num_warps, num_stages)`` of the forward's
+``CONFIG_SPACE`` (BLOCK_M 64 or 128, BLOCK_N 32, 64 or 128, 4 or 8 warps, 2 to 4 stages: 36), d = 128, bf16, compiled
+for sm_90 and sm_80 (the compiler refuses 4 stages of 128-wide key tiles: too much shared memory); reports as
+``perf_lab.compile_report`` gives them (``sass`` counts HGMMA, HMMA, LDGSTS, UTMALDG, MUFU.EX2); tile budgets at
+BLOCK_M 32 to 256, BLOCK_N 16 to 128, d 64 to 256 and any per-clock rates (their ratio matters: the H100's and
+others); ``predict`` over sets with spills, sm_80 compiles, equal BLOCK_M, and ties (the first of equal maxima).
+Check 2 runs the whole space; check 4 the learner's compiles and eight made-up reports; ``tests/exercises/
+test_ex04b_checks.py`` runs every configuration through the solution on the recorded compiles.
 """
 
 from __future__ import annotations
@@ -61,6 +70,41 @@ def _space() -> list[tuple[int, int, int, int]]:
     return CONFIG_SPACE["fwd"]
 
 
+def compile_mine(configs, archs: tuple[int, ...] = (90, 80)) -> list[dict]:
+    """The compile reports of the learner's configurations for each GPU of ``archs`` (``perf_lab.compile_reports``,
+    in a fresh process), the ones the compiler refused left out and named (a configuration whose buffers pass the
+    GPU's shared memory is a result of the lab, not an error).
+
+    It prints how many kernels it compiles before it starts and how long that took: a compile takes a few seconds of
+    one core (``ptxas``), many more on a machine busy with other work. Interrupted (Jupyter's stop button, or
+    ``pytest --nbval-cell-timeout``), it raises ``KeyboardInterrupt`` with one line saying so instead of the
+    traceback of the waiting subprocess.
+
+    Raises:
+        KeyboardInterrupt: interrupted while compiling. RuntimeError: the compiling process failed.
+    """
+    import time
+
+    wanted = [dict(kind="fwd", block_m=bm, block_n=bn, num_warps=warps, num_stages=stages, arch=arch)
+              for arch in archs for bm, bn, warps, stages in configs]
+    print(f"compiling {len(wanted)} kernels (each configuration for sm_{' and sm_'.join(map(str, archs))}) in a "
+          f"separate process: a few seconds each on an idle core, longer on a busy machine", flush=True)
+    start = time.perf_counter()
+    try:
+        every = perf_lab.compile_reports(wanted)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(
+            f"compiling {len(wanted)} kernels was interrupted after {time.perf_counter() - start:.0f} s (a busy "
+            f"machine compiles slowly): run the cell again and let it finish, or with pytest give it more time "
+            f"(--nbval-cell-timeout=600)") from None
+    refused = [r for r in every if r["status"] != "ok"]
+    for r in refused:
+        print(f"the compiler refused {r['block_m']}x{r['block_n']}, {r['num_warps']} warps, {r['num_stages']} "
+              f"stages for sm_{r['arch']}: {r['status']}")
+    print(f"compiled in {time.perf_counter() - start:.0f} s")
+    return [r for r in every if r["status"] == "ok"]
+
+
 def check_choice(configs) -> None:
     """Check 1: the learner's configurations: three or more distinct ones of the forward's autotuning space, two of
     them with the same BLOCK_M and different BLOCK_N (so that the compile shows what the key tile changes)."""
@@ -81,50 +125,84 @@ def check_choice(configs) -> None:
         f"that do, so that the compile shows what the key tile changes at the same query tile")
 
 
+def _shared_formulas(bm: int, bn: int, stages: int) -> dict[str, float]:
+    """Shared bytes (sm_90, d = 128, bf16) by the right formula and by plausible wrong ones, each with its hint."""
+    kv, q = 2 * bn * 128 * 2, bm * 128 * 2
+    return {
+        "the query tile is missing: the program loads it once and keeps it in shared memory": stages * kv,
+        "one buffer of K and V is counted, but the pipeline keeps num_stages of them in flight": q + kv,
+        ("num_stages - 1 buffers of K and V is what the sm_80 compiles report (one buffer fewer than sm_90 at "
+         "128-row tiles, in the compile table below); the prediction is for sm_90, which keeps num_stages of them"):
+            q + (stages - 1) * kv,
+        "a stage buffers a tile of K AND one of V": q + stages * kv / 2,
+        "bf16 is 2 bytes per element, not 4": 2 * (q + stages * kv),
+        "bf16 is 2 bytes per element: this counts elements, not bytes": (q + stages * kv) / 2,
+    }
+
+
+def _register_formulas(bm: int, bn: int, warps: int) -> dict[str, float]:
+    """Registers of the live tiles by plausible wrong formulas, each with its hint."""
+    threads = 32 * warps
+    return {
+        "the score tile is S in float32 AND its bf16 copy P: 1.5 registers per score":
+            (bm * 128 + bm * bn) / threads,
+        "the tiles are spread over the program's 32 * num_warps threads": (bm * 128 + 1.5 * bm * bn),
+        "the tiles are spread over 32 * num_warps threads (a warp is 32 threads)": (bm * 128 + 1.5 * bm * bn) / warps,
+        "the accumulator O is BLOCK_M x d in float32, one register per element, and it is missing":
+            1.5 * bm * bn / threads,
+    }
+
+
+def _matching(got: dict, formulas: dict, close) -> str | None:
+    """The hint of the formula that ``got`` ({config: value}) matches at every config, if exactly one does."""
+    hits = [hint for hint in formulas[next(iter(got))] if all(close(got[c], formulas[c][hint]) for c in got)]
+    return hits[0] if len(hits) == 1 else None
+
+
 def check_predictions(predict_resources: Callable[..., dict], configs) -> None:
     """Check 2: the resources predicted before compiling (sm_90, d = 128, bf16), for the learner's configurations
-    and for configurations drawn now, against the course's models: shared memory, the live tiles' registers, and a
-    spill when they alone pass 255."""
+    and then for every configuration of the stated space, against the course's models: shared memory, the live
+    tiles' registers, and a spill when they alone pass 255. The first message names the first configuration that
+    differs; its hint names the wrong formula that the learner's numbers follow at every configuration, if one does."""
     __tracebackhide__ = True
     from ..kernels.flash_autotune import shared_memory_bytes
 
-    rng = random.Random()
-    drawn = rng.sample(_space(), 6)
-    for bm, bn, warps, stages in [tuple(c) for c in configs] + drawn:
+    order = [tuple(c) for c in configs] + [c for c in _space() if c not in [tuple(c) for c in configs]]
+    shared, registers = {}, {}
+    for bm, bn, warps, stages in order:
         name = f"{bm}x{bn}, {warps} warps, {stages} stages"
         got = _dict(predict_resources(bm, bn, warps, stages), ("shared_bytes", "registers", "spills"),
                     f"predict_resources({bm}, {bn}, {warps}, {stages})")
-        shared, registers = _number(got["shared_bytes"], f"{name}: shared_bytes"), _number(got["registers"],
-                                                                                          f"{name}: registers")
+        shared[bm, bn, warps, stages] = _number(got["shared_bytes"], f"{name}: shared_bytes")
+        registers[bm, bn, warps, stages] = (_number(got["registers"], f"{name}: registers"), got["spills"])
+    wrong = [c for c in order if shared[c] != shared_memory_bytes("fwd", c[0], c[1], c[3], 128, 2)]
+    if wrong:
+        bm, bn, warps, stages = c = wrong[0]
         want = shared_memory_bytes("fwd", bm, bn, stages, 128, 2)
-        kv, q = 2 * bn * 128 * 2, bm * 128 * 2
-        if shared != want:
-            if shared == stages * kv:
-                why = "the query tile is missing: the program loads it once and keeps it in shared memory"
-            elif shared == q + kv:
-                why = "one buffer of K and V is counted, but the pipeline keeps num_stages of them in flight"
-            elif shared == q + stages * kv / 2:
-                why = "a stage buffers a tile of K AND one of V"
-            elif shared == 8 * want or shared == want / 2:
-                why = "bf16 is 2 bytes per element"
-            else:
-                why = f"the query tile ({q} bytes) plus num_stages buffers of a K and a V tile ({kv} bytes each stage)"
-            raise AssertionError(f"{name}: shared_bytes should be {want}, got {shared:g}. Hint: {why}.")
-        live = perf_lab.live_tile_registers(bm, bn, warps, 128)
-        if abs(registers - live) > 1:
-            if abs(registers - (bm * 128 + bm * bn) / (32 * warps)) <= 1:
-                why = "the score tile is S in float32 AND its bf16 copy P: 1.5 registers per score"
-            elif abs(registers - live * 32 * warps) <= 32 * warps:
-                why = "the tiles are spread over the program's 32 * num_warps threads"
-            else:
-                why = ("the float32 accumulator O (BLOCK_M x d) and the score tile (1.5 registers per score), over "
-                       "32 * num_warps threads")
-            raise AssertionError(f"{name}: registers should be about {live:.1f} (the live tiles), got {registers:g}. "
-                                 f"Hint: {why}.")
-        assert isinstance(got["spills"], bool), f"{name}: spills should be a bool, got {got['spills']!r}"
-        assert got["spills"] == (live > 255), (
-            f"{name}: the live tiles take {live:.0f} registers per thread, so spills should be {live > 255}, got "
-            f"{got['spills']}. Hint: a thread holds at most 255 registers; the prediction spills when the live tiles "
+        why = _matching({c: shared[c] for c in order},
+                        {c: _shared_formulas(c[0], c[1], c[3]) for c in order}, lambda a, b: a == b) or (
+            f"the query tile ({bm * 128 * 2} bytes) plus num_stages buffers of a K and a V tile "
+            f"({2 * bn * 128 * 2} bytes each stage)")
+        raise AssertionError(f"{bm}x{bn}, {warps} warps, {stages} stages: shared_bytes should be {want}, got "
+                             f"{shared[c]:g} ({len(wrong)} of the {len(order)} configurations differ). Hint: {why}.")
+    live = {c: perf_lab.live_tile_registers(c[0], c[1], c[2], 128) for c in order}
+    wrong = [c for c in order if abs(registers[c][0] - live[c]) > 1]
+    if wrong:
+        bm, bn, warps, stages = c = wrong[0]
+        why = _matching({c: registers[c][0] for c in order}, {c: _register_formulas(*c[:3]) for c in order},
+                        lambda a, b: abs(a - b) <= 1) or (
+            "the float32 accumulator O (BLOCK_M x d) and the score tile (1.5 registers per score), over "
+            "32 * num_warps threads")
+        raise AssertionError(f"{bm}x{bn}, {warps} warps, {stages} stages: registers should be about {live[c]:.1f} "
+                             f"(the live tiles), got {registers[c][0]:g} ({len(wrong)} of the {len(order)} "
+                             f"configurations differ). Hint: {why}.")
+    for c in order:
+        spills = registers[c][1]
+        name = f"{c[0]}x{c[1]}, {c[2]} warps, {c[3]} stages"
+        assert isinstance(spills, bool), f"{name}: spills should be a bool, got {spills!r}"
+        assert spills == (live[c] > 255), (
+            f"{name}: the live tiles take {live[c]:.0f} registers per thread, so spills should be {live[c] > 255}, "
+            f"got {spills}. Hint: a thread holds at most 255 registers; the prediction spills when the live tiles "
             f"alone pass that.")
 
 
@@ -163,18 +241,50 @@ def check_reports_read(read_report: Callable[[dict], dict], reports: list[dict])
         f"a report with 12 UTMALDG and 0 LDGSTS instructions loads through TMA ('UTMALDG'), got {loads!r}")
 
 
+def _scores_per_thread(report: dict) -> float:
+    return report["block_m"] * report["block_n"] / (32 * report["num_warps"])
+
+
+def _made_up_ex2(seed: int = 4) -> list[dict]:
+    """Reports of the forward's stated space, both GPUs, with MUFU.EX2 counts drawn (seeded): no constant and no
+    band of values passes them, only the division the exercise defines."""
+    rng = random.Random(seed)
+    reports = []
+    for bm, bn, warps, stages in rng.sample(_space(), 8):
+        r = _synthetic(rng.choice((80, 90)), bm, bn, warps, stages, 0)
+        r["sass"]["MUFU.EX2"] = 2 * rng.randint(9, 160)
+        reports.append(r)
+    return reports
+
+
 def check_exp2_per_score(exp2_per_score: Callable[[dict], float], reports: list[dict]) -> None:
-    """Check 4: one exponential per score: the static MUFU.EX2 count over one thread's scores in both loops."""
+    """Check 4: exponentials per score: the static MUFU.EX2 count over one thread's scores in both loops, compared
+    with that division on the learner's compiles, then on made-up reports. What is accepted follows from each report
+    (its count, BLOCK_M, BLOCK_N, num_warps), never from a band: 8 warps over a 64-row tile for sm_90 gives 2.125 or
+    2.25, a 64x32 tile for sm_80 1.5, and both are right."""
     __tracebackhide__ = True
-    for r in reports:
-        name = _name(r)
-        got = _number(exp2_per_score(r), f"{name}: exp2_per_score")
-        assert not 1.9 < got < 2.5, (
-            f"{name}: {got:.2f} per score, about twice one. Hint: the kernel has two copies of the loop "
-            "(unmasked and masked), each with its own exp2 instructions.")
-        assert got > 0.1, (f"{name}: {got:.4f} per score. Hint: divide by the scores ONE thread computes "
-                           "(BLOCK_M * BLOCK_N over 32 * num_warps threads), not by the whole tile.")
-        assert 1.0 <= got <= 1.3, f"{name}: expected a little more than 1 exp2 per score, got {got:.3f}"
+    for k, r in enumerate(list(reports) + _made_up_ex2()):
+        name = _name(r) + ("" if k < len(reports) else " (a made-up report)")
+        count, scores = r["sass"]["MUFU.EX2"], _scores_per_thread(r)
+        want = count / (2 * scores)
+        got = _number(exp2_per_score(dict(r, sass=dict(r["sass"]))), f"{name}: exp2_per_score")
+        if math.isclose(got, want, rel_tol=1e-9):
+            continue
+        shown = f"{name}: {got:.6g} per score, expected {want:.6g} = {count} MUFU.EX2 / (2 loops x {scores:g} scores)"
+        if math.isclose(got, 2 * want, rel_tol=1e-9):
+            why = ("twice the right value: the kernel has two copies of the loop (unmasked and masked), each with "
+                   "its own exp2 instructions, so a thread's static count covers the scores of one pass of BOTH")
+        elif math.isclose(got, want / (32 * r["num_warps"]), rel_tol=1e-9) or \
+                math.isclose(got, 2 * want / (32 * r["num_warps"]), rel_tol=1e-9):
+            why = ("divide by the scores ONE thread computes (BLOCK_M * BLOCK_N over 32 * num_warps threads), not "
+                   "by the whole tile")
+        elif math.isclose(got, want * r["num_warps"], rel_tol=1e-9) or \
+                math.isclose(got, want / r["num_warps"], rel_tol=1e-9):
+            why = "a program has 32 * num_warps threads: 32 per warp"
+        else:
+            why = ("the count is per thread and static; divide it by 2 * BLOCK_M * BLOCK_N / (32 * num_warps), from "
+                   "this report's own fields")
+        raise AssertionError(f"{shown}. Hint: {why}.")
 
 
 def check_tile_budget(tile_budget: Callable[..., dict]) -> None:
@@ -216,16 +326,33 @@ def check_tile_budget(tile_budget: Callable[..., dict]) -> None:
 
 
 def check_backward_fraction(backward_exp_fraction: Callable[..., float]) -> None:
-    """Check 6: the backward's exponentials against its seven products, against ``perf_lab.exp_time_fraction``."""
+    """Check 6: the backward's exponentials against its seven products, against ``perf_lab.exp_time_fraction``, at
+    the H100's rates and at others (only their ratio matters; the first case after the defaults is not the H100's)."""
     __tracebackhide__ = True
-    for d in (64, 128, 256):
-        got = _number(backward_exp_fraction(d), f"d = {d}: backward_exp_fraction")
-        want = perf_lab.exp_time_fraction(d, "bwd")
-        assert not math.isclose(got, want * 7 / 5, rel_tol=1e-12), (
-            f"d = {d}: {got:.3f} uses the conventional five backward products; this course's kernels run seven")
-        assert not math.isclose(got, want / 2, rel_tol=1e-12), (
-            f"d = {d}: {got:.3f} counts one exp2 per score; the backward recomputes P twice")
-        assert abs(got - want) < 1e-12, f"d = {d}: expected {want:.4f}, got {got:.4f}"
+    cases = [(d, None, None) for d in (64, 128, 256)] + [
+        (128, 1024, 16), (64, 4096, 8), (256, 2048, 32), (96, 8192, 16), (128, 4096, 16)]
+    for d, mma, exp in cases:
+        if mma is None:
+            what, got = f"d = {d}", backward_exp_fraction(d)
+            mma, exp = perf_lab.H100_RATES["mma_flops_per_clock"], perf_lab.H100_RATES["exp_per_clock"]
+        else:
+            what, got = f"d = {d}, {mma} FLOPs and {exp} exp2 per clock", backward_exp_fraction(d, mma, exp)
+        got = _number(got, f"{what}: backward_exp_fraction")
+        want = perf_lab.exp_time_fraction(d, "bwd", mma, exp)
+        if abs(got - want) <= 1e-12 * want:
+            continue
+        if math.isclose(got, want * 7 / 5, rel_tol=1e-9):
+            why = "it uses the conventional five backward products; this course's kernels run seven"
+        elif math.isclose(got, want / 2, rel_tol=1e-9):
+            why = "it counts one exp2 per score; the backward recomputes P twice"
+        elif math.isclose(got, perf_lab.exp_time_fraction(d, "bwd"), rel_tol=1e-9):
+            why = ("it is the H100's value (4096 FLOPs and 16 exp2 per clock) whatever the rates: compute it from "
+                   "the rates passed in (mma_flops_per_clock, exp_per_clock)")
+        elif math.isclose(got, 1 / want, rel_tol=1e-9):
+            why = "it is the products' clocks over the exponentials' clocks; the fraction is the other way round"
+        else:
+            why = "two exp2 per score over exp_per_clock, against seven products of 2 * d FLOPs over mma_flops_per_clock"
+        raise AssertionError(f"{what}: backward_exp_fraction should be {want:.6g}, got {got:.6g}. Hint: {why}.")
     print(f"backward, d = 128: exponentials {backward_exp_fraction(128):.0%} of the matmul time")
 
 
@@ -249,9 +376,11 @@ SYNTHETIC_SETS = {
                                    (90, 64, 64, 4, 2, 0)],
     "two that fit share BLOCK_M; the most shared memory is not the winner": [
         (90, 64, 128, 8, 4, 0), (90, 128, 32, 8, 4, 0), (90, 128, 64, 8, 2, 0), (80, 128, 64, 8, 4, 0)],
+    "two that fit tie on BLOCK_M and BLOCK_N": [
+        (90, 128, 64, 8, 2, 0), (90, 128, 64, 8, 3, 0), (90, 64, 128, 8, 3, 0), (80, 128, 128, 8, 2, 0)],
 }
 """Report sets on which every rule but the right one (the widest query tile among the sm_90 compiles that do not
-spill, then the widest key tile) picks another report: the biggest tile, the fewest registers, the most shared
+spill, then the widest key tile, the first of equal maxima on a tie) picks another report: the biggest tile, the fewest registers, the most shared
 memory after the fewest spills, a constant index."""
 
 
@@ -276,9 +405,12 @@ def _judge(i, reports: list[dict], what: str) -> None:
         f"{what}: {name} has a {r['block_m']}-row query tile, but report {want} ({_name(w)}) fits with "
         f"{w['block_m']} rows: K and V are loaded once per query tile, so FLOPs per byte grow with BLOCK_M. "
         "Registers and shared memory only have to fit.")
-    assert i == want, (
+    assert (r["block_m"], r["block_n"]) == (w["block_m"], w["block_n"]), (
         f"{what}: {name} and report {want} ({_name(w)}) share BLOCK_M = {r['block_m']}; expected report {want}: at "
         f"equal BLOCK_M a wider BLOCK_N gives each wgmma more work (the most shared memory is not the criterion)")
+    assert i == want, (
+        f"{what}: {name} and report {want} ({_name(w)}) tie: both fit on sm_90 with the same BLOCK_M and BLOCK_N. "
+        f"The rule for a tie is the first of equal maxima in the given order, as max() does: report {want}.")
 
 
 def check_prediction(predict: Callable[[list[dict]], int], reports: list[dict],

@@ -1,4 +1,17 @@
-"""Exercise 6's checks: a block allocator with reference counts, and block boundaries."""
+"""Exercise 6's checks: a block allocator with reference counts, and block boundaries.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included:
+
+* ``SimpleAllocator(num_blocks)``: pools of 1 to 64 blocks; any sequence of ``allocate``, ``allocate_many(n)`` (n from
+  0 to one more than the free blocks), ``incref`` and ``free`` of ids from -2 to ``num_blocks + 1``: allocated ones
+  (count 1 and shared), free ones (a double free), the last valid id ``num_blocks - 1`` and the first invalid one
+  ``num_blocks``, and negative ones. A wrong call raises (``ValueError``, ``OutOfBlocks``) and changes nothing.
+* ``blocks_needed(num_tokens, block_size)``: ``num_tokens`` from 0 to 4 blocks and one (0, every exact fit, one past
+  it), ``block_size`` 1 to 32.
+* ``slot(block_ids, block_size, position)``: every position of tables of 1 to 4 physical blocks (first and last of
+  each block).
+"""
 
 from __future__ import annotations
 
@@ -89,6 +102,9 @@ def check_wrong_frees(SimpleAllocator) -> None:
     before = (list(pool.free_list), list(pool.ref_count))
     for bad, what, why in [
             (blocks[0], f"block {blocks[0]}, which is already free (a double free)", ""),
+            (3, "block 3 of a pool of 3 (ids 0 to 2: the first id past the end)",
+             " Hint: the last valid id is num_blocks - 1, so the test is block >= num_blocks, not block > "
+             "num_blocks (block 3 indexes past the end of ref_count)."),
             (7, "block 7 of a pool of 3", ""),
             (-1, "block -1", " No block has a negative id, but ref_count[-1] is the LAST block's count, so a check "
                              "against num_blocks alone lets it through. Hint: a valid id lies from 0 to "
@@ -98,6 +114,9 @@ def check_wrong_frees(SimpleAllocator) -> None:
                 op(bad)
             except ValueError:
                 pass
+            except Exception as exc:
+                raise AssertionError(f"{op.__name__}() of {what} raised {type(exc).__name__}: {exc}; it must raise "
+                                     f"ValueError, before touching ref_count or free_list.{why}") from None
             else:
                 raise AssertionError(f"{op.__name__}() of {what} must raise ValueError.{why}")
             if pool.ref_count != before[1]:
@@ -174,16 +193,26 @@ def check_same_as_pagedlab(SimpleAllocator) -> None:
         assert mine.num_free == ref.num_free, f"step {step}, after {op}: {mine.num_free} free blocks, expected {ref.num_free}"
 
 
+def _blocks_hint(wrong: dict[int, tuple[int, int]], block_size: int) -> str:
+    """The hint for ``blocks_needed``, from where it is wrong: ``{num_tokens: (expected, got)}``."""
+    if set(wrong) == {0}:
+        return "0 tokens need 0 blocks: an empty sequence holds no block (your other counts are right)."
+    if all(n % block_size == 0 for n in wrong) and all(g == e + 1 for e, g in wrong.values()):
+        return "exactly full blocks need no extra one: you count one too many at the boundary."
+    if all(g == e - 1 for e, g in wrong.values()):
+        return "round up: a partly filled block is still a block."
+    return "ceil(num_tokens / block_size): every partly filled block counts, exactly full ones need no extra."
+
+
 def check_boundaries(blocks_needed, slot) -> None:
     """Check 7: at the boundaries."""
     __tracebackhide__ = True
-    for n, expected in [(0, 0), (1, 1), (15, 1), (16, 1), (17, 2), (32, 2), (33, 3)]:
-        got = blocks_needed(n, 16)
-        assert got == expected, (
-            f"{n} tokens in blocks of 16 need {expected} block(s), got {got}. "
-            + ("Hint: exactly full blocks need no extra one: you count one too many at the boundary."
-               if got == expected + 1 else "Hint: round up: a partly filled block is still a block.")
-        )
+    counts = {n: (-(-n // 16), blocks_needed(n, 16)) for n in (0, 1, 15, 16, 17, 32, 33)}
+    wrong = {n: eg for n, eg in counts.items() if eg[0] != eg[1]}
+    if wrong:
+        n, (expected, got) = next(iter(wrong.items()))
+        raise AssertionError(f"{n} tokens in blocks of 16 need {expected} block(s), got {got} (wrong at "
+                             f"{sorted(wrong)} of 0, 1, 15, 16, 17, 32, 33 tokens). Hint: {_blocks_hint(wrong, 16)}")
     table = [7, 3, 9]
     for p, expected in [(0, 28), (3, 31), (4, 12), (7, 15), (8, 36), (9, 37)]:
         got = slot(table, 4, p)
@@ -193,3 +222,71 @@ def check_boundaries(blocks_needed, slot) -> None:
                "which holds the physical block."
                if got == p else "Hint: the slot is the physical block's first slot plus the offset within the block.")
         )
+
+
+def _state(pool) -> tuple[list[int], list[int]]:
+    return list(pool.free_list), list(pool.ref_count)
+
+
+def check_over_the_space(SimpleAllocator, blocks_needed, slot) -> None:
+    """Check 8: your allocator and pagedlab's side by side on operations drawn from the whole stated space (the module
+    docstring), wrong ones included; then ``blocks_needed`` and ``slot`` at every boundary. The first operation
+    where the two differ is named: what each returned or raised, and the state before."""
+    __tracebackhide__ = True
+    rng = random.Random(6)
+    for num_blocks in (1, 2, 3, 7, 64):
+        mine, ref = SimpleAllocator(num_blocks), BlockAllocator(num_blocks)
+        log = []
+        for step in range(300):
+            op = rng.choice(["allocate", "allocate_many", "incref", "free", "free"])
+            if op == "allocate_many":
+                arg = rng.randint(0, ref.num_free + 1)
+            elif op == "allocate":
+                arg = None
+            else:
+                held = [b for b in range(num_blocks) if ref.refcount(b) > 0]
+                arg = rng.choice(held + held + [-2, -1, num_blocks - 1, num_blocks, num_blocks + 1,
+                                                rng.randrange(num_blocks)])
+            call = f"{op}({'' if arg is None else arg})"
+            before = _state(mine)
+            outcome = []
+            for pool in (ref, mine):
+                try:
+                    result = getattr(pool, op)(*(() if arg is None else (arg,)))
+                    # what free and incref return is not part of the exercise (BlockAllocator.free returns a count)
+                    outcome.append(("returned", result if op.startswith("allocate") else None))
+                except (ValueError, OutOfBlocks) as exc:
+                    outcome.append(("raised", type(exc).__name__))
+                except Exception as exc:  # noqa: BLE001 - the learner's error is the difference to report
+                    outcome.append(("raised", f"{type(exc).__name__}: {exc}"))
+            want, got = outcome
+            where = (f"pool of {num_blocks}, after {'; '.join(log[-4:]) or 'nothing'}: {call} "
+                     f"(free list {before[0]}, ref counts {before[1]})")
+            assert got == want, (
+                f"{where}: BlockAllocator {want[0]} {want[1]!r}, yours {got[0]} {got[1]!r}. Hint: "
+                + ("a block id outside 0..num_blocks - 1, a free block freed or shared, or more blocks than are "
+                   "free: ValueError or OutOfBlocks, before anything changes."
+                   if want[0] == "raised" else
+                   "the free list is a stack (pop and push at its end); a block goes back on it only when its "
+                   "count reaches 0."))
+            counts = [ref.refcount(b) for b in range(num_blocks)]
+            assert mine.ref_count == counts and mine.num_free == ref.num_free, (
+                f"{where}: afterwards your ref counts are {mine.ref_count} with {mine.num_free} free, "
+                f"BlockAllocator's {counts} with {ref.num_free} free"
+                + (". Hint: a call that raised changed your pool: decide before changing anything."
+                   if want[0] == "raised" else "."))
+            log.append(call)
+    for block_size in (1, 2, 3, 16, 32):
+        wrong = {n: (-(-n // block_size), blocks_needed(n, block_size)) for n in range(0, 4 * block_size + 2)}
+        wrong = {n: eg for n, eg in wrong.items() if eg[0] != eg[1]}
+        if wrong:
+            n, (expected, got) = next(iter(wrong.items()))
+            raise AssertionError(f"blocks_needed({n}, {block_size}) should be {expected}, got {got} (wrong at "
+                                 f"{sorted(wrong)[:8]}). Hint: {_blocks_hint(wrong, block_size)}")
+        for table in ([5], [2, 0], [7, 3, 9, 1]):
+            for p in range(len(table) * block_size):
+                expected = table[p // block_size] * block_size + p % block_size
+                got = slot(table, block_size, p)
+                assert got == expected, (
+                    f"slot({table}, {block_size}, {p}) should be {expected}, got {got} (position {p} is offset "
+                    f"{p % block_size} of logical block {p // block_size}, physical block {table[p // block_size]})")

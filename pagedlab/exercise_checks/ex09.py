@@ -4,6 +4,13 @@ Each check builds a batch with :func:`~pagedlab.testing.random_paged_batch`, who
 booby-trapped (stale slots and spare blocks hold NaN/inf), runs the learner's launcher ``paged_attention`` and compares
 with gather + naive attention in float64. The hint is picked from what came back: NaN, inf, or finite values that
 differ, and for those, whether they match a known wrong computation.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included: ``q`` (num_seqs, heads, d) float32 with ``d`` 16 or 32; pools (num_blocks, block_size,
+kv_heads, d) with ``block_size`` 8, 16, 32 or 64 (smaller than the key tile of 32, equal, larger), MHA (heads =
+kv_heads), GQA (4 query heads per K/V head) and MQA (one K/V head); block tables int32, shuffled, padded past each
+sequence's last block; context lengths 1, block_size - 1, block_size, block_size + 1, a multiple of the key tile and
+one past it; scores near 1 and in the hundreds; block ids whose offset passes 2**31 elements (check 10).
 """
 
 from __future__ import annotations
@@ -70,8 +77,10 @@ def _compare(paged_attention: Launcher, context_lens, block_size, heads, kv_head
     nan = torch.isnan(g).any(dim=-1).nonzero().tolist()
     if not bad:
         return
-    if heads_hint and _some_heads(bad, heads, kv_heads):
-        text = f"(sequence, head) pairs {bad[:8]} differ. " + _some_heads(bad, heads, kv_heads)
+    diagnosis = _head_diagnosis(g, q, k, v, tables, lens, bad)
+    # NaN first: a head mapping gives finite wrong values, so NaN in some heads only is the softmax's (an overflow)
+    if diagnosis:
+        text = f"(sequence, head) pairs {bad[:8]} differ. " + diagnosis
     elif nan and nan_hint:
         text = f"(sequence, head) pairs {nan[:8]} are NaN. {nan_hint}"
     elif nan and batch.get("poison", True):
@@ -81,9 +90,61 @@ def _compare(paged_attention: Launcher, context_lens, block_size, heads, kv_head
     elif nan:
         text = (f"(sequence, head) pairs {nan[:8]} are NaN. This batch holds no NaN, so the kernel made it (inf - inf "
                 f"in an exponent, 0/0 when l_i stayed 0) or read it from memory outside the pool.")
+    elif heads_hint and _some_heads(bad, heads, kv_heads):
+        text = f"(sequence, head) pairs {bad[:8]} differ. " + _some_heads(bad, heads, kv_heads)
     else:
         text = f"(sequence, head) pairs {bad[:8]} differ. " + hint(g, want.cpu(), q, k, v, tables, lens)
     assert_close(got, want, atol=1e-4, rtol=1e-4, name=name, hint=text)
+
+
+def _kv_head_twice(pool: torch.Tensor) -> torch.Tensor:
+    """``pool`` as a kernel reads it when it adds the K/V head's offset twice: head h at 2h (NaN past the pool)."""
+    b, s, h, d = pool.shape
+    flat = torch.cat([pool.flatten(), torch.full((h * d,), float("nan"), dtype=pool.dtype)])
+    start = (torch.arange(b)[:, None, None] * s * h + torch.arange(s)[None, :, None] * h
+             + 2 * torch.arange(h)[None, None, :]) * d
+    return flat[start[..., None] + torch.arange(d)]
+
+
+def _head_diagnosis(got, q, k, v, tables, lens, bad) -> str:
+    """What the differing (sequence, head) outputs are, when they are attention of the right query row with another
+    K/V head: the K/V head offset added twice, or the rows of another program (heads that miss kv_head * group)."""
+    q, k, v, tables, lens = (t.cpu() for t in (q, k, v, tables, lens))
+    heads, kv_heads = q.shape[1], k.shape[2]
+    group = heads // kv_heads
+    twice = paged_decode_reference(q.double(), _kv_head_twice(k.double()), _kv_head_twice(v.double()), tables, lens)
+    if all(torch.isclose(got[s, h], twice[s, h], atol=1e-4, rtol=1e-4).all() for s, h in bad):
+        return ("They are attention with K/V head 2 x kv_head, not kv_head: k_head and v_head already point at this "
+                "program's K/V head (K + kv_head * stride_kh), so the loads' addresses add only the block, the slot "
+                "and d; adding kv_head * stride_kh again counts the head twice.")
+    # against[j][s, h]: query head h of sequence s against K/V head j alone
+    only = lambda pool, j: pool[:, :, j:j + 1].double().expand(-1, -1, kv_heads, -1).contiguous()
+    against = [paged_decode_reference(q.double(), only(k, j), only(v, j), tables, lens) for j in range(kv_heads)]
+    found = {}
+    for s, h in bad:
+        hits = [j for j in range(kv_heads) if j != h // group
+                and torch.isclose(got[s, h], against[j][s, h], atol=1e-4, rtol=1e-4).all()]
+        if hits:
+            found[s, h] = hits[-1]
+    # heads = offs_h: the first group's rows hold another program's results, the other heads are never written
+    if not found or any(h >= group for _, h in found) or any(h < group for s, h in bad if (s, h) not in found):
+        return ""
+    (s, h), j = next(iter(found.items()))
+    return (f"The output of query head {h} is that head's attention with K/V head {j}, not with K/V head {h // group} "
+            f"(= h // group, group {group}): it was written by the program of K/V head {j}. Each program serves "
+            f"its own heads, kv_head * group + offs_h; heads = offs_h alone makes every program read and write the "
+            f"first group's rows (the last program to run wins, and the other heads are never written).")
+
+
+def _slot_without_modulo(q, k, v, tables, lens):
+    """The batch as a kernel reads it whose slot is the token ``t`` itself: row ``table[t // B] * B + t`` of the
+    pool's rows, as a block table over blocks of one token."""
+    bs, lens_c = k.shape[1], lens.cpu()
+    width = int(lens_c.max())
+    t = torch.arange(width)
+    rows = tables.cpu()[:, (t // bs).clamp(max=tables.shape[1] - 1)].long() * bs + t
+    one = lambda pool: pool.reshape(-1, 1, *pool.shape[2:])
+    return q, one(k), one(v), rows.to(torch.int32), lens
 
 
 def _matches(got: torch.Tensor, q, k, v, tables, lens) -> bool:
@@ -149,6 +210,10 @@ def check_several_tiles(paged_attention: Launcher) -> None:
     __tracebackhide__ = True
     for n in (96, 77, 40):
         def hint(got, want, q, k, v, tables, lens, n=n):
+            if _matches(got, *_slot_without_modulo(q, k, v, tables, lens)):
+                return (f"Your output is attention over the rows physical * BLOCK_SIZE + t: the slot of token t is "
+                        f"its position within its block, t % BLOCK_SIZE; with t itself, the tokens past the first "
+                        f"block ({n} tokens in blocks of 32) land in later blocks or past the pool.")
             return (f"{n} tokens are {blocks_for(n, 32)} key tiles; one tile alone passed check 2. When a later tile raises "
                     f"the running max, what l_i and acc summed relative to the old max must shrink by "
                     f"alpha = exp2(old max - new max) before the new tile's terms are added.")
@@ -269,7 +334,9 @@ def check_large_scores(paged_attention: Launcher) -> None:
 
     def hint(got, want, *_):
         return ("Scores in the hundreds: every exponent must be a score minus the running max (<= 0), or exp2 "
-                "overflows float32.")
+                "overflows float32. That includes alpha = exp2(m_i - m_new): m_new is the larger of the running max "
+                "and the tile's max; taken from the tile alone, it falls below m_i when an earlier tile's max was "
+                "higher, and alpha overflows.")
 
     _compare(paged_attention, [150, 64, 3], 64, 8, 2, hint, magnitude=12.0, nan_hint=(
         "Checks 5 and 6 passed on the same kind of booby-trapped pool, so this NaN is most likely an overflow: with "
@@ -302,3 +369,82 @@ def check_full_precision_products(kernel) -> None:
 __all__ = ["kernel_error", "check_one_full_tile", "check_partial_tile", "check_several_tiles", "check_shuffled_table",
            "check_never_reads_padding", "check_last_block_tail", "check_gqa", "check_large_scores",
            "check_full_precision_products"]
+
+
+def check_int64_block_offsets(paged_attention: Launcher, kernel) -> None:
+    """Check 10: a pool past 2**31 elements: the block offset ``physical * stride_kb`` is computed in int64.
+
+    A real pool that large does not fit here, so the block table names blocks past 2**31 / stride_kb of a pool of
+    one block, and the kernel runs in Triton's interpreter with its K and V loads recorded instead of performed (the
+    addresses are far outside the tensors). The addresses must be those of int64 arithmetic: in int32 the product
+    wraps around past 2**31, and on a GPU the kernel then reads another block, or outside the pool.
+    """
+    __tracebackhide__ = True
+    import numpy as np
+    from triton.runtime import interpreter
+
+    block_size, kv_heads, heads, d, n = 16, 2, 4, 64, 20
+    g = torch.Generator().manual_seed(10)
+    q = torch.randn(1, heads, d, generator=g)
+    k, v = torch.randn(1, block_size, kv_heads, d, generator=g), torch.randn(1, block_size, kv_heads, d, generator=g)
+    first = 2 ** 31 // k.stride(0) + 5                      # the first of the sequence's blocks lies past 2**31
+    tables = torch.tensor([[first, first + 3]], dtype=torch.int32)
+    lens = torch.tensor([n], dtype=torch.int32)
+    real = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for t in (q, tables, lens)]
+    builder = interpreter.interpreter_builder
+    load = builder.create_masked_load
+    outside: list[int] = []
+
+    def recording_load(ptrs, mask, other, cache_policy, is_volatile):
+        data = np.atleast_1d(ptrs.data)
+        taken = data[np.broadcast_to(np.atleast_1d(mask.data).astype(bool), data.shape)]
+        if all(any(lo <= a < hi for lo, hi in real) for a in taken.tolist()):
+            return load(ptrs, mask, other, cache_policy, is_volatile)
+        outside.extend(taken.tolist())     # K and V far past their one block: recorded, not read
+        dtype = interpreter._get_np_dtype(ptrs.get_element_ty())
+        return interpreter.TensorHandle(np.zeros(data.shape, dtype=dtype), ptrs.get_element_ty())
+
+    builder.create_masked_load = recording_load
+    try:
+        with interpreted(paged_attention, kernel):
+            paged_attention(q, k, v, tables, lens)
+    finally:
+        builder.create_masked_load = load
+    want = set()
+    for pool in (k, v):
+        for t in range(n):
+            block = int(tables[0, t // block_size])
+            for head in range(kv_heads):
+                base = (block * pool.stride(0) + (t % block_size) * pool.stride(1) + head * pool.stride(2)) * 4
+                want.update(pool.data_ptr() + base + 4 * e for e in range(d))
+    wrong = sorted(set(outside) - want)
+    assert not wrong, (
+        f"block {first} of a pool of {k.stride(0)} elements per block starts {first * k.stride(0):,} elements in, "
+        f"past 2**31 = {2 ** 31:,}: {len(wrong)} of the {len(outside)} K/V addresses your kernel computed are not "
+        f"that block's (the product physical * stride_kb wrapped around in int32). Hint: block_tables is int32, and "
+        f"so is what tl.load returns from it; convert before multiplying: physical.to(tl.int64) * stride_kb, so that "
+        f"pools past 2**31 elements (about 4 GiB of bf16 per layer and K or V) are addressed.")
+    missing = want - set(outside)
+    assert not missing, (
+        f"your kernel read {len(want & set(outside))} of the {len(want)} K and V elements of a sequence of {n} tokens "
+        f"in blocks past 2**31 elements: a load took its address from something other than the block table")
+
+
+def check_over_the_space(paged_attention: Launcher) -> None:
+    """Check 11: the kernel against gather + attention in float64 on batches drawn from the stated space (the module
+    docstring): every block size, MHA, GQA and MQA, contexts at every boundary, shuffled and padded tables, a
+    booby-trapped pool (seeded). The first batch that differs is named, with the hint of the other checks."""
+    __tracebackhide__ = True
+    cases = [  # (context lengths, block_size, heads, kv_heads, d, magnitude)
+        ([1, 7, 8, 9, 33], 8, 8, 2, 16, 1.0),
+        ([15, 16, 17], 16, 4, 1, 32, 1.0),
+        ([31, 32, 33], 32, 2, 2, 16, 1.0),
+        ([63, 65], 64, 4, 2, 16, 12.0),
+    ]
+    for seed, (lens, block_size, heads, kv_heads, d, magnitude) in enumerate(cases):
+        def hint(got, want, *_, block_size=block_size):
+            return (f"each token's K/V row is (table[t // {block_size}], t % {block_size}); the checks before this one "
+                    f"name the part that differs when they fail on a smaller case.")
+
+        _compare(paged_attention, lens, block_size, heads, kv_heads, hint, d=d, magnitude=magnitude, seed=seed,
+                 padding="spare", extra_columns=2)

@@ -3,6 +3,13 @@
 Each check builds a scene (a manager, running and waiting requests), runs the learner's ``schedule_step`` once and
 says what it expected. An error raised inside the step keeps the learner's own line in the message (the check names
 the line of ``schedule_step`` that made the failing manager call); its hint depends on which manager call refused.
+
+The input space the instructions state: a ``BlockManager`` of a few to 64 blocks of 4 tokens, watermark 0 to 25%;
+running requests oldest first, at a block boundary (a new block needed to grow) or inside a block; waiting requests
+of 1 token to a few blocks; a token budget that a prompt reaches exactly, passes by one, or that decode tokens fill;
+boundaries: blocks plus watermark exactly equal to the free blocks and one more, no free block, the request that
+cannot grow being itself the newest, two preemptions in one step. Token ids are positions (``len(req.tokens)``). The
+scenes of checks 1 to 4 are these boundaries; check 5 draws 400 steps of arrivals and lengths (seeded).
 """
 
 from __future__ import annotations
@@ -63,6 +70,28 @@ def _ids(requests) -> list[str]:
 def check_admission(schedule_step: ScheduleStep, request: type) -> None:
     """Check 1: with nothing running, admission counts whole blocks, keeps the watermark, the budget and the order."""
     __tracebackhide__ = True
+    # Three small scenes first, whose outcomes together tell the mistakes apart: one request admitted where three fit
+    # (no loop), two exactly full blocks refused (a full block counted as two, or an exact fit refused), two partly
+    # filled ones refused (an exact fit refused: their count cannot be off).
+    admitted = {}
+    for name, blocks, prompts in [("loop", 64, [("A", 1), ("B", 1), ("C", 1)]), ("full", 2, [("A", 4), ("B", 4)]),
+                                  ("partial", 2, [("A", 3), ("B", 3)])]:
+        m, running, waiting = scene(request, blocks, 4, waiting=prompts)
+        admitted[name] = (schedule_step(m, running, waiting, 1000).admitted, [p for p, _ in prompts])
+    got, want = admitted["loop"]
+    if got != want:
+        why = ("admission takes requests from the front of waiting WHILE they fit (a loop), not just the first one"
+               if len(got) == 1 else "each of them needs 1 block of the 64 and 1 token of the 1000")
+        raise AssertionError(f"64 free blocks of 4 tokens and a budget of 1000: A, B and C (1 token each) all fit; "
+                             f"admitted {got}. Hint: {why}.")
+    if admitted["full"][0] != admitted["full"][1]:
+        exact = admitted["partial"][0] != admitted["partial"][1]
+        why = ("a request whose blocks (plus the watermark) equal the free blocks fits: it is refused only when they "
+               "are MORE than the free blocks (>, not >=)" if exact else
+               "an exactly full block needs no extra one: 4 tokens in blocks of 4 are ceil(4 / 4) = 1 block, not "
+               "4 // 4 + 1 = 2 (3 tokens each, one partly filled block, were admitted)")
+        raise AssertionError(f"2 free blocks of 4 tokens: A and B (4 tokens each) take one full block each, and "
+                             f"both fit; admitted {admitted['full'][0]}. Hint: {why}.")
     m, running, waiting = scene(request, 4, 4, waiting=[("A", 5), ("B", 5), ("C", 1)])
     step = schedule_step(m, running, waiting, 1000)
     if step.admitted != ["A", "B"]:
@@ -117,6 +146,14 @@ def check_growth(schedule_step: ScheduleStep, request: type) -> None:
     if step.grown != ["A", "B", "C"] or step.preempted:
         raise AssertionError(f"with room for everyone, A, B and C each grow by one token, oldest first; grown "
                              f"{step.grown}, preempted {step.preempted}")
+    wrong = {r.seq_id: r.tokens for r in running if r.tokens != list(range(len(r.tokens)))}
+    if wrong:
+        name, tokens = next(iter(wrong.items()))
+        raise AssertionError(
+            f"{name}'s tokens after growing are {tokens}, expected {list(range(len(tokens)))}: the token a grown "
+            f"request gets is len(req.tokens), its position ({len(tokens) - 1} here), passed to manager.append and "
+            f"appended to req.tokens. Hint: req.tokens[-1] repeats the last token; read len(req.tokens) before "
+            f"appending.")
     lengths = {r.seq_id: (len(r.tokens), m.table(r.seq_id).num_tokens) for r in running}
     if lengths != {"A": (4, 4), "B": (5, 5), "C": (9, 9), "D": (2, 2)}:
         raise AssertionError(
@@ -191,6 +228,12 @@ def check_preemption(schedule_step: ScheduleStep, request: type) -> None:
         raise AssertionError(
             f"B was preempted in this step, so nobody is admitted until the next one (admitting B again at once would "
             f"only recompute it into the same shortage); admitted {step.admitted}")
+    tokens = waiting[0].tokens if _ids(waiting) == ["B"] else None
+    if tokens is not None and tokens != list(range(8)):
+        raise AssertionError(
+            f"B was preempted in this step without growing, so it keeps the 8 tokens it had, {list(range(8))}; it "
+            f"has {tokens}. Hint: a request gets its token only once the manager has a slot for it: append to "
+            f"req.tokens after the growth check (manager.can_append) and manager.append, not before.")
     if "B" in m or _ids(waiting) != ["B"]:
         raise AssertionError(f"B was preempted: the manager must no longer hold it, and waiting must be [B]; B held: "
                              f"{'B' in m}, waiting {_ids(waiting)}")

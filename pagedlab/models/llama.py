@@ -18,11 +18,16 @@ position ``len(seq) - 1`` although it is row 0 of the batch), and :meth:`Llama.f
 The model does not own a KV cache: like TinyGPT it calls ``attention(layer, q, k, v)``, with ``q`` of
 ``n_heads`` heads and ``k, v`` of ``n_kv_heads``. The parameter names are those of Hugging Face's
 ``LlamaForCausalLM``, so :meth:`Llama.from_hf` is a plain copy.
+
+A family that differs from Llama in a detail (Qwen 2: biases on Q, K and V) subclasses the three classes here
+and overrides only their hooks: :attr:`LlamaConfig.model_type` and :meth:`LlamaConfig.check_hf`,
+:attr:`LlamaBlock.qkv_bias`, and :attr:`Llama.config_class` / :attr:`Llama.block_class`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -52,6 +57,9 @@ class LlamaConfig(ModelSizes):
     rope_theta: float = 10000.0
     tie_word_embeddings: bool = True
 
+    model_type: ClassVar[str] = "llama"
+    """The Hugging Face ``model_type`` that :meth:`from_hf` accepts (a subclass names its own)."""
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive_fields(self, ("n_kv_heads", "head_dim", "d_ff"))
@@ -62,20 +70,19 @@ class LlamaConfig(ModelSizes):
 
     @classmethod
     def from_hf(cls, c: object) -> LlamaConfig:
-        """The sizes of a Hugging Face ``transformers.LlamaConfig``.
+        """The sizes of a Hugging Face config of :attr:`model_type` (``transformers.LlamaConfig`` here).
 
         Raises:
-            ValueError: not a Llama, or a feature this model does not implement (biases, RoPE scaling, another
-                activation).
+            ValueError: another ``model_type``, or a feature this model does not implement (see :meth:`check_hf`).
         """
-        if getattr(c, "model_type", "llama") != "llama":
-            raise ValueError(f"this is a {c.model_type!r} model; pagedlab.models.llama implements model_type 'llama'")
+        if getattr(c, "model_type", cls.model_type) != cls.model_type:
+            raise ValueError(f"this is a {c.model_type!r} model; {cls.__module__} implements model_type "
+                             f"{cls.model_type!r}")
+        cls.check_hf(c)
         rope = getattr(c, "rope_parameters", None) or {"rope_type": "default",
                                                        "rope_theta": getattr(c, "rope_theta", 10000.0)}
         if rope.get("rope_type", "default") != "default":
             raise ValueError(f"RoPE scaling {rope.get('rope_type')!r} is not implemented (only plain RoPE)")
-        if getattr(c, "attention_bias", False) or getattr(c, "mlp_bias", False):
-            raise ValueError("attention or MLP biases are not implemented (Llama has none)")
         if c.hidden_act != "silu":
             raise ValueError(f"the MLP must use SiLU (SwiGLU), the model uses {c.hidden_act!r}")
         return cls(vocab_size=c.vocab_size, n_positions=c.max_position_embeddings, d_model=c.hidden_size,
@@ -84,6 +91,13 @@ class LlamaConfig(ModelSizes):
                    head_dim=getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads,
                    d_ff=c.intermediate_size, rms_norm_eps=float(c.rms_norm_eps),
                    rope_theta=float(rope["rope_theta"]), tie_word_embeddings=bool(c.tie_word_embeddings))
+
+    @classmethod
+    def check_hf(cls, c: object) -> None:
+        """Raise ``ValueError`` for a feature of the Hugging Face config ``c`` that this family does not implement
+        (the hook a family overrides; :meth:`from_hf` checks what all share: the RoPE and the activation)."""
+        if getattr(c, "attention_bias", False) or getattr(c, "mlp_bias", False):
+            raise ValueError("attention or MLP biases are not implemented (Llama has none)")
 
 
 class RMSNorm(nn.Module):
@@ -130,14 +144,17 @@ def causal_gqa_attention(layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.
 class LlamaBlock(nn.Module):
     """One block: ``x + o_proj(attention(rope(q), rope(k), v))``, then ``x + down(silu(gate) * up)``."""
 
+    qkv_bias: ClassVar[bool] = False
+    """Whether the Q, K and V projections add a bias (Llama: no; a subclass may say yes)."""
+
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()
         c = config
         self.n_heads, self.n_kv_heads, self.head_dim = c.n_heads, c.n_kv_heads, c.head_dim
         self.input_layernorm = RMSNorm(c.d_model, c.rms_norm_eps)
-        self.q_proj = nn.Linear(c.d_model, c.n_heads * c.head_dim, bias=False)
-        self.k_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=False)
-        self.v_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=False)
+        self.q_proj = nn.Linear(c.d_model, c.n_heads * c.head_dim, bias=self.qkv_bias)
+        self.k_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=self.qkv_bias)
+        self.v_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=self.qkv_bias)
         self.o_proj = nn.Linear(c.n_heads * c.head_dim, c.d_model, bias=False)
         self.post_attention_layernorm = RMSNorm(c.d_model, c.rms_norm_eps)
         self.gate_proj = nn.Linear(c.d_model, c.d_ff, bias=False)
@@ -164,11 +181,16 @@ class Llama(nn.Module):
             :meth:`from_hf` / :meth:`from_state_dict`.
     """
 
+    config_class: ClassVar[type[LlamaConfig]] = LlamaConfig
+    """The config a checkpoint is read into (:meth:`from_checkpoint`); a family subclass names its own."""
+    block_class: ClassVar[type[LlamaBlock]] = LlamaBlock
+    """The class of each of the ``n_layers`` blocks."""
+
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()
         self.config = config
         self.embed_tokens = nn.Embedding(config.vocab_size, config.d_model)
-        self.layers = nn.ModuleList(LlamaBlock(config) for _ in range(config.n_layers))
+        self.layers = nn.ModuleList(self.block_class(config) for _ in range(config.n_layers))
         self.norm = RMSNorm(config.d_model, config.rms_norm_eps)
         self.lm_head = None if config.tie_word_embeddings else nn.Linear(config.d_model, config.vocab_size, bias=False)
         for module in self.modules():
@@ -218,12 +240,12 @@ class Llama(nn.Module):
     @classmethod
     def from_checkpoint(cls, hf_config: object, hf_weights: dict[str, torch.Tensor]) -> Llama:
         """A model holding ``hf_weights`` (see :meth:`from_state_dict`), sized by ``hf_config``, a Hugging Face
-        ``LlamaConfig`` (the registry's entry point).
+        config of :attr:`config_class`'s ``model_type`` (the registry's entry point).
 
         Raises:
             ValueError: as :meth:`LlamaConfig.from_hf` and :meth:`from_state_dict`.
         """
-        return cls.from_state_dict(LlamaConfig.from_hf(hf_config), hf_weights)
+        return cls.from_state_dict(cls.config_class.from_hf(hf_config), hf_weights)
 
     @classmethod
     def from_state_dict(cls, config: LlamaConfig, hf_weights: dict[str, torch.Tensor]) -> Llama:

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from pagedlab.models.llama import Llama
+from pagedlab.models.qwen2 import Qwen2
 from pagedlab.models.tiny_gpt import TinyGPT
 
 
@@ -26,6 +27,7 @@ class ModelFamily(Protocol):
 FAMILIES: dict[str, type[ModelFamily]] = {
     "GPT2LMHeadModel": TinyGPT,
     "LlamaForCausalLM": Llama,
+    "Qwen2ForCausalLM": Qwen2,
 }
 """Hugging Face architecture name -> the course's model class."""
 

@@ -8,7 +8,10 @@ Top to bottom:
   request whose sequences hold it; shared blocks have a purple border, cached-free ones are green;
 * the **last step's batch**: one bar per sequence, as wide as the tokens it computed (a prefill is wide,
   a decode one token), and the step's counters (prefill and decode tokens, cached tokens, preemptions);
-* a **history** of running sequences and used blocks over the steps so far.
+* a **history** of running sequences and used blocks over the steps so far, with its axes (count, step).
+
+A run ends with every queue empty and every block free, so the picture stored for a notebook that has not run
+(:meth:`EngineWidget.static_svg`) is not the end state but the busiest step the widget saw, with a caption saying so.
 
 The widget subscribes to the engine and redraws after every step, so a cell that runs ``engine.generate``
 below it animates the picture. Buttons add a request, run one step, or run to the end. Shapes carry ``data-*``
@@ -58,6 +61,7 @@ class EngineWidget(LiveView):
         self.engine, self.delay = engine, delay
         self.prompt_len, self.max_tokens = prompt_len, max_tokens
         self._colors: dict[Hashable, str] = {}
+        self._busiest: tuple[tuple[int, ...], str] | None = None     # (how busy, its picture), see static_svg
         self._rng = random.Random(0)
         self.add_button = self._button("add request", self._add)
         self.step_button = self._button("step", self.engine.step)
@@ -75,6 +79,7 @@ class EngineWidget(LiveView):
 
     def _on_step(self, metrics: StepMetrics) -> None:
         self.redraw()
+        self._keep_if_busiest()
         if self.delay:
             time.sleep(self.delay)
 
@@ -125,7 +130,23 @@ class EngineWidget(LiveView):
 
     # ------------------------------------------------------------------ picture
 
-    def to_svg(self) -> str:
+    def _keep_if_busiest(self) -> None:
+        # Busiest: the most queues in use (waiting, running and swapped at once is what the lecture describes),
+        # then the most requests swapped, then in the queues, then the most blocks used; the first such step wins.
+        queues = self.queues()
+        used = sum(1 for state, _ in self.block_owners("gpu") if state in ("used", "shared"))
+        score = (sum(1 for ids in queues.values() if ids), len(queues["swapped"]),
+                 sum(map(len, queues.values())), used)
+        if self._busiest is None or score > self._busiest[0]:
+            self._busiest = (score, self.to_svg(caption="Stored picture: the busiest step of the run (the most queues "
+                                                        "in use), not its end. Run the notebook to watch every step."))
+
+    def static_svg(self) -> str:
+        """The busiest step this widget followed (see the module docstring), or the current picture before any."""
+        return self._busiest[1] if self._busiest is not None else self.to_svg()
+
+    def to_svg(self, caption: str | None = None) -> str:
+        """The picture of the engine now; ``caption``, if given, is written under it."""
         metrics = self.engine.metrics
         last = metrics[-1] if metrics else None
         gpu, cpu = self.block_owners("gpu"), self.block_owners("cpu")
@@ -135,7 +156,7 @@ class EngineWidget(LiveView):
         y_pool = 130
         y_batch = y_pool + 22 + pool_rows * CELL + 20
         y_hist = y_batch + 30 + 12 * len(batch[:24]) + 20
-        svg = Svg(WIDTH, y_hist + 90)
+        svg = Svg(WIDTH, y_hist + 100 + (24 if caption else 0))
         used = sum(1 for st, _ in gpu if st in ("used", "shared"))
         svg.text(10, 20, f"step {len(metrics)} · {used} of {len(gpu)} blocks used · "
                  f"{sum(m.num_preemptions for m in metrics)} preemptions so far", size=14, weight="bold",
@@ -147,6 +168,8 @@ class EngineWidget(LiveView):
             self._draw_pool(svg, "CPU", cpu, y_pool + 22 + blocks_for(len(gpu), cols) * CELL + 8, cols)
         self._draw_batch(svg, last, y_batch)
         self._draw_history(svg, metrics, y_hist)
+        if caption:
+            svg.text(10, y_hist + 116, caption, size=11, fill=COLORS["muted"], data_role="caption")
         return str(svg)
 
     def _draw_queue(self, svg: Svg, name: str, ids: list[Hashable], y: float) -> None:
@@ -180,7 +203,8 @@ class EngineWidget(LiveView):
             svg.text(10, y0 + 10, "no step yet: add requests, then step", size=12, fill=COLORS["muted"],
                      data_role="batch-title")
             return
-        svg.text(10, y0 + 10, f"last step's batch: {last.num_running_seqs} sequences · {last.num_prefill_tokens} "
+        seqs = f"{last.num_running_seqs} sequence{'' if last.num_running_seqs == 1 else 's'}"
+        svg.text(10, y0 + 10, f"last step's batch: {seqs} · {last.num_prefill_tokens} "
                  f"prefill + {last.num_decode_tokens} decode tokens · {last.num_cached_tokens} cached · "
                  f"{last.num_preemptions} preempted", size=12, weight="bold", data_role="batch-title")
         scale = (WIDTH - 140) / max(max((n for _, n in last.batch), default=1), 16)
@@ -197,10 +221,20 @@ class EngineWidget(LiveView):
                  weight="bold", data_role="history-title")
         if not metrics:
             return
-        recent = metrics[-(WIDTH - 20) // 4:]
+        x0, base = 44, y0 + 80                       # the axes' corner: counts up the left, steps along the bottom
+        recent = metrics[-((WIDTH - x0 - 10) // 4):]
         top = max(max(m.num_running_seqs for m in recent), max(m.blocks_used for m in recent), 1)
+        first = len(metrics) - len(recent) + 1
+        muted = COLORS["muted"]
+        svg.line(x0 - 2, base - 60, x0 - 2, base, data_role="history-axis", data_axis="count")
+        svg.line(x0 - 2, base, x0 + 4 * len(recent), base, data_role="history-axis", data_axis="step")
+        for value, y in ((top, base - 60), (0, base)):
+            svg.text(x0 - 6, y + 3, str(value), size=9, anchor="end", fill=muted, data_role="history-tick",
+                     data_axis="count", data_value=value)
+        steps = f"step {first}" + (f" to {len(metrics)}" if len(metrics) > first else "")
+        svg.text(x0, base + 12, steps, size=9, fill=muted, data_role="history-tick", data_axis="step")
         for series, color in (("num_running_seqs", owner_color(0)), ("blocks_used", owner_color(1))):
             for i, m in enumerate(recent):
                 h = 60 * getattr(m, series) / top
-                svg.rect(10 + 4 * i + (2 if series == "blocks_used" else 0), y0 + 80 - h, 2, h, color,
+                svg.rect(x0 + 4 * i + (2 if series == "blocks_used" else 0), base - h, 2, h, color,
                          data_role="history", data_series=series)

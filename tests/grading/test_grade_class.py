@@ -15,7 +15,7 @@ cell and wrong answers that passed by chance (``e``: needs review or fail).
 
 The attacks that reach past their notebook to a grader (its files, its output folder) aim at their own grader, found
 up the process tree: `make test` grades other classes at the same time, which a real attacker would reach too (the
-README says to grade one class at a time without a sandbox).
+instructors' guide, docs/instructors.md, says to grade one class at a time without a sandbox).
 """
 
 import base64

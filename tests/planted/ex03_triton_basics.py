@@ -121,4 +121,16 @@ BUGS: dict[str, Plant] = {
     "running sum rescaled the wrong way round (exp(m_new - m))": Plant(
         {"softmax-work": (("l = l * tl.exp(m - m_new)", "l = l * tl.exp(m_new - m)"),)},
         5, r"whole rows are NaN: the first tile already rescales the empty state"),
+    "vector_add copies its inputs (.contiguous()), the copy the instructions forbid": Plant(
+        {"add-work": (
+            ("    grid = (triton.cdiv(x.numel(), block),)",
+             "    x, y = x.contiguous(), y.contiguous()\n    grid = (triton.cdiv(x.numel(), block),)"),
+        )},
+        3, r"vector_add's result is right, but 100 of the 100 elements its kernel read lie outside the memory of x .*"
+           r"it read a copy\. Hint: \.contiguous\(\)"),
+    "the loops over the tiles one short (range(0, n_cols - 1, BLOCK))": Plant(
+        {"softmax-work": (
+            ("range(0, n_cols, BLOCK)", "range(0, n_cols - 1, BLOCK)"),
+        )},
+        7, r"your kernel never read columns 0 to 0 of a 1-column row: its loop over the tiles stops short"),
 }

@@ -105,4 +105,20 @@ BUGS: dict[str, Plant] = {
             ("raise OutOfBlocks(n, len(self.free_list), self.num_blocks)", "raise OutOfBlocks(1, 0, self.num_blocks)"),
         )},
         5, r"raised OutOfBlocks\(requested=1, free=0, total=4\).*OutOfBlocks\(2, 1, 4\)"),
+    "the bounds test is block > num_blocks (free(num_blocks) raises IndexError)": Plant(
+        {"allocator-work": (
+            ("        if not 0 <= block < self.num_blocks:\n"
+             "            raise ValueError(f\"block {block} is not in this pool\")",
+             "        if block < 0 or block > self.num_blocks:\n"
+             "            raise ValueError(f\"block {block} is not in this pool\")"),
+        )},
+        4, r"free\(\) of block 3 of a pool of 3 \(ids 0 to 2: the first id past the end\) raised IndexError: list index "
+           r"out of range; it must raise ValueError.*Hint: the last valid id is num_blocks - 1, so the test is "
+           r"block >= num_blocks"),
+    "blocks_needed: one block for an empty sequence (wrong only at 0 tokens)": Plant(
+        {"boundary-work": (
+            ("    return -(-num_tokens // block_size)", "    return max(1, -(-num_tokens // block_size))"),
+        )},
+        7, r"0 tokens in blocks of 16 need 0 block\(s\), got 1 \(wrong at \[0\] .*\)\. Hint: 0 tokens need 0 blocks: "
+           r"an empty sequence holds no block"),
 }

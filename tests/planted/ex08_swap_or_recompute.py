@@ -106,4 +106,17 @@ BUGS: dict[str, Plant] = {
              "                          model.num_kv_heads * model.head_dim * 2, bandwidth, latency)\n"),
         )},
         5, r"expected 'swap', got 'recompute' \(only 4 private blocks to copy"),
+    "crossover: < where the text says at equality too (ZeroDivisionError at zero room)": Plant(
+        {"crossover-work": (("    if per_token_budget <= bytes_time:", "    if per_token_budget < bytes_time:"),)},
+        3, r"the bytes alone take exactly the 125 ms prefill, and crossover_block_size raised ZeroDivisionError: "
+           r"float division by zero\. Hint: .*equality included \(<=, not <\)"),
+    "sharing: d_model from the KV heads (wrong for every GQA model)": Plant(
+        {"choose-work": (("    d_model = model.num_heads * model.head_dim", "    d_model = model.num_kv_heads * model.head_dim"),)},
+        4, r"Llama-3-8B, a child of 4160 tokens forked from 4096 \(4 of its 260 blocks private\): t_recompute should "
+           r"be [\d.]+ ms \(within 0\.1%\), got [\d.]+ ms \(-[\d.]+e-02 relative\)\. Hint: d_model is num_heads x "
+           r"head_dim = 4096"),
+    "sharing: the cache counted in float32 (4 bytes per element)": Plant(
+        {"choose-work": (("    chunk = model.num_kv_heads * model.head_dim * 2", "    chunk = model.num_kv_heads * model.head_dim * 4"),)},
+        4, r"OPT-13B, a child of 1088 tokens .*: t_swap should be [\d.]+ ms, got [\d.]+ ms \(\+[\d.]+e-01 relative\)\. "
+           r"Hint: the cache is bf16: 2 bytes per element, not 4"),
 }

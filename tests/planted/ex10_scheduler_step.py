@@ -84,7 +84,8 @@ BUGS: dict[str, Plant] = {
     "the watermark test with >= (blocks that exactly fill the free ones refused)": Plant(
         {"schedule-work": (("blocks + manager.watermark_blocks > manager.num_free_blocks",
                             "blocks + manager.watermark_blocks >= manager.num_free_blocks"),)},
-        1, r"admitted \['A'\]\. Hint: B's 2 blocks are exactly the 2 blocks left free"),
+        1, r"A and B \(4 tokens each\) take one full block each, and both fit; admitted \['A'\]\. Hint: a request "
+           r"whose blocks \(plus the watermark\) equal the free blocks fits"),
     "the budget test with >= (a prompt that fills the budget exactly refused)": Plant(
         {"schedule-work": (("step.num_tokens + len(req.tokens) > max_num_batched_tokens",
                             "step.num_tokens + len(req.tokens) >= max_num_batched_tokens"),)},
@@ -93,4 +94,34 @@ BUGS: dict[str, Plant] = {
         {"schedule-work": (("    step.num_tokens = len(step.grown)\n", ""),
                            ("    queue = deque(running)", "    step.num_tokens = len(running)\n    queue = deque(running)"))},
         4, r"this step computes 3 tokens, got num_tokens 4\. Hint: a preempted request computes nothing"),
+    "the token appended is req.tokens[-1], not len(req.tokens)": Plant(
+        {"schedule-work": (
+            ("            manager.append(req.seq_id, len(req.tokens))\n"
+             "            req.tokens.append(len(req.tokens))\n",
+             "            manager.append(req.seq_id, req.tokens[-1])\n"
+             "            req.tokens.append(req.tokens[-1])\n"),
+        )},
+        2, r"A's tokens after growing are \[0, 1, 2, 2\], expected \[0, 1, 2, 3\]: the token a grown request gets is "
+           r"len\(req.tokens\)"),
+    "the token appended before the growth check (a preempted request keeps it)": Plant(
+        {"schedule-work": (
+            ("        req = queue.popleft()\n", "        req = queue.popleft()\n        req.tokens.append(len(req.tokens))\n"),
+            ("            manager.append(req.seq_id, len(req.tokens))\n"
+             "            req.tokens.append(len(req.tokens))\n",
+             "            manager.append(req.seq_id, req.tokens[-1])\n"),
+        )},
+        4, r"B was preempted in this step without growing, so it keeps the 8 tokens it had.*append to req.tokens after "
+           r"the growth check"),
+    "admits one request per step (if, not while)": Plant(
+        {"schedule-work": (
+            ("    while waiting and not step.preempted:", "    for _ in range(1 if waiting and not step.preempted else 0):"),
+        )},
+        1, r"A, B and C \(1 token each\) all fit; admitted \['A'\]\. Hint: admission takes requests from the front of "
+           r"waiting WHILE they fit"),
+    "an exactly full prompt counted one block too many (n // B + 1)": Plant(
+        {"schedule-work": (
+            ("blocks = -(-len(req.tokens) // manager.block_size)", "blocks = len(req.tokens) // manager.block_size + 1"),
+        )},
+        1, r"A and B \(4 tokens each\) take one full block each, and both fit; admitted \['A'\]\. Hint: an exactly "
+           r"full block needs no extra one"),
 }

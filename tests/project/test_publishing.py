@@ -1,5 +1,5 @@
 """The course's public home: the GitHub workflows pass actionlint, and everything that names the repository, its site
-or its release follows ``pagedlab.notebook.REPO_URL`` (README's "Publishing the course" lists them)."""
+or its release follows ``pagedlab.notebook.REPO_URL`` (``docs/publishing.md`` lists them)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_colab_installs_the_release_of_this_version():
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert pinned_ref(REPO_URL) == f"v{version}", (
         f"REPO_URL pins {pinned_ref(REPO_URL)!r}; Colab must install the release of this version, v{version} "
-        "(README, Publishing the course, step 3)")
+        "(docs/publishing.md, step 1)")
 
 
 def test_install_cell_names_the_triton_that_ci_tests():
@@ -108,10 +108,27 @@ def test_publish_moves_every_copy_to_the_new_home(tmp_path):
         "https://github.com/Elsewhere-Org/moved-course")
     assert SETUP_CELL.replace(REPO_URL, new) in readme, "README's copy of the install cell"
     assert "https://elsewhere-org.github.io/moved-course/notebooks/" in readme
-    assert "colab.research.google.com/github/Elsewhere-Org/moved-course/blob/main/" in readme
+    assert "colab.research.google.com/github/Elsewhere-Org/moved-course/blob/v0.1.0/" in readme
     assert "github.com/Elsewhere-Org/moved-course/actions/workflows/ci.yml/badge.svg" in readme
     old = repository(REPO_URL).removeprefix("https://github.com/")
     assert f"/{old}/" not in readme and f"/{old})" not in readme and site_url(REPO_URL) not in readme
+
+
+def test_launch_buttons_and_colab_links_open_the_release_the_install_cell_installs(tmp_path):
+    """The site's buttons (site_links.BRANCH) and the README's Colab links open the tag REPO_URL pins, so a notebook
+    opened from them installs its own release; a new release moves both."""
+    import publish
+    import site_links
+
+    assert site_links.BRANCH == pinned_ref(REPO_URL), f"the buttons open {site_links.BRANCH}, Colab installs {REPO_URL}"
+    refs = set(re.findall(r"colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/([\w.-]+)/",
+                          (ROOT / "README.md").read_text()))
+    assert refs == {pinned_ref(REPO_URL)}, f"README's Colab links open {refs}; the install cell installs {REPO_URL}"
+    (tmp_path / "pagedlab").mkdir()
+    for name in ("README.md", "pyproject.toml", "pagedlab/notebook.py"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    publish.rewrite_files(tmp_path, "https://github.com/pagedlab/pagedlab@v0.2.0")
+    assert "colab.research.google.com/github/pagedlab/pagedlab/blob/v0.2.0/" in (tmp_path / "README.md").read_text()
 
 
 def test_publish_refuses_a_url_that_is_not_a_github_repository(tmp_path):
@@ -123,3 +140,17 @@ def test_publish_refuses_a_url_that_is_not_a_github_repository(tmp_path):
     with pytest.raises(ValueError, match="repo_url"):
         publish.rewrite_files(tmp_path, "https://gitlab.com/someone/course")
     assert (tmp_path / "pagedlab" / "notebook.py").read_text() == (ROOT / "pagedlab" / "notebook.py").read_text()
+
+
+def test_readme_links_the_guides_and_they_name_no_repository():
+    """The instructors' guide and the publishing steps are pages of their own, linked from the README's front page;
+    they write the repository as ``<owner>/<repo>``, so ``publish.py``, which rewrites only README.md and
+    pyproject.toml, leaves no stale copy of it there."""
+    readme = (ROOT / "README.md").read_text()
+    for page in ("docs/instructors.md", "docs/publishing.md"):
+        assert f"]({page})" in readme, f"README does not link {page}"
+        text = (ROOT / page).read_text()
+        old = repository(REPO_URL).removeprefix("https://github.com/")
+        assert f"/{old}" not in text and site_url(REPO_URL) not in text, f"{page} names the repository {old}"
+    assert "## Instructors' guide" not in readme and "## Publishing the course" not in readme, (
+        "the README keeps a copy of a guide that moved to docs/")

@@ -5,7 +5,9 @@ These read the HTML files that ``make site`` wrote (the ``site`` fixture builds 
 
 from __future__ import annotations
 
+import datetime
 import html
+import json
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -15,6 +17,8 @@ import pytest
 
 from conftest import ROOT, build_site
 
+import course_map
+import pagedlab
 from pagedlab.notebook import REPO_URL, SETUP_CELL
 from site_links import BRANCH, repository
 
@@ -28,6 +32,11 @@ COURSE_PICTURE = re.compile(r"<img\b[^>]*\bclass=\"pagedlab-(?:live-view|snapsho
 FIGURE = re.compile(r"<img\b[^>]*\bsrc=\"\.\./_images/[^\"]+\.png\"")
 ATTRIBUTE = re.compile(r"\b(href|src)=\"([^\"]*)\"")
 IDS = re.compile(r"\bid=\"([^\"]+)\"")
+PREVIOUS_NEXT = re.compile(r"<a class=\"(left-prev|right-next)\"\s+href=\"([^\"]*)\"")
+ARTICLE = re.compile(r"<article class=\"bd-article\">(.*?)</article>", re.DOTALL)
+STEMS = {folder: [p.stem for p in notebooks] for folder, notebooks in NOTEBOOKS.items()}
+# Lecture, its exercises, next lecture: the order the landing page tells a reader to follow.
+COURSE = course_map.course_order(STEMS["notebooks"], STEMS["exercises"])
 
 
 def page(site: Path, notebook: Path) -> Path:
@@ -46,6 +55,29 @@ def expected_pictures(notebook: Path) -> tuple[int, int]:
             elif WIDGET_REPR.match(str(data.get("text/plain", ""))):
                 widgets += 1
     return figures, widgets
+
+
+def article(site: Path, doc: str) -> str:
+    """The HTML of a page's article: what its notebook says, without the navigation around it."""
+    found = ARTICLE.search((site / f"{doc}.html").read_text(encoding="utf-8"))
+    assert found, f"{doc}.html has no <article class=\"bd-article\">"
+    return found[1]
+
+
+def search_index(site: Path) -> dict:
+    """Sphinx's search index (searchindex.js), as JSON."""
+    text = (site / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+
+
+def previous_next(site: Path, doc: str) -> dict[str, str | None]:
+    """The documents that a page's Previous and Next links open (None where there is no such link)."""
+    links = dict(PREVIOUS_NEXT.findall((site / f"{doc}.html").read_text(encoding="utf-8")))
+    resolved = {}
+    for side, key in [("left-prev", "previous"), ("right-next", "next")]:
+        target = (site / doc).parent / links[side] if side in links else None
+        resolved[key] = target.resolve().relative_to(site.resolve()).with_suffix("").as_posix() if target else None
+    return resolved
 
 
 def test_every_notebook_is_a_page_in_course_order(site):
@@ -145,6 +177,106 @@ def test_solutions_can_be_left_out(tmp_path):
     build_site.stage(tmp_path / "src", solutions=False)
     assert not (tmp_path / "src" / "solutions").exists()
     index = (tmp_path / "src" / "index.md").read_text()
-    assert "solutions/" not in index and "exercises/*" in index
+    assert "solutions/" not in index and "Solutions" not in index and "exercises/ex10_scheduler_step" in index
     build_site.stage(tmp_path / "with", solutions=True)
-    assert "solutions/*" in (tmp_path / "with" / "index.md").read_text()
+    assert "solutions/ex10_scheduler_step" in (tmp_path / "with" / "index.md").read_text()
+
+
+def test_previous_and_next_follow_the_course_map(site):
+    """Next runs lecture, its exercises, next lecture; the course ends at the last exercise, not in the solutions;
+    the solutions run among themselves."""
+    wrong = []
+    for where, doc in enumerate(COURSE):
+        expected = {"previous": COURSE[where - 1] if where else "index",
+                    "next": COURSE[where + 1] if where + 1 < len(COURSE) else None}
+        if previous_next(site, doc) != expected:
+            wrong.append(f"{doc}: {previous_next(site, doc)}, expected {expected}")
+    assert not wrong, f"{len(wrong)} pages leave the course's order: {wrong[:4]}"
+    for stem in STEMS["solutions"]:
+        links = previous_next(site, f"solutions/{stem}")
+        outside = [doc for doc in links.values() if doc is not None and not doc.startswith("solutions/")]
+        assert not outside, f"solutions/{stem}: Previous/Next leave the solutions for {outside}"
+
+
+def test_solution_pages_say_they_are_solutions(site):
+    """Each solution's title (the browser's tab, the navigation, the search) starts with "Solution ·", and a banner
+    under it links its exercise; before, a solution and its exercise had the same title."""
+    index = search_index(site)
+    wrong = []
+    for stem in STEMS["solutions"]:
+        text = (site / "solutions" / f"{stem}.html").read_text(encoding="utf-8")
+        tab = html.unescape(re.search(r"<title>(.*?)</title>", text, re.DOTALL)[1])
+        searched = index["titles"][index["docnames"].index(f"solutions/{stem}")]
+        banner = re.search(r"<div class=\"[^\"]*pagedlab-solution-banner[^\"]*\">(.*?)</div>",
+                           article(site, f"solutions/{stem}"), re.DOTALL)
+        if not tab.startswith("Solution · ") or not searched.startswith("Solution · "):
+            wrong.append(f"{stem}: titled {tab!r} in its tab, {searched!r} in the search")
+        elif not banner or f'href="../exercises/{stem}.html"' not in banner[1]:
+            wrong.append(f"{stem}: no banner that says it is a solution and links exercises/{stem}")
+        elif not index["titles"][index["docnames"].index(f"exercises/{stem}")].startswith("Exercise "):
+            wrong.append(f"exercises/{stem} is not titled 'Exercise ...'")
+    assert not wrong, f"{len(wrong)} of {len(STEMS['solutions'])} solution pages: {wrong[:4]}"
+
+
+def test_titles_are_plain_text(site):
+    """No TeX in a title: the browser's tab and the search results show titles as text, where MathJax does not
+    run (lecture 01's showed `\\(N \\times N\\)`)."""
+    index = search_index(site)
+    titles = index["titles"] + list(index["alltitles"])
+    tabs = [html.unescape(re.search(r"<title>(.*?)</title>", (site / f"{doc}.html").read_text(encoding="utf-8"),
+                                    re.DOTALL)[1]) for doc in index["docnames"]]
+    tex = [title for title in titles + tabs if re.search(r"[\\$]", title)]
+    assert len(titles) > 100 and not tex, f"titles with TeX: {tex}"
+
+
+def test_footer_names_the_release_and_the_build_day(site):
+    release = re.compile(r"pagedlab (\S+) · built (\d{4}-\d\d-\d\d)")
+    pages = [p for p in site.rglob("*.html") if "_static" not in p.parts]
+    missing = [p.relative_to(site).as_posix() for p in pages if not release.search(p.read_text(encoding="utf-8"))]
+    assert not missing, f"{len(missing)} of {len(pages)} pages do not say their release and build day: {missing[:5]}"
+    version, day = release.search((site / "index.html").read_text(encoding="utf-8")).groups()
+    assert version == pagedlab.__version__
+    built = datetime.date.fromisoformat(day)
+    assert abs((datetime.datetime.now(datetime.timezone.utc).date() - built).days) <= 1, f"built {built}: not today"
+
+
+def test_pictures_have_alt_text_that_is_not_their_path(site):
+    """Every picture in a page's article says in words what it shows (stored figures had their file path)."""
+    bad = []
+    for source in [p for p in site.rglob("*.html") if "_static" not in p.parts]:
+        body = ARTICLE.search(source.read_text(encoding="utf-8"))
+        for tag in re.findall(r"<img\b[^>]*>", body[1] if body else ""):
+            alt = html.unescape((re.search(r"\balt=\"([^\"]*)\"", tag) or [None, ""])[1]).strip()
+            if len(alt) < 8 or re.search(r"\.(png|svg|jpe?g)\b|_images/", alt):
+                bad.append(f"{source.relative_to(site)}: alt={alt!r}")
+    assert not bad, f"{len(bad)} pictures without alt text in words: {bad[:5]}"
+
+
+def test_nbval_markers_are_not_shown(site):
+    """`# NBVAL_IGNORE_OUTPUT` tells the tests how to compare a cell's output; the site leaves it out (the
+    downloads, copies of the notebooks, keep it)."""
+    marked = [doc for folder in FOLDERS for doc in STEMS[folder]
+              if "NBVAL_" in (site / folder / f"{doc}.html").read_text(encoding="utf-8")]
+    assert not marked, f"pages that show nbval markers: {marked}"
+    assert any("NBVAL_" in p.read_text(encoding="utf-8") for p in LECTURES), "no lecture has a marker to hide"
+
+
+def test_every_lecture_links_its_exercises(site):
+    """A lecture's text links each of its exercises (a stretch exercise may be left to its exercise): a Markdown
+    link to ../exercises/exNN....ipynb becomes a link to the exercise's page."""
+    unlinked = {}
+    for lecture in STEMS["notebooks"]:
+        exercises = [stem for stem in course_map.exercises_of(lecture, STEMS["notebooks"], STEMS["exercises"])
+                     if "_stretch_" not in stem]
+        assert exercises, f"lecture {lecture} has no exercise"
+        body = article(site, f"notebooks/{lecture}")
+        missing = [stem for stem in exercises if f'href="../exercises/{stem}.html"' not in body]
+        if missing:
+            unlinked[lecture] = missing
+    assert not unlinked, f"{len(unlinked)} of {len(LECTURES)} lectures do not link their exercises: {unlinked}"
+
+
+def test_every_exercise_links_its_lecture(site):
+    unlinked = [stem for stem in STEMS["exercises"] if f'href="../notebooks/'
+                f'{course_map.lecture_of(stem, STEMS["notebooks"])}.html"' not in article(site, f"exercises/{stem}")]
+    assert not unlinked, f"{len(unlinked)} of {len(STEMS['exercises'])} exercises do not link their lecture: {unlinked}"

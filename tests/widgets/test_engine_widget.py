@@ -93,3 +93,45 @@ def test_blocks_shared_by_a_forked_request_belong_to_it_once(engine):
     engine.step()                                        # prefill, then fork into 3 sequences
     drawn = [b for b in shapes(w.to_svg(), "block") if b["data-pool"] == "gpu" and b["data-state"] != "free"]
     assert [(b["data-state"], b["data-owner"]) for b in drawn] == [("shared", "0"), ("shared", "0")]
+
+
+def _texts(svg: str, role: str) -> list[str]:
+    return [el.text for el in ET.fromstring(svg).iter() if el.get("data-role") == role]
+
+
+def test_stored_picture_is_the_busiest_step_not_the_empty_end(engine):
+    """A run ends with every queue empty: the picture stored for a notebook is the step with the most queues in use
+    (then the most requests swapped, then queued, then the most blocks used), the first such step, with a caption."""
+    w = EngineWidget(engine)
+    seen = []
+    engine.subscribe(lambda m: seen.append((w.queues(), w.to_svg(), engine.block_manager.num_free_blocks)))
+    for n in (6, 9, 13, 7, 5):
+        engine.add_request(list(range(n)), SamplingParams(temperature=0, max_tokens=12))
+    while engine.has_unfinished_requests():
+        engine.step()
+    assert not any(drawn_queues(w).values()), "the run ends with every queue empty"
+    def busy(step):
+        queues, _, free = step
+        return (sum(1 for ids in queues.values() if ids), len(queues["swapped"]), sum(map(len, queues.values())), -free)
+    queues, svg, _ = max(seen, key=busy)                      # max keeps the first of equals
+    assert all(queues.values()), "this load has a step with requests waiting, running and swapped at once"
+    stored = w.static_svg()
+    counts = {el.get("data-queue"): int(el.get("data-count")) for el in ET.fromstring(stored).iter()
+              if el.get("data-role") == "queue"}
+    assert counts == {q: len(ids) for q, ids in queues.items()}
+    assert _texts(stored, "title") == _texts(svg, "title"), "the stored picture is that step's"
+    assert "busiest step" in _texts(stored, "caption")[0]
+
+
+def test_history_has_axes_and_one_sequence_is_singular(engine):
+    w = EngineWidget(engine)
+    engine.add_request(list(range(6)), SamplingParams(temperature=0, max_tokens=3))
+    for _ in range(3):
+        engine.step()
+    svg = w.to_svg()
+    assert _texts(svg, "batch-title")[0].startswith("last step's batch: 1 sequence ·")
+    axes = {el.get("data-axis") for el in ET.fromstring(svg).iter() if el.get("data-role") == "history-axis"}
+    assert axes == {"count", "step"}
+    ticks = _texts(svg, "history-tick")
+    top = max(max(m.num_running_seqs, m.blocks_used) for m in engine.metrics)
+    assert ticks == [str(top), "0", "step 1 to 3"], ticks

@@ -1,0 +1,61 @@
+"""The engine's CPU optimizations keep the model's results: oneDNN-packed linear weights and the per-step decode plan.
+
+Token-exactness end to end is ``tests/engine/test_llm.py``'s (SmolLM2 and a random Llama through the engine, which
+packs the weights and plans the decodes); these check the pieces on their own, against plain PyTorch.
+"""
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from pagedlab.attention import paged_decode_reference
+from pagedlab.engine.backends import torch_decode_attention, torch_decode_plan
+from pagedlab.engine.model_runner import pack_linear_weights
+from pagedlab.testing import random_paged_batch
+
+
+def small_mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(24, 40), torch.nn.SiLU(), torch.nn.Linear(40, 8, bias=False))
+
+
+def test_packed_layers_compute_what_f_linear_computes_and_see_new_weights():
+    model = small_mlp()
+    x = torch.randn(3, 5, 24)
+    with torch.no_grad():
+        want = model(x)
+    if not pack_linear_weights(model):
+        pytest.skip("this PyTorch has no oneDNN linear operators: the engine keeps F.linear")
+    assert all(type(m.forward).__name__ == "_PackedLinear"
+               for m in model.modules() if isinstance(m, torch.nn.Linear))
+    with torch.inference_mode():
+        got = model(x)
+    err = (want - got).abs().max().item()
+    assert err < 1e-5, err                                   # NaN fails too
+    with torch.no_grad():                                    # weights loaded again: the next call repacks
+        model[0].weight.copy_(torch.randn_like(model[0].weight))
+        changed = model(x)
+        plain = F.linear(F.silu(F.linear(x, model[0].weight, model[0].bias)), model[2].weight)
+    assert (changed - plain).abs().max().item() < 1e-5
+    assert (changed - want).abs().max().item() > 1e-2      # the new weight really changed the output
+
+
+def test_packed_layers_still_train():
+    model = small_mlp()
+    pack_linear_weights(model)
+    model(torch.randn(4, 24)).sum().backward()               # with gradients on, F.linear runs
+    assert model[0].weight.grad is not None and model[0].weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("block_size", [4, 8])
+def test_one_plan_serves_every_layer_and_ignores_poisoned_slots(block_size):
+    # Unused slots and table padding hold NaN/inf (poison): the plan's whole-block reads must never let them through.
+    q, k, v, tables, lens = random_paged_batch([1, 5, 16, 17, 40], block_size=block_size, heads=6, kv_heads=2,
+                                               head_dim=32)
+    plan = torch_decode_plan(tables, lens, block_size, (int(lens.max()), int(lens.sum())))
+    for scale in (1.0, -0.5):                                # two "layers": other K/V, the same plan
+        k2 = torch.where(torch.isfinite(k), k * scale, k)
+        want = paged_decode_reference(q, k2, v, tables, lens)
+        got = torch_decode_attention(q, k2, v, tables, lens, plan=plan)
+        err = (want - got).abs().max().item()
+        assert err < 1e-5, err
