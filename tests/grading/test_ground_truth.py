@@ -275,8 +275,8 @@ def test_honest_learners_pass_on_every_seed(honest):
 
 
 def test_the_check_module_passes_where_it_is_importable():
-    """The grading copy is the defence: with ``exercise_checks`` put back (this process imports all of pagedlab),
-    ``predict = ex04b._right`` passes; in the grading copy it fails (above)."""
+    """The design, broken on purpose: with ``exercise_checks`` importable and not wired (this process imports all of
+    pagedlab), ``predict = ex04b._right`` passes; as the grading kernel imports pagedlab it does not (above)."""
     exercise, replace = ATTACKS["the check module's own answer"]
-    got = run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace))
+    got = run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), kept=[])
     assert all(d is None for d in differences(exercise, solution(exercise), got).values()) and not got.tripped
