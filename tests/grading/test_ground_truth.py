@@ -256,8 +256,10 @@ def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack):
     exercise, replace = ATTACKS[attack]
     got = _graded_as_in_the_kernel(exercise, replace)
     assert got is not None, "the child process died (a fail in the grader: here, a test that proves nothing)"
+    if got.tripped:  # a tripwire or a refused Triton result, in the calls of every seed at once: review or fail
+        return
     passed = [seed for seed, d in differences(exercise, solution(exercise), got).items() if d is None]
-    assert not passed or got.tripped, f"{attack!r} passes on seeds {passed} with no tripwire"
+    assert not passed, f"{attack!r} passes on seeds {passed} with no tripwire"
 
 
 @pytest.mark.parametrize("honest", HONEST)
