@@ -7,7 +7,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Logprob:
     """The log-probability of one token at one position (vLLM's ``Logprob``).
 

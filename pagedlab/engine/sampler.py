@@ -245,10 +245,8 @@ def sample(logits: torch.Tensor, rows: Sequence[Row]) -> list[int]:
     Returns:
         The token ids, one per row.
     """
-    plain = all(r.params.greedy and not r.params.allowed_token_ids and not r.params.logit_bias and not r.bad_words
-                and len(r.output) >= r.params.min_tokens and r.params.repetition_penalty == 1
-                and not r.params.presence_penalty and not r.params.frequency_penalty for r in rows)
-    if plain:
+    # Greedy rows that no logits field touches take the raw argmax (the fields' roles say which, SamplingParams).
+    if all(r.params.greedy and r.params.leaves_logits_alone(len(r.output)) for r in rows):
         return logits.argmax(dim=-1).tolist()
     x = logits.float().clone()
     apply_processors(x, rows)

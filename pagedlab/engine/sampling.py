@@ -33,6 +33,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from pagedlab.validate import check_count, check_number
 
@@ -62,6 +63,21 @@ def _strings(name: str, value: object) -> tuple[str, ...]:
     if not all(items):              # the right kind, a wrong value (an empty string matches everywhere)
         raise ValueError(f"SamplingParams.{name} must not contain an empty string, got {value!r}")
     return tuple(dict.fromkeys(items))
+
+
+Role = Literal["logits", "draw", "output"]
+
+
+def _field(default: object, role: Role) -> object:
+    """A field of :class:`SamplingParams` with its role (``dataclasses.fields(...)[i].metadata["role"]``):
+
+    * ``"logits"``: it can change the logits before the draw, so a greedy row's argmax too (processors, penalties);
+    * ``"draw"``: it changes only how a sampled row draws (temperature, top-k/p, min-p, seed);
+    * ``"output"``: it changes neither (what is returned, when a completion ends).
+
+    The sampler's fast path for plain greedy rows is derived from the roles; a field without one fails at import.
+    """
+    return dataclasses.field(default=default, metadata={"role": role})
 
 
 @dataclass
@@ -104,29 +120,29 @@ class SamplingParams:
         ValueError: a value out of its range (the message names the field and the range).
     """
 
-    n: int = 1
-    presence_penalty: float = 0.0
-    frequency_penalty: float = 0.0
-    repetition_penalty: float = 1.0
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    min_p: float = 0.0
-    seed: int | None = None
-    stop: str | Sequence[str] | None = None
-    stop_token_ids: Sequence[int] | None = None
-    bad_words: Sequence[str] | None = None
-    include_stop_str_in_output: bool = False
-    ignore_eos: bool = False
-    max_tokens: int | None = 16
-    min_tokens: int = 0
-    logprobs: int | None = None
-    prompt_logprobs: int | None = None
-    detokenize: bool = True
-    skip_special_tokens: bool = True
-    spaces_between_special_tokens: bool = True
-    logit_bias: Mapping[int, float] | None = None
-    allowed_token_ids: Sequence[int] | None = None
+    n: int = _field(1, 'output')
+    presence_penalty: float = _field(0.0, 'logits')
+    frequency_penalty: float = _field(0.0, 'logits')
+    repetition_penalty: float = _field(1.0, 'logits')
+    temperature: float = _field(1.0, 'draw')
+    top_p: float = _field(1.0, 'draw')
+    top_k: int = _field(0, 'draw')
+    min_p: float = _field(0.0, 'draw')
+    seed: int | None = _field(None, 'draw')
+    stop: str | Sequence[str] | None = _field(None, 'output')
+    stop_token_ids: Sequence[int] | None = _field(None, 'output')
+    bad_words: Sequence[str] | None = _field(None, 'logits')
+    include_stop_str_in_output: bool = _field(False, 'output')
+    ignore_eos: bool = _field(False, 'output')
+    max_tokens: int | None = _field(16, 'output')
+    min_tokens: int = _field(0, 'logits')
+    logprobs: int | None = _field(None, 'output')
+    prompt_logprobs: int | None = _field(None, 'output')
+    detokenize: bool = _field(True, 'output')
+    skip_special_tokens: bool = _field(True, 'output')
+    spaces_between_special_tokens: bool = _field(True, 'output')
+    logit_bias: Mapping[int, float] | None = _field(None, 'logits')
+    allowed_token_ids: Sequence[int] | None = _field(None, 'logits')
 
     def __post_init__(self) -> None:
         self.verify()
@@ -192,6 +208,18 @@ class SamplingParams:
                 bias[token] = min(100.0, max(-100.0, value))
             self.logit_bias = bias
 
+    def leaves_logits_alone(self, num_output: int) -> bool:
+        """True when no ``"logits"`` field changes the logits of a row that has ``num_output`` tokens: each is at
+        its default (an empty collection counts as None), ``min_tokens`` once ``num_output`` reaches it."""
+        for f in LOGIT_FIELDS:
+            value = getattr(self, f.name)
+            if f.name == "min_tokens":
+                if num_output < value:
+                    return False
+            elif not (value == f.default or f.default is None and not value):
+                return False
+        return True
+
     @property
     def greedy(self) -> bool:
         """True when decoding is greedy (``temperature == 0``)."""
@@ -204,6 +232,10 @@ class SamplingParams:
         if not params.greedy and params.seed is None:
             params.seed = (rng or random).getrandbits(63)
         return params
+
+
+LOGIT_FIELDS = tuple(f for f in dataclasses.fields(SamplingParams) if f.metadata["role"] == "logits")
+"""The fields that can change a greedy row's token (role ``"logits"``)."""
 
 
 def per_prompt(params: SamplingParams | Sequence[SamplingParams] | None, num_prompts: int,

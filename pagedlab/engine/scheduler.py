@@ -203,12 +203,12 @@ class Scheduler:
             num_seqs += len(ids)
         budget = self.max_num_batched_tokens
         # Decodes first: max_num_batched_tokens >= max_num_seqs, so every running sequence gets its token.
-        decoding = [s for r in self.running for s in r.live_seqs if len(s.token_ids) - s.num_computed == 1]
+        decoding = [s for r in self.running for s in r.live_seqs if s.is_decoding]
         for seq in decoding:
             budget = self._take(seq, budget, out)
         for request in self.running:
             for seq in request.live_seqs:
-                if len(seq.token_ids) - seq.num_computed > 1:
+                if not seq.is_decoding and len(seq.token_ids) > seq.num_computed:
                     budget = self._take(seq, budget, out)
         admitted = 0
         while (self.waiting and not self.swapped and not out.num_preemptions
@@ -261,8 +261,7 @@ class Scheduler:
         for i, (seq, n, tokens) in enumerate(zip(out.seqs, out.num_new_tokens, new_tokens)):
             request = seq.request
             ran[request.request_id] = request
-            expected = 0 if not out.completes(i) else request.params.n if len(request.seqs) < request.params.n \
-                else 1
+            expected = 0 if not out.completes(i) else request.params.n if request.awaiting_fork else 1
             if len(tokens) != expected:
                 raise ValueError(f"sequence {seq.seq_id!r} needs {expected} sampled tokens this step, "
                                  f"got {len(tokens)}")

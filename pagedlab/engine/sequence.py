@@ -80,6 +80,14 @@ class Sequence:
         return self.token_ids[self.prompt_len:]
 
     @property
+    def is_decoding(self) -> bool:
+        """True when the one token left to compute is the last one sampled: the next step decodes it. The engine's
+        one definition of a decode (the scheduler serves decodes first; the step metrics count them). A prefill's
+        last token, or a one-token chunk, is no decode, although the model runner sends every one-token
+        computation through the decode kernel (a kernel choice, not this)."""
+        return len(self.token_ids) - self.num_computed == 1 and len(self.token_ids) > self.prompt_len
+
+    @property
     def finished(self) -> bool:
         """True once it stopped or has ``max_tokens`` tokens."""
         return self.finish_reason is not None
@@ -164,6 +172,13 @@ class Request:
     def live_seqs(self) -> list[Sequence]:
         """Its unfinished sequences (the ones that hold blocks)."""
         return [s for s in self.seqs if not s.finished]
+
+    @property
+    def awaiting_fork(self) -> bool:
+        """True until its ``n`` completions exist: its first sequence's next sampled tokens are ``n``, one per
+        completion (the engine draws them from one row of logits, the scheduler forks the others from them). The
+        one statement of the fork rule."""
+        return len(self.seqs) < self.params.n
 
     @property
     def max_num_seqs(self) -> int:

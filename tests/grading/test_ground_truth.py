@@ -48,6 +48,15 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex04_stretch_gqa_forward", "ValueError that does not name k"): _MESSAGE,
     ("ex04_stretch_gqa_forward", "ValueError that names the count, not k (a bare letter k elsewhere does not count)"):
         _MESSAGE,
+    # Boundaries the visible checks try and the graded calls' draws (so far) do not: each is a wrong answer only there.
+    ("ex03_triton_basics", "the loops over the tiles one short (range(0, n_cols - 1, BLOCK))"):
+        "wrong only when n_cols - 1 is a multiple of the tile (1, 17, 33 columns in tiles of 16): check 7 tries 1",
+    ("ex06_block_allocator", "blocks_needed: one block for an empty sequence (wrong only at 0 tokens)"):
+        "wrong only at 0 tokens, which blocks_needed's draws (0 to 100) rarely hit: check 7 tries 0",
+    ("ex08_swap_or_recompute", "crossover: < where the text says at equality too (ZeroDivisionError at zero room)"):
+        "wrong only when the bytes alone cost exactly the prefill, which drawn floats never do: check 3 builds it",
+    ("ex10_scheduler_step", "the token appended is req.tokens[-1], not len(req.tokens)"):
+        "the graded calls read how many tokens each request holds, not their ids: check 2 reads the ids",
 }
 
 
