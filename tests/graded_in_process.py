@@ -73,8 +73,9 @@ def notebook_bytes(path: Path, replace: dict[str, str] | None = None) -> bytes:
     return nbformat.writes(nb).encode()
 
 
-def run_graded(exercise: str, data: bytes, seeds=SEEDS) -> Graded:
-    """Prepare ``data`` (a notebook's bytes) as the grader does, arm, run its cells, make the graded calls."""
+def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None = None) -> Graded:
+    """Prepare ``data`` (a notebook's bytes) as the grader does, run its cells, make the graded calls (with the
+    exercise checks that the grading copy keeps wired whole, as there, or ``kept``)."""
     p = pristine(exercise)
     spec = SPECS[exercise]
     restored, cells, _, _ = prepare(data, p, Limits())
@@ -88,7 +89,7 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS) -> Graded:
         except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
             errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
     setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
-    kept = grading_copy(*spec.copy_rule(setup))[1]  # an exercise check the copy keeps is wired whole, as there
+    kept = grading_copy(*spec.copy_rule(setup))[1] if kept is None else kept
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "outcomes.json"
         harness.drive(job_text(merged, spec, "t", kept), namespace, str(out))

@@ -62,11 +62,11 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
     own process goes on).
     """
     job = json.loads(job_text)
-    state = {"on": False, "paused": 0, "tripped": [], "refused": [], "where": ""}
+    state = {"on": False, "tripped": [], "refused": [], "where": ""}
     undo: list = []
 
     def record(label: str) -> None:
-        if state["on"] and not state["paused"] and len(state["tripped"]) < 50:
+        if state["on"] and len(state["tripped"]) < 50:
             state["tripped"].append(f"{state['where']} called {label}")
 
     def tripwire(f, label: str):
@@ -113,19 +113,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
         device = importlib.import_module("pagedlab.device").DEVICE if job.get("device") else None
         launches = Launches(put, record) if job.get("triton") else None
 
-        def paused(f):
-            def helper(*args, **kwargs):
-                state["paused"] += 1
-                try:
-                    return f(*args, **kwargs)
-                finally:
-                    state["paused"] -= 1
-            return helper
-
-        given = {}
-        for name, target in job.get("given", {}).items():
-            value = _resolve(target)
-            given[name] = paused(value) if callable(value) and not isinstance(value, type) else value
+        given = {name: _resolve(target) for name, target in job.get("given", {}).items()}
 
         def T(i: int):
             a = job["arrays"][i]

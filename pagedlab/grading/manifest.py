@@ -10,7 +10,7 @@ SHA256 = {
     'cli.py': 'f01417e01e4e805e79a9315371113a5348d402dfd88b9e5c1352106056bb81c1',
     'collect.py': '91703a46233e906da74075446e56ae921f9c6013d401ad44551780a71e9a47de',
     'grade.py': '09b40f243d340d3e27aa7ef2f0db2536fb473fdf85044d9a9051a6e7138dafeb',
-    'harness.py': 'cbfcf7265a552f0a6149e9a3da2b884f06677df70376c7012062f3aa3efe34fd',
+    'harness.py': 'bbedcfcac3fb363474189a23cf1f6019ae71a2c1d53e03d93a25dbe9772e9cca',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'eaeb2fbf9e721d63bf51947bab2142aca54c6aaa86966f61914eba13f291e074',
     'procs.py': 'ffa1bc2b4d4e0e1f79d17eaf1abf3a2245c86c931f28d418b61a067790d2f3f3',
@@ -20,7 +20,7 @@ SHA256 = {
     'sandbox.py': '9558c4a4d4a9f5d2d44c2a3f40d31a862a36b0871d020ad89f5ac9f35df397db',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '1c232e11fe10145292e7ff447fef5a2dbeaa5af9c5c89a9d35d2b94690fcc4e7',
-    'specs.py': '6cb6234fb9692521a924efd98d680cf3c1219ce2c0bc5e61a6fbfc1c8e864924',
+    'specs.py': 'd214816681cfdc144e0371acc74d9235e0768aca9fd6859491715fdcd0be3ffc',
     'supervise.py': 'cc3975cdccc9c2d20b7fc1fcaf8d27bea44aebd5d1977293885b8c8f5c708d2d',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

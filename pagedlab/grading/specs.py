@@ -9,10 +9,11 @@ cache, the scheduler step) are cases of many steps: a random sequence of operati
 compared step by step.
 
 A graded call names only what the learner writes, what the exercise's pristine setup cells define, ``T(i)`` and
-the spec's ``given`` constants (resolved from ``pagedlab`` before any learner code runs, so a learner's own
-``LLAMA_7B`` or ``BlockManager`` never stands in for them). ``tripwires`` are the functions that compute the exercise's
-answer: the grading kernel wraps them before the first cell, and a call to one from a graded call, by whatever
-path, sends the notebook to review (:mod:`pagedlab.grading.harness`).
+the spec's ``given`` constants (resolved from ``pagedlab`` by the driver, so a learner's own ``LLAMA_7B`` or
+``BlockManager`` never stands in for them). ``tripwires`` are the functions that compute the exercise's answer: the
+grading copy of ``pagedlab`` leaves their modules out where the setup allows (:mod:`pagedlab.grading.sandbox`), and
+the driver wraps those still there; a call to one from a graded call, by whatever path, sends the notebook to review
+(:mod:`pagedlab.grading.harness`).
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ class Spec:
         tripwires: what computes the answer: ``"module:attr"`` (a function, a method ``Class.name``, or a class,
             every method of it) or a group of torch's (``"torch-softmax"``, ``"torch-attention"``: the Python entry
             points and their aten ops). A call from a graded call is recorded: needs review.
-        given: ``{name: "module:attr"}``, constants and helpers the graded calls name, resolved before any learner
-            code runs; a given helper runs with the tripwires paused.
+        given: ``{name: "module:attr"}``, constants and helpers the graded calls name, resolved by the driver (never
+            from the learner's namespace); a given helper must call no tripwire (the solution's run would say so).
         device: ``T(i)`` is put on ``pagedlab.device.DEVICE`` (the Triton exercises).
         triton: a graded result (each floating-point tensor of it) counts only if a ``@triton.jit`` kernel defined
             in the notebook wrote it (:class:`pagedlab.grading.harness.Launches`); else the notebook fails.

@@ -267,8 +267,10 @@ def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack):
     exercise, replace = ATTACKS[attack]
     got = _graded_as_in_the_kernel(exercise, replace)
     assert got is not None, "the child process died (a fail in the grader: here, a test that proves nothing)"
+    if got.tripped:  # a tripwire or a refused Triton result, in the calls of every seed at once: review or fail
+        return
     passed = [seed for seed, d in differences(exercise, solution(exercise), got).items() if d is None]
-    assert not passed or got.tripped, f"{attack!r} passes on seeds {passed} with no tripwire"
+    assert not passed, f"{attack!r} passes on seeds {passed} with no tripwire"
 
 
 @pytest.mark.parametrize("honest", HONEST)
@@ -286,8 +288,8 @@ def test_honest_learners_pass_on_every_seed(honest):
 
 
 def test_the_check_module_passes_where_it_is_importable():
-    """The grading copy is the defence: with ``exercise_checks`` put back (this process imports all of pagedlab),
-    ``predict = ex04b._right`` passes; in the grading copy it fails (above)."""
+    """The design, broken on purpose: with ``exercise_checks`` importable and not wired (this process imports all of
+    pagedlab), ``predict = ex04b._right`` passes; as the grading kernel imports pagedlab it does not (above)."""
     exercise, replace = ATTACKS["the check module's own answer"]
-    got = run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace))
+    got = run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), kept=[])
     assert all(d is None for d in differences(exercise, solution(exercise), got).values()) and not got.tripped

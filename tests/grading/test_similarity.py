@@ -2,7 +2,7 @@
 
 import json
 
-from pagedlab.grading.similarity import copied_cells, fingerprints, similar_pairs
+from pagedlab.grading.similarity import copied_cells, similar_pairs
 from pagedlab.grading.tables import write_similarity
 
 from graded_in_process import ROOT
@@ -27,8 +27,6 @@ def test_a_renamed_copy_of_the_solution_is_flagged_naming_the_cell():
     work = {"tiled-work": _renamed(SOLUTION["tiled-work"]), "update-work": HANDED_OUT["update-work"]}
     reasons = copied_cells(work, SOLUTION, HANDED_OUT)
     assert len(reasons) == 1 and reasons[0].startswith("work cell 'tiled-work' matches the published solution"), reasons
-    # the names are what a copier changes: read as written, the copy would not be found
-    assert len(fingerprints(work["tiled-work"]) & fingerprints(SOLUTION["tiled-work"])) > 0
 
 
 def test_the_exercise_as_handed_out_and_an_own_answer_are_not_flagged():
