@@ -42,7 +42,7 @@ test-browser: setup         ## the course in JupyterLab in headless Chromium (De
 site: setup                 ## build the course site into build/site/html (SOLUTIONS=0 leaves the solutions out)
 	PAGEDLAB_SITE_SOLUTIONS=$(SOLUTIONS) $(PY) docs/site/build_site.py
 
-test-site: setup            ## build the site, check its links and pictures, read lectures 02, 06, 10 in Chromium
+test-site: setup            ## build the site, check its links, pictures and labels, read six pages in Chromium at desktop and phone width, tap the menus
 	$(TEST_ENV) $(PY) -m pytest -o addopts= -p no:cacheprovider -ra tests/site
 
 notebooks: setup            ## re-execute lectures and solutions in place (CPU), then regenerate exercises

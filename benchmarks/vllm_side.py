@@ -7,7 +7,8 @@ with the same function. As a script it is a small server on stdin/stdout, one JS
 * it starts ``vllm.LLM`` on the model folder and the thread count given on its command line, then prints
   ``{"ready": ..., "load_s": ..., "versions": {...}}``;
 * for every line ``{"name": ..., "requests": [[prompt_ids, max_tokens, ignore_eos], ...]}`` it runs the requests
-  through :func:`drive` and prints the result;
+  through :func:`drive` and prints the result; for ``{"profile": true, "requests", "warmup", "steps"}`` it prints
+  :func:`profile_steps` of that decode batch (``profile_step.py``);
 * an empty line or the end of stdin ends it.
 
 Everything vLLM logs goes to stderr, so stdout carries only the replies.
@@ -123,6 +124,37 @@ def profile_steps(step: Callable[[], object], labels: dict[str, list[tuple[objec
     return out
 
 
+def warm_batch(add, step, requests: list, warmup: int) -> None:
+    """Submit ``requests`` and step until each has its first token, then ``warmup`` decode steps more."""
+    for i, (prompt, max_tokens, ignore_eos) in enumerate(requests):
+        add(f"p{i}", list(prompt), int(max_tokens), bool(ignore_eos))
+    started: set[str] = set()
+    while len(started) < len(requests):
+        started |= {rid for rid, ids, _ in step() if len(ids)}
+    for _ in range(warmup):
+        list(step())
+
+
+def vllm_labels(engine) -> dict[str, list[tuple[object, str]]]:
+    """:func:`profile_steps`'s labels for vLLM's in-process engine. vLLM compiles its model's forward
+    (``torch.compile``): the compiled graph calls no module's ``forward``, so the projections, norms, rotary and
+    activation cannot be timed one by one and count together under "rest of the forward"; the attention runs
+    outside the graph and is timed on its own, and so is the LM head (``compute_logits``)."""
+    core = engine.engine_core.engine_core
+    runner = core.model_executor.driver_worker.worker.model_runner
+    model = runner.model
+    impls = {type(m.impl) for m in model.modules() if hasattr(m, "impl")}
+    return {
+        "attention (K/V write + paged read)": [(cls, "forward") for cls in impls],
+        "rest of the forward (Python, residual adds, views)": [(model, "forward")],
+        "embedding + LM head": [(model, "compute_logits")],
+        "input tensors of the step": [(runner, "_prepare_inputs")],
+        "sampling": [(runner, "sample_tokens")],
+        "scheduling + bookkeeping": [(core.scheduler, "schedule"), (core.scheduler, "update_from_output")],
+        "detokenization + outputs": [(engine.output_processor, "process_outputs")],
+    }
+
+
 def serve_vllm(model: str, threads: int) -> int:
     """The server of the module docstring (runs inside vLLM's environment)."""
     # The engine core and its one worker in this process, as pagedlab's: one process whose CPU time is all of the
@@ -159,6 +191,13 @@ def serve_vllm(model: str, threads: int) -> int:
         if not line.strip():
             break
         job = json.loads(line)
+        if job.get("profile"):             # {"profile": true, "requests", "warmup", "steps"}: profile_steps
+            warm_batch(add, step, job["requests"], job["warmup"])
+            result = profile_steps(step, vllm_labels(engine), job["steps"], time.process_time)
+            while engine.has_unfinished_requests():
+                step()
+            reply(result)
+            continue
         result = drive(add, step, engine.has_unfinished_requests, job["requests"])
         reply(dict(result, name=job["name"]))
     return 0

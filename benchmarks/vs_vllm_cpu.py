@@ -92,7 +92,7 @@ class VllmServer:
 
     def __init__(self, venv: Path, folder: Path, threads: int) -> None:
         self.log = tempfile.TemporaryFile(mode="w+")
-        env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="2", OMP_NUM_THREADS=str(threads))
+        env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", OMP_NUM_THREADS=str(threads))
         self.proc = subprocess.Popen([str(venv_python(venv)), str(Path(__file__).with_name("vllm_side.py")),
                                       str(folder), str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log, text=True, env=env)
@@ -106,8 +106,8 @@ class VllmServer:
             raise RuntimeError(f"vLLM stopped (exit {self.proc.wait()}); the end of its log:\n{tail}")
         return json.loads(line)
 
-    def run(self, name: str, requests: list) -> dict:
-        self.proc.stdin.write(json.dumps({"name": name, "requests": requests}) + "\n")
+    def ask(self, job: dict) -> dict:
+        self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         return self._read()
 
@@ -145,6 +145,13 @@ def workloads(llm: LLM, names: list[str], eos_cap: int, long_requests: int, long
         out["long"] = [[head_ids + body[1024 * i:1024 * i + n] + tail_ids, long_cap, False]
                        for i, n in enumerate(lengths)]
     return out
+
+
+def engine_llm() -> LLM:
+    """pagedlab's ``LLM`` with the settings of vLLM's that matter here (see the module docstring)."""
+    return LLM(loader.SMOLLM2, attention_backend="torch", dtype="float32", num_blocks=1024, block_size=16,
+               max_model_len=MAX_MODEL_LEN, max_num_seqs=256, max_num_batched_tokens=4096,
+               enable_prefix_caching=True)
 
 
 def pagedlab_side(llm: LLM):
@@ -195,15 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--long-requests", type=int, default=4)
     parser.add_argument("--long-cap", type=int, default=64)
     parser.add_argument("--csv", type=Path, default=None, help="write one row per engine, workload and thread count")
+    parser.add_argument("--profile", action="store_true",
+                        help="at one thread, also print where a decode step's time goes (profile_step.py)")
     args = parser.parse_args(argv)
     venv = args.vllm_venv or Path(os.environ.get(VENV_ENV) or loader.cache_root() / "vllm-cpu-venv")
     why = find_vllm(venv, args.install)
     if why:
         print(f"skipped: {why}")
         return 0
-    llm = LLM(loader.SMOLLM2, attention_backend="torch", dtype="float32", num_blocks=1024, block_size=16,
-              max_model_len=MAX_MODEL_LEN, max_num_seqs=256, max_num_batched_tokens=4096,
-              enable_prefix_caching=True)
+    llm = engine_llm()
     folder = llm.loaded.folder
     jobs = workloads(llm, args.workloads, args.eos_cap, args.long_requests, args.long_cap)
     add, step, unfinished = pagedlab_side(llm)
@@ -224,9 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         drive(add, step, unfinished, [[[1, 2, 3, 4], 4, True]])               # pagedlab's warm-up, as vLLM's
         try:
             for name, requests in jobs.items():
-                theirs = server.run(name, requests)
+                theirs = server.ask({"name": name, "requests": requests})
                 ours = drive(add, step, unfinished, requests)
                 report(name, threads, ours, theirs, rows)
+            if args.profile and threads == 1:
+                from profile_step import compare
+
+                print(compare(llm, server, 3, 10), flush=True)
         finally:
             server.close()
     if args.csv and rows:

@@ -2,9 +2,9 @@
 
 The class grader runs each notebook in a sandboxed kernel (seconds each); proving every planted bug on five seeds
 that way would take far too long. Here a notebook is prepared as the grader prepares it (:func:`prepare`: repaired,
-pristine setup restored, checks left out), the kernel is armed as the grader arms it (:mod:`pagedlab.grading.harness`,
-the same job text), its cells run once in this process, and the graded calls of several seeds, merged into one job,
-are made by the same driver and compared by the same :func:`pagedlab.grading.calls.compare`. Only the sandbox and
+pristine setup restored, checks left out), its cells run once in this process, and the graded calls of several
+seeds, merged into one job, are made by the grader's driver (:func:`pagedlab.grading.harness.drive`, the same job
+text) and compared by the same :func:`pagedlab.grading.calls.compare`. Only the sandbox and
 the kernel are missing, and tests/grading/test_grade_class.py covers those end to end.
 """
 
@@ -21,10 +21,12 @@ import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
 from pagedlab.grading import harness
+from pagedlab.grading.align import role
 from pagedlab.grading.calls import compare, job_text, load_outcomes
 from pagedlab.grading.collect import load_pristine
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
+from pagedlab.grading.sandbox import grading_copy
 from pagedlab.grading.specs import SPECS, Cases
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,22 +79,21 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS) -> Graded:
     spec = SPECS[exercise]
     restored, cells, _, _ = prepare(data, p, Limits())
     merged, where = merged_cases(exercise, seeds)
-    graded = harness.arm(job_text(merged, spec))
     errors = []
-    try:
-        namespace: dict = {"__name__": "__main__"}
-        for c in cells:
-            source = restored.cells[c.index].source
-            try:
-                exec(compile(_transform(source), f"<{exercise}:{c.id}>", "exec"), namespace)
-            except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
-                errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "outcomes.json"
-            graded(namespace, str(out))
-            outcomes, tripped = load_outcomes(out.read_text(), merged)
-    finally:
-        graded.disarm()
+    namespace: dict = {"__name__": "__main__"}
+    for c in cells:
+        source = restored.cells[c.index].source
+        try:
+            exec(compile(_transform(source), f"<{exercise}:{c.id}>", "exec"), namespace)
+        except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
+            errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
+    setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
+    kept = grading_copy(*spec.copy_rule(setup))[1]  # an exercise check the copy keeps is wired whole, as there
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "outcomes.json"
+        harness.drive(job_text(merged, spec, "t", kept), namespace, str(out))
+        outcomes, tripped, refused = load_outcomes(out.read_text(), merged, "t")
+    tripped += refused
     per_seed = {seed: outcomes[first:first + n] for seed, (_, first, n) in where.items()}
     return Graded(per_seed, tripped, errors)
 

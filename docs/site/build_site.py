@@ -7,10 +7,10 @@ Usage::
 
 Steps: lay out a source folder (``build/site/src``: this folder's ``index.md`` with the navigation written in the
 course's order, and copies of ``notebooks/``, ``exercises/``, ``solutions/`` unless left out, ``docs/``'s pictures
-and guide pages, and ``README.md``, whose course map the landing page includes); put MathJax into its ``_vendor`` folder, which conf.py adds to the static files
-(``npm install mathjax@MATHJAX_VERSION`` once, into ``build/site/npm``, copied from there afterwards;
-``$PAGEDLAB_MATHJAX`` may name a package folder instead); run ``sphinx-build -W`` (any warning fails). Nothing is
-fetched when a page is read.
+and guide pages, and ``README.md``, whose course map the landing page includes); put MathJax into its ``_vendor``
+folder, which conf.py adds to the static files (``npm install mathjax@MATHJAX_VERSION`` once, into
+``build/site/npm``, copied from there afterwards; ``$PAGEDLAB_MATHJAX`` may name a package folder instead); run
+``sphinx-build -W`` (any warning fails). Nothing is fetched when a page is read.
 """
 
 from __future__ import annotations

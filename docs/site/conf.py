@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import posixpath
 import re
 import shutil
 import sys
@@ -63,7 +64,7 @@ mathjax_path = "mathjax/tex-chtml.js"
 mathjax4_config = {
     "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
     # A display equation wider than its column breaks into lines (ex02's update rule was 929 px in a 784 px column,
-    # its end cut off); pagedlab.css lets one that cannot break scroll inside its box.
+    # its end cut off); pagedlab.css makes the width right, and lets one that cannot break scroll inside its box.
     "output": {"displayOverflow": "linebreak"},
     "options": {"enableSpeech": False, "enableBraille": False, "enableEnrichment": False,
                 "enableExplorer": False, "menuOptions": {"settings": {"enrich": False, "speech": False,
@@ -127,9 +128,33 @@ def _title(path: Path) -> str:
     return notebook_pages.title(notebook)
 
 
+# A Markdown link or picture with a relative target: [text](target) or ![alt](target), target without a scheme.
+_RELATIVE_LINK = re.compile(r"(\]\()(?![a-z][a-z0-9+.-]*:|#|/)([^)\s#]+)(#[^)\s]*)?(\))")
+
+
+def _guide_links(app, docname, content):
+    """A guide page (``docs/*.md``) links the repository's files as GitHub shows them (``../README.md``,
+    ``../Makefile``): only the notebooks and the guides are pages of the site. Links to those, and docs/'s pictures,
+    stay as they are."""
+    if not docname.startswith("docs/") or app.env.doc2path(docname).suffix != ".md":
+        return
+
+    def retarget(link: re.Match) -> str:
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(docname), link[2]))
+        stem, suffix = posixpath.splitext(path)
+        page = suffix in {".md", ".ipynb"} and stem in app.env.found_docs
+        copied = suffix not in {".md", ".ipynb"} and (Path(app.srcdir) / path).is_file()     # docs/'s pictures
+        if page or copied:
+            return link[0]
+        kind = "tree" if (ROOT / path).is_dir() else "blob"
+        return f"{link[1]}{repository(REPO_URL)}/{kind}/{BRANCH}/{path}{link[3] or ''}{link[4]}"
+
+    content[0] = _RELATIVE_LINK.sub(retarget, content[0])
+
+
 # A Markdown table of pictures: a row of captions, the |---| row, then a row of ![alt](docs/<name>.png).
-_PICTURE_TABLE = re.compile(r"^\|(?P<captions>.+)\|[ \t]*\n\|[-| :]+\|[ \t]*\n\|(?P<pictures>(?:[ \t]*!\[[^\]]*\]\([^)]+\)"
-                            r"[ \t]*\|)+)[ \t]*$", re.MULTILINE)
+_PICTURE_TABLE = re.compile(r"^\|(?P<captions>.+)\|[ \t]*\n\|[-| :]+\|[ \t]*\n"
+                            r"\|(?P<pictures>(?:[ \t]*!\[[^\]]*\]\([^)]+\)[ \t]*\|)+)[ \t]*$", re.MULTILINE)
 _PICTURE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<path>[^)]+)\)")
 
 
@@ -142,8 +167,8 @@ def _widget_figures(app, relative_path, parent_docname, content):
         pictures = _PICTURE.findall(table["pictures"])
         if len(captions) != len(pictures):
             return table[0]
-        return "\n".join(f"```{{figure}} {path}\n:alt: {alt}: {caption.replace('`', '')}\n:target: _images/{Path(path).name}\n"
-                         f":figclass: pagedlab-widget-picture\n\n{caption}\n```\n"
+        return "\n".join(f"```{{figure}} {path}\n:alt: {alt}: {caption.replace('`', '')}\n"
+                         f":target: _images/{Path(path).name}\n:figclass: pagedlab-widget-picture\n\n{caption}\n```\n"
                          for caption, (alt, path) in zip(captions, pictures))
 
     if parent_docname == root_doc and Path(relative_path).name == "README.md":
@@ -170,10 +195,9 @@ def _previous_next(app, pagename, templatename, context, doctree):
     """Previous and Next stay within a page's section of the navigation: the course runs lecture, its exercises,
     next lecture (the toctree's order), and ends at the last exercise rather than leading into the solutions or the
     guides; each of those sections runs on its own. (Sphinx's own links run through every toctree in turn.)"""
-    sections = [doc for doc in app.env.toctree_includes.get(root_doc, [])]
     folder = pagename.split("/", 1)[0]
-    section = [doc for doc in sections if doc.split("/", 1)[0] in
-               ({"notebooks", "exercises"} if folder in {"notebooks", "exercises"} else {folder})]
+    folders = {"notebooks", "exercises"} if folder in {"notebooks", "exercises"} else {folder}
+    section = [doc for doc in app.env.toctree_includes.get(root_doc, []) if doc.split("/", 1)[0] in folders]
     if pagename not in section:
         return
     where = section.index(pagename)
@@ -210,11 +234,9 @@ def _serve_vendored(app, config):
 
 
 def setup(app):
-    # MathJax on every page, not only on those with equations: the navigation shows lecture 01's title, which has
-    # math, on every page.
-    app.set_html_assets_policy("always")
     app.connect("config-inited", _serve_vendored)
     app.connect("source-read", _notebook_pages)
+    app.connect("source-read", _guide_links)
     app.connect("include-read", _widget_figures)
     # After the theme has filled the header buttons.
     app.connect("html-page-context", _github_buttons, priority=900)

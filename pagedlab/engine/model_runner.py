@@ -19,35 +19,48 @@ def pack_linear_weights(model: torch.nn.Module) -> int:
     through oneDNN (PyTorch's CPU kernel library) with its weight laid out once in the blocked order oneDNN's
     kernel reads, instead of a plain ``F.linear`` that reorders panels of the weight on every call. A decode step
     multiplies a few rows by every weight of the model, so that reordering is a large part of its time; vLLM's CPU
-    backend packs its weights the same way. The parameters are unchanged (the packed copy is extra memory); a weight
-    changed in place or replaced afterwards is packed again at its next call, and with gradients enabled (training)
-    the layer runs ``F.linear`` as before. The results differ from ``F.linear``'s by float32 rounding only (another
-    order of the additions).
+    backend packs its weights the same way. A model whose output layer is its token embedding (``lm_head`` None and
+    an ``embed_tokens``, as a tied :class:`~pagedlab.models.llama.Llama`) gets a packed ``lm_head`` over the
+    embedding's weight: the largest product of a decode step.
+
+    The parameters and the ``state_dict`` are unchanged (the packed copies are extra memory). A weight changed in
+    place (``copy_``, ``load_state_dict``) or replaced is packed again at its next call; one changed through
+    ``.data``, which PyTorch's version counter does not see, is not: call this function again. With gradients
+    enabled (training) the layers run ``F.linear`` as before. The results differ from ``F.linear``'s by float32
+    rounding only (another order of the additions).
 
     Returns:
         How many layers were packed (0 where oneDNN is not available or the model is not float32 on a CPU).
     """
-    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.weight.device.type == "cpu"
-               and m.weight.dtype == torch.float32]
-    if not linears or not torch.backends.mkldnn.is_available():
+    layers = [(m, m) for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    embedding = getattr(model, "embed_tokens", None)
+    tied = "lm_head" in vars(model) and model.lm_head is None and isinstance(embedding, torch.nn.Embedding)
+    layers += [(None, embedding)] if tied else []
+    layers = [(m, owner) for m, owner in layers if owner.weight.device.type == "cpu"
+              and owner.weight.dtype == torch.float32]
+    if not layers or not torch.backends.mkldnn.is_available():
         return 0
     try:                                    # a build of PyTorch whose oneDNN lacks these operators keeps F.linear
-        _PackedLinear(linears[0])(torch.zeros(1, linears[0].in_features))
+        _PackedLinear(layers[0][1])(torch.zeros(1, layers[0][1].weight.shape[1]))
     except (RuntimeError, NotImplementedError, AttributeError):
         return 0
-    for layer in linears:
-        layer.forward = _PackedLinear(layer)
-    return len(linears)
+    for module, owner in layers:
+        if module is None:
+            model.lm_head = _PackedLinear(owner)      # a plain attribute, not a submodule: no new state_dict entry
+        else:
+            module.forward = _PackedLinear(owner)
+    return len(layers)
 
 
 class _PackedLinear:
-    """A linear layer's forward through its oneDNN-packed weight (see :func:`pack_linear_weights`)."""
+    """``F.linear(x, owner.weight, owner.bias)`` through the weight packed for oneDNN (see
+    :func:`pack_linear_weights`)."""
 
-    def __init__(self, layer: torch.nn.Linear) -> None:
-        self.layer, self.key, self.packed = layer, None, None
+    def __init__(self, owner: torch.nn.Module) -> None:
+        self.owner, self.key, self.packed = owner, None, None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        w, bias = self.layer.weight, self.layer.bias
+        w, bias = self.owner.weight, getattr(self.owner, "bias", None)
         if torch.is_grad_enabled() and w.requires_grad:
             return F.linear(x, w, bias)
         key = (w.data_ptr(), w._version)

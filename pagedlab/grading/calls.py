@@ -1,12 +1,14 @@
 """Graded calls: the job a kernel runs, the plain data it brings back, and the comparison outside.
 
-:func:`job_text` is what arms the grading kernel before the notebook's first cell (:mod:`pagedlab.grading.harness`):
-the cases of :mod:`pagedlab.grading.specs`, their arrays, the exercise's given constants and tripwires. After the
-last cell the driver executes every step in the notebook's namespace and writes ``{"outcomes": ..., "tripped":
-...}``: per step, numbers, strings, lists, ``{"tensor": dtype, "shape": [...], "data": [...]}``, or ``{"raised":
-[the exception's class and its bases, qualified]}``; and which tripwires a graded call set off. Nothing else crosses
-back: no object, no pickle. The grader reads that file as untrusted text (:func:`load_outcomes` refuses anything that
-is not plain data of the expected layout) and compares it (:func:`compare`) with the outcomes of the same cases after
+:func:`job_text` is what the driver cell carries into the grading kernel after the notebook's last cell
+(:mod:`pagedlab.grading.harness`): the cases of :mod:`pagedlab.grading.specs`, their arrays, the exercise's given
+constants and tripwires, and a one-time token. The driver executes every step in the notebook's namespace and
+writes ``{"token": ..., "outcomes": ..., "tripped": ..., "refused": ...}``: per step, numbers, strings, lists,
+``{"tensor": dtype, "shape": [...], "data": [...]}``, or ``{"raised": [the exception's class and its bases,
+qualified]}``; which tripwires a graded call set off; which Triton results no kernel of the notebook wrote. Nothing
+else crosses back: no object, no pickle. The grader reads that file as untrusted text (:func:`load_outcomes` refuses
+anything that is not plain data of the expected layout, or that lacks the token) and compares it (:func:`compare`)
+with the outcomes of the same cases after
 the solution's cells, computed in a kernel that ran no learner code, before any learner's notebook started.
 
 Whatever a learner's function returns (a tensor subclass, an ``int`` with its own ``==``, a proxy) is turned into
@@ -25,24 +27,26 @@ import numpy as np
 MAX_OUTCOME_BYTES = 20_000_000
 
 
-def job_text(cases, spec) -> str:
-    """The JSON that arms a kernel: the cases and their arrays as plain lists, the spec's given constants,
-    tripwires and device rule."""
+def job_text(cases, spec, token: str, kept: list[str] = ()) -> str:
+    """The JSON the driver cell carries: the cases and their arrays as plain lists, the spec's given constants,
+    tripwires, device and Triton rules, and the ``token`` the results must echo. Each exercise check the grading
+    copy had to keep (``kept``, see :func:`pagedlab.grading.sandbox.grading_copy`) is wired whole."""
     arrays = [{"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()} for a in cases.arrays]
-    return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given),
-                       "tripwires": list(spec.tripwires), "device": spec.device})
+    wired = list(spec.tripwires) + [f"{m}:*" for m in kept if m.startswith("pagedlab.exercise_checks")]
+    return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given), "token": token,
+                       "tripwires": wired, "device": spec.device, "triton": spec.triton})
 
 
 class Malformed(ValueError):
     """The driver's output is not plain data of the expected layout."""
 
 
-def load_outcomes(text: str, cases) -> tuple[list[list], list[str]]:
+def load_outcomes(text: str, cases, token: str) -> tuple[list[list], list[str], list[str]]:
     """Parse the driver's output (untrusted): (one list of step outcomes per case, arrays as numpy arrays; the
-    tripwires a graded call set off, as short lines).
+    tripwires a graded call set off; the Triton results the notebook's kernel did not write; as short lines).
 
     Raises:
-        Malformed: not JSON, too large, or not one outcome per step of plain data.
+        Malformed: not JSON, too large, without ``token``, or not one outcome per step of plain data.
     """
     if len(text) > MAX_OUTCOME_BYTES:
         raise Malformed(f"the graded calls' results are larger than {MAX_OUTCOME_BYTES:,} bytes")
@@ -50,15 +54,17 @@ def load_outcomes(text: str, cases) -> tuple[list[list], list[str]]:
         raw = json.loads(text)
     except (ValueError, RecursionError) as e:
         raise Malformed(f"the graded calls' results are not JSON ({type(e).__name__})") from None
-    if not (isinstance(raw, dict) and set(raw) == {"outcomes", "tripped"} and isinstance(raw["tripped"], list)
-            and all(isinstance(t, str) for t in raw["tripped"])):
+    if not (isinstance(raw, dict) and set(raw) == {"token", "outcomes", "tripped", "refused"}
+            and all(isinstance(raw[k], list) and all(isinstance(t, str) for t in raw[k]) for k in ("tripped", "refused"))):
         raise Malformed("the graded calls' results are not outcomes and tripwires")
-    tripped = [t[:200] for t in raw["tripped"][:20]]
+    if raw["token"] != token:
+        raise Malformed("the graded calls' results do not carry this run's token (not written by the driver)")
+    tripped, refused = ([t[:200] for t in raw[k][:20]] for k in ("tripped", "refused"))
     raw = raw["outcomes"]
     if not (isinstance(raw, list) and len(raw) == len(cases.cases)
             and all(isinstance(o, list) and len(o) == len(c["steps"]) for o, c in zip(raw, cases.cases))):
         raise Malformed("the graded calls' results do not have one outcome per step")
-    return [[_plain(step) for step in outcome] for outcome in raw], tripped
+    return [[_plain(step) for step in outcome] for outcome in raw], tripped, refused
 
 
 _DTYPES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}

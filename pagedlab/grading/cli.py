@@ -19,7 +19,7 @@ from pagedlab.grading.grade import SandboxMissing, grade_class
 from pagedlab.grading.integrity import Changed, verify
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.shards import merge, parse_shard
-from pagedlab.grading.tables import write_tables
+from pagedlab.grading.tables import write_similarity, write_tables
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,23 +55,26 @@ def main(argv: list[str] | None = None) -> int:
                         help="grade only the I-th of N shares of the learners (then: merge)")
     parser.add_argument("--no-sandbox", action="store_true",
                         help="do not use bubblewrap even where it works (also PAGEDLAB_GRADE_SANDBOX=0)")
+    parser.add_argument("--solutions-private", action="store_true",
+                        help="the class never had solutions/: do not send work that matches them to review")
     parser.add_argument("--unsafe", action="store_true",
                         help="grade even without a sandbox (learner code can then change what this user can)")
     args = parser.parse_args(argv)
     sandbox = not args.no_sandbox and os.environ.get("PAGEDLAB_GRADE_SANDBOX", "1") != "0"
     limits = Limits(wall_s=args.timeout, max_cells=args.max_cells)
-    start, notes = time.monotonic(), []
+    start, notes, similar = time.monotonic(), [], []
     try:
         results = grade_class(args.submissions.resolve(), args.exercises.resolve(), limits, args.jobs, sandbox,
                               protected=[args.out.resolve()], notes=notes, unsafe=args.unsafe, shard=args.shard,
-                              solutions=args.solutions.resolve() if args.solutions else None)
+                              solutions=args.solutions.resolve() if args.solutions else None,
+                              published=not args.solutions_private, similar=similar)
     except (SandboxMissing, ValueError) as e:
         parser.exit(2, f"{e}\n")
     notes.append(f"graded in {time.monotonic() - start:.0f} s; credit comes from graded calls on inputs drawn for "
                  "this run, compared outside the kernels with the solution's (visible checks, for exercises "
                  "without graded calls)")
     csv_path, md_path = write_tables(results, args.out, notes)
-    print(f"wrote {csv_path} and {md_path}")
+    print(f"wrote {csv_path}, {md_path} and {write_similarity(similar, args.out)}")
     return 0
 
 

@@ -31,6 +31,7 @@ class Pristine:
     setup_imports: frozenset[str]
     spec: Spec | None = None
     solution: bytes | None = None  # the solution notebook, read at the start like the rest
+    solution_work: dict[str, str] = field(default_factory=dict)  # its work cells by id (to see copies of them)
 
 
 
@@ -53,8 +54,11 @@ def load_pristine(exercises: Path, solutions: Path | None = None) -> dict[str, P
         setup = [c.source for c in nb.cells if c.cell_type == "code" and role(c) == "setup"]
         spec = SPECS.get(path.name.removesuffix(".ipynb"))
         solution = solutions / path.name if solutions is not None else None
+        solved = solution.read_bytes() if spec and solution and solution.is_file() else None
+        work = {c.get("id"): c.source for c in nbformat.reads(solved.decode("utf-8"), as_version=4).cells
+                if c.cell_type == "code" and role(c) == "work"} if solved else {}
         out[path.name] = Pristine(path.name, nb, hashlib.sha256(data).hexdigest(), frozenset(imported_names(setup)),
-                                  spec, solution.read_bytes() if spec and solution and solution.is_file() else None)
+                                  spec, solved, work)
     if not out:
         raise ValueError(f"exercises: no exercise notebooks in {str(exercises)!r}")
     return out

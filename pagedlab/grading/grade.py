@@ -40,11 +40,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+from pagedlab.grading.align import SubmissionError, read_submission, role
 from pagedlab.grading.collect import collect, load_pristine
 from pagedlab.grading.judge import FAIL, UNEXPECTED, Expected, Result
 from pagedlab.grading.procs import Limits, adopt_orphans, descendants, kill_tree, reap
 from pagedlab.grading.review import mixed_script
 from pagedlab.grading.sandbox import Sandbox
+from pagedlab.grading.similarity import similar_pairs
 from pagedlab.grading.supervise import expected_outcomes, grade_notebook
 from pagedlab.grading.tables import one_line
 
@@ -56,7 +58,8 @@ class SandboxMissing(RuntimeError):
 def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), jobs: int | None = None,
                 sandbox: bool = True, protected: list[Path] = (), log=print, notes: list[str] | None = None,
                 unsafe: bool = False, shard: tuple[int, int] = (1, 1), solutions: Path | None = None,
-                seed: int | None = None, select: Callable[[str, str], bool] | None = None) -> list[Result]:
+                seed: int | None = None, select: Callable[[str, str], bool] | None = None,
+                published: bool = True, similar: list | None = None) -> list[Result]:
     """Grade every learner folder in ``submissions`` (or this shard's share of them) against ``exercises``.
 
     Args:
@@ -71,6 +74,9 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
         solutions: the solution notebooks (default: ``solutions/`` beside ``exercises``).
         seed: the graded calls' seed (default: a fresh secret one for this run).
         select: ``select(learner, exercise)`` is False for pairs not to grade (``pytest -k``); default: every pair.
+        published: the class could read ``solutions/``: a work cell that matches the solution's needs review.
+        similar: if given, receives ``(exercise, learner, learner, share)`` for near-identical work
+            (:mod:`pagedlab.grading.similarity`).
 
     Returns:
         Results in (learner, exercise) order, then each learner's unexpected files. Every learner process has
@@ -92,8 +98,15 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
         box.close()
         raise SandboxMissing(f"{box.note}: refusing to grade without a sandbox (learner code could then change any "
                              "file this user can, grades included); pass --unsafe to grade anyway")
+    for p in pristine.values():  # an exercise without graded calls is judged by its checks: they stay
+        code = [c.source for c in p.notebook.cells if c.cell_type == "code" and (p.spec is None or role(c) == "setup")]
+        box.add_copy(p.name, *(p.spec.copy_rule(code) if p.spec is not None else (code, set())))
+    kept = [f"{p.removesuffix('.ipynb')} ({', '.join(m)})" for p, m in box.kept.items() if m]
     header = [box.describe(), "pristine exercises (sha256): " + ", ".join(
         f"{p.name.removesuffix('.ipynb')} {p.sha256[:16]}" for p in pristine.values())]
+    if kept:
+        header.append("answer modules the grading copies keep, because the setup imports from them (tripwires "
+                      f"guard them): {'; '.join(kept)}")
     if count > 1:
         header.append(f"shard {index}/{count}: {len(learners)} learners")
     if skipped:
@@ -124,7 +137,7 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
         elif p.name not in learner.files:
             result = Result(learner.name, exercise, FAIL, f"missing: no {p.name} in the learner's folder")
         else:
-            result = grade_notebook(learner.name, learner.files[p.name], p, box, expected.get(p.name))
+            result = grade_notebook(learner.name, learner.files[p.name], p, box, expected.get(p.name), published)
         with lock:
             log(f"{one_line(learner.name)} / {exercise}: {result.verdict}" + (f" ({one_line(result.message)[:120]})"
                                                                              if result.message else ""))
@@ -147,4 +160,19 @@ def grade_class(submissions: Path, exercises: Path, limits: Limits = Limits(), j
         box.close()
     results += [Result(learner.name, f, UNEXPECTED) for learner in learners for f in learner.unexpected
                 if any(w[0] is learner for w in work)]
+    if similar is not None:
+        for p in pristine.values():
+            handed_out = "\n".join(c.source for c in p.notebook.cells if c.cell_type == "code")
+            own = {learner.name: _own_code(learner.files[p.name], handed_out) for learner, q in work
+                   if q is p and p.name in learner.files}
+            similar += [(p.name.removesuffix(".ipynb"), *pair) for pair in similar_pairs(own, handed_out)]
     return results
+
+
+def _own_code(data: bytes, handed_out: str) -> str:
+    """The code cells of a learner's notebook that are not the exercise's own, as one text ("" if unreadable)."""
+    try:
+        nb, _ = read_submission(data)
+    except SubmissionError:
+        return ""
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code" and c.source not in handed_out)

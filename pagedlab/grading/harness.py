@@ -1,32 +1,39 @@
-"""The grading kernel's side: armed before any learner cell runs, it makes the graded calls after the last one.
+"""The grading kernel's side: one silent cell, after the notebook's last, that makes the graded calls.
 
-The supervisor (:mod:`pagedlab.grading.run`) sends this module's source into the kernel as a silent cell before the
-notebook's first cell (:func:`arm_cell`), and one more silent cell after its last (:func:`driver_cell`). Arming
+Nothing of the grader is in the kernel while learner cells run. The supervisor (:mod:`pagedlab.grading.run`) sends
+this module's source, the job (the cases, their arrays, a one-time token, where to write) and a call to
+:func:`drive` as one cell (:func:`driver_cell`) only after the last learner cell has run. So no learner cell can
+find the graded inputs in memory (``gc.get_objects()``), reach a driver function or its flags, or know the token
+the grader expects back. The driver then
 
-* reads the job (the cases, their arrays, the exercise's given constants and tripwires) while no learner code has
-  run, and keeps it in a closure;
-* captures every function the driver needs to serialize outcomes (``open``, ``isinstance``, ``Tensor.tolist``...),
-  so a learner who later replaces ``json.dump`` or ``Tensor.tolist`` changes nothing the driver does (it writes JSON
-  with its own small encoder);
-* resolves the given constants (``pagedlab.memory:LLAMA_7B``, ``pagedlab.testing:random_paged_batch``): a graded
-  call's names come from the spec, never from the learner's namespace;
-* wraps the functions that compute the exercise's answer (torch's softmax family, ``scaled_dot_product_attention``,
-  pagedlab's reference for the exercise, its allocator/manager/scheduler classes) in tripwires, in every module
-  that holds them, and during the graded calls pushes a ``TorchDispatchMode`` that sees their aten ops whatever
-  path reached them (a string lookup, pickle, pydoc, an interpreter, a Tensor subclass). A tripwire records only
-  while a graded call (or the serialization of its result) runs, and never inside a given helper.
+* resolves the given constants (``pagedlab.memory:LLAMA_7B``): a graded call's names come from the spec, never from
+  the learner's namespace;
+* wraps the functions that compute the exercise's answer, where the grading copy of ``pagedlab`` still holds them
+  (:mod:`pagedlab.grading.sites` leaves most of them out), in tripwires in every loaded module, and pushes a
+  ``TorchDispatchMode`` that sees torch's softmax and attention ops whatever path reached them;
+* for a Triton exercise, watches Triton's launch path: a graded result counts only if a ``@triton.jit`` kernel
+  defined in the notebook wrote it, and nothing changed it after (:class:`Launches`);
+* runs every step in the notebook's namespace, catching every exception (``SystemExit`` included) as an outcome,
+  and records a thread a graded call starts (the op watcher sees only its own thread);
+* writes ``{"token", "outcomes", "tripped"}`` with its own small encoder to a file name the learner could not know.
 
-The driver then writes ``{"outcomes": [...], "tripped": [...]}``; the grader parses it as untrusted text
-(:mod:`pagedlab.grading.calls`). Learner code can still rewrite anything in its kernel: what it writes is only
-data, compared outside with the solution's; the tripwires make the honest path the easy one, they are not a proof.
-
-This module imports nothing from ``pagedlab`` at import time (its source runs in the kernel, where
-``pagedlab.grading`` does not exist).
+The grader reads that file only if this cell's reply was ``ok`` and parses it as untrusted text
+(:mod:`pagedlab.grading.calls`). Learner code that hooks the kernel's execution machinery can still change what
+this cell does: the static review and the kernel probe flag that, and the threat model (docs/threat_model.md)
+says what remains. This module imports nothing from ``pagedlab`` at import time.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import dataclasses
+import importlib
+import importlib.util
+import json
+import math
+import numbers
+import operator
+import os
+import sys
 
 # aten ops whose call, during a graded call, is reference code for the exercises that list "torch-softmax" or
 # "torch-attention" (matched on the op's name without the overload).
@@ -35,232 +42,97 @@ ATEN = {"torch-softmax": ("_softmax", "softmax", "_log_softmax", "log_softmax", 
                             "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu",
                             "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
                             "_fused_sdp_choice")}
-# Python-level entry points wrapped for the same two groups (their aten ops are caught by the dispatch mode too).
+# Python-level entry points wrapped for the same two groups (their aten ops are caught by the dispatch mode too;
+# composite ops decompose before a dispatch mode sees them, so their Python entry points in torch.ops.aten are wired).
 PYTHON = {"torch-softmax": ("torch:softmax", "torch:log_softmax", "torch.nn.functional:softmax",
                             "torch.nn.functional:log_softmax", "torch.nn.functional:softmin",
                             "torch.special:softmax", "torch.special:log_softmax", "torch:Tensor.softmax",
-                            "torch:Tensor.log_softmax"),
+                            "torch:Tensor.log_softmax", "torch._refs:softmax", "torch._refs:log_softmax",
+                            "torch._refs.nn.functional:softmax", "torch._decomp.decompositions:_softmax",
+                            "torch._decomp.decompositions:_log_softmax"),
           "torch-attention": ("torch.nn.functional:scaled_dot_product_attention",
-                              # composite ops: a dispatch mode sees only what they decompose into, so their Python
-                              # entry points in torch.ops.aten are wired too
                               *(f"torch.ops.aten:{name}" for name in ATEN["torch-attention"]
                                 if not name.startswith("_fused")))}
 
 
-def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
-    """Arm the kernel for ``job_text`` (see the module docstring); return the driver ``graded(namespace, path)``.
+def drive(job_text: str, namespace: dict, path_out: str) -> None:
+    """Make the job's graded calls in ``namespace`` and write their outcomes to ``path_out`` (a new file).
 
-    The returned function has a ``disarm()`` attribute that puts every wrapped function back (for tests that arm
-    in their own process; the grading kernel never disarms).
+    Everything it wraps is put back before it returns (the grading kernel ends after it; a test that drives in its
+    own process goes on).
     """
-    import builtins
-    import dataclasses
-    import importlib
-    import json
-    import math
-    import numbers
-    import operator
-    import os
-    import sys
-
     job = json.loads(job_text)
-    _isinstance, _type, _len, _repr, _sorted, _list, _str = (builtins.isinstance, builtins.type, builtins.len,
-                                                             builtins.repr, builtins.sorted, builtins.list,
-                                                             builtins.str)
-    _int_repr, _float_repr, _index = int.__repr__, float.__repr__, operator.index
-    _is_dc, _fields, _getattr = dataclasses.is_dataclass, dataclasses.fields, builtins.getattr
-    _open, _write, _close = os.open, os.write, os.close
-    _encode_str = json.encoder.encode_basestring_ascii  # C function: a learner can rebind the name, not it
-    _Integral, _Real = numbers.Integral, numbers.Real
-    state = {"on": False, "paused": 0, "tripped": [], "where": ""}
+    state = {"on": False, "paused": 0, "tripped": [], "refused": [], "where": ""}
     undo: list = []
 
-    def resolve(target: str):
-        module, _, attr = target.partition(":")
-        if module == "torch.ops.aten":  # not a module: the namespace of aten's operators
-            owner = importlib.import_module("torch").ops.aten
-        else:
-            owner = importlib.import_module(module)
-        for part in attr.split(".")[:-1]:
-            owner = _getattr(owner, part)
-        return owner, attr.split(".")[-1]
-
     def record(label: str) -> None:
-        if state["on"] and not state["paused"] and _len(state["tripped"]) < 50:
+        if state["on"] and not state["paused"] and len(state["tripped"]) < 50:
             state["tripped"].append(f"{state['where']} called {label}")
 
     def tripwire(f, label: str):
         def wrapped(*args, **kwargs):
             record(label)
             return f(*args, **kwargs)
-        wrapped.__name__, wrapped.__qualname__ = _getattr(f, "__name__", "f"), _getattr(f, "__qualname__", "f")
-        wrapped.__doc__, wrapped.__wrapped_by_grader__ = _getattr(f, "__doc__", None), f
+        wrapped.__name__, wrapped.__qualname__ = getattr(f, "__name__", "f"), getattr(f, "__qualname__", "f")
+        wrapped.__doc__ = getattr(f, "__doc__", None)
         return wrapped
 
-    moved: dict = {}  # id(original function) -> (original, wrapper): replaced in every module at once, below
+    def put(owner, attr: str, new) -> None:
+        undo.append((owner, attr, owner[attr] if isinstance(owner, dict) else getattr(owner, attr)))
+        if isinstance(owner, dict):
+            owner[attr] = new
+        else:
+            setattr(owner, attr, new)
 
-    def wire_op(packet, label: str) -> None:
-        """An aten operator and each of its overloads get a subclass whose call records (``__class__`` changed in
-        place, so every reference to them, and torch's own tables, keep working)."""
-        for op in [packet] + [_getattr(packet, n) for n in packet.overloads()]:
-            base = _type(op)
-            op.__class__ = _type(base.__name__, (base,), {"__call__": tripwire(base.__call__, label)})
-            undo.append((op, "__class__", base))
-
-    def wire(target: str) -> None:
-        owner, name = resolve(target)
-        label = target.replace(":", ".")
-        f = _getattr(owner, name)
-        if target.startswith("torch.ops.aten:"):
-            wire_op(f, label)
-            return
-        if _isinstance(f, type):  # a class: every method it defines, properties' getters included
-            for attr, member in _list(vars(f).items()):
-                if _isinstance(member, property) and member.fget is not None:
-                    new = property(tripwire(member.fget, f"{label}.{attr}"), member.fset, member.fdel)
-                elif _isinstance(member, (staticmethod, classmethod)):
-                    new = _type(member)(tripwire(member.__func__, f"{label}.{attr}"))
-                elif callable(member) and (not attr.startswith("__") or attr in ("__init__", "__call__")):
-                    new = tripwire(member, f"{label}.{attr}")
-                else:
-                    continue
-                undo.append((f, attr, member))
-                setattr(f, attr, new)
-            return
-        new = tripwire(f, label)
-        undo.append((owner, name, f))
-        setattr(owner, name, new)
-        if not _isinstance(owner, type):
-            moved[id(f)] = (f, new)
-
-    def replace_everywhere() -> None:
-        """Put each wrapper wherever a loaded module holds its function as a global (``from x import f`` copies)."""
-        for module in _list(sys.modules.values()):
-            d = _getattr(module, "__dict__", None)
-            if not _isinstance(d, dict):
-                continue
-            for key, value in _list(d.items()):
+    try:
+        moved = _wire(job.get("tripwires", ()), tripwire, put)
+        for target in ("_thread:start_new_thread", "threading:_start_new_thread"):  # (the op watcher is per thread)
+            moved.update(_wire((target,), lambda f, label: tripwire(f, "a new thread, out of the op watcher's sight"),
+                               put))
+        for module in list(sys.modules.values()):  # ``from x import f`` copies, the notebook's own included
+            d = getattr(module, "__dict__", None)
+            for key, value in list(d.items()) if isinstance(d, dict) else ():
                 hit = moved.get(id(value))
                 if hit is not None and hit[0] is value:
-                    d[key] = hit[1]
-                    undo.append((d, key, value))
+                    put(d, key, hit[1])
+        mode = _mode(job, record)
+        aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
+        answers = _answer_code(job.get("tripwires", ()))
 
-    groups = [t for t in job.get("tripwires", ()) if t in ATEN]
-    for target in job.get("tripwires", ()):
-        for t in PYTHON.get(target, (target,)) if target in ATEN else (target,):
-            wire(t)
-    replace_everywhere()
-    aten = {name for g in groups for name in ATEN[g]}
+        def profile(frame, event, arg) -> None:
+            """A torch C function of an answer's name, by any route (dispatch modes disabled too), or a function of
+            an answer module's file (a fresh copy of it, from ``runpy`` or ``importlib``, has no tripwire)."""
+            if event == "c_call" and getattr(arg, "__name__", None) in aten:
+                record(f"torch's {arg.__name__}")
+            elif event == "call" and ((frame.f_code.co_filename, frame.f_code.co_qualname.split(".")[0]) in answers
+                                      or (frame.f_code.co_filename, "*") in answers):
+                record(f"{frame.f_code.co_qualname} of {frame.f_code.co_filename.rpartition('/')[2]}")
+        torch = sys.modules.get("torch")
+        if torch is None and (mode or job.get("arrays")):
+            import torch
+        device = importlib.import_module("pagedlab.device").DEVICE if job.get("device") else None
+        launches = Launches(put, record) if job.get("triton") else None
 
-    torch = sys.modules.get("torch")
-    if torch is None and (aten or job.get("device") or job.get("arrays")):
-        import torch  # noqa: F811  (the setup imports it too)
-    mode = None
-    if aten:
-        from torch.utils._python_dispatch import TorchDispatchMode
+        def paused(f):
+            def helper(*args, **kwargs):
+                state["paused"] += 1
+                try:
+                    return f(*args, **kwargs)
+                finally:
+                    state["paused"] -= 1
+            return helper
 
-        class Tripwires(TorchDispatchMode):
-            @classmethod
-            def _should_skip_dynamo(cls) -> bool:
-                # Else torch wraps __torch_dispatch__ to keep torch.compile out of it, and the wrapper's first call
-                # imports torch._dynamo: about 2 s of CPU in every grading kernel. It would guard nothing: Dynamo
-                # compiles no frame while a dispatch mode like this one is on the stack.
-                return False
+        given = {}
+        for name, target in job.get("given", {}).items():
+            value = _resolve(target)
+            given[name] = paused(value) if callable(value) and not isinstance(value, type) else value
 
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                if _str(func.name()).split("::")[-1].split(".")[0] in aten:
-                    record(f"torch's {func.name()}")
-                return func(*args, **(kwargs or {}))
-        mode = Tripwires
-    if torch is not None:
-        _tensor, _Tensor, _detach, _cpu, _tolist, _reshape = (torch.tensor, torch.Tensor, torch.Tensor.detach,
-                                                              torch.Tensor.cpu, torch.Tensor.tolist,
-                                                              torch.Tensor.reshape)
-        dtypes = {n: _getattr(torch, n) for n in ("float16", "bfloat16", "float32", "float64", "int32", "int64")}
-    device = None
-    if job.get("device"):
-        device = importlib.import_module("pagedlab.device").DEVICE
+        def T(i: int):
+            a = job["arrays"][i]
+            t = torch.tensor(a["data"], dtype=getattr(torch, a["dtype"])).reshape(a["shape"])
+            return t.to(device) if device is not None else t
 
-    def paused(f):
-        def helper(*args, **kwargs):
-            state["paused"] += 1
-            try:
-                return f(*args, **kwargs)
-            finally:
-                state["paused"] -= 1
-        return helper
-
-    given = {}
-    for name, target in job.get("given", {}).items():
-        owner, attr = resolve(target)
-        value = _getattr(owner, attr)
-        given[name] = paused(value) if callable(value) and not _isinstance(value, type) else value
-    arrays = job.get("arrays", [])
-
-    def T(i: int):
-        a = arrays[i]
-        t = _reshape(_tensor(a["data"], dtype=dtypes[a["dtype"]]), a["shape"])
-        return t.to(device) if device is not None else t
-
-    def plain(v, depth=0):
-        if depth > 12:
-            raise ValueError("nested too deeply")
-        if torch is not None and _isinstance(v, _Tensor):
-            if _type(v) is not _Tensor:
-                record(f"a {_type(v).__name__} (a torch.Tensor subclass) as its result")
-            t = _cpu(_detach(v))
-            return {"tensor": _str(t.dtype).removeprefix("torch."), "shape": [int(n) for n in t.shape],
-                    "data": _tolist(_reshape(t, (-1,)))}
-        if v is None or v is True or v is False:
-            return v
-        if _isinstance(v, _Integral):  # int, numpy integers: by value
-            return int(_index(v))
-        if _isinstance(v, _Real):  # float, numpy floats
-            return float(v)
-        if _isinstance(v, _str):
-            return _str.__str__(v)
-        if _is_dc(v) and not _isinstance(v, type):
-            return {"fields": {f.name: plain(_getattr(v, f.name), depth + 1) for f in _fields(v)}}
-        if _isinstance(v, dict):
-            return {"dict": [[plain(k, depth + 1), plain(x, depth + 1)]
-                             for k, x in _sorted(dict.items(v), key=lambda kv: _repr(kv[0]))]}
-        if _isinstance(v, (_list, tuple)) or _type(v).__name__ == "deque":
-            return [plain(x, depth + 1) for x in v]
-        return {"object": _type(v).__name__}
-
-    def raised(e: BaseException) -> dict:
-        names = []
-        for cls in _type(e).__mro__:
-            module = _getattr(cls, "__module__", "")
-            names.append(cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}")
-        return {"raised": names[:12]}
-
-    def encode(v, out: list) -> None:
-        if v is None or v is True or v is False:
-            out.append({None: "null", True: "true", False: "false"}[v])
-        elif _type(v) is int:
-            out.append(_int_repr(v))
-        elif _type(v) is float:
-            out.append("NaN" if math.isnan(v) else "Infinity" if v == math.inf else "-Infinity" if v == -math.inf
-                       else _float_repr(v))
-        elif _type(v) is str:
-            out.append(_encode_str(v))
-        elif _type(v) is dict:
-            out.append("{")
-            for n, (k, x) in enumerate(v.items()):
-                out.append(("," if n else "") + _encode_str(k) + ":")
-                encode(x, out)
-            out.append("}")
-        else:
-            out.append("[")
-            for n, x in enumerate(v):
-                if n:
-                    out.append(",")
-                encode(x, out)
-            out.append("]")
-
-    def graded(namespace: dict, path_out: str) -> None:
-        outcomes, state["tripped"] = [], []
+        outcomes = []
         for n, case in enumerate(job["cases"], 1):
             ns = dict(namespace)
             ns.update(given)
@@ -269,8 +141,12 @@ def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
             for kind, source in case["steps"]:
                 state["where"] = f"graded call {n} ({case['label']})"
                 state["on"] = True
+                if launches is not None:
+                    launches.written.clear()
                 active = mode() if mode is not None else None
                 try:
+                    if launches is None and (aten or answers):  # (the Triton interpreter under it: too slow)
+                        sys.setprofile(profile)
                     if active is not None:
                         active.__enter__()
                     try:
@@ -278,52 +154,242 @@ def arm(job_text: str, namespace_modules: tuple[str, ...] = ()) -> Callable:
                             exec(source, ns)
                             steps.append(None)
                         else:
-                            steps.append({"value": plain(eval(source, ns))})
+                            value = eval(source, ns)
+                            if launches is not None:
+                                launches.check(value, torch, state["where"])
+                            steps.append({"value": _plain(value, torch, record)})
                     finally:
+                        sys.setprofile(None)
                         if active is not None:
                             active.__exit__(None, None, None)
-                except Exception as e:
-                    steps.append(raised(e))
+                except BaseException as e:  # SystemExit and KeyboardInterrupt too: a graded call's outcome
+                    steps.append(_raised(e))
+                    if isinstance(e, NotTriton):
+                        state["refused"].append(str(e))
                 finally:
                     state["on"] = False
             outcomes.append(steps)
-        for owner, attr, original in undo:  # a wrapper removed by learner code is itself worth a look
-            current = (owner.get(attr) if _isinstance(owner, dict) else _type(owner) if attr == "__class__"
-                       else vars(owner).get(attr))
-            if current is original:
-                state["tripped"].append(f"a tripwire was removed ({attr})")
         text = []
-        encode({"outcomes": outcomes, "tripped": state["tripped"]}, text)
-        fd = _open(path_out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        _encode({"token": job["token"], "outcomes": outcomes, "tripped": state["tripped"], "refused": state["refused"]},
+                text)
+        fd = os.open(path_out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             data = "".join(text).encode()
             while data:
-                data = data[_write(fd, data):]
+                data = data[os.write(fd, data):]
         finally:
-            _close(fd)
-
-    def disarm() -> None:
+            os.close(fd)
+    finally:
         for owner, attr, original in reversed(undo):
-            if _isinstance(owner, dict):
+            if isinstance(owner, dict):
                 owner[attr] = original
             else:
                 setattr(owner, attr, original)
-        undo.clear()
-
-    graded.disarm = disarm
-    return graded
 
 
-def arm_cell(source: str, job_text: str) -> str:
-    """The silent cell that arms a kernel: ``source`` is this module's text (the kernel cannot import it)."""
-    return ("def _pagedlab_boot(source, job):\n"
+def _resolve(target: str):
+    module, _, attr = target.partition(":")
+    owner = importlib.import_module("torch").ops.aten if module == "torch.ops.aten" else importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        owner = getattr(owner, part)
+    return owner
+
+
+def _wire(targets, tripwire, put) -> dict:
+    """Wrap each tripwire target (a function, a class's methods, an aten operator's overloads) that exists in this
+    kernel; ``{id(original): (original, wrapper)}`` for the plain functions, to replace their copies too."""
+    moved = {}
+    for target in targets:
+        for t in PYTHON.get(target, ()) if target in ATEN else (target,):
+            module, _, attr = t.partition(":")
+            try:
+                owner = _resolve(f"{module}:{attr.rpartition('.')[0]}" if "." in attr else module)
+                f = getattr(owner, attr.split(".")[-1])
+            except (ImportError, AttributeError):
+                continue  # not in this kernel's copy of pagedlab: a route that is not there needs no tripwire
+            label = t.replace(":", ".")
+            if module == "torch.ops.aten":  # each overload gets a subclass whose call records
+                for op in [f] + [getattr(f, n) for n in f.overloads()]:
+                    base = type(op)
+                    put(op, "__class__", type(base.__name__, (base,), {"__call__": tripwire(base.__call__, label)}))
+            elif isinstance(f, type):  # a class: every method it defines, properties' getters included
+                for name, member in list(vars(f).items()):
+                    if isinstance(member, property) and member.fget is not None:
+                        put(f, name, property(tripwire(member.fget, f"{label}.{name}"), member.fset, member.fdel))
+                    elif isinstance(member, (staticmethod, classmethod)):
+                        put(f, name, type(member)(tripwire(member.__func__, f"{label}.{name}")))
+                    elif callable(member) and (not name.startswith("__") or name in ("__init__", "__call__")):
+                        put(f, name, tripwire(member, f"{label}.{name}"))
+            else:
+                new = tripwire(f, label)
+                put(owner, attr.split(".")[-1], new)
+                if not isinstance(owner, type):
+                    moved[id(f)] = (f, new)
+    return moved
+
+
+def _answer_code(targets) -> set[tuple[str, str]]:
+    """(file, top-level name, or "*" for the whole file) of each pagedlab tripwire target this kernel's copy holds."""
+    found = set()
+    for target in targets:
+        module, _, attr = target.partition(":")
+        if module.startswith("pagedlab"):
+            try:
+                spec = importlib.util.find_spec(module)
+            except (ImportError, ValueError):
+                continue
+            if spec is not None and spec.origin:
+                found.add((spec.origin, attr.split(".")[0]))
+    return found
+
+
+def _mode(job: dict, record):
+    """A TorchDispatchMode class that records the job's aten ops, or None when the job wires none."""
+    aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
+    if not aten:
+        return None
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Tripwires(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # Else torch wraps __torch_dispatch__ to keep torch.compile out of it, and the wrapper's first call
+            # imports torch._dynamo: about 2 s of CPU in every grading kernel, guarding nothing (Dynamo compiles no
+            # frame while a dispatch mode like this one is on the stack).
+            return False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func.name()).split("::")[-1].split(".")[0] in aten:
+                record(f"torch's {func.name()}")
+            return func(*args, **(kwargs or {}))
+    return Tripwires
+
+
+class Launches:
+    """Triton's launch path, watched during graded calls: which storages a ``@triton.jit`` kernel defined in the
+    notebook (``__main__``) wrote, and what they held right after.
+
+    Both the interpreter's and the compiled launcher's ``run`` are wrapped; a launch of any other kernel (the
+    course's own, were it reachable) writes nothing that counts.
+    """
+
+    def __init__(self, put, record):
+        self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
+        self.record = record
+        for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
+            try:
+                owner = getattr(importlib.import_module(module), cls)
+            except (ImportError, AttributeError):
+                continue
+            put(owner, "run", self._watch(owner.run))
+
+    def _watch(self, run):
+        def watched(fn, *args, **kwargs):
+            if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
+                return run(fn, *args, **kwargs)
+            tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
+            before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
+            result = run(fn, *args, **kwargs)
+            for t in tensors:
+                after = _bytes(t)
+                if after != before.get(t.untyped_storage().data_ptr()):
+                    self.written[t.untyped_storage().data_ptr()] = after
+            return result
+        return watched
+
+    def check(self, value, torch, where: str) -> None:
+        """Raise :class:`NotTriton` unless every floating-point tensor in ``value`` (a tensor, or a tuple or list of
+        them) lies in a storage the notebook's kernel wrote, unchanged since."""
+        for t in value if isinstance(value, (tuple, list)) else (value,):
+            if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
+                continue
+            wrote = self.written.get(t.untyped_storage().data_ptr())
+            if wrote is None:
+                raise NotTriton(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook "
+                                "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
+            if _bytes(t) != wrote:
+                raise NotTriton(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
+
+
+def _bytes(t) -> bytes:
+    """The bytes of the whole storage under tensor ``t``."""
+    import numpy
+
+    return numpy.asarray(t.untyped_storage().cpu()).tobytes()
+
+
+class NotTriton(Exception):
+    """A Triton exercise's graded result that the notebook's own kernel did not write."""
+
+
+def _plain(v, torch, record, depth: int = 0):
+    """``v`` as plain data (numbers by value, tensors as dtype, shape and a flat list)."""
+    if depth > 12:
+        raise ValueError("nested too deeply")
+    if torch is not None and isinstance(v, torch.Tensor):
+        if type(v) is not torch.Tensor:
+            record(f"a {type(v).__name__} (a torch.Tensor subclass) as its result")
+        t = torch.Tensor.cpu(torch.Tensor.detach(v))
+        return {"tensor": str(t.dtype).removeprefix("torch."), "shape": [int(n) for n in t.shape],
+                "data": torch.Tensor.tolist(torch.Tensor.reshape(t, (-1,)))}
+    if v is None or v is True or v is False:
+        return v
+    if isinstance(v, numbers.Integral):  # int, numpy integers: by value
+        return int(operator.index(v))
+    if isinstance(v, numbers.Real):  # float, numpy floats
+        return float(v)
+    if isinstance(v, str):
+        return str.__str__(v)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {"fields": {f.name: _plain(getattr(v, f.name), torch, record, depth + 1) for f in dataclasses.fields(v)}}
+    if isinstance(v, dict):
+        return {"dict": [[_plain(k, torch, record, depth + 1), _plain(x, torch, record, depth + 1)]
+                         for k, x in sorted(dict.items(v), key=lambda kv: repr(kv[0]))]}
+    if isinstance(v, (list, tuple)) or type(v).__name__ == "deque":
+        return [_plain(x, torch, record, depth + 1) for x in v]
+    return {"object": type(v).__name__}
+
+
+def _raised(e: BaseException) -> dict:
+    names = []
+    for cls in type(e).__mro__:
+        module = getattr(cls, "__module__", "")
+        names.append(cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}")
+    return {"raised": names[:12]}
+
+
+def _encode(v, out: list) -> None:
+    """JSON of plain data by type (not by ``json.dumps``, which learner code could have replaced)."""
+    if v is None or v is True or v is False:
+        out.append({None: "null", True: "true", False: "false"}[v])
+    elif type(v) is int:
+        out.append(int.__repr__(v))
+    elif type(v) is float:
+        out.append("NaN" if math.isnan(v) else "Infinity" if v == math.inf else "-Infinity" if v == -math.inf
+                   else float.__repr__(v))
+    elif type(v) is str:
+        out.append(json.encoder.encode_basestring_ascii(v))
+    elif type(v) is dict:
+        out.append("{")
+        for n, (k, x) in enumerate(v.items()):
+            out.append(("," if n else "") + json.encoder.encode_basestring_ascii(k) + ":")
+            _encode(x, out)
+        out.append("}")
+    else:
+        out.append("[")
+        for n, x in enumerate(v):
+            if n:
+                out.append(",")
+            _encode(x, out)
+        out.append("]")
+
+
+def driver_cell(source: str, job_text: str, path_out: str) -> str:
+    """The silent cell, after the notebook's last, that defines this module (``source``) in a namespace of its own
+    and makes the graded calls: nothing of it existed while learner cells ran, and nothing stays behind."""
+    return ("def _pagedlab_driver(source, job, path):\n"
             "    ns = {'__name__': 'pagedlab_grading_harness'}\n"
             "    exec(source, ns)\n"
-            "    return ns['arm'](job)\n"
-            f"_pagedlab_graded = _pagedlab_boot({source!r}, {job_text!r})\n"
-            "del _pagedlab_boot\n")
-
-
-def driver_cell(path_out: str) -> str:
-    """The silent cell, after the notebook's last, that makes the graded calls and writes their outcomes."""
-    return f"_pagedlab_graded(globals(), {path_out!r})\n"
+            "    ns['drive'](job, globals(), path)\n"
+            f"try:\n    _pagedlab_driver({source!r}, {job_text!r}, {path_out!r})\n"
+            "finally:\n    del _pagedlab_driver\n")

@@ -18,6 +18,7 @@ from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
+from pagedlab.grading.similarity import copied_cells
 from pagedlab.grading.specs import Cases, Spec
 
 PASS, FAIL, REVIEW, ERROR, UNEXPECTED = "pass", "fail", "needs review", "grader error", "not graded: unexpected file"
@@ -56,9 +57,11 @@ class NotRun(Exception):
         self.verdict, self.message = verdict, message
 
 
-def prepare(submitted: bytes, pristine: Pristine,
-            limits: Limits) -> tuple[nbformat.NotebookNode, list[Cell], list[str], list[str]]:
+def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
+            published: bool = True) -> tuple[nbformat.NotebookNode, list[Cell], list[str], list[str]]:
     """The notebook to run, what its code cells are, why it needs review (empty when it does not), what was repaired.
+
+    With ``published`` (the class could read ``solutions/``), a work cell that matches the solution's is a reason.
 
     Raises:
         NotRun: unreadable or invalid (fail), over the cell limit (fail), cells that cannot be matched (review).
@@ -79,6 +82,10 @@ def prepare(submitted: bytes, pristine: Pristine,
                if c.role not in RESTORED and restored.cells[c.index].source not in given
                for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports), modules)
                + reference_reasons(restored.cells[c.index].source)]
+    if published:
+        handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
+        reasons += copied_cells({c.id: restored.cells[c.index].source for c in cells if c.role == "work"},
+                                pristine.solution_work, handed_out)
     return restored, cells, reasons, notes
 
 
@@ -112,7 +119,7 @@ def judge(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits) ->
 
 
 def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Limits,
-                 expected: Expected, spec: Spec) -> tuple[str, str]:
+                 expected: Expected, spec: Spec, token: str) -> tuple[str, str]:
     """(verdict, message) for an exercise with graded calls: credit comes from their outcomes alone.
 
     The pristine setup cells must run unchanged and without an error (a reply or an iopub ``error`` message);
@@ -143,12 +150,16 @@ def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Lim
     if not problem and reply.get("ended") != "complete":
         problem = f"the graded calls did not run: {_why_stopped(reply, cells, limits)}"
     graded = reply.get("graded") or {}
+    if graded.get("threads"):
+        reasons = reasons + [f"{graded['threads']} thread(s) of the learner's code were alive when the graded calls "
+                             "began, where they could rewrite the results: see what the notebook starts"]
     if not problem and graded.get("text") is None:
-        problem = f"the graded calls wrote no results (the kernel's reply: {str(graded.get('status'))[:60]})"
+        problem = f"the graded calls wrote no results (the driver cell's reply: {str(graded.get('status'))[:60]})"
     if not problem:
         try:
-            outcomes, tripped = load_outcomes(graded["text"], expected.cases)
-            problem = compare(expected.outcomes, outcomes, expected.cases, spec.atol, spec.rtol) or ""
+            outcomes, tripped, refused = load_outcomes(graded["text"], expected.cases, token)
+            problem = (refused[0] if refused else "") or compare(expected.outcomes, outcomes, expected.cases,
+                                                                 spec.atol, spec.rtol) or ""
             reasons = reasons + [f"tripwire: {t}" for t in tripped]
         except Malformed as e:
             problem = str(e)

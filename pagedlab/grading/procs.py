@@ -79,6 +79,17 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def threads_below(pid: int) -> int:
+    """Threads of every process below ``pid`` (the operating system's count: none can hide from it)."""
+    n = 0
+    for p in descendants(pid):
+        try:
+            n += len(os.listdir(f"/proc/{p}/task"))
+        except OSError:
+            pass
+    return n
+
+
 def kill_tree(pid: int, keep: frozenset[int] = frozenset()) -> None:
     """Stop, then kill, ``pid`` and every process below it (except ``keep``), until none is left."""
     for _ in range(20):

@@ -35,6 +35,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grade-jobs", type=int, default=None, help="notebooks graded at once (default: CPU cores)")
     group.addoption("--grade-no-sandbox", action="store_true", help="do not use bubblewrap even where it works")
     group.addoption("--grade-unsafe", action="store_true", help="grade even without a sandbox (see the guide)")
+    group.addoption("--grade-solutions-private", action="store_true",
+                    help="the class never had solutions/: do not send work that matches them to review")
 
 
 class NeedsReview(Exception):
@@ -100,18 +102,20 @@ class Grader:
 
     def _grade(self) -> None:
         from pagedlab.grading.grade import grade_class
-        from pagedlab.grading.tables import write_tables
+        from pagedlab.grading.tables import write_similarity, write_tables
 
         opt = self.config.getoption
         out = opt("grade_out").resolve()
         sandbox = not opt("grade_no_sandbox") and os.environ.get("PAGEDLAB_GRADE_SANDBOX", "1") != "0"
-        notes, start = [], time.monotonic()
+        notes, similar, start = [], [], time.monotonic()
         log = self.config.get_terminal_writer().line if self.config.getoption("verbose") > 0 else (lambda line: None)
         results = grade_class(self.submissions, self.exercises, Limits(wall_s=opt("grade_timeout")), opt("grade_jobs"),
                               sandbox, protected=[out], log=log, notes=notes, unsafe=opt("grade_unsafe"),
-                              solutions=self._solutions(), select=lambda s, e: (s, e) in self.selected)
+                              solutions=self._solutions(), select=lambda s, e: (s, e) in self.selected,
+                              published=not opt("grade_solutions_private"), similar=similar)
         notes.append(f"graded in {time.monotonic() - start:.0f} s (pytest -p pagedlab.grading.pytest_plugin)")
         write_tables(results, out, notes)
+        write_similarity(similar, out)
         self.results = {(r.student, r.exercise): r for r in results if r.verdict != UNEXPECTED}
 
 

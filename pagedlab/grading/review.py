@@ -38,9 +38,29 @@ _HARNESS = re.compile(r"_pagedlab")
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "ctypes", "gc", "inspect", "importlib")
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
+_ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
 _ALLOWED_EXTENSIONS = ("autoreload",)  # %load_ext of these only: an extension runs code of its own
 _TIMED = ("time", "timeit")
-_PLAIN_DUNDERS = ("__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__", "__contains__")
+# A learner's ordinary Python: the driver turns every result into plain data by value, so these change no grade.
+_PLAIN_DUNDERS = ("__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__", "__contains__",
+                  "__call__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__",
+                  "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__", "__next__", "__format__")
+_NAMES = ("__name__", "__qualname__")  # read through .__class__: a class's name, nothing to reach with
+# What a person reviewing the notebook should look for, by the start of the reason.
+_WHY = {"touches": "IPython's execution machinery, which decides what a failing cell looks like",
+        "uses .": "reaches objects by their internals, where the grader's state could be read or rewritten",
+        "mentions": "code that could run code built at run time, which no reading can check",
+        "imports": "a module that reaches into the kernel or its other modules",
+        "a string mentions": "code kept in a string, to run later",
+        "defines": "an object that changes how Python or torch treat it",
+        "subclasses": "a result that may behave unlike the value it stands for",
+        "aliases": "a second name for something the grader or the setup uses",
+        "replaces": "an attribute of a module other code relies on",
+        "rebinds": "a name the exercise's setup imports",
+        "assigns": "a special attribute that changes how Python treats an object",
+        "in a %time": "code run by a timing magic",
+        "uses ": "the kernel's shell or builtins themselves",
+        "a name mixes": "a look-alike name (a Cyrillic о looks like o)"}
 # A subclass of one of these can pass for a result while behaving otherwise (a custom ==, a faked isclose).
 _VALUE_TYPES = ("int", "float", "bool", "str", "list", "tuple", "dict", "Tensor", "ndarray", "deque", "Step",
                 "BlockTable")  # magics whose body is Python: it is reviewed like the cell's own code
@@ -68,7 +88,12 @@ def review_reasons(source: str, protected: set[str], modules: set[str] = frozens
             protected name or on a module this cell imports is flagged (``json.dump = ...`` after ``import json``
             in an earlier cell).
     """
-    return sorted(set(_reasons(source, protected, set(modules), 0)))
+    return sorted(f"{r}: {_explain(r)}" for r in set(_reasons(source, protected, set(modules), 0)))
+
+
+def _explain(reason: str) -> str:
+    return next((why for start, why in sorted(_WHY.items(), key=lambda kv: -len(kv[0])) if reason.startswith(start)),
+                "look at what it does")
 
 
 def _reasons(source: str, protected: set[str], modules: set[str], depth: int) -> list[str]:
@@ -79,9 +104,13 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
     modules = protected | modules | imported_names([source])
     top = _top_level(tree)
     declared_global = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+    names = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in _NAMES}
     found = []
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
+        if (isinstance(node, ast.Attribute) and node.attr == "__class__" and id(node) in names
+                and isinstance(node.ctx, ast.Load)):
+            continue  # self.__class__.__name__ in a __repr__
         if isinstance(node, ast.Attribute) and node.attr in MACHINERY:
             found.append(f"touches .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION:
@@ -240,6 +269,9 @@ def _allowed_magic(name: ast.Name, tree: ast.Module) -> bool:
                 and node.func.attr in ("run_line_magic", "run_cell_magic") and isinstance(node.func.value, ast.Call)
                 and node.func.value.func is name and node.args and isinstance(node.args[0], ast.Constant)):
             magic = node.args[0].value
+            if magic == "config":
+                return (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                        and str(node.args[1].value).strip().startswith(_ALLOWED_CONFIG))
             if magic == "load_ext":
                 return (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
                         and str(node.args[1].value).strip() in _ALLOWED_EXTENSIONS)

@@ -3,13 +3,16 @@
 The grader (:mod:`pagedlab.grading.grade`) starts this module once per notebook, in its own process outside the
 sandbox (``python -I``, from the source the grader read at start-up, never from a file on disk), and sends it a
 job (JSON on stdin): the restored notebook, the sandbox's kernel command, environment and limits
-(:mod:`pagedlab.grading.sandbox`), the graded calls, the kernel-side harness's source and a one-time token. Before the
-notebook's first cell it arms the kernel (:mod:`pagedlab.grading.harness`: given constants, tripwires, the driver's
-own serializer). It answers with JSON on stdout, the token echoed: for each code cell that ran, the ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``,
+(:mod:`pagedlab.grading.sandbox`), the graded calls (with the token their results must carry), the kernel-side
+harness's source and a one-time token for its own answer. Nothing of the graded calls reaches the kernel before its
+last cell has run; then the driver cell (:mod:`pagedlab.grading.harness`) carries them in, and its results are read
+only when that cell replied ``ok``, from a file name drawn then, after counting the threads of every process under
+this one (a learner's thread alive then could rewrite them). It answers with JSON on stdout, the token echoed: for each code cell that ran, the ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``,
 ``aborted``; ``error`` whenever the cell sent an ``error`` message on iopub, whatever the reply said) with the
 error's name and first line; why the run ended (``complete``, ``timeout``, ``dead kernel``, ``output cap``, ``no
 kernel``); what a probe of the kernel's execution machinery found after the last cell; and the text the graded
-calls' driver wrote (:mod:`pagedlab.grading.calls`), untouched: the grader parses and judges it.
+calls' driver wrote (:mod:`pagedlab.grading.calls`), untouched (the grader parses and judges it), with how many
+threads more than the fresh kernel's were alive when it began.
 
 Nothing here is credit: the kernel's replies only explain failures; credit comes from the graded calls'
 outcomes, compared by the grader. The kernel's own stdout and stderr go to a log file in the notebook's folder,
@@ -23,6 +26,7 @@ import asyncio
 import hashlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -35,8 +39,8 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import List, Unicode
 
 from pagedlab.grading.calls import MAX_OUTCOME_BYTES
-from pagedlab.grading.harness import arm_cell, driver_cell
-from pagedlab.grading.procs import Limits, adopt_orphans, apply_limits, kill_tree, reap
+from pagedlab.grading.harness import driver_cell
+from pagedlab.grading.procs import Limits, adopt_orphans, apply_limits, kill_tree, reap, threads_below
 
 # Run after the last cell, silently. It looks for what hides a failure from the grader: a replaced traceback
 # display, custom exception handlers, input or AST transformers, event callbacks or builtins defined by
@@ -170,9 +174,8 @@ async def run(job: dict) -> dict:
     except RuntimeError as e:
         return {"ended": "no kernel", "detail": str(e), "cells": {}}
     ended, at, cells, found, graded = "complete", None, {}, None, None
+    fresh = threads_below(os.getpid())  # the fresh kernel's own threads (ipykernel's, its sandbox's)
     try:
-        if job.get("graded") is not None and not await _arm(client, job, deadline):
-            return {"ended": "no kernel", "detail": "the grading harness could not be armed in the kernel", "cells": {}}
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
                 continue
@@ -199,27 +202,19 @@ async def run(job: dict) -> dict:
         if ended == "complete":
             found = await _probe(client, deadline)
         if ended == "complete" and job.get("graded") is not None:
-            graded = await _graded_calls(client, folder, deadline)
+            graded = await _graded_calls(client, job, folder, deadline, fresh)
     finally:
         await _stop(client)
     return {"ended": ended, "at": at, "cells": cells, "probe": found, "output_bytes": client.output_bytes,
             "graded": graded}
 
 
-async def _arm(client: GradingClient, job: dict, deadline: float) -> bool:
-    """Arm the fresh kernel (before any notebook cell): True when it said so."""
-    msg_id = client.kc.execute(arm_cell(job["harness"], job["graded"]), silent=True, store_history=False)
-    try:
-        reply = await asyncio.wait_for(_reply(client, msg_id), timeout=max(1.0, deadline - time.monotonic()))
-    except Exception:  # the kernel died or did not answer in time
-        return False
-    return reply["content"].get("status") == "ok"
-
-
-async def _graded_calls(client: GradingClient, folder: Path, deadline: float) -> dict:
-    """Run the driver in the kernel, read what it wrote (untrusted text; parsed by the grader)."""
-    path_out = folder / "graded-outcomes.json"
-    msg_id = client.kc.execute(driver_cell(str(path_out)), silent=True, store_history=False)
+async def _graded_calls(client: GradingClient, job: dict, folder: Path, deadline: float, fresh: int) -> dict:
+    """Run the driver in the kernel; what it wrote (untrusted text, parsed by the grader) if it replied ok."""
+    threads = threads_below(os.getpid()) - fresh
+    path_out = folder / f"graded-{secrets.token_hex(16)}.json"  # a name no learner cell could know
+    msg_id = client.kc.execute(driver_cell(job["harness"], job["graded"], str(path_out)), silent=True,
+                               store_history=False)
     try:
         reply = await asyncio.wait_for(_reply(client, msg_id), timeout=max(1.0, deadline - time.monotonic()))
         status = str(reply["content"].get("status"))
@@ -227,13 +222,15 @@ async def _graded_calls(client: GradingClient, folder: Path, deadline: float) ->
         status = "timeout"
     except Exception as e:  # the kernel died while the graded calls ran
         status = f"no reply ({type(e).__name__})"
-    try:
-        fd = os.open(path_out, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as f:
-            text = f.read(MAX_OUTCOME_BYTES + 1).decode("utf-8", errors="replace")
-    except OSError:
-        text = None
-    return {"status": status, "text": text}
+    text = None
+    if status == "ok":  # a driver that failed (SystemExit, a broken kernel) wrote nothing the grader accepts
+        try:
+            fd = os.open(path_out, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as f:
+                text = f.read(MAX_OUTCOME_BYTES + 1).decode("utf-8", errors="replace")
+        except OSError:
+            pass
+    return {"status": status, "text": text, "threads": max(0, threads)}
 
 
 async def _probe(client: GradingClient, deadline: float) -> list[str]:

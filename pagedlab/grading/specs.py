@@ -10,13 +10,14 @@ compared step by step.
 
 A graded call names only what the learner writes, what the exercise's pristine setup cells define, ``T(i)`` and
 the spec's ``given`` constants (resolved from ``pagedlab`` before any learner code runs, so a learner's own
-``LLAMA_7B`` or ``scene`` never stands in for them). ``tripwires`` are the functions that compute the exercise's
+``LLAMA_7B`` or ``BlockManager`` never stands in for them). ``tripwires`` are the functions that compute the exercise's
 answer: the grading kernel wraps them before the first cell, and a call to one from a graded call, by whatever
 path, sends the notebook to review (:mod:`pagedlab.grading.harness`).
 """
 
 from __future__ import annotations
 
+import ast
 import random
 from dataclasses import dataclass, field
 from typing import Callable
@@ -68,6 +69,8 @@ class Spec:
         given: ``{name: "module:attr"}``, constants and helpers the graded calls name, resolved before any learner
             code runs; a given helper runs with the tripwires paused.
         device: ``T(i)`` is put on ``pagedlab.device.DEVICE`` (the Triton exercises).
+        triton: a graded result (each floating-point tensor of it) counts only if a ``@triton.jit`` kernel defined
+            in the notebook wrote it (:class:`pagedlab.grading.harness.Launches`); else the notebook fails.
         raises: the exceptions the exercise asks for (class names): the only ones a solution's graded call may
             raise (any other is a graded call that tests nothing, a bug of the spec's).
         atol, rtol: tolerance for floating-point results against the solution's (NaN never passes). An integer
@@ -79,9 +82,19 @@ class Spec:
     tripwires: tuple[str, ...] = ()
     given: dict[str, str] = field(default_factory=dict)
     device: bool = False
+    triton: bool = False
     raises: tuple[str, ...] = ()
     atol: float = 1e-5
     rtol: float = 1e-4
+
+    def copy_rule(self, setup: list[str]) -> tuple[list[str], set[str]]:
+        """What the exercise's grading copy of ``pagedlab`` is built from (:func:`pagedlab.grading.sandbox.grading_copy`):
+        the setup cells' sources with an import of each given constant's module, and the answer modules (the
+        tripwires' modules and every exercise check)."""
+        imports = {f"import {t.partition(':')[0]}" for t in self.given.values()} | (
+            {"import pagedlab.device"} if self.device else set())
+        answers = {"pagedlab.exercise_checks"} | {t.partition(":")[0] for t in self.tripwires if t.startswith("pagedlab")}
+        return list(setup) + sorted(imports), answers
 
     def cases(self, seed: int) -> Cases:
         c = Cases(seed)
@@ -383,14 +396,22 @@ def _ex09_stretch(c: Cases) -> None:
         c.add(f"merge_states of {splits} splits (lses scaled by {scale:g})", steps + [get("merge_states(outs, lses)")])
 
 
+def _scene(num_blocks: int, block_size: int, running: list, waiting: list, watermark: float = 0.0) -> Step:
+    """A manager with ``running`` requests added (oldest first) and ``waiting`` ones queued, each ``(name, n)`` a
+    ``Request(name, list(range(n)))`` of the notebook's own class."""
+    return do(f"m = BlockManager({num_blocks}, {block_size}, watermark={watermark})\n"
+              f"running = [Request(name, list(range(n))) for name, n in {running}]\n"
+              "for q in running:\n    m.add(q.seq_id, q.tokens)\n"
+              f"waiting = deque(Request(name, list(range(n))) for name, n in {waiting})")
+
+
 def _ex10(c: Cases) -> None:
     r = c.rng
     for n in range(8):  # small pools under pressure: preemptions, two in a step, a watermark, small token budgets
         nb, bs = r.randint(5, 16), r.choice((2, 4))
         running = [(f"r{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 3))]
         waiting = [(f"w{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 4))]
-        steps = [do(f"m, running, waiting = scene(Request, {nb}, {bs}, running={running}, waiting={waiting}, "
-                    f"watermark={r.choice((0.0, 0.1, 0.2))})")]
+        steps = [_scene(nb, bs, running, waiting, r.choice((0.0, 0.1, 0.2)))]
         for t in range(40):
             if r.random() < 0.4:
                 steps.append(do(f"waiting.append(Request('n{t}', list(range({r.randint(1, 3 * bs)}))))"))
@@ -403,7 +424,7 @@ def _ex10(c: Cases) -> None:
     # every block full and every request growing: two preemptions in one step, put back in the order they happened
     extra = r.randint(0, 2)
     running = [("r0", 4)] + [(f"r{i}", 2) for i in range(1, 4 + extra)]
-    steps = [do(f"m, running, waiting = scene(Request, {5 + extra}, 2, running={running}, waiting=[('w0', 1)])")]
+    steps = [_scene(5 + extra, 2, running, [("w0", 1)])]
     for _ in range(3):
         steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 1000))})"),
                   get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]")]
@@ -438,8 +459,15 @@ def _ex04b(c: Cases) -> None:
         c.call("backward_exp_fraction", f"backward_exp_fraction({r.choice((64, 96, 128, 256))}, "
                                         f"{r.choice((1024, 4096))}, {r.choice((16, 32))})")
     for _ in range(12):  # many sets: a choice that ignores spills, say, is wrong only where the best one spills
-        # at least one sm_90 report that fits (the solution's answer then exists), the others drawn
-        reports = [_report(r, 90, spill=0)] + [_report(r, 90) for _ in range(r.randint(2, 5))] + [_report(r, 80)]
+        # at least one sm_90 report that fits (the solution's answer then exists), the others drawn; drawn again
+        # while two fitting sm_90 reports tie on the largest (BLOCK_M, BLOCK_N): which of equal ones to pick is a
+        # choice the exercise need not make, so no graded call asks it
+        while True:
+            reports = [_report(r, 90, spill=0)] + [_report(r, 90) for _ in range(r.randint(2, 5))] + [_report(r, 80)]
+            fits = [(d["block_m"], d["block_n"]) for d in map(ast.literal_eval, reports)
+                    if d["arch"] == 90 and d["spill_bytes"] == 0]
+            if fits.count(max(fits)) == 1:
+                break
         r.shuffle(reports)
         c.call("predict", f"predict([{', '.join(reports)}])")
     for _ in range(5):
@@ -464,10 +492,11 @@ SPECS: dict[str, Spec] = {
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
                                               _ex02_stretch, _ATTENTION, atol=1e-4),
     "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,
-                               device=True, atol=1e-5),
-    "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, atol=1e-4, rtol=1e-4),
+                               device=True, triton=True, atol=1e-5),
+    "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, triton=True,
+                               atol=1e-4, rtol=1e-4),
     "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION + _FLASH, device=True,
-                                     raises=("ValueError",), atol=1e-4, rtol=1e-4),
+                                     triton=True, raises=("ValueError",), atol=1e-4, rtol=1e-4),
     "ex04b_performance_lab": Spec(("predict_resources", "read_report", "exp2_per_score", "tile_budget",
                                    "backward_exp_fraction", "predict"), _ex04b,
                                   tuple(f"pagedlab.perf_lab:{f}" for f in ("exp_time_fraction", "score_budget",
@@ -491,9 +520,9 @@ SPECS: dict[str, Spec] = {
                                    {**{m: _MEMORY[m] for m in ("LLAMA3_8B", "OPT_13B")},
                                     "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-9),
     "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09, _ATTENTION + _PAGED, _BATCH, device=True,
-                                 atol=1e-4, rtol=1e-4),
+                                 triton=True, atol=1e-4, rtol=1e-4),
     "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch, _PAGED, atol=1e-5),
     "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("pagedlab.engine.scheduler:Scheduler",
                                                             "pagedlab.engine.llm_engine:LLMEngine"),
-                                {"scene": "pagedlab.exercise_checks.ex10:scene"}),
+                                {"BlockManager": "pagedlab.paged.manager:BlockManager", "deque": "collections:deque"}),
 }

@@ -42,20 +42,23 @@ _BOOT = ("import json, sys, types\n"
 
 
 def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandbox,
-                   expected: Expected | None = None) -> Result:
-    """Grade one notebook; every problem becomes this notebook's verdict, never an exception."""
+                   expected: Expected | None = None, published: bool = True) -> Result:
+    """Grade one notebook; every problem becomes this notebook's verdict, never an exception. With ``published``,
+    a work cell that matches the published solution's needs review."""
     exercise = pristine.name.removesuffix(".ipynb")
     try:
-        restored, cells, reasons, notes = prepare(data, pristine, sandbox.limits)
-        if not sandbox.site_intact():
+        restored, cells, reasons, notes = prepare(data, pristine, sandbox.limits, published)
+        if not sandbox.site_intact(pristine.name):
             return Result(student, exercise, ERROR, "the grading kernels' copy of pagedlab was changed before this "
                                                     "notebook ran; it was restored: grade this notebook again")
-        graded = job_text(expected.cases, pristine.spec) if expected is not None else None
+        token = secrets.token_hex(16)  # the graded calls' results must carry it: only the driver cell knows it
+        graded = (job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, []))
+                  if expected is not None else None)
         reply = run_notebook(sandbox, restored, pristine.name, graded)
-        if not sandbox.site_intact():
+        if not sandbox.site_intact(pristine.name):
             reasons = reasons + ["the grading kernels' copy of pagedlab changed while this notebook ran"]
         if expected is not None:
-            verdict, message = judge_graded(cells, reply, reasons, sandbox.limits, expected, pristine.spec)
+            verdict, message = judge_graded(cells, reply, reasons, sandbox.limits, expected, pristine.spec, token)
         else:
             verdict, message = judge(cells, reply, reasons, sandbox.limits)
         if notes and verdict != PASS:  # a repair may explain the failure
@@ -71,7 +74,7 @@ def run_notebook(sandbox: Sandbox, notebook: nbformat.NotebookNode, filename: st
     """Run ``notebook`` in a fresh folder under ``sandbox`` (then the graded calls, if given); the supervisor's reply."""
     folder = sandbox.new_folder("nb")
     try:
-        job = {**sandbox.job(folder), "notebook": notebook, "filename": filename, "graded": graded,
+        job = {**sandbox.job(folder, filename), "notebook": notebook, "filename": filename, "graded": graded,
                "harness": dict(_SUPERVISOR)[harness.__name__]}
         return supervise(job, sandbox.limits.wall_s + _GRACE_S)
     finally:
@@ -86,15 +89,17 @@ def expected_outcomes(pristine: Pristine, sandbox: Sandbox, seed: int) -> Expect
         expected.problem = f"no solutions/{pristine.name} beside the exercises"
         return expected
     try:
-        restored, _, _, _ = prepare(pristine.solution, pristine, sandbox.limits)
-        reply = run_notebook(sandbox, restored, pristine.name, job_text(expected.cases, pristine.spec))
+        restored, _, _, _ = prepare(pristine.solution, pristine, sandbox.limits, published=False)
+        token = secrets.token_hex(16)
+        reply = run_notebook(sandbox, restored, pristine.name,
+                             job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, [])))
         text = (reply.get("graded") or {}).get("text")
         if text is None:
             expected.problem = f"the solution's run ended with {reply.get('ended') or reply.get('detail')!r}"
         else:
-            outcomes, tripped = load_outcomes(text, expected.cases)
-            if tripped:  # the solution itself calls what the spec wires: the spec is wrong, not the learners
-                expected.problem = f"the solution set off a tripwire: {tripped[0]}"
+            outcomes, tripped, refused = load_outcomes(text, expected.cases, token)
+            if tripped or refused:  # the solution breaks the spec's own rules: the spec is wrong, not the learners
+                expected.problem = f"the solution broke a rule of its spec: {(tripped + refused)[0]}"
             else:
                 expected.outcomes = outcomes
     except (NotRun, Malformed) as e:

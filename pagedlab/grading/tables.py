@@ -64,3 +64,18 @@ def write_tables(results: list[Result], out: Path, notes: list[str] = ()) -> tup
                       for r in chosen]
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return csv_path, md_path
+
+
+def write_similarity(pairs: list[tuple[str, str, str, float]], out: Path) -> Path:
+    """``out/similarity.md``: pairs of learners whose work on an exercise is near-identical (for a person to look)."""
+    lines = ["# Near-identical work", "",
+             "Pairs of learners whose own code in an exercise shares most of its fingerprints "
+             "(pagedlab.grading.similarity). A lead for a person, not a verdict.", ""]
+    if pairs:
+        lines += ["| exercise | learner | learner | shared |", "|---|---|---|---|"]
+        lines += [f"| {md(e)} | {md(a)} | {md(b)} | {share:.0%} |" for e, a, b, share in pairs]
+    else:
+        lines.append("No pair.")
+    path = out / "similarity.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

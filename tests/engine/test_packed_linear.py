@@ -4,6 +4,8 @@ Token-exactness end to end is ``tests/engine/test_llm.py``'s (SmolLM2 and a rand
 packs the weights and plans the decodes); these check the pieces on their own, against plain PyTorch.
 """
 
+import copy
+
 import pytest
 import torch
 from torch.nn import functional as F
@@ -59,3 +61,29 @@ def test_one_plan_serves_every_layer_and_ignores_poisoned_slots(block_size):
         got = torch_decode_attention(q, k2, v, tables, lens, plan=plan)
         err = (want - got).abs().max().item()
         assert err < 1e-5, err
+
+
+def test_a_tied_output_layer_is_packed_over_the_embedding():
+    from pagedlab.models.llama import Llama, LlamaConfig
+
+    torch.manual_seed(0)
+    model = Llama(LlamaConfig(vocab_size=64, d_model=32, n_heads=4, n_kv_heads=2, head_dim=8, d_ff=48)).eval()
+    x = torch.randint(0, 64, (2, 7))
+    plain = copy.deepcopy(model)
+    with torch.no_grad():
+        want = model(x)
+    names = sorted(model.state_dict())
+    packed = pack_linear_weights(model)
+    if not packed:
+        pytest.skip("this PyTorch has no oneDNN linear operators: the engine keeps F.linear")
+    assert packed == 7 * 2 + 1 and type(model.lm_head).__name__ == "_PackedLinear"
+    assert sorted(model.state_dict()) == names                    # no new weight to save or load
+    with torch.no_grad():
+        err = (model(x) - want).abs().max().item()
+        assert err < 1e-5, err
+        for m in (model, plain):                                   # the tied head follows the embedding
+            m.embed_tokens.weight.mul_(-1)
+        flipped, plain_flipped = model(x), plain(x)
+    assert (flipped - want).abs().max().item() > 1e-2
+    err = (flipped - plain_flipped).abs().max().item()
+    assert err < 1e-5, err

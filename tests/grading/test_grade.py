@@ -160,6 +160,12 @@ ATTACKS = {
 def test_review_flags_code_that_touches_the_execution_machinery(source):
     reasons = review_reasons(source, {"torch", "assert_close"})
     assert any(ATTACKS[source] in r for r in reasons), reasons
+    # each says what a person should look for, after what and where
+    assert all(": " in r and not r.endswith("look at what it does") for r in reasons), reasons
+
+
+def test_config_magic_is_allowed_for_the_inline_backend_only():
+    assert review_reasons('%config InteractiveShell.ast_node_interactivity = "all"', set())
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*.ipynb")), ids=lambda p: p.stem)
@@ -191,6 +197,10 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     'if __name__ == "__main__":\n    print(1)',
     "%load_ext autoreload\n%autoreload 2",
     "def softmax(s):\n    return s.exp() / s.exp().sum(-1, keepdim=True)\nout = softmax(x)",
+    # a learner's ordinary Python, once flagged with no reason for a person to look
+    "class Softmax:\n    def __call__(self, x):\n        return x\n"
+    "    def __repr__(self):\n        return f'{self.__class__.__name__}()'",
+    '%config InlineBackend.figure_format = "retina"',
 ])
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, {"ref", "torch", "check"}, {"math"}) == [], source
@@ -249,65 +259,74 @@ def _cases():
     return c
 
 
+TOKEN = "run-token"
+
+
 def _outcomes(value, tripped=()):
-    return json.dumps({"outcomes": [[None, value]], "tripped": list(tripped)})
+    return json.dumps({"token": TOKEN, "outcomes": [[None, value]], "tripped": list(tripped), "refused": []})
+
+
+def _load(text, cases):
+    """(outcomes, tripped) of the driver's ``text``, as the grader reads it."""
+    return load_outcomes(text, cases, TOKEN)[:2]
 
 
 def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes():
     c = _cases()
-    want, _ = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0]}}), c)
-    same, _ = load_outcomes(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0 + 1e-7]}}), c)
+    want, _ = _load(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0]}}), c)
+    same, _ = _load(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0 + 1e-7]}}), c)
     assert compare(want, same, c, 1e-5, 1e-4) is None
     for wrong, why in [({"value": {"tensor": "float32", "shape": [2], "data": [1.0, float("nan")]}}, "differ"),
                        ({"value": {"tensor": "float16", "shape": [2], "data": [1.0, 2.0]}}, "dtype"),
                        ({"value": {"tensor": "float32", "shape": [1, 2], "data": [1.0, 2.0]}}, "shape"),
                        ({"value": {"object": "Proxy"}}, "object"), ({"value": [1.0, 2.0]}, "tensor"),
                        ({"raised": ["NotImplementedError", "RuntimeError"]}, "raised NotImplementedError")]:
-        problem = compare(want, load_outcomes(_outcomes(wrong), c)[0], c, 1e-5, 1e-4)
+        problem = compare(want, _load(_outcomes(wrong), c)[0], c, 1e-5, 1e-4)
         assert problem and why in problem and problem.startswith("graded call 1 (two steps), step 2: f(a)"), problem
-    ints = load_outcomes(_outcomes({"value": 3}), c)[0]
-    assert compare(ints, load_outcomes(_outcomes({"value": 3.0}), c)[0], c, 0, 0) is not None, "3.0 is not the int 3"
-    assert compare(ints, load_outcomes(_outcomes({"value": True}), c)[0], c, 0, 0) is not None, "True is not 3"
-    inf = load_outcomes(_outcomes({"value": float("inf")}), c)[0]
-    assert compare(inf, load_outcomes(_outcomes({"value": -185.6}), c)[0], c, 0, 1e-9), "no tolerance excuses inf"
+    ints = _load(_outcomes({"value": 3}), c)[0]
+    assert compare(ints, _load(_outcomes({"value": 3.0}), c)[0], c, 0, 0) is not None, "3.0 is not the int 3"
+    assert compare(ints, _load(_outcomes({"value": True}), c)[0], c, 0, 0) is not None, "True is not 3"
+    inf = _load(_outcomes({"value": float("inf")}), c)[0]
+    assert compare(inf, _load(_outcomes({"value": -185.6}), c)[0], c, 0, 1e-9), "no tolerance excuses inf"
     assert compare(inf, inf, c, 0, 1e-9) is None
     for text in ["not json", "[[null]]", _outcomes({"value": {"tensor": "float32", "shape": [3], "data": [1.0]}}),
-                 json.dumps([[None, {"value": 1}]]), _outcomes({"value": 1}, tripped=[3]),
+                 json.dumps([[None, {"value": 1}]]), _outcomes({"value": 1}).replace(TOKEN, "guess"), _outcomes({"value": 1}, tripped=[3]),
                  _outcomes({"value": {"__reduce__": "os.system"}}), _outcomes({"value": {"tensor": "object",
                                                                                      "shape": [], "data": [1]}})]:
         with pytest.raises(Malformed):
-            load_outcomes(text, c)
+            _load(text, c)
 
 
 def test_judge_graded_calls():
     limits = Limits(wall_s=60)
     c = _cases()
-    expected = Expected(c, load_outcomes(_outcomes({"value": 7}), c)[0])
+    expected = Expected(c, _load(_outcomes({"value": 7}), c)[0])
     spec = SPECS["ex00_warmup"]
     cells = [Cell(0, "setup", "setup", sha256("import torch")), Cell(1, "work", "work", None)]
     ran = {"0": {"status": "ok", "sha256": sha256("import torch"), "ename": "", "evalue": ""},
            "1": {"status": "ok", "sha256": sha256("w"), "ename": "", "evalue": ""}}
     ok = {"ended": "complete", "cells": ran, "probe": [], "graded": {"status": "ok", "text": _outcomes({"value": 7})}}
-    assert judge_graded(cells, ok, [], limits, expected, spec) == (PASS, "")
+    assert judge_graded(cells, ok, [], limits, expected, spec, TOKEN) == (PASS, "")
     # the kernel's replies count for nothing: every reply "ok", but the outcomes are wrong
     lied = {**ok, "graded": {"status": "ok", "text": _outcomes({"value": 8})}}
-    assert judge_graded(cells, lied, [], limits, expected, spec)[0] == FAIL
-    assert judge_graded(cells, {**ok, "graded": {"status": "ok", "text": None}}, [], limits, expected, spec)[0] == FAIL
+    assert judge_graded(cells, lied, [], limits, expected, spec, TOKEN)[0] == FAIL
+    no_text = {**ok, "graded": {"status": "ok", "text": None}}
+    assert judge_graded(cells, no_text, [], limits, expected, spec, TOKEN)[0] == FAIL
     setup_error = {**ok, "cells": {**ran, "0": {**ran["0"], "status": "error", "ename": "ImportError"}}}
-    assert judge_graded(cells, setup_error, [], limits, expected, spec)[0] == FAIL
-    assert judge_graded(cells, ok, ["work cell 'work' uses vars"], limits, expected, spec) == (
+    assert judge_graded(cells, setup_error, [], limits, expected, spec, TOKEN)[0] == FAIL
+    assert judge_graded(cells, ok, ["work cell 'work' uses vars"], limits, expected, spec, TOKEN) == (
         REVIEW, "work cell 'work' uses vars (graded calls passed)")
-    assert judge_graded(cells, ok, [], limits, Expected(c, None, "boom"), spec)[0] == ERROR
+    assert judge_graded(cells, ok, [], limits, Expected(c, None, "boom"), spec, TOKEN)[0] == ERROR
     tripped = {**ok, "graded": {"status": "ok", "text": _outcomes({"value": 7}, ["graded call 1 called torch.softmax"])}}
-    verdict, message = judge_graded(cells, tripped, [], limits, expected, spec)
+    verdict, message = judge_graded(cells, tripped, [], limits, expected, spec, TOKEN)
     assert verdict == REVIEW and "tripwire: graded call 1 called torch.softmax" in message, message
 
 
 def test_exceptions_match_by_class_and_numbers_by_value():
     c = _cases()
-    value_error = load_outcomes(_outcomes({"raised": ["ValueError", "Exception", "BaseException", "object"]}), c)[0]
-    subclass = load_outcomes(_outcomes({"raised": ["__main__.NotAllocated", "ValueError", "Exception"]}), c)[0]
-    other = load_outcomes(_outcomes({"raised": ["__main__.ValueError", "Exception"]}), c)[0]
+    value_error = _load(_outcomes({"raised": ["ValueError", "Exception", "BaseException", "object"]}), c)[0]
+    subclass = _load(_outcomes({"raised": ["__main__.NotAllocated", "ValueError", "Exception"]}), c)[0]
+    other = _load(_outcomes({"raised": ["__main__.ValueError", "Exception"]}), c)[0]
     assert compare(value_error, subclass, c, 0, 0) is None, "a subclass of ValueError passes for ValueError"
     problem = compare(value_error, other, c, 0, 0)
     assert problem and "should raise ValueError, raised __main__.ValueError" in problem, "a learner's own class of that name fails"
@@ -410,6 +429,7 @@ def test_grade_rejects_a_missing_folder(tmp_path):
 @pytest.fixture(scope="module")
 def sandbox():
     box = Sandbox([ROOT / "exercises", ROOT / "solutions"], use_bwrap=False)
+    box.add_copy("t", ["from pagedlab.kernels import flash_attention"], set())
     yield box
     box.close()
 
@@ -417,18 +437,19 @@ def sandbox():
 def test_the_kernel_environment_is_built_from_nothing(sandbox, monkeypatch):
     monkeypatch.setenv("GRADER_SECRET", "x")
     folder = sandbox.new_folder("t")
-    env = sandbox.environment(folder)
+    env = sandbox.environment(folder, "t")
     assert "GRADER_SECRET" not in env and "PWD" not in env
     for key in ("HOME", "IPYTHONDIR", "MPLCONFIGDIR", "TMPDIR", "JUPYTER_RUNTIME_DIR"):
         assert Path(env[key]).parent == folder, key
-    assert env["PYTHONPATH"] == str(sandbox.site) and (sandbox.site / "pagedlab" / "kernels").is_dir()
+    site = sandbox.sites["t"]
+    assert env["PYTHONPATH"] == str(site) and (site / "pagedlab" / "kernels").is_dir()
     assert sorted(p.name for p in folder.iterdir()) == ["conn", "home", "ipython", "jupyter", "mpl", "tmp", "work"]
 
 
 def test_the_sandbox_mounts_nothing_of_the_repository_but_the_environment(sandbox):
     box = Sandbox.__new__(Sandbox)
     box.__dict__.update(sandbox.__dict__, bwrap="bwrap")
-    cmd = box.kernel_command(sandbox.root / "nb", ["python"])
+    cmd = box.kernel_command(sandbox.root / "nb", ["python"], "t")
     mounted = [Path(cmd[i + 2]) for i, a in enumerate(cmd) if a in ("--ro-bind", "--bind", "--ro-bind-try")]
     for protected in (ROOT, ROOT / "solutions", ROOT / "exercises", sandbox.root):
         assert protected not in mounted and not any(m in protected.parents for m in mounted), protected
@@ -442,6 +463,7 @@ def test_a_sandboxed_process_sees_only_its_folder():
     try:
         if box.bwrap is None:
             pytest.skip(box.note)
+        box.add_copy("t", ["import pagedlab"], set())
         folder = box.new_folder("t")
         host = socket.create_server(("127.0.0.1", 0))  # a service on the grader's machine
         code = ("import os, sys, pathlib, socket, pagedlab; "
@@ -452,12 +474,13 @@ def test_a_sandboxed_process_sees_only_its_folder():
                 "assert pathlib.Path(pagedlab.__file__).is_relative_to(os.environ['PYTHONPATH']); "
                 "assert len([p for p in os.listdir('/proc') if p.isdigit()]) <= 3, 'not in its own PID namespace'; "
                 "open(os.path.join(os.environ['HOME'], 'ok'), 'w').write('1')")
-        assert bwrap_problem(box.kernel_command(folder, [sys.executable, "-s", "-c", code]),
-                             box.environment(folder)) is None
+        assert bwrap_problem(box.kernel_command(folder, [sys.executable, "-s", "-c", code], "t"),
+                             box.environment(folder, "t")) is None
         assert (folder / "home" / "ok").read_text() == "1"
-        for target in (ROOT / "pagedlab" / "planted.py", box.site / "planted.py"):
+        for target in (ROOT / "pagedlab" / "planted.py", box.sites["t"] / "planted.py"):
             write = f"open({str(target)!r}, 'w').write('x')"
-            assert bwrap_problem(box.kernel_command(folder, [sys.executable, "-c", write]), box.environment(folder))
+            assert bwrap_problem(box.kernel_command(folder, [sys.executable, "-c", write], "t"),
+                                 box.environment(folder, "t"))
             assert not target.exists()
     finally:
         if host is not None:

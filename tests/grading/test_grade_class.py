@@ -551,7 +551,8 @@ def _grade(folder: Path, out: Path, sandbox: bool, package: Path) -> tuple[dict,
     # graded beside it (b16-rewrites-snapshot rewrote the kernels' copy of pagedlab while a09-os-exit ran).
     jobs = "2" if sandbox else "1"
     cmd = [sys.executable, "-m", "pagedlab.grading", str(folder), "--out", str(out), "--timeout", "120", "--jobs", jobs,
-           "--exercises", str(ROOT / "exercises")] + ([] if sandbox else ["--no-sandbox", "--unsafe"])
+           "--exercises", str(ROOT / "exercises"), "--solutions-private",  # (its honest learners are the solutions)
+           ] + ([] if sandbox else ["--no-sandbox", "--unsafe"])
     shutil.copytree(ROOT / "pagedlab", package / "pagedlab", ignore=shutil.ignore_patterns("__pycache__"))
     start = time.monotonic()
     # The grader's own temporary folder lies inside the test's, so whatever a learner plants in the folders of
@@ -668,8 +669,9 @@ def _supervised(notebook, limits, flaky=False, dead=False):
     """Run ``notebook`` through the grader's supervisor (no sandbox); return its reply."""
     box = Sandbox([ROOT / "exercises", ROOT / "solutions"], use_bwrap=False, limits=limits)
     try:
+        box.add_copy("t", ["import pagedlab"], set())
         folder = box.new_folder("t")
-        job = {**box.job(folder), "notebook": notebook, "filename": "t.ipynb"}
+        job = {**box.job(folder, "t"), "notebook": notebook, "filename": "t.ipynb"}
         if flaky or dead:  # a kernel that dies before its first reply (every time, or only the first time)
             marker = folder / "conn" / "started-once"
             start = "" if dead else f'[ -e {marker} ] && exec "$@"; touch {marker}; '

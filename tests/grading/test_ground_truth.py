@@ -13,7 +13,10 @@ import functools
 import pytest
 
 import planted
-from graded_in_process import ROOT, SEEDS, differences, notebook_bytes, run_graded, run_graded_isolated
+from graded_in_process import (ROOT, SEEDS, differences, notebook_bytes, pristine, run_graded,
+                               run_graded_isolated)
+from pagedlab.grading.judge import prepare
+from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
 
 TABLES = planted.tables()
@@ -45,6 +48,15 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex04_stretch_gqa_forward", "ValueError that does not name k"): _MESSAGE,
     ("ex04_stretch_gqa_forward", "ValueError that names the count, not k (a bare letter k elsewhere does not count)"):
         _MESSAGE,
+    # Boundaries the visible checks try and the graded calls' draws (so far) do not: each is a wrong answer only there.
+    ("ex03_triton_basics", "the loops over the tiles one short (range(0, n_cols - 1, BLOCK))"):
+        "wrong only when n_cols - 1 is a multiple of the tile (1, 17, 33 columns in tiles of 16): check 7 tries 1",
+    ("ex06_block_allocator", "blocks_needed: one block for an empty sequence (wrong only at 0 tokens)"):
+        "wrong only at 0 tokens, which blocks_needed's draws (0 to 100) rarely hit: check 7 tries 0",
+    ("ex08_swap_or_recompute", "crossover: < where the text says at equality too (ZeroDivisionError at zero room)"):
+        "wrong only when the bytes alone cost exactly the prefill, which drawn floats never do: check 3 builds it",
+    ("ex10_scheduler_step", "the token appended is req.tokens[-1], not len(req.tokens)"):
+        "the graded calls read how many tokens each request holds, not their ids: check 2 reads the ids",
 }
 
 
@@ -121,3 +133,159 @@ def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise):
         elif passed:
             survivors.append(f"{bug!r} passes on seeds {passed}")
     assert not survivors, f"{exercise}: planted bugs the graded calls miss:\n" + "\n".join(survivors)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Attacks by class, and honest learners the grader once wronged: each on the five seeds, in a child process that
+# imports pagedlab as the grading kernel would (:func:`grading_copy_only`).
+
+_TORCH_ATTENTION = """
+def _torch(q, k, v, out, *args, CAUSAL=False, **kw):
+    s = q.float() @ k.float().transpose(-1, -2) * q.shape[-1] ** -0.5
+    if CAUSAL:
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).tril(s.shape[-1] - s.shape[-2]).logical_not(),
+                          float('-inf'))
+    out.copy_(torch.nan_to_num((s - s.amax(-1, keepdim=True)).exp() / (s - s.amax(-1, keepdim=True)).exp().sum(
+        -1, keepdim=True)) @ v.float())
+"""
+_ROWS = "(x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)"
+# (exercise, {work cell id: source}) for each class of attack; each must fail or need review on every seed.
+ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
+    "ex03 in plain PyTorch": ("ex03_triton_basics", {
+        "add-work": "def vector_add(x, y, block=64):\n    return x + y\n",
+        "softmax-work": f"def softmax(x, block=16):\n    return {_ROWS}\n"}),
+    "ex04 with a defaultdict for a kernel": ("ex04_flash_forward", {
+        "kernel-work": "import collections\n" + _TORCH_ATTENTION + "attention_kernel = collections.defaultdict("
+                       "lambda: _torch)\n"}),
+    "ex04 stretch in plain PyTorch": ("ex04_stretch_gqa_forward", {
+        "kernel-work": "def gqa_forward(q, k, v, block_m=16, block_n=32):\n"
+                       "    if q.shape[1] % k.shape[1]:\n        raise ValueError('k: heads must divide')\n"
+                       "    g = q.shape[1] // k.shape[1]\n    out = torch.empty_like(q)\n"
+                       "    _torch(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1), out)\n    return out\n"
+                       + _TORCH_ATTENTION}),
+    "ex09 with a defaultdict for a kernel": ("ex09_paged_attention", {
+        "kernel-work": "import collections\n"
+                       "def _torch(q, kc, vc, tables, lens, out, *args, **kw):\n"
+                       "    bs, kvh = kc.shape[1], kc.shape[2]\n"
+                       "    for i in range(q.shape[0]):\n"
+                       "        n = int(lens[i])\n        blocks = tables[i, :(n + bs - 1) // bs].long()\n"
+                       "        k = kc[blocks].reshape(-1, kvh, q.shape[-1])[:n].repeat_interleave(q.shape[1] // kvh, 1)\n"
+                       "        v = vc[blocks].reshape(-1, kvh, q.shape[-1])[:n].repeat_interleave(q.shape[1] // kvh, 1)\n"
+                       "        s = torch.einsum('hd,nhd->hn', q[i], k) * q.shape[-1] ** -0.5\n"
+                       "        p = (s - s.amax(-1, keepdim=True)).exp()\n"
+                       "        out[i] = torch.einsum('hn,nhd->hd', p / p.sum(-1, keepdim=True), v)\n"
+                       "paged_decode_kernel = collections.defaultdict(lambda: _torch)\n"}),
+    "torch._refs.softmax": ("ex00_warmup", {"softmax-work": "def softmax_rows(x):\n"
+                                                            "    return torch._refs.softmax(x, -1)\n"}),
+    "torch._decomp's _softmax": ("ex00_warmup", {
+        "softmax-work": "import torch._decomp.decompositions as d\n"
+                        "def softmax_rows(x):\n    return d._softmax(x, -1, False)\n"}),
+    "the raw binding with dispatch modes disabled": ("ex00_warmup", {
+        "softmax-work": "import torch.utils._python_dispatch as pd\n"
+                        "def softmax_rows(x):\n    with pd._disable_current_modes():\n"
+                        "        return torch._C._VariableFunctions.softmax(x, -1)\n"}),
+    "the aten op's C++ handle from a worker thread": ("ex00_warmup", {
+        "softmax-work": "import concurrent.futures as cf\n"
+                        "def softmax_rows(x):\n    with cf.ThreadPoolExecutor(1) as pool:\n"
+                        "        return pool.submit(torch.ops.aten._softmax.default._op, x, -1, False).result()\n"}),
+    "ex02's tiled_attention from ex00 through pydoc": ("ex00_warmup", {
+        "softmax-work": "import pydoc\n"
+                        "def softmax_rows(x):\n    f = pydoc.locate('pagedlab.attention.tiled_attention')\n"
+                        "    v = torch.eye(x.shape[-1], dtype=x.dtype)\n"
+                        "    return torch.stack([f(r[:, None] * 0 + r, torch.ones(x.shape[-1], 1, dtype=x.dtype), v)[0]\n"
+                        "                        for r in x.reshape(-1, x.shape[-1])]).reshape(x.shape)\n"}),
+    "the check module's own answer": ("ex04b_performance_lab", {"predict-work": "predict = ex04b._right\n"}),
+    "a fresh pagedlab.memory from runpy": ("ex05_kv_cache_size", {
+        "formula-work": "import runpy\nkv_cache_bytes = runpy.run_module('pagedlab.memory')['kv_cache_bytes']\n"}),
+    "a fresh allocator module from runpy": ("ex06_block_allocator", {
+        "allocator-work": "import runpy\n_a = runpy.run_module('pagedlab.paged.allocator')\n"
+                          "class SimpleAllocator(_a['BlockAllocator']):\n    pass\n"}),
+    "SystemExit from a graded call": ("ex00_warmup", {
+        "softmax-work": "def softmax_rows(x):\n    raise SystemExit(0)\n"}),
+    "answers precomputed from the inputs in memory": ("ex00_warmup", {
+        "softmax-work": "import gc\n_seen = {}\nfor o in gc.get_objects():\n"
+                        "    if isinstance(o, torch.Tensor) and o.is_floating_point() and o.dim():\n"
+                        "        _seen[o.shape, o.sum().item()] = torch.softmax(o, -1)\n"
+                        "def softmax_rows(x):\n    return _seen[x.shape, x.sum().item()]\n"}),
+}
+# Honest learners the grader once failed or flagged: each must pass on every seed, with no review reason.
+HONEST: dict[str, tuple[str, dict[str, str]]] = {
+    "ex04b predict keeps the last of equal reports": ("ex04b_performance_lab", {
+        "predict-work": "def predict(reports):\n    best = None\n    for i, r in enumerate(reports):\n"
+                        "        if r['arch'] == 90 and r['spill_bytes'] == 0 and (best is None or (r['block_m'], "
+                        "r['block_n']) >= (reports[best]['block_m'], reports[best]['block_n'])):\n"
+                        "            best = i\n    return best\n"}),
+    "a class with __call__, its repr by __class__.__name__, %config retina": ("ex00_warmup", {
+        "softmax-work": '%config InlineBackend.figure_format = "retina"\n'
+                        "class Softmax:\n    def __call__(self, x):\n        return " + _ROWS + "\n"
+                        "    def __repr__(self):\n        return f'{self.__class__.__name__}()'\n"
+                        "softmax_rows = Softmax()\n"}),
+}
+
+
+def grading_copy_only(exercise: str) -> None:
+    """Make this process import ``pagedlab`` as the exercise's grading kernel does: every module the grading copy
+    leaves out unimportable and gone from its package, every placeholder empty (:func:`grading_copy`)."""
+    import sys
+    import types
+
+    from pagedlab.grading.align import role
+    from pagedlab.grading.sandbox import grading_copy
+
+    p = pristine(exercise)
+    held, _ = grading_copy(*p.spec.copy_rule([c.source for c in p.notebook.cells
+                                              if c.cell_type == "code" and role(c) == "setup"]))
+    for name in [m for m in sys.modules if m == "pagedlab" or m.startswith("pagedlab.")]:
+        if name.startswith("pagedlab.grading") or held.get(name, "") is not None:
+            continue  # the grader itself (it runs outside the kernel), and the modules the copy holds
+        parent, _, last = name.rpartition(".")
+        if parent in sys.modules and hasattr(sys.modules[parent], last):
+            delattr(sys.modules[parent], last)
+        sys.modules[name] = types.ModuleType(name) if name in held else None
+
+
+def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str]):
+    import multiprocessing
+
+    def child(conn):
+        grading_copy_only(exercise)
+        conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace)))
+
+    parent, end = multiprocessing.Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(target=child, args=(end,))
+    process.start()
+    end.close()
+    got = parent.recv() if parent.poll(120) else None
+    process.join(5)
+    return got
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack):
+    exercise, replace = ATTACKS[attack]
+    got = _graded_as_in_the_kernel(exercise, replace)
+    assert got is not None, "the child process died (a fail in the grader: here, a test that proves nothing)"
+    passed = [seed for seed, d in differences(exercise, solution(exercise), got).items() if d is None]
+    assert not passed or got.tripped, f"{attack!r} passes on seeds {passed} with no tripwire"
+
+
+@pytest.mark.parametrize("honest", HONEST)
+def test_honest_learners_pass_on_every_seed(honest):
+    exercise, replace = HONEST[honest]
+    # (this process has no IPython shell to run a magic: the kernel runs it, and the review reads it)
+    got = _graded_as_in_the_kernel(exercise, {k: "\n".join(line for line in v.splitlines() if not line.startswith("%"))
+                                              for k, v in replace.items()})
+    assert got is not None and not got.cell_errors and not got.tripped, got
+    assert all(d is None for d in differences(exercise, solution(exercise), got).values())
+    p = pristine(exercise)
+    reasons = prepare(notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), p, Limits())[2]
+    # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it)
+    assert not [r for r in reasons if "published solution" not in r or any(repr(k) in r for k in replace)], reasons
+
+
+def test_the_check_module_passes_where_it_is_importable():
+    """The grading copy is the defence: with ``exercise_checks`` put back (this process imports all of pagedlab),
+    ``predict = ex04b._right`` passes; in the grading copy it fails (above)."""
+    exercise, replace = ATTACKS["the check module's own answer"]
+    got = run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace))
+    assert all(d is None for d in differences(exercise, solution(exercise), got).values()) and not got.tripped

@@ -1,5 +1,6 @@
-"""The grading kernel's harness, armed in this process: tripwires see reference code by any path, the driver
-serializes with what it captured before learner code ran, and numbers come back by value."""
+"""The grading kernel's driver, run in this process after the learner's code: tripwires see reference code by any
+path, the driver serializes with its own encoder, numbers come back by value, and a Triton exercise's result counts
+only when the notebook's own kernel wrote it."""
 
 import json
 import subprocess
@@ -17,7 +18,7 @@ import torch
 def softmax_rows(x):
     return {}
 """
-# Each computes softmax by a path no list of names holds (the issue's round of attacks, one line each).
+# Each computes softmax by a path no list of names holds (one round of attacks, one line each).
 PATHS = {
     "a module": "torch.nn.Softmax(dim=-1)(x)",
     "a distribution": "torch.distributions.Categorical(logits=x).probs",
@@ -41,15 +42,14 @@ def softmax_rows(x):
 
 
 def _run(exercise, cases, source, namespace=None, tmp_path=None):
-    graded = harness.arm(job_text(cases, SPECS[exercise]))
-    try:
-        ns = namespace if namespace is not None else {"__name__": "__main__"}
-        exec(source, ns)
-        out = tmp_path / "out.json"
-        graded(ns, str(out))
-        return load_outcomes(out.read_text(), cases)
-    finally:
-        graded.disarm()
+    job = job_text(cases, SPECS[exercise], "token")  # (the grader's process writes it, where no learner code runs)
+    ns = namespace if namespace is not None else {"__name__": "__main__"}
+    exec(source, ns)
+    out = tmp_path / "out.json"
+    out.unlink(missing_ok=True)
+    harness.drive(job, ns, str(out))
+    outcomes, tripped, refused = load_outcomes(out.read_text(), cases, "token")
+    return outcomes, tripped + refused
 
 
 def _one_call(expression):
@@ -103,10 +103,12 @@ def test_reference_classes_and_functions_are_wired_in_every_module_that_holds_th
     c.call("kv_cache_bytes", "kv_cache_bytes(2, 2, 4, 8, 1, 2)")
     source = "import pkgutil\nkv_cache_bytes = pkgutil.resolve_name('pagedlab.memory:kv_cache_bytes')\n"
     _, tripped = _run("ex05_kv_cache_size", c, source, tmp_path=tmp_path)
-    assert any("pagedlab.memory.kv_cache_bytes" in t for t in tripped), tripped
+    # (wrapped where a module holds it; here the namespace is no module, and the profile hook sees its file's code)
+    assert any("kv_cache_bytes" in t for t in tripped), tripped
 
 
-def test_the_driver_serializes_with_what_it_captured_before_learner_code(tmp_path):
+def test_the_driver_serializes_with_its_own_encoder(tmp_path):
+    """A learner's ``json.dump``/``json.dumps`` changes nothing the driver writes."""
     c = _one_call("softmax_rows(X)")
     source = ("import json, torch\n"
               "def _dump(obj, f, **k):\n    f.write('[[{\"value\": 1}]]')\n"
@@ -142,3 +144,52 @@ def test_an_aten_operator_called_directly_is_seen(tmp_path):
               "    return torch.ops.aten._scaled_dot_product_attention_math.default(q, k, v)[0]\n")
     outcomes, tripped = _run("ex01_naive_attention", c, source, tmp_path=tmp_path)
     assert outcomes[0][0][0] == "value" and any("_scaled_dot_product_attention_math" in t for t in tripped), tripped
+
+
+TRITON_ADD = """
+import torch, triton, triton.language as tl
+import pagedlab.device
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+@triton.jit
+def nothing_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pass
+def vector_add(x, y, block=64):
+    out = torch.empty_like(x)
+{body}
+    return out
+"""
+TRITON_BODIES = {
+    "its own kernel": ("    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
+    "plain PyTorch": ("    out = x + y", ["not written by a @triton.jit kernel"]),
+    "a kernel that writes nothing, PyTorch before it": (
+        "    out.copy_(x + y)\n    nothing_kernel[(1,)](x, y, out, x.numel(), BLOCK=64)",
+        ["not written by a @triton.jit kernel"]),
+    "its kernel, then PyTorch over the result": (
+        "    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n    out.copy_(x + y + 0)\n"
+        "    out[0] += 1", ["changed after the notebook's Triton kernel wrote it"]),
+}
+
+
+@pytest.mark.parametrize("body", TRITON_BODIES)
+def test_a_triton_result_counts_only_when_the_notebooks_kernel_wrote_it(body, tmp_path):
+    c = Cases(0)
+    c.call("vector_add", f"vector_add({c.array(70)}, {c.array(70)})")
+    source, refusals = TRITON_BODIES[body]
+    _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=source), tmp_path=tmp_path)
+    assert len(tripped) == len(refusals) and all(r in t for r, t in zip(refusals, tripped)), tripped
+
+
+def test_without_the_triton_rule_plain_pytorch_would_count(tmp_path, monkeypatch):
+    """The rule, broken on purpose: a spec without ``triton`` lets ``x + y`` through."""
+    import dataclasses
+
+    monkeypatch.setitem(SPECS, "ex03_triton_basics", dataclasses.replace(SPECS["ex03_triton_basics"], triton=False))
+    c = Cases(0)
+    c.call("vector_add", f"vector_add({c.array(70)}, {c.array(70)})")
+    _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=TRITON_BODIES["plain PyTorch"][0]),
+                      tmp_path=tmp_path)
+    assert tripped == []

@@ -43,11 +43,11 @@ def test_the_pytest_face_agrees_with_the_command_line(tmp_path):
     shutil.copytree(ROOT / "pagedlab", package / "pagedlab", ignore=shutil.ignore_patterns("__pycache__"))
     exercises, solutions = str(ROOT / "exercises"), str(ROOT / "solutions")
     flags = ["--grade-no-sandbox", "--grade-unsafe", "--grade-jobs", "2", "--grade-timeout", "120",
-             "--grade-exercises", exercises, "--grade-solutions", solutions]
+             "--grade-exercises", exercises, "--grade-solutions", solutions, "--grade-solutions-private"]
     env = {**os.environ, "PYTHONPATH": str(package)}
     cli = subprocess.run([sys.executable, "-m", "pagedlab.grading", str(tmp_path / "class"), "--out",
                           str(tmp_path / "cli"), "--no-sandbox", "--unsafe", "--jobs", "2", "--timeout", "120",
-                          "--exercises", exercises, "--solutions", solutions],
+                          "--exercises", exercises, "--solutions", solutions, "--solutions-private"],
                          cwd=package, capture_output=True, text=True, env=env)
     assert cli.returncode == 0, cli.stderr[-2000:]
     face = subprocess.run([sys.executable, "-m", "pytest", "-p", "pagedlab.grading.pytest_plugin", "-p", "no:xdist",

@@ -164,12 +164,12 @@ def test_page_links_back_to_its_notebook_and_launches_it(site, notebook):
 
 def test_pages_load_nothing_from_elsewhere(site):
     """Scripts, styles and pictures are served by the site itself (MathJax included): no CDN when a page is read."""
-    for source in [site / "index.html", page(site, LECTURES[2])]:
+    for source in [site / "index.html", page(site, LECTURES[2])]:      # the second has math: MathJax too
         text = source.read_text(encoding="utf-8")
         tags = re.findall(r"<(?:script|link|img)\b[^>]*>", text)
         remote = [t for t in tags if re.search(r"\b(?:src|href)=\"(?:https?:)?//", t) and 'rel="canonical"' not in t]
         assert not remote, f"{source.name} loads {remote}"
-        assert "_static/mathjax/tex-chtml.js" in text, f"{source.name} does not load the site's MathJax"
+    assert "_static/mathjax/tex-chtml.js" in text, f"{source.name} does not load the site's MathJax"
 
 
 def test_solutions_can_be_left_out(tmp_path):

@@ -1,0 +1,101 @@
+"""Results a learner cannot write, proven on tiny notebooks run by the grader's own supervisor (no torch: seconds).
+
+Each test breaks one rule of :mod:`pagedlab.grading.run` and :mod:`pagedlab.grading.harness` on purpose from the
+notebook's side: the graded inputs and the token are not in the kernel while learner cells run, a thread alive when
+the graded calls begin is counted, a driver cell that did not reply ``ok`` leaves no results, and the results must
+carry the run's token.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from pagedlab.grading.calls import Malformed, job_text, load_outcomes
+from pagedlab.grading.judge import REVIEW, Expected, judge_graded
+from pagedlab.grading.procs import Limits
+from pagedlab.grading.sandbox import Sandbox
+from pagedlab.grading.specs import Cases
+from pagedlab.grading.supervise import _SUPERVISOR, supervise
+
+TOKEN = "9f2c41d7a0b35e68"
+SPEC = SimpleNamespace(given={}, tripwires=(), device=False, triton=False)
+
+
+def _cases() -> Cases:
+    c = Cases(0)
+    c.call("answer", "answer()")
+    return c
+
+
+def _graded(*sources: str) -> dict:
+    """Run a notebook of ``sources`` and its graded call ``answer()`` through the supervisor; its ``graded`` reply."""
+    box = Sandbox([], use_bwrap=False, limits=Limits(wall_s=90))
+    try:
+        box.add_copy("t", ["import pagedlab"], set())
+        folder = box.new_folder("t")
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+        job = {**box.job(folder, "t"), "notebook": notebook, "filename": "t.ipynb",
+               "graded": job_text(_cases(), SPEC, TOKEN), "harness": dict(_SUPERVISOR)["pagedlab.grading.harness"]}
+        reply = supervise(job, 120)
+    finally:
+        box.close()
+    assert reply.get("ended") == "complete", reply
+    return reply["graded"]
+
+
+@pytest.mark.slow
+def test_a_learner_cell_finds_no_graded_input_or_token_in_memory():
+    """The job reaches the kernel in the driver cell, after the last learner cell: ``gc`` finds nothing before."""
+    # Strings are not tracked by gc: look inside every container it tracks (the job would be a dict, or its text).
+    scan = (f"needle = {TOKEN[:8]!r} + {TOKEN[8:]!r}\n"
+            "import gc\n"
+            "found = 0\n"
+            "for o in gc.get_objects():\n"
+            "    values = o.values() if isinstance(o, dict) else o if isinstance(o, (list, tuple)) else ()\n"
+            "    found += sum(1 for v in values if isinstance(v, str) and v is not needle and needle in v)\n"
+            "def answer():\n    return found\n")
+    graded = _graded(scan)
+    outcomes, tripped, _ = load_outcomes(graded["text"], _cases(), TOKEN)
+    assert outcomes == [[("value", 0)]] and tripped == [] and graded["threads"] == 0
+
+
+@pytest.mark.slow
+def test_a_thread_alive_when_the_graded_calls_begin_is_counted():
+    honest = _graded("def answer():\n    return 1\n")
+    assert honest["threads"] == 0 and honest["status"] == "ok"
+    thread = ("import threading, time\n"
+              "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+              "def answer():\n    return 1\n")
+    assert _graded(thread)["threads"] >= 1
+
+
+@pytest.mark.slow
+def test_no_results_are_read_from_a_driver_cell_that_did_not_reply_ok():
+    """The driver writes its file, then fails (learner code broke ``os.close``): nothing is read back."""
+    broken = ("import os\n_close = os.close\n"
+              "def close(fd):\n    _close(fd)\n    raise SystemExit('after the results were written')\n"
+              "os.close = close\n"
+              "def answer():\n    return 1\n")
+    graded = _graded(broken)
+    assert graded["status"] == "error" and graded["text"] is None
+
+
+def test_results_without_the_runs_token_are_refused():
+    text = '{"token": "guessed", "outcomes": [[{"value": 1}]], "tripped": [], "refused": []}'
+    with pytest.raises(Malformed, match="token"):
+        load_outcomes(text, _cases(), TOKEN)
+    assert load_outcomes(text.replace("guessed", TOKEN), _cases(), TOKEN)[0] == [[("value", 1)]]
+
+
+def test_a_live_learner_thread_sends_the_notebook_to_review():
+    expected = Expected(_cases(), outcomes=[[("value", 1)]])
+    text = f'{{"token": "{TOKEN}", "outcomes": [[{{"value": 1}}]], "tripped": [], "refused": []}}'
+    spec = SimpleNamespace(atol=0, rtol=0)
+    reply = {"ended": "complete", "cells": {}, "graded": {"status": "ok", "text": text, "threads": 0}}
+    assert judge_graded([], reply, [], Limits(), expected, spec, TOKEN) == ("pass", "")
+    reply["graded"]["threads"] = 1
+    verdict, message = judge_graded([], reply, [], Limits(), expected, spec, TOKEN)
+    assert verdict == REVIEW and "thread" in message

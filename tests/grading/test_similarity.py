@@ -1,0 +1,50 @@
+"""Copies of the published solution, and near-identical learners, are found however they are renamed."""
+
+import json
+
+from pagedlab.grading.similarity import copied_cells, fingerprints, similar_pairs
+from pagedlab.grading.tables import write_similarity
+
+from graded_in_process import ROOT
+
+
+def _cells(path):
+    nb = json.loads(path.read_text())
+    return {c["id"]: "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"}
+
+
+SOLUTION = _cells(ROOT / "solutions" / "ex02_online_softmax.ipynb")
+HANDED_OUT = _cells(ROOT / "exercises" / "ex02_online_softmax.ipynb")
+
+
+def _renamed(source: str) -> str:
+    """The solution as a copier hides it: names changed, comments rewritten, blank lines added."""
+    out = source.replace("acc", "accumulator").replace("m_new", "new_max").replace("block_n", "bn")
+    return "\n".join(line.split("#")[0].rstrip() + ("  # mine" if line.strip() else "") for line in out.splitlines())
+
+
+def test_a_renamed_copy_of_the_solution_is_flagged_naming_the_cell():
+    work = {"tiled-work": _renamed(SOLUTION["tiled-work"]), "update-work": HANDED_OUT["update-work"]}
+    reasons = copied_cells(work, SOLUTION, HANDED_OUT)
+    assert len(reasons) == 1 and reasons[0].startswith("work cell 'tiled-work' matches the published solution"), reasons
+    # the names are what a copier changes: read as written, the copy would not be found
+    assert len(fingerprints(work["tiled-work"]) & fingerprints(SOLUTION["tiled-work"])) > 0
+
+
+def test_the_exercise_as_handed_out_and_an_own_answer_are_not_flagged():
+    own = ("def online_softmax_update(m, l, acc, s, v_tile):\n"
+           "    top = torch.maximum(m, s.max(dim=1).values)\n"
+           "    scale = torch.where(top == -math.inf, torch.zeros_like(top), torch.exp(m - top))\n"
+           "    w = torch.where(top[:, None] == -math.inf, torch.zeros_like(s), torch.exp(s - top[:, None]))\n"
+           "    return top, l * scale + w.sum(dim=1), acc * scale[:, None] + w @ v_tile\n")
+    assert copied_cells({"update-work": own, "tiled-work": HANDED_OUT["tiled-work"]}, SOLUTION, HANDED_OUT) == []
+
+
+def test_near_identical_learners_are_paired_in_the_class_table(tmp_path):
+    handed_out = "\n".join(HANDED_OUT.values())
+    work = {"ann": SOLUTION["tiled-work"], "bob": _renamed(SOLUTION["tiled-work"]),
+            "cy": SOLUTION["update-work"], "dee": ""}
+    pairs = similar_pairs(work, handed_out)
+    assert [(a, b) for a, b, _ in pairs] == [("ann", "bob")] and pairs[0][2] >= 0.8, pairs
+    text = write_similarity([("ex02_online_softmax", *pairs[0])], tmp_path).read_text()
+    assert "| ex02\\_online\\_softmax | ann | bob |" in text
