@@ -56,7 +56,8 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex08_swap_or_recompute", "crossover: < where the text says at equality too (ZeroDivisionError at zero room)"):
         "wrong only when the bytes alone cost exactly the prefill, which drawn floats never do: check 3 builds it",
     ("ex04b_performance_lab", "a tie broken by the last of equal maxima"):
-        "the graded sets are drawn without ties (specs._ex04b); the stated tie rule is check 7's to try",
+        "the graded calls draw no tie on the largest tile, so that no learner's grade rests on a tie rule (the spec "
+        "draws again); check 7, beside the text that states the rule, tries a tie",
     ("ex10_scheduler_step", "the token appended is req.tokens[-1], not len(req.tokens)"):
         "the graded calls read how many tokens each request holds, not their ids: check 2 reads the ids",
 }
