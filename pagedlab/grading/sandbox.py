@@ -17,7 +17,7 @@ the learner's own notebook:
   enforces it: not for root) are set on the process that starts the kernel and inherited by everything in it.
 
 Without bubblewrap the rest still applies, but the kernel can then read and write whatever the grader's user
-can: see the instructors' guide in the README.
+can: see the instructors' guide (docs/instructors.md) and the threat model (docs/threat_model.md).
 """
 
 from __future__ import annotations
