@@ -18,8 +18,9 @@ def pack_linear_weights(model: torch.nn.Module) -> int:
     """Optimization "prepacked weights", for float32 models on a CPU: each ``nn.Linear`` of ``model`` computes
     through oneDNN (PyTorch's CPU kernel library) with its weight laid out once in the blocked order oneDNN's
     kernel reads, instead of a plain ``F.linear`` that reorders panels of the weight on every call. A decode step
-    multiplies a few rows by every weight of the model, so that reordering is a large part of its time; vLLM's CPU
-    backend packs its weights the same way. A model whose output layer is its token embedding (``lm_head`` None and
+    multiplies a few rows by every weight of the model; at 32 rows a packed layer measured 10% to 40% faster than
+    ``F.linear`` in micro-benchmarks on the course's CPU (whole steps on a loaded machine did not settle it: see
+    ``benchmarks/README.md``). vLLM's CPU backend packs its weights the same way. A model whose output layer is its token embedding (``lm_head`` None and
     an ``embed_tokens``, as a tied :class:`~pagedlab.models.llama.Llama`) gets a packed ``lm_head`` over the
     embedding's weight: the largest product of a decode step.
 
@@ -41,7 +42,8 @@ def pack_linear_weights(model: torch.nn.Module) -> int:
     if not layers or not torch.backends.mkldnn.is_available():
         return 0
     try:                                    # a build of PyTorch whose oneDNN lacks these operators keeps F.linear
-        _PackedLinear(layers[0][1])(torch.zeros(1, layers[0][1].weight.shape[1]))
+        with torch.no_grad():
+            _PackedLinear(layers[0][1])(torch.zeros(1, layers[0][1].weight.shape[1]))
     except (RuntimeError, NotImplementedError, AttributeError):
         return 0
     for module, owner in layers:
