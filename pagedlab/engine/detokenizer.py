@@ -27,8 +27,9 @@ class IncrementalDetokenizer:
     * stop strings are searched only once more than ``min_tokens`` tokens exist, and a match must end in the text
       of the tokens after the first ``min_tokens`` (it may begin a few characters before: a stop string that
       straddles the boundary counts);
-    * when several stop strings end in the new text, the first one *in the list* wins (not the earliest in the
-      text); the text is cut before it, or after it with ``include_stop``.
+    * when several stop strings end in the new text, the one that ends first in the text wins, a tie going to the
+      first in the list (vLLM 0.32's ``check_stop_strings``; earlier V1 releases took the first in the list); the
+      text is cut before it, or after it with ``include_stop``.
 
     Args:
         tokenizer: a Hugging Face tokenizer (its ``decode``).
@@ -88,11 +89,11 @@ class IncrementalDetokenizer:
         self.text += delta
         if self.num_tokens <= self.min_tokens:
             return delta        # vLLM: no stop string before min_tokens tokens, nor in their text
-        for s in self.stop:     # a match must end inside the new text; the list's order decides
-            at = self.text.find(s, max(0, start - len(s) + 1))
-            if at >= 0:
-                self.stop_string = s
-                at += len(s) if self.include_stop else 0
-                delta, self.text = self.text[start:at] if at >= start else "", self.text[:at]
-                break
+        # A match must end inside the new text. Of several, the one that ends first wins (what adding the text one
+        # character at a time would give), a tie going to the list's order.
+        found = [(at + len(s), at, s) for s in self.stop if (at := self.text.find(s, max(0, start - len(s) + 1))) >= 0]
+        if found:
+            end, at, self.stop_string = min(found, key=lambda f: f[0])
+            at = end if self.include_stop else at
+            delta, self.text = self.text[start:at] if at >= start else "", self.text[:at]
         return delta

@@ -101,16 +101,20 @@ def test_a_stop_token_whose_text_holds_a_stop_string(llm, include):
 
 
 @smollm2
-def test_the_first_listed_stop_string_wins(llm):
-    """``vllm/v1/engine/detokenizer.py`` (``check_stop_strings``): stop strings are tried in the list's order, and a
-    match must end in the new text; the earliest in the text does not win."""
+def test_the_stop_string_that_ends_first_wins(llm):
+    """vLLM 0.32's ``vllm/v1/engine/detokenizer.py`` (``check_stop_strings``): of the stop strings that end in the new
+    text, the one that ends first in the text wins, whatever the list's order; a tie goes to the first listed. A
+    match must end in the new text."""
     tok = llm.get_tokenizer()
     ids = tok.encode(" capital of France is Paris.", add_special_tokens=False)
     paris = next(i for i, t in enumerate(ids) if tok.decode(ids[:i + 1]).endswith("Paris"))
-    detok = IncrementalDetokenizer(tok, tok.encode("The"), stop=["ar", " Paris"])
-    for t in ids[:paris + 1]:
-        detok.add(t)
-    assert (detok.text, detok.stop_string) == (" capital of France is P", "ar")
+    for stop, want in (([" Paris", "ar"], (" capital of France is P", "ar")),    # "ar" ends first, listed second
+                       (["is Paris", "Paris"], (" capital of France ", "is Paris")),  # the same end: the first listed
+                       (["Paris", "is Paris"], (" capital of France is ", "Paris"))):
+        detok = IncrementalDetokenizer(tok, tok.encode("The"), stop=stop)
+        for t in ids[:paris + 1]:
+            detok.add(t)
+        assert (detok.text, detok.stop_string) == want, stop
     detok = IncrementalDetokenizer(tok, tok.encode("The"), stop=["Fr", " France"], min_tokens=3)
     for t in ids:
         detok.add(t)
