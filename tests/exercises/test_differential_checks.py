@@ -54,3 +54,19 @@ def test_ex08_accepts_the_exact_sum_over_positions():
         "    t_recompute = sum(2 * num_params + 4 * model.num_layers * d_model * p\n"
         "                      for p in range(cached, table.num_tokens)) / flops"))
     assert first_failure(EX08, exact) is None
+
+
+EX06 = ROOT / "solutions" / "ex06_block_allocator.ipynb"
+
+
+def test_ex06_accepts_a_learners_own_valueerror_subclass():
+    """The instructions ask for ``ValueError``: a learner's ``class NotInPool(ValueError)`` is one, so no check (the
+    side-by-side Check 8 included) may fail it; an ``IndexError`` for a block past the end still fails."""
+    subclass = planted(EX06, "allocator-work",
+                       ("class SimpleAllocator:", "class NotInPool(ValueError):\n    pass\n\n\nclass SimpleAllocator:"),
+                       ('raise ValueError(f"block {block} is not in this pool")',
+                        'raise NotInPool(f"block {block} is not in this pool")'))
+    assert first_failure(EX06, subclass) is None
+    index_error = planted(EX06, "allocator-work", ('raise ValueError(f"block {block} is not in this pool")',
+                                                   'raise IndexError(f"block {block} is not in this pool")'))
+    assert first_failure(EX06, index_error) is not None
