@@ -16,7 +16,7 @@ SHA256 = {
     'procs.py': 'ffa1bc2b4d4e0e1f79d17eaf1abf3a2245c86c931f28d418b61a067790d2f3f3',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'ef5926f70ca84759c6a5068ffae755c7fc516465ac93bf334458c766d43eac56',
-    'run.py': '1743810819bbc3bfc181f1628d5315589f39ff842c01fa1f6ebbf5dc44165438',
+    'run.py': '1eb71d5d7dfee855fcb3a84bc0ba07e21fcf0acb053699121807f700491a6fe1',
     'sandbox.py': '100c9878e118d821c35884553d5b52d4a8319514634a7ed484dbc05c17577e8a',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '1c232e11fe10145292e7ff447fef5a2dbeaa5af9c5c89a9d35d2b94690fcc4e7',

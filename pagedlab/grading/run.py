@@ -174,7 +174,12 @@ async def run(job: dict) -> dict:
     except RuntimeError as e:
         return {"ended": "no kernel", "detail": str(e), "cells": {}}
     ended, at, cells, found, graded = "complete", None, {}, None, None
-    fresh = threads_below(os.getpid())  # the fresh kernel's own threads (ipykernel's, its sandbox's)
+    # The fresh kernel's own threads (ipykernel's, its sandbox's). ipykernel starts three more the first time a cell
+    # prints a lot (a ZeroMQ context and its helper): a silent cell prints that much to the kernel's own stream first,
+    # so that an honest learner's long print is not counted as the learner's threads.
+    await _reply(client, client.kc.execute("import sys as _s; print(' ' * 200_000, end=''); _s.stdout.flush()",
+                                           silent=True, store_history=False))
+    fresh = threads_below(os.getpid())
     try:
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
