@@ -25,6 +25,7 @@ says what remains. This module imports nothing from ``pagedlab`` at import time.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import importlib.util
@@ -130,7 +131,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                 state["where"] = f"graded call {n} ({case['label']})"
                 state["on"] = True
                 if launches is not None:
-                    launches.written.clear()
+                    launches.reset()
                 active = mode() if mode is not None else None
                 try:
                     if launches is None and (aten or answers):  # (the Triton interpreter under it: too slow)
@@ -142,9 +143,10 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                             exec(source, ns)
                             steps.append(None)
                         else:
-                            value = eval(source, ns)
+                            arguments: list = []
+                            value = eval(_arguments_kept(source, ns, arguments, launches is not None), ns)
                             if launches is not None:
-                                launches.check(value, torch, state["where"])
+                                launches.check(value, arguments, torch, state["where"])
                             steps.append({"value": _plain(value, torch, record)})
                     finally:
                         sys.setprofile(None)
@@ -255,29 +257,58 @@ def _mode(job: dict, record):
 
 class Launches:
     """Triton's launch path, watched during graded calls: which storages a ``@triton.jit`` kernel defined in the
-    notebook (``__main__``) wrote, and what they held right after.
+    notebook (``__main__``) wrote, what they held right after, and what it read.
 
     Both the interpreter's and the compiled launcher's ``run`` are wrapped; a launch of any other kernel (the
-    course's own, were it reachable) writes nothing that counts.
+    course's own, were it reachable) writes nothing that counts. In the interpreter the kernel's loads are seen
+    address by address; a compiled launch shows only the storages it was given.
     """
 
     def __init__(self, put, record):
         self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
+        self.given: set[int] = set()  # storage addresses the notebook's kernel was launched with
+        self.reads: list = []  # the addresses its loads read (interpreted launches)
+        self.compiled = False  # a compiled launch ran: its loads cannot be seen
+        self.inside = False
         self.record = record
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
             try:
                 owner = getattr(importlib.import_module(module), cls)
             except (ImportError, AttributeError):
                 continue
-            put(owner, "run", self._watch(owner.run))
+            put(owner, "run", self._watch(owner.run, compiled=cls == "JITFunction"))
+        builder = getattr(sys.modules.get("triton.runtime.interpreter"), "interpreter_builder", None)
+        if builder is not None:  # every load of the interpreter (plain, masked, block pointer) goes through it
+            put(builder, "create_masked_load", self._watch_loads(builder.create_masked_load))
 
-    def _watch(self, run):
+    def reset(self) -> None:
+        self.written.clear(), self.given.clear(), self.reads.clear()
+        self.compiled = False
+
+    def _watch_loads(self, load):
+        import numpy
+
+        def watched(ptrs, mask, *args, **kwargs):
+            if self.inside:
+                data = numpy.atleast_1d(ptrs.data)
+                taken = data if mask is None else data[numpy.broadcast_to(numpy.atleast_1d(mask.data), data.shape)]
+                self.reads.append(taken.astype(numpy.uint64))
+            return load(ptrs, mask, *args, **kwargs)
+        return watched
+
+    def _watch(self, run, compiled: bool):
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
             tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
-            result = run(fn, *args, **kwargs)
+            self.given.update(before)
+            self.compiled |= compiled
+            self.inside = True
+            try:
+                result = run(fn, *args, **kwargs)
+            finally:
+                self.inside = False
             for t in tensors:
                 after = _bytes(t)
                 if after != before.get(t.untyped_storage().data_ptr()):
@@ -285,9 +316,11 @@ class Launches:
             return result
         return watched
 
-    def check(self, value, torch, where: str) -> None:
+    def check(self, value, arguments, torch, where: str) -> None:
         """Raise :class:`NotTriton` unless every floating-point tensor in ``value`` (a tensor, or a tuple or list of
-        them) lies in a storage the notebook's kernel wrote, unchanged since."""
+        them) lies in a storage the notebook's kernel wrote, unchanged since, and the kernel read each floating-point
+        tensor among the graded call's ``arguments`` where it lies (not a copy of it: every Triton exercise reads
+        its inputs in place)."""
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
@@ -297,6 +330,32 @@ class Launches:
                                 "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise NotTriton(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
+        for n, t in enumerate(arguments, 1):
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not self._read(t):
+                raise NotTriton(f"{where}: the notebook's Triton kernel never read argument {n} (a tensor of shape "
+                                f"{tuple(t.shape)}) where it lies: it read a copy (.contiguous(), .clone()), or "
+                                "computed the result from something else")
+
+    def _read(self, t) -> bool:
+        import numpy
+
+        lo = t.untyped_storage().data_ptr()
+        if self.compiled or t.device.type != "cpu":  # loads not seen: the storage handed to the kernel must do
+            return lo in self.given
+        hi = numpy.uint64(lo + t.untyped_storage().nbytes())
+        return any(bool(((a >= numpy.uint64(lo)) & (a < hi)).any()) for a in self.reads)
+
+
+def _arguments_kept(source: str, ns: dict, into: list, keep: bool):
+    """``source`` (an expression) compiled so that, when it is a call, its positional and keyword arguments are
+    appended to ``into`` as they are passed (each evaluated once, in order, by a helper put in ``ns``)."""
+    tree = ast.parse(source, mode="eval")
+    if keep and isinstance(tree.body, ast.Call):
+        ns["__graded_call__"] = lambda f, /, *a, **k: (into.extend((*a, *k.values())), f(*a, **k))[1]
+        call = tree.body
+        tree.body = ast.Call(ast.Name("__graded_call__", ast.Load()), [call.func, *call.args], call.keywords)
+        ast.fix_missing_locations(tree)
+    return compile(tree, "<graded call>", "eval")
 
 
 def _bytes(t) -> bytes:

@@ -157,6 +157,20 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
     "ex03 in plain PyTorch": ("ex03_triton_basics", {
         "add-work": "def vector_add(x, y, block=64):\n    return x + y\n",
         "softmax-work": f"def softmax(x, block=16):\n    return {_ROWS}\n"}),
+    "ex03 kernels that only copy an answer PyTorch computed": ("ex03_triton_basics", {
+        "add-work": "@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):\n"
+                    "    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                    "    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n), mask=i < n)\n"
+                    "def vector_add(x, y, block=64):\n    answer, out = x + y, torch.empty_like(x + y)\n"
+                    "    add_kernel[(triton.cdiv(x.numel(), block),)](answer, answer, out, x.numel(), 1, 1, BLOCK=block)\n"
+                    "    return out\n",
+        "softmax-work": "@triton.jit\ndef softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, "
+                        "BLOCK: tl.constexpr):\n    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                        "    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n_cols), mask=i < n_cols)\n"
+                        f"def softmax(x, block=16):\n    answer = ({_ROWS}).flatten()\n"
+                        "    out = torch.empty_like(answer)\n"
+                        "    softmax_kernel[(triton.cdiv(answer.numel(), block),)](answer, out, answer.numel(), 0, 0, "
+                        "BLOCK=block)\n    return out.reshape(x.shape)\n"}),
     "ex04 with a defaultdict for a kernel": ("ex04_flash_forward", {
         "kernel-work": "import collections\n" + _TORCH_ATTENTION + "attention_kernel = collections.defaultdict("
                        "lambda: _torch)\n"}),
