@@ -36,6 +36,10 @@ _STRING_WORDS = re.compile(_WORDS.pattern.replace("|exec|eval|compile|", "|").re
 # The grading harness's names in the kernel (pagedlab.grading.harness): no learner has a reason to mention them.
 _HARNESS = re.compile(r"_pagedlab")
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "ctypes", "gc", "inspect", "importlib")
+# Another process computes out of the grader's sight: no tripwire, op watcher or Triton watcher follows it there.
+PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty")
+PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
+                 "execl", "execlp", "spawnv", "spawnl", "startfile")
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
 _ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
@@ -51,6 +55,7 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
         "uses .": "reaches objects by their internals, where the grader's state could be read or rewritten",
         "mentions": "code that could run code built at run time, which no reading can check",
         "imports": "a module that reaches into the kernel or its other modules",
+        "starts": "work done in another process, where the grader cannot see what computes the result",
         "a string mentions": "code kept in a string, to run later",
         "defines": "an object that changes how Python or torch treat it",
         "subclasses": "a result that may behave unlike the value it stands for",
@@ -117,6 +122,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
             found.append(f"uses .{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS and _root(node) == "os":
+            found.append(f"starts a process: os.{node.attr}{line}")
         elif (isinstance(node, ast.Attribute) and node.attr == "register" and isinstance(node.value, ast.Attribute)
               and node.value.attr == "events"):
             found.append("touches .events.register")
@@ -132,6 +139,10 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"imports {m}{line}" for m in mods if m.split(".")[0] in SUSPECT_MODULES]
+            found += [f"starts a process: imports {m}{line}" for m in mods if m.split(".")[0] in PROCESS_MODULES]
+            if isinstance(node, ast.ImportFrom) and node.module in ("os", "posix"):
+                found += [f"starts a process: imports {a.name} from os{line}" for a in node.names
+                          if a.name in PROCESS_CALLS]
             if isinstance(node, ast.ImportFrom):
                 found += [f"imports {a.name} from {node.module}{line}" for a in node.names
                           if a.name in DYNAMIC + INTROSPECTION or a.name.startswith("_")]

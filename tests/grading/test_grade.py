@@ -153,6 +153,12 @@ ATTACKS = {
     "g = eval": "eval",
     "def softmax_r\u043ews(x):\n    return x": "mixes scripts",
     "import ipykernel.kernelbase as kb\nkb.Kernel.do_execute = None": "do_execute",
+    # the answer computed in another process, out of every watcher's sight (an outside review's a9 passed this way)
+    "import subprocess, sys\nout = subprocess.run([sys.executable, '-c', 'import torch'])": "imports subprocess",
+    "from multiprocessing import Pool": "imports multiprocessing",
+    "from concurrent.futures import ProcessPoolExecutor": "imports concurrent.futures",
+    "import os\nos.popen('python -c pass')": "os.popen",
+    "from os import system": "imports system from os",
 }
 
 
