@@ -352,7 +352,9 @@ def _ex08(c: Cases) -> None:
     for _ in range(14):  # parents of any length (a partly filled shared block), CPU pools too small, models that
         # recompute cheaply and ones that do not
         bs, parent, cpu = r.choice((8, 16)), r.randint(1, 200), r.choice((0, 4, 4096))
-        tail = (f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((1e8, 8e9, 7e10))}, {r.choice((2.5e10, 1e11))}, "
+        # (1e9 parameters at the fewest: with an 8B model's shape and fewer, the n^2 form and the exact sum over
+        # positions, which the exercise accepts alike, would differ by more than the stated 0.1%)
+        tail = (f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((1e9, 8e9, 7e10))}, {r.choice((2.5e10, 1e11))}, "
                 f"{r.choice((1e-6, 1e-5))}, {r.choice((1e12, 1e14, 3e15))}")  # either choice wins, seed by seed
         c.add("preemption_seconds and choose of a forked sequence", [
             do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
@@ -519,7 +521,7 @@ SPECS: dict[str, Spec] = {
                                    tuple(f"pagedlab.paged.preemption:{f}" for f in (
                                        "swap_seconds", "recompute_seconds", "crossover_block_size", "prefill_flops")),
                                    {**{m: _MEMORY[m] for m in ("LLAMA3_8B", "OPT_13B")},
-                                    "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-9),
+                                    "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-3),
     "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09, _ATTENTION + _PAGED, _BATCH, device=True,
                                  triton=True, atol=1e-4, rtol=1e-4),
     "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch, _PAGED, atol=1e-5),

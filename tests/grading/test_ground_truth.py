@@ -232,6 +232,14 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                         "        if r['arch'] == 90 and r['spill_bytes'] == 0 and (best is None or (r['block_m'], "
                         "r['block_n']) >= (reports[best]['block_m'], reports[best]['block_n'])):\n"
                         "            best = i\n    return best\n"}),
+    # the exact sum over positions where the solution has the n^2 form: the exercise accepts either, within 0.1%
+    "ex08 recompute_seconds by the exact sum over positions": ("ex08_swap_or_recompute", {
+        "costs-work": "def swap_seconds(num_tokens, block_size, num_layers, chunk_bytes_per_token, bandwidth, latency):\n"
+                      "    copies = 4 * num_layers * math.ceil(num_tokens / block_size)\n"
+                      "    return copies * (latency + block_size * chunk_bytes_per_token / bandwidth)\n"
+                      "def recompute_seconds(num_tokens, num_params, num_layers, d_model, flops):\n"
+                      "    attention = sum(4 * num_layers * d_model * (p + 1) for p in range(num_tokens))\n"
+                      "    return (2 * num_params * num_tokens + attention) / flops\n"}),
     "a class with __call__, its repr by __class__.__name__, %config retina": ("ex00_warmup", {
         "softmax-work": '%config InlineBackend.figure_format = "retina"\n'
                         "class Softmax:\n    def __call__(self, x):\n        return " + _ROWS + "\n"
