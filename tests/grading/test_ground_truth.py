@@ -266,7 +266,16 @@ def grading_copy_only(exercise: str) -> None:
         parent, _, last = name.rpartition(".")
         if parent in sys.modules and hasattr(sys.modules[parent], last):
             delattr(sys.modules[parent], last)
-        sys.modules[name] = types.ModuleType(name) if name in held else None
+        sys.modules[name] = None
+    # each placeholder empty, whether or not this process had imported the module (a package's with no submodule
+    # but the placeholders under it)
+    for name in sorted(n for n, source in held.items() if source is None):
+        placeholder = sys.modules[name] = types.ModuleType(name)
+        if any(other.startswith(name + ".") for other in held):
+            placeholder.__path__ = []
+        parent, _, last = name.rpartition(".")
+        if sys.modules.get(parent) is not None:
+            setattr(sys.modules[parent], last, placeholder)
 
 
 def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str]):

@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+# Before anything imports Triton: pagedlab.device sets TRITON_INTERPRET, which Triton reads once, when
+# triton.language is first imported. torch.compile (a case below) imports it too; imported first, tl.zeros and the
+# rest of Triton's library would stay compiled-only in this process, and a later test's interpreted kernel (the
+# solutions in test_ground_truth.py, on the same worker) would fail to call them.
+import pagedlab.device  # noqa: F401  isort: skip
 from pagedlab.grading import harness
 from pagedlab.grading.calls import job_text, load_outcomes
 from pagedlab.grading.specs import SPECS, Cases
@@ -147,8 +152,8 @@ def test_an_aten_operator_called_directly_is_seen(tmp_path):
 
 
 TRITON_ADD = """
-import torch, triton, triton.language as tl
 import pagedlab.device
+import torch, triton, triton.language as tl
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
