@@ -359,10 +359,14 @@ def _arguments_kept(source: str, ns: dict, into: list, keep: bool):
 
 
 def _bytes(t) -> bytes:
-    """The bytes of the whole storage under tensor ``t``."""
-    import numpy
+    """The bytes of the whole storage under tensor ``t``, read from memory in one go (iterating a storage reads it
+    a byte at a time, through any dispatch mode on the stack: minutes for a paged pool)."""
+    import ctypes
 
-    return numpy.asarray(t.untyped_storage().cpu()).tobytes()
+    storage = t.untyped_storage()
+    if storage.device.type != "cpu":
+        storage = storage.cpu()
+    return ctypes.string_at(storage.data_ptr(), storage.nbytes()) if storage.nbytes() else b""
 
 
 class NotTriton(Exception):
