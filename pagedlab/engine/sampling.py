@@ -28,7 +28,8 @@ or a stop token, ``<|im_end|>`` when ``skip_special_tokens=False``) are left out
 
 Differences from vLLM: ``n > 1`` with greedy decoding is allowed (vLLM refuses it; here the completions are equal,
 and the course uses them to show forked blocks sharing the prompt's blocks), and the fields of vLLM's structured
-outputs, beam search and streaming kinds are absent. ``logprobs`` and ``prompt_logprobs`` past the engine's
+outputs, beam search and streaming kinds are absent. A NaN anywhere in the parameters is refused, ``logit_bias``
+values included (vLLM 0.32 accepts a NaN bias). ``logprobs`` and ``prompt_logprobs`` past the engine's
 ``max_logprobs`` (vLLM's default, 20; ``-1``, the whole vocabulary, needs ``max_logprobs=-1``) are refused when the
 request is added, as vLLM refuses them.
 """
