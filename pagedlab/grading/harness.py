@@ -266,7 +266,7 @@ class Launches:
 
     def __init__(self, put, record):
         self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
-        self.given: set[int] = set()  # storage addresses the notebook's kernel was launched with
+        self.given: dict[int, int] = {}  # storage address -> its size in bytes, of each tensor the kernel was given
         self.reads: list = []  # the addresses its loads read (interpreted launches)
         self.compiled = False  # a compiled launch ran: its loads cannot be seen
         self.inside = False
@@ -302,7 +302,7 @@ class Launches:
                 return run(fn, *args, **kwargs)
             tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
-            self.given.update(before)
+            self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
             self.compiled |= compiled
             self.inside = True
             try:
@@ -330,11 +330,29 @@ class Launches:
                                 "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise NotTriton(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
+        outside = self._outside()
+        if outside:
+            raise NotTriton(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor it "
+                            "was given (a load without a mask, or with the wrong one): on a GPU that reads another "
+                            "allocation's memory, or faults")
         for n, t in enumerate(arguments, 1):
             if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not self._read(t):
                 raise NotTriton(f"{where}: the notebook's Triton kernel never read argument {n} (a tensor of shape "
                                 f"{tuple(t.shape)}) where it lies: it read a copy (.contiguous(), .clone()), or "
                                 "computed the result from something else")
+
+    def _outside(self) -> int:
+        """How many of the interpreted loads' addresses lie in no storage the kernel was given (0 where the loads
+        were not seen)."""
+        import numpy
+
+        if self.compiled or not self.reads:
+            return 0
+        addresses = numpy.concatenate(self.reads)
+        inside = numpy.zeros(addresses.shape, dtype=bool)
+        for lo, size in self.given.items():
+            inside |= (addresses >= numpy.uint64(lo)) & (addresses < numpy.uint64(lo + size))
+        return int((~inside).sum())
 
     def _read(self, t) -> bool:
         import numpy

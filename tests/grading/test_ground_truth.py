@@ -28,17 +28,18 @@ _READS = "the stored values are the same; what is read past the end, or read twi
 _MESSAGE = "the exception's class is compared, not its message (check 4 reads the message)"
 _CASCADE = ("cascade_attention is not graded: it runs the split kernel in Triton's interpreter, seconds a call on a "
             "CPU, for each seed and each bug (check 6 catches both)")
+# (exercise, bug): a read past the end whose verdict rests on where the allocator put the tensors (the grader fails a
+# kernel that reads outside every tensor it was given, and an unmasked K tile may end inside the V pool allocated just
+# after it, or not). Either verdict is right; check 5 catches it whatever the layout.
+WHERE_ALLOCATED: set[tuple[str, str]] = {
+    ("ex09_paged_attention", "K loaded without a mask (its NaN scores hidden by tl.where)"),
+}
 INVISIBLE: dict[tuple[str, str], str] = {
     ("ex02_stretch_causal_tile_skipping", "scores computed before deciding the tile is hidden (skip decided from the "
                                           "mask)"): _TILES,
     ("ex02_stretch_causal_tile_skipping", "every visited tile masked"): _TILES,
     ("ex02_stretch_causal_tile_skipping", "every visited tile masked by an additive -inf bias"): _TILES,
-    ("ex03_triton_basics", "loads without mask"): _READS,
     ("ex03_triton_basics", "three passes over the row"): _READS,
-    ("ex09_paged_attention", "block-table load without a mask (reads padding entries)"): _READS.replace(
-        "checks 1, 4 and 6", "check 5"),
-    ("ex09_paged_attention", "K loaded without a mask (its NaN scores hidden by tl.where)"): _READS.replace(
-        "checks 1, 4 and 6", "check 5"),
     ("ex09_stretch_split_kv_merge", "cascade: the suffix state forgotten"): _CASCADE,
     ("ex09_stretch_split_kv_merge", "cascade: states stacked on the wrong dimension"): _CASCADE,
     ("ex09_paged_attention", 'tl.dot without input_precision="ieee" (TF32 on a GPU; the interpreter cannot show it)'):
@@ -58,6 +59,9 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex04b_performance_lab", "a tie broken by the last of equal maxima"):
         "the graded calls draw no tie on the largest tile, so that no learner's grade rests on a tie rule (the spec "
         "draws again); check 7, beside the text that states the rule, tries a tie",
+    ("ex09_paged_attention", "the block offset in int32 (overflows for pools past 2**31 elements)"):
+        "it overflows only in a pool past 2**31 elements (8 GiB of float32), which no graded call allocates: check 10 "
+        "computes the kernel's addresses for such a pool",
     ("ex10_scheduler_step", "the token appended is req.tokens[-1], not len(req.tokens)"):
         "the graded calls read how many tokens each request holds, not their ids: check 2 reads the ids",
 }
@@ -131,6 +135,8 @@ def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise):
         if got is None:
             continue  # the process died or ran out of time, as the grading kernel would: a fail
         passed = [seed for seed, d in differences(exercise, want, got).items() if d is None and not got.tripped]
+        if (exercise, bug) in WHERE_ALLOCATED:
+            continue
         if (exercise, bug) in INVISIBLE:
             assert len(passed) == len(SEEDS), f"{bug!r} is listed as invisible but the graded calls see it: unlist it"
         elif passed:
