@@ -356,13 +356,14 @@ def check_backward_fraction(backward_exp_fraction: Callable[..., float]) -> None
     print(f"backward, d = 128: exponentials {backward_exp_fraction(128):.0%} of the matmul time")
 
 
-def _synthetic(arch: int, bm: int, bn: int, warps: int, stages: int, spill: int) -> dict:
-    """A compile report with made-up but consistent figures (shared memory from the course's model)."""
+def _synthetic(arch: int, bm: int, bn: int, warps: int, stages: int, spill: int, registers: int = 0) -> dict:
+    """A compile report with made-up but consistent figures (shared memory from the course's model); ``registers``
+    where the set needs a count of its own (255 without a spill: every register used, none spilled)."""
     from ..kernels.flash_autotune import shared_memory_bytes
 
     hopper = arch == 90
     return {"kind": "fwd", "arch": arch, "block_m": bm, "block_n": bn, "num_warps": warps, "num_stages": stages,
-            "head_dim": 128, "registers": 255 if spill else int(60 + perf_lab.live_tile_registers(bm, bn, warps, 128)),
+            "head_dim": 128, "registers": registers or (255 if spill else int(60 + perf_lab.live_tile_registers(bm, bn, warps, 128))),
             "spill_bytes": spill,
             "shared_bytes": shared_memory_bytes("fwd", bm, bn, stages, 128, 2),
             "sass": {"HGMMA": 32 if hopper else 0, "HMMA": 0 if hopper else 256, "LDGSTS": 96, "UTMALDG": 0,
@@ -376,6 +377,8 @@ SYNTHETIC_SETS = {
                                    (90, 64, 64, 4, 2, 0)],
     "two that fit share BLOCK_M; the most shared memory is not the winner": [
         (90, 64, 128, 8, 4, 0), (90, 128, 32, 8, 4, 0), (90, 128, 64, 8, 2, 0), (80, 128, 64, 8, 4, 0)],
+    "the winner uses all 255 registers and spills nothing": [
+        (90, 128, 128, 8, 3, 0, 255), (90, 64, 128, 8, 3, 0), (90, 128, 64, 4, 3, 1024), (80, 128, 128, 8, 2, 0)],
     "two that fit tie on BLOCK_M and BLOCK_N": [
         (90, 128, 64, 8, 2, 0), (90, 128, 64, 8, 3, 0), (90, 64, 128, 8, 3, 0), (80, 128, 128, 8, 2, 0)],
 }
@@ -401,6 +404,10 @@ def _judge(i, reports: list[dict], what: str) -> None:
     assert r["spill_bytes"] == 0, (
         f"{what}: {name} spills {r['spill_bytes']} bytes per thread to local memory, inside its loop: a spill is "
         "paid on every tile")
+    assert r["block_m"] >= w["block_m"] or w["registers"] < 255, (
+        f"{what}: {name} has a {r['block_m']}-row query tile, but report {want} ({_name(w)}) fits with "
+        f"{w['block_m']} rows: it uses all {w['registers']} registers per thread and spills 0 bytes. Only "
+        "spill_bytes says whether a kernel spills; a full register file is not a spill.")
     assert r["block_m"] >= w["block_m"], (
         f"{what}: {name} has a {r['block_m']}-row query tile, but report {want} ({_name(w)}) fits with "
         f"{w['block_m']} rows: K and V are loaded once per query tile, so FLOPs per byte grow with BLOCK_M. "

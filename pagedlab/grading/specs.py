@@ -443,17 +443,23 @@ def _report(r: random.Random, arch: int, spill: int | None = None) -> str:
     sass = {"HGMMA": r.randint(8, 64) if hopper else 0, "HMMA": 0 if hopper else r.randint(16, 256),
             "LDGSTS": r.choice((0, r.randint(2, 16))), "UTMALDG": r.choice((0, r.randint(1, 4))) if hopper else 0,
             "MUFU.EX2": 2 * r.randint(8, 128), "FFMA": r.randint(0, 400), "FMUL": r.randint(0, 200)}
+    spill = r.choice((0, 0, r.randint(4, 512))) if spill is None else spill
+    # a kernel that spills has used every register; one in two that do not spill uses them all too (only
+    # spill_bytes tells the two apart)
+    registers = 255 if spill or r.random() < 0.5 else r.randint(40, 254)
     return repr({"kind": "fwd", "arch": arch, "block_m": bm, "block_n": bn, "num_warps": warps,
-                 "num_stages": r.choice((2, 3, 4)), "head_dim": 128, "registers": r.randint(40, 255),
-                 "spill_bytes": r.choice((0, 0, r.randint(4, 512))) if spill is None else spill,
+                 "num_stages": r.choice((2, 3, 4)), "head_dim": 128, "registers": registers,
+                 "spill_bytes": spill,
                  "shared_bytes": r.randint(8, 220) * 1024,
                  "sass": sass})
 
 
 def _ex04b(c: Cases) -> None:
     r = c.rng
-    for _ in range(12):
-        report = _report(r, r.choice((80, 90)))
+    reports: list[str] = []  # drawn again until both matrix instructions are among them
+    while len({ast.literal_eval(x)["sass"]["HGMMA"] > 0 for x in reports}) < 2:
+        reports = [_report(r, r.choice((80, 90))) for _ in range(12)]
+    for report in reports:
         c.call("read_report", f"read_report({report})")
         c.call("exp2_per_score", f"exp2_per_score({report})")
     for _ in range(5):

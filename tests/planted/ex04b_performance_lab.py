@@ -84,6 +84,9 @@ BUGS: dict[str, Plant] = {
                           ('(reports[i]["block_m"], reports[i]["block_n"])',
                            '(reports[i]["block_m"], -reports[i]["num_warps"])'))},
         7, r"the biggest tile spills: report \d+ \(128x128, 4 warps, sm_90\) spills 1984 bytes"),
+    "a spill read from the registers (255 of them) instead of spill_bytes": Plant(
+        {"predict-work": (('and r["spill_bytes"] == 0]', 'and r["registers"] < 255]'),)},
+        7, r"the winner uses all 255 registers and spills nothing: .* spills 0 bytes\. Only spill_bytes says"),
     "a constant answer (report 0)": Plant(
         {"predict-work": ((HOPPER, ""), (WINNER, "return 0"))},
         7, r"a synthetic set where [^:]+: report 0 \("),
