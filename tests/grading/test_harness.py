@@ -162,6 +162,13 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @triton.jit
 def nothing_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     pass
+@triton.jit
+def spy_kernel(x_ptr, y_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    elsewhere = tl.load(x_ptr + shift + tl.arange(0, 16))  # memory of a tensor the kernel was not given
+    x = tl.load(x_ptr + offsets, mask=mask) + 0 * tl.sum(elsewhere, 0)
+    tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 def vector_add(x, y, block=64):
     out = torch.empty_like(x)
 {body}
@@ -173,6 +180,10 @@ TRITON_BODIES = {
     "a kernel that writes nothing, PyTorch before it": (
         "    out.copy_(x + y)\n    nothing_kernel[(1,)](x, y, out, x.numel(), BLOCK=64)",
         ["not written by a @triton.jit kernel"]),
+    "its kernel reading a tensor it was not given": (
+        "    pad = torch.zeros(16)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4\n"
+        "    spy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), shift, BLOCK=64)",
+        ["outside every tensor it was given"]),
     "its kernel, then PyTorch over the result": (
         "    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n    out.copy_(x + y + 0)\n"
         "    out[0] += 1", ["changed after the notebook's Triton kernel wrote it"]),
