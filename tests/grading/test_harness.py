@@ -184,8 +184,8 @@ TRITON_BODIES = {
         "    pad = torch.zeros(16)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4\n"
         "    spy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), shift, BLOCK=64)",
         ["outside every tensor it was given"]),
-    "its kernel, then PyTorch over the result": (
-        "    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n    out.copy_(x + y + 0)\n"
+    "its kernel, then PyTorch over the result": (  # (NaN first: empty memory may already hold x + y)
+        "    out.fill_(float('nan'))\n    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n    out.copy_(x + y + 0)\n"
         "    out[0] += 1", ["changed after the notebook's Triton kernel wrote it"]),
 }
 
