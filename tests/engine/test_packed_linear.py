@@ -42,6 +42,22 @@ def test_packed_layers_compute_what_f_linear_computes_and_see_new_weights():
     assert (changed - want).abs().max().item() > 1e-2      # the new weight really changed the output
 
 
+def test_one_row_takes_the_plain_product():
+    """One row (batch-1 decode) is a matrix-vector product, which F.linear streams faster: no packing there, the
+    same numbers as F.linear bit for bit; two rows are packed."""
+    model = small_mlp()
+    if not pack_linear_weights(model):
+        pytest.skip("this PyTorch has no oneDNN linear operators: the engine keeps F.linear")
+    layer = model[0]
+    for x in (torch.randn(1, 24), torch.randn(1, 1, 24), torch.randn(24)):
+        with torch.inference_mode():
+            assert torch.equal(layer(x), F.linear(x, layer.weight, layer.bias))
+    assert layer.forward.packed is None
+    with torch.inference_mode():
+        layer(torch.randn(2, 24))
+    assert layer.forward.packed is not None
+
+
 def test_packed_layers_still_train():
     model = small_mlp()
     pack_linear_weights(model)
