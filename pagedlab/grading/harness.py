@@ -143,7 +143,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                             exec(source, ns)
                             steps.append(None)
                         else:
-                            arguments: list = []
+                            arguments = launches.arguments if launches is not None else []
                             value = eval(_arguments_kept(source, ns, arguments, launches is not None), ns)
                             if launches is not None:
                                 launches.check(value, arguments, torch, state["where"])
@@ -260,15 +260,21 @@ class Launches:
     notebook (``__main__``) wrote, what they held right after, and what it read.
 
     Both the interpreter's and the compiled launcher's ``run`` are wrapped; a launch of any other kernel (the
-    course's own, were it reachable) writes nothing that counts. In the interpreter the kernel's loads are seen
-    address by address; a compiled launch shows only the storages it was given.
+    course's own, were it reachable) writes nothing that counts. In the interpreter the kernel's loads and stores
+    are seen address by address: a storage it stored into counts as written, even where the values were already
+    there (memory reused from an earlier, equal result, or fresh zeros for a zero result). A compiled launch shows
+    only the storages it was given, and those whose bytes it changed.
     """
 
     def __init__(self, put, record):
         self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
         self.given: dict[int, int] = {}  # storage address -> its size in bytes, of each tensor the kernel was given
         self.reads: list = []  # the addresses its loads read (interpreted launches)
+        self.stores: list = []  # the addresses the current launch's stores wrote (interpreted launches)
+        self.accesses: list = []  # the current launch's loads and stores in order: (is a store, addresses)
         self.compiled = False  # a compiled launch ran: its loads cannot be seen
+        self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
+        self.foreign: list[str] = []  # floating-point tensors read that neither the call passed nor a kernel wrote
         self.inside = False
         self.record = record
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
@@ -279,21 +285,27 @@ class Launches:
             put(owner, "run", self._watch(owner.run, compiled=cls == "JITFunction"))
         builder = getattr(sys.modules.get("triton.runtime.interpreter"), "interpreter_builder", None)
         if builder is not None:  # every load of the interpreter (plain, masked, block pointer) goes through it
-            put(builder, "create_masked_load", self._watch_loads(builder.create_masked_load))
+            put(builder, "create_masked_load", self._watch_memory(builder.create_masked_load, self.reads, 0))
+            put(builder, "create_masked_store", self._watch_memory(builder.create_masked_store, self.stores, 1))
 
     def reset(self) -> None:
-        self.written.clear(), self.given.clear(), self.reads.clear()
+        self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
         self.compiled = False
 
-    def _watch_loads(self, load):
+    def _watch_memory(self, access, into: list, mask_at: int):
+        """``access`` (the interpreter's masked load or store) recording the addresses it touches into ``into``;
+        its mask is the argument after ``mask_at`` more (a load's comes right after the pointers, a store's after
+        the value)."""
         import numpy
 
-        def watched(ptrs, mask, *args, **kwargs):
+        def watched(ptrs, *args, **kwargs):
             if self.inside:
+                mask = args[mask_at]
                 data = numpy.atleast_1d(ptrs.data)
                 taken = data if mask is None else data[numpy.broadcast_to(numpy.atleast_1d(mask.data), data.shape)]
-                self.reads.append(taken.astype(numpy.uint64))
-            return load(ptrs, mask, *args, **kwargs)
+                into.append(taken.astype(numpy.uint64))
+                self.accesses.append((into is self.stores, into[-1]))
+            return access(ptrs, *args, **kwargs)
         return watched
 
     def _watch(self, run, compiled: bool):
@@ -304,23 +316,51 @@ class Launches:
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
             self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
             self.compiled |= compiled
+            self.stores.clear(), self.accesses.clear()
             self.inside = True
             try:
                 result = run(fn, *args, **kwargs)
             finally:
                 self.inside = False
+            if not compiled:
+                self._provenance(tensors, before)
             for t in tensors:
                 after = _bytes(t)
-                if after != before.get(t.untyped_storage().data_ptr()):
+                if after != before.get(t.untyped_storage().data_ptr()) or (not compiled and self._stored_in(t)):
                     self.written[t.untyped_storage().data_ptr()] = after
             return result
         return watched
+
+    def _provenance(self, tensors, before: dict) -> None:
+        """Note each floating-point tensor from which this launch loaded values that came from outside the kernel:
+        a tensor that is not the graded call's own (an argument, or a view of one), was not written by an earlier
+        launch of the notebook's kernel in this call, is not all zeros (a zeroed accumulator), and was read at an
+        address this launch had not stored to first. Values PyTorch computed and handed to the kernel to copy,
+        into a tensor of its own or into the output itself, are such values; a kernel that reads back what it
+        stored (a second pass over its output) is not."""
+        import numpy
+
+        own = {a.untyped_storage().data_ptr() for a in self.arguments if hasattr(a, "untyped_storage")}
+        for t in tensors:
+            ptr, size = t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()
+            outside = before.get(ptr, b"").strip(b"\0")  # (all zeros: nothing from outside to copy)
+            if not t.is_floating_point() or ptr in own or ptr in self.written or not outside or not _touches(
+                    self.reads, t):
+                continue
+            stored = numpy.zeros(size, dtype=bool)
+            for is_store, addresses in self.accesses:
+                offsets = addresses[(addresses >= numpy.uint64(ptr)) & (addresses < numpy.uint64(ptr + size))] - ptr
+                if is_store:
+                    stored[offsets.astype(numpy.int64)] = True
+                elif not stored[offsets.astype(numpy.int64)].all():
+                    self.foreign.append(f"a tensor of shape {tuple(t.shape)}")
+                    break
 
     def check(self, value, arguments, torch, where: str) -> None:
         """Raise :class:`NotTriton` unless every floating-point tensor in ``value`` (a tensor, or a tuple or list of
         them) lies in a storage the notebook's kernel wrote, unchanged since, and the kernel read each floating-point
         tensor among the graded call's ``arguments`` where it lies (not a copy of it: every Triton exercise reads
-        its inputs in place)."""
+        its inputs in place), and read no floating-point values from outside it (:meth:`_provenance`)."""
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
@@ -330,6 +370,10 @@ class Launches:
                                 "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise NotTriton(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
+        if self.foreign:
+            raise NotTriton(f"{where}: the notebook's Triton kernel read values computed outside it ("
+                            f"{', '.join(dict.fromkeys(self.foreign))}: neither an input of the graded call nor "
+                            "written by the kernel): the kernel must compute the result from the inputs, not copy it")
         outside = self._outside()
         if outside:
             raise NotTriton(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor it "
@@ -355,13 +399,21 @@ class Launches:
         return int((~inside).sum())
 
     def _read(self, t) -> bool:
-        import numpy
-
-        lo = t.untyped_storage().data_ptr()
         if self.compiled or t.device.type != "cpu":  # loads not seen: the storage handed to the kernel must do
-            return lo in self.given
-        hi = numpy.uint64(lo + t.untyped_storage().nbytes())
-        return any(bool(((a >= numpy.uint64(lo)) & (a < hi)).any()) for a in self.reads)
+            return t.untyped_storage().data_ptr() in self.given
+        return _touches(self.reads, t)
+
+    def _stored_in(self, t) -> bool:
+        return _touches(self.stores, t)
+
+
+def _touches(addresses: list, t) -> bool:
+    """Whether any of ``addresses`` (arrays of them) lies in the storage under tensor ``t``."""
+    import numpy
+
+    lo = t.untyped_storage().data_ptr()
+    hi = numpy.uint64(lo + t.untyped_storage().nbytes())
+    return any(bool(((a >= numpy.uint64(lo)) & (a < hi)).any()) for a in addresses)
 
 
 def _arguments_kept(source: str, ns: dict, into: list, keep: bool):

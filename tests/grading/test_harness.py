@@ -163,6 +163,24 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def nothing_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     pass
 @triton.jit
+def copy_kernel(x_ptr, y_ptr, answer_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    inputs = tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask)  # read, to look honest
+    tl.store(out_ptr + offsets, tl.load(answer_ptr + offsets, mask=mask) + 0 * inputs, mask=mask)
+@triton.jit
+def accumulate_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    total = tl.load(out_ptr + offsets, mask=mask) + tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, total + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+@triton.jit
+def two_pass_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
+    tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+@triton.jit
 def spy_kernel(x_ptr, y_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
@@ -184,6 +202,16 @@ TRITON_BODIES = {
         "    pad = torch.zeros(16)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4\n"
         "    spy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), shift, BLOCK=64)",
         ["outside every tensor it was given"]),
+    "its kernel copying an answer PyTorch computed, the inputs read too": (
+        "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x + y, out, x.numel(), BLOCK=64)",
+        ["read values computed outside it"]),
+    "PyTorch's answer in the output, its kernel storing it back": (
+        "    out.copy_(x + y)\n    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, out, x.numel(), BLOCK=64)",
+        ["read values computed outside it"]),
+    "its kernel adding into a zeroed output": (
+        "    out.zero_()\n    accumulate_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
+    "its kernel reading back what it stored": (
+        "    out.fill_(1.5)\n    two_pass_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
     "its kernel, then PyTorch over the result": (  # (NaN first: empty memory may already hold x + y)
         "    out.fill_(float('nan'))\n    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n    out.copy_(x + y + 0)\n"
         "    out[0] += 1", ["changed after the notebook's Triton kernel wrote it"]),
@@ -197,6 +225,31 @@ def test_a_triton_result_counts_only_when_the_notebooks_kernel_wrote_it(body, tm
     source, refusals = TRITON_BODIES[body]
     _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=source), tmp_path=tmp_path)
     assert len(tripped) == len(refusals) and all(r in t for r, t in zip(refusals, tripped)), tripped
+
+
+def test_a_result_written_again_over_the_same_values_counts(tmp_path):
+    """An honest kernel whose output memory already holds the answer (a buffer kept from an equal call, or memory
+    reused from an earlier, equal result) still wrote it: the interpreter's stores say so, where the bytes cannot."""
+    c = Cases(0)
+    x, y = c.array(70), c.array(70)
+    c.call("vector_add", f"vector_add({x}, {y})")
+    c.call("vector_add", f"vector_add({x}, {y})")
+    body = ("    out = _kept.setdefault(x.shape, out)\n"
+            "    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)")
+    outcomes, tripped = _run("ex03_triton_basics", c, "_kept = {}\n" + TRITON_ADD.format(body=body),
+                             tmp_path=tmp_path)
+    assert tripped == [] and repr(outcomes[0]) == repr(outcomes[1]), tripped
+
+
+def test_without_the_provenance_rule_a_copied_answer_would_count(tmp_path, monkeypatch):
+    """The rule, broken on purpose: with no look at where a kernel's floating-point reads come from, a kernel that
+    copies PyTorch's answer while reading the inputs passes."""
+    monkeypatch.setattr(harness.Launches, "_provenance", lambda self, *a: None)
+    c = Cases(0)
+    c.call("vector_add", f"vector_add({c.array(70)}, {c.array(70)})")
+    body = TRITON_BODIES["its kernel copying an answer PyTorch computed, the inputs read too"][0]
+    _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=body), tmp_path=tmp_path)
+    assert tripped == []
 
 
 def test_without_the_triton_rule_plain_pytorch_would_count(tmp_path, monkeypatch):
