@@ -43,6 +43,10 @@ ATEN = {"torch-softmax": ("_softmax", "softmax", "_log_softmax", "log_softmax", 
                             "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu",
                             "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
                             "_fused_sdp_choice")}
+# Each group is also a family: any aten op or torch C function whose name holds the family's word is the same
+# reference code by another route (``torch.sparse.softmax`` runs aten ``_sparse_softmax``, ``torch._masked_softmax``
+# its own op, ``nn.MultiheadAttention``'s fast path ``_native_multi_head_attention``), whatever the list above names.
+FAMILY = {"torch-softmax": "softmax", "torch-attention": "attention"}
 # Python-level entry points wrapped for the same two groups (their aten ops are caught by the dispatch mode too;
 # composite ops decompose before a dispatch mode sees them, so their Python entry points in torch.ops.aten are wired).
 PYTHON = {"torch-softmax": ("torch:softmax", "torch:log_softmax", "torch.nn.functional:softmax",
@@ -50,8 +54,12 @@ PYTHON = {"torch-softmax": ("torch:softmax", "torch:log_softmax", "torch.nn.func
                             "torch.special:softmax", "torch.special:log_softmax", "torch:Tensor.softmax",
                             "torch:Tensor.log_softmax", "torch._refs:softmax", "torch._refs:log_softmax",
                             "torch._refs.nn.functional:softmax", "torch._decomp.decompositions:_softmax",
-                            "torch._decomp.decompositions:_log_softmax"),
+                            "torch._decomp.decompositions:_log_softmax", "torch.sparse:softmax",
+                            "torch.sparse:log_softmax"),
+          # multi_head_attention_forward computes attention from bmm and softmax when asked for its weights: no
+          # attention op runs, so its Python entry point is wired (nn.MultiheadAttention calls it through F)
           "torch-attention": ("torch.nn.functional:scaled_dot_product_attention",
+                              "torch.nn.functional:multi_head_attention_forward",
                               *(f"torch.ops.aten:{name}" for name in ATEN["torch-attention"]
                                 if not name.startswith("_fused")))}
 
@@ -98,12 +106,13 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     put(d, key, hit[1])
         mode = _mode(job, record)
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
+        family = _family(job)
         answers = _answer_code(job.get("tripwires", ()))
 
         def profile(frame, event, arg) -> None:
             """A torch C function of an answer's name, by any route (dispatch modes disabled too), or a function of
             an answer module's file (a fresh copy of it, from ``runpy`` or ``importlib``, has no tripwire)."""
-            if event == "c_call" and getattr(arg, "__name__", None) in aten:
+            if event == "c_call" and _named(getattr(arg, "__name__", None), aten, family):
                 record(f"torch's {arg.__name__}")
             elif event == "call" and ((frame.f_code.co_filename, frame.f_code.co_qualname.split(".")[0]) in answers
                                       or (frame.f_code.co_filename, "*") in answers):
@@ -233,9 +242,20 @@ def _answer_code(targets) -> set[tuple[str, str]]:
     return found
 
 
+def _family(job: dict) -> tuple[str, ...]:
+    """The family words of the job's aten groups (see :data:`FAMILY`)."""
+    return tuple(FAMILY[group] for group in job.get("tripwires", ()) if group in FAMILY)
+
+
+def _named(name, aten, family) -> bool:
+    """Whether an aten op or torch C function of this name is reference code: listed, or of a listed family."""
+    return isinstance(name, str) and (name in aten or any(word in name for word in family))
+
+
 def _mode(job: dict, record):
     """A TorchDispatchMode class that records the job's aten ops, or None when the job wires none."""
     aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
+    family = _family(job)
     if not aten:
         return None
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -249,7 +269,7 @@ def _mode(job: dict, record):
             return False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if str(func.name()).split("::")[-1].split(".")[0] in aten:
+            if _named(str(func.name()).split("::")[-1].split(".")[0], aten, family):
                 record(f"torch's {func.name()}")
             return func(*args, **(kwargs or {}))
     return Tripwires
