@@ -295,6 +295,7 @@ class Launches:
         self.compiled = False  # a compiled launch ran: its loads cannot be seen
         self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
         self.foreign: list[str] = []  # floating-point tensors read that neither the call passed nor a kernel wrote
+        self.python_calls: list[str] = []  # plain Python the kernel's body calls (run by the interpreter only)
         self.inside = False
         self.record = record
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
@@ -310,6 +311,7 @@ class Launches:
 
     def reset(self) -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
+        self.python_calls.clear()
         self.compiled = False
 
     def _watch_memory(self, access, into: list, mask_at: int):
@@ -332,6 +334,7 @@ class Launches:
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
+            self.python_calls.extend(_python_calls(fn))
             tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
             self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
@@ -390,6 +393,10 @@ class Launches:
                                 "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise NotTriton(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
+        if self.python_calls:
+            raise NotTriton(f"{where}: the notebook's Triton kernel calls Python from inside it ("
+                            f"{', '.join(dict.fromkeys(self.python_calls))}): Triton's interpreter runs that, a GPU "
+                            "compiles no such call, and what it computes is not the kernel's work")
         if self.foreign:
             raise NotTriton(f"{where}: the notebook's Triton kernel read values computed outside it ("
                             f"{', '.join(dict.fromkeys(self.foreign))}: neither an input of the graded call nor "
@@ -425,6 +432,37 @@ class Launches:
 
     def _stored_in(self, t) -> bool:
         return _touches(self.stores, t)
+
+
+def _python_calls(jit) -> list[str]:
+    """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) loads: a function, class
+    or module of the notebook's that is neither Triton's nor another ``@triton.jit`` function (read from the
+    bytecode: a notebook's source is not always at hand)."""
+    import builtins
+    import dis
+    import types
+
+    fn = getattr(jit, "fn", None)
+    codes, names = [getattr(fn, "__code__", None)], set()
+    while codes:
+        code = codes.pop()
+        if code is not None:
+            names |= {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    namespace, plain = getattr(fn, "__globals__", {}), (types.FunctionType, types.BuiltinFunctionType, type)
+    found = []
+    for name in sorted(names - {"range", "min", "max", "len", "int", "float", "bool", "print", "isinstance",
+                                "tuple", "zip", "enumerate", "getattr", "abs"}):
+        target = namespace.get(name, getattr(builtins, name, None))
+        if isinstance(target, types.ModuleType):
+            home = target.__name__
+        elif isinstance(target, plain):
+            home = target.__module__
+        else:                     # a constant, or an object such as a @triton.jit function: its class says whose
+            home = type(target).__module__
+        if str(home).split(".")[0] != "triton" and isinstance(target, (types.ModuleType, *plain)):
+            found.append(name)
+    return found
 
 
 def _touches(addresses: list, t) -> bool:

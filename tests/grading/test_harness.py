@@ -180,6 +180,15 @@ def two_pass_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offsets < n
     tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
     tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+_job = []
+def _fill():  # plain Python, called from inside a kernel: the interpreter runs it, a GPU compiles no such call
+    _job[0].copy_(_job[1] + _job[2])
+    return 0
+@triton.jit
+def callback_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    seen = tl.load(x_ptr + offsets, mask=offsets < n) + tl.load(y_ptr + offsets, mask=offsets < n)
+    _fill()
 @triton.jit
 def spy_kernel(x_ptr, y_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -210,6 +219,9 @@ TRITON_BODIES = {
         ["read values computed outside it"]),
     "its kernel adding into a zeroed output": (
         "    out.zero_()\n    accumulate_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
+    "its kernel calling Python that writes the result": (
+        "    _job[:] = [out, x, y]\n    callback_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
+        ["calls Python from inside it (_fill)"]),
     "its kernel reading back what it stored": (
         "    out.fill_(1.5)\n    two_pass_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
     "its kernel, then PyTorch over the result": (  # (NaN first: empty memory may already hold x + y)
