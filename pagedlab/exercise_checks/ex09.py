@@ -395,11 +395,11 @@ def check_int64_block_offsets(paged_attention: Launcher, kernel) -> None:
     load = builder.create_masked_load
     outside: list[int] = []
 
-    def recording_load(ptrs, mask, other, cache_policy, is_volatile):
+    def recording_load(ptrs, mask, *rest, **options):  # (Triton 3.6 passes 6 arguments, later ones 5)
         data = np.atleast_1d(ptrs.data)
         taken = data[np.broadcast_to(np.atleast_1d(mask.data).astype(bool), data.shape)]
         if all(any(lo <= a < hi for lo, hi in real) for a in taken.tolist()):
-            return load(ptrs, mask, other, cache_policy, is_volatile)
+            return load(ptrs, mask, *rest, **options)
         outside.extend(taken.tolist())     # K and V far past their one block: recorded, not read
         dtype = interpreter._get_np_dtype(ptrs.get_element_ty())
         return interpreter.TensorHandle(np.zeros(data.shape, dtype=dtype), ptrs.get_element_ty())

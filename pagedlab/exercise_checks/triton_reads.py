@@ -33,11 +33,11 @@ def recorded(kernel) -> Iterator[tuple[object, dict[tuple[int, ...], list[np.nda
     original = builder.create_masked_load
     reads: dict[tuple[int, ...], list[np.ndarray]] = defaultdict(list)
 
-    def recording_load(ptrs, mask, other, cache_policy, is_volatile):
+    def recording_load(ptrs, mask, *rest, **options):  # (Triton 3.6 passes 6 arguments, later ones 5)
         data = np.atleast_1d(ptrs.data)
         taken = np.broadcast_to(np.atleast_1d(mask.data).astype(bool), data.shape)
         reads[tuple(builder.grid_idx)].append(data[taken].astype(np.uint64))
-        return original(ptrs, mask, other, cache_policy, is_volatile)
+        return original(ptrs, mask, *rest, **options)
 
     builder.create_masked_load = recording_load
     try:
