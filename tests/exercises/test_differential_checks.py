@@ -14,7 +14,7 @@ from nbrun import _compile, first_failure, planted
 ROOT = Path(__file__).resolve().parents[2]
 SPACE_CHECKS = {"ex00_warmup": "check-space", "ex01_naive_attention": "check-space",
                 "ex02_online_softmax": "check-space", "ex03_triton_basics": "check-space",
-                "ex05_kv_cache_size": "check-space",
+                "ex04_flash_forward": "check-space", "ex05_kv_cache_size": "check-space",
                 "ex06_block_allocator": "check-space", "ex07_copy_on_write": "check-space",
                 "ex08_swap_or_recompute": "check-space", "ex09_paged_attention": "check-space"}
 
