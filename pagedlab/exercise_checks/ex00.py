@@ -1,4 +1,13 @@
-"""Exercise 0's checks: a softmax over the last dimension that never overflows."""
+"""Exercise 0's checks: a softmax over the last dimension that never overflows.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included: ``x`` a floating-point tensor of shape ``(..., n)``, with no leading dimension (one
+row), one, or three (attention's ``(batch, heads, n_q, n_k)``); ``n`` from 1 (a row of one score) to a few hundred;
+dtypes ``float32``, ``float64``, ``float16`` and ``bfloat16``; scores "of any magnitude": ordinary ones, of
+magnitude 1e4 and up to the dtype's largest finite value / 4, rows whose every score is large and negative (no
+score near 0), and ties (a row of equal scores, two equal maxima). The result has ``x``'s shape and dtype, rows that
+sum to 1, and ``x`` is left as it was. Compared with ``torch.softmax`` in float64, within the dtype's precision.
+"""
 
 from __future__ import annotations
 
@@ -62,3 +71,89 @@ def check_leading_dimensions(softmax_rows: Callable) -> None:
         f"conversion such as x.float() makes float32).")
     assert_close(got, torch.softmax(x4, dim=-1), atol=1e-12, name="softmax_rows(4-D scores)",
                  hint="the max and the sum over the last dimension must broadcast back over each row of any shape.")
+
+
+TOLERANCES = {torch.float64: (1e-12, 1e-9), torch.float32: (1e-6, 1e-5), torch.float16: (2e-3, 1e-2),
+              torch.bfloat16: (1.5e-2, 3e-2)}
+"""(atol, rtol) per dtype: what a stable softmax computed in that dtype reaches (its rounding of exp and of the sum);
+float64's is far tighter than any epsilon a learner might add to the sum."""
+
+
+def _cases() -> list[tuple[str, torch.Tensor]]:
+    """(what, x in float64) for every case of the stated space, before the dtype is chosen."""
+    g = torch.Generator().manual_seed(0)
+
+    def randn(*shape, scale=1.0, shift=0.0):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale + shift
+
+    ties = randn(4, 6)
+    ties[0] = 3.0                                    # a row of equal scores: uniform
+    ties[1, 2] = ties[1, 4] = ties[1].max() + 1      # two equal maxima
+    ties[2] = 1e4                                    # equal and large
+    return [
+        ("of shape (7,): one row, no leading dimension", randn(7)),
+        ("of shape (1, 1): a row of one score", randn(1, 1)),
+        ("of shape (4, 1): rows of one score", randn(4, 1, scale=100)),
+        ("of shape (3, 7), ordinary scores", randn(3, 7)),
+        ("of shape (4, 6) with ties (row 0 all equal, row 1 two equal maxima, row 2 all 1e4)", ties),
+        ("of shape (3, 6), scores of magnitude 1e4", randn(3, 6, scale=1e4)),
+        ("of shape (3, 5), every score near -1e4 (large and negative: none near 0)", randn(3, 5, shift=-1e4)),
+        ("of shape (3, 5), every score near -200", randn(3, 5, scale=10, shift=-200)),
+        ("of shape (2, 4), scores up to the dtype's largest / 4", randn(2, 4, scale=1e300)),
+        ("of shape (2, 3, 4, 6), scores of magnitude 50", randn(2, 3, 4, 6, scale=50)),
+        ("of shape (2, 257), a long row", randn(2, 257, scale=3)),
+    ]
+
+
+def _values_hint(got: torch.Tensor, x: torch.Tensor) -> str:
+    """The likely cause of wrong values, from the output (in float64) and the input."""
+    rows, scores = got.reshape(-1, got.shape[-1]), x.reshape(-1, x.shape[-1]).double()
+    nan_rows = torch.isnan(rows).any(dim=-1)
+    if nan_rows.any():
+        top = scores[nan_rows].amax(dim=-1)
+        return (f"NaN in rows whose largest score is {top[0].item():.4g}: every exponential of such a row underflowed "
+                f"to 0, and 0 / 0 is NaN. Subtract each row's own maximum, always, whatever its sign or size (then "
+                f"the largest exponential of every row is e^0 = 1).")
+    sums = rows.sum(dim=-1)
+    off = (sums - 1).abs() > 1e-9
+    if torch.isfinite(sums).all() and off.any():
+        row = int(off.nonzero()[0])
+        return (f"your row {row} sums to {sums[row].item():.12g}, not 1: exp(x - m) must be divided by that row's "
+                f"own sum of exp(x - m), exactly. The sum is at least 1 (the maximum contributes e^0 = 1), so it "
+                f"needs no epsilon; and exp(x - logsumexp(x)) loses every digit below the scores' magnitude (at "
+                f"1e4, float32 keeps three decimals), where x - m of the largest score is exactly 0.")
+    return "exp(x - the row's maximum), divided by that row's sum, all in x's dtype."
+
+
+def check_over_the_space(softmax_rows: Callable) -> None:
+    """Check 4: your softmax against ``torch.softmax`` (in float64) on inputs drawn from the whole stated space (the
+    module docstring), every dtype, boundaries included: the first input where yours differs, which elements, by how
+    much."""
+    __tracebackhide__ = True
+    for what, x64 in _cases():
+        for dtype, (atol, rtol) in TOLERANCES.items():
+            limit = torch.finfo(dtype).max / 4
+            x = x64.clamp(-limit, limit).to(dtype)
+            before = x.clone()
+            expected = torch.softmax(x.double(), dim=-1)
+            where = f"x {what}, {dtype}"
+            try:
+                got = softmax_rows(x)
+            except NotImplementedError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the learner's error is the difference to report
+                hint = (" Hint: (..., n) includes a single row of shape (n,): reduce over dim=-1 with keepdim=True, "
+                        "with no reshape, and every shape works." if x.dim() == 1 else "")
+                raise AssertionError(f"softmax_rows(x), {where}: raised {type(exc).__name__}: {exc}.{hint}") from None
+            if not torch.equal(x, before):
+                changed = (x.double() - before.double()).abs().nan_to_num(float("inf")).max().item()
+                raise AssertionError(
+                    f"softmax_rows(x), {where}: your function changed its argument x (by up to {changed:.4g}): "
+                    f"the caller's scores are no longer what it passed. Hint: x -= m (or x.sub_, x.exp_) writes into "
+                    f"the caller's tensor; x - m makes a new one.")
+            assert isinstance(got, torch.Tensor), f"softmax_rows(x), {where}: returned a {type(got).__name__}"
+            assert got.dtype == dtype, (
+                f"softmax_rows(x), {where}: returned {got.dtype}. Hint: the result is a tensor like x, of x's dtype "
+                f"(x.float() makes float32 of a {dtype} tensor; a stable softmax needs no wider type).")
+            assert_close(got, expected, atol=atol, rtol=rtol, name=f"softmax_rows(x), {where}",
+                         hint=_values_hint(got.detach().double(), x) if got.shape == x.shape else "")

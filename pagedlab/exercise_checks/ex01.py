@@ -1,8 +1,24 @@
-"""Exercise 1's checks: the causal mask (square and bottom-right aligned) and naive attention."""
+"""Exercise 1's checks: the causal mask (square and bottom-right aligned) and naive attention.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included:
+
+* ``causal_mask(n_q, n_k)``: every ``1 <= n_q <= n_k`` up to 12 keys (square, one query, fewer queries than keys),
+  and a few larger ones; a ``(n_q, n_k)`` bool tensor.
+* ``naive_attention(q, k, v, causal)``: ``q`` ``(..., n_q, d)``, ``k`` and ``v`` ``(..., n_k, d)`` with no leading
+  dimension (2-D), one, two (batch, heads) or three; ``n_q`` and ``n_k`` from 1 (one query, one key), equal or not,
+  ``n_q > n_k`` only without ``causal`` (with it the text lets us assume ``n_q <= n_k``); ``d`` from 1 to 80 (not
+  only powers of two; 1 and 16 for huge scores); dtypes ``float32``, ``float16`` and ``bfloat16`` (computed in
+  float32, returned in the input's dtype); ordinary scores and huge ones: scores of float16 inputs up to ~3e5 (past
+  float16's 65504), of float32 inputs up to ~1e12, exact in float32 (integers times a power of two), with a row whose
+  every visible score is below -1e9. The output has ``q``'s shape and dtype and the inputs are left as they were;
+  compared with the definition computed in float64, within the output dtype's rounding.
+"""
 
 from __future__ import annotations
 
 import math
+import random
 from typing import Callable
 
 import torch
@@ -120,3 +136,114 @@ def check_half_precision(naive_attention: Callable) -> None:
                  hint=("these scores overflow float16 (largest value 65504) to inf, and the softmax of inf is NaN: "
                        "the scores must be computed in float32, and only the result converted back."
                        if nan else "compute in float32 from the scores on, and convert only the result back."))
+
+
+TOLERANCES = {torch.float32: (1e-5, 1e-4), torch.float16: (1e-4, 2e-3), torch.bfloat16: (1e-4, 8e-3)}
+"""(atol, rtol) per input dtype: a float32 computation rounded once to the output dtype stays within these."""
+
+
+def _definition(q, k, v, causal):
+    """softmax(q k^T / sqrt(d)) v in float64, the hidden keys at -inf: what the instructions define."""
+    s = q.double() @ k.double().transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~ref.causal_mask(q.shape[-2], k.shape[-2]), -math.inf)
+    return torch.softmax(s, dim=-1) @ v.double()
+
+
+def _cases() -> list[tuple[tuple[int, ...], int, int, int, str]]:
+    """(leading dims, n_q, n_k, d, scores) of the stated space: its boundaries, then seeded draws."""
+    rng = random.Random(1)
+    cases = [((), 5, 5, 16, "ordinary"), ((3,), 4, 7, 8, "ordinary"), ((2, 3), 6, 6, 8, "ordinary"),
+             ((1, 2, 2), 3, 5, 8, "ordinary"), ((2, 2), 1, 1, 8, "ordinary"), ((2, 2), 1, 9, 8, "ordinary"),
+             ((2, 2), 11, 4, 8, "ordinary"), ((2,), 5, 5, 1, "ordinary"), ((1, 2), 7, 9, 80, "ordinary"),
+             ((2, 2), 6, 9, 16, "huge"), ((), 8, 8, 1, "huge")]
+    leads = [(), (2,), (2, 2), (1, 2, 2)]
+    for _ in range(12):
+        n_q, n_k, scores = rng.randint(1, 12), rng.randint(1, 12), rng.choice(("ordinary", "huge"))
+        cases.append((rng.choice(leads), n_q, n_k, rng.choice((1, 4, 16, 24, 64) if scores == "ordinary" else (1, 16)),
+                      scores))
+    return cases
+
+
+def _inputs(g, lead, n_q, n_k, d, scores, dtype):
+    """q, k, v for one case. Huge scores are exact in float32 whatever the order of the sums and wherever the scale
+    is applied (d is 1 or 16, so 1 / sqrt(d) and d ** -0.25 are powers of two): small integers times a power of two
+    (2**7 in float16 and bfloat16: scores up to ~3e5; 2**17 in float32: up to ~1e12). At that size any rounding of a
+    score would change the softmax, so only exact scores make a fair reference."""
+    if scores == "ordinary":
+        return [torch.randn(*lead, n, d, generator=g).to(dtype) for n in (n_q, n_k, n_k)]
+    scale = 2.0 ** (7 if dtype != torch.float32 else 17)
+    q = torch.randint(-3, 4, (*lead, n_q, d), generator=g) * scale
+    k = torch.randint(-3, 4, (*lead, n_k, d), generator=g) * scale
+    if n_q <= n_k:      # the first query's visible keys (0 .. n_k - n_q) all score below -1e9 (in float32)
+        seen = n_k - n_q + 1
+        q[..., 0, :] = -scale
+        k[..., :seen, :] = k[..., :seen, :].abs().clamp(min=scale)
+    return [q.to(dtype), k.to(dtype), torch.randn(*lead, n_k, d, generator=g).to(dtype)]
+
+
+def _attention_hint(exc: BaseException | None, lead: tuple[int, ...], got, q, k, v, causal) -> str:
+    """The likely cause of a difference (or of an error) at this input."""
+    if exc is not None:
+        if len(lead) != 2:
+            return (f"q has {len(lead)} leading dimension(s) here, not 2: count the dimensions from the end "
+                    f"(transpose(-2, -1), q.shape[-2], k.shape[-2], q.shape[-1]), so that any number of leading "
+                    f"dimensions works.")
+        return ""
+    if got.dtype != q.dtype or got.shape != q.shape:
+        return ""
+    if torch.isnan(got).any():
+        return "NaN: a hidden key must be -inf before the softmax, and the softmax must subtract each row's maximum."
+    if causal:
+        s = q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.shape[-1])
+        visible = ref.causal_mask(q.shape[-2], k.shape[-2])
+        top = s.masked_fill(~visible, -math.inf).amax(dim=-1)
+        if (top < -1e8).any():
+            return (f"some rows' visible scores are all below {top.min().item():.3g}: a finite fill such as -1e9 or "
+                    f"-1e4 is then larger than every visible score, and the hidden keys take the weight. Hide them "
+                    f"with -inf, as the instructions say.")
+    if q.dtype != torch.float32:
+        return (f"compute in float32 from the scores on ({q.dtype} loses the scores' low digits), then convert the "
+                f"result back to {q.dtype}: convert q, k and v, whatever their half-precision dtype.")
+    return "softmax(q k^T / sqrt(d)) v, the softmax over the keys, the hidden keys at -inf."
+
+
+def check_over_the_space(causal_mask: Callable, naive_attention: Callable) -> None:
+    """Check 7: your mask and your attention against the definition on inputs drawn from the whole stated space (the
+    module docstring), boundaries included: the first input where yours differs, which elements, by how much."""
+    __tracebackhide__ = True
+    for n_k in range(1, 13):
+        for n_q in range(1, n_k + 1):
+            problem = mask_mismatch(causal_mask, n_q, n_k)
+            assert problem is None, problem
+    for n_q, n_k in [(64, 64), (17, 200), (1, 300)]:
+        problem = mask_mismatch(causal_mask, n_q, n_k)
+        assert problem is None, problem
+    g = torch.Generator().manual_seed(1)
+    for lead, n_q, n_k, d, scores in _cases():
+        for dtype, (atol, rtol) in TOLERANCES.items():
+            q, k, v = _inputs(g, lead, n_q, n_k, d, scores, dtype)
+            for causal in ((False, True) if n_q <= n_k else (False,)):
+                where = (f"q of shape {tuple(q.shape)}, k and v of shape {tuple(k.shape)}, {dtype}, {scores} "
+                         f"scores, causal={causal}")
+                before = [t.clone() for t in (q, k, v)]
+                expected = _definition(q, k, v, causal)
+                try:
+                    got = naive_attention(q, k, v, causal=causal)
+                except NotImplementedError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the learner's error is the difference to report
+                    hint = _attention_hint(exc, lead, None, q, k, v, causal)
+                    raise AssertionError(f"naive_attention, {where}: raised {type(exc).__name__}: {exc}"
+                                         + (f". Hint: {hint}" if hint else "")) from None
+                changed = [name for name, t, b in zip("qkv", (q, k, v), before) if not torch.equal(t, b)]
+                assert not changed, (
+                    f"naive_attention, {where}: your function changed its argument(s) {', '.join(changed)}. Hint: "
+                    f"q.float() of a float32 tensor is that same tensor, so q *= scale or q /= ... writes into the "
+                    f"caller's q; scale the scores (a new tensor) instead.")
+                assert isinstance(got, torch.Tensor) and got.dtype == dtype, (
+                    f"naive_attention, {where}: returned {getattr(got, 'dtype', type(got).__name__)}, expected "
+                    f"{dtype}. Hint: compute in float32, then convert the result back to the input's dtype, "
+                    f"whatever it is (float16 or bfloat16).")
+                assert_close(got, expected, atol=atol, rtol=rtol, name=f"naive_attention, {where}",
+                             hint=_attention_hint(None, lead, got, q, k, v, causal))

@@ -1,4 +1,21 @@
-"""Exercise 2's checks: the online-softmax update, then tiled attention built on it."""
+"""Exercise 2's checks: the online-softmax update, then tiled attention built on it.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included:
+
+* ``online_softmax_update(m, l, acc, s, v_tile)``: 1 to 6 rows, tiles of 1 to 9 columns (of varying widths in one
+  row of tiles), ``d`` from 1 to 5; ordinary scores, scores of magnitude 1e4, a running max that rises, falls, or
+  ties the tile's max exactly (a tile equal to an earlier one); ``-inf`` for masked keys: some columns of a tile, and
+  a later tile that hides every key of a row (the first tile of each row has a finite score, as the text allows).
+  The state after the last tile is compared with the exact softmax state: ``m`` the row max, ``l`` the sum of
+  ``exp(s - m)``, ``acc / l`` the softmax times ``v``.
+* ``tiled_attention(q, k, v, causal, block_m, block_n)``: 2-D ``q`` ``(n_q, d)``, ``k`` and ``v`` ``(n_k, d)``; one
+  query, one key, ``n_q > n_k`` only without ``causal``; tiles of 1, tiles that divide the lengths exactly, one
+  shorter or one longer than them, larger than the inputs; ``d`` from 1 to 24 (not only powers of two); scores of
+  magnitude 1e3 (with d = 16, whose 1 / sqrt(d) is exact); float32, and float16 and bfloat16 inputs with a large
+  ``q`` (~1000) whose scores differ by a few units, and ``d`` whose square root is not a power of two (computed in
+  float32, returned in ``q``'s dtype). Compared with ``naive_attention``.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +39,11 @@ def run_tiles(online_softmax_update, scores, values, block):
 
 def check_state(online_softmax_update, scores, values, block, what):
     """Assert that the state after feeding `scores` in tiles of `block` columns is the exact softmax state."""
-    m, l, acc = run_tiles(online_softmax_update, scores, values, block)
+    assert_state(*run_tiles(online_softmax_update, scores, values, block), scores, values, what)
+
+
+def assert_state(m, l, acc, scores, values, what):
+    """Assert that ``(m, l, acc)`` is the exact softmax state of ``scores`` and ``values``."""
     m_exact = scores.amax(dim=-1)
     assert_close(m, m_exact, name=f"m after {what}", hint="m is the largest score seen so far in each row: the larger of the running max and the "
                  "tile's row max.")
@@ -216,3 +237,88 @@ def check_huge_scores(tiled_attention, online_softmax_update) -> None:
     assert_close(got.float(), ref.naive_attention(q.float(), k.float(), v.float()), atol=2e-3, rtol=2e-3,
                  name="tiled_attention of float16 inputs whose products q k^T exceed 65504",
                  hint="float16 holds at most 65504: convert q, k and v to float32 before the products.")
+
+
+def _update_cases(g: torch.Generator) -> list[tuple[str, torch.Tensor, torch.Tensor, list[int]]]:
+    """(what, scores, values, tile widths) of the update's stated space."""
+    def randn(*shape, scale=1.0):
+        return torch.randn(*shape, generator=g) * scale
+
+    cases = [("one row, tiles of one column, d = 1", randn(1, 5), randn(5, 1), [1] * 5),
+             ("one column per tile, 4 rows", randn(4, 3), randn(3, 2), [1, 1, 1]),
+             ("tiles of 3, 1 and 5 columns", randn(3, 9), randn(9, 4), [3, 1, 5])]
+    tie = randn(4, 3)
+    cases.append(("a second tile equal to the first (the running max ties the tile's max)",
+                  torch.cat([tie, tie], dim=1), randn(6, 3), [3, 3]))
+    rising = randn(5, 8) + torch.arange(8.0) * 2
+    cases.append(("a running max that rises with every tile", rising, randn(8, 2), [2, 2, 2, 2]))
+    cases.append(("a running max that falls", rising.flip(1), randn(8, 2), [3, 5]))
+    masked = randn(5, 9)
+    masked[:, [1, 4]] = -math.inf                    # some keys of every row masked, never a whole first tile
+    masked[1:3, 6:] = -math.inf                      # a later tile that hides every key of rows 1 and 2
+    cases.append(("-inf in some columns, then a tile that hides every key of rows 1 and 2", masked, randn(9, 3),
+                  [3, 3, 3]))
+    cases.append(("scores of magnitude 1e4", randn(6, 10, scale=1e4), randn(10, 5), [4, 4, 2]))
+    for _ in range(6):
+        rows, d = int(torch.randint(1, 7, (1,), generator=g)), int(torch.randint(1, 6, (1,), generator=g))
+        widths = [int(w) for w in torch.randint(1, 5, (int(torch.randint(1, 4, (1,), generator=g)),), generator=g)]
+        cases.append((f"{rows} rows, tiles of {widths} columns, d = {d}", randn(rows, sum(widths), scale=5.0),
+                      randn(sum(widths), d), widths))
+    return cases
+
+
+def _half_hint(got: torch.Tensor, q, k, v, causal: bool) -> str:
+    """The hint for float16 / bfloat16 inputs whose result differs."""
+    d = q.shape[1]
+    rounded = ref.naive_attention((q / math.sqrt(d)).float(), k.float(), v.float(), causal=causal, sm_scale=1.0)
+    if torch.allclose(got.float(), rounded.to(q.dtype).float(), atol=1e-3, rtol=1e-2):
+        return (f"your result is what q / sqrt(d) rounded to {q.dtype} gives: convert to float32 FIRST, then scale "
+                f"(q.float() / math.sqrt(d)); {q.dtype} rounds a q of ~1000 by a quarter or more, which moves every "
+                f"score.")
+    return f"convert q, k and v to float32 before any arithmetic, and return q's dtype ({q.dtype})."
+
+
+def check_over_the_space(tiled_attention, online_softmax_update) -> None:
+    """Check 9: your update and your tiled attention against the exact results on inputs drawn from the whole stated
+    space (the module docstring), boundaries included: the first input where yours differs, which quantity, by how
+    much."""
+    __tracebackhide__ = True
+    g = torch.Generator().manual_seed(2)
+    for what, scores, values, widths in _update_cases(g):
+        rows, d = scores.shape[0], values.shape[1]
+        state = (torch.full((rows,), -math.inf), torch.zeros(rows), torch.zeros(rows, d))
+        c = 0
+        for w in widths:
+            state = online_softmax_update(*state, scores[:, c:c + w], values[c:c + w])
+            c += w
+        assert_state(*state, scores, values, f"the update over {what}")
+    cases = [(1, 1, 1, 1, False, 8, 1.0), (1, 1, 16, 16, True, 8, 1.0), (1, 9, 4, 4, True, 8, 1.0),
+             (9, 1, 4, 4, False, 8, 1.0), (13, 5, 4, 2, False, 3, 1.0), (13, 13, 1, 1, True, 4, 1.0),
+             (14, 14, 7, 7, True, 8, 1.0), (14, 14, 15, 15, True, 8, 1.0), (16, 17, 16, 16, True, 8, 1.0),
+             (17, 16, 16, 16, False, 8, 1.0), (15, 15, 16, 16, True, 8, 1.0), (6, 11, 3, 5, True, 1, 1.0),
+             (24, 30, 8, 8, True, 16, 1000.0)]
+    rng = torch.Generator().manual_seed(9)
+    for _ in range(8):
+        n_q, n_k, bm, bn, d = (int(torch.randint(lo, hi, (1,), generator=rng))
+                               for lo, hi in ((1, 30), (1, 30), (1, 17), (1, 17), (1, 25)))
+        cases.append((n_q, n_k, bm, bn, n_q <= n_k and bool(torch.randint(0, 2, (1,), generator=rng)), d, 1.0))
+    for seed, (n_q, n_k, bm, bn, causal, d, magnitude) in enumerate(cases):
+        assert_tiled(tiled_attention, online_softmax_update, n_q, n_k, causal, bm, bn, d=d, magnitude=magnitude,
+                     seed=100 + seed, hint="tiles of every size, the last one shorter, each slice's real size.")
+    for dtype, atol, rtol in ((torch.float16, 1e-3, 4e-3), (torch.bfloat16, 4e-3, 1.6e-2)):
+        for n_q, n_k, bm, bn, causal, d in ((12, 10, 4, 4, False, 12), (7, 19, 4, 8, True, 24), (9, 9, 8, 2, True, 12)):
+            # A large q whose scores differ by a few units: q is large along a direction u that every key meets
+            # alike (u is orthogonal to the differences of the keys), so every key keeps some weight, and a q
+            # rounded to the dtype after scaling moves each score differently, by a tenth or more.
+            k, v = (torch.randn(n_k, d, generator=g).to(dtype) for _ in range(2))
+            u = torch.linalg.svd(k.float() - k[:1].float())[2][-1]
+            q = (1000 * u + torch.randn(n_q, d, generator=g)).to(dtype)
+            where = (f"tiled_attention of {dtype} inputs, n_q = {n_q}, n_k = {n_k}, d = {d}, tiles {bm} x {bn}, "
+                     f"causal = {causal}, a large q (~1000) whose scores differ by a few units")
+            got = tiled_attention(q, k, v, causal, bm, bn)
+            assert isinstance(got, torch.Tensor) and got.dtype == dtype, (
+                f"{where}: returned {getattr(got, 'dtype', type(got).__name__)}, expected {dtype}: compute in float32, "
+                f"and return q's dtype.")
+            want = ref.naive_attention(q.float(), k.float(), v.float(), causal=causal)
+            assert_close(got.float(), want, atol=atol, rtol=rtol, name=where,
+                         hint=_half_hint(got, q, k, v, causal))

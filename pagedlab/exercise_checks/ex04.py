@@ -3,6 +3,15 @@
 Each check runs the learner's launcher ``flash_forward`` on seeded inputs and compares with Part I's
 ``naive_attention``; on a difference, the hint comes from what the output matches (attention without the scale's
 log2(e), with the padding keys counted, without the causal mask, aligned top-left...).
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included: one head, ``q`` ``(n_q, d)`` and ``k``, ``v`` ``(n_k, d)`` float32 with ``1 <= n_q <=
+n_k``; ``d`` 16, 32 and 64 (``tl.arange`` and ``tl.dot`` need a power of two of at least 16); ``BLOCK_M`` and
+``BLOCK_N`` 16, 32 and 64, square or not, larger than the lengths; lengths of one, an exact multiple of the tile, one
+short of it and one past it (a last key tile of one real key and ``BLOCK_N - 1`` padding keys); one query over many
+key tiles; causal or not; ordinary scores, scores in the hundreds, and huge ones (up to ~1e11, exact in float32:
+integers times a power of two) with a row whose every visible score is below -1e9. Compared with the definition
+(float64), the hidden scores at -inf.
 """
 
 from __future__ import annotations
@@ -137,3 +146,47 @@ def check_large_scores(flash_forward: Callable) -> None:
     __tracebackhide__ = True
     _check(flash_forward, 33, 40, causal=True, magnitude=12.0, block_m=16, block_n=32, hint=(
         "Scores in the hundreds: every exponent must be a score minus the running max (<= 0), or exp2 overflows."))
+
+
+def _huge_inputs(g: torch.Generator, n_q: int, n_k: int, d: int):
+    """q, k, v with scores up to ~1e11 that float32 computes exactly in any order: small integers times 2**17 (so a
+    score is an integer times 2**34 times the scale); row 0's visible keys (0 .. n_k - n_q) all score below -1e9."""
+    scale = 2.0 ** 17
+    q = torch.randint(-3, 4, (n_q, d), generator=g) * scale
+    k = torch.randint(-3, 4, (n_k, d), generator=g) * scale
+    seen = n_k - n_q + 1
+    q[0] = -scale
+    k[:seen] = k[:seen].abs().clamp(min=scale)
+    return q.float(), k.float(), torch.randn(n_k, d, generator=g)
+
+
+def check_over_the_space(flash_forward: Callable) -> None:
+    """Check 6: your kernel against the definition on inputs drawn from the whole stated space (the module
+    docstring), boundaries included: the first input where yours differs, which rows, by how much."""
+    __tracebackhide__ = True
+    # (n_q, n_k, causal, d, BLOCK_M, BLOCK_N, magnitude)
+    cases = [(1, 1, True, 16, 16, 16, 1.0), (16, 16, True, 32, 16, 16, 1.0), (15, 15, True, 16, 16, 16, 1.0),
+             (16, 17, True, 16, 16, 16, 1.0), (1, 65, True, 16, 16, 16, 1.0), (1, 65, False, 64, 16, 32, 1.0),
+             (33, 33, True, 16, 64, 16, 1.0), (20, 31, True, 32, 16, 32, 1.0), (31, 64, False, 16, 32, 64, 1.0),
+             (24, 40, True, 64, 32, 16, 12.0)]
+    for seed, (n_q, n_k, causal, d, block_m, block_n, magnitude) in enumerate(cases):
+        _check(flash_forward, n_q, n_k, causal, d=d, block_m=block_m, block_n=block_n, magnitude=magnitude,
+               seed=60 + seed, hint=(
+                   "every length, tile and head dimension: the padding keys (cols >= n_k) and, with CAUSAL, the keys "
+                   "j > i + n_k - n_q get -inf, with global row and key positions."))
+    g = torch.Generator().manual_seed(6)
+    for n_q, n_k, block_m, block_n in [(6, 9, 16, 16), (20, 37, 16, 32)]:
+        q, k, v = _huge_inputs(g, n_q, n_k, 16)
+        rows, cols = torch.arange(n_q)[:, None], torch.arange(n_k)[None, :]
+        want = _attend(q, k, v, cols <= rows + (n_k - n_q))
+        got = flash_forward(q.to(device.DEVICE), k.to(device.DEVICE), v.to(device.DEVICE), causal=True,
+                            block_m=block_m, block_n=block_n)
+        top = (q[0] @ k[:n_k - n_q + 1].T).max().item() / 4
+        bad = differing_rows(got.detach().cpu(), want.float(), atol=1e-4, rtol=1e-4)
+        hint = (f"row 0 sees keys 0 to {n_k - n_q}, whose scores are all at most {top:.3g}: a finite fill such as -1e9 "
+                f"is larger than every one of them, so the hidden keys take the weight. A hidden score is -inf."
+                if 0 in bad else "the scores are exact here: the same masks, with -inf, as for ordinary scores.")
+        assert_close(got.detach().cpu(), want.float(), atol=1e-4, rtol=1e-4,
+                     name=f"attention with n_q = {n_q}, n_k = {n_k}, causal = True, BLOCK_M = {block_m}, BLOCK_N = "
+                          f"{block_n}, huge scores (up to ~1e11, exact in float32)",
+                     hint=f"rows {bad[:8]} of {n_q} differ. {hint}")

@@ -1,10 +1,29 @@
-"""Exercise 5's checks: the KV-cache size formula, real models (GQA), and whole requests in a budget."""
+"""Exercise 5's checks: the KV-cache size formula, real models (GQA), and whole requests in a budget.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included:
+
+* ``kv_cache_bytes``: positive ints; ``num_layers`` 1 to 96, ``num_kv_heads`` 1 (one KV head) to 64, ``head_dim``
+  1 to 256, ``num_tokens`` 1 (the smallest the text states; the reference refuses 0) to 32K, ``batch`` 1 to 64,
+  ``bytes_per_element`` 1 (fp8), 2 (fp16, bf16) and 4 (fp32). The result is an exact int.
+* ``kv_bytes_per_token``: every model of ``pagedlab.memory.PRESETS``, MHA (LLaMA-7B, OPT-13B) and GQA (Llama-3-8B,
+  Llama-2-70B, SmolLM2-135M, whose ``head_dim`` is 64), and a made-up one with a single KV head; the dtypes
+  ``torch.float32``, ``float16``, ``bfloat16`` and ``float8_e4m3fn`` (4, 2, 2 and 1 bytes). An int.
+* ``max_concurrent_requests``: the same models and dtypes; ``max_len`` 1, one drawn below the model's context window
+  and the context window itself (the reservation is the ``max_len`` argument, not ``model.max_len``); budgets in GiB,
+  whole or not: 0 (zero room), one byte short of one reservation, exactly k reservations (an exact fit), one byte
+  short of k, and k and a half. An int.
+"""
 
 from __future__ import annotations
 
+import numbers
+import random
+
 import torch
 
-from ..memory import GB, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B
+from ..memory import GB, PRESETS, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B, ModelShape
+from ..memory import kv_cache_bytes as formula
 
 
 def check_llama_7b(kv_cache_bytes) -> None:
@@ -71,3 +90,130 @@ def check_whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
         assert isinstance(got, int), (
             f"{budget_gib} GiB for {model.name}: got {got!r}, a {type(got).__name__}: a number of requests is an int "
             f"(floor division of a float, such as a budget in GiB times 2**30, is still a float).")
+
+
+MQA_SHAPE = ModelShape("one-KV-head model", num_layers=6, num_heads=12, num_kv_heads=1, head_dim=80, max_len=1024,
+                       source="made up: multi-query attention, every query head shares one KV head")
+"""A shape of the stated space that no real model of the presets has: a single KV head, a head_dim of 80."""
+
+
+def _dtypes() -> list[torch.dtype]:
+    """The cache dtypes the instructions name: fp32, fp16, bf16 and fp8 (where this torch has it)."""
+    fp8 = [torch.float8_e4m3fn] if hasattr(torch, "float8_e4m3fn") else []
+    return [torch.float32, torch.float16, torch.bfloat16, *fp8]
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _how_much(got, expected) -> str:
+    """How far ``got`` is from ``expected``, as a ratio when that reads better than a difference."""
+    if not isinstance(got, numbers.Real) or got != got:
+        return "not a number"
+    if expected and got and max(got / expected, expected / got) >= 1.5:
+        ratio = got / expected
+        return f"{ratio:.4g}x the expected" if ratio > 1 else f"1/{1 / ratio:.4g} of the expected"
+    return f"off by {got - expected:+,}"
+
+
+def _shape(model: ModelShape) -> str:
+    return (f"{model.name} ({model.num_layers} layers, {model.num_heads} query heads, {model.num_kv_heads} KV heads, "
+            f"head_dim {model.head_dim}, max_len {model.max_len})")
+
+
+def _per_token_hint(got, model: ModelShape, dtype: torch.dtype) -> str:
+    """Which argument a wrong per-token size took wrongly, from the sizes each mistake gives."""
+    size = dtype.itemsize
+
+    def per_token(layers=model.num_layers, heads=model.num_kv_heads, head_dim=model.head_dim, nbytes=size, kv=2):
+        return kv * layers * heads * head_dim * nbytes
+
+    if got == per_token(heads=model.num_heads):
+        return (f"that is {model.num_heads} query heads: {model.name} caches {model.num_kv_heads} KV heads "
+                f"(model.num_kv_heads).")
+    if got == per_token(nbytes=8 * size):
+        return "that is bits, not bytes: use dtype.itemsize."
+    if got == per_token(nbytes=2):
+        return (f"that is 2 bytes per element; {dtype} stores {size}: take the size from the dtype argument "
+                f"(dtype.itemsize), for every dtype.")
+    if got == per_token(head_dim=128):
+        return f"that is a head_dim of 128; {model.name}'s is {model.head_dim}: use model.head_dim."
+    if got == per_token(kv=1):
+        return "a key AND a value per layer and KV head: the factor 2."
+    return "2 x num_layers x num_kv_heads x head_dim x dtype.itemsize, with the model's own fields."
+
+
+def check_over_the_space(kv_cache_bytes, kv_bytes_per_token, max_concurrent_requests) -> None:
+    """Check 5: your three functions against the formula on inputs drawn from the whole stated space (the module
+    docstring), MHA, GQA and one-KV-head models, every dtype, boundaries included: the first input where yours
+    differs, what it returned and by how much."""
+    __tracebackhide__ = True
+    rng = random.Random(5)
+    # kv_cache_bytes: every argument at its smallest (1) and at its largest, then seeded draws
+    ranges = dict(num_layers=(1, 96), num_kv_heads=(1, 64), head_dim=(1, 256), num_tokens=(1, 32 * 1024),
+                  batch=(1, 64))
+    cases = [{name: lo for name, (lo, hi) in ranges.items()}, {name: hi for name, (lo, hi) in ranges.items()}]
+    cases += [{name: rng.randint(lo, hi) for name, (lo, hi) in ranges.items()} for _ in range(60)]
+    for args in cases:
+        for nbytes in (1, 2, 4):
+            args = {**args, "bytes_per_element": nbytes}
+            call = "kv_cache_bytes(" + ", ".join(f"{k}={v}" for k, v in args.items()) + ")"
+            expected, got = formula(**args), kv_cache_bytes(**args)
+            assert _is_int(got), (f"{call} returned {got!r}, a {type(got).__name__}: a number of bytes is an exact "
+                                  f"int (a / makes a float; multiply ints).")
+            assert got == expected, (
+                f"{call}: expected {expected:,} bytes, got {got:,} ({_how_much(got, expected)}). Hint: "
+                + ("a key AND a value: multiply by 2." if got * 2 == expected else
+                   "use the bytes_per_element argument." if got * nbytes == expected * 2 else
+                   "2 x num_layers x num_kv_heads x head_dim x num_tokens x batch x bytes_per_element."))
+    models = [*PRESETS.values(), MQA_SHAPE]
+    for model in models:
+        for dtype in _dtypes():
+            expected = model.kv_bytes_per_token(dtype.itemsize)
+            got = kv_bytes_per_token(model, dtype)
+            call = f"kv_bytes_per_token({_shape(model)}, {dtype})"
+            assert _is_int(got), (
+                f"{call} returned {got!r}, a {type(got).__name__}: a number of bytes is an int. Hint: "
+                f"torch.finfo(dtype).bits / 8 is a float; dtype.itemsize is the int number of bytes.")
+            assert got == expected, (f"{call}: expected {expected:,} bytes per token, got {got:,} "
+                                     f"({_how_much(got, expected)}). Hint: {_per_token_hint(got, model, dtype)}")
+    for model in models:
+        for dtype in _dtypes():
+            per_token = model.kv_bytes_per_token(dtype.itemsize)
+            for max_len in (1, rng.randint(2, model.max_len - 1), model.max_len):
+                per_request = per_token * max_len
+                k = rng.randint(1, 64)
+                for budget_bytes, what in [
+                        (0, "no budget at all"), (per_request - 1, "one byte short of one reservation"),
+                        (k * per_request, f"exactly {k} reservation(s)"),
+                        (k * per_request - 1, f"one byte short of {k} reservations"),
+                        (k * per_request + per_request // 2, f"{k} and a half reservations")]:
+                    budget_gib = budget_bytes / GiB        # exact: a power of two divides
+                    expected = budget_bytes // per_request
+                    call = f"max_concurrent_requests({budget_gib!r}, {_shape(model)}, max_len={max_len}, {dtype})"
+                    got = max_concurrent_requests(budget_gib, model, max_len, dtype)
+                    assert _is_int(got), (
+                        f"{call} returned {got!r}, a {type(got).__name__}: a number of requests is an int (floor "
+                        f"division of a float, such as a budget in GiB times 2**30, is still a float).")
+                    if got == expected:
+                        continue
+                    if got == budget_bytes // (per_token * model.max_len) and max_len != model.max_len:
+                        hint = (f"that many reservations of model.max_len = {model.max_len} tokens fit: each request "
+                                f"reserves the max_len argument ({max_len}), which a server chooses.")
+                    elif got == budget_bytes // (model.kv_bytes_per_token(2) * max_len) and dtype.itemsize != 2:
+                        hint = (f"that is what fits at 2 bytes per element; {dtype} stores {dtype.itemsize}: size "
+                                f"the tokens with the dtype argument (kv_bytes_per_token(model, dtype)).")
+                    elif got == int(budget_gib * GB // per_request):
+                        hint = f"that is a budget of {budget_gib} GB (10**9 bytes); a GiB is 2**30 bytes."
+                    elif budget_bytes % per_request == 0 and got == expected - 1:
+                        hint = ("the budget holds the reservations exactly, to the byte: an exact fit runs them all "
+                                "(no < where <= belongs).")
+                    elif got == expected + 1:
+                        hint = "a part of a reservation runs no request: round down."
+                    else:
+                        hint = "the budget in bytes (budget_gib * 2**30), floor-divided by max_len tokens' bytes."
+                    raise AssertionError(
+                        f"{call}, a budget of {what} ({budget_bytes:,} bytes; one request reserves "
+                        f"{per_request:,}): expected {expected} requests, got {got} ({_how_much(got, expected)}). "
+                        f"Hint: {hint}")

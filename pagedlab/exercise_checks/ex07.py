@@ -1,4 +1,15 @@
-"""Exercise 7's checks: fork shares blocks, append copies a shared block once, running out changes nothing."""
+"""Exercise 7's checks: fork shares blocks, append copies a shared block once, running out changes nothing.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included: ``MiniManager(num_blocks, block_size)`` with pools of 1 to 12 blocks and blocks of 1, 2,
+3, 4 and 16 tokens; sequences added with 0 tokens (no block) up to what the free blocks hold (an exact fit of whole
+blocks included); ``fork`` of a parent with no block, at a block boundary (its last block full) or inside a block,
+forks of forks (a block shared by three sequences or more) and of a sequence that has already copied; ``append`` to
+an empty sequence, at a block boundary, inside a private block, inside a block shared by two or more; zero room: no
+free block when the append needs one (at a boundary, or for a copy: ``OutOfBlocks``, nothing changed) and when it
+needs none (a write in place must still succeed); ``free``. The reference is the instructions' ``fork`` and
+``append`` over the same ``BlockAllocator`` (:class:`_Reference`), so the block ids must agree too.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +18,7 @@ import traceback
 
 import torch
 
-from ..paged import BlockTable, KVCache, OutOfBlocks
+from ..paged import BlockAllocator, BlockTable, KVCache, OutOfBlocks
 from ..validate import blocks_for
 
 ORDER = ("table.slot(position) only accepts positions < table.num_tokens and reads block_ids[position // block_size]: "
@@ -210,3 +221,146 @@ def check_kv_survive(MiniManager) -> None:
             assert not bad, (
                 f"step {step} ({op}): sequence {seq} reads wrong K/V at positions {bad[:8]} (table {m.tables[seq]}). "
                 f"Another sequence wrote into a block it shares, or a block it still uses was handed out again.")
+
+
+class _Reference:
+    """The instructions' ``MiniManager``: ``add`` and ``free`` as given, ``fork`` and ``append`` as described."""
+
+    def __init__(self, num_blocks: int, block_size: int) -> None:
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        table = self.tables[parent]
+        for block in table.block_ids:
+            self.allocator.incref(block)
+        self.tables[child] = BlockTable(list(table.block_ids), table.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        table, copy = self.tables[seq], None
+        position = table.num_tokens
+        if position % self.block_size == 0:                          # a boundary: a new block
+            table.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(table.block_ids[-1]) > 1:       # inside a shared block: copy-on-write
+            new = self.allocator.allocate()
+            shared = table.block_ids[-1]
+            self.allocator.free(shared)
+            table.block_ids[-1] = new
+            copy = (shared, new)
+        table.num_tokens = position + 1
+        return table.slot(position), copy
+
+
+def _state(m, num_blocks: int) -> tuple[dict, list[int]]:
+    """Every table as (block ids, num_tokens), and every block's reference count."""
+    tables = {seq: (list(t.block_ids), t.num_tokens) for seq, t in sorted(m.tables.items())}
+    return tables, [m.allocator.refcount(b) for b in range(num_blocks)]
+
+
+def _where_append(ref: _Reference, seq: str) -> str:
+    """Where ``seq``'s next token lands, in the reference, before the append: the case of the instructions it is."""
+    table = ref.tables[seq]
+    if table.num_tokens % ref.block_size == 0:
+        where = "at a block boundary" if table.block_ids else "of an empty sequence"
+    else:
+        count = ref.allocator.refcount(table.block_ids[-1])
+        where = f"inside a block shared by {count}" if count > 1 else "inside a private block"
+    return f"{where}, {ref.allocator.num_free} free block(s)"
+
+
+def _append_hint(want, got, block_size: int) -> str:
+    if block_size != 4:
+        return (f"blocks hold {block_size} token(s) here, and your manager agreed on every pool of blocks of 4: every "
+                f"boundary and offset comes from self.block_size (and the child's BlockTable is made with it), never "
+                f"from a number such as 4.")
+    if want[0] == "raised":
+        return ("no block is free and this append needs one: allocate() raises OutOfBlocks; let it through, before "
+                "anything changes.")
+    if got[0] == "raised":
+        return ("this append needs no new block (a write in place): only a token at a boundary or inside a shared "
+                "block takes one.")
+    (want_slot, want_copy), got_value = want[1], got[1]
+    if not (isinstance(got_value, tuple) and len(got_value) == 2):
+        return "append returns (slot, copy)."
+    if want_copy is None and got_value[1] is not None:
+        return "copy only when the token lands inside a block that another sequence also holds (refcount > 1)."
+    if want_copy is not None and got_value[1] is None:
+        return ("the last block is shared by more than one sequence: copy-on-write whatever the number of owners "
+                "(refcount > 1, not == 2).")
+    return "a new block at a boundary, a copy inside a shared block, else in place; then num_tokens, then slot."
+
+
+def check_over_the_space(MiniManager) -> None:
+    """Check 7: your manager and the instructions' side by side on operations drawn from the whole stated space (the
+    module docstring), running out included: the first operation where the two differ is named, with what each
+    returned or raised and the tables and reference counts before it."""
+    __tracebackhide__ = True
+    rng = random.Random(7)
+    # the pools of blocks of 4 (the size of the checks above) first: a difference after them is the block size's
+    for num_blocks, block_size in [(1, 4), (6, 4), (12, 4), (2, 1), (3, 2), (5, 3), (8, 16), (12, 2)]:
+        mine, ref = MiniManager(num_blocks=num_blocks, block_size=block_size), _Reference(num_blocks, block_size)
+        log: list[str] = []
+        for step in range(120):
+            live = sorted(ref.tables)
+            op = rng.choice(["add", "fork", "fork", "append", "append", "append", "append", "free"])
+            if op == "add" or not live:
+                room = ref.allocator.num_free * block_size
+                n = rng.choice([0, room, max(room - 1, 0), rng.randint(0, room)])
+                if len(live) > 5:
+                    continue
+                op, args = "add", (f"s{step}", n)
+            elif op == "fork":
+                if len(live) > 6:
+                    continue
+                op, args = "fork", (rng.choice(live), f"s{step}")
+            else:                                       # append or free
+                args = (rng.choice(live),)
+            call = f"{op}({', '.join(map(repr, args))})"
+            context = _where_append(ref, args[0]) if op == "append" else ""
+            before = _state(ref, num_blocks)
+            outcome = []
+            for m in (ref, mine):
+                try:
+                    result = getattr(m, op)(*args)
+                    if isinstance(result, BlockTable):   # fork's table, compared by what it holds
+                        result = (list(result.block_ids), result.num_tokens)
+                    outcome.append(("returned", result if op in ("append", "fork") else None))
+                except OutOfBlocks:
+                    outcome.append(("raised", "OutOfBlocks"))
+                except NotImplementedError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the learner's error is the difference to report
+                    outcome.append(("raised", f"{type(exc).__name__}: {exc}"))
+            want, got = outcome
+            pool = f"{num_blocks} block{'s' * (num_blocks > 1)} of {block_size} token{'s' * (block_size > 1)}"
+            where = (f"pool of {pool}, after {'; '.join(log[-4:]) or 'nothing'}: "
+                     f"{call}{f' ({context})' if context else ''}, with tables {before[0]} and ref counts {before[1]}")
+            if got != want:
+                hint = (_append_hint(want, got, block_size) if op == "append" else
+                        f"blocks hold {block_size} token(s) here: use self.block_size." if block_size != 4 else
+                        "fork shares every block of the parent: one more reference each, a new list, the same tokens.")
+                raise AssertionError(f"{where}: the instructions' manager {want[0]} {want[1]!r}, yours {got[0]} "
+                                     f"{got[1]!r}. Hint: {hint}")
+            after, got_after = _state(ref, num_blocks), _state(mine, num_blocks)
+            if got_after != after:
+                changed = [s for s in set(after[0]) | set(got_after[0]) if after[0].get(s) != got_after[0].get(s)]
+                raise AssertionError(
+                    f"{where}: afterwards your tables {dict((s, got_after[0].get(s)) for s in sorted(changed))} and "
+                    f"ref counts {got_after[1]}, expected {dict((s, after[0].get(s)) for s in sorted(changed))} and "
+                    f"{after[1]}. Hint: "
+                    + ("the append raised OutOfBlocks, so nothing may change: allocate first, then change the table "
+                       "(block_ids, num_tokens)." if want[0] == "raised" else
+                       "a new block at a boundary, a copy inside a shared block (dropping this sequence's reference "
+                       "to it), else in place; num_tokens grows by one."))
+            log.append(call)

@@ -1,5 +1,8 @@
 """Wrong softmaxes planted in solutions/ex00_warmup.ipynb: no max subtracted, the wrong dimension or max, no
-normalization, the wrong dtype, a reduction without keepdim."""
+normalization, the wrong dtype, a reduction without keepdim; and those only Check 4 (the whole input space) sees: the
+caller's x changed in place, an epsilon in the sum, a reshape that breaks on one row of shape (n,), the maximum
+subtracted only when positive or only when the scores are large (NaN on rows of large negative scores), float32
+returned for float16."""
 
 from __future__ import annotations
 
@@ -40,4 +43,39 @@ BUGS: dict[str, Plant] = {
                          "    e = torch.exp(x - x.amax(-1, keepdim=True))\n"
                          "    return e / e.sum(-1, keepdim=True)"},
         3, "float64 tensor returned torch.float32"),
+    "the max subtracted in place (the caller's x changes)": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    x -= x.amax(-1, keepdim=True)\n"
+                         "    e = torch.exp(x)\n"
+                         "    return e / e.sum(-1, keepdim=True)"},
+        4, r"x of shape \(7,\).*your function changed its argument x.*x -= m"),
+    "an epsilon added to the sum": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    e = torch.exp(x - x.amax(-1, keepdim=True))\n"
+                         "    return e / (e.sum(-1, keepdim=True) + 1e-6)"},
+        4, r"torch\.float64: 7 of 7 elements differ.*Hint: your row 0 sums to 0\.9999997.*needs no epsilon"),
+    "rows flattened with flatten(0, -2) (breaks on one row of shape (n,))": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    rows = x.flatten(0, -2)\n"
+                         "    e = torch.exp(rows - rows.amax(1, keepdim=True))\n"
+                         "    return (e / e.sum(1, keepdim=True)).view(x.shape)"},
+        4, r"x of shape \(7,\).*raised IndexError.*a single row of shape \(n,\)"),
+    "the max subtracted only when positive (clamp(min=0))": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    e = torch.exp(x - x.amax(-1, keepdim=True).clamp(min=0))\n"
+                         "    return e / e.sum(-1, keepdim=True)"},
+        4, r"rows of one score, torch\.float16: .*NaN in rows whose largest score is -.*whatever its sign"),
+    "the max subtracted only when some score is large": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    if x.max() > 80:\n"
+                         "        x = x - x.amax(-1, keepdim=True)\n"
+                         "    e = torch.exp(x)\n"
+                         "    return e / e.sum(-1, keepdim=True)"},
+        4, r"every score near -1e4.*15 elements are NaN.*NaN in rows whose largest score is -9999"),
+    "float16 computed and returned as float32": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    y = x if x.dtype == torch.float64 else x.float()\n"
+                         "    e = torch.exp(y - y.amax(-1, keepdim=True))\n"
+                         "    return e / e.sum(-1, keepdim=True)"},
+        4, r"torch\.float16: returned torch\.float32"),
 }

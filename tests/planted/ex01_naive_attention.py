@@ -1,5 +1,7 @@
 """Wrong causal masks (off by one, aligned top-left, 0/1 floats, not applied) and wrong attention (no scale,
-softmax over the queries, overflow, the wrong dtype) planted in solutions/ex01_naive_attention.ipynb."""
+softmax over the queries, overflow, the wrong dtype) planted in solutions/ex01_naive_attention.ipynb; and those only
+Check 7 (the whole input space) sees: dimensions counted from the front (4-D only), bfloat16 computed in bfloat16,
+hidden keys filled with -1e9."""
 
 from __future__ import annotations
 
@@ -41,4 +43,30 @@ BUGS: dict[str, Plant] = {
     "causal mask not applied": Plant({"attention-work": (("if causal:", "if False:"),)}, 4, "without the mask"),
     "hidden scores zeroed instead of -inf": Plant({"attention-work": (("-math.inf)", "0.0)"),)}, 4, "-inf"),
     "float32 returned for float16 inputs": Plant({"attention-work": ((".to(q.dtype)", ""),)}, 6, "float16"),
+    "k transposed with transpose(2, 3) (4-D inputs only)": Plant(
+        {"attention-work": (("k.float().transpose(-2, -1)", "k.float().transpose(2, 3)"),)},
+        7, r"q of shape \(5, 16\).*raised IndexError.*0 leading dimension\(s\) here.*count the dimensions from the end"),
+    "einsum over four named dimensions (4-D inputs only)": Plant(
+        {"attention-work": (("q.float() @ k.float().transpose(-2, -1)",
+                             "torch.einsum('bhqd,bhkd->bhqk', q.float(), k.float())"),)},
+        7, r"q of shape \(5, 16\).*raised RuntimeError: einsum\(\).*count the dimensions from the end"),
+    "the mask's sizes read as q.shape[2] and k.shape[2] (4-D inputs only)": Plant(
+        {"attention-work": (("causal_mask(q.shape[-2], k.shape[-2])", "causal_mask(q.shape[2], k.shape[2])"),)},
+        7, r"q of shape \(5, 16\).*causal=True: raised IndexError.*count the dimensions from the end"),
+    "only float16 computed in float32 (bfloat16 stays bfloat16)": Plant(
+        {"attention-work": "def naive_attention(q, k, v, causal=False):\n"
+                           "    half = q.dtype == torch.float16\n"
+                           "    if half:\n"
+                           "        q, k, v = q.float(), k.float(), v.float()\n"
+                           "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                           "    if causal:\n"
+                           "        s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]), -math.inf)\n"
+                           "    out = torch.softmax(s, dim=-1) @ v\n"
+                           "    return out.half() if half else out"},
+        7, r"torch\.bfloat16, ordinary scores.*elements differ.*compute in float32 from the scores on.*whatever their "
+           r"half-precision dtype"),
+    "hidden keys filled with -1e9 instead of -inf": Plant(
+        {"attention-work": (("-math.inf)", "-1e9)"),)},
+        7, r"torch\.float32, huge scores, causal=True: .*elements differ.*visible scores are all below .*Hide them "
+           r"with -inf"),
 }

@@ -1,5 +1,6 @@
 """Wrong online-softmax updates (a rescale forgotten, the tile's max for the running one, a division too early) and
-wrong tiled loops built on them, planted in solutions/ex02_online_softmax.ipynb."""
+wrong tiled loops built on them, planted in solutions/ex02_online_softmax.ipynb; and the one only Check 9 (the whole
+input space) sees: float16 queries scaled before they are converted to float32."""
 
 from __future__ import annotations
 
@@ -136,4 +137,10 @@ BUGS: dict[str, Plant] = {
             ("s = q_i @ k[c0:c0 + block_n].float().T", "s = (q_i @ k[c0:c0 + block_n].T).float()"),
         )},
         8, "float16 holds at most 65504"),
+    "queries scaled in float16, then converted": Plant(
+        {"tiled-work": (
+            ("q_i = q[r0:r0 + block_m].float() / math.sqrt(d)", "q_i = (q[r0:r0 + block_m] / math.sqrt(d)).float()"),
+        )},
+        9, r"tiled_attention of torch\.float16 inputs, .*d = 12.*elements differ.*what q / sqrt\(d\) rounded to "
+           r"torch\.float16 gives: convert to float32 FIRST"),
 }

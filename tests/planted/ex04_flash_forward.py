@@ -1,5 +1,6 @@
 """Wrong FlashAttention forward loops planted in solutions/ex04_flash_forward.ipynb: the online softmax's rescaling
-and exp2 (the same edits as the paged kernel's, from ``planted``), the padding and causal masks."""
+and exp2 (the same edits as the paged kernel's, from ``planted``), the padding and causal masks; and the one only
+Check 6 (the whole input space) sees: hidden scores filled with -1e9 instead of -inf."""
 
 from __future__ import annotations
 
@@ -45,4 +46,10 @@ BUGS: dict[str, Plant] = {
     "no max subtracted": Plant(
         {"kernel-work": (NO_MAX_IN_P, *L_NOT_RESCALED, *ACC_NOT_RESCALED)},
         5, "running max"),
+    "hidden scores filled with -1e9, not -inf": Plant(
+        {"kernel-work": (
+            ("tl.where(keep, s, float(\"-inf\"))", "tl.where(keep, s, -1e9)"),
+        )},
+        6, r"n_q = 6, n_k = 9, causal = True.*huge scores.*rows \[0\] of 6 differ\. row 0 sees keys 0 to 3.*a finite "
+           r"fill such as -1e9 is larger than every one of them"),
 }

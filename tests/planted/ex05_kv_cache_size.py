@@ -1,5 +1,7 @@
 """Wrong KV-cache sizes planted in solutions/ex05_kv_cache_size.ipynb: the factor 2, the bytes per element, query
-heads for KV heads, GB for GiB, the rounding of how many requests fit."""
+heads for KV heads, GB for GiB, the rounding of how many requests fit; and those only Check 5 (the whole input space)
+sees: the model's context window for the max_len argument, fp16 whatever the dtype, fp8 counted as 2 bytes, a float
+byte count, a head_dim of 128 for every model."""
 
 from __future__ import annotations
 
@@ -35,4 +37,27 @@ BUGS: dict[str, Plant] = {
         {"fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
                      "    return budget_gib * GiB // (kv_bytes_per_token(model, dtype) * max_len)"},
         4, r"12\.5 GiB for OPT-13B: got 8\.0, a float: a number of requests is an int"),
+    "the model's context window instead of the max_len argument": Plant(
+        {"fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
+                     "    return int(budget_gib * GiB // (kv_bytes_per_token(model, dtype) * model.max_len))"},
+        5, r"max_concurrent_requests\(.*max_len=1, .*expected 62 requests, got 0.*reserves the max_len argument"),
+    "the model's fp16 size whatever the dtype (ModelShape.kv_bytes_per_token())": Plant(
+        {"fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
+                     "    return int(budget_gib * GiB // (model.kv_bytes_per_token() * max_len))"},
+        5, r"max_concurrent_requests\(.*torch\.float32\).*expected 0 requests, got 1.*at 2 bytes per element"),
+    "fp8 counted as 2 bytes (4 for fp32, else 2)": Plant(
+        {"models-work": "def kv_bytes_per_token(model, dtype):\n"
+                        "    nbytes = 4 if dtype == torch.float32 else 2\n"
+                        "    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, nbytes)"},
+        5, r"kv_bytes_per_token\(LLaMA-7B .*torch\.float8_e4m3fn\): expected 262,144 bytes per token, got 524,288 "
+           r"\(2x the expected\)\. Hint: that is 2 bytes per element"),
+    "a float byte count (bits / 8)": Plant(
+        {"models-work": "def kv_bytes_per_token(model, dtype):\n"
+                        "    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1,\n"
+                        "                          torch.finfo(dtype).bits / 8)"},
+        5, r"kv_bytes_per_token\(LLaMA-7B .*torch\.float32\) returned 1048576\.0, a float"),
+    "a head_dim of 128 for every model": Plant(
+        {"models-work": "def kv_bytes_per_token(model, dtype):\n"
+                        "    return kv_cache_bytes(model.num_layers, model.num_kv_heads, 128, 1, 1, dtype.itemsize)"},
+        5, r"kv_bytes_per_token\(SmolLM2-135M .*got 92,160 \(2x the expected\)\. Hint: that is a head_dim of 128"),
 }

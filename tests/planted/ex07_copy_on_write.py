@@ -1,5 +1,7 @@
 """Wrong fork and copy-on-write planted in solutions/ex07_copy_on_write.ipynb: writes into a shared block, a
-reference leaked or dropped before the copy, the block boundary off by one, fork without incref."""
+reference leaked or dropped before the copy, the block boundary off by one, fork without incref; and those only
+Check 7 (the whole input space) sees: a block size of 4 written as a number, a failed append at a block boundary that
+changes the table, the copy-on-write test made on the token's block computed with 4."""
 
 from __future__ import annotations
 
@@ -123,4 +125,28 @@ BUGS: dict[str, Plant] = {
              "table.block_ids],"),
         )},
         1, r"should list the parent's blocks \[0, 1\].*got BlockTable\(block_ids=\[2, 3\]"),
+    "the block boundary tested with 4, not self.block_size": Plant(
+        {"manager-work": (("        if position % self.block_size == 0:", "        if position % 4 == 0:"),)},
+        7, r"pool of 2 blocks of 1 token, .*append\('s0'\) \(at a block boundary, 0 free block\(s\)\).*the "
+           r"instructions' manager raised 'OutOfBlocks', yours raised 'IndexError.*agreed on every pool of blocks of 4"),
+    "the child's table made with a block size of 4": Plant(
+        {"manager-work": (("BlockTable(list(table.block_ids), table.num_tokens, self.block_size)",
+                           "BlockTable(list(table.block_ids), table.num_tokens, 4)"),)},
+        7, r"pool of 2 blocks of 1 token, .*returned \(1, None\), yours returned \(4, None\).*self\.block_size"),
+    "the shared test on block position // 4": Plant(
+        {"manager-work": (("elif self.allocator.refcount(table.block_ids[-1]) > 1:",
+                           "elif self.allocator.refcount(table.block_ids[position // 4]) > 1:"),)},
+        7, r"pool of 3 blocks of 2 tokens, .*\(inside a private block, 0 free block\(s\)\).*returned \(1, None\), "
+           r"yours raised 'OutOfBlocks'.*self\.block_size"),
+    "num_tokens counted before a boundary's allocation (changed when it fails)": Plant(
+        {"manager-work": (("            table.block_ids.append(self.allocator.allocate())\n",
+                           "            table.num_tokens = position + 1\n"
+                           "            table.block_ids.append(self.allocator.allocate())\n"),)},
+        7, r"pool of 1 block of 4 tokens, .*\(at a block boundary, 0 free block\(s\)\).*afterwards your tables "
+           r"\{'s0': \(\[0\], 5\)\}.*expected \{'s0': \(\[0\], 4\)\}.*raised OutOfBlocks, so nothing may change"),
+    "a placeholder block appended before allocating (left when it fails)": Plant(
+        {"manager-work": (("            table.block_ids.append(self.allocator.allocate())\n",
+                           "            table.block_ids.append(None)\n"
+                           "            table.block_ids[-1] = self.allocator.allocate()\n"),)},
+        7, r"afterwards your tables \{'s0': \(\[0, None\], 4\)\}.*raised OutOfBlocks, so nothing may change"),
 }
