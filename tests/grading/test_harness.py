@@ -35,6 +35,8 @@ PATHS = {
     "torch.compile": "torch.compile(lambda t: torch.softmax(t, -1))(x)",  # Dynamo compiles nothing under the mode
     "an interpreter": "(lambda ns: (__import__('code').InteractiveInterpreter(ns).runsource("
                       "'y = torch.softmax(x, -1)'), ns['y'])[1])({'torch': torch, 'x': x})",
+    # an op of the family that no list names (aten _sparse_softmax)
+    "a sparse tensor": "torch.sparse.softmax(x.to_sparse(), -1).to_dense()",
 }
 PARAMETER = """
 import torch
@@ -149,6 +151,21 @@ def test_an_aten_operator_called_directly_is_seen(tmp_path):
               "    return torch.ops.aten._scaled_dot_product_attention_math.default(q, k, v)[0]\n")
     outcomes, tripped = _run("ex01_naive_attention", c, source, tmp_path=tmp_path)
     assert outcomes[0][0][0] == "value" and any("_scaled_dot_product_attention_math" in t for t in tripped), tripped
+
+
+def test_attention_from_multi_head_attentions_weights_is_seen(tmp_path):
+    """F.multi_head_attention_forward asked for its weights computes attention from bmm and softmax (which ex01
+    allows): no attention op runs, so its entry point is wired."""
+    c = Cases(0)
+    q, k, v = c.array(5, 8), c.array(7, 8), c.array(7, 8)
+    c.call("naive_attention", f"naive_attention({q}, {k}, {v})")
+    eye = "torch.eye(q.shape[-1])"
+    source = ("import torch\ndef naive_attention(q, k, v, causal=False):\n"
+              "    return torch.nn.functional.multi_head_attention_forward(q[:, None] * q.shape[-1] ** 0.5, k[:, None], "
+              f"v[:, None], q.shape[-1], 1, None, None, None, None, False, 0.0, {eye}, None, training=False, "
+              f"use_separate_proj_weight=True, q_proj_weight={eye}, k_proj_weight={eye}, v_proj_weight={eye})[0][:, 0]\n")
+    outcomes, tripped = _run("ex01_naive_attention", c, source, tmp_path=tmp_path)
+    assert outcomes[0][0][0] == "value" and any("multi_head_attention_forward" in t for t in tripped), tripped
 
 
 TRITON_ADD = """
