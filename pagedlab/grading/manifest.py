@@ -20,7 +20,7 @@ SHA256 = {
     'sandbox.py': '100c9878e118d821c35884553d5b52d4a8319514634a7ed484dbc05c17577e8a',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '1c232e11fe10145292e7ff447fef5a2dbeaa5af9c5c89a9d35d2b94690fcc4e7',
-    'specs.py': 'df8e4f527071660f8ec67b6723da2abea1f97156e6ace266d33ffafb4ca2717a',
+    'specs.py': '4b315d921a7951f686856c6e35fd84ed3aa5f7eb0e4d7b965798fb2287a6933d',
     'supervise.py': 'cc3975cdccc9c2d20b7fc1fcaf8d27bea44aebd5d1977293885b8c8f5c708d2d',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

@@ -112,6 +112,13 @@ def _ex00(c: Cases) -> None:
     rows, cols = c.rng.randint(1, 4), c.rng.randint(2, 9)  # one shape, three inputs: a cache by shape is wrong twice
     for k in range(3):
         c.call(f"softmax_rows of a {rows}x{cols} matrix, input {k + 1} of 3", f"softmax_rows({c.array(rows, cols)})")
+    # the rest of the stated input space: one row of shape (n,), rows of large negative scores, float16 in and out,
+    # and x left as it was
+    c.call("softmax_rows of one row of shape (n,)", f"softmax_rows({c.array(c.rng.randint(2, 9))})")
+    c.call("softmax_rows of scores near -1e4", f"softmax_rows({c.array(2, 7, scale=10.0)} - 10000)")
+    c.call("softmax_rows of float16 scores", f"softmax_rows({c.array(3, 6, scale=4.0, dtype='float16')})")
+    c.add("softmax_rows leaves x unchanged", [do(f"x = {c.array(2, 5, scale=5.0)}"), do("y = softmax_rows(x)"),
+                                              get("x")])
 
 
 def _ex01(c: Cases) -> None:
@@ -128,6 +135,10 @@ def _ex01(c: Cases) -> None:
     c.call("naive_attention of huge scores", f"naive_attention({q} * 1000, {k}, {v}, causal=True)")
     q, k, v = (c.array(1, 2, 16, 8, dtype="float16") for _ in range(3))
     c.call("naive_attention in float16", f"naive_attention({q}, {k}, {v}, causal=True)")
+    for lead in ((3,), ()):  # fewer leading dimensions than four: the text allows any number
+        n = c.rng.randint(2, 9)
+        q, k, v = (c.array(*lead, n, 8) for _ in range(3))
+        c.call(f"naive_attention of {len(lead) + 2}-d inputs", f"naive_attention({q}, {k}, {v}, causal=True)")
 
 
 def _ex02(c: Cases) -> None:
@@ -236,7 +247,7 @@ def _ex04_stretch(c: Cases) -> None:
            f"gqa_forward({c.array(1, 6, 8, 16)}, {c.array(1, 4, 8, 16)}, {c.array(1, 4, 8, 16)})")
 
 
-_MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B")
+_MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B", "SMOLLM2_135M")  # (SmolLM2: a head_dim of 64)
 _DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch.int8")
 
 
@@ -245,8 +256,9 @@ def _ex05(c: Cases) -> None:
     for _ in range(5):
         c.call("kv_cache_bytes", f"kv_cache_bytes({r.randint(1, 96)}, {r.randint(1, 64)}, {r.choice((64, 128))}, "
                                  f"{r.randint(1, 9000)}, {r.randint(1, 64)}, {r.choice((1, 2, 4))})")
-    for _ in range(4):
-        c.call("kv_bytes_per_token", f"kv_bytes_per_token({r.choice(_MODELS)}, {r.choice(_DTYPES)})")
+    for k in range(4):  # SmolLM2 (a head_dim of 64, GQA) always among them
+        model = "SMOLLM2_135M" if k == 0 else r.choice(_MODELS)
+        c.call("kv_bytes_per_token", f"kv_bytes_per_token({model}, {r.choice(_DTYPES)})")
     for k in range(6):  # two budgets that are not whole GiB: the count is an int all the same
         budget = r.choice((0.5, 20.5, 12.75)) if k < 2 else r.choice((1, 8, 20.5, 80))
         c.call("max_concurrent_requests", f"max_concurrent_requests({budget}, {r.choice(_MODELS)}, "
@@ -289,8 +301,8 @@ _STATE07 = get("sorted((s, list(t.block_ids), t.num_tokens) for s, t in m.tables
 
 def _ex07(c: Cases) -> None:
     r = c.rng
-    for _ in range(6):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
-        nb, bs = r.randint(3, 10), r.choice((2, 4))
+    for k in range(6):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
+        nb, bs = r.randint(3, 10), (2, 3)[k] if k < 2 else r.choice((2, 3, 4))  # (block sizes other than 4 too)
         steps, live = [do(f"m = MiniManager({nb}, {bs})")], []  # operations name live sequences only
         for i in range(50):
             kind = r.random()

@@ -38,6 +38,12 @@ WHERE_ALLOCATED: set[tuple[str, str]] = {
     ("ex09_paged_attention", "block-table load without a mask (reads padding entries)"),
     ("ex09_paged_attention", "K loaded without a mask (its NaN scores hidden by tl.where)"),
 }
+# (exercise, bug): seen by the graded calls on some seeds, not all (each must still fail on one at least).
+SOME_SEEDS: dict[tuple[str, str], str] = {
+    ("ex07_copy_on_write", "the shared test on block position // 4"):
+        "wrong only when a block of 2 or 3 tokens is tested at the wrong position and that block is shared while the "
+        "right one is not (or the other way), which 50 random operations reach on some seeds only: check 7 builds it",
+}
 INVISIBLE: dict[tuple[str, str], str] = {
     ("ex02_stretch_causal_tile_skipping", "scores computed before deciding the tile is hidden (skip decided from the "
                                           "mask)"): _TILES,
@@ -66,6 +72,21 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex09_paged_attention", "the block offset in int32 (overflows for pools past 2**31 elements)"):
         "it overflows only in a pool past 2**31 elements (8 GiB of float32), which no graded call allocates: check 10 "
         "computes the kernel's addresses for such a pool",
+    # Found by the differential checks over the stated input spaces (issue 39); the graded calls' tolerance, or their
+    # draws, do not reach them yet.
+    ("ex00_warmup", "an epsilon added to the sum"):
+        "it moves each probability by about 1e-6, under the graded calls' tolerance (rtol 1e-4): check 4 compares "
+        "float64 rows at 1e-12",
+    ("ex01_naive_attention", "only float16 computed in float32 (bfloat16 stays bfloat16)"):
+        "no graded call passes bfloat16 yet (one that did would need a tolerance of bfloat16's precision): check 7 "
+        "does",
+    ("ex01_naive_attention", "hidden keys filled with -1e9 instead of -inf"):
+        "wrong only in a row whose visible scores are all below -1e9, which the graded draws do not build: check 7 does",
+    ("ex04_flash_forward", "hidden scores filled with -1e9, not -inf"):
+        "wrong only in a row whose visible scores are all below -1e9, which the graded draws do not build: check 6 does",
+    ("ex02_online_softmax", "queries scaled in float16, then converted"):
+        "wrong only where 1 / sqrt(d) is inexact in float16 and the scores are large (d = 12), which the graded "
+        "float16 draw (d = 16) is not: check 9 tries it",
     ("ex10_scheduler_step", "the token appended is req.tokens[-1], not len(req.tokens)"):
         "the graded calls read how many tokens each request holds, not their ids: check 2 reads the ids",
 }
@@ -99,7 +120,8 @@ def test_every_exercise_has_graded_calls_and_a_table_of_planted_bugs():
     stems = {p.stem for p in (ROOT / "exercises").glob("*.ipynb")}
     assert set(SPECS) == stems
     assert set(TABLES) == stems, f"no table of planted bugs for {sorted(stems - set(TABLES))}"
-    assert {e for e, _ in INVISIBLE} <= stems and all(b in TABLES[e] for e, b in INVISIBLE), "a stale INVISIBLE entry"
+    listed = {**INVISIBLE, **SOME_SEEDS}
+    assert {e for e, _ in listed} <= stems and all(b in TABLES[e] for e, b in listed), "a stale INVISIBLE entry"
 
 
 @pytest.mark.parametrize("exercise", sorted(SPECS))
@@ -140,6 +162,9 @@ def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise):
             continue  # the process died or ran out of time, as the grading kernel would: a fail
         passed = [seed for seed, d in differences(exercise, want, got).items() if d is None and not got.tripped]
         if (exercise, bug) in WHERE_ALLOCATED:
+            continue
+        if (exercise, bug) in SOME_SEEDS:
+            assert len(passed) < len(SEEDS), f"{bug!r} passes on every seed: move it to INVISIBLE"
             continue
         if (exercise, bug) in INVISIBLE:
             if len(passed) < len(SEEDS):  # once more: one run in several of ex09's, under -n 2, has seen a variant
