@@ -290,7 +290,6 @@ class Launches:
         self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
         self.given: dict[int, int] = {}  # storage address -> its size in bytes, of each tensor the kernel was given
         self.reads: list = []  # the addresses its loads read (interpreted launches)
-        self.stores: list = []  # the addresses the current launch's stores wrote (interpreted launches)
         self.accesses: list = []  # the current launch's loads and stores in order: (is a store, addresses)
         self.compiled = False  # a compiled launch ran: its loads cannot be seen
         self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
@@ -306,18 +305,18 @@ class Launches:
             put(owner, "run", self._watch(owner.run, compiled=cls == "JITFunction"))
         builder = getattr(sys.modules.get("triton.runtime.interpreter"), "interpreter_builder", None)
         if builder is not None:  # every load of the interpreter (plain, masked, block pointer) goes through it
-            put(builder, "create_masked_load", self._watch_memory(builder.create_masked_load, self.reads, 0))
-            put(builder, "create_masked_store", self._watch_memory(builder.create_masked_store, self.stores, 1))
+            put(builder, "create_masked_load", self._watch_memory(builder.create_masked_load, False, 0))
+            put(builder, "create_masked_store", self._watch_memory(builder.create_masked_store, True, 1))
 
     def reset(self) -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
         self.python_calls.clear()
         self.compiled = False
 
-    def _watch_memory(self, access, into: list, mask_at: int):
-        """``access`` (the interpreter's masked load or store) recording the addresses it touches into ``into``;
-        its mask is the argument after ``mask_at`` more (a load's comes right after the pointers, a store's after
-        the value)."""
+    def _watch_memory(self, access, store: bool, mask_at: int):
+        """``access`` (the interpreter's masked load, or store) recording the addresses it touches in
+        :attr:`accesses` (a load's in :attr:`reads` too); its mask is the argument after ``mask_at`` more (a load's
+        comes right after the pointers, a store's after the value)."""
         import numpy
 
         def watched(ptrs, *args, **kwargs):
@@ -325,8 +324,9 @@ class Launches:
                 mask = args[mask_at]
                 data = numpy.atleast_1d(ptrs.data)
                 taken = data if mask is None else data[numpy.broadcast_to(numpy.atleast_1d(mask.data), data.shape)]
-                into.append(taken.astype(numpy.uint64))
-                self.accesses.append((into is self.stores, into[-1]))
+                self.accesses.append((store, taken.astype(numpy.uint64)))
+                if not store:
+                    self.reads.append(self.accesses[-1][1])
             return access(ptrs, *args, **kwargs)
         return watched
 
@@ -339,7 +339,7 @@ class Launches:
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
             self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
             self.compiled |= compiled
-            self.stores.clear(), self.accesses.clear()
+            self.accesses.clear()
             self.inside = True
             try:
                 result = run(fn, *args, **kwargs)
@@ -431,7 +431,7 @@ class Launches:
         return _touches(self.reads, t)
 
     def _stored_in(self, t) -> bool:
-        return _touches(self.stores, t)
+        return _touches([addresses for store, addresses in self.accesses if store], t)
 
 
 def _python_calls(jit) -> list[str]:
