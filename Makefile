@@ -14,6 +14,9 @@ TEST_ENV ?= OMP_NUM_THREADS=1
 SUBMISSIONS ?= submissions
 # make site SOLUTIONS=0: a site without solutions/, for a class whose grades count.
 SOLUTIONS ?= 1
+# make test PROOFS=1 (as CI runs it): also the grader's exhaustive proofs, every planted bug on every seed and the
+# whole synthetic class in the sandbox (conftest.py's --proofs); about 5 minutes more on a 2-core CPU.
+PROOFS ?= 0
 # More grader options, e.g. --unsafe where bubblewrap cannot create a sandbox, or --shard 1/4.
 GRADE_FLAGS ?=
 # Jupyter refuses to run as root (containers, some cloud machines) unless told it is on purpose.
@@ -29,7 +32,7 @@ lab: setup                  ## set up, then open the course in JupyterLab
 	$(PY) -m jupyter lab $(LAB_FLAGS) --ServerApp.root_dir="$(CURDIR)" notebooks/00_setup.ipynb
 
 test: setup                 ## set up, then run unit tests, every notebook under nbval, and the meta-tests
-	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder $(if $(filter 1,$(PROOFS)),--proofs,)
 
 test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
 	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder tests

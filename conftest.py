@@ -23,7 +23,7 @@ SPREAD = ("tests/grading/test_grade_class.py", "tests/grading/test_ground_truth.
 # The longest units first (seconds on a 2-core CPU, two workers, torch 2.13 CPU, 2026-12-01); the units not named
 # here follow in collection order. A stale list costs time, never a result.
 LONGEST_FIRST = (
-    "tests/grading/test_grade_class.py::test_synthetic_class[bubblewrap]",  # 121-142 s
+    "tests/grading/test_grade_class.py::test_synthetic_class[bubblewrap]",  # 121-155 s; 35 s without --proofs
     "notebooks/10_mini_serving_engine.ipynb",                                # 100 s alone, 140 s beside the rest
     "tests/engine/test_llm.py",                                              # 63 s
     "tests/engine/test_engine.py",                                           # 60 s
@@ -36,6 +36,19 @@ LONGEST_FIRST = (
     "tests/models/test_loader_cache.py",                                     # 19-30 s
     "tests/exercises/test_planted_bugs.py",                                  # 53-60 s in all
 )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--proofs", action="store_true",
+                     help="the grader's exhaustive proofs: every planted bug on every seed, the whole synthetic class "
+                          "in the sandbox (make test PROOFS=1, as CI runs it); without it each planted bug runs on "
+                          "one seed and the sandbox grades only the learners it can change")
+
+
+@pytest.fixture
+def proofs(request: pytest.FixtureRequest) -> bool:
+    """True under ``--proofs`` (see :func:`pytest_addoption`)."""
+    return request.config.getoption("--proofs")
 
 
 def unit(nodeid: str) -> str:
