@@ -231,6 +231,26 @@ def test_every_exercise_declares_graded_calls_the_solution_defines():
     assert set(SPECS) == {p.stem for p in (ROOT / "exercises").glob("*.ipynb")}
 
 
+def test_the_grading_copy_holds_every_module_the_course_cells_import():
+    """A grading copy holds the modules the pristine setup imports; a work or demo cell of the solution that imports
+    another pagedlab module would fail there for every learner, and its error would stand in the first failure's
+    message as the learner's (ex05's demo imported pagedlab.waste: "first error in a learner cell: demo cell
+    'paging': ModuleNotFoundError"). Such an import belongs in the setup."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from pagedlab.grading.sandbox import _imports, grading_copy
+    transform = TransformerManager().transform_cell
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        nb, spec = nbformat.read(path, as_version=4), SPECS[path.stem]
+        held, _ = grading_copy(*spec.copy_rule(_sources(nb, "setup")))
+        for cell in nb.cells:
+            if cell.cell_type == "code" and role(cell) in ("work", "demo"):
+                lacking = [m for m in _imports("", transform(cell.source))
+                           if m.split(".")[0] == "pagedlab" and held.get(m) is None]
+                assert not lacking, (f"{path.stem}, {role(cell)} cell {cell.get('id')!r} imports {lacking}, which its "
+                                     f"grading copy lacks or holds as a placeholder: import it in the setup")
+
+
 CELLS = [Cell(1, "setup", "setup", sha256("import torch")), Cell(2, "work", "work", None),
          Cell(3, "check-a", "check", sha256("assert ok")), Cell(4, "scratch", "extra", None)]
 
