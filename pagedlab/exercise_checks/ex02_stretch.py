@@ -4,6 +4,22 @@ Tile counts are compared with a brute force over the whole causal mask; the atte
 :func:`pagedlab.attention.tiled_attention`. Skipping is measured on the work itself: a ``TorchFunctionMode`` counts
 the elements every matrix product produces and every operation that brings ``-inf`` into a score-shaped tensor
 (``masked_fill``, ``where``, an additive bias, item assignment: whatever its name).
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included:
+
+* ``key_tile_counts(r0, rows, n_q, n_k, block_n)``: every query tile ``r0 = 0, block_m, 2 block_m, ...`` with its
+  ``rows = min(block_m, n_q - r0)`` (the last one shorter), for ``n_q`` and ``n_k`` of 1, one below, at and one past
+  a tile (7, 8, 9, 15, 16, 17) and 33, ``n_q < n_k``, ``n_q == n_k`` and ``n_q > n_k`` (rows that see no key),
+  tiles of 1, 3, 8, 16 and 40 (larger than the inputs) for both ``block_m`` and ``block_n``. Compared with the
+  counts read off the causal mask tile by tile.
+* ``causal_tiled_attention(q, k, v, block_m, block_n)``: 2-D ``q`` ``(n_q, d)``, ``k`` and ``v`` ``(n_k, d)``; one
+  query, one key, ``n_q > n_k`` (rows that see no key: output 0); tiles of 1, tiles that fit the lengths exactly,
+  one shorter or one longer than them, larger than the inputs; ``d`` from 1 to 24; scores of magnitude 1e3 (integer
+  ``q`` and ``k`` with d = 16: every score exact in float32, many rows whose visible scores are all far below 0);
+  float32, and float16 and bfloat16 inputs with a large ``q`` (~1000) whose scores differ by a few units, with ``d``
+  whose square root is not a power of two (computed in float32, returned in ``q``'s dtype). Compared with
+  :func:`pagedlab.attention.naive_attention` in float64.
 """
 
 from __future__ import annotations
@@ -45,6 +61,9 @@ def tile_census(n_q: int, n_k: int, block_m: int, block_n: int) -> tuple[int, in
 
 def error_hint(exc: BaseException) -> str:
     """The hint for an error raised by the learner's functions."""
+    if isinstance(exc, RuntimeError) and "dtype" in str(exc):
+        return ("float16 or bfloat16 inputs met float32: convert q, k AND v to float32 (each slice, .float()) "
+                "before any arithmetic; only the output goes back to q's dtype.")
     if isinstance(exc, RuntimeError) and ("size" in str(exc) or "shape" in str(exc)):
         return ("two tensors of different shapes met: the last key tile can be shorter than block_n, and the last "
                 "query tile shorter than block_m; take sizes from the slices, not from the block sizes.")
@@ -228,3 +247,87 @@ def check_skipping(causal_tiled_attention: Callable) -> None:
                 f"-inf into a score tile (or built a tile of -inf, as a bias). Hint: the first n_full tiles of each "
                 f"query tile are visible to every row and need no mask; mask only from n_full on, one operation per "
                 f"tile.")
+
+
+def counts_by_tiles(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) tile by tile from the rule (row i sees key j when j <= i + n_k - n_q): no tensor, so the
+    check can ask for thousands of them."""
+    shift, n_tiles = n_k - n_q, -(-n_k // block_n)
+    full = [min((t + 1) * block_n, n_k) - 1 <= r0 + shift for t in range(n_tiles)]   # its last key, to the first row
+    seen = [t * block_n <= r0 + rows - 1 + shift for t in range(n_tiles)]            # its first key, to the last row
+    return next((t for t, f in enumerate(full) if not f), n_tiles), sum(seen)
+
+
+SPACE_LENGTHS = (1, 7, 8, 9, 15, 16, 17, 33)
+SPACE_TILES = (1, 3, 8, 16, 40)
+
+
+def _space_inputs(g: torch.Generator, n_q: int, n_k: int, d: int, kind: str, dtype: torch.dtype):
+    if kind == "huge":      # integers: every score exact in float32, of magnitude 1e3
+        q, k = (torch.randint(-40, 41, (n, d), generator=g).float() for n in (n_q, n_k))
+        return q, k, torch.randn(n_k, d, generator=g)
+    if dtype != torch.float32:   # a large q whose scores differ by a few units (see ex02's check 9)
+        k, v = (torch.randn(n_k, d, generator=g).to(dtype) for _ in range(2))
+        u = torch.linalg.svd(k.float() - k[:1].float())[2][-1]
+        return (1000 * u + torch.randn(n_q, d, generator=g)).to(dtype), k, v
+    return torch.randn(n_q, d, generator=g), torch.randn(n_k, d, generator=g), torch.randn(n_k, d, generator=g)
+
+
+def check_over_the_space(key_tile_counts: Callable, causal_tiled_attention: Callable) -> None:
+    """Check 6: ``key_tile_counts`` and ``causal_tiled_attention`` against the mask and float64 attention on inputs
+    drawn from the whole stated space (the module docstring), boundaries included: the first input where yours
+    differs, which quantity, by how much."""
+    __tracebackhide__ = True
+    for n_q in SPACE_LENGTHS:
+        for n_k in SPACE_LENGTHS:
+            for bm in SPACE_TILES:
+                for bn in SPACE_TILES:
+                    for r0 in range(0, n_q, bm):
+                        rows = min(bm, n_q - r0)
+                        got, want = key_tile_counts(r0, rows, n_q, n_k, bn), counts_by_tiles(r0, rows, n_q, n_k, bn)
+                        if isinstance(got, (tuple, list)) and tuple(got) == want:
+                            continue
+                        which = ("n_visit" if isinstance(got, (tuple, list)) and len(got) == 2 and got[1] != want[1]
+                                 else "n_full")
+                        raise AssertionError(
+                            f"key_tile_counts({r0}, {rows}, {n_q}, {n_k}, {bn}) (query tile {r0}..{r0 + rows - 1} "
+                            f"of {n_q}, {n_k} keys in tiles of {bn}, the last of {n_k - (-(-n_k // bn) - 1) * bn}): "
+                            f"expected (n_full, n_visit) = {want}, got {got!r}; {which} differs. Hint: row i sees "
+                            f"key j when j <= i + (n_k - n_q); n_visit counts the tiles whose FIRST key the last row "
+                            f"sees, n_full those whose LAST key the first row sees.")
+    g = torch.Generator().manual_seed(6)
+    f32 = torch.float32
+    cases = [(1, 1, 16, 16, 8, "", f32), (1, 9, 8, 8, 8, "", f32), (9, 1, 4, 4, 8, "", f32),
+             (16, 16, 16, 16, 8, "", f32), (17, 17, 16, 16, 8, "", f32), (15, 15, 16, 16, 8, "", f32),
+             (13, 13, 1, 1, 3, "", f32), (20, 37, 16, 4, 1, "", f32), (37, 20, 5, 7, 24, "", f32),
+             (24, 30, 8, 8, 16, "huge", f32), (30, 24, 8, 8, 16, "huge", f32),
+             (12, 14, 4, 4, 12, "", torch.float16), (7, 19, 4, 8, 24, "", torch.float16),
+             (12, 14, 4, 4, 12, "", torch.bfloat16), (9, 9, 8, 2, 12, "", torch.bfloat16)]
+    for _ in range(5):
+        n_q, n_k, bm, bn, d = (int(torch.randint(lo, hi, (1,), generator=g))
+                               for lo, hi in ((1, 30), (1, 30), (1, 17), (1, 17), (1, 25)))
+        cases.append((n_q, n_k, bm, bn, d, "", f32))
+    for n_q, n_k, bm, bn, d, kind, dtype in cases:
+        q, k, v = _space_inputs(g, n_q, n_k, d, kind, dtype)
+        where = (f"causal_tiled_attention of {str(dtype).removeprefix('torch.')} inputs, n_q = {n_q}, n_k = {n_k}, "
+                 f"d = {d}, tiles {bm} x {bn}" + (", scores of magnitude 1e3" if kind else "") +
+                 (", a large q (~1000) whose scores differ by a few units" if dtype != f32 else ""))
+        got = causal_tiled_attention(q, k, v, block_m=bm, block_n=bn)
+        if not isinstance(got, torch.Tensor) or got.dtype != dtype:
+            raise AssertionError(f"{where}: returned {getattr(got, 'dtype', type(got).__name__)}, expected {dtype}: "
+                                 f"compute in float32, return q's dtype.")
+        want = ref.naive_attention(q.double(), k.double(), v.double(), causal=True)
+        bad = differing_rows(got, want, atol=1e-5 if dtype == f32 else 1e-3, rtol=1e-5 if dtype == f32 else 1.6e-2)
+        if dtype != f32:
+            rounded = ref.naive_attention((q / math.sqrt(d)).float(), k.float(), v.float(), causal=True, sm_scale=1.0)
+            hint = (f"your result is what q / sqrt(d) rounded to {dtype} gives: convert to float32 FIRST, then scale; "
+                    f"{dtype} rounds a q of ~1000 by a quarter or more, which moves every score."
+                    if torch.allclose(got.float(), rounded.to(dtype).float(), atol=1e-3, rtol=1e-2) else
+                    f"convert q, k and v to float32 before any arithmetic, and return q's dtype ({dtype}).")
+        elif kind:
+            hint = ("rows whose visible scores are all far below 0: subtract the row's running max itself (only a "
+                    "max of -inf is replaced by 0), or every exp underflows and the row looks as if it saw no key.")
+        else:
+            hint = "tiles of every size, the last one shorter, each slice's real size."
+        assert_close(got.double(), want, atol=1e-5 if dtype == f32 else 1e-3, rtol=1e-5 if dtype == f32 else 1.6e-2,
+                     name=where, hint=f"rows {bad[:8]} of {n_q} differ. {hint}" if bad else hint)

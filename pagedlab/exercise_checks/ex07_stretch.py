@@ -2,6 +2,17 @@
 
 Each check builds a ``MiniPrefixCache`` (the learner's class), caches a few prompts and compares ``keys`` or
 ``match`` with what a cache must answer; the hint is picked from the answer that came back.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included: blocks of 1 to 4 tokens; prompts (lists of ints) of 1 token up to 4 blocks and one
+token, their lengths one below, at and one past a whole number of blocks, tokens from an alphabet of 1 to 3 values
+(many prompts sharing prefixes, the same tokens after different prefixes); hash functions strong (the default), weak
+(a sum ``% 5``, the same on every run, unlike ``hash`` of a tuple holding ``None`` before Python 3.12), blind to the
+prefix (the tokens' sum ``% 3``) and constant (every key 0: every block collides); block ids from 0; a block of
+zeros cached second (after a block of ones) before any prompt starts with it. Each prompt is matched, then cached
+(``insert``), in turn. ``keys`` is compared with the chained keys of the full blocks, and ``match`` with a
+brute-force oracle of whole prefixes: a block hits when the same whole prefix was cached under its key (first come, first
+kept), up to the first miss and never past ``(len(tokens) - 1) // block_size`` blocks.
 """
 
 from __future__ import annotations
@@ -176,3 +187,78 @@ def check_random_prompts(cache_class: type) -> None:
                     owner[key], block_of[prefix] = prefix, block
                 elif owner[key] != prefix:
                     break   # the key belongs to another prefix: this block and the rest of the prompt stay uncached
+
+
+SPACE_HASHES = {"the default hash": None,
+                "a weak hash (% 5)": lambda p, t: (7 * (p or 0) + sum((i + 2) * x for i, x in enumerate(t))) % 5,
+                "a hash blind to the prefix (sum % 3)": lambda p, t: sum(t) % 3,
+                "a constant hash (every key 0)": lambda p, t: 0}
+
+
+def _space_prompts(rng: random.Random, block_size: int, alphabet: int) -> list[list[int]]:
+    """Prompts of every boundary length (1, and one below, at and one past 1 to 4 blocks), then drawn ones."""
+    lengths = sorted({1, *(n for b in range(1, 5) for n in (b * block_size - 1, b * block_size, b * block_size + 1)
+                           if n >= 1)})
+    # First a prompt whose SECOND block, all zeros, takes the key (under the hashes blind to the prefix, or constant
+    # after the first) that a prompt starting with that block looks up: the same tokens after another prefix.
+    prompts = [[1] * block_size + [0] * block_size + [0]]
+    prompts += [[0] * n for n in lengths] + [[rng.randrange(alphabet) for _ in range(n)] for n in lengths]
+    return prompts + [[rng.randrange(alphabet) for _ in range(rng.randint(1, 4 * block_size + 1))] for _ in range(25)]
+
+
+def check_over_the_space(cache_class: type) -> None:
+    """Check 6: ``keys`` and ``match`` against the chained keys and a brute-force oracle of whole prefixes, for
+    blocks of 1 to 4 tokens under four hash functions (the module docstring), boundaries included: the first prompt
+    where yours differs, and how."""
+    __tracebackhide__ = True
+    rng = random.Random(6)
+    for block_size in (1, 2, 3, 4):
+        for name, hash_fn in SPACE_HASHES.items():
+            for alphabet in (1, 3):
+                cache = cache_class(block_size) if hash_fn is None else cache_class(block_size, hash_fn)
+                fn, next_block = cache.hash_fn, 0
+                owner, block_of = {}, {}   # key -> the whole prefix cached under it; whole prefix -> its block
+                setting = f"blocks of {block_size}, {name}, tokens from {list(range(alphabet))}"
+                for step, prompt in enumerate(_space_prompts(rng, block_size, alphabet)):
+                    want_keys, key = [], None
+                    for i in range(len(prompt) // block_size):
+                        key = fn(key, tuple(prompt[i * block_size:(i + 1) * block_size]))
+                        want_keys.append(key)
+                    got_keys = cache.keys(prompt)
+                    if got_keys != want_keys:
+                        raise AssertionError(
+                            f"{setting}: keys({prompt}) should be the {len(want_keys)} chained keys {want_keys}, got "
+                            f"{got_keys!r}. Hint: one key per FULL block ({len(prompt)} // {block_size} = "
+                            f"{len(want_keys)}), key_i = hash_fn(key_(i-1), tuple(block_i)), with the cache's hash_fn.")
+                    oracle = []
+                    for i, key in enumerate(want_keys[:(len(prompt) - 1) // block_size]):
+                        if owner.get(key) != tuple(prompt[:(i + 1) * block_size]):
+                            break
+                        oracle.append(block_of[owner[key]])
+                    got = cache.match(prompt)
+                    if got != oracle:
+                        limit = (len(prompt) - 1) // block_size
+                        if isinstance(got, list) and len(got) > limit:
+                            why = (f"{len(got)} hits, past the limit (len(tokens) - 1) // block_size = "
+                                   f"({len(prompt)} - 1) // {block_size} = {limit}: something must be left to run.")
+                        elif isinstance(got, list) and len(got) > len(oracle) and got[:len(oracle)] == oracle:
+                            why = (f"hit {len(oracle)} ({got[len(oracle)]}) is a miss: its key is not cached, or it "
+                                   f"is owned by another whole prefix (other tokens, or the same tokens after another "
+                                   f"prefix); the first miss ends the match.")
+                        elif isinstance(got, list) and len(got) < len(oracle) and oracle[:len(got)] == got:
+                            why = (f"block {len(got)} is cached (block {oracle[len(got)]}) for this very prefix, "
+                                   f"yet it was taken as a miss: a block id can be 0, a key can be 0 (test "
+                                   f"`is None`, not truthiness).")
+                        else:
+                            why = "compare tokens AND the predecessor's prefix id, and stop at the first miss."
+                        raise AssertionError(
+                            f"{setting}, prompt {step} {prompt}: expected hits {oracle}, got {got!r}. Hint: {why}")
+                    blocks = list(range(next_block, next_block + len(want_keys)))
+                    next_block += len(blocks)
+                    cache.insert(prompt, blocks)
+                    for i, (key, block) in enumerate(zip(want_keys, blocks)):   # first come, first kept
+                        prefix = tuple(prompt[:(i + 1) * block_size])
+                        if key not in owner:
+                            owner[key], block_of[prefix] = prefix, block
+                        elif owner[key] != prefix:
+                            break

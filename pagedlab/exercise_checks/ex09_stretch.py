@@ -2,6 +2,24 @@
 
 The kernel's own split states (:func:`~pagedlab.kernels.paged_attention.paged_decode_split`) are the inputs; the
 references are computed in float64 from the gathered K/V. Hints are picked from what came back.
+
+The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
+boundaries always included:
+
+* ``split_bounds(context_len, num_splits, block_n)``: a context of at least one token (every decode row has one), 1
+  to 8 splits, key tiles of any positive size (1, 4, 16, the kernel's 32); contexts of one token, of exactly one
+  tile, of one tile and one token, of exactly ``num_splits`` whole tiles and one token either side, of fewer tokens
+  than splits, and long ones (1000 tokens); more splits than tiles (empty splits at the end). Compared with the rule
+  the kernel cuts by: split length ``ceil(context_len / num_splits)`` rounded up to whole tiles, split ``s`` starting
+  at ``min(s * length, context_len)``.
+* ``merge_states(outs, lses)``: ``outs`` ``(..., num_splits, d)`` and ``lses`` ``(..., num_splits)``, float32, with
+  no leading dimension, one, two or three, leading dimensions of size 1 among them (one sequence, one head); 1 to 6
+  splits; ``d`` from 1 to 16; lses of magnitude 1, in the hundreds (past float32's ``exp``), all far below zero
+  (about -300, as very negative scores give), far apart within one row (3 and 120), tied (every split of a row
+  equal, two maxima equal); empty splits (lse ``-inf``, output 0) anywhere but never a whole row. Compared with the
+  float64 merge: the softmax of the lses weighting the outputs, and their log-sum-exp.
+
+``cascade_attention`` runs the kernel twice in Triton's interpreter (seconds on a CPU): check 6 covers it alone.
 """
 
 from __future__ import annotations
@@ -250,3 +268,99 @@ def check_cascade(cascade_attention: Callable) -> None:
     else:
         hint = ""
     assert_close(out, full, atol=1e-4, rtol=1e-4, name="cascade output (seq, head, d)", hint=hint)
+
+
+def reference_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    """The kernel's cut: split length ``ceil(context_len / num_splits)`` rounded up to whole tiles of ``block_n``."""
+    length = -(-(-(-context_len // num_splits)) // block_n) * block_n
+    return [(min(s * length, context_len), min((s + 1) * length, context_len)) for s in range(num_splits)]
+
+
+def _bounds_cases(g: torch.Generator) -> list[tuple[int, int, int]]:
+    """(context_len, num_splits, block_n) of the stated space: every boundary, then a few drawn cases."""
+    cases = []
+    for block_n in (1, 4, 16, BLOCK_N):
+        for num_splits in range(1, 9):
+            whole = num_splits * block_n
+            for n in {1, 2, block_n - 1, block_n, block_n + 1, whole - 1, whole, whole + 1, 2 * whole, num_splits - 1,
+                      num_splits, num_splits + 1, 1000}:
+                if n >= 1:
+                    cases.append((n, num_splits, block_n))
+    for _ in range(40):
+        cases.append((int(torch.randint(1, 400, (1,), generator=g)), int(torch.randint(1, 9, (1,), generator=g)),
+                      int(torch.randint(1, 40, (1,), generator=g))))
+    return cases
+
+
+def _merge_cases(g: torch.Generator) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """(what, outs, lses) of the stated space: every boundary, then a few drawn cases."""
+    def states(lead, num_splits, d, lses):
+        outs = torch.randn(*lead, num_splits, d, generator=g)
+        lses = torch.as_tensor(lses, dtype=torch.float32).expand(*lead, num_splits).clone()
+        return outs.masked_fill(lses.isneginf()[..., None], 0.0), lses
+
+    def randn(*shape, scale=1.0, shift=0.0):
+        return torch.randn(*shape, generator=g) * scale + shift
+
+    inf = -math.inf
+    cases = [("one split, no leading dimension, d = 1", *states((), 1, 1, [0.7])),
+             ("one split, one row", *states((1,), 1, 4, [2.5])),
+             ("three splits, no leading dimension", *states((), 3, 8, [1.0, -2.0, 0.5])),
+             ("one sequence, one head (leading dimensions of size 1)", *states((1, 1), 4, 16, randn(4))),
+             ("one sequence, 3 heads", *states((1, 3), 2, 8, randn(1, 3, 2))),
+             ("3 sequences, 1 head, 3 splits", *states((3, 1), 3, 8, randn(3, 1, 3))),
+             ("a 3-d batch of rows (2, 1, 3)", *states((2, 1, 3), 5, 2, randn(2, 1, 3, 5))),
+             ("every split of a row tied", *states((2, 3), 4, 8, torch.full((4,), 1.25))),
+             ("two maxima tied, a third split below", *states((2,), 3, 8, [5.0, 5.0, -1.0])),
+             ("lses in the hundreds", *states((2, 2), 3, 8, randn(2, 2, 3, scale=50.0, shift=300.0))),
+             ("lses all far below zero (about -300)", *states((2, 2), 3, 8, randn(2, 2, 3, shift=-300.0))),
+             ("lses far apart in a row: [3, 120] and [120, 3]", states((2,), 2, 8, [3.0, 120.0])[0],
+              torch.tensor([[3.0, 120.0], [120.0, 3.0]])),
+             ("empty splits (lse -inf) first, between and last", *states((2, 2), 5, 8, [inf, 0.3, inf, -0.4, inf])),
+             ("every split empty but one, far below zero", *states((3,), 4, 8, [inf, inf, -250.0, inf])),
+             ("every split empty but one, in the hundreds", *states((1,), 3, 4, [inf, 200.0, inf]))]
+    for _ in range(6):
+        lead = tuple(int(x) for x in torch.randint(1, 4, (int(torch.randint(0, 4, (1,), generator=g)),), generator=g))
+        num_splits, d = int(torch.randint(1, 7, (1,), generator=g)), int(torch.randint(1, 17, (1,), generator=g))
+        lses = randn(*lead, num_splits, scale=float(torch.tensor([1.0, 30.0, 200.0])[torch.randint(0, 3, (1,),
+                                                                                                      generator=g)]))
+        if num_splits > 1:
+            empty = torch.rand(*lead, num_splits, generator=g) < 0.3
+            empty[..., int(torch.randint(0, num_splits, (1,), generator=g))] = False   # one non-empty split a row
+            lses = lses.masked_fill(empty, inf)
+        cases.append((f"{num_splits} splits, leading dimensions {lead}, d = {d}", *states(lead, num_splits, d, lses)))
+    return cases
+
+
+def check_over_the_space(split_bounds: Callable, merge_states: Callable) -> None:
+    """Check 7: ``split_bounds`` and ``merge_states`` against the stated rule and the float64 merge on inputs drawn
+    from the whole stated space (the module docstring), boundaries included: the first input where yours differs,
+    which quantity, by how much."""
+    __tracebackhide__ = True
+    g = torch.Generator().manual_seed(7)
+    for n, num_splits, block_n in _bounds_cases(g):
+        got, want = split_bounds(n, num_splits, block_n), reference_bounds(n, num_splits, block_n)
+        if isinstance(got, (list, tuple)) and [tuple(b) if isinstance(b, (list, tuple)) else b for b in got] == want:
+            continue
+        problem = _bounds_problem(got, n, num_splits, block_n)
+        length = want[0][1] - want[0][0] if num_splits > 1 else n
+        raise AssertionError(
+            f"split_bounds({n}, {num_splits}, {block_n}): expected {want}, got {got!r}"
+            + (f": {problem.split(': ', 1)[1]}" if problem else "") + f". Hint: ceil({n} / {num_splits}) = "
+            f"{-(-n // num_splits)} keys a split, rounded up to whole tiles of {block_n}: "
+            f"{-(-(-(-n // num_splits)) // block_n) * block_n}" + (f" (the first split holds {length})"
+                                                                   if num_splits > 1 else "") +
+            "; round up with -(-a // b) (a // b + 1 is one too many when b divides a).")
+    for what, outs, lses in _merge_cases(g):
+        where = f"{what}, outs {tuple(outs.shape)}, lses {tuple(lses.shape)}"
+        out, lse = _merged(merge_states, outs.to(device.DEVICE), lses.to(device.DEVICE), where)
+        where = f"merge_states({where})"
+        w = torch.softmax(lses.double(), -1)
+        hint = ("" if torch.isfinite(out).all() else
+                "NaN or inf where the exact merge is finite: subtract each row's own largest lse, whatever its sign "
+                "(a reference clamped at 0 makes every exp underflow when the lses are all far below zero).")
+        assert_close(out, (w[..., None] * outs.double()).sum(-2), atol=1e-5, rtol=1e-5,
+                     name=f"{where}: the merged output", hint=hint or _diagnose_out(out, outs, lses))
+        assert_close(lse, torch.logsumexp(lses.double(), -1), atol=1e-4, rtol=1e-6,
+                     name=f"{where}: the merged lse", hint=hint or
+                     "the merged lse is log(sum_s exp(lse_s)): the row's largest lse plus the log of the rescaled sum.")

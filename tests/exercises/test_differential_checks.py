@@ -19,7 +19,9 @@ SPACE_CHECKS = {"ex00_warmup": "check-space", "ex01_naive_attention": "check-spa
                 "ex02_online_softmax": "check-space", "ex03_triton_basics": "check-space",
                 "ex04_flash_forward": "check-space", "ex05_kv_cache_size": "check-space",
                 "ex06_block_allocator": "check-space", "ex07_copy_on_write": "check-space",
-                "ex08_swap_or_recompute": "check-space", "ex09_paged_attention": "check-space"}
+                "ex08_swap_or_recompute": "check-space", "ex09_paged_attention": "check-space",
+                "ex02_stretch_causal_tile_skipping": "check-space", "ex07_stretch_prefix_cache_match": "check-space",
+                "ex09_stretch_split_kv_merge": "check-space"}
 
 
 def _run_until(path: Path, check_id: str) -> None:

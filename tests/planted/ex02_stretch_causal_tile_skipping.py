@@ -1,5 +1,6 @@
 """Wrong counts of the key tiles a query tile visits and masks, and rows that see no key left NaN, planted in
-solutions/ex02_stretch_causal_tile_skipping.ipynb."""
+solutions/ex02_stretch_causal_tile_skipping.ipynb. The last three pass checks 1 to 5, which hold only float32 inputs;
+check 6, over the whole stated space (float16 and bfloat16 among them), catches them."""
 
 from __future__ import annotations
 
@@ -110,4 +111,21 @@ BUGS: dict[str, Plant] = {
              "            s = s + torch.zeros_like(s).masked_fill(hidden, -math.inf)\n"),
         )},
         5, r"operations put\s+-inf into a score tile"),
+    "q scaled in its own dtype, then converted to float32": Plant(
+        {"attention-work": (
+            ("q_i = q[r0:r0 + block_m].float() / math.sqrt(d)", "q_i = (q[r0:r0 + block_m] / math.sqrt(d)).float()"),
+        )},
+        6, r"float16 inputs, n_q = 7, n_k = 19, d = 24, tiles 4 x 8.*your result is what q / sqrt\(d\) rounded to "
+           r"torch.float16 gives: convert to float32 FIRST"),
+    "k left in its dtype (only q converted)": Plant(
+        {"attention-work": (
+            ("s = q_i @ k[c0:c0 + block_n].float().T", "s = q_i @ k[c0:c0 + block_n].T"),
+        )},
+        6, r"RuntimeError: expected m1 and m2 to have the same dtype.*convert q, k AND v to float32"),
+    "v left in its dtype (only q and k converted)": Plant(
+        {"attention-work": (
+            ("online_softmax_update(m, l, acc, s, v[c0:c0 + block_n].float())",
+             "online_softmax_update(m, l, acc, s, v[c0:c0 + block_n])"),
+        )},
+        6, r"RuntimeError: expected m1 and m2 to have the same dtype.*in online_softmax_update.*convert q, k AND v"),
 }

@@ -1,5 +1,7 @@
 """Wrong split-KV decoding planted in solutions/ex09_stretch_split_kv_merge.ipynb: the splits' bounds, the merge's
-weights and log-sum-exp, cascade attention's shared prefix."""
+weights and log-sum-exp, cascade attention's shared prefix. The last four pass checks 1 to 6 (wrong only at inputs
+they do not hold: a split length that is a whole number of tiles, a context that num_splits divides, a row of one
+sequence or one head, lses all far below zero); check 7, over the whole stated space, catches them."""
 
 from __future__ import annotations
 
@@ -86,4 +88,25 @@ BUGS: dict[str, Plant] = {
         {"merge-work": (("m = lses.amax(dim=-1, keepdim=True)", "m = lses.max()"),)},
         5, r"the rows that are NaN are those whose largest lse is at most \d+, far below the largest lse of the "
            r"whole tensor \(\d+\).*underflow.*not one maximum for the whole tensor"),
+    "tiles rounded up with // block_n + 1 (one tile too many when block_n divides the split)": Plant(
+        {"bounds-work": (
+            ("length = -(-per_split // block_n) * block_n", "length = (per_split // block_n + 1) * block_n"),
+        )},
+        7, r"split_bounds\(2, 2, 1\): expected \[\(0, 1\), \(1, 2\)\], got \[\(0, 2\), \(2, 2\)\].*a // b \+ 1 is one too"),
+    "split length context_len // num_splits + 1 (one too many when num_splits divides the context)": Plant(
+        {"bounds-work": (
+            ("per_split = -(-context_len // num_splits)", "per_split = context_len // num_splits + 1"),
+        )},
+        7, r"split_bounds\(2, 2, 1\): expected \[\(0, 1\), \(1, 2\)\]"),
+    "merged lse squeezed of every size-1 dimension (one sequence, one head)": Plant(
+        {"merge-work": (
+            ("lse = (m + torch.log(total)).squeeze(-1)", "lse = (m + torch.log(total)).squeeze()"),
+        )},
+        7, r"merge_states\(one split, one row, outs \(1, 1, 4\), lses \(1, 1\)\): expected out \(1, 4\) and lse "
+           r"\(1,\), got \(1, 4\) and \(\)"),
+    "reference clamped at 0 (a guard for -inf that moves negative lses too)": Plant(
+        {"merge-work": (
+            ("m = lses.amax(dim=-1, keepdim=True)", "m = lses.amax(dim=-1, keepdim=True).clamp_min(0)"),
+        )},
+        7, r"lses all far below zero \(about -300\).*the merged output.*NaN.*subtract each row's own largest lse"),
 }
