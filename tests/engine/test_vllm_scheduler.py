@@ -128,30 +128,32 @@ def test_chunked_prefills_share_the_budget_in_arrival_order():
 
 
 def test_preemption_by_recomputation_and_resumption():
-    """Follows ``test_kv_connector_handles_preemption``, without the connector: blocks of 2 tokens, 6 blocks, two
-    prompts of 5 tokens, ``max_tokens=4``. Both run; the third token needs a fourth block each, so the newer request
-    is preempted (back to ``waiting``, its blocks freed); the older one finishes and frees everything; the preempted
-    one comes back with every token it had and finishes.
+    """Follows ``test_kv_connector_handles_preemption``, without the connector: blocks of 2 tokens, prompts of 5
+    tokens, ``max_tokens=4``. All run; the third token needs a fourth block each, so the newest request is preempted
+    (back to ``waiting``, its blocks freed, as vLLM V1 preempts the last of ``running``); the others finish and free
+    everything; the preempted one comes back with every token it had and finishes.
 
-    Differs on purpose: vLLM's resumed request schedules 1 token, its prefix found in the connector and the prefix
-    cache; here, without prefix caching, recomputation recomputes all 7 tokens (prompt and 2 generated)."""
-    s = scheduler(num_blocks=6, block_size=2)
-    for request in requests(2, num_tokens=5, max_tokens=4):
+    Differs on purpose: vLLM's test has two requests in 6 blocks; here three in 9, so that preempting the newest
+    and preempting the oldest differ. vLLM's resumed request schedules 1 token, its prefix found in the connector and
+    the prefix cache; here, without prefix caching, recomputation recomputes all 7 tokens (prompt and 2
+    generated)."""
+    s = scheduler(num_blocks=9, block_size=2)
+    batch = requests(3, num_tokens=5, max_tokens=4)
+    for request in batch:
         s.add(request)
-    first, second = s.waiting
-    assert step(s, default=100) == {"0": 5, "1": 5}
-    assert step(s, default=101) == {"0": 1, "1": 1}
+    assert step(s, default=100) == {"0": 5, "1": 5, "2": 5}
+    assert step(s, default=101) == {"0": 1, "1": 1, "2": 1}
     assert s.block_manager.num_free_blocks == 0
-    assert step(s, default=102) == {"0": 1}              # "1" was preempted to make room
-    assert second.status == Status.WAITING and ids(s.running) == ["0"] and ids(s.waiting) == ["1"]
-    assert second.seqs[0].num_computed == 0 and ("1", 0) not in s.block_manager
-    assert step(s, default=103) == {"0": 1}
-    assert first.status == Status.FINISHED and not s.running
-    assert s.block_manager.num_free_blocks == 6
-    assert step(s, default=104) == {"1": 7}              # recomputed: the prompt and its two tokens
-    assert step(s, default=105) == {"1": 1}
-    assert first.seqs[0].output_ids == [100, 101, 102, 103]
-    assert second.seqs[0].output_ids == [100, 101, 104, 105]
+    assert step(s, default=102) == {"0": 1, "1": 1}      # "2" was preempted to make room
+    newest = batch[2]
+    assert newest.status == Status.WAITING and ids(s.running) == ["0", "1"] and ids(s.waiting) == ["2"]
+    assert newest.seqs[0].num_computed == 0 and ("2", 0) not in s.block_manager
+    assert step(s, default=103) == {"0": 1, "1": 1}
+    assert batch[0].status == batch[1].status == Status.FINISHED and not s.running
+    assert s.block_manager.num_free_blocks == 9
+    assert step(s, default=104) == {"2": 7}              # recomputed: the prompt and its two tokens
+    assert step(s, default=105) == {"2": 1}
+    assert [r.seqs[0].output_ids for r in batch] == [[100, 101, 102, 103]] * 2 + [[100, 101, 104, 105]]
     assert_empty(s)
 
 
