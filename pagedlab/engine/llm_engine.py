@@ -13,7 +13,7 @@ from pagedlab.engine.backends import select_backend
 from pagedlab.engine.config import EngineConfig
 from pagedlab.engine.model_runner import ModelRunner
 from pagedlab.engine.outputs import CompletionOutput, Logprob, RequestMetrics, RequestOutput, StepMetrics
-from pagedlab.engine.sampler import Row, TopLogprobs, sample, top_logprobs
+from pagedlab.engine.sampler import Row, TopLogprobs, nothing_to_draw, sample, top_logprobs
 from pagedlab.engine.sampling import SamplingParams, per_prompt
 from pagedlab.engine.scheduler import Scheduler, SchedulerOutput
 from pagedlab.engine.sequence import Request, Sequence, Status
@@ -186,7 +186,18 @@ class LLMEngine:
 
         Returns:
             A :class:`RequestOutput` for every request that ran in this step (``finished`` says which are done).
+
+        Raises:
+            ValueError: a request has nothing left to draw: its ``allowed_token_ids`` are all masked by a bad word
+                its last tokens begin (``allowed_token_ids=[a]``, ``bad_words=["a a"]``, after one ``a``) or by
+                ``min_tokens``; the message names the request and those parameters. The check comes before
+                anything is scheduled, so the step changes nothing (no request, block or token): abort that
+                request (:meth:`abort_request`) and step on; the others generate what they would have without it.
+                vLLM V1 would draw token 0 there, a token the request forbade; it answers a request that cannot
+                go on (a grammar that rejects every token) by finishing that one request and serving the rest,
+                which is what aborting it does here, with the error said instead of a silent token.
         """
+        self._check_something_to_draw()
         out = self.scheduler.schedule()
         seqs = out.seqs
         batch = tuple((s.seq_id, n) for s, n in zip(seqs, out.num_new_tokens))
@@ -242,7 +253,8 @@ class LLMEngine:
         Raises:
             TypeError: ``prompts`` is not a list of lists of ints (a string, bytes, an int, None), or as
                 :meth:`add_request`. ValueError: a list of params whose length is not the number of prompts; as
-                :meth:`add_request`. Either way nothing is left queued.
+                :meth:`add_request`. Either way nothing is left queued. ValueError: a request with nothing left
+                to draw (:meth:`step`): every request this call added is aborted, so nothing is left queued either.
             RuntimeError: a step scheduled nothing and preempted nothing while requests wait (a scheduler bug:
                 raised instead of looping forever).
         """
@@ -265,7 +277,13 @@ class LLMEngine:
         with _progress(use_tqdm, len(ids)) as bar:
             start, generated = time.perf_counter(), 0
             while self.has_unfinished_requests():
-                for output in self.step():
+                try:
+                    outputs = self.step()
+                except ValueError:
+                    for request_id in ids:
+                        self.abort_request(request_id)
+                    raise
+                for output in outputs:
                     if output.finished and output.request_id in ids:
                         results[output.request_id] = output
                         generated += sum(len(c.token_ids) for c in output.outputs)
@@ -361,16 +379,28 @@ class LLMEngine:
         limit, vocab = self.engine_config.max_logprobs, self.config.vocab_size
         return num is not None and (vocab if num == -1 else num) > (vocab if limit == -1 else limit)
 
+    def _check_something_to_draw(self) -> None:
+        """Raise, before a step changes anything, for an unfinished sequence whose next draw has no allowed token
+        left (:func:`~pagedlab.engine.sampler.nothing_to_draw`; see :meth:`step`)."""
+        for request in self._requests.values():
+            params = request.params
+            if not params.allowed_token_ids:
+                continue
+            for seq in request.live_seqs:
+                if nothing_to_draw(Row(params, request.prompt, seq.output_ids, seq.index, self.eos_token_id,
+                                       request.bad_words)):
+                    raise ValueError(
+                        f"request {request.request_id!r} cannot go on: after {seq.output_ids} every token of "
+                        f"allowed_token_ids={list(params.allowed_token_ids)} is masked, by bad_words="
+                        f"{list(params.bad_words or [])} or min_tokens={params.min_tokens} (EOS {self.eos_token_id}, "
+                        f"stop_token_ids={list(params.stop_token_ids)}); the step changed nothing: abort the request "
+                        f"(abort_request) and step on")
+
     def _check_some_token_allowed(self, request_id: Hashable, params: SamplingParams,
                                   bad_words: tuple[tuple[int, ...], ...]) -> None:
         """Refuse ``allowed_token_ids`` that ``min_tokens`` (EOS, stop tokens) and one-token bad words mask
         entirely from the first token (the sampler would have nothing to draw; vLLM V1 emits token 0)."""
-        if not params.allowed_token_ids:
-            return
-        masked = {w[0] for w in bad_words if len(w) == 1}
-        if params.min_tokens:
-            masked |= set(params.stop_token_ids) | ({self.eos_token_id} - {None})
-        if set(params.allowed_token_ids) <= masked:
+        if nothing_to_draw(Row(params, (), (), 0, self.eos_token_id, bad_words)):
             raise ValueError(f"cannot add request {request_id!r}: every token of allowed_token_ids="
                              f"{list(params.allowed_token_ids)} is masked, by min_tokens={params.min_tokens} (EOS "
                              f"{self.eos_token_id}, stop_token_ids={list(params.stop_token_ids)}) or bad_words="

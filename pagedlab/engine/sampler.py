@@ -16,8 +16,9 @@
 
 A row whose every token is masked (``allowed_token_ids`` all forbidden by ``min_tokens`` or ``bad_words``) raises
 a ``ValueError`` naming the request's parameters: vLLM V1 would emit token 0 there (the argmax of a row of -inf, and
-of the NaN its softmax gives), a token the request forbade. The engine refuses, when a request is added, the
-combinations that mask every token from the start.
+of the NaN its softmax gives), a token the request forbade. The engine asks :func:`nothing_to_draw` first: when a
+request is added (the combinations that mask every token from the start), and before each step schedules anything
+(a multi-token bad word that masks the last allowed token mid-generation), so such a step changes nothing.
 
 ``top_k`` and ``top_p`` need the most likely tokens in order, not the whole vocabulary sorted: one ``topk`` of the
 largest ``k`` the batch needs (at least :data:`TOP_P_CANDIDATES` for ``top_p``) serves every row, and a row whose
@@ -123,6 +124,22 @@ def _mask_tokens(logits: torch.Tensor, pairs: list[tuple[int, int]], value: floa
         logits[list(rows), list(tokens)] = value
 
 
+def forbidden(row: Row) -> set[int]:
+    """The tokens ``bad_words`` and ``min_tokens`` mask for ``row``: the last token of each bad word whose other
+    tokens end the output, and EOS and the stop tokens while the output is shorter than ``min_tokens``."""
+    banned = {w[-1] for w in row.bad_words if len(w) == 1 or tuple(row.output[-(len(w) - 1):]) == w[:-1]}
+    if len(row.output) < row.params.min_tokens:
+        banned |= set(row.params.stop_token_ids) | ({row.eos_token_id} - {None})
+    return banned
+
+
+def nothing_to_draw(row: Row) -> bool:
+    """True when ``row`` has ``allowed_token_ids`` and :func:`forbidden` masks them all (no logits needed: the
+    model's logits are finite, and ``logit_bias`` is clipped to [-100, 100])."""
+    allowed = row.params.allowed_token_ids
+    return bool(allowed) and set(allowed) <= forbidden(row)
+
+
 def apply_processors(logits: torch.Tensor, rows: Sequence[Row]) -> None:
     """Step 1 of the module docstring, in place on ``(rows, vocab)`` float logits."""
     vocab = logits.shape[-1]
@@ -133,15 +150,7 @@ def apply_processors(logits: torch.Tensor, rows: Sequence[Row]) -> None:
             keep[j, [t for t in ids if 0 <= t < vocab]] = True
         idx = [i for i, _ in allowed]
         logits[idx] = logits[idx].masked_fill(~keep, -math.inf)
-    banned = []
-    for i, r in enumerate(rows):
-        for word in r.bad_words:
-            if len(word) == 1 or tuple(r.output[-(len(word) - 1):]) == word[:-1]:
-                banned.append((i, word[-1]))
-        if len(r.output) < r.params.min_tokens:
-            stops = list(r.params.stop_token_ids) + ([] if r.eos_token_id is None else [r.eos_token_id])
-            banned += [(i, t) for t in stops]
-    _mask_tokens(logits, banned)
+    _mask_tokens(logits, [(i, t) for i, r in enumerate(rows) for t in forbidden(r)])
     bias = [(i, t, b) for i, r in enumerate(rows) if r.params.logit_bias for t, b in r.params.logit_bias.items()
             if 0 <= t < vocab]
     if bias:

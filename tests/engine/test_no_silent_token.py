@@ -7,6 +7,7 @@ row of -inf gives NaN and token 0, which this engine refuses instead).
 """
 
 import math
+import re
 
 import pytest
 import torch
@@ -98,3 +99,55 @@ def test_a_step_with_every_token_masked_raises_naming_the_parameters():
         sample(logits, rows)
     rows[0] = Row(params, [1], [3], 0, bad_words=((4, 5),))
     assert sample(logits, rows)[0] == 5
+
+
+class WordTokenizer:
+    """Token ``t`` is the word ``w<t>``; a text is words split at spaces (bad words need a tokenizer)."""
+
+    eos_token_id = None
+
+    def encode(self, text, add_special_tokens=False):
+        return [int(w[1:]) for w in text.split()]
+
+    def decode(self, ids, **options):
+        return " ".join(f"w{i}" for i in ids)
+
+
+def test_a_step_that_would_mask_every_token_changes_nothing_and_names_the_request(model):
+    """``allowed_token_ids=[5]`` with the bad word ``"w5 w5"``: after one 5 the next 5 is masked, so nothing is left
+    to draw. The step refuses before it schedules: every request, sequence and block as before (a request waiting
+    to be admitted too); the caller aborts the named request, and the others generate what they generate alone."""
+    good, settings = [[1, 2, 3, 4, 5], [9, 8, 7]], dict(num_blocks=16, block_size=4, attention_backend="torch",
+                                                        watermark=0.0, tokenizer=WordTokenizer())
+    greedy = SamplingParams(temperature=0, max_tokens=6)
+    alone = [o.outputs[0].token_ids for o in LLMEngine(model, **settings).generate(good, greedy, use_tqdm=False)]
+    engine = LLMEngine(model, **settings)
+    bad = SamplingParams(temperature=0, max_tokens=4, allowed_token_ids=[5], bad_words=["w5 w5"])
+    engine.add_request(good[0], greedy, request_id="a")
+    engine.add_request([6, 6, 6], bad, request_id="bad")
+    engine.step()                                       # both prefill; "bad" draws its one 5
+    engine.add_request(good[1], greedy, request_id="b")  # waits for the next step's admission
+    s, m = engine.scheduler, engine.block_manager
+
+    def state():
+        return (m.num_free_blocks, sorted(map(str, m.seq_ids)), [[r.request_id for r in q] for q in
+                (s.waiting, s.running, s.swapped)], {r.request_id: [(list(q.token_ids), q.num_computed) for q in r.seqs]
+                                                     for r in (*s.waiting, *s.running)}, len(engine.metrics))
+
+    before = state()
+    with pytest.raises(ValueError) as failed:
+        engine.step()
+    assert state() == before, "the step that raised changed the engine"
+    assert re.search(r"'bad'.*\[5\].*allowed_token_ids=\[5\].*bad_words=\['w5 w5'\]", str(failed.value)), failed.value
+    held = len(m.table(("bad", 0)).block_ids)
+    engine.abort_request("bad")
+    assert held and m.num_free_blocks == before[0] + held, "the aborted request's blocks were not given back"
+    outputs = {}
+    while engine.has_unfinished_requests():
+        outputs.update((o.request_id, o.outputs[0].token_ids) for o in engine.step() if o.finished)
+    assert [outputs["a"], outputs["b"]] == alone
+    assert m.num_free_blocks == m.num_blocks and not m.seq_ids
+    # Through generate: the call raises and leaves nothing queued, every block free.
+    with pytest.raises(ValueError, match=r"allowed_token_ids=\[5\]"):
+        engine.generate([good[0], [6, 6, 6]], [greedy, bad], use_tqdm=False)
+    assert not engine.has_unfinished_requests() and m.num_free_blocks == m.num_blocks and not m.seq_ids
