@@ -121,6 +121,15 @@ def _ex00(c: Cases) -> None:
                                               get("x")])
 
 
+def _below_minus_1e9(function: str, c: Cases, lead: tuple[int, ...], rest: str) -> str:
+    """A causal call whose every score lies below -1e9 and is exact in float32 (integers times 2**17, d = 16: 1/sqrt(d)
+    is a power of two), so any correct order of the sums gives the same softmax; a hidden key filled with -1e9
+    instead of -inf would outweigh every visible one."""
+    n = c.rng.randint(2, 12)
+    k = f"({c.array(*lead, n, 16)}.abs().round() + 1) * 2.0**17"
+    return f"{function}(torch.full({(*lead, n, 16)}, -2.0**17), {k}, {c.array(*lead, n, 16)}{rest})"
+
+
 def _ex01(c: Cases) -> None:
     for _ in range(4):
         n_q = c.rng.randint(1, 9)
@@ -135,6 +144,9 @@ def _ex01(c: Cases) -> None:
     c.call("naive_attention of huge scores", f"naive_attention({q} * 1000, {k}, {v}, causal=True)")
     q, k, v = (c.array(1, 2, 16, 8, dtype="float16") for _ in range(3))
     c.call("naive_attention in float16", f"naive_attention({q}, {k}, {v}, causal=True)")
+    q, k, v = (f"{c.array(1, 2, 12, 8, scale=scale)}.to(torch.bfloat16)" for scale in (3.0, 1.0, 1.0))
+    c.call("naive_attention in bfloat16", f"naive_attention({q}, {k}, {v}, causal=True)")
+    c.call("naive_attention of scores below -1e9", _below_minus_1e9("naive_attention", c, (1, 2), ", causal=True"))
     for lead in ((3,), ()):  # fewer leading dimensions than four: the text allows any number
         n = c.rng.randint(2, 9)
         q, k, v = (c.array(*lead, n, 8) for _ in range(3))
@@ -163,6 +175,10 @@ def _ex02(c: Cases) -> None:
     c.call("tiled_attention in float16",
            f"tiled_attention({c.array(n, 16, scale=3.0, dtype='float16')}, {c.array(n, 16, dtype='float16')}, "
            f"{c.array(n, 16, scale=10.0, dtype='float16')}, causal=True, block_m=8, block_n=8)")
+    n = c.rng.randint(24, 40)  # d = 12: 1/sqrt(d) is inexact in float16, and large scores carry its rounding
+    c.call("tiled_attention in float16, d = 12",
+           f"tiled_attention({c.array(n, 12, scale=8.0, dtype='float16')}, {c.array(n, 12, dtype='float16')}, "
+           f"{c.array(n, 12, scale=10.0, dtype='float16')}, causal=True, block_m=8, block_n=8)")
 
 
 def _ex02_stretch(c: Cases) -> None:
@@ -200,6 +216,11 @@ def _ex02_stretch(c: Cases) -> None:
         c.call(f"causal_tiled_attention {n_q}x{n_k}",
                f"causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
                f"block_m={bm}, block_n={bn})")
+    for dtype in ("float16", "bfloat16"):  # in and out in q's dtype, computed in float32; d = 24: 1/sqrt(d) inexact
+        n_q = r.randint(2, 12)
+        n_k = n_q + r.randint(0, 12)
+        q, k, v = (f"{c.array(n, 24, scale=scale)}.to(torch.{dtype})" for n, scale in ((n_q, 8.0), (n_k, 1.0), (n_k, 10.0)))
+        c.call(f"causal_tiled_attention in {dtype}", f"causal_tiled_attention({q}, {k}, {v}, block_m=4, block_n=8)")
 
 
 def _ex03(c: Cases) -> None:
@@ -232,6 +253,8 @@ def _ex04(c: Cases) -> None:
     n = c.rng.randint(33, 60)  # scores in the thousands: exp2 overflows unless the max is subtracted
     c.call("flash_forward of large scores", f"flash_forward({c.array(n, 16, scale=300.0)}, {c.array(n, 16)}, "
                                             f"{c.array(n, 16)}, causal=True, block_m=16, block_n=16)")
+    c.call("flash_forward of scores below -1e9",
+           _below_minus_1e9("flash_forward", c, (), ", causal=True, block_m=16, block_n=16"))
 
 
 def _ex04_stretch(c: Cases) -> None:
@@ -400,6 +423,9 @@ def _ex09_stretch(c: Cases) -> None:
     r = c.rng
     for _ in range(8):
         c.call("split_bounds", f"split_bounds({r.randint(1, 200)}, {r.randint(1, 6)}, {r.choice((8, 16, 32))})")
+    for _ in range(2):  # every split exactly a whole number of tiles: a length one token or one tile too long shows
+        splits, tiles, block_n = r.randint(2, 6), r.randint(1, 3), r.choice((8, 16, 32))
+        c.call("split_bounds of whole tiles", f"split_bounds({splits * tiles * block_n}, {splits}, {block_n})")
     # Partial states as split-KV leaves them, drawn directly (a split's output and its log-sum-exp; an empty split:
     # output 0, lse -inf), so Triton's interpreter need not compute them: lses near each other and far apart.
     for k, scale in enumerate((1.0, 1.0, 30.0, 1000.0, 3.0, 300.0, 1000.0, 500.0)):
@@ -409,6 +435,9 @@ def _ex09_stretch(c: Cases) -> None:
             steps.append(do(f"lses[0, :, {r.randint(1, splits - 1)}:] = float('-inf'); "
                             f"outs[0][lses[0] == float('-inf')] = 0.0"))
         c.add(f"merge_states of {splits} splits (lses scaled by {scale:g})", steps + [get("merge_states(outs, lses)")])
+    seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6)  # every lse far below zero: e^lse is 0
+    c.call("merge_states of lses near -300", f"merge_states({c.array(seqs, heads, splits, 8)}, "
+                                             f"{c.array(seqs, heads, splits, scale=3.0)} - 300)")
 
 
 def _scene(num_blocks: int, block_size: int, running: list, waiting: list, watermark: float = 0.0) -> Step:
@@ -433,7 +462,7 @@ def _ex10(c: Cases) -> None:
             if r.random() < 0.15:
                 steps.append(do("if running:\n    m.free(running.pop(0).seq_id)"))
             steps += [get(f"schedule_step(m, running, waiting, {r.choice((3, 6, 8, 16, 1000))})"),
-                      get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]"),
+                      get("[(q.seq_id, q.tokens) for q in running]"), get("[q.seq_id for q in waiting]"),
                       get("m.num_free_blocks")]
         c.add(f"schedule_step: 40 steps of a busy server ({nb} blocks of {bs})", steps)
     # every block full and every request growing: two preemptions in one step, put back in the order they happened
@@ -442,7 +471,7 @@ def _ex10(c: Cases) -> None:
     steps = [_scene(5 + extra, 2, running, [("w0", 1)])]
     for _ in range(3):
         steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 1000))})"),
-                  get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]")]
+                  get("[(q.seq_id, q.tokens) for q in running]"), get("[q.seq_id for q in waiting]")]
     c.add("schedule_step: two preemptions in one step", steps)
 
 

@@ -360,6 +360,20 @@ def test_exceptions_match_by_class_and_numbers_by_value():
     assert compare(subclass, value_error, c, 0, 0), "a plain ValueError is not the solution's own subclass"
 
 
+@pytest.mark.parametrize("dtype, ulp", [("float16", 2.0**-10), ("bfloat16", 2.0**-7)])
+def test_a_half_precision_result_may_differ_by_one_rounding_and_no_more(dtype, ulp):
+    """Two correct float32 computations rounded once to float16 or bfloat16 can land one unit in the last place
+    apart; two units, or a float32 result one half-precision unit off, fail."""
+    c = _cases()
+    def tensor(kind, *data):
+        return _load(_outcomes({"value": {"tensor": kind, "shape": [len(data)], "data": list(data)}}), c)[0]
+    want = tensor(dtype, 1.5, -3.0, 0.0)
+    assert compare(want, tensor(dtype, 1.5 + ulp, -3.0 - 2 * ulp, 0.0), c, 1e-5, 1e-4) is None
+    assert compare(want, tensor(dtype, 1.5 + 2 * ulp, -3.0, 0.0), c, 1e-5, 1e-4), "two units in the last place"
+    assert compare(want, tensor(dtype, 1.5, -3.0, float("nan")), c, 1e-5, 1e-4), "NaN"
+    assert compare(tensor("float32", 1.5), tensor("float32", 1.5 + ulp), c, 1e-5, 1e-4), "float32 keeps its tolerance"
+
+
 def test_cells_of_every_kind_count_toward_the_limit(solved):
     raw = json.loads(nbformat.writes(solved))
     raw["cells"] += [{"cell_type": "markdown", "metadata": {}, "source": "x", "id": f"m{i}"} for i in range(500)]
