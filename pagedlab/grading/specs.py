@@ -344,6 +344,12 @@ def _ex07(c: Cases) -> None:
                 steps.append(do(f"if {name!r} in m.tables:\n    m.free({name!r})"))
             steps += [_STATE07, get(f"[m.allocator.refcount(b) for b in range({nb})]")]
         c.add(f"MiniManager({nb}, {bs}): 50 random operations", steps)
+    # A write inside a private block whose earlier blocks are shared, the pool empty: it must not copy (only the
+    # block written decides), where a test of another block would run out.
+    bs = r.choice((2, 3))
+    c.add(f"MiniManager(3, {bs}): a write inside a private block after shared ones, no block free", [
+        do(f"m = MiniManager(3, {bs})"), get(f"m.add('s0', {2 * bs}).block_ids"), get("m.fork('s0', 's1').block_ids"),
+        get("m.append('s1')"), get("m.append('s1')"), _STATE07, get("[m.allocator.refcount(b) for b in range(3)]")])
 
 
 def _ex07_stretch(c: Cases) -> None:

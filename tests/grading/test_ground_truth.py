@@ -39,11 +39,8 @@ WHERE_ALLOCATED: set[tuple[str, str]] = {
     ("ex09_paged_attention", "K loaded without a mask (its NaN scores hidden by tl.where)"),
 }
 # (exercise, bug): seen by the graded calls on some seeds, not all (each must still fail on one at least).
-SOME_SEEDS: dict[tuple[str, str], str] = {
-    ("ex07_copy_on_write", "the shared test on block position // 4"):
-        "wrong only when a block of 2 or 3 tokens is tested at the wrong position and that block is shared while the "
-        "right one is not (or the other way), which 50 random operations reach on some seeds only: check 7 builds it",
-}
+# None now: each one found was given a graded call that builds its case on every seed.
+SOME_SEEDS: dict[tuple[str, str], str] = {}
 INVISIBLE: dict[tuple[str, str], str] = {
     ("ex02_stretch_causal_tile_skipping", "scores computed before deciding the tile is hidden (skip decided from the "
                                           "mask)"): _TILES,
