@@ -39,6 +39,9 @@ WHERE_ALLOCATED: set[tuple[str, str]] = {
     ("ex09_paged_attention", "K loaded without a mask (its NaN scores hidden by tl.where)"),
 }
 # (exercise, bug): seen by the graded calls on some seeds, not all (each must still fail on one at least).
+_GRID = ("wrong only when n_q reaches past the query tiles that n_k counts (more queries than keys, across a tile), "
+         "which the graded lengths (n_q 1 to 20, n_k 1 to 36) reach on some seeds only: check 5 tries n_q = 17 over "
+         "n_k = 16")
 SOME_SEEDS: dict[tuple[str, str], str] = {
     ("ex07_copy_on_write", "the shared test on block position // 4"):
         "wrong only when a block of 2 or 3 tokens is tested at the wrong position and that block is shared while the "
@@ -51,12 +54,20 @@ SOME_SEEDS: dict[tuple[str, str], str] = {
                                     "the context)"):
         "wrong only when num_splits divides the context and the extra token crosses a tile, which the graded contexts "
         "reach on some seeds only: check 7 tries it",
+    ("ex04_stretch_gqa_forward", "grid built from n_k instead of n_q (wrong when n_q > n_k)"): _GRID,
+    ("ex04_stretch_gqa_forward", "grid built from the key tiles, cdiv(n_k, block_n) (wrong when n_q > n_k)"): _GRID,
+    ("ex07_stretch_prefix_cache_match", "predecessor not compared for the first block (prefix_id is not None and "
+                                        "...)"):
+        "wrong only when a prompt's first block finds its key held by the same tokens cached after another prefix, "
+        "which the graded prompts and hash functions reach on some seeds only: checks 5 and 6 build it",
     ("ex09_stretch_split_kv_merge", "reference clamped at 0 (a guard for -inf that moves negative lses too)"):
         "wrong only in a row whose lses are all far below zero, which the graded draws hold on some seeds only: check "
         "7 builds one",
 }
 _HALF = ("the graded calls pass float32 inputs only; float16 and bfloat16, which the text allows (returned in q's "
          "dtype), are tried by check 6")
+_ALIKE = ("the graded calls lay k and v out alike (both contiguous, or both the same views), where an offset taken "
+          "with the other's strides is right; check 5 gives k and v caches of different capacities")
 INVISIBLE: dict[tuple[str, str], str] = {
     ("ex02_stretch_causal_tile_skipping", "scores computed before deciding the tile is hidden (skip decided from the "
                                           "mask)"): _TILES,
@@ -103,6 +114,9 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex02_stretch_causal_tile_skipping", "q scaled in its own dtype, then converted to float32"): _HALF,
     ("ex02_stretch_causal_tile_skipping", "k left in its dtype (only q converted)"): _HALF,
     ("ex02_stretch_causal_tile_skipping", "v left in its dtype (only q and k converted)"): _HALF,
+    ("ex04_stretch_gqa_forward", "V moved with K's strides (wrong when k and v are laid out differently)"): _ALIKE,
+    ("ex04_stretch_gqa_forward", "V's batch offset with K's batch stride"): _ALIKE,
+    ("ex04_stretch_gqa_forward", "K moved with V's strides"): _ALIKE,
     ("ex10_scheduler_step", "the token appended is req.tokens[-1], not len(req.tokens)"):
         "the graded calls read how many tokens each request holds, not their ids: check 2 reads the ids",
 }
