@@ -146,7 +146,8 @@ def check_collisions(cache_class: type) -> None:
 
 
 def check_random_prompts(cache_class: type) -> None:
-    """Check 5: 300 random prompts under three hash functions, against a brute-force oracle of whole prefixes."""
+    """Check 5: 300 random prompts under three hash functions, against a brute-force oracle of whole prefixes. The
+    hash functions give the same keys in every process (no ``hash(None)``), so the same prompt fails every run."""
     __tracebackhide__ = True
 
     def chained(hash_fn, prompt):
@@ -156,8 +157,11 @@ def check_random_prompts(cache_class: type) -> None:
             keys.append(key)
         return keys
 
+    def chained_hash(p, t):  # hash((p, t)) with None as -7: hash(None) differs from one process to the next
+        return hash((-7 if p is None else p, t))   # (before Python 3.12), a tuple of ints hashes the same every run
+
     rng = random.Random(0)
-    for hash_fn in [lambda p, t: hash((p, t)), lambda p, t: hash((p, t)) % 5, lambda p, t: sum(t) % 3]:
+    for hash_fn in [chained_hash, lambda p, t: chained_hash(p, t) % 5, lambda p, t: sum(t) % 3]:
         cache, next_block = cache_class(block_size=2, hash_fn=hash_fn), 0
         owner = {}     # key -> the whole prefix (tokens up to the block's end) cached under it
         block_of = {}  # whole prefix -> its cached block
@@ -171,9 +175,20 @@ def check_random_prompts(cache_class: type) -> None:
                 oracle.append(block_of[owner[key]])
             got = cache.match(prompt)
             if got != oracle:
-                if isinstance(got, list) and len(got) > len(oracle) and got[:len(oracle)] == oracle:
-                    hint = ("you returned more hits: the block after the last good one is a miss (not cached, or "
-                            "its key owned by another prefix), and the first miss ends the match.")
+                i = len(oracle)
+                if isinstance(got, list) and len(got) > i and got[:i] == oracle:
+                    held = next((p for p, b in block_of.items() if b == got[i]), None)
+                    if held is not None and held[-2:] == tuple(prompt[2 * i:2 * i + 2]):
+                        hint = (f"block {got[i]} holds these very tokens {held[-2:]}, cached after "
+                                f"{list(held[:-2]) or 'nothing'}, while here they come after "
+                                f"{prompt[:2 * i] or 'nothing (they start the prompt)'}: its parent_id must equal the "
+                                f"prefix id of the previous hit, which for the first block is None.")
+                    else:
+                        hint = ("you returned more hits: the block after the last good one is a miss (not cached, or "
+                                "its key owned by another prefix), and the first miss ends the match.")
+                elif isinstance(got, list) and len(got) < i and oracle[:len(got)] == got:
+                    hint = (f"the prompt's block {len(got)} is cached (block id {oracle[len(got)]}) for this very "
+                            f"prefix, yet it was taken as a miss: a block id can be 0 (test `is None`, not truthiness).")
                 else:
                     hint = "compare tokens AND the predecessor's prefix id, and stop at the first miss."
                 raise AssertionError(f"step {step}, prompt {prompt}: expected hits {oracle}, got {got!r}. A block is "

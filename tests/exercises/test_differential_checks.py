@@ -20,8 +20,8 @@ SPACE_CHECKS = {"ex00_warmup": "check-space", "ex01_naive_attention": "check-spa
                 "ex04_flash_forward": "check-space", "ex05_kv_cache_size": "check-space",
                 "ex06_block_allocator": "check-space", "ex07_copy_on_write": "check-space",
                 "ex08_swap_or_recompute": "check-space", "ex09_paged_attention": "check-space",
-                "ex02_stretch_causal_tile_skipping": "check-space", "ex07_stretch_prefix_cache_match": "check-space",
-                "ex09_stretch_split_kv_merge": "check-space"}
+                "ex02_stretch_causal_tile_skipping": "check-space", "ex04_stretch_gqa_forward": "check-space",
+                "ex07_stretch_prefix_cache_match": "check-space", "ex09_stretch_split_kv_merge": "check-space"}
 
 
 def _run_until(path: Path, check_id: str) -> None:
@@ -62,6 +62,18 @@ def test_ex08_accepts_the_exact_sum_over_positions():
         "    t_recompute = sum(2 * num_params + 4 * model.num_layers * d_model * p\n"
         "                      for p in range(cached, table.num_tokens)) / flops"))
     assert first_failure(EX08, exact) is None
+
+
+EX04S = ROOT / "solutions" / "ex04_stretch_gqa_forward.ipynb"
+
+
+def test_ex04_stretch_accepts_other_right_launches():
+    """A grid with one query tile too many when BLOCK_M divides n_q (its rows are masked) and the K/V head taken from
+    the (batch, head) id itself are right: no check, the differential one included, may fail them."""
+    other = planted(EX04S, "kernel-work",
+                    ("    h_kv = h // group  #", "    h_kv = (bh // group) % (n_heads // group)  #"),
+                    ("grid = (triton.cdiv(n_q, block_m), batch * n_heads)", "grid = (n_q // block_m + 1, batch * n_heads)"))
+    assert first_failure(EX04S, other) is None
 
 
 EX06 = ROOT / "solutions" / "ex06_block_allocator.ipynb"

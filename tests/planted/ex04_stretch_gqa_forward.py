@@ -1,5 +1,6 @@
 """Wrong grouped-query attention planted in solutions/ex04_stretch_gqa_forward.ipynb: the grid, which K/V head a
-query head reads, offsets without strides, the checks of the head counts and their messages."""
+query head reads, offsets without strides or with another tensor's, the checks of the head counts and their
+messages."""
 
 from __future__ import annotations
 
@@ -34,6 +35,45 @@ BUGS: dict[str, Plant] = {
             (POINTERS, CONTIGUOUS),
         )},
         3, "come from the strides"),
+    "K/V head h // n_kv_heads (h // (n_heads // group)): right only when n_kv_heads == group": Plant(
+        {"kernel-work": (
+            ("    h_kv = h // group  #", "    h_kv = h // (n_heads // group)  #"),
+        )},
+        1, r"query head 1 read K/V head 0, not h // group = 1.*CONSECUTIVE"),
+    "group set to n_kv_heads (right only when n_kv_heads == group)": Plant(
+        {"kernel-work": (
+            ("    group = n_heads // n_kv_heads", "    group = n_kv_heads"),
+        )},
+        1, r"query head 1 read K/V head 0, not h // group = 1.*CONSECUTIVE"),
+    # Right in checks 1 to 4, where n_q < n_k and k and v are always laid out alike; check 5 tries the whole space.
+    "grid built from n_k instead of n_q (wrong when n_q > n_k)": Plant(
+        {"kernel-work": (
+            ("grid = (triton.cdiv(n_q, block_m), batch * n_heads)", "grid = (triton.cdiv(n_k, block_m), batch * n_heads)"),
+        )},
+        5, r"n_q = 17, n_k = 16.*rows 0 to 15 of every \(batch, head\) are right and rows 16 to 16 wrong: the grid has "
+           r"1 query tiles.*built from the keys' length"),
+    "grid built from the key tiles, cdiv(n_k, block_n) (wrong when n_q > n_k)": Plant(
+        {"kernel-work": (
+            ("grid = (triton.cdiv(n_q, block_m), batch * n_heads)", "grid = (triton.cdiv(n_k, block_n), batch * n_heads)"),
+        )},
+        5, r"n_q = 17, n_k = 16.*rows 0 to 15 of every \(batch, head\) are right and rows 16 to 16 wrong"),
+    "V moved with K's strides (wrong when k and v are laid out differently)": Plant(
+        {"kernel-work": (
+            ("V = V + b * stride_vb + h_kv * stride_vh", "V = V + b * stride_kb + h_kv * stride_kh"),
+        )},
+        5, r"k and v slices of caches of different capacities.*exactly those whose batch and K/V head offsets are 0.*"
+           r"Here k and v are not laid out alike"),
+    "V's batch offset with K's batch stride": Plant(
+        {"kernel-work": (
+            ("V = V + b * stride_vb + h_kv * stride_vh", "V = V + b * stride_kb + h_kv * stride_vh"),
+        )},
+        5, r"caches of different capacities.*pairs \[\(1, 0\), \(1, 1\), \(1, 2\), \(1, 3\)\] are wrong, and "
+           r"exactly those whose batch offset is 0"),
+    "K moved with V's strides": Plant(
+        {"kernel-work": (
+            ("K = K + b * stride_kb + h_kv * stride_kh", "K = K + b * stride_vb + h_kv * stride_vh"),
+        )},
+        5, r"caches of different capacities.*exactly those whose batch and K/V head offsets are 0"),
     "no check that the K/V heads divide the query heads": Plant(
         {"kernel-work": (
             ("    if n_heads % n_kv_heads:\n"

@@ -56,6 +56,16 @@ BUGS: dict[str, Plant] = {
             ("                break  # a collision", "                continue  # a collision"),
         )},
         5, "the first miss ends the match"),
+    "predecessor not compared for the first block (prefix_id is not None and ...)": Plant(
+        {"cache-work": (
+            ("or stored.parent_id != prefix_id:", "or (prefix_id is not None and stored.parent_id != prefix_id):"),
+        )},
+        5, r"holds these very tokens \(1, 1\), cached after \[0, 0\].*for the first block is None"),
+    "a block taken as a miss by truthiness (block id 0 is a miss)": Plant(
+        {"cache-work": (
+            ("            if block is None:", "            if not block:"),
+        )},
+        5, r"cached \(block id 0\) for this very prefix, yet it was taken as a miss.*`is None`"),
     "stored tokens (a tuple) compared with a list slice: never equal": Plant(
         {"cache-work": (
             (COMPARE,
