@@ -266,6 +266,14 @@ def _ex04_stretch(c: Cases) -> None:
     q, k, v = c.array(1, 4, 9, 16), c.array(1, 2, 11, 16), c.array(1, 2, 11, 16)
     c.call("gqa_forward of views", f"gqa_forward(*(t.transpose(1, 2).contiguous().transpose(1, 2) "
                                    f"for t in ({q}, {k}, {v})))")
+    # more queries than keys, past the first query tile (16 rows by default): a grid counted from n_k stops short
+    n_k = c.rng.randint(1, 16)
+    q, k, v = c.array(1, 4, c.rng.randint(17, 30), 16), c.array(1, 2, n_k, 16), c.array(1, 2, n_k, 16)
+    c.call("gqa_forward of more queries than keys", f"gqa_forward({q}, {k}, {v})")
+    # k and v laid out differently: v the first n_k positions of a longer cache (other head and batch strides)
+    n_k, spare = c.rng.randint(5, 20), c.rng.randint(1, 9)
+    q, k, v = c.array(2, 4, c.rng.randint(1, 12), 16), c.array(2, 2, n_k, 16), c.array(2, 2, n_k + spare, 16)
+    c.call("gqa_forward with v in a longer cache than k", f"gqa_forward({q}, {k}, {v}[:, :, :{n_k}])")
     c.call("gqa_forward with heads that do not divide",
            f"gqa_forward({c.array(1, 6, 8, 16)}, {c.array(1, 4, 8, 16)}, {c.array(1, 4, 8, 16)})")
 
@@ -374,6 +382,13 @@ def _ex07_stretch(c: Cases) -> None:
             if r.random() < 0.7:
                 steps.append(do(f"cache.insert({tokens}, {[100 + 10 * i + j for j in range(len(tokens) // bs)]})"))
         c.add(f"MiniPrefixCache({bs}): inserts and matches under {hash_fn}", steps)
+    # Under a hash blind to the prefix, a block cached second (after other tokens) takes the key that a prompt
+    # starting with the same tokens looks up first: it must miss there, having another predecessor.
+    bs, x = r.choice((2, 3)), r.randrange(3)
+    first = [(x + 1) % 3] * bs + [x] * bs + [r.randrange(3)]
+    c.add(f"MiniPrefixCache({bs}): a first block cached after another prefix", [
+        do(f"cache = MiniPrefixCache({bs}, hash_fn=lambda p, t: hash(t))"), do(f"cache.insert({first}, [4, 7])"),
+        get(f"cache.match({[x] * (2 * bs) + [r.randrange(3)]})"), get(f"cache.match({first})")])
 
 
 def _ex08(c: Cases) -> None:

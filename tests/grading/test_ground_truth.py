@@ -39,19 +39,8 @@ WHERE_ALLOCATED: set[tuple[str, str]] = {
     ("ex09_paged_attention", "K loaded without a mask (its NaN scores hidden by tl.where)"),
 }
 # (exercise, bug): seen by the graded calls on some seeds, not all (each must still fail on one at least).
-_GRID = ("wrong only when n_q reaches past the query tiles that n_k counts (more queries than keys, across a tile), "
-         "which the graded lengths (n_q 1 to 20, n_k 1 to 36) reach on some seeds only: check 5 tries n_q = 17 over "
-         "n_k = 16")
-SOME_SEEDS: dict[tuple[str, str], str] = {
-    ("ex04_stretch_gqa_forward", "grid built from n_k instead of n_q (wrong when n_q > n_k)"): _GRID,
-    ("ex04_stretch_gqa_forward", "grid built from the key tiles, cdiv(n_k, block_n) (wrong when n_q > n_k)"): _GRID,
-    ("ex07_stretch_prefix_cache_match", "predecessor not compared for the first block (prefix_id is not None and "
-                                        "...)"):
-        "wrong only when a prompt's first block finds its key held by the same tokens cached after another prefix, "
-        "which the graded prompts and hash functions reach on some seeds only: checks 5 and 6 build it",
-}
-_ALIKE = ("the graded calls lay k and v out alike (both contiguous, or both the same views), where an offset taken "
-          "with the other's strides is right; check 5 gives k and v caches of different capacities")
+# None now: each one found was given a graded call that builds its case on every seed.
+SOME_SEEDS: dict[tuple[str, str], str] = {}
 INVISIBLE: dict[tuple[str, str], str] = {
     ("ex02_stretch_causal_tile_skipping", "scores computed before deciding the tile is hidden (skip decided from the "
                                           "mask)"): _TILES,
@@ -85,9 +74,6 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex00_warmup", "an epsilon added to the sum"):
         "it moves each probability by about 1e-6, under the graded calls' tolerance (rtol 1e-4): check 4 compares "
         "float64 rows at 1e-12",
-    ("ex04_stretch_gqa_forward", "V moved with K's strides (wrong when k and v are laid out differently)"): _ALIKE,
-    ("ex04_stretch_gqa_forward", "V's batch offset with K's batch stride"): _ALIKE,
-    ("ex04_stretch_gqa_forward", "K moved with V's strides"): _ALIKE,
 }
 
 
