@@ -217,6 +217,9 @@ def _space_prompts(rng: random.Random, block_size: int, alphabet: int) -> list[l
     # First a prompt whose SECOND block, all zeros, takes the key (under the hashes blind to the prefix, or constant
     # after the first) that a prompt starting with that block looks up: the same tokens after another prefix.
     prompts = [[1] * block_size + [0] * block_size + [0]]
+    # Then one that misses in its middle ([2]s) before that cached block of zeros: under a hash blind to the prefix
+    # the zeros' key is found, chained from the same first block, yet the first miss has ended the match.
+    prompts.append([1] * block_size + [2] * block_size + [0] * block_size + [0])
     prompts += [[0] * n for n in lengths] + [[rng.randrange(alphabet) for _ in range(n)] for n in lengths]
     return prompts + [[rng.randrange(alphabet) for _ in range(rng.randint(1, 4 * block_size + 1))] for _ in range(25)]
 

@@ -20,7 +20,7 @@ SHA256 = {
     'sandbox.py': '100c9878e118d821c35884553d5b52d4a8319514634a7ed484dbc05c17577e8a',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '1c232e11fe10145292e7ff447fef5a2dbeaa5af9c5c89a9d35d2b94690fcc4e7',
-    'specs.py': '1d5918dd8a2f24dd2f7bc58554199d63241de63ecf5b200e76b5f979a4f824d0',
+    'specs.py': '6304234c9bc54622a3b78ac41a48a22552aaaf271a09593e906a15964b705bcc',
     'supervise.py': 'cc3975cdccc9c2d20b7fc1fcaf8d27bea44aebd5d1977293885b8c8f5c708d2d',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

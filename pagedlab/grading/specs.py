@@ -389,6 +389,14 @@ def _ex07_stretch(c: Cases) -> None:
     c.add(f"MiniPrefixCache({bs}): a first block cached after another prefix", [
         do(f"cache = MiniPrefixCache({bs}, hash_fn=lambda p, t: hash(t))"), do(f"cache.insert({first}, [4, 7])"),
         get(f"cache.match({[x] * (2 * bs) + [r.randrange(3)]})"), get(f"cache.match({first})")])
+    # Under a hash of the tokens' sum, a second block of other tokens (the same sum) after the same first block takes
+    # the cached block's key and parent: only its tokens tell it is not the one cached.
+    bs = r.choice((2, 3))
+    cached, other = [0] * (bs - 1) + [1], [1] + [0] * (bs - 1)
+    c.add(f"MiniPrefixCache({bs}): a later block whose key and parent match, not its tokens", [
+        do(f"cache = MiniPrefixCache({bs}, hash_fn=lambda p, t: sum(t) % 3)"),
+        do(f"cache.insert({[1] * bs + cached + [1]}, [5, 8])"), get(f"cache.match({[1] * bs + other + [1]})"),
+        get(f"cache.match({[1] * bs + cached + [1]})")])  # (the first block's sum, 2 or 3, is not the others' 1)
 
 
 def _ex08(c: Cases) -> None:
@@ -456,6 +464,11 @@ def _ex09_stretch(c: Cases) -> None:
             steps.append(do(f"lses[0, :, {r.randint(1, splits - 1)}:] = float('-inf'); "
                             f"outs[0][lses[0] == float('-inf')] = 0.0"))
         c.add(f"merge_states of {splits} splits (lses scaled by {scale:g})", steps + [get("merge_states(outs, lses)")])
+    seqs, heads, splits = r.randint(2, 3), r.randint(1, 4), r.randint(3, 6)  # the first splits empty: a running
+    c.add("merge_states with the first splits empty", [                     # merge must not start from -inf - -inf
+        do(f"outs, lses = {c.array(seqs, heads, splits, 8)}, {c.array(seqs, heads, splits, scale=3.0)}"),
+        do(f"lses[1, :, :{r.randint(1, splits - 1)}] = float('-inf'); outs[1][lses[1] == float('-inf')] = 0.0"),
+        get("merge_states(outs, lses)")])
     seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6)  # every lse far below zero: e^lse is 0
     c.call("merge_states of lses near -300", f"merge_states({c.array(seqs, heads, splits, 8)}, "
                                              f"{c.array(seqs, heads, splits, scale=3.0)} - 300)")

@@ -92,6 +92,25 @@ def test_ex06_accepts_a_learners_own_valueerror_subclass():
     assert first_failure(EX06, index_error) is not None
 
 
+def test_ex09_stretch_accepts_a_running_merge():
+    """A merge that folds the splits in one at a time with logaddexp is right; in float32 its running lse carries the
+    lses' rounding (about |lse| * 2^-24 a split) into the weights, which check 7 allows for (an outside learner's
+    correct answer failed it at 3.7e-5 against 1e-5, with lses in the hundreds)."""
+    import torch
+
+    from pagedlab.exercise_checks import ex09_stretch
+
+    def merge_states(outs, lses):
+        lse, out = lses[..., 0], outs[..., 0, :]
+        for s in range(1, lses.shape[-1]):
+            new = torch.logaddexp(lse, lses[..., s])
+            a, b = torch.exp(lse - new).nan_to_num(0.0), torch.exp(lses[..., s] - new).nan_to_num(0.0)
+            out, lse = a[..., None] * out + b[..., None] * outs[..., s, :], new
+        return out, lse
+
+    ex09_stretch.check_over_the_space(ex09_stretch.reference_bounds, merge_states)
+
+
 def test_right_answers_in_other_forms_pass_the_space_checks():
     """The differential checks compare with a reference within each dtype's rounding, on inputs exact where rounding
     would decide: right answers written another way pass (PyTorch's SDPA, an einsum update, a float division for the

@@ -73,4 +73,15 @@ BUGS: dict[str, Plant] = {
              "!= prefix_id:"),
         )},
         2, r"found no hit at all, yet the first block \(1, 2\) is cached.*a tuple never equals a\s+list"),
+    "tokens compared for the first block only (later blocks by key and parent)": Plant(
+        {"cache-work": (
+            (COMPARE, "            if (i == 0 and stored.tokens != tuple(tokens[:bs])) or stored.parent_id != prefix_id:"),
+        )},
+        5, r"expected"),
+    "a miss skipped, not ending the match (continue, not break)": Plant(
+        {"cache-work": (
+            ("            if block is None:\n                break", "            if block is None:\n                continue"),
+        )},
+        6, r"a hash blind to the prefix.*expected hits \[0\], got \[0, 1\]\. Hint: hit 1 \(1\) is a miss.*the first miss "
+           r"ends the match"),
 }

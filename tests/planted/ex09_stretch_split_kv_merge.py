@@ -109,4 +109,21 @@ BUGS: dict[str, Plant] = {
             ("m = lses.amax(dim=-1, keepdim=True)", "m = lses.amax(dim=-1, keepdim=True).clamp_min(0)"),
         )},
         7, r"lses all far below zero \(about -300\).*the merged output.*NaN.*subtract each row's own largest lse"),
+    "a running merge from -inf with no guard (NaN when the first splits are empty)": Plant(
+        {"merge-work": (
+            ("""    m = lses.amax(dim=-1, keepdim=True)
+    w = torch.exp(lses - m)
+    total = w.sum(dim=-1, keepdim=True)
+    out = (w[..., None] * outs).sum(dim=-2) / total
+    lse = (m + torch.log(total)).squeeze(-1)
+    return out, lse""",
+             """    m, l = torch.full(lses.shape[:-1], float("-inf")), torch.zeros(lses.shape[:-1])
+    acc = torch.zeros(outs.shape[:-2] + outs.shape[-1:])
+    for s in range(lses.shape[-1]):
+        m_new = torch.maximum(m, lses[..., s])
+        a, b = torch.exp(m - m_new), torch.exp(lses[..., s] - m_new)
+        l, acc, m = a * l + b, a[..., None] * acc + b[..., None] * outs[..., s, :], m_new
+    return acc / l[..., None], m + torch.log(l)"""),
+        )},
+        7, r"NaN"),
 }
