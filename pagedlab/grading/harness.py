@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import json
@@ -439,16 +440,10 @@ def _python_calls(jit) -> list[str]:
     or module of the notebook's that is neither Triton's nor another ``@triton.jit`` function (read from the
     bytecode: a notebook's source is not always at hand)."""
     import builtins
-    import dis
     import types
 
     fn = getattr(jit, "fn", None)
-    codes, names = [getattr(fn, "__code__", None)], set()
-    while codes:
-        code = codes.pop()
-        if code is not None:
-            names |= {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
-            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    names = _global_names(getattr(fn, "__code__", None))
     namespace, plain = getattr(fn, "__globals__", {}), (types.FunctionType, types.BuiltinFunctionType, type)
     found = []
     for name in sorted(names - {"range", "min", "max", "len", "int", "float", "bool", "print", "isinstance",
@@ -463,6 +458,22 @@ def _python_calls(jit) -> list[str]:
         if str(home).split(".")[0] != "triton" and isinstance(target, (types.ModuleType, *plain)):
             found.append(name)
     return found
+
+
+@functools.cache
+def _global_names(code) -> frozenset[str]:
+    """The names that ``code`` and the functions nested in it load as globals (read once per code object: a kernel
+    is launched many times, its globals' values are looked up at each launch)."""
+    import dis
+    import types
+
+    codes, names = [code], set()
+    while codes:
+        code = codes.pop()
+        if code is not None:
+            names |= {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return frozenset(names)
 
 
 def _touches(addresses: list, t) -> bool:
