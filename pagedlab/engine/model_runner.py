@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 
 import torch
@@ -14,16 +16,29 @@ from pagedlab.paged import BlockTable, KVCache
 from pagedlab.validate import blocks_for
 
 
-def pack_linear_weights(model: torch.nn.Module) -> int:
+PADDED_ROWS = 4
+"""The rows a product of fewer rows is padded to with zeros under :func:`pack_linear_weights`'s "padded" rule."""
+
+
+def pack_linear_weights(model: torch.nn.Module, few_rows: str | None = None) -> int:
     """Optimization "prepacked weights", for float32 models on a CPU: each ``nn.Linear`` of ``model`` computes
     through oneDNN (PyTorch's CPU kernel library) with its weight laid out once in the blocked order oneDNN's
     kernel reads, instead of a plain ``F.linear`` that reorders panels of the weight on every call. A decode step
     multiplies a few rows by every weight of the model; at 32 rows a packed layer measured 10% to 40% faster than
-    ``F.linear`` in micro-benchmarks on the course's CPU (whole steps on a loaded machine did not settle it: see
-    ``benchmarks/README.md``). vLLM's CPU backend packs its weights the same way. A model whose output layer is its token embedding (``lm_head`` None and
-    an ``embed_tokens``, as a tied :class:`~pagedlab.models.llama.Llama`) gets a packed ``lm_head`` over the
-    embedding's weight: the largest product of a decode step. One row (a batch-1 decode) keeps ``F.linear``: a
-    matrix-vector product, which MKL's GEMV streams faster than the packed kernel (measured in the same README).
+    ``F.linear`` in micro-benchmarks on the course's CPU. vLLM's CPU backend packs its weights the same way. A model
+    whose output layer is its token embedding (``lm_head`` None and an ``embed_tokens``, as a tied
+    :class:`~pagedlab.models.llama.Llama`) gets a packed ``lm_head`` over the embedding's weight: the largest product
+    of a decode step.
+
+    Fewer than :data:`PADDED_ROWS` rows (a decode of one to three sequences) is a matrix-vector product, and which
+    kernel streams the weight fastest there depends on the CPU: on the course's AMD EPYC, oneDNN's kernel for 4 rows
+    read SmolLM2's weights a third faster than its kernel for 1 or 2 rows and than ``F.linear``'s GEMV, while an
+    earlier run on the same kind of CPU found the GEMV faster than a packed row (``benchmarks/README.md``). So the
+    rule for few rows is measured once, on the model's own layers (one row through every layer, best of three):
+
+    * ``"plain"``: one row runs ``F.linear``; two and three rows the packed kernel;
+    * ``"padded"``: one to three rows get zero rows added up to :data:`PADDED_ROWS` and run the packed kernel (a
+      row's result does not depend on the rows beside it).
 
     The parameters and the ``state_dict`` are unchanged (the packed copies are extra memory). A weight changed in
     place (``copy_``, ``load_state_dict``) or replaced is packed again at its next call; one changed through
@@ -31,9 +46,18 @@ def pack_linear_weights(model: torch.nn.Module) -> int:
     enabled (training) the layers run ``F.linear`` as before. The results differ from ``F.linear``'s by float32
     rounding only (another order of the additions).
 
+    Args:
+        model: the model whose ``nn.Linear`` layers (and tied output layer) to pack.
+        few_rows: ``"plain"`` or ``"padded"`` (above); None: whichever of the two measures faster here.
+
     Returns:
         How many layers were packed (0 where oneDNN is not available or the model is not float32 on a CPU).
+
+    Raises:
+        ValueError: ``few_rows`` is not None, ``"plain"`` or ``"padded"``.
     """
+    if few_rows not in (None, "plain", "padded"):
+        raise ValueError(f"few_rows must be None, 'plain' or 'padded', got {few_rows!r}")
     layers = [(m, m) for m in model.modules() if isinstance(m, torch.nn.Linear)]
     embedding = getattr(model, "embed_tokens", None)
     tied = "lm_head" in vars(model) and model.lm_head is None and isinstance(embedding, torch.nn.Embedding)
@@ -44,34 +68,57 @@ def pack_linear_weights(model: torch.nn.Module) -> int:
         return 0
     try:                                    # a build of PyTorch whose oneDNN lacks these operators keeps F.linear
         with torch.no_grad():
-            _PackedLinear(layers[0][1])(torch.zeros(1, layers[0][1].weight.shape[1]))
+            _PackedLinear(layers[0][1], "padded")(torch.zeros(1, layers[0][1].weight.shape[1]))
     except (RuntimeError, NotImplementedError, AttributeError):
         return 0
-    for module, owner in layers:
+    packed = [_PackedLinear(owner, few_rows or "plain") for _, owner in layers]
+    if few_rows is None:
+        rule = _faster_rule(packed)
+        for layer in packed:
+            layer.few_rows = rule
+    for (module, owner), layer in zip(layers, packed):
         if module is None:
-            model.lm_head = _PackedLinear(owner)      # a plain attribute, not a submodule: no new state_dict entry
+            model.lm_head = layer           # a plain attribute, not a submodule: no new state_dict entry
         else:
-            module.forward = _PackedLinear(owner)
+            module.forward = layer
     return len(layers)
 
 
-class _PackedLinear:
-    """``F.linear(x, owner.weight, owner.bias)`` through the weight packed for oneDNN (see
-    :func:`pack_linear_weights`)."""
+def _faster_rule(layers: list[_PackedLinear]) -> str:
+    """The few-rows rule under which one row through every one of ``layers`` takes less CPU time (best of three)."""
+    rows = [torch.zeros(1, layer.owner.weight.shape[1]) for layer in layers]
+    best = {"plain": math.inf, "padded": math.inf}
+    with torch.inference_mode():
+        for _ in range(3):
+            for rule in best:
+                start = time.process_time()
+                for layer, x in zip(layers, rows):
+                    layer.few_rows = rule
+                    layer(x)
+                best[rule] = min(best[rule], time.process_time() - start)
+    return min(best, key=best.get)
 
-    def __init__(self, owner: torch.nn.Module) -> None:
-        self.owner, self.key, self.packed = owner, None, None
+
+class _PackedLinear:
+    """``F.linear(x, owner.weight, owner.bias)`` through the weight packed for oneDNN, with a rule for fewer than
+    :data:`PADDED_ROWS` rows (see :func:`pack_linear_weights`)."""
+
+    def __init__(self, owner: torch.nn.Module, few_rows: str) -> None:
+        self.owner, self.few_rows, self.key, self.packed = owner, few_rows, None, None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         w, bias = self.owner.weight, getattr(self.owner, "bias", None)
-        # One row (a decode step of one sequence) is a matrix-vector product: there the plain F.linear (MKL's GEMV)
-        # streams the weight faster than oneDNN's packed kernel, 25% on SmolLM2's layers on the course's CPU.
-        if x.numel() == x.shape[-1] or (torch.is_grad_enabled() and w.requires_grad):
+        rows = x.numel() // max(x.shape[-1], 1)
+        if (rows == 1 and self.few_rows == "plain") or (torch.is_grad_enabled() and w.requires_grad):
             return F.linear(x, w, bias)
         key = (w.data_ptr(), w._version)
         if key != self.key:                 # first call, or the weight changed since it was packed
             self.packed, self.key = torch.ops.mkldnn._reorder_linear_weight(w.detach()), key
-        return torch.ops.mkldnn._linear_pointwise(x, self.packed, bias, "none", [], "")
+        if rows >= PADDED_ROWS or self.few_rows == "plain":
+            return torch.ops.mkldnn._linear_pointwise(x, self.packed, bias, "none", [], "")
+        padded = F.pad(x.reshape(rows, x.shape[-1]), (0, 0, 0, PADDED_ROWS - rows))
+        out = torch.ops.mkldnn._linear_pointwise(padded, self.packed, bias, "none", [], "")
+        return out[:rows].reshape(*x.shape[:-1], out.shape[-1])
 
 
 class ModelRunner:

@@ -42,11 +42,11 @@ def test_packed_layers_compute_what_f_linear_computes_and_see_new_weights():
     assert (changed - want).abs().max().item() > 1e-2      # the new weight really changed the output
 
 
-def test_one_row_takes_the_plain_product():
-    """One row (batch-1 decode) is a matrix-vector product, which F.linear streams faster: no packing there, the
-    same numbers as F.linear bit for bit; two rows are packed."""
+def test_one_row_takes_the_plain_product_under_the_plain_rule():
+    """Under "plain", one row (batch-1 decode) is F.linear's matrix-vector product, bit for bit, and nothing is
+    packed; two rows are packed."""
     model = small_mlp()
-    if not pack_linear_weights(model):
+    if not pack_linear_weights(model, few_rows="plain"):
         pytest.skip("this PyTorch has no oneDNN linear operators: the engine keeps F.linear")
     layer = model[0]
     for x in (torch.randn(1, 24), torch.randn(1, 1, 24), torch.randn(24)):
@@ -56,6 +56,33 @@ def test_one_row_takes_the_plain_product():
     with torch.inference_mode():
         layer(torch.randn(2, 24))
     assert layer.forward.packed is not None
+
+
+@pytest.mark.parametrize("shape", [(1, 24), (1, 1, 24), (24,), (2, 24), (3, 1, 24), (0, 24)])
+def test_few_rows_padded_give_each_row_its_own_result(shape):
+    """Under "padded", 1 to 3 rows go through the packed kernel with zero rows added: each row's result is F.linear's
+    up to rounding, shaped like F.linear's, and does not depend on the rows beside it."""
+    model = small_mlp()
+    if not pack_linear_weights(model, few_rows="padded"):
+        pytest.skip("this PyTorch has no oneDNN linear operators: the engine keeps F.linear")
+    layer, x = model[0], torch.randn(shape)
+    with torch.inference_mode():
+        got, want = layer(x), F.linear(x, layer.weight, layer.bias)
+        assert got.shape == want.shape
+        assert x.numel() == 0 or (got - want).abs().max().item() < 1e-5      # NaN fails too
+        if x.dim() > 1 and x.shape[0] > 1:                                  # a row alone: its result unchanged
+            assert torch.equal(layer(x[:1]), got[:1])
+    assert layer.forward.packed is not None
+
+
+def test_the_few_rows_rule_is_one_of_two_and_checked():
+    model = small_mlp()
+    if not pack_linear_weights(model):
+        pytest.skip("this PyTorch has no oneDNN linear operators: the engine keeps F.linear")
+    rules = {m.forward.few_rows for m in model if isinstance(m, torch.nn.Linear)}
+    assert len(rules) == 1 and rules <= {"plain", "padded"}                 # measured once, for every layer
+    with pytest.raises(ValueError, match="few_rows must be None, 'plain' or 'padded', got 'fast'"):
+        pack_linear_weights(small_mlp(), few_rows="fast")
 
 
 def test_packed_layers_still_train():
