@@ -5,7 +5,8 @@
 constants and tripwires, and a one-time token. The driver executes every step in the notebook's namespace and
 writes ``{"token": ..., "outcomes": ..., "tripped": ..., "refused": ...}``: per step, numbers, strings, lists,
 ``{"tensor": dtype, "shape": [...], "data": [...]}``, or ``{"raised": [the exception's class and its bases,
-qualified]}``; which tripwires a graded call set off; which Triton results no kernel of the notebook wrote. Nothing
+qualified]}``; a value may carry the driver's note of the elements the notebook's Triton kernel never wrote
+(``{"value": ..., "unwritten": "..."}``, said first when the value differs); which tripwires a graded call set off; which Triton results no kernel of the notebook wrote. Nothing
 else crosses back: no object, no pickle. The grader reads that file as untrusted text (:func:`load_outcomes` refuses
 anything that is not plain data of the expected layout, or that lacks the token) and compares it (:func:`compare`)
 with the outcomes of the same cases after
