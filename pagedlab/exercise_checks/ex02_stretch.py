@@ -125,14 +125,17 @@ def check_key_tiles(key_tile_counts: Callable) -> None:
         raise AssertionError(f"key_tile_counts(0, 64, 10**7, 10**7, 64): expected (0, 1), got {got!r}")
 
 
-def _assert_causal(causal_tiled_attention: Callable, n_q: int, n_k: int, block_m: int, block_n: int, hint: str,
-                   d: int = 8, seed: int = 0) -> None:
+def _assert_causal(causal_tiled_attention: Callable, n_q: int, n_k: int, block_m: int, block_n: int,
+                   hint: str | Callable, d: int = 8, seed: int = 0) -> None:
+    """``hint``: the text, or ``hint(got, v, bad_rows)`` that reads it off the wrong rows."""
     __tracebackhide__ = True
     g = torch.Generator().manual_seed(seed)
     q, k, v = torch.randn(n_q, d, generator=g), torch.randn(n_k, d, generator=g), torch.randn(n_k, d, generator=g)
     got = causal_tiled_attention(q, k, v, block_m=block_m, block_n=block_n)
     want = ref.tiled_attention(q, k, v, causal=True, block_m=block_m, block_n=block_n)[0]
     bad = differing_rows(got, want) if isinstance(got, torch.Tensor) and got.shape == want.shape else []
+    if callable(hint):
+        hint = hint(got.detach(), v, bad) if bad else ""
     assert_close(got, want, atol=1e-5, name=f"causal_tiled_attention, n_q = {n_q}, n_k = {n_k}, tiles "
                  f"{block_m} x {block_n}", hint=f"rows {bad[:8]} of {n_q} differ. {hint}" if bad else hint)
 
@@ -179,9 +182,29 @@ def check_no_key(causal_tiled_attention: Callable) -> None:
     """Check 4: with n_q > n_k the first n_q - n_k rows see no key: their output is 0."""
     __tracebackhide__ = True
     for n_q, n_k, bm, bn in [(37, 20, 8, 8), (9, 1, 5, 7), (37, 20, 16, 4)]:
-        _assert_causal(causal_tiled_attention, n_q, n_k, bm, bn, hint=(
-            f"the first n_q - n_k = {n_q - n_k} rows see no key: their l stays 0, so their output is 0 by "
-            f"definition, not acc / l = 0 / 0."))
+        _assert_causal(causal_tiled_attention, n_q, n_k, bm, bn,
+                       hint=lambda got, v, bad, n_q=n_q, n_k=n_k: _no_key_hint(got, v, bad, n_q - n_k))
+
+
+def _no_key_hint(got: torch.Tensor, v: torch.Tensor, bad: list[int], blind: int) -> str:
+    """Why rows ``bad`` of ``got`` differ, when the first ``blind`` rows see no key: read off what they hold."""
+    rows = [r for r in bad if r < blind]
+    if not rows:
+        return (f"the first n_q - n_k = {blind} rows see no key (their output is 0), and they are right; the rows "
+                f"after them see keys as in check 2.")
+    nan = [r for r in rows if torch.isnan(got[r]).any()]
+    if nan:
+        return (f"rows {nan[:8]} see no key and came out NaN: their l stays 0, so their output is 0 by definition, "
+                f"not acc / l = 0 / 0: divide only where l > 0.")
+    for r in rows:   # a finite fill (-1e30) gives every hidden key the weight exp(0) = 1: the plain average of values
+        for c in range(1, v.shape[0] + 1):
+            if torch.allclose(got[r].double(), v[:c].double().mean(0), atol=1e-5, rtol=1e-5):
+                return (f"row {r} sees no key, yet its output is the plain average of the values of keys 0 to {c - 1}, "
+                        f"the keys hidden from it in the tiles it visited: every hidden score got the same finite "
+                        f"value (a fill such as -1e30 or finfo.min), so the row's max is that value and exp(s - m) = 1 "
+                        f"for each. Fill hidden scores with -inf: the row's m stays -inf, its l 0, its output 0.")
+    return (f"rows {rows[:8]} see no key (the first n_q - n_k = {blind}): their output is 0 by definition, whatever "
+            f"tiles they visit; any weight a hidden key gets makes it nonzero.")
 
 
 class WorkCounter(TorchFunctionMode):

@@ -18,6 +18,7 @@ and ``v`` laid out differently). Heads that do not divide (fewer query heads tha
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 from typing import Callable
@@ -56,7 +57,11 @@ def _assert_gqa(gqa_forward: Callable, batch, n_heads, n_kv_heads, n_q, n_k, hin
         assert_close(got, want, name=name)
     bad = [(b, h) for b in range(batch) for h in range(n_heads)
            if differing_rows(got[b, h], want[b, h], atol=1e-4, rtol=1e-4)]
-    text = hint(got, q, k, v, bad) if bad else ""
+    block_m = inspect.signature(gqa_forward).parameters.get("block_m")
+    block_m = block_m.default if block_m is not None and isinstance(block_m.default, int) else None
+    rows = _rows_hint(~torch.isclose(got.detach().cpu().double(), want.cpu().double(), atol=1e-4, rtol=1e-4),
+                      n_q, n_k, block_m) if bad and block_m else ""
+    text = (rows or hint(got, q, k, v, bad)) if bad else ""
     assert_close(got, want, atol=1e-4, rtol=1e-4, name=name,
                  hint=f"(batch, head) pairs {bad[:8]} of {batch} x {n_heads} are wrong. {text}" if bad else "")
 
@@ -69,9 +74,14 @@ def check_batch_and_heads(gqa_forward: Callable) -> None:
         read = _heads_read(got.detach().cpu(), q.cpu(), k.cpu(), v.cpu(), 1, bad)
         if read:
             return read
+        # (batch 0 right and every later one wrong is also a grid without the batch: the hint below names both)
+        offsets = "" if all(b > 0 for b, _ in bad) else _offsets_hint(bad, q, k, v, 1, tuple(got.stride()))
+        if offsets:
+            return offsets
         if all(b > 0 for b, _ in bad):
             return ("batch 0 is right and every later batch wrong: the grid's second dimension holds one program per "
-                    "(batch, head) pair, batch × n_heads of them, and program id 1 tells both apart.")
+                    "(batch, head) pair, batch × n_heads of them, and program id 1 tells both apart; if it does, the "
+                    "batch offset is multiplied by another tensor's stride (0 times any stride is right).")
         return ("program id 1 is one (batch, head) pair: the batch is its quotient by n_heads and the head its "
                 "remainder; each pointer then moves by the batch's and the head's strides.")
 
@@ -173,25 +183,51 @@ def _heads_read(got, q, k, v, group, pairs) -> str:
             f"CONSECUTIVE query heads share one K/V head, h_kv = h // group (group = n_heads // n_kv_heads).")
 
 
+def _rows_hint(bad: torch.Tensor, n_q: int, n_k: int, block_m: int) -> str:
+    """When exactly the last query rows are wrong, in every (batch, head), from a tile boundary on (``bad``: a
+    (batch, heads, n_q, d) boolean of the wrong elements): the grid's query tiles stop short, and what count of them
+    gives that; else ``""``."""
+    bad_rows = bad.any(dim=3).any(dim=1).any(dim=0).nonzero().flatten().tolist()
+    first = bad_rows[0] if bad_rows else 0
+    if not (first > 0 and first % block_m == 0 and bad_rows == list(range(first, n_q))
+            and bool(bad[:, :, first:].any(dim=3).all())):
+        return ""
+    causes = []
+    if (n_q // block_m) * block_m == first:
+        causes.append(f"n_q // BLOCK_M = {n_q} // {block_m} = {n_q // block_m} rounds the last, partial tile away")
+    if math.ceil(n_k / block_m) * block_m == first:
+        causes.append(f"cdiv(n_k, BLOCK_M) with n_k = {n_k}, a grid built from the keys' length, gives that")
+    cause = f" ({'; '.join(causes)})" if causes else ""
+    return (f"rows 0 to {first - 1} of every (batch, head) are right and rows {first} to {n_q - 1} wrong: the grid "
+            f"has {first // block_m} query tiles of BLOCK_M = {block_m}{cause}, so the last query rows were never "
+            f"computed nor written; n_q = {n_q} rows need cdiv(n_q, BLOCK_M) = {math.ceil(n_q / block_m)}.")
+
+
 def _space_hint(got, want, q, k, v, group, block_m, out_strides) -> str:
     """Which part of the launch is wrong, read off where ``got`` (CPU, float64) differs from ``want``."""
     batch, n_heads, n_q, _ = q.shape
     n_kv_heads, n_k = k.shape[1], k.shape[2]
     bad = ~torch.isclose(got, want, atol=1e-4, rtol=1e-4, equal_nan=False)
-    bad_rows = bad.any(dim=3).any(dim=1).any(dim=0).nonzero().flatten().tolist()
-    first = bad_rows[0]
-    if first > 0 and first % block_m == 0 and bad_rows == list(range(first, n_q)):
-        cause = (f" (cdiv(n_k, BLOCK_M) with n_k = {n_k}, a grid built from the keys' length, gives that)"
-                 if math.ceil(n_k / block_m) * block_m == first else "")
-        return (f"rows 0 to {first - 1} of every (batch, head) are right and rows {first} to {n_q - 1} wrong: the grid "
-                f"has {first // block_m} query tiles of BLOCK_M = {block_m}{cause}, where n_q = {n_q} rows need "
-                f"cdiv(n_q, BLOCK_M) = {math.ceil(n_q / block_m)}.")
+    rows = _rows_hint(bad, n_q, n_k, block_m)
+    if rows:
+        return rows
     pairs = [(b, h) for b in range(batch) for h in range(n_heads) if bad[b, h].any()]
     read = _heads_read(got, q, k, v, group, pairs)
     if read:
         return read
-    strides = (f"q's strides {tuple(q.stride())}, k's {tuple(k.stride())}, v's {tuple(v.stride())}, the output's "
-               f"{out_strides}")
+    return _offsets_hint(pairs, q, k, v, group, out_strides) or (
+        f"the (batch, head) pairs {pairs[:8]} of {batch} x {n_heads} are wrong: each of Q, K, V and Out moves by its "
+        f"own strides ({_strides(q, k, v, out_strides)}).")
+
+
+def _strides(q, k, v, out_strides) -> str:
+    return f"q's strides {tuple(q.stride())}, k's {tuple(k.stride())}, v's {tuple(v.stride())}, the output's {out_strides}"
+
+
+def _offsets_hint(pairs, q, k, v, group, out_strides) -> str:
+    """When the wrong (batch, head) ``pairs`` are exactly those whose batch offset, or head offset, is not 0 (0 times
+    any stride is right): an offset multiplied by another tensor's stride; else ``""``."""
+    batch, n_heads = q.shape[:2]
     wrong = set(pairs)
     everything = [(b, h) for b in range(batch) for h in range(n_heads)]
     alike = "" if tuple(k.stride()) == tuple(v.stride()) else " Here k and v are not laid out alike."
@@ -199,11 +235,12 @@ def _space_hint(got, want, q, k, v, group, block_m, out_strides) -> str:
                           ("query head offset is", lambda b, h: h == 0),
                           ("batch and K/V head offsets are", lambda b, h: b == 0 and h // group == 0)]:
         if len(wrong) < len(everything) and wrong == {(b, h) for b, h in everything if not right(b, h)}:
+            if group == 1 and offset == "K/V head offset is":
+                offset = "head offset is"   # one K/V head per query head: the two offsets are one
             return (f"the (batch, head) pairs {pairs[:8]} are wrong, and exactly those whose {offset} 0 (so 0 times "
                     f"any stride) are right: an offset multiplied by another tensor's stride. Each of Q, K, V and Out "
-                    f"moves by its OWN strides ({strides}).{alike}")
-    return (f"the (batch, head) pairs {pairs[:8]} of {batch} x {n_heads} are wrong: each of Q, K, V and Out moves by "
-            f"its own strides ({strides}).")
+                    f"moves by its OWN strides ({_strides(q, k, v, out_strides)}).{alike}")
+    return ""
 
 
 def _space_case(gqa_forward: Callable, g: torch.Generator, batch, n_heads, n_kv_heads, n_q, n_k, d, layout, block_m,

@@ -5,7 +5,8 @@
 constants and tripwires, and a one-time token. The driver executes every step in the notebook's namespace and
 writes ``{"token": ..., "outcomes": ..., "tripped": ..., "refused": ...}``: per step, numbers, strings, lists,
 ``{"tensor": dtype, "shape": [...], "data": [...]}``, or ``{"raised": [the exception's class and its bases,
-qualified]}``; which tripwires a graded call set off; which Triton results no kernel of the notebook wrote. Nothing
+qualified]}``; a value may carry the driver's note of the elements the notebook's Triton kernel never wrote
+(``{"value": ..., "unwritten": "..."}``, said first when the value differs); which tripwires a graded call set off; which Triton results no kernel of the notebook wrote. Nothing
 else crosses back: no object, no pickle. The grader reads that file as untrusted text (:func:`load_outcomes` refuses
 anything that is not plain data of the expected layout, or that lacks the token) and compares it (:func:`compare`)
 with the outcomes of the same cases after
@@ -59,12 +60,21 @@ def load_outcomes(text: str, cases, token: str) -> tuple[list[list], list[str], 
         raise Malformed("the graded calls' results are not outcomes and tripwires")
     if raw["token"] != token:
         raise Malformed("the graded calls' results do not carry this run's token (not written by the driver)")
-    tripped, refused = ([t[:200] for t in raw[k][:20]] for k in ("tripped", "refused"))
+    # (a refusal is a verdict's message, which says what was wrong and where: longer than a tripwire's line)
+    tripped, refused = ([t[:cap] for t in raw[k][:20]] for k, cap in (("tripped", 200), ("refused", 500)))
     raw = raw["outcomes"]
     if not (isinstance(raw, list) and len(raw) == len(cases.cases)
             and all(isinstance(o, list) and len(o) == len(c["steps"]) for o, c in zip(raw, cases.cases))):
         raise Malformed("the graded calls' results do not have one outcome per step")
-    return [[_plain(step) for step in outcome] for outcome in raw], tripped, refused
+    return [[_step(step) for step in outcome] for outcome in raw], tripped, refused
+
+
+def _step(v):
+    """A step's outcome; a value with the driver's note of the elements the notebook's kernel never wrote (a short
+    line) becomes ``("value", value, note)``."""
+    if isinstance(v, dict) and set(v) == {"value", "unwritten"} and isinstance(v["unwritten"], str):
+        return ("value", _plain(v["value"], 1), v["unwritten"][:400])
+    return _plain(v)
 
 
 _DTYPES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
@@ -106,6 +116,8 @@ def compare(expected: list[list], got: list[list], cases, atol: float, rtol: flo
         for k, ((kind, source), want, have) in enumerate(zip(case["steps"], want_steps, got_steps), 1):
             problem = _differs(want, have, atol, rtol)
             if problem:
+                if isinstance(have, tuple) and len(have) == 3 and have[0] == "value":
+                    problem = f"{have[2]}; {problem}"   # the driver saw elements no store reached: the cause first
                 where = f"graded call {n} ({case['label']})"
                 if len(case["steps"]) > 1:
                     where += f", step {k}"
@@ -162,7 +174,7 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
         if not close.all():
             i = np.argwhere(~close)[0]
             return (f"{int((~close).sum())} of {close.size} entries differ; at {tuple(int(x) for x in i)} "
-                    f"expected {a[tuple(i)]:.6g}, got {b[tuple(i)]:.6g}")
+                    f"expected {a[tuple(i)]:.6g}, got {b[tuple(i)]:.6g}{_slices(a, b, close, atol, rtol)}")
         return None
     if isinstance(want, tuple):
         if not (isinstance(have, tuple) and have[0] == want[0]):
@@ -187,6 +199,35 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
     if type(want) is not type(have) or want != have:
         return f"expected {want!r}, got {have!r}" if not isinstance(have, tuple) else f"expected {want!r}, got {_kind(have)}"
     return None
+
+
+def _slices(want: np.ndarray, got: np.ndarray, close: np.ndarray, atol: float, rtol: float) -> str:
+    """For a result of 3 dimensions or more, which slices ``[i, j]`` of its first two dimensions (batch and head, in
+    the attention exercises) differ, when some are right, and which expected slice each wrong one equals, if any:
+    data right but in the wrong place is an offset, not arithmetic. ``""`` otherwise."""
+    if want.ndim < 3:
+        return ""
+    wrong = [tuple(int(x) for x in ij) for ij in np.argwhere(~close.reshape(*close.shape[:2], -1).all(axis=2))]
+    found = []
+    for i, j in wrong:
+        for k, m in np.ndindex(*want.shape[:2]):
+            if np.allclose(got[i, j], want[k, m], atol=atol, rtol=rtol, equal_nan=False):
+                found.append(f"result[{i}, {j}] equals the expected result[{k}, {m}]")
+                break
+        if len(found) == 3:
+            break
+    text, n_i, n_j = "", close.shape[0], close.shape[1]
+    if len(wrong) < n_i * n_j:
+        text = (f"; the slices [i, j] of the first two dimensions (batch, head) that differ: {wrong[:8]}"
+                f"{' and more' if len(wrong) > 8 else ''}, the other {n_i * n_j - len(wrong)} are right")
+        for index, name in ((1, "j"), (0, "i")):   # 0 times any stride is right: an index times the wrong stride
+            if set(wrong) == {ij for ij in np.ndindex(n_i, n_j) if ij[index] != 0}:
+                text += (f", exactly those whose {name} is not 0 (where 0 times any stride is right): that index "
+                         f"multiplied by the wrong stride, or the wrong count")
+    if found:
+        text += (f"; {', '.join(found)}: the right values in the wrong place, so an offset (the batch's or the "
+                 f"head's) is wrong, not the arithmetic")
+    return text
 
 
 def _kind(v) -> str:

@@ -141,7 +141,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                 state["where"] = f"graded call {n} ({case['label']})"
                 state["on"] = True
                 if launches is not None:
-                    launches.reset()
+                    launches.reset(state["where"])
                 active = mode() if mode is not None else None
                 try:
                     if launches is None and (aten or answers):  # (the Triton interpreter under it: too slow)
@@ -157,7 +157,9 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                             value = eval(_arguments_kept(source, ns, arguments, launches is not None), ns)
                             if launches is not None:
                                 launches.check(value, arguments, torch, state["where"])
-                            steps.append({"value": _plain(value, torch, record)})
+                            unwritten = launches.unwritten(value, torch) if launches is not None else ""
+                            steps.append({"value": _plain(value, torch, record), **(
+                                {"unwritten": unwritten} if unwritten else {})})
                     finally:
                         sys.setprofile(None)
                         if active is not None:
@@ -166,6 +168,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     steps.append(_raised(e))
                     if isinstance(e, NotTriton):
                         state["refused"].append(str(e))
+                    elif launches is not None and launches.refusal:  # raised inside the interpreter, which wraps it
+                        state["refused"].append(launches.refusal)
                 finally:
                     state["on"] = False
             outcomes.append(steps)
@@ -296,6 +300,12 @@ class Launches:
         self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
         self.foreign: list[str] = []  # floating-point tensors read that neither the call passed nor a kernel wrote
         self.python_calls: list[str] = []  # plain Python the kernel's body calls (run by the interpreter only)
+        self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
+        self.unmasked: list = []  # the addresses of the loads that had no mask at all (interpreted)
+        self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
+        self.host = True  # every tensor its launches were given is in this process's memory (the CPU)
+        self.where = ""  # the graded call, for a refusal raised inside a launch
+        self.refusal = ""  # a refusal raised inside a launch (the interpreter wraps the exception)
         self.inside = False
         self.record = record
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
@@ -309,10 +319,10 @@ class Launches:
             put(builder, "create_masked_load", self._watch_memory(builder.create_masked_load, False, 0))
             put(builder, "create_masked_store", self._watch_memory(builder.create_masked_store, True, 1))
 
-    def reset(self) -> None:
+    def reset(self, where: str = "") -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
-        self.python_calls.clear()
-        self.compiled = False
+        self.python_calls.clear(), self.stores.clear(), self.unmasked.clear(), self.grids.clear()
+        self.compiled, self.host, self.where, self.refusal = False, True, where, ""
 
     def _watch_memory(self, access, store: bool, mask_at: int):
         """``access`` (the interpreter's masked load, or store) recording the addresses it touches in
@@ -328,6 +338,22 @@ class Launches:
                 self.accesses.append((store, taken.astype(numpy.uint64)))
                 if not store:
                     self.reads.append(self.accesses[-1][1])
+                    if mask is None:
+                        self.unmasked.append(self.accesses[-1][1])
+                else:
+                    self.stores.append(self.accesses[-1][1])
+                    outside = self._outside_of(self.accesses[-1][1]) if self.host else None
+                    if outside is not None and outside.any():
+                        # stopped BEFORE the store: in the interpreter it would write over this process's memory
+                        # (another tensor, the allocator's own records) and crash the kernel, or worse
+                        self.refusal = (f"{self.where}: the notebook's Triton kernel stored {int(outside.sum())} "
+                                        "element(s) outside every tensor it was given, stopped before they were "
+                                        "written (in the interpreter they would overwrite this process's memory and "
+                                        "kill the kernel): a pointer moved too far (a batch or head index times the "
+                                        "wrong stride, batch and head taken from program id 1 the wrong way round, a "
+                                        "program past the last tile) or a store's mask that lets rows past the end "
+                                        f"through{self._past(self.accesses[-1][1][outside])}")
+                        raise NotTriton(self.refusal)
             return access(ptrs, *args, **kwargs)
         return watched
 
@@ -337,6 +363,9 @@ class Launches:
                 return run(fn, *args, **kwargs)
             self.python_calls.extend(_python_calls(fn))
             tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
+            self.host &= all(t.device.type == "cpu" for t in tensors)
+            if isinstance(kwargs.get("grid"), tuple):
+                self.grids.append(tuple(kwargs["grid"]))
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
             self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
             self.compiled |= compiled
@@ -389,6 +418,14 @@ class Launches:
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
             wrote = self.written.get(t.untyped_storage().data_ptr())
+            if wrote is None and t.untyped_storage().data_ptr() in self.given:
+                grids = f" (its grid{'s' if len(set(self.grids)) > 1 else ''}: " \
+                        f"{', '.join(str(g) for g in dict.fromkeys(self.grids))})" if self.grids else ""
+                raise NotTriton(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook: "
+                                f"the notebook's kernel was launched with it{grids} but stored none of its "
+                                f"{t.numel()} elements. A grid with no program along a dimension (a count of tiles "
+                                "rounded down, n // BLOCK, is 0 when n < BLOCK: cdiv(n, BLOCK) counts a last partial "
+                                "tile), or stores masked off")
             if wrote is None:
                 raise NotTriton(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook "
                                 "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
@@ -404,9 +441,18 @@ class Launches:
                             "written by the kernel): the kernel must compute the result from the inputs, not copy it")
         outside = self._outside()
         if outside:
+            unmasked = sum(int(self._outside_of(a).sum()) for a in self.unmasked)
+            if unmasked:
+                raise NotTriton(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor "
+                                f"it was given, {unmasked} of them by a load without a mask (or with the wrong one): "
+                                "on a GPU that reads another allocation's memory, or faults")
+            # every load that strayed had a mask: the mask let the addresses through, so they are where the pointer
+            # put them; a wrong offset and a wrong mask both give that, and the message says both, the offset first
             raise NotTriton(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor it "
-                            "was given (a load without a mask, or with the wrong one): on a GPU that reads another "
-                            "allocation's memory, or faults")
+                            "was given, through masked loads: their pointers lie past the tensor (a batch or head "
+                            "offset times another tensor's stride, or the wrong head count), or a mask lets rows past "
+                            "the end through; on a GPU that reads another allocation's memory, or faults"
+                            f"{self._past(numpy_concat(self.reads, self._outside_of))}")
         for n, t in enumerate(arguments, 1):
             if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not self._read(t):
                 raise NotTriton(f"{where}: the notebook's Triton kernel never read argument {n} (a tensor of shape "
@@ -420,11 +466,58 @@ class Launches:
 
         if self.compiled or not self.reads:
             return 0
-        addresses = numpy.concatenate(self.reads)
+        return int(self._outside_of(numpy.concatenate(self.reads)).sum())
+
+    def _outside_of(self, addresses):
+        """Which of ``addresses`` (a numpy array) lie in no storage the kernel was given."""
+        import numpy
+
         inside = numpy.zeros(addresses.shape, dtype=bool)
         for lo, size in self.given.items():
             inside |= (addresses >= numpy.uint64(lo)) & (addresses < numpy.uint64(lo + size))
-        return int((~inside).sum())
+        return ~inside
+
+    def _past(self, addresses) -> str:
+        """``" (the first N bytes past a tensor's end)"`` for the lowest of ``addresses`` (outside
+        every storage given), measured from the nearest given storage that ends below it; ``""`` if none does."""
+        if not len(addresses):
+            return ""
+        first = int(addresses.min())
+        ends = [(lo + size, size) for lo, size in self.given.items() if lo + size <= first]
+        if not ends:
+            return ""
+        end, size = max(ends)
+        return f" (the first {first - end} bytes past a tensor's end)"
+
+    def unwritten(self, value, torch) -> str:
+        """Which elements of a graded result (a tensor, or a tuple or list of them) the notebook's kernel never
+        stored into, in interpreted launches that did store into it: ``""`` when none, or where stores were not
+        seen. Not a refusal (an output zeroed first may keep zeros it was right not to store); the grader says it
+        when the result differs."""
+        import numpy
+
+        if self.compiled or not self.stores:
+            return ""
+        stores = numpy.concatenate(self.stores)
+        for n, t in enumerate(value if isinstance(value, (tuple, list)) else (value,)):
+            if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0 or not self.host:
+                continue
+            storage, size = t.untyped_storage(), t.element_size()
+            lo = storage.data_ptr()
+            mine = stores[(stores >= numpy.uint64(lo)) & (stores < numpy.uint64(lo + storage.nbytes()))]
+            if not len(mine):
+                continue
+            stored = numpy.zeros(storage.nbytes() // size, dtype=bool)
+            stored[((mine - numpy.uint64(lo)) // numpy.uint64(size)).astype(numpy.int64)] = True
+            index = torch.as_strided(torch.arange(len(stored)), tuple(t.shape), t.stride(), t.storage_offset())
+            missing = ~stored[index.numpy()]
+            if missing.any():
+                which = "its result" if not isinstance(value, (tuple, list)) else f"result {n} of its {len(value)}"
+                return (f"the notebook's kernel never wrote {int(missing.sum())} of the {missing.size} elements of "
+                        f"{which}, {_positions(missing)}: its grid may not cover them (a count of tiles rounded "
+                        f"down, n // BLOCK, drops a last partial tile: cdiv(n, BLOCK) counts it), or a store's mask "
+                        f"leaves them out")
+        return ""
 
     def _read(self, t) -> bool:
         if self.compiled or t.device.type != "cpu":  # loads not seen: the storage handed to the kernel must do
@@ -433,6 +526,38 @@ class Launches:
 
     def _stored_in(self, t) -> bool:
         return _touches([addresses for store, addresses in self.accesses if store], t)
+
+
+def numpy_concat(arrays: list, pick):
+    """The elements of ``arrays`` (numpy arrays, concatenated) that ``pick`` (a function of the array) selects."""
+    import numpy
+
+    whole = numpy.concatenate(arrays) if arrays else numpy.zeros(0, dtype=numpy.uint64)
+    return whole[pick(whole)]
+
+
+def _positions(missing) -> str:
+    """Where the True elements of ``missing`` (a numpy boolean array) lie: a box of index ranges, one per dimension
+    (``[:, :, 16:21, :]``), when they fill one, else the count and the first."""
+    import numpy
+
+    ranges = []
+    for dim in range(missing.ndim):
+        hit = numpy.flatnonzero(missing.any(axis=tuple(d for d in range(missing.ndim) if d != dim)))
+        ranges.append(hit)
+    box = numpy.ones(missing.shape, dtype=bool)
+    for dim, hit in enumerate(ranges):
+        mask = numpy.zeros(missing.shape[dim], dtype=bool)
+        mask[hit] = True
+        box &= mask.reshape([-1 if d == dim else 1 for d in range(missing.ndim)])
+    if (box == missing).all() and all(len(h) and h[-1] - h[0] + 1 == len(h) for h in ranges):
+        parts = [":" if len(h) == missing.shape[d] else f"{h[0]}:{h[-1] + 1}" for d, h in enumerate(ranges)]
+        spans = [f"index {h[0]} to {h[-1]} of dimension {d} (size {missing.shape[d]})"
+                 for d, h in enumerate(ranges) if len(h) != missing.shape[d]]
+        others = ", all of every other dimension" if len(spans) < missing.ndim else ""
+        return f"[{', '.join(parts)}]: {', '.join(spans)}{others}"
+    first = tuple(int(i) for i in numpy.argwhere(missing)[0])
+    return f"the first at {first}"
 
 
 def _python_calls(jit) -> list[str]:

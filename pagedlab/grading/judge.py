@@ -153,6 +153,10 @@ def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Lim
     if graded.get("threads"):
         reasons = reasons + [f"{graded['threads']} thread(s) of the learner's code were alive when the graded calls "
                              "began, where they could rewrite the results: see what the notebook starts"]
+    if not problem and graded.get("status") == "dead kernel":
+        problem = ("the kernel died during the graded calls (a crash: in Triton's interpreter, a kernel that writes "
+                   "or reads out of bounds kills the process; or os._exit): run the notebook's check cells, which "
+                   "call the same functions")
     if not problem and graded.get("text") is None:
         problem = f"the graded calls wrote no results (the driver cell's reply: {str(graded.get('status'))[:60]})"
     if not problem:

@@ -26,6 +26,7 @@ import asyncio
 import hashlib
 import json
 import os
+import queue
 import secrets
 import subprocess
 import sys
@@ -177,8 +178,12 @@ async def run(job: dict) -> dict:
     # The fresh kernel's own threads (ipykernel's, its sandbox's). ipykernel starts three more the first time a cell
     # prints a lot (a ZeroMQ context and its helper): a silent cell prints that much to the kernel's own stream first,
     # so that an honest learner's long print is not counted as the learner's threads.
-    await _reply(client, client.kc.execute("import sys as _s; print(' ' * 200_000, end=''); _s.stdout.flush()",
-                                           silent=True, store_history=False))
+    try:
+        await _reply(client, client.kc.execute("import sys as _s; print(' ' * 200_000, end=''); _s.stdout.flush()",
+                                               silent=True, store_history=False))
+    except DeadKernelError:
+        await _stop(client)
+        return {"ended": "no kernel", "detail": "the kernel died before the notebook's first cell", "cells": {}}
     fresh = threads_below(os.getpid())
     try:
         for index, cell in enumerate(nb.cells):
@@ -225,7 +230,9 @@ async def _graded_calls(client: GradingClient, job: dict, folder: Path, deadline
         status = str(reply["content"].get("status"))
     except asyncio.TimeoutError:
         status = "timeout"
-    except Exception as e:  # the kernel died while the graded calls ran
+    except DeadKernelError:  # a crash while the graded calls ran (a kernel writing out of bounds, os._exit)
+        status = "dead kernel"
+    except Exception as e:
         status = f"no reply ({type(e).__name__})"
     text = None
     if status == "ok":  # a driver that failed (SystemExit, a broken kernel) wrote nothing the grader accepts
@@ -260,8 +267,19 @@ async def _probe(client: GradingClient, deadline: float) -> list[str]:
 
 
 async def _reply(client: GradingClient, msg_id: str) -> dict:
+    """The shell reply to ``msg_id``.
+
+    Raises:
+        DeadKernelError: the kernel died first (a dead kernel never replies: waiting for it would run out the
+            notebook's time, and the verdict would read as a timeout).
+    """
     while True:
-        msg = await client.kc.get_shell_msg(timeout=None)
+        try:
+            msg = await client.kc.get_shell_msg(timeout=1)
+        except queue.Empty:
+            if client.km is not None and not await client.km.is_alive():
+                raise DeadKernelError("the kernel died") from None
+            continue
         if msg["parent_header"].get("msg_id") == msg_id:
             return msg
 

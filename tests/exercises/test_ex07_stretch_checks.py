@@ -12,3 +12,35 @@ def test_errors_get_a_hint_for_that_error():
     bug = planted(NB, "cache-work", ("key = self.hash_fn(key, tuple(tokens[start:start + bs]))",
                                      "key = self.hash_fn(key, tokens[start:start + bs])"))
     assert_first_failure(NB, bug, check_title(NB, 1), r"TypeError: unhashable type: 'list'.*Hint: .*stored as a tuple")
+
+
+def test_keys_are_named_not_printed_so_every_run_shows_the_same_message():
+    """Python's hash of a key chained from None differs from one process to the next (before 3.12): checks 1 and 6
+    name the keys (key_0, hash_fn(None, block_1)) instead of printing their values, so a learner can compare two runs."""
+    import re
+    import subprocess
+    import sys
+
+    from nbrun import first_failure
+
+    bug = planted(NB, "cache-work", ("            key = self.hash_fn(key, tuple(", "            key = self.hash_fn(None, tuple("))
+    cell, message = first_failure(NB, bug)
+    assert cell == "check-keys" and not re.search(r"\d{6,}", message), message
+
+    # check 6, under the default hash: a keys() wrong for blocks of 4 only (checks 1 to 5 use blocks of 2 and 3)
+    code = (
+        "import sys; sys.path.insert(0, 'tests')\n"
+        "from pathlib import Path\nfrom nbrun import run_cells\n"
+        "from pagedlab.exercise_checks import ex07_stretch\n"
+        f"ns = run_cells({str(NB)!r}, stop_after='cache-work')\n"
+        "class Bad(ns['MiniPrefixCache']):\n"
+        "    def keys(self, tokens):\n"
+        "        k = super().keys(tokens)\n"
+        "        if self.block_size == 4 and len(k) > 1:\n"
+        "            k[1] = self.hash_fn(None, tuple(tokens[4:8]))\n"
+        "        return k\n"
+        "try:\n    ex07_stretch.check_over_the_space(Bad)\nexcept AssertionError as e:\n    print(e)\n")
+    root = NB.parents[1]
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True,
+                           env={"PYTHONPATH": str(root), "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
+    assert runs[0] == runs[1] and "got [key_0, hash_fn(None, block_1)]" in runs[0], runs

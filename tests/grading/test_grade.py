@@ -551,3 +551,61 @@ def test_the_grader_checks_its_own_sources_before_grading(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pagedlab.grading", str(tmp_path / "class")], cwd=package,
                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package)})
     assert proc.returncode == 2 and "pagedlab/grading/run.py was changed" in proc.stderr, proc.stderr
+
+
+def test_a_kernel_that_died_during_the_graded_calls_is_named_not_a_timeout():
+    """A dead kernel never replies; the run notices it (``run._reply``) and says so, where it once waited out the
+    notebook's time and the verdict read "the driver cell's reply: timeout"."""
+    limits = Limits(wall_s=60)
+    c = _cases()
+    expected = Expected(c, _load(_outcomes({"value": 7}), c)[0])
+    cells = [Cell(0, "setup", "setup", sha256("import torch")), Cell(1, "work", "work", None)]
+    ran = {"0": {"status": "ok", "sha256": sha256("import torch"), "ename": "", "evalue": ""},
+           "1": {"status": "ok", "sha256": sha256("w"), "ename": "", "evalue": ""}}
+    died = {"ended": "complete", "cells": ran, "probe": [], "graded": {"status": "dead kernel", "text": None}}
+    verdict, message = judge_graded(cells, died, [], limits, expected, SPECS["ex00_warmup"], TOKEN)
+    assert verdict == FAIL and message.startswith("the kernel died during the graded calls"), message
+
+
+def test_a_result_whose_slices_are_moved_names_them():
+    """Attention's output (batch, head, n, d) right in head 0 of each batch and wrong in the others, one of them the
+    expected head 0: the message names the slices, the pattern (an index times the wrong stride) and the match."""
+    import numpy as np
+
+    from pagedlab.grading.calls import _value_differs
+
+    want = np.arange(2 * 3 * 4 * 5, dtype=np.float64).reshape(2, 3, 4, 5)
+    got = want.copy()
+    got[0, 1] = want[0, 0]
+    got[0, 2] += 100
+    got[1, 1:] += 50
+    message = _value_differs(("tensor", "float32", want), ("tensor", "float32", got), 1e-5, 1e-5)
+    assert ("the slices [i, j] of the first two dimensions (batch, head) that differ: [(0, 1), (0, 2), (1, 1), (1, 2)]"
+            in message and "exactly those whose j is not 0" in message
+            and "result[0, 1] equals the expected result[0, 0]" in message), message
+    assert _value_differs(("tensor", "float32", want), ("tensor", "float32", want), 1e-5, 1e-5) is None
+
+
+def test_a_reply_awaited_from_a_dead_kernel_raises_at_once():
+    """``run._reply`` polls: a kernel that died (a crash in a graded call) raises DeadKernelError, not a wait until
+    the notebook's time runs out."""
+    import asyncio
+    import queue
+
+    from nbclient.exceptions import DeadKernelError
+
+    from pagedlab.grading import run
+
+    class Channel:
+        async def get_shell_msg(self, timeout=None):
+            raise queue.Empty
+
+    class Manager:
+        async def is_alive(self):
+            return False
+
+    class Client:
+        kc, km = Channel(), Manager()
+
+    with pytest.raises(DeadKernelError):
+        asyncio.run(asyncio.wait_for(run._reply(Client(), "id"), timeout=10))

@@ -15,7 +15,7 @@ import pytest
 # solutions in test_ground_truth.py, on the same worker) would fail to call them.
 import pagedlab.device  # noqa: F401  isort: skip
 from pagedlab.grading import harness
-from pagedlab.grading.calls import job_text, load_outcomes
+from pagedlab.grading.calls import compare, job_text, load_outcomes
 from pagedlab.grading.specs import SPECS, Cases
 
 SOFTMAX = """
@@ -207,6 +207,18 @@ def callback_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     seen = tl.load(x_ptr + offsets, mask=offsets < n) + tl.load(y_ptr + offsets, mask=offsets < n)
     _fill()
 @triton.jit
+def far_store_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    far = offsets + (1 << 22)  # a pointer moved too far (a wrong batch or head offset): the store is stopped first
+    tl.store(out_ptr + far, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+@triton.jit
+def masked_spy_kernel(x_ptr, y_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + shift + offsets, mask=mask)  # masked, at a wrong offset: a pointer, not a mask, is wrong
+    tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+@triton.jit
 def spy_kernel(x_ptr, y_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
@@ -228,6 +240,17 @@ TRITON_BODIES = {
         "    pad = torch.zeros(16)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4\n"
         "    spy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), shift, BLOCK=64)",
         ["outside every tensor it was given"]),
+    "its kernel reading, through masked loads, a tensor it was not given": (
+        "    pad = torch.zeros(4096)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4 + 1024\n"
+        "    masked_spy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), shift, BLOCK=64)",
+        ["outside every tensor it was given, through masked loads: their pointers lie past the tensor"]),
+    "its kernel launched on a grid rounded down to no program": (
+        "    add_kernel[(x.numel() // 128,)](x, y, out, x.numel(), BLOCK=128)",
+        ["not written by a @triton.jit kernel defined in the notebook: the notebook's kernel was launched with it "
+         "(its grid: (0,)) but stored none of its 70 elements"]),
+    "its kernel storing far past the output": (
+        "    far_store_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
+        ["stored 64 element(s) outside every tensor it was given, stopped before they were written"]),
     "its kernel copying an answer PyTorch computed, the inputs read too": (
         "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x + y, out, x.numel(), BLOCK=64)",
         ["read values computed outside it"]),
@@ -254,6 +277,24 @@ def test_a_triton_result_counts_only_when_the_notebooks_kernel_wrote_it(body, tm
     source, refusals = TRITON_BODIES[body]
     _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=source), tmp_path=tmp_path)
     assert len(tripped) == len(refusals) and all(r in t for r, t in zip(refusals, tripped)), tripped
+
+
+def test_a_result_partly_written_names_what_no_store_reached(tmp_path):
+    """A grid that misses the last partial tile (70 elements, tiles of 64, 70 // 64 programs) writes part of the
+    result: not a refusal (an output zeroed first may rightly keep zeros), but the grader's message, when the result
+    differs, names the elements never written before how many differ."""
+    c = Cases(0)
+    c.call("vector_add", f"vector_add({c.array(70)}, {c.array(70)})")
+    body = "    out.fill_(float('nan'))\n    add_kernel[(x.numel() // 64,)](x, y, out, x.numel(), BLOCK=64)"
+    outcomes, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=body), tmp_path=tmp_path)
+    assert tripped == []
+    right, _ = _run("ex03_triton_basics", c, TRITON_ADD.format(body=TRITON_BODIES["its own kernel"][0]),
+                    tmp_path=tmp_path)
+    message = compare(right, outcomes, c, 1e-5, 1e-5)
+    assert message.startswith("graded call 1 (vector_add): vector_add(T(0), T(1)): the notebook's kernel never "
+                              "wrote 6 of the 70 elements of its result, [64:70]: index 64 to 69 of dimension 0 (size 70):") \
+        and "its grid may not cover them" in message and "6 of 70 entries differ" in message, message
+    assert compare(right, right, c, 1e-5, 1e-5) is None
 
 
 def test_a_result_written_again_over_the_same_values_counts(tmp_path):

@@ -90,6 +90,13 @@ BUGS: dict[str, Plant] = {
             ("torch.where(seen[:, None], acc / l.clamp_min(1e-30)[:, None], 0.0)", "acc / l[:, None]"),
         )},
         4, r"NaN.*their l stays 0, so their output is 0 by\s+definition"),
+    # no NaN anywhere: a row that sees no key gets every hidden key at weight exp(0) = 1, the plain average of values
+    "hidden scores filled with -1e30 instead of -inf": Plant(
+        {"attention-work": (
+            ("s = s.masked_fill(hidden, -math.inf)", "s = s.masked_fill(hidden, -1e30)"),
+        )},
+        4, r"row 16 sees no key, yet its output is the plain average of the values of keys 0 to 7.*-1e30.*Fill hidden "
+           r"scores with -inf"),
     "scores computed before deciding the tile is hidden (skip decided from the mask)": Plant(
         {"attention-work": (
             (LOOP, SCORES_FIRST),

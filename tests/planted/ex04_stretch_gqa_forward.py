@@ -25,6 +25,19 @@ BUGS: dict[str, Plant] = {
             ("grid = (triton.cdiv(n_q, block_m), batch * n_heads)", "grid = (triton.cdiv(n_q, block_m), n_heads)"),
         )},
         1, "batch 0 is right.*batch × n_heads"),
+    "grid rounded down (n_q // block_m: the last partial query tile never runs)": Plant(
+        {"kernel-work": (
+            ("grid = (triton.cdiv(n_q, block_m), batch * n_heads)", "grid = (n_q // block_m, batch * n_heads)"),
+        )},
+        1, r"rows 0 to 15 of every \(batch, head\) are right and rows 16 to 20 wrong: the grid has 1 query tiles of "
+           r"BLOCK_M = 16 \(n_q // BLOCK_M = 21 // 16 = 1 rounds the last, partial tile away\).*cdiv\(n_q, BLOCK_M\) = 2"),
+    "K/V head offset with q's head stride": Plant(
+        {"kernel-work": (
+            ("K = K + b * stride_kb + h_kv * stride_kh", "K = K + b * stride_kb + h_kv * stride_qh"),
+            ("V = V + b * stride_vb + h_kv * stride_vh", "V = V + b * stride_vb + h_kv * stride_qh"),
+        )},
+        1, r"pairs \[\(0, 1\), \(0, 2\), \(1, 1\), \(1, 2\)\] are wrong, and exactly those whose head offset is 0.*"
+           r"another tensor's stride"),
     "query heads interleaved over the K/V heads (h % n_kv_heads)": Plant(
         {"kernel-work": (
             ("    h_kv = h // group  # consecutive query heads share one K/V head", "    h_kv = h % (n_heads // group)"),

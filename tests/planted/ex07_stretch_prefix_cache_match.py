@@ -12,12 +12,13 @@ BUGS: dict[str, Plant] = {
         {"cache-work": (
             ("            key = self.hash_fn(key, tuple(", "            key = self.hash_fn(None, tuple("),
         )},
-        1, "the second key ignores the first"),
+        # the keys by name, not by value: the default hash differs from one process to the next
+        1, r"got \[key_0, hash_fn\(None, \(1, 5, 9\)\)\]\. Hint: the second key ignores the first"),
     "a key for the partly filled last block": Plant(
         {"cache-work": (
             ("range(0, len(tokens) - bs + 1, bs)", "range(0, len(tokens), bs)"),
         )},
-        1, "partly filled last block"),
+        1, r"got \[key_0, key_1, a key of the partial block \(2, 6\)\]\. Hint: .*partly filled last block"),
     "prefix id not carried forward": Plant(
         {"cache-work": (
             ("            prefix_id = stored.prefix_id\n", ""),
