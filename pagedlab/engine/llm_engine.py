@@ -223,7 +223,7 @@ class LLMEngine:
         for i, completion, token, top in drawn:
             if top is not None:       # after postprocess: a fork's completions exist now
                 target = next(s for s in seqs[i].request.seqs if s.index == completion)
-                target.logprobs.append(self._logprob_dict(top, token))
+                target.logprobs.append(self._logprob_dict(top, token, target.request.params.detokenize))
                 target.cumulative_logprob += top.token_logprob
         now = self.clock()
         for seq, tokens in zip(seqs, new_tokens):
@@ -348,11 +348,12 @@ class LLMEngine:
         tops = top_logprobs(logits[:count], torch.tensor(targets, device=logits.device),
                             [request.params.prompt_logprobs] * count)
         for p, (token, top) in enumerate(zip(targets, tops), start=first + 1):
-            request.prompt_logprobs[p] = self._logprob_dict(top, token)
+            request.prompt_logprobs[p] = self._logprob_dict(top, token, request.params.detokenize)
 
-    def _logprob_dict(self, top: TopLogprobs, token: int) -> dict[int, Logprob]:
-        """vLLM's form: ``{token id: Logprob}``, the chosen token first, then the most likely ones."""
-        texts = self._token_texts(len(top.top_ids) + 1)
+    def _logprob_dict(self, top: TopLogprobs, token: int, detokenize: bool) -> dict[int, Logprob]:
+        """vLLM's form: ``{token id: Logprob}``, the chosen token first, then the most likely ones; no texts with
+        ``detokenize=False`` (vLLM gives such a request no tokenizer: ``vllm/v1/engine/output_processor.py``)."""
+        texts = self._token_texts(len(top.top_ids) + 1) if detokenize else lambda t: None
         entries = {token: Logprob(top.token_logprob, top.rank, texts(token))}
         # One comprehension: with logprobs=-1 this runs once per vocabulary entry (1.7x faster than a loop).
         entries.update({t: Logprob(lp, rank, texts(t)) for rank, t, lp in
