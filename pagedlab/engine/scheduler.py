@@ -97,7 +97,9 @@ class Scheduler:
 
     Requests longer than ``max_model_len``: as vLLM V1 (``vllm/v1/core/sched/utils.py``, ``check_stop``), a
     request whose prompt plus ``max_tokens`` passes ``max_model_len`` is served and ends at ``max_model_len``
-    tokens (``"length"``); only a prompt longer than ``max_model_len`` is refused. A request that could never fit
+    tokens (``"length"``); only a prompt of ``max_model_len`` tokens or more is refused, as vLLM's input processor
+    refuses it (``vllm/v1/engine/input_processor.py``, ``_validate_prompt_len``: the prompt plus at least one
+    output token must fit). A request that could never fit
     the pool is refused when added (:meth:`refusal`), which vLLM never needs to do: vLLM checks once, at start-up,
     that the pool holds one sequence of ``max_model_len`` tokens, and refuses to start otherwise. The course keeps
     pools smaller than that (a few blocks, to watch preemption), so the check moves to the request, where it says
@@ -133,8 +135,10 @@ class Scheduler:
             self.block_manager.block_size
         usable = self.block_manager.num_blocks - self.block_manager.watermark_blocks
         rules = [
-            (self.max_model_len is not None and prompt_len > self.max_model_len,
-             f"the prompt ({prompt_len} tokens) is longer than max_model_len={self.max_model_len}"),
+            # vLLM's input processor: the prompt and at least one output token must fit in max_model_len.
+            (self.max_model_len is not None and prompt_len >= self.max_model_len,
+             f"the prompt ({prompt_len} tokens) plus at least 1 output token is longer than max_model_len="
+             f"{self.max_model_len}; shorten the prompt or raise max_model_len"),
             # Preempted by recomputation, a sequence comes back with every token but the last sampled one.
             (not self.enable_chunked_prefill and total - 1 > budget,
              f"its sequence of up to {total} tokens, if preempted by recomputation, would need a prefill of "
