@@ -105,9 +105,11 @@ class LLMEngine:
                 token ids), an unhashable ``request_id``; a field of ``params`` of the wrong kind.
             ValueError: an empty prompt, a token outside the vocabulary (prompt, stop tokens, allowed tokens,
                 logit bias), a request id in use, stop strings or bad words without a tokenizer, ``logprobs`` or
-                ``prompt_logprobs`` past ``max_logprobs``, allowed tokens all masked, or a request that could never
-                run (:meth:`Scheduler.refusal <pagedlab.engine.scheduler.Scheduler.refusal>`: a prompt longer than
-                ``max_model_len``, more sequences than ``max_num_seqs`` or blocks than the pool has). A prompt
+                ``prompt_logprobs`` past ``max_logprobs``, allowed tokens all masked, ``min_tokens`` past what
+                ``max_tokens=None`` becomes (vLLM's ``min_tokens must be less than or equal to max_tokens``), or a
+                request that could never
+                run (:meth:`Scheduler.refusal <pagedlab.engine.scheduler.Scheduler.refusal>`: a prompt of
+                ``max_model_len`` tokens or more, more sequences than ``max_num_seqs`` or blocks than the pool has). A prompt
                 plus ``max_tokens`` past ``max_model_len`` is served, and ends at ``max_model_len`` (``"length"``),
                 as in vLLM.
         """
@@ -131,7 +133,15 @@ class LLMEngine:
         if request_id is None:
             request_id = next(str(i) for i in itertools.count(arrival) if str(i) not in self._requests)
         if params.max_tokens is None:
-            params.max_tokens = max(1, self.engine_config.max_model_len - len(prompt))
+            room = self.engine_config.max_model_len - len(prompt)
+            # vLLM checks min_tokens only once max_tokens is known (vllm/v1/engine/input_processor.py); a prompt
+            # with no room left is refused by the scheduler, naming its length.
+            if room >= 1 and params.min_tokens > room:
+                raise ValueError(f"cannot add request {request_id!r}: min_tokens={params.min_tokens} exceeds "
+                                 f"max_tokens={room}, what max_model_len={self.engine_config.max_model_len} leaves "
+                                 f"after the prompt's {len(prompt)} tokens (max_tokens=None); lower min_tokens or "
+                                 f"shorten the prompt")
+            params.max_tokens = max(1, room)
         outside = lambda ids: any(not 0 <= t < vocab for t in ids)     # noqa: E731
         problems = [
             (not prompt, "the prompt is empty"),
