@@ -73,7 +73,8 @@ class TopLogprobs:
     """Log-probabilities of one position (raw logits).
 
     Attributes:
-        token_logprob: the chosen token's. rank: its rank (1: the most likely).
+        token_logprob: the chosen token's. rank: its rank, vLLM's: the tokens at least as likely as it (1: the most likely;
+            a tie takes the rank of the last tied token).
         top_ids, top_logprobs: the most likely tokens and theirs, most likely first.
     """
 
@@ -101,7 +102,8 @@ def top_logprobs(logits: torch.Tensor, tokens: torch.Tensor, num: Sequence[int])
         return []
     lp = torch.log_softmax(logits.float(), dim=-1)
     chosen = lp.gather(1, tokens[:, None])
-    ranks = (lp > chosen).sum(dim=-1) + 1
+    # vLLM's rank (vllm/v1/sample/ops/logprobs.py): tokens at least as likely, so a tie takes the lower rank.
+    ranks = (lp >= chosen).sum(dim=-1)
     width = max(lp.shape[-1] if k == -1 else k for k in num)
     top_v, top_i = lp.topk(width, dim=-1) if width else (lp[:, :0], lp[:, :0].long())
     out = []
