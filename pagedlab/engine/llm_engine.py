@@ -107,11 +107,10 @@ class LLMEngine:
                 logit bias), a request id in use, stop strings or bad words without a tokenizer, ``logprobs`` or
                 ``prompt_logprobs`` past ``max_logprobs``, allowed tokens all masked, ``min_tokens`` past what
                 ``max_tokens=None`` becomes (vLLM's ``min_tokens must be less than or equal to max_tokens``), or a
-                request that could never
-                run (:meth:`Scheduler.refusal <pagedlab.engine.scheduler.Scheduler.refusal>`: a prompt of
-                ``max_model_len`` tokens or more, more sequences than ``max_num_seqs`` or blocks than the pool has). A prompt
-                plus ``max_tokens`` past ``max_model_len`` is served, and ends at ``max_model_len`` (``"length"``),
-                as in vLLM.
+                request that could never run (:meth:`Scheduler.refusal
+                <pagedlab.engine.scheduler.Scheduler.refusal>`: a prompt of ``max_model_len`` tokens or more, more
+                sequences than ``max_num_seqs`` or blocks than the pool has). A prompt plus ``max_tokens`` past
+                ``max_model_len`` is served, and ends at ``max_model_len`` (``"length"``), as in vLLM.
         """
         params = SamplingParams() if params is None else params
         if not isinstance(params, SamplingParams):
