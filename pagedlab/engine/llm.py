@@ -88,6 +88,8 @@ class LLM:
         seed: seeds the sampling of requests that have no seed of their own (None: fresh randomness).
         generation_config: where :meth:`get_default_sampling_params` reads the model's defaults: ``"auto"`` (the
             model's folder), ``"vllm"`` (none: vLLM's own defaults) or a folder with a ``generation_config.json``.
+            Its ``eos_token_id`` ids end completions too (:class:`~pagedlab.engine.LLMEngine`); with ``"vllm"``
+            they are read from the model's folder, as vLLM reads them.
         override_generation_config: values that replace the generation config's (vLLM's argument), e.g.
             ``{"temperature": 0.5}``; they apply with ``generation_config="vllm"`` too.
         gpu_memory_utilization, swap_space, kv_cache_space, max_model_len, ...: the engine's settings
@@ -131,7 +133,12 @@ class LLM:
         self._generation_config = None if generation_config == "vllm" else \
             self.loaded.folder if generation_config == "auto" else Path(generation_config)
         self._tokenizer = None if skip_tokenizer_init else self._load_tokenizer(model, tokenizer)
-        self.llm_engine = LLMEngine(self.loaded.model, config, tokenizer=self._tokenizer)
+        # vLLM reads the EOS ids from the model's folder with "auto" and "vllm" (vllm/config/model.py,
+        # try_get_generation_config); "vllm" only drops the sampling defaults.
+        folder = self.loaded.folder if generation_config in ("auto", "vllm") else Path(generation_config)
+        file = folder / "generation_config.json"
+        self.llm_engine = LLMEngine(self.loaded.model, config, tokenizer=self._tokenizer,
+                                    generation_config=json.loads(file.read_text()) if file.is_file() else None)
 
     def _load_tokenizer(self, model: object, tokenizer: object):
         if tokenizer is None or tokenizer == model:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from collections.abc import Callable, Hashable, Sequence as Seq
+from collections.abc import Callable, Hashable, Mapping, Sequence as Seq
 
 import torch
 
@@ -42,6 +42,10 @@ class LLMEngine:
         tokenizer: a Hugging Face tokenizer: completions get their ``text``, end at its EOS token, and may use
             stop strings and bad words (None: token ids only; a completion ends at ``max_tokens`` or a stop token).
         clock: the time source of each request's :class:`RequestMetrics` (seconds).
+        generation_config: the model's ``generation_config.json`` as a dict (None: none). Its ``eos_token_id`` ids
+            other than the tokenizer's end completions too, as vLLM's ``update_from_generation_config``
+            (``vllm/sampling_params.py``) does: they join each request's ``stop_token_ids`` (so ``stop_reason`` is
+            the id) unless ``ignore_eos``, and ``min_tokens`` masks them either way.
 
     Attributes:
         engine_config: the :class:`~pagedlab.engine.config.EngineConfig`. config: the model's config.
@@ -58,7 +62,8 @@ class LLMEngine:
     """
 
     def __init__(self, model: torch.nn.Module, config: EngineConfig | None = None, *, tokenizer=None,
-                 clock: Callable[[], float] = time.perf_counter, **settings) -> None:
+                 clock: Callable[[], float] = time.perf_counter, generation_config: Mapping | None = None,
+                 **settings) -> None:
         if config is None:
             config = EngineConfig.from_settings("LLMEngine", settings)
         elif not isinstance(config, EngineConfig) or settings:
@@ -71,6 +76,9 @@ class LLMEngine:
         self.model, self.config = model, cfg
         self.tokenizer, self.clock = tokenizer, clock
         self.eos_token_id = None if tokenizer is None else tokenizer.eos_token_id
+        eos_ids = (generation_config or {}).get("eos_token_id")
+        eos_ids = [] if eos_ids is None else [eos_ids] if isinstance(eos_ids, int) else eos_ids
+        self.other_eos_ids = frozenset(eos_ids) - {self.eos_token_id}
         static = c.batching == "static"
         self.block_manager = BlockManager(c.num_blocks, c.block_size, c.num_cpu_blocks, c.enable_prefix_caching,
                                           0.0 if static else c.watermark, c.new_eviction_policy())
@@ -158,6 +166,9 @@ class LLMEngine:
         for bad, why in problems:
             if bad:
                 raise ValueError(f"cannot add request {request_id!r}: {why}")
+        if self.other_eos_ids and not params.ignore_eos:
+            params.stop_token_ids = tuple(params.stop_token_ids) + tuple(
+                sorted(self.other_eos_ids - set(params.stop_token_ids)))
         bad_words = self._bad_words(params.bad_words)
         self._check_some_token_allowed(request_id, params, bad_words)
         metrics = RequestMetrics(self.clock() if arrival_time is None else arrival_time)
@@ -332,7 +343,7 @@ class LLMEngine:
             fork = request.awaiting_fork
             for j in (range(request.params.n) if fork else [seq.index]):
                 rows.append(Row(request.params, request.prompt, [] if fork else seq.output_ids, j,
-                                self.eos_token_id, request.bad_words))
+                                self.eos_token_id, request.bad_words, self.other_eos_ids))
                 src.append(i)
         if not rows:
             return []
@@ -398,7 +409,7 @@ class LLMEngine:
                 continue
             for seq in request.live_seqs:
                 if nothing_to_draw(Row(params, request.prompt, seq.output_ids, seq.index, self.eos_token_id,
-                                       request.bad_words)):
+                                       request.bad_words, self.other_eos_ids)):
                     raise ValueError(
                         f"request {request.request_id!r} cannot go on: after {seq.output_ids} every token of "
                         f"allowed_token_ids={list(params.allowed_token_ids)} is masked, by bad_words="
@@ -410,7 +421,7 @@ class LLMEngine:
                                   bad_words: tuple[tuple[int, ...], ...]) -> None:
         """Refuse ``allowed_token_ids`` that ``min_tokens`` (EOS, stop tokens) and one-token bad words mask
         entirely from the first token (the sampler would have nothing to draw; vLLM V1 emits token 0)."""
-        if nothing_to_draw(Row(params, (), (), 0, self.eos_token_id, bad_words)):
+        if nothing_to_draw(Row(params, (), (), 0, self.eos_token_id, bad_words, self.other_eos_ids)):
             raise ValueError(f"cannot add request {request_id!r}: every token of allowed_token_ids="
                              f"{list(params.allowed_token_ids)} is masked, by min_tokens={params.min_tokens} (EOS "
                              f"{self.eos_token_id}, stop_token_ids={list(params.stop_token_ids)}) or bad_words="

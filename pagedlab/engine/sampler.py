@@ -53,6 +53,8 @@ class Row:
         prompt: the prompt's token ids. output: the tokens this completion generated so far.
         completion: its index, 0 .. n - 1. eos_token_id: the model's EOS (None: none).
         bad_words: token sequences that must not be completed (the request's ``bad_words`` tokenized).
+        other_eos_ids: the model's other end-of-sequence ids (its generation config's), masked with EOS while the
+            output is shorter than ``min_tokens``, even with ``ignore_eos`` (vLLM's ``all_stop_token_ids``).
     """
 
     params: SamplingParams
@@ -61,6 +63,7 @@ class Row:
     completion: int
     eos_token_id: int | None = None
     bad_words: tuple[tuple[int, ...], ...] = ()
+    other_eos_ids: frozenset[int] = frozenset()
 
     @property
     def position(self) -> int:
@@ -73,8 +76,8 @@ class TopLogprobs:
     """Log-probabilities of one position (raw logits).
 
     Attributes:
-        token_logprob: the chosen token's. rank: its rank, vLLM's: the tokens at least as likely as it (1: the most likely;
-            a tie takes the rank of the last tied token).
+        token_logprob: the chosen token's. rank: its rank, vLLM's: the tokens at least as likely as it (1: the
+            most likely; a tie takes the rank of the last tied token).
         top_ids, top_logprobs: the most likely tokens and theirs, most likely first.
     """
 
@@ -131,7 +134,7 @@ def forbidden(row: Row) -> set[int]:
     tokens end the output, and EOS and the stop tokens while the output is shorter than ``min_tokens``."""
     banned = {w[-1] for w in row.bad_words if len(w) == 1 or tuple(row.output[-(len(w) - 1):]) == w[:-1]}
     if len(row.output) < row.params.min_tokens:
-        banned |= set(row.params.stop_token_ids) | ({row.eos_token_id} - {None})
+        banned |= set(row.params.stop_token_ids) | ({row.eos_token_id} - {None}) | row.other_eos_ids
     return banned
 
 
