@@ -49,7 +49,10 @@ def test_detokenize_false_gives_no_decoded_token(model):
     params = dict(temperature=0, max_tokens=3, logprobs=2, prompt_logprobs=2)
     off, on = (engine.generate([[1, 2, 3, 4]], SamplingParams(detokenize=d, **params), use_tqdm=False)[0]
                for d in (False, True))
-    entries = lambda out: [lp for d in out.outputs[0].logprobs + out.prompt_logprobs[1:] for lp in d.values()]  # noqa: E731
+
+    def entries(out):
+        return [lp for d in out.outputs[0].logprobs + out.prompt_logprobs[1:] for lp in d.values()]
+
     assert all(lp.decoded_token is None for lp in entries(off)), [lp.decoded_token for lp in entries(off)]
     assert all(lp.decoded_token is not None for lp in entries(on))
     assert off.outputs[0].text == "" and on.outputs[0].text
