@@ -154,7 +154,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                             steps.append(None)
                         else:
                             arguments = launches.arguments if launches is not None else []
-                            value = eval(_arguments_kept(source, ns, arguments, launches is not None), ns)
+                            value = eval(_arguments_kept(source, ns, launches.keep if launches is not None else None),
+                                         ns)
                             if launches is not None:
                                 launches.check(value, arguments, torch, state["where"])
                             unwritten = launches.unwritten(value, torch) if launches is not None else ""
@@ -298,6 +299,7 @@ class Launches:
         self.accesses: list = []  # the current launch's loads and stores in order: (is a store, addresses)
         self.compiled = False  # a compiled launch ran: its loads cannot be seen
         self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
+        self.given_bytes: dict = {}  # the bytes under each of those tensors then, by storage address
         self.foreign: list[str] = []  # floating-point tensors read that neither the call passed nor a kernel wrote
         self.python_calls: list[str] = []  # plain Python the kernel's body calls (run by the interpreter only)
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
@@ -321,8 +323,15 @@ class Launches:
 
     def reset(self, where: str = "") -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
+        self.given_bytes.clear()
         self.python_calls.clear(), self.stores.clear(), self.unmasked.clear(), self.grids.clear()
         self.compiled, self.host, self.where, self.refusal = False, True, where, ""
+
+    def keep(self, arguments: tuple) -> None:
+        """Note the graded call's ``arguments`` as it passes them, and the bytes under each tensor among them."""
+        self.arguments.extend(arguments)
+        self.given_bytes.update((a.untyped_storage().data_ptr(), _bytes(a)) for a in arguments
+                                if hasattr(a, "untyped_storage"))
 
     def _watch_memory(self, access, store: bool, mask_at: int):
         """``access`` (the interpreter's masked load, or store) recording the addresses it touches in
@@ -367,6 +376,7 @@ class Launches:
             if isinstance(kwargs.get("grid"), tuple):
                 self.grids.append(tuple(kwargs["grid"]))
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
+            self._unchanged_inputs(tensors, before)
             self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
             self.compiled |= compiled
             self.accesses.clear()
@@ -384,21 +394,37 @@ class Launches:
             return result
         return watched
 
+    def _unchanged_inputs(self, tensors, before: dict) -> None:
+        """Refuse a launch given one of the graded call's own tensors with other bytes than the call passed (and
+        than the notebook's kernel last stored there), unless all zeros (an output cleared first): values computed
+        outside the kernel and written into an input, for the kernel to copy, are not the kernel's work."""
+        for t in tensors:
+            ptr = t.untyped_storage().data_ptr()
+            now = before[ptr]
+            if ptr in self.given_bytes and now not in (self.given_bytes[ptr], self.written.get(ptr)) and now.strip(
+                    b"\0"):
+                self.refusal = (f"{self.where}: the notebook's Triton kernel was launched with a tensor of the graded "
+                                f"call's own (shape {tuple(t.shape)}) whose values were changed outside the kernel "
+                                "after the call passed it: the kernel must compute the result from the inputs as "
+                                "given, not read values computed elsewhere and written into them")
+                raise NotTriton(self.refusal)
+
     def _provenance(self, tensors, before: dict) -> None:
-        """Note each floating-point tensor from which this launch loaded values that came from outside the kernel:
-        a tensor that is not the graded call's own (an argument, or a view of one), was not written by an earlier
-        launch of the notebook's kernel in this call, is not all zeros (a zeroed accumulator), and was read at an
-        address this launch had not stored to first. Values PyTorch computed and handed to the kernel to copy,
-        into a tensor of its own or into the output itself, are such values; a kernel that reads back what it
-        stored (a second pass over its output) is not."""
+        """Note each tensor from which this launch loaded values that came from outside the kernel: a tensor that
+        is not the graded call's own (an argument, or a view of one), nor an integer copy of one's values (block
+        tables or lengths cast to int32), was not written by an earlier launch of the notebook's kernel in this
+        call, is not all zeros (a zeroed accumulator), and was read at an address this launch had not stored to
+        first. Values PyTorch computed and handed to the kernel to copy, into a tensor of its own (of any dtype: an
+        integer view of floats is bit-cast back in one instruction) or into the output itself, are such values; a
+        kernel that reads back what it stored (a second pass over its output) is not."""
         import numpy
 
         own = {a.untyped_storage().data_ptr() for a in self.arguments if hasattr(a, "untyped_storage")}
         for t in tensors:
             ptr, size = t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()
             outside = before.get(ptr, b"").strip(b"\0")  # (all zeros: nothing from outside to copy)
-            if not t.is_floating_point() or ptr in own or ptr in self.written or not outside or not _touches(
-                    self.reads, t):
+            if ptr in own or ptr in self.written or not outside or not _touches(self.reads, t) or (
+                    not t.is_floating_point() and self._copies_an_argument(t)):
                 continue
             stored = numpy.zeros(size, dtype=bool)
             for is_store, addresses in self.accesses:
@@ -409,11 +435,19 @@ class Launches:
                     self.foreign.append(f"a tensor of shape {tuple(t.shape)}")
                     break
 
+    def _copies_an_argument(self, t) -> bool:
+        """Whether integer tensor ``t`` holds the values of one of the graded call's integer tensors, in order."""
+        return any(hasattr(a, "is_floating_point") and not a.is_floating_point() and a.numel() == t.numel()
+                   and bool((a.reshape(-1).long() == t.reshape(-1).long()).all()) for a in self.arguments)
+
     def check(self, value, arguments, torch, where: str) -> None:
         """Raise :class:`NotTriton` unless every floating-point tensor in ``value`` (a tensor, or a tuple or list of
         them) lies in a storage the notebook's kernel wrote, unchanged since, and the kernel read each floating-point
         tensor among the graded call's ``arguments`` where it lies (not a copy of it: every Triton exercise reads
-        its inputs in place), and read no floating-point values from outside it (:meth:`_provenance`)."""
+        its inputs in place), and read no floating-point values from outside it (:meth:`_provenance`); a refusal
+        raised inside a launch stands even where the notebook caught it."""
+        if self.refusal:
+            raise NotTriton(self.refusal)
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
@@ -610,12 +644,13 @@ def _touches(addresses: list, t) -> bool:
     return any(bool(((a >= numpy.uint64(lo)) & (a < hi)).any()) for a in addresses)
 
 
-def _arguments_kept(source: str, ns: dict, into: list, keep: bool):
-    """``source`` (an expression) compiled so that, when it is a call, its positional and keyword arguments are
-    appended to ``into`` as they are passed (each evaluated once, in order, by a helper put in ``ns``)."""
+def _arguments_kept(source: str, ns: dict, keep):
+    """``source`` (an expression) compiled so that, when it is a call and ``keep`` is not None, its positional and
+    keyword arguments are given to ``keep`` as they are passed (each evaluated once, in order, by a helper put in
+    ``ns``)."""
     tree = ast.parse(source, mode="eval")
-    if keep and isinstance(tree.body, ast.Call):
-        ns["__graded_call__"] = lambda f, /, *a, **k: (into.extend((*a, *k.values())), f(*a, **k))[1]
+    if keep is not None and isinstance(tree.body, ast.Call):
+        ns["__graded_call__"] = lambda f, /, *a, **k: (keep((*a, *k.values())), f(*a, **k))[1]
         call = tree.body
         tree.body = ast.Call(ast.Name("__graded_call__", ast.Load()), [call.func, *call.args], call.keywords)
         ast.fix_missing_locations(tree)

@@ -122,6 +122,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
             found.append(f"uses .{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and node.attr in PROCESS_MODULES:   # torch.multiprocessing, imported
+            found.append(f"starts a process: uses .{node.attr}{line}")           # by torch itself
         elif isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS and _root(node) == "os":
             found.append(f"starts a process: os.{node.attr}{line}")
         elif (isinstance(node, ast.Attribute) and node.attr == "register" and isinstance(node.value, ast.Attribute)
@@ -139,7 +141,11 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"imports {m}{line}" for m in mods if m.split(".")[0] in SUSPECT_MODULES]
-            found += [f"starts a process: imports {m}{line}" for m in mods if m.split(".")[0] in PROCESS_MODULES]
+            found += [f"starts a process: imports {m}{line}" for m in mods  # torch.multiprocessing too
+                      if set(m.split(".")) & set(PROCESS_MODULES)]
+            if isinstance(node, ast.ImportFrom):
+                found += [f"starts a process: imports {a.name} from {node.module}{line}" for a in node.names
+                          if a.name in PROCESS_MODULES]
             if isinstance(node, ast.ImportFrom) and node.module in ("os", "posix"):
                 found += [f"starts a process: imports {a.name} from os{line}" for a in node.names
                           if a.name in PROCESS_CALLS]

@@ -160,6 +160,10 @@ ATTACKS = {
     "from concurrent.futures import ProcessPoolExecutor": "imports concurrent.futures",
     "import os\nos.popen('python -c pass')": "os.popen",
     "from os import system": "imports system from os",
+    # another package's process machinery: torch imports torch.multiprocessing itself (an outside review's pass)
+    "import torch.multiprocessing as tmp\nctx = tmp.get_context('fork')": "imports torch.multiprocessing",
+    "from torch import multiprocessing": "imports multiprocessing from torch",
+    "ctx = torch.multiprocessing.get_context('fork')": "uses .multiprocessing",
 }
 
 

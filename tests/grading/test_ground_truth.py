@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 import pytest
+import torch
 
 import planted
 from graded_in_process import (ROOT, SEEDS, differences, notebook_bytes, pristine, run_graded,
@@ -313,6 +314,9 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str]):
     import multiprocessing
 
     def child(conn):
+        # A forked child that runs a parallel op waits forever on the parent's OpenMP pool, once this process
+        # has used it (an earlier test's big tensor op): one thread, as in a grading kernel of its own.
+        torch.set_num_threads(1)
         grading_copy_only(exercise)
         conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace)))
 

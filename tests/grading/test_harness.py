@@ -225,6 +225,19 @@ def spy_kernel(x_ptr, y_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
     elsewhere = tl.load(x_ptr + shift + tl.arange(0, 16))  # memory of a tensor the kernel was not given
     x = tl.load(x_ptr + offsets, mask=mask) + 0 * tl.sum(elsewhere, 0)
     tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+@triton.jit
+def bits_kernel(x_ptr, y_ptr, bits_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    inputs = tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask)  # read, to look honest
+    tl.store(out_ptr + offsets, tl.load(bits_ptr + offsets, mask=mask).to(tl.float32, bitcast=True) + 0 * inputs,
+             mask=mask)
+@triton.jit
+def indexed_kernel(x_ptr, y_ptr, index_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    at = tl.load(index_ptr + offsets, mask=mask, other=0)  # integers made from an input: an index, not an answer
+    tl.store(out_ptr + offsets, tl.load(x_ptr + at, mask=mask) + tl.load(y_ptr + at, mask=mask), mask=mask)
 def vector_add(x, y, block=64):
     out = torch.empty_like(x)
 {body}
@@ -256,6 +269,18 @@ TRITON_BODIES = {
         ["read values computed outside it"]),
     "PyTorch's answer in the output, its kernel storing it back": (
         "    out.copy_(x + y)\n    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, out, x.numel(), BLOCK=64)",
+        ["read values computed outside it"]),
+    "its kernel copying PyTorch's answer handed over as integers": (
+        "    bits = (x + y).view(torch.int32)\n"
+        "    bits_kernel[(triton.cdiv(x.numel(), 64),)](x, y, bits, out, x.numel(), BLOCK=64)",
+        ["read values computed outside it"]),
+    "PyTorch's answer written into an input, its kernel copying the input, the input put back": (
+        "    keep = x.clone()\n    x.copy_(x + y)\n    y.zero_()\n"
+        "    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n"
+        "    x.copy_(keep)", ["whose values were changed outside the kernel after the call passed it"]),
+    "its kernel reading integers PyTorch computed (an index here; they could as well be an answer's bits)": (
+        "    index = torch.arange(x.numel(), dtype=torch.int32)[x.new_ones(x.numel()).long().cumsum(0) - 1]\n"
+        "    indexed_kernel[(triton.cdiv(x.numel(), 64),)](x, y, index, out, x.numel(), BLOCK=64)",
         ["read values computed outside it"]),
     "its kernel adding into a zeroed output": (
         "    out.zero_()\n    accumulate_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
