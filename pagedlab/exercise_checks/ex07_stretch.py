@@ -192,6 +192,7 @@ def check_random_prompts(cache_class: type) -> None:
         cache, next_block = cache_class(block_size=2, hash_fn=hash_fn), 0
         owner = {}     # key -> the whole prefix (tokens up to the block's end) cached under it
         block_of = {}  # whole prefix -> its cached block
+        inserted = []  # the prompts inserted so far
         for step in range(300):
             prompt = [rng.randrange(3) for _ in range(rng.randint(1, 9))]
             keys = chained(hash_fn, prompt)
@@ -214,8 +215,15 @@ def check_random_prompts(cache_class: type) -> None:
                         hint = ("you returned more hits: the block after the last good one is a miss (not cached, or "
                                 "its key owned by another prefix), and the first miss ends the match.")
                 elif isinstance(got, list) and len(got) < i and oracle[:len(got)] == got:
-                    hint = (f"the prompt's block {len(got)} is cached (block id {oracle[len(got)]}) for this very "
-                            f"prefix, yet it was taken as a miss: a block id can be 0 (test `is None`, not truthiness).")
+                    k, block = len(got), oracle[len(got)]
+                    wrong = _first_wrong_keys(cache, lambda tokens: chained(hash_fn, tokens), [prompt, *inserted])
+                    hint = (f"the prompt's block {k} is cached (block id {block}) for this very prefix, yet it was "
+                            "taken as a miss: " + (
+                                f"keys({wrong[0]}) is wrong from entry {wrong[1]} on (key_i = hash_fn(key_(i-1), "
+                                "tuple(block_i)), key_(-1) = None), and insert and match both use keys()."
+                                if wrong is not None
+                                else "a block id can be 0 (test `is None`, not truthiness)." if block == 0
+                                else f"look it up under entry {k} of keys(), and go on while each block hits."))
                 else:
                     hint = "compare tokens AND the predecessor's prefix id, and stop at the first miss."
                 raise AssertionError(f"step {step}, prompt {prompt}: expected hits {oracle}, got {got!r}. A block is "
@@ -223,6 +231,7 @@ def check_random_prompts(cache_class: type) -> None:
             blocks = list(range(next_block, next_block + len(keys)))
             next_block += len(blocks)
             cache.insert(prompt, blocks)
+            inserted.append(prompt)
             for i, (key, block) in enumerate(zip(keys, blocks)):   # what register does: first come, first kept
                 prefix = tuple(prompt[:2 * i + 2])
                 if key not in owner:
@@ -316,3 +325,19 @@ def check_over_the_space(cache_class: type) -> None:
                             owner[key], block_of[prefix] = prefix, block
                         elif owner[key] != prefix:
                             break
+
+
+def _first_wrong_keys(cache, chained: Callable[[list[int]], list], prompts: list[list[int]]
+                      ) -> tuple[list[int], int] | None:
+    """The first of ``prompts`` whose ``cache.keys`` differs from ``chained(prompt)``, the chained keys, and the first
+    entry that differs (None: all right)."""
+    for prompt in prompts:
+        want = chained(prompt)
+        try:
+            got = cache.keys(prompt)
+        except Exception:
+            return prompt, 0
+        if not isinstance(got, list) or got != want:
+            got = got if isinstance(got, list) else []
+            return prompt, next((j for j in range(len(want)) if j >= len(got) or got[j] != want[j]), len(want))
+    return None

@@ -62,6 +62,12 @@ BUGS: dict[str, Plant] = {
             ("or stored.parent_id != prefix_id:", "or (prefix_id is not None and stored.parent_id != prefix_id):"),
         )},
         5, r"holds these very tokens \(1, 1\), cached after \[0, 0\].*for the first block is None"),
+    "keys() restarting the chain at the fourth block": Plant(
+        {"cache-work": (
+            ("key = self.hash_fn(key, tuple(tokens[start:start + bs]))",
+             "key = self.hash_fn(key if start < 3 * bs else None, tuple(tokens[start:start + bs]))"),
+        )},
+        5, r"taken as a miss: keys\(\[[0-9, ]*\]\) is wrong from entry 3 on"),
     "a block taken as a miss by truthiness (block id 0 is a miss)": Plant(
         {"cache-work": (
             ("            if block is None:", "            if not block:"),
