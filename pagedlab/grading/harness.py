@@ -448,6 +448,10 @@ class Launches:
         raised inside a launch stands even where the notebook caught it."""
         if self.refusal:
             raise NotTriton(self.refusal)
+        if self.python_calls:  # first: what such a call wrote may look like the kernel's work, or not at all
+            raise NotTriton(f"{where}: the notebook's Triton kernel calls Python from inside it ("
+                            f"{', '.join(dict.fromkeys(self.python_calls))}): Triton's interpreter runs that, a GPU "
+                            "compiles no such call, and what it computes is not the kernel's work")
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
@@ -465,10 +469,6 @@ class Launches:
                                 "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise NotTriton(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
-        if self.python_calls:
-            raise NotTriton(f"{where}: the notebook's Triton kernel calls Python from inside it ("
-                            f"{', '.join(dict.fromkeys(self.python_calls))}): Triton's interpreter runs that, a GPU "
-                            "compiles no such call, and what it computes is not the kernel's work")
         if self.foreign:
             raise NotTriton(f"{where}: the notebook's Triton kernel read values computed outside it ("
                             f"{', '.join(dict.fromkeys(self.foreign))}: neither an input of the graded call nor "
