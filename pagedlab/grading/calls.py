@@ -110,11 +110,14 @@ def _plain(v, depth: int = 0):
     raise Malformed("unexpected mapping in the graded calls' results")
 
 
-def compare(expected: list[list], got: list[list], cases, atol: float, rtol: float) -> str | None:
-    """None when every step's outcome agrees with the solution's; else which step of which case, and how."""
+def compare(expected: list[list], got: list[list], cases, atol: float, rtol: float,
+            rounding: dict[str, tuple[float, float]] | None = None) -> str | None:
+    """None when every step's outcome agrees with the solution's; else which step of which case, and how.
+    ``rounding``: (atol, rtol) per low-precision dtype where more than one rounding is right (``ONE_ULP`` if None)."""
+    rounding = ONE_ULP if rounding is None else rounding
     for n, (case, want_steps, got_steps) in enumerate(zip(cases.cases, expected, got), 1):
         for k, ((kind, source), want, have) in enumerate(zip(case["steps"], want_steps, got_steps), 1):
-            problem = _differs(want, have, atol, rtol)
+            problem = _differs(want, have, atol, rtol, rounding)
             if problem:
                 if isinstance(have, tuple) and len(have) == 3 and have[0] == "value":
                     problem = f"{have[2]}; {problem}"   # the driver saw elements no store reached: the cause first
@@ -130,7 +133,7 @@ def _short(source: str) -> str:
     return source if len(source) <= 90 else source[:87] + "..."
 
 
-def _differs(want, have, atol: float, rtol: float) -> str | None:
+def _differs(want, have, atol: float, rtol: float, rounding: dict) -> str | None:
     if isinstance(want, tuple) and want[0] == "raised":
         # An instance of the promised class passes: a learner's NotAllocated(ValueError) is a ValueError.
         if _raised(have) and want[1][0] in have[1]:
@@ -138,7 +141,7 @@ def _differs(want, have, atol: float, rtol: float) -> str | None:
         return f"should raise {_name(want)}, " + ("raised " + _name(have) if _raised(have) else "did not")
     if _raised(have):
         return f"raised {_name(have)}"
-    return _value_differs(want, have, atol, rtol)
+    return _value_differs(want, have, atol, rtol, rounding)
 
 
 def _name(raised: tuple) -> str:
@@ -155,10 +158,10 @@ def _raised(v) -> bool:
 # or 2^-7 (bfloat16) of the value (float16's subnormals lie 2^-24 apart). Measured: three correct orders of ex02
 # stretch's float32 arithmetic (scaling after the product, d ** -0.5, float64 inside) flipped one entry of a float16
 # or bfloat16 result on 3 to 6 of 60 seeds.
-_ONE_ULP = {"float16": (2.0**-24, 2.0**-10), "bfloat16": (0.0, 2.0**-7)}
+ONE_ULP = {"float16": (2.0**-24, 2.0**-10), "bfloat16": (0.0, 2.0**-7)}
 
 
-def _value_differs(want, have, atol: float, rtol: float) -> str | None:
+def _value_differs(want, have, atol: float, rtol: float, rounding: dict) -> str | None:
     if isinstance(want, tuple) and want[0] == "tensor":
         if not (isinstance(have, tuple) and have[0] == "tensor"):
             return f"expected a {want[1]} tensor, got {_kind(have)}"
@@ -167,7 +170,7 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
         a, b = want[2], have[2]
         if a.shape != b.shape:
             return f"expected shape {list(a.shape)}, got {list(b.shape)}"
-        ulp_atol, ulp_rtol = _ONE_ULP.get(want[1], (0.0, 0.0))
+        ulp_atol, ulp_rtol = rounding.get(want[1], (0.0, 0.0))
         close = (np.isclose(b, a, atol=max(atol, ulp_atol), rtol=max(rtol, ulp_rtol), equal_nan=False)
                  | (np.isnan(a) & np.isnan(b)))
         close |= np.isinf(a) & (a == b)
@@ -179,12 +182,12 @@ def _value_differs(want, have, atol: float, rtol: float) -> str | None:
     if isinstance(want, tuple):
         if not (isinstance(have, tuple) and have[0] == want[0]):
             return f"expected {_kind(want)}, got {_kind(have)}"
-        return _value_differs(want[1], have[1], atol, rtol)
+        return _value_differs(want[1], have[1], atol, rtol, rounding)
     if isinstance(want, list):
         if not isinstance(have, list) or len(have) != len(want):
             return f"expected {_kind(want)}, got {_kind(have)}"
         for w, h in zip(want, have):
-            problem = _value_differs(w, h, atol, rtol)
+            problem = _value_differs(w, h, atol, rtol, rounding)
             if problem:
                 return problem
         return None

@@ -163,7 +163,7 @@ def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Lim
         try:
             outcomes, tripped, refused = load_outcomes(graded["text"], expected.cases, token)
             problem = (refused[0] if refused else "") or compare(expected.outcomes, outcomes, expected.cases,
-                                                                 spec.atol, spec.rtol) or ""
+                                                                 spec.atol, spec.rtol, spec.rounding) or ""
             reasons = reasons + [f"tripwire: {t}" for t in tripped]
         except Malformed as e:
             problem = str(e)

@@ -302,6 +302,38 @@ def _load(text, cases):
     return load_outcomes(text, cases, TOKEN)[:2]
 
 
+def test_ex00_float16_accepts_every_correct_rounding_and_no_wrong_softmax():
+    """ex00 lets a softmax compute in float16 (as the solution does) or in float32 rounded at the end (as
+    torch.softmax does): on every seed both pass against the solution, where one unit in the last place failed some,
+    and a softmax over the wrong dimension or over the whole tensor still fails. (A forgotten normalization can come
+    within 2% on rows of one dominant score: the float32 calls, compared to 1e-4, fail it.)"""
+    import re
+
+    import torch
+    from pagedlab.grading.calls import ONE_ULP
+
+    def solution(x):
+        e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+        return e / e.sum(dim=-1, keepdim=True)
+
+    c = Cases(0)
+    c.call("one call", "softmax_rows(x)")
+    spec, strict_failed = SPECS["ex00_warmup"], 0
+    for seed in range(200):
+        cases = spec.cases(seed)
+        source = next(case["steps"][0][1] for case in cases.cases if case["label"] == "softmax_rows of float16 scores")
+        x = torch.from_numpy(cases.arrays[int(re.fullmatch(r"softmax_rows\(T\((\d+)\)\)", source)[1])])
+        assert x.dtype == torch.float16
+        want = [[("tensor", "float16", solution(x).numpy())]]
+        for right in (torch.softmax(x, dim=-1), solution(x.float()).half(), solution(x.double()).half()):
+            got = [[("tensor", "float16", right.numpy())]]
+            assert compare(want, got, c, spec.atol, spec.rtol, spec.rounding) is None, seed
+            strict_failed += compare(want, got, c, spec.atol, spec.rtol, ONE_ULP) is not None
+        for wrong in (torch.softmax(x, dim=0), torch.softmax(x.flatten(), dim=0).view_as(x)):
+            assert compare(want, [[("tensor", "float16", wrong.numpy())]], c, spec.atol, spec.rtol, spec.rounding)
+    assert strict_failed, "one unit in the last place passes every seed: this test no longer tests the rule"
+
+
 def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes():
     c = _cases()
     want, _ = _load(_outcomes({"value": {"tensor": "float32", "shape": [2], "data": [1.0, 2.0]}}), c)
