@@ -22,6 +22,8 @@ from typing import Callable
 
 import torch
 
+from pagedlab import triton_guard
+
 
 def _index(flat_index: int, shape: torch.Size) -> tuple[int, ...]:
     out = []
@@ -201,10 +203,15 @@ class check:
         self.errors = errors
 
     def __enter__(self) -> "check":
+        # a learner's kernel run by the check, in Triton's interpreter, may point outside its tensors: stopped with
+        # an error this check reports, where the memory it touched would kill the Jupyter kernel without a word
+        self._guard = triton_guard.guarded()
+        self._guard.__enter__()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         __tracebackhide__ = True
+        self._guard.__exit__(None, None, None)
         failed = _failed_checks(sys._getframe(1))
         if exc is None:
             print(f"{self.title}: OK")
