@@ -62,3 +62,13 @@ def test_readme_course_map_lists_every_lecture_and_exercise():
     readme = (ROOT / "README.md").read_text()
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb")):
         assert path.stem in readme, f"README's course map does not mention {path.stem}"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_markdown_math_delimiters_pair_up(path):
+    """Each markdown cell's `$` signs outside code pair up: a lone one (a shell once turned "$-10^9$" into "hmB10^9$",
+    the flags of `$-`) makes MathJax read the rest of the cell as math, or prints a stray sign."""
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            text = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", cell.source, flags=re.S)).replace("\\$", "")
+            assert text.count("$") % 2 == 0, f"{path.name}, cell {cell.id}: an unpaired $ in {text[:200]!r}"
