@@ -85,9 +85,15 @@ def check_new_block_at_boundary(MiniManager) -> None:
     __tracebackhide__ = True
     m = MiniManager(num_blocks=8, block_size=4)
     m.add("s", 0)
+    owned = m.tables["s"]
     for n in range(1, 13):
         slot, copy = m.append("s")
         table = m.tables["s"]
+        assert table is owned, (
+            f"appending token {n - 1} replaced the sequence's BlockTable with a new object: append changes "
+            f"table.block_ids and table.num_tokens in place (the instructions' \"who owns the table\"): whoever "
+            f"holds the table (the KVCache, a widget) reads it again after each append, and a replaced one still "
+            f"says {owned.num_tokens} token(s).")
         assert len(table.block_ids) == blocks_for(n, 4), (
             f"after appending token {n - 1} (so {n} tokens), the sequence should hold {blocks_for(n, 4)} block(s) of 4, "
             f"holds {len(table.block_ids)}. Hint: a new block is needed when the token's position is a multiple of "
@@ -125,8 +131,12 @@ def check_copy_on_write_once(MiniManager) -> None:
     """Check 4: copy-on-write, once."""
     __tracebackhide__ = True
     m = _forked(MiniManager, num_blocks=8, parent_tokens=6)
-    shared = m.tables["parent"].block_ids[-1]
+    shared, held = m.tables["parent"].block_ids[-1], m.tables["child"]
     slot, copy = m.append("child")
+    assert m.tables["child"] is held, (
+        "the child's copy-on-write replaced its BlockTable with a new object: append changes table.block_ids and "
+        "table.num_tokens in place (the instructions' \"who owns the table\"), the new block in the shared one's "
+        "place (block_ids[-1] = new).")
     assert copy is not None, (
         f"the child appended into block {shared}, which the parent shares (ref count 2), without a copy: its token "
         f"would land in the parent's block. Hint: when the last block's refcount is > 1, allocate a new one and "
@@ -135,9 +145,17 @@ def check_copy_on_write_once(MiniManager) -> None:
     assert src == shared and dst != shared, (
         f"copy should be (src, dst) = ({shared}, <a new block>): copy FROM the shared block INTO the new one; "
         f"got {copy}")
-    assert m.tables["child"].block_ids[-1] == dst and m.tables["parent"].block_ids[-1] == shared, (
+    child_ids, parent_ids = m.tables["child"].block_ids, m.tables["parent"].block_ids
+    want_child = parent_ids[:-1] + [dst]
+    assert child_ids[-1] == dst and parent_ids[-1] == shared, (
         f"after the copy the child's last block should be {dst} and the parent's still {shared}; "
-        f"got child {m.tables['child'].block_ids}, parent {m.tables['parent'].block_ids}")
+        f"got child {child_ids}, parent {parent_ids}")
+    assert child_ids == want_child, (
+        f"after the copy the child's table should be {want_child}: the new block {dst} in the PLACE of the shared "
+        f"block {shared}, got {child_ids}"
+        + (f". Hint: the new block was added after the shared one (block_ids.append); replace the last entry "
+           f"instead (block_ids[-1] = new): token 6 still maps to block_ids[6 // 4] = {shared}."
+           if child_ids == parent_ids + [dst] else ""))
     assert slot == dst * 4 + 2, f"token 6 of the child goes to offset 2 of its new block {dst}: slot {dst * 4 + 2}, got {slot}"
     assert (m.allocator.refcount(shared), m.allocator.refcount(dst)) == (1, 1), (
         f"after the copy, block {shared} belongs to the parent alone and {dst} to the child: ref counts (1, 1), got "
@@ -329,6 +347,7 @@ def check_over_the_space(MiniManager) -> None:
             call = f"{op}({', '.join(map(repr, args))})"
             context = _where_append(ref, args[0]) if op == "append" else ""
             before = _state(ref, num_blocks)
+            held = mine.tables.get(args[0]) if op == "append" else None  # the table object the caller holds
             outcome = []
             for m in (ref, mine):
                 try:
@@ -352,6 +371,10 @@ def check_over_the_space(MiniManager) -> None:
                         "fork shares every block of the parent: one more reference each, a new list, the same tokens.")
                 raise AssertionError(f"{where}: the instructions' manager {want[0]} {want[1]!r}, yours {got[0]} "
                                      f"{got[1]!r}. Hint: {hint}")
+            if held is not None and mine.tables.get(args[0]) is not held:
+                raise AssertionError(f"{where}: your append replaced {args[0]!r}'s BlockTable with a new object. Hint: "
+                                     f"append changes table.block_ids and table.num_tokens in place (the "
+                                     f"instructions' \"who owns the table\"): whoever holds the table reads it again.")
             after, got_after = _state(ref, num_blocks), _state(mine, num_blocks)
             if got_after != after:
                 changed = [s for s in set(after[0]) | set(got_after[0]) if after[0].get(s) != got_after[0].get(s)]

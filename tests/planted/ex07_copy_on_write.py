@@ -149,4 +149,19 @@ BUGS: dict[str, Plant] = {
                            "            table.block_ids.append(None)\n"
                            "            table.block_ids[-1] = self.allocator.allocate()\n"),)},
         7, r"afterwards your tables \{'s0': \(\[0, None\], 4\)\}.*raised OutOfBlocks, so nothing may change"),
+    "append replaces the table with a new BlockTable (not in place)": Plant(
+        {"manager-work": ((TAIL, "        self.tables[seq] = table = BlockTable(list(table.block_ids), position + 1, "
+                                 "self.block_size)\n        return table.slot(position), copy\n"),)},
+        2, r"appending token 0 replaced the sequence's BlockTable with a new object: append changes "
+           r"table\.block_ids and table\.num_tokens in place"),
+    "copy-on-write appends the new block after the shared one": Plant(
+        {"manager-work": (("            table.block_ids[-1] = new\n", "            table.block_ids.append(new)\n"),)},
+        4, r"the child's table should be \[\d+, \d+\]: the new block \d+ in the PLACE of the shared block \d+, got "
+           r"\[\d+, \d+, \d+\]\. Hint: the new block was added after the shared one"),
+    "copy-on-write replaces the table with a new BlockTable": Plant(
+        {"manager-work": (("            table.block_ids[-1] = new\n",
+                           "            table.block_ids[-1] = new\n"
+                           "            self.tables[seq] = table = BlockTable(list(table.block_ids), position, "
+                           "self.block_size)\n"),)},
+        4, r"the child's copy-on-write replaced its BlockTable with a new object: append changes"),
 }
