@@ -8,8 +8,10 @@ One module per exercise, named after it.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
+import textwrap
 
 _SHAPE_ERROR = re.compile(r"incompatible dimensions|broadcast|shape", re.IGNORECASE)
 
@@ -22,6 +24,29 @@ def kernel_error_hint(exc: BaseException, shapes: str) -> str:
     if isinstance(exc, NameError):
         return "a name used inside the kernel is not defined there: a typo, or a value assigned later in the loop."
     return ""
+
+
+def check_full_precision_products(kernel) -> None:
+    """Every ``tl.dot`` of ``kernel`` (a ``@triton.jit`` function) asks for float32 products (``input_precision="ieee"``).
+
+    Triton's interpreter computes ``tl.dot`` in full float32 whatever it is asked, so no check of results on a CPU can
+    see the difference; compiled on a GPU, a ``tl.dot`` of float32 inputs defaults to TF32 (10 bits of mantissa),
+    whose error, about 1e-3 relative, is past the exercises' ``atol=1e-4``. Read from the kernel's source.
+    """
+    __tracebackhide__ = True
+    source = textwrap.dedent(inspect.getsource(getattr(kernel, "fn", kernel)))
+    loose = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dot"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "tl"):
+            precision = next((k.value for k in node.keywords if k.arg == "input_precision"), None)
+            if not (isinstance(precision, ast.Constant) and precision.value == "ieee"):
+                loose.append(ast.get_source_segment(source, node))
+    assert not loose, (
+        f"{len(loose)} tl.dot call(s) without input_precision=\"ieee\": {loose}. The interpreter computes them in "
+        f"float32 anyway, so the checks before this one passed on a CPU; compiled on a GPU, a tl.dot of float32 "
+        f"inputs runs in TF32 (about 1e-3 relative error), past their atol of 1e-4. Hint: pass "
+        f"input_precision=\"ieee\" to every tl.dot of this exercise.")
 
 
 def source_without(fn, *parts: tuple[str, str, str]) -> str:

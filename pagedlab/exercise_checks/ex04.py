@@ -25,7 +25,7 @@ from .. import device
 from ..attention import naive_attention
 from ..checks import assert_close, differing_rows
 from ..validate import blocks_for
-from . import kernel_error_hint
+from . import check_full_precision_products, kernel_error_hint
 
 def error_hint(exc: BaseException) -> str:
     """The hint for an error raised by the kernel: about mask shapes only for a shape error."""

@@ -15,10 +15,7 @@ one past it; scores near 1 and in the hundreds; block ids whose offset passes 2*
 
 from __future__ import annotations
 
-import ast
-import inspect
 import math
-import textwrap
 from typing import Callable
 
 import torch
@@ -27,7 +24,7 @@ from ..attention import paged_decode_reference
 from ..checks import assert_close
 from ..testing import random_paged_batch
 from ..validate import blocks_for
-from . import kernel_error_hint
+from . import check_full_precision_products, kernel_error_hint
 from .triton_reads import elements, interpreted
 
 Launcher = Callable[..., torch.Tensor]
@@ -341,29 +338,6 @@ def check_large_scores(paged_attention: Launcher) -> None:
     _compare(paged_attention, [150, 64, 3], 64, 8, 2, hint, magnitude=12.0, nan_hint=(
         "Checks 5 and 6 passed on the same kind of booby-trapped pool, so this NaN is most likely an overflow: with "
         "scores in the hundreds exp2 of a raw score is inf, and inf / inf or inf - inf is NaN. " + hint(None, None)))
-
-
-def check_full_precision_products(kernel) -> None:
-    """Check 9: every ``tl.dot`` of the kernel asks for float32 products (``input_precision="ieee"``).
-
-    Triton's interpreter computes ``tl.dot`` in full float32 whatever it is asked, so checks 1 to 8 cannot see the
-    difference; compiled on a GPU, a ``tl.dot`` of float32 inputs defaults to TF32 (10 bits of mantissa), whose
-    error, about 1e-3 relative, is past these checks' ``atol=1e-4``. Read from the kernel's source.
-    """
-    __tracebackhide__ = True
-    source = textwrap.dedent(inspect.getsource(getattr(kernel, "fn", kernel)))
-    loose = []
-    for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dot"
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "tl"):
-            precision = next((k.value for k in node.keywords if k.arg == "input_precision"), None)
-            if not (isinstance(precision, ast.Constant) and precision.value == "ieee"):
-                loose.append(ast.get_source_segment(source, node))
-    assert not loose, (
-        f"{len(loose)} tl.dot call(s) without input_precision=\"ieee\": {loose}. The interpreter computes them in "
-        f"float32 anyway, so checks 1 to 8 passed; compiled on a GPU, a tl.dot of float32 inputs runs in TF32 "
-        f"(about 1e-3 relative error), past their atol of 1e-4. Hint: pass input_precision=\"ieee\" to every "
-        f"tl.dot of this exercise.")
 
 
 __all__ = ["kernel_error", "check_one_full_tile", "check_partial_tile", "check_several_tiles", "check_shuffled_table",
