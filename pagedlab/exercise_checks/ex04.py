@@ -54,6 +54,11 @@ def _diagnosis(got, q, k, v, causal, block_n) -> str:
     if _like(got, _attend(q, k, v, visible, sm_scale=d ** -0.5 * math.log2(math.e))):
         return ("your output is attention with every score multiplied by log2(e) = 1.44: qk_scale already holds "
                 "log2(e), which only a base-2 exponential undoes.")
+    last = (n_k - 1) // block_n * block_n
+    if not causal and last > 0 and _like(got, _attend(q, k, v, cols >= last)):
+        return (f"your output is attention over the last key tile alone (keys {last} to {n_k - 1}): every earlier "
+                f"tile's terms were multiplied by alpha = 0, so the running max m_i stayed -inf. The loop must end "
+                f"with m_i = m_new, so that the next tile rescales by 2^(m_i - m_new) from the max seen so far.")
     padded = blocks_for(n_k, block_n) * block_n
     if padded > n_k:
         zeros = torch.zeros(padded - n_k, d, dtype=k.dtype)

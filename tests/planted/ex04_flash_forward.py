@@ -59,4 +59,7 @@ BUGS: dict[str, Plant] = {
             ("tl.dot(p, v, input_precision=\"ieee\")", "tl.dot(p, v)"),
         )},
         7, r"2 tl\.dot call\(s\) without input_precision=\"ieee\": \['tl\.dot\(q, k\)', 'tl\.dot\(p, v\)'\]"),
+    "the running max never updated (m_i = m_new left out)": Plant(
+        {"kernel-work": (("        m_i = m_new\n", ""),)},
+        2, r"your output is attention over the last key tile alone \(keys 48 to 63\).*m_i = m_new"),
 }
