@@ -109,6 +109,20 @@ def check_views(gqa_forward: Callable) -> None:
     __tracebackhide__ = True
 
     def hint(got, q, k, v, bad):
+        # which tensor's layout matters: the same values again, one side made contiguous
+        group = q.shape[1] // k.shape[1]
+        want = naive_attention(q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1))
+        right = {side: torch.allclose(gqa_forward(*args).cpu(), want.cpu(), atol=1e-4, rtol=1e-4)
+                 for side, args in (("q", (q.contiguous(), k, v)), ("kv", (q, k.contiguous(), v.contiguous())))}
+        if right["q"] and not right["kv"]:
+            return ("checks 1 and 2 passed on contiguous tensors, and here with q made contiguous (k and v still "
+                    "views) your output is right: what goes wrong follows q's layout. q is a view whose heads lie "
+                    "stride_qh apart, and out, made contiguous by the launcher, lies otherwise: Q moves by q's strides "
+                    "and Out by out's own (stride_ob, stride_oh), never by q's.")
+        if right["kv"] and not right["q"]:
+            return ("checks 1 and 2 passed on contiguous tensors, and here with k and v made contiguous (q still a "
+                    "view) your output is right: what goes wrong follows k's and v's layout. K and V move by their "
+                    "own strides (stride_kb, stride_kh, stride_kn; stride_vb, ...), not by n_k × d nor by q's.")
         return ("checks 1 and 2 passed on contiguous tensors; these are views, whose rows lie stride_qn apart and "
                 "heads stride_qh apart (not n_q × d): every offset must come from the strides the launcher passes.")
 

@@ -105,7 +105,14 @@ BUGS: dict[str, Plant] = {
         {"kernel-work": (
             ("Out = Out + b * stride_ob + h * stride_oh", "Out = Out + b * stride_qb + h * stride_qh"),
         )},
-        3, "checks 1 and 2 passed on contiguous tensors"),
+        3, r"with q made contiguous \(k and v still views\) your output is right.*Out by out's own \(stride_ob, "
+           r"stride_oh\), never by q's"),
+    "K and V moved as if contiguous (n_k * HEAD_DIM per head)": Plant(
+        {"kernel-work": (
+            ("K = K + b * stride_kb + h_kv * stride_kh", "K = K + (b * (n_heads // group) + h_kv) * n_k * HEAD_DIM"),
+            ("V = V + b * stride_vb + h_kv * stride_vh", "V = V + (b * (n_heads // group) + h_kv) * n_k * HEAD_DIM"),
+        )},
+        3, r"with k and v made contiguous \(q still a view\) your output is right.*K and V move by their own strides"),
     "ValueError that does not name k": Plant(
         {"kernel-work": (
             ("raise ValueError(f\"k has {n_kv_heads} heads, which must divide the {n_heads} "
