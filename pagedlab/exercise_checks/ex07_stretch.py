@@ -206,7 +206,12 @@ def check_random_prompts(cache_class: type) -> None:
                 i = len(oracle)
                 if isinstance(got, list) and len(got) > i and got[:i] == oracle:
                     held = next((p for p, b in block_of.items() if b == got[i]), None)
-                    if held is not None and held[-2:] == tuple(prompt[2 * i:2 * i + 2]):
+                    if held == tuple(prompt[:2 * i + 2]) and i == (len(prompt) - 1) // 2:
+                        hint = (f"block {got[i]} holds this very prefix {list(held)}, but a match returns at most "
+                                f"(len(prompt) - 1) // block_size = {i} block(s): the prompt's last token must still "
+                                f"be computed (its logits give the next token), so the block that holds it is never "
+                                f"a hit, even when cached.")
+                    elif held is not None and held[-2:] == tuple(prompt[2 * i:2 * i + 2]):
                         hint = (f"block {got[i]} holds these very tokens {held[-2:]}, cached after "
                                 f"{list(held[:-2]) or 'nothing'}, while here they come after "
                                 f"{prompt[:2 * i] or 'nothing (they start the prompt)'}: its parent_id must equal the "

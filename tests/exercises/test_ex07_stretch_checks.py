@@ -44,3 +44,32 @@ def test_keys_are_named_not_printed_so_every_run_shows_the_same_message():
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True,
                            env={"PYTHONPATH": str(root), "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
     assert runs[0] == runs[1] and "got [key_0, hash_fn(None, block_1)]" in runs[0], runs
+
+
+def test_a_whole_cached_prompt_in_check_5_is_blamed_on_the_limit_not_on_the_parent():
+    """Check 3 names a match that may cover the whole prompt; Check 5, run alone on that mistake, names the limit too
+    (it read "cached after [2], while here they come after [2]", the same prefix)."""
+    import pytest
+
+    from nbrun import run_cells
+    from pagedlab.exercise_checks import ex07_stretch
+
+    ns = run_cells(str(NB), stop_after="cache-work")
+
+    class WholePrompt(ns["MiniPrefixCache"]):
+        def match(self, tokens):
+            hits, prefix_id = [], None
+            for i, key in enumerate(self.keys(tokens)):
+                block = self.block_of.get(key)
+                entry = None if block is None else self.entry[block]
+                if entry is None or (entry.parent_id, entry.tokens) != (prefix_id, tuple(tokens[2 * i:2 * i + 2])):
+                    break
+                hits.append(block)
+                prefix_id = entry.prefix_id
+            return hits
+
+    with pytest.raises(AssertionError) as failed:
+        ex07_stretch.check_random_prompts(WholePrompt)
+    message = str(failed.value)
+    assert "holds this very prefix" in message and "(len(prompt) - 1) // block_size" in message, message
+    assert "while here they come after" not in message, message
