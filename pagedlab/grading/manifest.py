@@ -10,7 +10,7 @@ SHA256 = {
     'cli.py': 'f01417e01e4e805e79a9315371113a5348d402dfd88b9e5c1352106056bb81c1',
     'collect.py': '91703a46233e906da74075446e56ae921f9c6013d401ad44551780a71e9a47de',
     'grade.py': '09b40f243d340d3e27aa7ef2f0db2536fb473fdf85044d9a9051a6e7138dafeb',
-    'harness.py': 'fe5c1c2ba84555d4e6b61c723ffd409ad1d1320839cb0a3d0b818ae078301c3a',
+    'harness.py': 'f27ac7ace6169d883215925e398a37f2a28cea83616774ba06047094e1aad2d9',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'd24cf87024ece0ca58e9c7f4eaed0deb51ef2694519830b23987459e9f84f3a4',
     'procs.py': 'ffa1bc2b4d4e0e1f79d17eaf1abf3a2245c86c931f28d418b61a067790d2f3f3',
@@ -20,7 +20,7 @@ SHA256 = {
     'sandbox.py': '100c9878e118d821c35884553d5b52d4a8319514634a7ed484dbc05c17577e8a',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '1c232e11fe10145292e7ff447fef5a2dbeaa5af9c5c89a9d35d2b94690fcc4e7',
-    'specs.py': '1c4a4bfe7e42374cb92aa3eca9d50a6d14eab6e65b751a4ec6d0f5c2fdff4c5d',
+    'specs.py': '5d58d52e8000240ee51a40789472321694d9dc42c5c8c2e5c2bc6d9c82c5e3fc',
     'supervise.py': 'cc3975cdccc9c2d20b7fc1fcaf8d27bea44aebd5d1977293885b8c8f5c708d2d',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

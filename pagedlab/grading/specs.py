@@ -598,7 +598,7 @@ SPECS: dict[str, Spec] = {
                                ("pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape.kv_bytes_per_token",
                                 "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12),
     "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06,
-                                 ("pagedlab.paged.allocator:BlockAllocator",),
+                                 ("pagedlab.paged.allocator:BlockAllocator", "pagedlab.paged.block_table:BlockTable"),
                                  {"OutOfBlocks": "pagedlab.paged.allocator:OutOfBlocks"}, raises=("ValueError", "OutOfBlocks")),
     "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("pagedlab.paged.manager:BlockManager",),
                                raises=("OutOfBlocks",)),
