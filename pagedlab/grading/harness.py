@@ -221,10 +221,12 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                 setattr(owner, attr, original)
 
 
-# Installed packages whose code a learner's answer may run through: torch and NumPy, and the kernel's own (a print
-# goes through ipykernel); any other package's code during a graded call needs a person's look.
-PACKAGES = frozenset(("torch", "numpy", "typing_extensions", "IPython", "ipykernel", "zmq", "traitlets",
-                      "jupyter_client", "jupyter_core", "comm", "tornado", "einops", "triton", "pagedlab"))
+# Installed packages whose code a learner's answer may run through: torch (its own dependencies included: it imports
+# sympy on first use of some paths), NumPy, Triton, einops, and the kernel's own (a print goes through ipykernel); any
+# other package's code during a graded call needs a person's look.
+PACKAGES = frozenset(("torch", "numpy", "triton", "einops", "pagedlab", "typing_extensions", "sympy", "mpmath",
+                      "networkx", "jinja2", "markupsafe", "filelock", "fsspec", "setuptools", "_distutils_hack",
+                      "IPython", "ipykernel", "zmq", "traitlets", "jupyter_client", "jupyter_core", "comm", "tornado"))
 
 
 def _package(file: str) -> str | None:
@@ -380,7 +382,6 @@ class Launches:
         self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
         self.given_bytes: dict = {}  # the bytes under each of those tensors then, by storage address
         self.foreign: list[str] = []  # floating-point tensors read that neither the call passed nor a kernel wrote
-        self.python_calls: list[str] = []  # plain Python the kernel's body calls (run by the interpreter only)
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
         self.unmasked: list = []  # the addresses of the loads that had no mask at all (interpreted)
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
@@ -404,7 +405,7 @@ class Launches:
     def reset(self, where: str = "") -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
         self.given_bytes.clear()
-        self.python_calls.clear(), self.stores.clear(), self.unmasked.clear(), self.grids.clear(), self.floats.clear()
+        self.stores.clear(), self.unmasked.clear(), self.grids.clear(), self.floats.clear()
         self.compiled, self.host, self.where, self.refusal = False, True, where, ""
 
     def keep(self, arguments: tuple) -> None:
@@ -450,7 +451,12 @@ class Launches:
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
-            self.python_calls.extend(_python_calls(fn))
+            calls = _python_calls(fn)
+            if calls:  # stopped before the interpreter runs that Python: what it writes is not the kernel's work
+                self.refusal = (f"{self.where}: the notebook's Triton kernel calls Python from inside it ("
+                                f"{', '.join(dict.fromkeys(calls))}): Triton's interpreter runs that, a GPU compiles "
+                                "no such call, and what it computes is not the kernel's work")
+                raise NotTriton(self.refusal)
             tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
             self.host &= all(t.device.type == "cpu" for t in tensors)
             if isinstance(kwargs.get("grid"), tuple):
@@ -552,10 +558,6 @@ class Launches:
         raised inside a launch stands even where the notebook caught it."""
         if self.refusal:
             raise NotTriton(self.refusal)
-        if self.python_calls:  # first: what such a call wrote may look like the kernel's work, or not at all
-            raise NotTriton(f"{where}: the notebook's Triton kernel calls Python from inside it ("
-                            f"{', '.join(dict.fromkeys(self.python_calls))}): Triton's interpreter runs that, a GPU "
-                            "compiles no such call, and what it computes is not the kernel's work")
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
