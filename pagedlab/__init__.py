@@ -16,8 +16,8 @@ module and the life of one request):
   (shared test inputs);
 * ``pagedlab.engine``: continuous batching over the paged cache, the kernels and the models, behind vLLM's API
   (``LLM``, ``LLMEngine``, ``SamplingParams``);
-* ``pagedlab.widgets``, ``pagedlab.checks``, ``pagedlab.exercise_checks``, ``pagedlab.notebook``: what the
-  notebooks show;
+* ``pagedlab.widgets``, ``pagedlab.checks`` (with ``pagedlab.triton_guard``, which stops a checked kernel's
+  out-of-range store), ``pagedlab.exercise_checks``, ``pagedlab.notebook``: what the notebooks show;
 * ``pagedlab.authoring`` (executing notebooks, making exercises) and ``pagedlab.grading``: course tooling,
   kept out of the modules a learner reads.
 
