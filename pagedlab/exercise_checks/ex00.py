@@ -150,6 +150,18 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
     ]
 
 
+def _float32_computed(got: torch.Tensor, x: torch.Tensor) -> bool:
+    """Whether ``got``, the float64 result for a float64 ``x``, is a softmax computed in float32 and converted back: its
+    every value a float32 number (a float64 computation almost never rounds to one), within float32's rounding of
+    ``torch.softmax`` computed in float32."""
+    g = got.detach()
+    if g.dtype != torch.float64 or g.shape != x.shape or not torch.isfinite(g).all():
+        return False
+    in_float32 = torch.softmax(x.float(), dim=-1).double()
+    atol, rtol = TOLERANCES[torch.float32]
+    return torch.equal(g.float().double(), g) and torch.allclose(g, in_float32, atol=atol, rtol=rtol)
+
+
 def _values_hint(got: torch.Tensor, x: torch.Tensor) -> str:
     """The likely cause of wrong values, from the output (in float64) and the input."""
     rows, scores = got.reshape(-1, got.shape[-1]), x.reshape(-1, x.shape[-1]).double()
@@ -202,5 +214,20 @@ def check_over_the_space(softmax_rows: Callable) -> None:
             assert got.dtype == dtype, (
                 f"softmax_rows(x), {where}: returned {got.dtype}. Hint: the result is a tensor like x, of x's dtype "
                 f"(x.float() makes float32 of a {dtype} tensor; a stable softmax needs no wider type).")
+            close = got.shape == x.shape and torch.allclose(got.detach().double(), expected, atol=atol, rtol=rtol,
+                                                            equal_nan=True)
+            if not close and dtype == torch.float64 and _float32_computed(got, x):
+                g = got.detach()
+                bad = ~torch.isclose(g, expected, atol=atol, rtol=rtol)
+                rel = ((g - expected).abs() / expected.abs()).nan_to_num(0.0).max().item()
+                raise AssertionError(
+                    f"softmax_rows(x), {where}: your result is a float32 computation, converted back to float64: "
+                    f"every value is a float32 number, within float32's rounding of torch.softmax computed in "
+                    f"float32, and {int(bad.sum())} of {g.numel()} differ from the float64 softmax by more than "
+                    f"float64's rounding (max relative error {rel:.2g}, rtol={rtol:g}).\n"
+                    + "\n".join(_differing(g, expected, atol, rtol)) + "\n"
+                    f"Hint: x.float() (or float32 anywhere on the way) keeps only float32's ~7 significant digits of "
+                    f"a float64 input, and .to(x.dtype) at the end cannot bring them back: compute in x's own dtype "
+                    f"(subtracting the row's maximum is stable in every dtype; no wider or narrower type is needed).")
             _assert_close(got, expected, atol=atol, rtol=rtol, name=f"softmax_rows(x), {where}",
                           hint=_values_hint(got.detach().double(), x) if got.shape == x.shape else "")

@@ -72,6 +72,13 @@ BUGS: dict[str, Plant] = {
                          "    e = torch.exp(x)\n"
                          "    return e / e.sum(-1, keepdim=True)"},
         4, r"every score near -1e4.*15 elements are NaN.*NaN in rows whose largest score is -9999"),
+    "float64 computed in float32 (x.float() ... .to(x.dtype))": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    y = x.float()\n"
+                         "    e = torch.exp(y - y.amax(-1, keepdim=True))\n"
+                         "    return (e / e.sum(-1, keepdim=True)).to(x.dtype)"},
+        4, r"x of shape \(7,\): one row.*torch\.float64: your result is a float32 computation.*"
+           r"at \(0,\): expected (0\.16009\d+), got (?!\1\b)0\.16009\d+.*Hint: x\.float\(\)"),
     "an epsilon of 1e-9 added to the sum (float64 shows it)": Plant(
         {"softmax-work": "def softmax_rows(x):\n"
                          "    e = torch.exp(x - x.amax(-1, keepdim=True))\n"
