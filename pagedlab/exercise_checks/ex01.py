@@ -69,12 +69,48 @@ def _looks_like(got, other) -> bool:
     return isinstance(got, torch.Tensor) and got.shape == other.shape and torch.allclose(got.float(), other, atol=1e-5)
 
 
+def assert_unchanged(where: str, tensors, before) -> None:
+    """Raise, naming each of q, k, v whose values differ from its clone in ``before`` (taken before the call), and how
+    (a whole tensor scaled in place reads "divided by 2.828"): a function that writes into its inputs changes the
+    caller's tensors, and every later use of them, the check's reference included, is then wrong."""
+    __tracebackhide__ = True
+    changed = [(name, t, b) for name, t, b in zip("qkv", tensors, before) if not torch.equal(t, b)]
+    if not changed:
+        return
+    how = []
+    for name, t, b in changed:
+        t64, b64 = t.detach().double(), b.detach().double()
+        c = (t64 * b64).sum() / (b64 * b64).sum() if b64.any() else torch.tensor(0.0)
+        if b64.any() and c != 0 and torch.allclose(t64, c * b64, rtol=1e-3, atol=1e-6 * b64.abs().max().item()):
+            c = c.item()
+            how.append(f"{name} now holds the caller's {name} "
+                       + (f"divided by {1 / c:.4g}" if abs(c) < 1 else f"multiplied by {c:.4g}"))
+        else:
+            how.append(f"{name} changed by up to {(t64 - b64).abs().nan_to_num(float('inf')).max().item():.4g}")
+    names = " and ".join(name for name, _, _ in changed)
+    raise AssertionError(
+        f"{where}: your function changed its argument{'s' if len(changed) > 1 else ''} {names}: {'; '.join(how)}, "
+        f"so the caller's tensors are no longer what it passed. Hint: q.float() of a float32 tensor is that same "
+        f"tensor, so q *= scale or q /= ... writes into the caller's q; scale the scores (a new tensor: s = q @ "
+        f"k^T / sqrt(d), or q = q / ...) instead.")
+
+
+def _call(naive_attention: Callable, where: str, q, k, v, **kwargs):
+    """``naive_attention(q, k, v, **kwargs)``, refused first if it changed q, k or v (:func:`assert_unchanged`)."""
+    __tracebackhide__ = True
+    before = [t.clone() for t in (q, k, v)]
+    got = naive_attention(q, k, v, **kwargs)
+    assert_unchanged(where, (q, k, v), before)
+    return got
+
+
 def check_attention(naive_attention: Callable) -> None:
-    """Check 3: (2, 3, 10, 8) inputs, then 10 queries over 14 keys."""
+    """Check 3: (2, 3, 10, 8) inputs, then 10 queries over 14 keys; first of all, q, k and v left as they were."""
     __tracebackhide__ = True
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 3, 10, 8) for _ in range(3))
-    got = naive_attention(q, k, v)
+    k_long, v_long = torch.randn(2, 3, 14, 8), torch.randn(2, 3, 14, 8)
+    got = _call(naive_attention, "naive_attention(q, k, v), q, k and v of shape (2, 3, 10, 8)", q, k, v)
     s = q @ k.transpose(-2, -1)
     if _looks_like(got, torch.softmax(s, dim=-1) @ v):
         hint = "your output is attention of unscaled scores: they are divided by sqrt(d), d the head dimension."
@@ -83,9 +119,8 @@ def check_attention(naive_attention: Callable) -> None:
     else:
         hint = "softmax(q k^T / sqrt(d)) v, the softmax over the keys."
     assert_close(got, ref.naive_attention(q, k, v), atol=1e-5, name="naive_attention(q, k, v)", hint=hint)
-    k_long, v_long = torch.randn(2, 3, 14, 8), torch.randn(2, 3, 14, 8)
-    assert_close(naive_attention(q, k_long, v_long), ref.naive_attention(q, k_long, v_long), atol=1e-5,
-                 name="naive_attention with 10 queries and 14 keys",
+    assert_close(_call(naive_attention, "naive_attention with 10 queries and 14 keys", q, k_long, v_long),
+                 ref.naive_attention(q, k_long, v_long), atol=1e-5, name="naive_attention with 10 queries and 14 keys",
                  hint="the number of queries and of keys differ here: take each from its own tensor.")
 
 
@@ -94,7 +129,7 @@ def check_causal_attention(naive_attention: Callable) -> None:
     __tracebackhide__ = True
     for n_q, n_k in [(10, 10), (4, 10), (1, 10)]:
         q, k, v = torch.randn(2, 3, n_q, 8), torch.randn(2, 3, n_k, 8), torch.randn(2, 3, n_k, 8)
-        got = naive_attention(q, k, v, causal=True)
+        got = _call(naive_attention, f"causal naive_attention, {n_q} queries, {n_k} keys", q, k, v, causal=True)
         if n_q > 1 and _looks_like(got, ref.naive_attention(q, k, v)):
             hint = "your output is attention without the mask: with causal=True the hidden keys get no weight."
         elif n_q > 1:
@@ -111,7 +146,7 @@ def check_huge_scores(naive_attention: Callable) -> None:
     __tracebackhide__ = True
     q, k, v = (torch.randn(1, 2, 12, 8) for _ in range(3))
     q_big = q * 1000
-    got = naive_attention(q_big, k, v, causal=True)
+    got = _call(naive_attention, "naive_attention with huge scores", q_big, k, v, causal=True)
     assert torch.isfinite(got).all(), (
         f"{int((~torch.isfinite(got)).sum())} outputs are NaN or inf for scores of magnitude ~1e3: exp() overflowed. "
         "Hint: subtract each row's maximum before exp (torch.softmax does).")
@@ -122,14 +157,14 @@ def check_half_precision(naive_attention: Callable) -> None:
     """Check 6: float16 inputs give a float16 output, also when their scores overflow float16."""
     __tracebackhide__ = True
     q, k, v = (torch.randn(1, 2, 16, 8, dtype=torch.float16) for _ in range(3))
-    got = naive_attention(q, k, v, causal=True)
+    got = _call(naive_attention, "naive_attention in float16", q, k, v, causal=True)
     assert got.dtype == torch.float16, f"float16 inputs should give a float16 output, got {got.dtype}"
     assert_close(got, ref.naive_attention(q, k, v, causal=True), atol=2e-3, name="naive_attention in float16",
                  hint="compute the scores and the softmax in float32, then convert the result back.")
     # Inputs that fit in float16 whose scores do not: |q . k| / sqrt(d) reaches ~1e5, past float16's largest 65504.
     q, k = (300 * torch.randn(1, 2, 16, 8) for _ in range(2))
     q, k, v = q.half(), k.half(), torch.randn(1, 2, 16, 8, dtype=torch.float16)
-    got = naive_attention(q, k, v, causal=True)
+    got = _call(naive_attention, "naive_attention in float16 with scores up to ~1e5", q, k, v, causal=True)
     nan = bool(torch.isnan(got).any())
     assert_close(got, ref.naive_attention(q, k, v, causal=True), atol=2e-3,
                  name="naive_attention in float16 with scores up to ~1e5",
@@ -236,11 +271,7 @@ def check_over_the_space(causal_mask: Callable, naive_attention: Callable) -> No
                     hint = _attention_hint(exc, lead, None, q, k, v, causal)
                     raise AssertionError(f"naive_attention, {where}: raised {type(exc).__name__}: {exc}"
                                          + (f". Hint: {hint}" if hint else "")) from None
-                changed = [name for name, t, b in zip("qkv", (q, k, v), before) if not torch.equal(t, b)]
-                assert not changed, (
-                    f"naive_attention, {where}: your function changed its argument(s) {', '.join(changed)}. Hint: "
-                    f"q.float() of a float32 tensor is that same tensor, so q *= scale or q /= ... writes into the "
-                    f"caller's q; scale the scores (a new tensor) instead.")
+                assert_unchanged(f"naive_attention, {where}", (q, k, v), before)
                 assert isinstance(got, torch.Tensor) and got.dtype == dtype, (
                     f"naive_attention, {where}: returned {getattr(got, 'dtype', type(got).__name__)}, expected "
                     f"{dtype}. Hint: compute in float32, then convert the result back to the input's dtype, "
