@@ -104,6 +104,61 @@ def _call(naive_attention: Callable, where: str, q, k, v, **kwargs):
     return got
 
 
+def _by_length(n: int, what: str, d: int) -> str:
+    """The hint for scores divided by sqrt(n), ``n`` a sequence length (``what``), instead of sqrt(d)."""
+    return (f"your scores are divided by sqrt({n}) = {math.sqrt(n):.4g}, the square root of the {what}, not of the "
+            f"head dimension d = q.shape[-1] = {d}: divide by sqrt({d}) = {math.sqrt(d):.4g}.")
+
+
+def _scales(q, k) -> dict[str, tuple[float, str]]:
+    """The wrong scales of the scores q k^T a learner plausibly takes: {name: (factor, what it is)}."""
+    d, n_q, n_k = q.shape[-1], q.shape[-2], k.shape[-2]
+    right = f"sqrt(d) = {math.sqrt(d):.4g}, d = q.shape[-1] = {d} the head dimension"
+    return {
+        "none": (1.0, f"your output is attention of unscaled scores: they are divided by {right}."),
+        "d": (1 / d, f"your scores are divided by d = {d}, not by sqrt(d) = {math.sqrt(d):.4g}: the scale is "
+                     f"1 / sqrt(d) (math.sqrt(q.shape[-1]), or d ** -0.5)."),
+        "n_q": (n_q ** -0.5, _by_length(n_q, "number of queries (q.shape[-2])", d)),
+        "n_k": (n_k ** -0.5, _by_length(n_k, "number of keys (k.shape[-2])", d)),
+        "times": (math.sqrt(d), f"your scores are multiplied by sqrt(d) = {math.sqrt(d):.4g}, not divided by it."),
+        "quarter": (d ** -0.25, f"your scores are divided by d ** 0.25 = {d ** 0.25:.4g}, not by sqrt(d) = "
+                                f"{math.sqrt(d):.4g}: d ** -0.25 goes on both q and k (or 1 / sqrt(d) on the scores)."),
+    }
+
+
+def _matching_scales(got, q, k, v) -> list[str]:
+    """The names of :func:`_scales` whose attention (softmax over the keys) ``got`` is."""
+    s = q.float() @ k.float().transpose(-2, -1)
+    return [name for name, (factor, _) in _scales(q, k).items()
+            if _looks_like(got, torch.softmax(s * factor, dim=-1) @ v.float())]
+
+
+def _attention_values_hint(naive_attention: Callable, got, q, k, v) -> str:
+    """The likely cause of a wrong (non-causal) attention, derived from ``got``: a wrong scale of the scores (tried
+    against ``got``: 1, 1/d, 1/sqrt(n_q), 1/sqrt(n_k), ...), or the softmax over the queries."""
+    matches = _matching_scales(got, q, k, v)
+    scales = _scales(q, k)
+    if {"n_q", "n_k"} <= set(matches):
+        # as many queries as keys: the same call with more keys than queries tells which one the scale took
+        longer_shape = (*k.shape[:-2], k.shape[-2] + 4, k.shape[-1])
+        g = torch.Generator().manual_seed(3)
+        k_long, v_long = torch.randn(longer_shape, generator=g), torch.randn(longer_shape, generator=g)
+        try:
+            longer = _matching_scales(naive_attention(q.clone(), k_long, v_long), q, k_long, v_long)
+        except Exception:  # noqa: BLE001 - only a hint: an error here is for the next call to report
+            longer = []
+        if "n_q" in longer or "n_k" in longer:
+            return scales["n_q" if "n_q" in longer else "n_k"][1]
+        return _by_length(q.shape[-2], f"number of queries (q.shape[-2]) or of keys (k.shape[-2]), {q.shape[-2]} "
+                                       f"each here,", q.shape[-1])
+    if matches:
+        return scales[matches[0]][1]
+    s = q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if _looks_like(got, torch.softmax(s, dim=-2) @ v.float()):
+        return "your softmax runs over the queries: each query's weights over the KEYS must sum to 1."
+    return "softmax(q k^T / sqrt(d)) v, the softmax over the keys."
+
+
 def check_attention(naive_attention: Callable) -> None:
     """Check 3: (2, 3, 10, 8) inputs, then 10 queries over 14 keys; first of all, q, k and v left as they were."""
     __tracebackhide__ = True
@@ -111,17 +166,15 @@ def check_attention(naive_attention: Callable) -> None:
     q, k, v = (torch.randn(2, 3, 10, 8) for _ in range(3))
     k_long, v_long = torch.randn(2, 3, 14, 8), torch.randn(2, 3, 14, 8)
     got = _call(naive_attention, "naive_attention(q, k, v), q, k and v of shape (2, 3, 10, 8)", q, k, v)
-    s = q @ k.transpose(-2, -1)
-    if _looks_like(got, torch.softmax(s, dim=-1) @ v):
-        hint = "your output is attention of unscaled scores: they are divided by sqrt(d), d the head dimension."
-    elif _looks_like(got, torch.softmax(s / math.sqrt(8), dim=-2) @ v):
-        hint = "your softmax runs over the queries: each query's weights over the KEYS must sum to 1."
-    else:
-        hint = "softmax(q k^T / sqrt(d)) v, the softmax over the keys."
-    assert_close(got, ref.naive_attention(q, k, v), atol=1e-5, name="naive_attention(q, k, v)", hint=hint)
-    assert_close(_call(naive_attention, "naive_attention with 10 queries and 14 keys", q, k_long, v_long),
-                 ref.naive_attention(q, k_long, v_long), atol=1e-5, name="naive_attention with 10 queries and 14 keys",
-                 hint="the number of queries and of keys differ here: take each from its own tensor.")
+    expected = ref.naive_attention(q, k, v)
+    hint = "" if _looks_like(got, expected) else _attention_values_hint(naive_attention, got, q, k, v)
+    assert_close(got, expected, atol=1e-5, name="naive_attention(q, k, v)", hint=hint)
+    got = _call(naive_attention, "naive_attention with 10 queries and 14 keys", q, k_long, v_long)
+    expected = ref.naive_attention(q, k_long, v_long)
+    matches = [] if _looks_like(got, expected) else _matching_scales(got, q, k_long, v_long)
+    assert_close(got, expected, atol=1e-5, name="naive_attention with 10 queries and 14 keys",
+                 hint=_scales(q, k_long)[matches[0]][1] if matches else
+                 "the number of queries and of keys differ here: take each from its own tensor.")
 
 
 def check_causal_attention(naive_attention: Callable) -> None:

@@ -1,5 +1,5 @@
-"""Wrong causal masks (off by one, aligned top-left, 0/1 floats, not applied) and wrong attention (no scale, q scaled
-in place, softmax over the queries, overflow, the wrong dtype) planted in
+"""Wrong causal masks (off by one, aligned top-left, 0/1 floats, not applied) and wrong attention (no scale, a scale
+of 1/d or 1/sqrt(n_q), q scaled in place, softmax over the queries, overflow, the wrong dtype) planted in
 solutions/ex01_naive_attention.ipynb; and those only Check 7 (the whole input space) sees: dimensions counted from
 the front (4-D only), bfloat16 computed in bfloat16, hidden keys filled with -1e9."""
 
@@ -35,6 +35,14 @@ BUGS: dict[str, Plant] = {
         )},
         5, "subtract each row's maximum"),
     "no 1/sqrt(d) scale": Plant({"attention-work": ((" / math.sqrt(q.shape[-1])", ""),)}, 3, "unscaled scores"),
+    "scores divided by d, not sqrt(d)": Plant(
+        {"attention-work": ((" / math.sqrt(q.shape[-1])", " / q.shape[-1]"),)},
+        3, r"^CheckError: Check 3: attention: naive_attention\(q, k, v\).*Hint: your scores are divided by d = 8, not "
+           r"by sqrt\(d\) = 2\.828"),
+    "scores divided by sqrt(n_q), not sqrt(d)": Plant(
+        {"attention-work": ((" / math.sqrt(q.shape[-1])", " / math.sqrt(q.shape[-2])"),)},
+        3, r"Hint: your scores are divided by sqrt\(10\) = 3\.162, the square root of the number of queries "
+           r"\(q\.shape\[-2\]\).*not of the head dimension d = q\.shape\[-1\] = 8"),
     "q scaled in place (q /= sqrt(d) changes the caller's float32 q)": Plant(
         {"attention-work": "def naive_attention(q, k, v, causal=False):\n"
                            "    dtype = q.dtype\n"
