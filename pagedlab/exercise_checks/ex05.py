@@ -17,6 +17,7 @@ boundaries always included:
 
 from __future__ import annotations
 
+import math
 import numbers
 import random
 
@@ -70,23 +71,84 @@ def check_three_models(kv_bytes_per_token) -> None:
         assert got == expected, f"{model.name}, {dtype}: expected {expected:,} bytes per token, got {got:,}"
 
 
+def _fit_mistakes(budget_gib: float, per_token: int, max_len: int, num_layers: int) -> dict[str, tuple[int, str]]:
+    """What each plausible wrong ``max_concurrent_requests`` returns for this budget and reservation, with the hint
+    that names it: {mistake: (its count of requests, hint)}."""
+    per_request = per_token * max_len
+    budget = budget_gib * GiB                       # exact: a power of two multiplies
+    fit = budget / per_request
+    return {
+        "GB": (int(budget_gib * GB // per_request),
+               f"that is a budget of {budget_gib} GB (10**9 bytes); a GiB is 2**30 bytes."),
+        "int(budget)": (int(budget_gib) * GiB // per_request,
+                        f"that is what fits in int(budget_gib) = {int(budget_gib)} GiB: the budget was truncated to "
+                        f"whole GiB before the conversion; convert it whole (budget_gib * 2**30 bytes), and round "
+                        f"down only the number of requests."),
+        "round": (round(fit), f"{fit:.2f} reservations fit, and a part of a reservation runs no request: round down."),
+        "max_len + 1": (int(budget // (per_token * (max_len + 1))),
+                        f"that is what fits when each request reserves max_len + 1 = {max_len + 1} tokens; it "
+                        f"reserves max_len = {max_len} (the tokens of the prompt and of the output together)."),
+        "one layer": (int(budget // (per_request // num_layers)),
+                      f"that is what fits when a token holds {per_token // num_layers:,} bytes, its K and V in one "
+                      f"layer; it holds {per_token:,} over all {num_layers} layers: use kv_bytes_per_token(model, "
+                      f"dtype)."),
+        "no K and V": (int(budget // (per_request // 2)),
+                       "that is what fits when a token holds a key OR a value; it holds both: use "
+                       "kv_bytes_per_token(model, dtype)."),
+        "<": (max(math.ceil(fit) - 1, 0),
+              f"the budget holds {fit:g} reservations exactly, to the byte: an exact fit runs them all (no < where <= "
+              f"belongs)."),
+    }
+
+
+def _fit_hint(max_concurrent_requests, cases, gots: list, first: int, per_tokens: list) -> str:
+    """The mistake that best explains a wrong count of requests, derived from what the learner's function returns: of
+    the :func:`_fit_mistakes` that give its count at case ``first``, the one that also gives its counts at the most
+    other cases and at three more budgets for the same reservation (one byte short of max_len + 1 tokens, exactly one
+    reservation, one and a half): at the check's cases an exact fit counted with < and one token too many reserved
+    agree, those budgets tell them apart."""
+    budget_gib, model, max_len, dtype, _ = cases[first]
+    per_token = per_tokens[first]
+    mistakes = _fit_mistakes(budget_gib, per_token, max_len, model.num_layers)
+    candidates = [name for name, (count, _) in mistakes.items() if count == gots[first]]
+    if not candidates:
+        return ("the budget in bytes (budget_gib * 2**30), floor-divided by the bytes of one reservation "
+                "(kv_bytes_per_token(model, dtype) * max_len), as an int.")
+    per_request = per_token * max_len
+    points = [(case[0], case[2], per_tokens[i], case[1].num_layers, gots[i]) for i, case in enumerate(cases)
+              if gots[i] is not None]
+    for probe in (per_token * (max_len + 1) - 1, per_request, per_request * 3 // 2):
+        try:
+            got = max_concurrent_requests(probe / GiB, model, max_len, dtype)
+            points.append((probe / GiB, max_len, per_token, model.num_layers, got))
+        except Exception:  # noqa: BLE001 - only a hint
+            pass
+
+    def agreement(name):
+        return sum(_fit_mistakes(b, t, n, layers)[name][0] == got for b, n, t, layers, got in points)
+
+    return mistakes[max(candidates, key=agreement)][1]
+
+
 def check_whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
     """Check 4: whole requests in a budget."""
     __tracebackhide__ = True
     cases = [(60, LLAMA3_8B, 8192, torch.bfloat16, 60), (12, OPT_13B, 2048, torch.float16, 7),
              (1, OPT_13B, 2048, torch.float16, 0), (12.5, OPT_13B, 2048, torch.float16, 8)]
-    for budget_gib, model, max_len, dtype, expected in cases:
-        got = max_concurrent_requests(budget_gib, model, max_len, dtype)
-        per_request = kv_bytes_per_token(model, dtype) * max_len
-        assert got != int(budget_gib * GB // per_request) or got == expected, (
-            f"{budget_gib} GiB for {model.name}: got {got} requests, expected {expected}. Hint: that is a budget of "
-            f"{budget_gib} GB (10**9 bytes); a GiB is 2**30 bytes.")
-        assert got != round(budget_gib * GiB / per_request) or got == expected, (
-            f"{budget_gib} GiB for {model.name}: got {got} requests, expected {expected}. Hint: "
-            f"{budget_gib * GiB / per_request:.2f} reservations fit, and a part of a reservation runs no request: "
-            f"round down.")
-        assert got == expected, (f"{budget_gib} GiB for {model.name} at max_len {max_len}: expected {expected} "
-                                 f"requests, got {got}")
+    gots: list = [None] * len(cases)
+    per_tokens = [kv_bytes_per_token(model, dtype) for _, model, _, dtype, _ in cases]
+    for i, (budget_gib, model, max_len, dtype, expected) in enumerate(cases):
+        got = gots[i] = max_concurrent_requests(budget_gib, model, max_len, dtype)
+        if got != expected:
+            for j in range(i + 1, len(cases)):          # the later cases too, to tell the mistakes apart
+                try:
+                    gots[j] = max_concurrent_requests(*cases[j][:4])
+                except Exception:  # noqa: BLE001 - only a hint
+                    pass
+            raise AssertionError(
+                f"{budget_gib} GiB for {model.name} at max_len {max_len}: expected {expected} requests, got {got} "
+                f"({_how_much(got, expected)}). Hint: "
+                f"{_fit_hint(max_concurrent_requests, cases, gots, i, per_tokens)}")
         assert isinstance(got, int), (
             f"{budget_gib} GiB for {model.name}: got {got!r}, a {type(got).__name__}: a number of requests is an int "
             f"(floor division of a float, such as a budget in GiB times 2**30, is still a float).")
