@@ -27,29 +27,75 @@ from ..memory import GB, PRESETS, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B,
 from ..memory import kv_cache_bytes as formula
 
 
+FACTORS = ("num_layers", "num_kv_heads", "head_dim", "num_tokens", "batch", "bytes_per_element")
+"""The arguments of ``kv_cache_bytes``, each a factor of the product."""
+
+
+def _formula_hint(kv_cache_bytes, args: dict, got, expected: int) -> str:
+    """Which factor a wrong ``kv_cache_bytes(**args)`` left out or counted twice, derived from what it returns: each
+    argument doubled in turn, a factor the result ignores leaves it the same, one counted twice quadruples it (with 32
+    layers and 32 KV heads, a result 1/32 of the expected names the one really missing)."""
+    if not isinstance(got, numbers.Real) or got != got or got <= 0:
+        return "2 x num_layers x num_kv_heads x head_dim x num_tokens x batch x bytes_per_element."
+    if got * 2 == expected:
+        return "every token stores a key AND a value vector: multiply by 2."
+    ignored, twice = [], []
+    for name in FACTORS:
+        try:
+            doubled = kv_cache_bytes(**{**args, name: 2 * args[name]})
+        except Exception:  # noqa: BLE001 - only a hint: the learner's error is for a call of the check to report
+            continue
+        if doubled == got:
+            ignored.append(name)
+        elif doubled == 4 * got:
+            twice.append(name)
+    nbytes = args["bytes_per_element"]
+    if ignored == ["bytes_per_element"] and got * nbytes == expected * 2:
+        return (f"your result does not change with bytes_per_element: it is what 2 bytes per element give; use the "
+                f"bytes_per_element argument ({nbytes} here) instead of assuming fp16.")
+    parts = []
+    if ignored:
+        names = " and ".join(ignored)
+        missing = math.prod(args[name] for name in ignored)
+        parts.append(f"your result does not change with {names} (doubling {'it' if len(ignored) == 1 else 'each'} "
+                     f"gives the same {got:,})"
+                     + (f": {' and '.join(f'{name} = {args[name]}' for name in ignored)} "
+                        f"{'is' if len(ignored) == 1 else 'are'} missing from the product" if got * missing == expected
+                        else f": multiply by {names}"))
+    if twice:
+        parts.append(f"doubling {' or '.join(twice)} quadruples your result: {' and '.join(twice)} "
+                     f"{'is' if len(twice) == 1 else 'are'} counted twice")
+    return ("; ".join(parts) + "." if parts else
+            "2 x num_layers x num_kv_heads x head_dim x num_tokens x batch x bytes_per_element.")
+
+
 def check_llama_7b(kv_cache_bytes) -> None:
     """Check 1: the LLaMA-7B example."""
     __tracebackhide__ = True
-    got = kv_cache_bytes(num_layers=32, num_kv_heads=32, head_dim=128, num_tokens=32 * 1024, batch=16,
-                         bytes_per_element=2)
+    args = dict(num_layers=32, num_kv_heads=32, head_dim=128, num_tokens=32 * 1024, batch=16, bytes_per_element=2)
+    got = kv_cache_bytes(**args)
     expected = 274_877_906_944
     assert got != expected // 2, (
         f"got {got:,} bytes, exactly half of the expected {expected:,}. "
         "Hint: every token stores a key AND a value vector: multiply by 2.")
-    assert got == expected, f"LLaMA-7B, fp16, batch 16, 32K tokens: expected {expected:,} bytes (256 GiB), got {got:,}"
+    assert got == expected, (
+        f"LLaMA-7B, fp16, batch 16, 32K tokens: expected {expected:,} bytes (256 GiB), got {got:,} "
+        f"({_how_much(got, expected)}). Hint: {_formula_hint(kv_cache_bytes, args, got, expected)}")
 
 
 def check_element_sizes(kv_cache_bytes) -> None:
     """Check 2: other element sizes."""
     __tracebackhide__ = True
     for bytes_per_element, expected in [(4, 18_480), (1, 4_620)]:
-        got = kv_cache_bytes(num_layers=2, num_kv_heads=3, head_dim=5, num_tokens=7, batch=11,
-                             bytes_per_element=bytes_per_element)
+        args = dict(num_layers=2, num_kv_heads=3, head_dim=5, num_tokens=7, batch=11,
+                    bytes_per_element=bytes_per_element)
+        got = kv_cache_bytes(**args)
         assert got * bytes_per_element != expected * 2, (
             f"with bytes_per_element={bytes_per_element} you return {got:,}, what 2 bytes per element would give "
             f"(expected {expected:,}). Hint: use the bytes_per_element argument instead of assuming fp16.")
         assert got == expected, (f"2 layers, 3 KV heads, head_dim 5, 7 tokens, batch 11, {bytes_per_element} bytes "
-                                 f"per element: expected {expected:,} bytes, got {got:,}")
+                                 f"per element: expected {expected:,} bytes, got {got:,} ({_how_much(got, expected)}). "
+                                 f"Hint: {_formula_hint(kv_cache_bytes, args, got, expected)}")
 
 
 def check_three_models(kv_bytes_per_token) -> None:
@@ -68,7 +114,8 @@ def check_three_models(kv_bytes_per_token) -> None:
         assert got != expected * 8, (
             f"{model.name}, {dtype}: got {got:,} bytes per token, 8x the expected {expected:,}. "
             "Hint: that is bits, not bytes: use dtype.itemsize.")
-        assert got == expected, f"{model.name}, {dtype}: expected {expected:,} bytes per token, got {got:,}"
+        assert got == expected, (f"{model.name}, {dtype}: expected {expected:,} bytes per token, got {got:,} "
+                                 f"({_how_much(got, expected)}). Hint: {_per_token_hint(got, model, dtype)}")
 
 
 def _fit_mistakes(budget_gib: float, per_token: int, max_len: int, num_layers: int) -> dict[str, tuple[int, str]]:
@@ -226,9 +273,7 @@ def check_over_the_space(kv_cache_bytes, kv_bytes_per_token, max_concurrent_requ
                                   f"int (a / makes a float; multiply ints).")
             assert got == expected, (
                 f"{call}: expected {expected:,} bytes, got {got:,} ({_how_much(got, expected)}). Hint: "
-                + ("a key AND a value: multiply by 2." if got * 2 == expected else
-                   "use the bytes_per_element argument." if got * nbytes == expected * 2 else
-                   "2 x num_layers x num_kv_heads x head_dim x num_tokens x batch x bytes_per_element."))
+                f"{_formula_hint(kv_cache_bytes, args, got, expected)}")
     models = [*PRESETS.values(), MQA_SHAPE]
     for model in models:
         for dtype in _dtypes():

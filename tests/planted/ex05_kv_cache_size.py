@@ -1,7 +1,8 @@
-"""Wrong KV-cache sizes planted in solutions/ex05_kv_cache_size.ipynb: the factor 2, the bytes per element, query
-heads for KV heads, GB for GiB, the rounding of how many requests fit, the budget truncated to whole GiB, max_len + 1
-tokens reserved; and those only Check 5 (the whole input space) sees: the model's context window for the max_len
-argument, fp16 whatever the dtype, fp8 counted as 2 bytes, a float byte count, a head_dim of 128 for every model."""
+"""Wrong KV-cache sizes planted in solutions/ex05_kv_cache_size.ipynb: the factor 2, the layers or the batch left
+out, the bytes per element, query heads for KV heads, GB for GiB, the rounding of how many requests fit, the budget
+truncated to whole GiB, max_len + 1 tokens reserved; and those only Check 5 (the whole input space) sees: the model's
+context window for the max_len argument, fp16 whatever the dtype, fp8 counted as 2 bytes, a float byte count, a
+head_dim of 128 for every model."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ BUGS: dict[str, Plant] = {
         {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
                          "    return num_layers * num_kv_heads * head_dim * num_tokens * batch * bytes_per_element"},
         1, "a key AND a value"),
+    "the layers factor dropped": Plant(
+        {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
+                         "    return 2 * num_kv_heads * head_dim * num_tokens * batch * bytes_per_element"},
+        1, r"got 8,589,934,592.*1/32 of the expected.*Hint: your result does not change with num_layers.*"
+           r"num_layers = 32 is missing"),
+    "batch not multiplied": Plant(
+        {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
+                         "    return 2 * num_layers * num_kv_heads * head_dim * num_tokens * bytes_per_element"},
+        1, r"got 17,179,869,184.*1/16 of the expected.*Hint: your result does not change with batch.*batch = 16 is "
+           r"missing"),
     "assumed fp16 whatever bytes_per_element says": Plant(
         {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
                          "    return 2 * num_layers * num_kv_heads * head_dim * num_tokens * batch * 2"},
