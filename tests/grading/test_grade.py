@@ -310,7 +310,6 @@ def test_ex00_float16_accepts_every_correct_rounding_and_no_wrong_softmax():
     import re
 
     import torch
-    from pagedlab.grading.calls import ONE_ULP
 
     def solution(x):
         e = torch.exp(x - x.amax(dim=-1, keepdim=True))
@@ -328,7 +327,7 @@ def test_ex00_float16_accepts_every_correct_rounding_and_no_wrong_softmax():
         for right in (torch.softmax(x, dim=-1), solution(x.float()).half(), solution(x.double()).half()):
             got = [[("tensor", "float16", right.numpy())]]
             assert compare(want, got, c, spec.atol, spec.rtol, spec.rounding) is None, seed
-            strict_failed += compare(want, got, c, spec.atol, spec.rtol, ONE_ULP) is not None
+            strict_failed += compare(want, got, c, spec.atol, spec.rtol, {}) is not None
         for wrong in (torch.softmax(x, dim=0), torch.softmax(x.flatten(), dim=0).view_as(x)):
             assert compare(want, [[("tensor", "float16", wrong.numpy())]], c, spec.atol, spec.rtol, spec.rounding)
     assert strict_failed, "one unit in the last place passes every seed: this test no longer tests the rule"
