@@ -162,7 +162,7 @@ def _raised(v) -> bool:
 ONE_ULP = {"float16": (2.0**-24, 2.0**-10), "bfloat16": (0.0, 2.0**-7)}
 
 
-def _value_differs(want, have, atol: float, rtol: float, rounding: dict) -> str | None:
+def _value_differs(want, have, atol: float, rtol: float, rounding: dict | None = None) -> str | None:
     if isinstance(want, tuple) and want[0] == "tensor":
         if not (isinstance(have, tuple) and have[0] == "tensor"):
             return f"expected a {want[1]} tensor, got {_kind(have)}"
@@ -172,7 +172,7 @@ def _value_differs(want, have, atol: float, rtol: float, rounding: dict) -> str 
         if a.shape != b.shape:
             return f"expected shape {list(a.shape)}, got {list(b.shape)}"
         ulp_atol, ulp_rtol = ONE_ULP.get(want[1], (0.0, 0.0))
-        atol, rtol = rounding.get(want[1], (max(atol, ulp_atol), max(rtol, ulp_rtol)))
+        atol, rtol = (rounding or {}).get(want[1], (max(atol, ulp_atol), max(rtol, ulp_rtol)))
         close = (np.isclose(b, a, atol=atol, rtol=rtol, equal_nan=False)
                  | (np.isnan(a) & np.isnan(b)))
         close |= np.isinf(a) & (a == b)

@@ -155,7 +155,8 @@ def _ex01(c: Cases) -> None:
         n = c.rng.randint(2, 9)
         q, k, v = (c.array(*lead, n, 8) for _ in range(3))
         c.call(f"naive_attention of {len(lead) + 2}-d inputs", f"naive_attention({q}, {k}, {v}, causal=True)")
-    q, k, v = (c.array(1, 2, c.rng.randint(2, 9), 8) for _ in range(3))  # (q.float() of float32 q is q itself)
+    n = c.rng.randint(2, 9)
+    q, k, v = (c.array(1, 2, n, 8) for _ in range(3))  # (q.float() of a float32 q is q itself)
     c.add("naive_attention leaves q, k and v unchanged", [do(f"q, k, v = {q}, {k}, {v}"),
                                                           do("out = naive_attention(q, k, v, causal=True)"),
                                                           get("q"), get("k"), get("v")])
