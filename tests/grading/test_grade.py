@@ -1,11 +1,14 @@
 """Grading, piece by piece (no kernel runs here; tests/grading/test_grade_class.py grades a whole synthetic class)."""
 
 import csv
+import io
 import json
+import keyword
 import shutil
 import socket
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -17,6 +20,7 @@ from pagedlab.grading.collect import collect
 from pagedlab.grading.grade import SandboxMissing, grade_class
 from pagedlab.grading.judge import ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, judge, judge_graded
 from pagedlab.grading.shards import merge
+from pagedlab.grading.similarity import copied_cells
 from pagedlab.grading.tables import md, write_tables
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import imported_names, mixed_script, reference_reasons, review_reasons
@@ -216,6 +220,40 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, {"ref", "torch", "check"}, {"math"}) == [], source
     assert reference_reasons(source) == []
+
+
+def _parenthesized(source: str) -> str:
+    """``source`` with every bare name after its docstring in parentheses, comments gone, re-spaced by
+    ``tokenize.untokenize`` (``(queue )=(deque )((running ))``), a docstring and a ``pass`` of its own added."""
+    out, docstring_seen, after_dot = [], False, False
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            continue
+        if tok.type == tokenize.STRING and not docstring_seen:
+            docstring_seen = True
+            out += [(tokenize.STRING, '"""Mine."""'), (tokenize.NEWLINE, "\n"), (tokenize.NAME, "pass")]
+            continue
+        bare = tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and not after_dot
+        out += [(tokenize.OP, "("), (tok.type, tok.string), (tokenize.OP, ")")] if bare and docstring_seen else [
+            (tok.type, tok.string)]
+        after_dot = tok.string == "."
+    return tokenize.untokenize(out)
+
+
+def test_a_copy_of_the_solution_is_found_however_it_is_laid_out():
+    """Fingerprints are the program's, not its text's (round 38c: the solution with every name in parentheses
+    matched on 0% of them)."""
+    handed_out = {c.id: c.source for c in nbformat.read(ROOT / "exercises" / "ex10_scheduler_step.ipynb",
+                                                       as_version=4).cells if c.cell_type == "code"}
+    solution = {c.id: c.source for c in nbformat.read(ROOT / "solutions" / "ex10_scheduler_step.ipynb",
+                                                     as_version=4).cells
+                if c.cell_type == "code" and role(c) == "work"}
+    (cell_id, source), = solution.items()
+    disguised = _parenthesized(source)
+    assert "(queue )=(deque )((running ))" in disguised and "pass" in disguised, disguised
+    compile(disguised, "<disguised>", "exec")
+    reasons = copied_cells({cell_id: disguised}, solution, handed_out)
+    assert len(reasons) == 1 and f"work cell {cell_id!r} matches" in reasons[0], disguised
 
 
 def test_flagged_rebinding_is_the_global_one():
