@@ -168,6 +168,34 @@ ATTACKS = {
     "import torch.multiprocessing as tmp\nctx = tmp.get_context('fork')": "imports torch.multiprocessing",
     "from torch import multiprocessing": "imports multiprocessing from torch",
     "ctx = torch.multiprocessing.get_context('fork')": "uses .multiprocessing",
+    # the same, reached through another module or name (an outside review's round 38c passed with posix.fork)
+    "import posix\nchild = posix.fork()": "starts a process: posix.fork",
+    "import posix": "starts a process: imports posix",
+    "import os as o\npid = o.fork()": "starts a process: o.fork",
+    "from pty import fork as f": "starts a process: imports fork from pty",
+    "from _posixsubprocess import fork_exec": "starts a process: imports _posixsubprocess",
+    "import cffi": "runs C code: imports cffi",
+    "from _ctypes import dlopen": "runs C code: imports _ctypes",
+    # a custom operator: its implementation runs inside the dispatcher, out of the op watcher's sight (round 38c)
+    "import torch.library\nlib = torch.library.Library('rowwise', 'DEF')":
+        "defines a PyTorch operator: imports torch.library",
+    "@torch.library.custom_op('rowwise::n', mutates_args=())\ndef n(x: torch.Tensor) -> torch.Tensor:\n    return x":
+        "defines a PyTorch operator: uses .library",
+    "from torch import library": "defines a PyTorch operator: imports library from torch",
+    # a profile hook of its own replaces the grader's; a function rebuilt from bytes names nothing (round 38c)
+    "import cProfile\ncProfile.Profile().enable()": "installs a trace or profile hook: imports cProfile",
+    "from profile import Profile": "installs a trace or profile hook: imports profile",
+    "import bdb": "installs a trace or profile hook: imports bdb",
+    "import sys\nsys.monitoring.use_tool_id(3, 'mine')": "installs a trace or profile hook: uses .monitoring",
+    "import pickle": "rebuilds objects from bytes: imports pickle",
+    "from marshal import loads": "rebuilds objects from bytes: imports marshal",
+    "import cloudpickle": "rebuilds objects from bytes: imports cloudpickle",
+    "f = load(b'cpagedlab.memory\\nkv_cache_bytes\\n.')": "a bytes constant is a pickle",
+    "f = load(b'\\x80\\x04\\x95')": "a bytes constant is a pickle",
+    # reference code loaded by a name in a string (round 38c: pkgutil.resolve_name of the engine's BlockTable)
+    "import pkgutil\nT = pkgutil.resolve_name('pagedlab.paged.block_table:BlockTable')": "imports pkgutil",
+    "import runpy": "imports runpy",
+    "from zipimport import zipimporter": "imports zipimport",
 }
 
 
@@ -216,6 +244,13 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     "class Softmax:\n    def __call__(self, x):\n        return x\n"
     "    def __repr__(self):\n        return f'{self.__class__.__name__}()'",
     '%config InlineBackend.figure_format = "retina"',
+    # modules an exercise has use for; names like those of process calls or hook modules, on other objects
+    "import os\npath = os.path.join('runs', 'a.png')",
+    "import math, time\nstart = time.perf_counter()\nprint(math.sqrt(2), time.perf_counter() - start)",
+    "import matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4])\nplt.title('retina')\nplt.show()",
+    "import platform\nprint(platform.system())",
+    "t = torch.trace(torch.eye(3))",
+    "class MiniManager:\n    def fork(self, parent, child):\n        return self.inner.fork(parent, child)",
 ])
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, {"ref", "torch", "check"}, {"math"}) == [], source
