@@ -11,8 +11,13 @@ the grader expects back. The driver then
 * wraps the functions that compute the exercise's answer, where the grading copy of ``pagedlab`` still holds them
   (:mod:`pagedlab.grading.sites` leaves most of them out), in tripwires in every loaded module, and pushes a
   ``TorchDispatchMode`` that sees torch's softmax and attention ops whatever path reached them;
-* for a Triton exercise, watches Triton's launch path: a graded result counts only if a ``@triton.jit`` kernel
-  defined in the notebook wrote it, and nothing changed it after (:class:`Launches`);
+* for a Triton exercise, refuses PyTorch computing values while the learner's function runs (it may allocate, copy
+  and view: :data:`LAUNCHER_OPS`), and watches Triton's launch path: a graded result counts only if a
+  ``@triton.jit`` kernel defined in the notebook wrote it from the inputs, and nothing changed it after
+  (:class:`Launches`);
+* records what leaves the watchers' sight: an operator defined outside PyTorch, an installed package's code other
+  than :data:`PACKAGES`, a profile hook replaced, a fork (whose child ends at once), a Triton kernel not the
+  notebook's;
 * runs every step in the notebook's namespace, catching every exception (``SystemExit`` included) as an outcome,
   and records a thread a graded call starts (the op watcher sees only its own thread);
 * writes ``{"token", "outcomes", "tripped"}`` with its own small encoder to a file name the learner could not know.
