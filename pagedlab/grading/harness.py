@@ -16,8 +16,7 @@ the grader expects back. The driver then
   ``@triton.jit`` kernel defined in the notebook wrote it from the inputs, and nothing changed it after
   (:class:`Launches`);
 * records what leaves the watchers' sight: an operator defined outside PyTorch, an installed package's code other
-  than :data:`PACKAGES`, a profile hook replaced, a fork (whose child ends at once), a Triton kernel not the
-  notebook's;
+  than :data:`PACKAGES`, a profile hook replaced, a fork, a Triton kernel not the notebook's;
 * runs every step in the notebook's namespace, catching every exception (``SystemExit`` included) as an outcome,
   and records a thread a graded call starts (the op watcher sees only its own thread);
 * writes ``{"token", "outcomes", "tripped"}`` with its own small encoder to a file name the learner could not know.
@@ -153,10 +152,10 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             t = torch.tensor(a["data"], dtype=getattr(torch, a["dtype"])).reshape(a["shape"])
             return t.to(device) if device is not None else t
 
-        # A process forked during a graded call computes out of every watcher's sight: noted, and the child ends
-        # at once (a hook cannot be removed: it checks this run's state, off once the calls are made).
-        os.register_at_fork(before=lambda: record("a new process (a fork), out of the grader's sight"),
-                            after_in_child=lambda: os._exit(70) if state["on"] else None)
+        # A process forked during a graded call computes out of every watcher's sight: noted (a hook cannot be
+        # removed: it checks this run's state, off once the calls are made). Not ended: a pool waiting for its
+        # workers would wait for ever.
+        os.register_at_fork(before=lambda: record("a new process (a fork), out of the grader's sight"))
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
             owner = getattr(sys.modules.get(module), cls, None)
             if owner is not None:  # a kernel of the course's, reached by any route, is not the notebook's work

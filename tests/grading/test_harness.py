@@ -417,7 +417,7 @@ OUT_OF_SIGHT = {
         "    return torch.softmax(x, -1)\n"
         "def softmax_rows(x):\n    return torch.ops.pagedlab_test.rows(x)\n",
         "the operator pagedlab_test::rows, defined outside PyTorch"),
-    "a forked process": (  # the child computes and sends the bytes back; with the child ended at once, nothing comes
+    "a forked process": (  # the child computes and sends the bytes back
         "import os, torch\n"
         "def softmax_rows(x):\n"
         "    r, w = os.pipe()\n"
