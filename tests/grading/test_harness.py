@@ -417,15 +417,16 @@ OUT_OF_SIGHT = {
         "    return torch.softmax(x, -1)\n"
         "def softmax_rows(x):\n    return torch.ops.pagedlab_test.rows(x)\n",
         "the operator pagedlab_test::rows, defined outside PyTorch"),
-    "a forked process": (  # the child computes and sends the bytes back
+    "a forked process": (  # (the child could compute and send the bytes back; here it only says it ran: a torch op
+        # in a child forked from a process whose OpenMP pool has run waits for ever)
         "import os, torch\n"
         "def softmax_rows(x):\n"
         "    r, w = os.pipe()\n"
         "    if os.fork() == 0:\n"
-        "        os.write(w, torch.softmax(x, -1).numpy().tobytes()); os._exit(0)\n"
+        "        os.write(w, b'ran'); os._exit(0)\n"
         "    os.close(w)\n"
-        "    data = b''.join(iter(lambda: os.read(r, 1 << 16), b''))\n"
-        "    return torch.frombuffer(bytearray(data), dtype=x.dtype).reshape(x.shape) if data else x\n",
+        "    assert os.read(r, 3) == b'ran'\n"
+        "    return (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)\n",
         "a new process (a fork), out of the grader's sight"),
     "a profile hook of the notebook's": (
         "import cProfile, torch\n"
