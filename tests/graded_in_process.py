@@ -128,5 +128,6 @@ def _child(conn, exercise, data, seeds) -> None:
 def differences(exercise: str, want: Graded, got: Graded, seeds=SEEDS) -> dict[int, str | None]:
     """Per seed, the first graded call whose outcome differs (as the grader words it), or None."""
     spec = SPECS[exercise]
-    return {seed: compare(want.outcomes[seed], got.outcomes[seed], spec.cases(seed), spec.atol, spec.rtol)
+    return {seed: compare(want.outcomes[seed], got.outcomes[seed], spec.cases(seed), spec.atol, spec.rtol,
+                           spec.rounding)
             for seed in seeds}

@@ -18,6 +18,47 @@ import torch
 from ..checks import assert_close
 
 
+def _pair(expected: float, got: float, least: int = 6) -> tuple[str, str]:
+    """``expected`` and ``got`` with the fewest significant digits (``least`` at least, 17 at most) that tell them
+    apart, trailing zeros kept: a float64 result off by 1e-9 reads "expected 0.16009789209, got 0.16009789205", not
+    "0.160098" twice."""
+    for digits in range(least, 18):
+        e, g = f"{expected:#.{digits}g}", f"{got:#.{digits}g}"
+        if e != g:
+            break
+    return e, g
+
+
+def _differing(got: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float, show: int = 3) -> list[str]:
+    """"at (i, j): expected ..., got ..." for the first ``show`` elements outside the tolerance, each pair printed with
+    the digits that tell it apart (:func:`_pair`)."""
+    g, e = got.detach().double().flatten(), expected.detach().double().flatten()
+    bad = (~torch.isclose(g, e, atol=atol, rtol=rtol, equal_nan=True)).nonzero().flatten()[:show].tolist()
+    lines = []
+    for i in bad:
+        index, rest = [], i
+        for size in reversed(got.shape):
+            index.append(rest % size)
+            rest //= size
+        want, have = _pair(e[i].item(), g[i].item())
+        lines.append(f"  at {tuple(reversed(index))}: expected {want}, got {have}")
+    return lines
+
+
+def _assert_close(got, expected, *, atol: float, rtol: float, name: str, hint: str = "") -> None:
+    """:func:`pagedlab.checks.assert_close`, with the differing elements printed with enough digits to differ."""
+    __tracebackhide__ = True
+    try:
+        assert_close(got, expected, atol=atol, rtol=rtol, name=name, show=0)
+    except AssertionError as exc:
+        lines = [str(exc)]
+        if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            lines += _differing(got, expected, atol, rtol)
+        if hint:
+            lines.append(f"Hint: {hint}")
+        raise AssertionError("\n".join(lines)) from None
+
+
 def error_hint(exc: BaseException) -> str:
     """The hint for an error raised by ``softmax_rows``."""
     if isinstance(exc, RuntimeError) and ("size of tensor" in str(exc) or "must match" in str(exc)):
@@ -73,10 +114,14 @@ def check_leading_dimensions(softmax_rows: Callable) -> None:
                  hint="the max and the sum over the last dimension must broadcast back over each row of any shape.")
 
 
-TOLERANCES = {torch.float64: (1e-12, 1e-9), torch.float32: (1e-6, 1e-5), torch.float16: (2e-3, 1e-2),
+TOLERANCES = {torch.float64: (1e-15, 1e-13), torch.float32: (1e-6, 1e-5), torch.float16: (2e-3, 1e-2),
               torch.bfloat16: (1.5e-2, 3e-2)}
-"""(atol, rtol) per dtype: what a stable softmax computed in that dtype reaches (its rounding of exp and of the sum);
-float64's is far tighter than any epsilon a learner might add to the sum."""
+"""(atol, rtol) per dtype: what a stable softmax computed in that dtype reaches (its rounding of exp and of the sum).
+float64's was measured over :func:`_cases`: right softmaxes written other ways (the solution's, ``torch.softmax``,
+``e * (1 / sum)``, ``x.max(...).values``, a sorted or cumulative sum) differ from ``torch.softmax`` in float64 by at
+most 1.2e-15 relative and 2.2e-16 absolute; (1e-15, 1e-13) leaves them a margin of about 80x, and catches an epsilon
+of 1e-9 in the sum (1e-9 relative), which (1e-12, 1e-9) let through, and the digits exp(x - logsumexp(x)) loses at
+scores of 1e4 (3.5e-13)."""
 
 
 def _cases() -> list[tuple[str, torch.Tensor]]:
@@ -105,6 +150,18 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
     ]
 
 
+def _float32_computed(got: torch.Tensor, x: torch.Tensor) -> bool:
+    """Whether ``got``, the float64 result for a float64 ``x``, is a softmax computed in float32 and converted back: its
+    every value a float32 number (a float64 computation almost never rounds to one), within float32's rounding of
+    ``torch.softmax`` computed in float32."""
+    g = got.detach()
+    if g.dtype != torch.float64 or g.shape != x.shape or not torch.isfinite(g).all():
+        return False
+    in_float32 = torch.softmax(x.float(), dim=-1).double()
+    atol, rtol = TOLERANCES[torch.float32]
+    return torch.equal(g.float().double(), g) and torch.allclose(g, in_float32, atol=atol, rtol=rtol)
+
+
 def _values_hint(got: torch.Tensor, x: torch.Tensor) -> str:
     """The likely cause of wrong values, from the output (in float64) and the input."""
     rows, scores = got.reshape(-1, got.shape[-1]), x.reshape(-1, x.shape[-1]).double()
@@ -115,13 +172,15 @@ def _values_hint(got: torch.Tensor, x: torch.Tensor) -> str:
                 f"to 0, and 0 / 0 is NaN. Subtract each row's own maximum, always, whatever its sign or size (then "
                 f"the largest exponential of every row is e^0 = 1).")
     sums = rows.sum(dim=-1)
-    off = (sums - 1).abs() > 1e-9
+    # a row that sums to 1 within the dtype's tolerance (or its n roundings) is no sign: in float32 every row of a
+    # right softmax is off by some 1e-8, and pointing at it would hide the row whose sum is really off
+    off = (sums - 1).abs() > max(TOLERANCES[x.dtype][1], x.shape[-1] * torch.finfo(x.dtype).eps)
     if torch.isfinite(sums).all() and off.any():
         row = int(off.nonzero()[0])
-        return (f"your row {row} sums to {sums[row].item():.12g}, not 1: exp(x - m) must be divided by that row's "
-                f"own sum of exp(x - m), exactly. The sum is at least 1 (the maximum contributes e^0 = 1), so it "
-                f"needs no epsilon; and exp(x - logsumexp(x)) loses every digit below the scores' magnitude (at "
-                f"1e4, float32 keeps three decimals), where x - m of the largest score is exactly 0.")
+        return (f"your row {row} sums to {_pair(1.0, sums[row].item(), least=12)[1]}, not 1: exp(x - m) must be "
+                f"divided by that row's own sum of exp(x - m), exactly. The sum is at least 1 (the maximum contributes "
+                f"e^0 = 1), so it needs no epsilon; and exp(x - logsumexp(x)) loses every digit below the scores' "
+                f"magnitude (at 1e4, float32 keeps three decimals), where x - m of the largest score is exactly 0.")
     return "exp(x - the row's maximum), divided by that row's sum, all in x's dtype."
 
 
@@ -155,5 +214,20 @@ def check_over_the_space(softmax_rows: Callable) -> None:
             assert got.dtype == dtype, (
                 f"softmax_rows(x), {where}: returned {got.dtype}. Hint: the result is a tensor like x, of x's dtype "
                 f"(x.float() makes float32 of a {dtype} tensor; a stable softmax needs no wider type).")
-            assert_close(got, expected, atol=atol, rtol=rtol, name=f"softmax_rows(x), {where}",
-                         hint=_values_hint(got.detach().double(), x) if got.shape == x.shape else "")
+            close = got.shape == x.shape and torch.allclose(got.detach().double(), expected, atol=atol, rtol=rtol,
+                                                            equal_nan=True)
+            if not close and dtype == torch.float64 and _float32_computed(got, x):
+                g = got.detach()
+                bad = ~torch.isclose(g, expected, atol=atol, rtol=rtol)
+                rel = ((g - expected).abs() / expected.abs()).nan_to_num(0.0).max().item()
+                raise AssertionError(
+                    f"softmax_rows(x), {where}: your result is a float32 computation, converted back to float64: "
+                    f"every value is a float32 number, within float32's rounding of torch.softmax computed in "
+                    f"float32, and {int(bad.sum())} of {g.numel()} differ from the float64 softmax by more than "
+                    f"float64's rounding (max relative error {rel:.2g}, rtol={rtol:g}).\n"
+                    + "\n".join(_differing(g, expected, atol, rtol)) + "\n"
+                    f"Hint: x.float() (or float32 anywhere on the way) keeps only float32's ~7 significant digits of "
+                    f"a float64 input, and .to(x.dtype) at the end cannot bring them back: compute in x's own dtype "
+                    f"(subtracting the row's maximum is stable in every dtype; no wider or narrower type is needed).")
+            _assert_close(got, expected, atol=atol, rtol=rtol, name=f"softmax_rows(x), {where}",
+                          hint=_values_hint(got.detach().double(), x) if got.shape == x.shape else "")

@@ -69,24 +69,112 @@ def _looks_like(got, other) -> bool:
     return isinstance(got, torch.Tensor) and got.shape == other.shape and torch.allclose(got.float(), other, atol=1e-5)
 
 
+def assert_unchanged(where: str, tensors, before) -> None:
+    """Raise, naming each of q, k, v whose values differ from its clone in ``before`` (taken before the call), and how
+    (a whole tensor scaled in place reads "divided by 2.828"): a function that writes into its inputs changes the
+    caller's tensors, and every later use of them, the check's reference included, is then wrong."""
+    __tracebackhide__ = True
+    changed = [(name, t, b) for name, t, b in zip("qkv", tensors, before) if not torch.equal(t, b)]
+    if not changed:
+        return
+    how = []
+    for name, t, b in changed:
+        t64, b64 = t.detach().double(), b.detach().double()
+        c = (t64 * b64).sum() / (b64 * b64).sum() if b64.any() else torch.tensor(0.0)
+        if b64.any() and c != 0 and torch.allclose(t64, c * b64, rtol=1e-3, atol=1e-6 * b64.abs().max().item()):
+            c = c.item()
+            how.append(f"{name} now holds the caller's {name} "
+                       + (f"divided by {1 / c:.4g}" if abs(c) < 1 else f"multiplied by {c:.4g}"))
+        else:
+            how.append(f"{name} changed by up to {(t64 - b64).abs().nan_to_num(float('inf')).max().item():.4g}")
+    names = " and ".join(name for name, _, _ in changed)
+    raise AssertionError(
+        f"{where}: your function changed its argument{'s' if len(changed) > 1 else ''} {names}: {'; '.join(how)}, "
+        f"so the caller's tensors are no longer what it passed. Hint: q.float() of a float32 tensor is that same "
+        f"tensor, so q *= scale or q /= ... writes into the caller's q; scale the scores (a new tensor: s = q @ "
+        f"k^T / sqrt(d), or q = q / ...) instead.")
+
+
+def _call(naive_attention: Callable, where: str, q, k, v, **kwargs):
+    """``naive_attention(q, k, v, **kwargs)``, refused first if it changed q, k or v (:func:`assert_unchanged`)."""
+    __tracebackhide__ = True
+    before = [t.clone() for t in (q, k, v)]
+    got = naive_attention(q, k, v, **kwargs)
+    assert_unchanged(where, (q, k, v), before)
+    return got
+
+
+def _by_length(n: int, what: str, d: int) -> str:
+    """The hint for scores divided by sqrt(n), ``n`` a sequence length (``what``), instead of sqrt(d)."""
+    return (f"your scores are divided by sqrt({n}) = {math.sqrt(n):.4g}, the square root of the {what}, not of the "
+            f"head dimension d = q.shape[-1] = {d}: divide by sqrt({d}) = {math.sqrt(d):.4g}.")
+
+
+def _scales(q, k) -> dict[str, tuple[float, str]]:
+    """The wrong scales of the scores q k^T a learner plausibly takes: {name: (factor, what it is)}."""
+    d, n_q, n_k = q.shape[-1], q.shape[-2], k.shape[-2]
+    right = f"sqrt(d) = {math.sqrt(d):.4g}, d = q.shape[-1] = {d} the head dimension"
+    return {
+        "none": (1.0, f"your output is attention of unscaled scores: they are divided by {right}."),
+        "d": (1 / d, f"your scores are divided by d = {d}, not by sqrt(d) = {math.sqrt(d):.4g}: the scale is "
+                     f"1 / sqrt(d) (math.sqrt(q.shape[-1]), or d ** -0.5)."),
+        "n_q": (n_q ** -0.5, _by_length(n_q, "number of queries (q.shape[-2])", d)),
+        "n_k": (n_k ** -0.5, _by_length(n_k, "number of keys (k.shape[-2])", d)),
+        "times": (math.sqrt(d), f"your scores are multiplied by sqrt(d) = {math.sqrt(d):.4g}, not divided by it."),
+        "quarter": (d ** -0.25, f"your scores are divided by d ** 0.25 = {d ** 0.25:.4g}, not by sqrt(d) = "
+                                f"{math.sqrt(d):.4g}: d ** -0.25 goes on both q and k (or 1 / sqrt(d) on the scores)."),
+    }
+
+
+def _matching_scales(got, q, k, v) -> list[str]:
+    """The names of :func:`_scales` whose attention (softmax over the keys) ``got`` is."""
+    s = q.float() @ k.float().transpose(-2, -1)
+    return [name for name, (factor, _) in _scales(q, k).items()
+            if _looks_like(got, torch.softmax(s * factor, dim=-1) @ v.float())]
+
+
+def _attention_values_hint(naive_attention: Callable, got, q, k, v) -> str:
+    """The likely cause of a wrong (non-causal) attention, derived from ``got``: a wrong scale of the scores (tried
+    against ``got``: 1, 1/d, 1/sqrt(n_q), 1/sqrt(n_k), ...), or the softmax over the queries."""
+    matches = _matching_scales(got, q, k, v)
+    scales = _scales(q, k)
+    if {"n_q", "n_k"} <= set(matches):
+        # as many queries as keys: the same call with more keys than queries tells which one the scale took
+        longer_shape = (*k.shape[:-2], k.shape[-2] + 4, k.shape[-1])
+        g = torch.Generator().manual_seed(3)
+        k_long, v_long = torch.randn(longer_shape, generator=g), torch.randn(longer_shape, generator=g)
+        try:
+            longer = _matching_scales(naive_attention(q.clone(), k_long, v_long), q, k_long, v_long)
+        except Exception:  # noqa: BLE001 - only a hint: an error here is for the next call to report
+            longer = []
+        if "n_q" in longer or "n_k" in longer:
+            return scales["n_q" if "n_q" in longer else "n_k"][1]
+        return _by_length(q.shape[-2], f"number of queries (q.shape[-2]) or of keys (k.shape[-2]), {q.shape[-2]} "
+                                       f"each here,", q.shape[-1])
+    if matches:
+        return scales[matches[0]][1]
+    s = q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if _looks_like(got, torch.softmax(s, dim=-2) @ v.float()):
+        return "your softmax runs over the queries: each query's weights over the KEYS must sum to 1."
+    return "softmax(q k^T / sqrt(d)) v, the softmax over the keys."
+
+
 def check_attention(naive_attention: Callable) -> None:
-    """Check 3: (2, 3, 10, 8) inputs, then 10 queries over 14 keys."""
+    """Check 3: (2, 3, 10, 8) inputs, then 10 queries over 14 keys; first of all, q, k and v left as they were."""
     __tracebackhide__ = True
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 3, 10, 8) for _ in range(3))
-    got = naive_attention(q, k, v)
-    s = q @ k.transpose(-2, -1)
-    if _looks_like(got, torch.softmax(s, dim=-1) @ v):
-        hint = "your output is attention of unscaled scores: they are divided by sqrt(d), d the head dimension."
-    elif _looks_like(got, torch.softmax(s / math.sqrt(8), dim=-2) @ v):
-        hint = "your softmax runs over the queries: each query's weights over the KEYS must sum to 1."
-    else:
-        hint = "softmax(q k^T / sqrt(d)) v, the softmax over the keys."
-    assert_close(got, ref.naive_attention(q, k, v), atol=1e-5, name="naive_attention(q, k, v)", hint=hint)
     k_long, v_long = torch.randn(2, 3, 14, 8), torch.randn(2, 3, 14, 8)
-    assert_close(naive_attention(q, k_long, v_long), ref.naive_attention(q, k_long, v_long), atol=1e-5,
-                 name="naive_attention with 10 queries and 14 keys",
-                 hint="the number of queries and of keys differ here: take each from its own tensor.")
+    got = _call(naive_attention, "naive_attention(q, k, v), q, k and v of shape (2, 3, 10, 8)", q, k, v)
+    expected = ref.naive_attention(q, k, v)
+    hint = "" if _looks_like(got, expected) else _attention_values_hint(naive_attention, got, q, k, v)
+    assert_close(got, expected, atol=1e-5, name="naive_attention(q, k, v)", hint=hint)
+    got = _call(naive_attention, "naive_attention with 10 queries and 14 keys", q, k_long, v_long)
+    expected = ref.naive_attention(q, k_long, v_long)
+    matches = [] if _looks_like(got, expected) else _matching_scales(got, q, k_long, v_long)
+    assert_close(got, expected, atol=1e-5, name="naive_attention with 10 queries and 14 keys",
+                 hint=_scales(q, k_long)[matches[0]][1] if matches else
+                 "the number of queries and of keys differ here: take each from its own tensor.")
 
 
 def check_causal_attention(naive_attention: Callable) -> None:
@@ -94,7 +182,7 @@ def check_causal_attention(naive_attention: Callable) -> None:
     __tracebackhide__ = True
     for n_q, n_k in [(10, 10), (4, 10), (1, 10)]:
         q, k, v = torch.randn(2, 3, n_q, 8), torch.randn(2, 3, n_k, 8), torch.randn(2, 3, n_k, 8)
-        got = naive_attention(q, k, v, causal=True)
+        got = _call(naive_attention, f"causal naive_attention, {n_q} queries, {n_k} keys", q, k, v, causal=True)
         if n_q > 1 and _looks_like(got, ref.naive_attention(q, k, v)):
             hint = "your output is attention without the mask: with causal=True the hidden keys get no weight."
         elif n_q > 1:
@@ -111,7 +199,7 @@ def check_huge_scores(naive_attention: Callable) -> None:
     __tracebackhide__ = True
     q, k, v = (torch.randn(1, 2, 12, 8) for _ in range(3))
     q_big = q * 1000
-    got = naive_attention(q_big, k, v, causal=True)
+    got = _call(naive_attention, "naive_attention with huge scores", q_big, k, v, causal=True)
     assert torch.isfinite(got).all(), (
         f"{int((~torch.isfinite(got)).sum())} outputs are NaN or inf for scores of magnitude ~1e3: exp() overflowed. "
         "Hint: subtract each row's maximum before exp (torch.softmax does).")
@@ -122,14 +210,14 @@ def check_half_precision(naive_attention: Callable) -> None:
     """Check 6: float16 inputs give a float16 output, also when their scores overflow float16."""
     __tracebackhide__ = True
     q, k, v = (torch.randn(1, 2, 16, 8, dtype=torch.float16) for _ in range(3))
-    got = naive_attention(q, k, v, causal=True)
+    got = _call(naive_attention, "naive_attention in float16", q, k, v, causal=True)
     assert got.dtype == torch.float16, f"float16 inputs should give a float16 output, got {got.dtype}"
     assert_close(got, ref.naive_attention(q, k, v, causal=True), atol=2e-3, name="naive_attention in float16",
                  hint="compute the scores and the softmax in float32, then convert the result back.")
     # Inputs that fit in float16 whose scores do not: |q . k| / sqrt(d) reaches ~1e5, past float16's largest 65504.
     q, k = (300 * torch.randn(1, 2, 16, 8) for _ in range(2))
     q, k, v = q.half(), k.half(), torch.randn(1, 2, 16, 8, dtype=torch.float16)
-    got = naive_attention(q, k, v, causal=True)
+    got = _call(naive_attention, "naive_attention in float16 with scores up to ~1e5", q, k, v, causal=True)
     nan = bool(torch.isnan(got).any())
     assert_close(got, ref.naive_attention(q, k, v, causal=True), atol=2e-3,
                  name="naive_attention in float16 with scores up to ~1e5",
@@ -236,11 +324,7 @@ def check_over_the_space(causal_mask: Callable, naive_attention: Callable) -> No
                     hint = _attention_hint(exc, lead, None, q, k, v, causal)
                     raise AssertionError(f"naive_attention, {where}: raised {type(exc).__name__}: {exc}"
                                          + (f". Hint: {hint}" if hint else "")) from None
-                changed = [name for name, t, b in zip("qkv", (q, k, v), before) if not torch.equal(t, b)]
-                assert not changed, (
-                    f"naive_attention, {where}: your function changed its argument(s) {', '.join(changed)}. Hint: "
-                    f"q.float() of a float32 tensor is that same tensor, so q *= scale or q /= ... writes into the "
-                    f"caller's q; scale the scores (a new tensor) instead.")
+                assert_unchanged(f"naive_attention, {where}", (q, k, v), before)
                 assert isinstance(got, torch.Tensor) and got.dtype == dtype, (
                     f"naive_attention, {where}: returned {getattr(got, 'dtype', type(got).__name__)}, expected "
                     f"{dtype}. Hint: compute in float32, then convert the result back to the input's dtype, "

@@ -17,6 +17,7 @@ boundaries always included:
 
 from __future__ import annotations
 
+import math
 import numbers
 import random
 
@@ -26,29 +27,75 @@ from ..memory import GB, PRESETS, GiB, LLAMA2_70B, LLAMA3_8B, LLAMA_7B, OPT_13B,
 from ..memory import kv_cache_bytes as formula
 
 
+FACTORS = ("num_layers", "num_kv_heads", "head_dim", "num_tokens", "batch", "bytes_per_element")
+"""The arguments of ``kv_cache_bytes``, each a factor of the product."""
+
+
+def _formula_hint(kv_cache_bytes, args: dict, got, expected: int) -> str:
+    """Which factor a wrong ``kv_cache_bytes(**args)`` left out or counted twice, derived from what it returns: each
+    argument doubled in turn, a factor the result ignores leaves it the same, one counted twice quadruples it (with 32
+    layers and 32 KV heads, a result 1/32 of the expected names the one really missing)."""
+    if not isinstance(got, numbers.Real) or got != got or got <= 0:
+        return "2 x num_layers x num_kv_heads x head_dim x num_tokens x batch x bytes_per_element."
+    if got * 2 == expected:
+        return "every token stores a key AND a value vector: multiply by 2."
+    ignored, twice = [], []
+    for name in FACTORS:
+        try:
+            doubled = kv_cache_bytes(**{**args, name: 2 * args[name]})
+        except Exception:  # noqa: BLE001 - only a hint: the learner's error is for a call of the check to report
+            continue
+        if doubled == got:
+            ignored.append(name)
+        elif doubled == 4 * got:
+            twice.append(name)
+    nbytes = args["bytes_per_element"]
+    if ignored == ["bytes_per_element"] and got * nbytes == expected * 2:
+        return (f"your result does not change with bytes_per_element: it is what 2 bytes per element give; use the "
+                f"bytes_per_element argument ({nbytes} here) instead of assuming fp16.")
+    parts = []
+    if ignored:
+        names = " and ".join(ignored)
+        missing = math.prod(args[name] for name in ignored)
+        parts.append(f"your result does not change with {names} (doubling {'it' if len(ignored) == 1 else 'each'} "
+                     f"gives the same {got:,})"
+                     + (f": {' and '.join(f'{name} = {args[name]}' for name in ignored)} "
+                        f"{'is' if len(ignored) == 1 else 'are'} missing from the product" if got * missing == expected
+                        else f": multiply by {names}"))
+    if twice:
+        parts.append(f"doubling {' or '.join(twice)} quadruples your result: {' and '.join(twice)} "
+                     f"{'is' if len(twice) == 1 else 'are'} counted twice")
+    return ("; ".join(parts) + "." if parts else
+            "2 x num_layers x num_kv_heads x head_dim x num_tokens x batch x bytes_per_element.")
+
+
 def check_llama_7b(kv_cache_bytes) -> None:
     """Check 1: the LLaMA-7B example."""
     __tracebackhide__ = True
-    got = kv_cache_bytes(num_layers=32, num_kv_heads=32, head_dim=128, num_tokens=32 * 1024, batch=16,
-                         bytes_per_element=2)
+    args = dict(num_layers=32, num_kv_heads=32, head_dim=128, num_tokens=32 * 1024, batch=16, bytes_per_element=2)
+    got = kv_cache_bytes(**args)
     expected = 274_877_906_944
     assert got != expected // 2, (
         f"got {got:,} bytes, exactly half of the expected {expected:,}. "
         "Hint: every token stores a key AND a value vector: multiply by 2.")
-    assert got == expected, f"LLaMA-7B, fp16, batch 16, 32K tokens: expected {expected:,} bytes (256 GiB), got {got:,}"
+    assert got == expected, (
+        f"LLaMA-7B, fp16, batch 16, 32K tokens: expected {expected:,} bytes (256 GiB), got {got:,} "
+        f"({_how_much(got, expected)}). Hint: {_formula_hint(kv_cache_bytes, args, got, expected)}")
 
 
 def check_element_sizes(kv_cache_bytes) -> None:
     """Check 2: other element sizes."""
     __tracebackhide__ = True
     for bytes_per_element, expected in [(4, 18_480), (1, 4_620)]:
-        got = kv_cache_bytes(num_layers=2, num_kv_heads=3, head_dim=5, num_tokens=7, batch=11,
-                             bytes_per_element=bytes_per_element)
+        args = dict(num_layers=2, num_kv_heads=3, head_dim=5, num_tokens=7, batch=11,
+                    bytes_per_element=bytes_per_element)
+        got = kv_cache_bytes(**args)
         assert got * bytes_per_element != expected * 2, (
             f"with bytes_per_element={bytes_per_element} you return {got:,}, what 2 bytes per element would give "
             f"(expected {expected:,}). Hint: use the bytes_per_element argument instead of assuming fp16.")
         assert got == expected, (f"2 layers, 3 KV heads, head_dim 5, 7 tokens, batch 11, {bytes_per_element} bytes "
-                                 f"per element: expected {expected:,} bytes, got {got:,}")
+                                 f"per element: expected {expected:,} bytes, got {got:,} ({_how_much(got, expected)}). "
+                                 f"Hint: {_formula_hint(kv_cache_bytes, args, got, expected)}")
 
 
 def check_three_models(kv_bytes_per_token) -> None:
@@ -67,7 +114,67 @@ def check_three_models(kv_bytes_per_token) -> None:
         assert got != expected * 8, (
             f"{model.name}, {dtype}: got {got:,} bytes per token, 8x the expected {expected:,}. "
             "Hint: that is bits, not bytes: use dtype.itemsize.")
-        assert got == expected, f"{model.name}, {dtype}: expected {expected:,} bytes per token, got {got:,}"
+        assert got == expected, (f"{model.name}, {dtype}: expected {expected:,} bytes per token, got {got:,} "
+                                 f"({_how_much(got, expected)}). Hint: {_per_token_hint(got, model, dtype)}")
+
+
+def _fit_mistakes(budget_gib: float, per_token: int, max_len: int, num_layers: int) -> dict[str, tuple[int, str]]:
+    """What each plausible wrong ``max_concurrent_requests`` returns for this budget and reservation, with the hint
+    that names it: {mistake: (its count of requests, hint)}."""
+    per_request = per_token * max_len
+    budget = budget_gib * GiB                       # exact: a power of two multiplies
+    fit = budget / per_request
+    return {
+        "GB": (int(budget_gib * GB // per_request),
+               f"that is a budget of {budget_gib} GB (10**9 bytes); a GiB is 2**30 bytes."),
+        "int(budget)": (int(budget_gib) * GiB // per_request,
+                        f"that is what fits in int(budget_gib) = {int(budget_gib)} GiB: the budget was truncated to "
+                        f"whole GiB before the conversion; convert it whole (budget_gib * 2**30 bytes), and round "
+                        f"down only the number of requests."),
+        "round": (round(fit), f"{fit:.2f} reservations fit, and a part of a reservation runs no request: round down."),
+        "max_len + 1": (int(budget // (per_token * (max_len + 1))),
+                        f"that is what fits when each request reserves max_len + 1 = {max_len + 1} tokens; it "
+                        f"reserves max_len = {max_len} (the tokens of the prompt and of the output together)."),
+        "one layer": (int(budget // (per_request // num_layers)),
+                      f"that is what fits when a token holds {per_token // num_layers:,} bytes, its K and V in one "
+                      f"layer; it holds {per_token:,} over all {num_layers} layers: use kv_bytes_per_token(model, "
+                      f"dtype)."),
+        "no K and V": (int(budget // (per_request // 2)),
+                       "that is what fits when a token holds a key OR a value; it holds both: use "
+                       "kv_bytes_per_token(model, dtype)."),
+        "<": (max(math.ceil(fit) - 1, 0),
+              f"the budget holds {fit:g} reservations exactly, to the byte: an exact fit runs them all (no < where <= "
+              f"belongs)."),
+    }
+
+
+def _fit_hint(max_concurrent_requests, cases, gots: list, first: int, per_tokens: list) -> str:
+    """The mistake that best explains a wrong count of requests, derived from what the learner's function returns: of
+    the :func:`_fit_mistakes` that give its count at case ``first``, the one that also gives its counts at the most
+    other cases and at three more budgets for the same reservation (one byte short of max_len + 1 tokens, exactly one
+    reservation, one and a half): at the check's cases an exact fit counted with < and one token too many reserved
+    agree, those budgets tell them apart."""
+    budget_gib, model, max_len, dtype, _ = cases[first]
+    per_token = per_tokens[first]
+    mistakes = _fit_mistakes(budget_gib, per_token, max_len, model.num_layers)
+    candidates = [name for name, (count, _) in mistakes.items() if count == gots[first]]
+    if not candidates:
+        return ("the budget in bytes (budget_gib * 2**30), floor-divided by the bytes of one reservation "
+                "(kv_bytes_per_token(model, dtype) * max_len), as an int.")
+    per_request = per_token * max_len
+    points = [(case[0], case[2], per_tokens[i], case[1].num_layers, gots[i]) for i, case in enumerate(cases)
+              if gots[i] is not None]
+    for probe in (per_token * (max_len + 1) - 1, per_request, per_request * 3 // 2):
+        try:
+            got = max_concurrent_requests(probe / GiB, model, max_len, dtype)
+            points.append((probe / GiB, max_len, per_token, model.num_layers, got))
+        except Exception:  # noqa: BLE001 - only a hint
+            pass
+
+    def agreement(name):
+        return sum(_fit_mistakes(b, t, n, layers)[name][0] == got for b, n, t, layers, got in points)
+
+    return mistakes[max(candidates, key=agreement)][1]
 
 
 def check_whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
@@ -75,18 +182,20 @@ def check_whole_requests(max_concurrent_requests, kv_bytes_per_token) -> None:
     __tracebackhide__ = True
     cases = [(60, LLAMA3_8B, 8192, torch.bfloat16, 60), (12, OPT_13B, 2048, torch.float16, 7),
              (1, OPT_13B, 2048, torch.float16, 0), (12.5, OPT_13B, 2048, torch.float16, 8)]
-    for budget_gib, model, max_len, dtype, expected in cases:
-        got = max_concurrent_requests(budget_gib, model, max_len, dtype)
-        per_request = kv_bytes_per_token(model, dtype) * max_len
-        assert got != int(budget_gib * GB // per_request) or got == expected, (
-            f"{budget_gib} GiB for {model.name}: got {got} requests, expected {expected}. Hint: that is a budget of "
-            f"{budget_gib} GB (10**9 bytes); a GiB is 2**30 bytes.")
-        assert got != round(budget_gib * GiB / per_request) or got == expected, (
-            f"{budget_gib} GiB for {model.name}: got {got} requests, expected {expected}. Hint: "
-            f"{budget_gib * GiB / per_request:.2f} reservations fit, and a part of a reservation runs no request: "
-            f"round down.")
-        assert got == expected, (f"{budget_gib} GiB for {model.name} at max_len {max_len}: expected {expected} "
-                                 f"requests, got {got}")
+    gots: list = [None] * len(cases)
+    per_tokens = [kv_bytes_per_token(model, dtype) for _, model, _, dtype, _ in cases]
+    for i, (budget_gib, model, max_len, dtype, expected) in enumerate(cases):
+        got = gots[i] = max_concurrent_requests(budget_gib, model, max_len, dtype)
+        if got != expected:
+            for j in range(i + 1, len(cases)):          # the later cases too, to tell the mistakes apart
+                try:
+                    gots[j] = max_concurrent_requests(*cases[j][:4])
+                except Exception:  # noqa: BLE001 - only a hint
+                    pass
+            raise AssertionError(
+                f"{budget_gib} GiB for {model.name} at max_len {max_len}: expected {expected} requests, got {got} "
+                f"({_how_much(got, expected)}). Hint: "
+                f"{_fit_hint(max_concurrent_requests, cases, gots, i, per_tokens)}")
         assert isinstance(got, int), (
             f"{budget_gib} GiB for {model.name}: got {got!r}, a {type(got).__name__}: a number of requests is an int "
             f"(floor division of a float, such as a budget in GiB times 2**30, is still a float).")
@@ -164,9 +273,7 @@ def check_over_the_space(kv_cache_bytes, kv_bytes_per_token, max_concurrent_requ
                                   f"int (a / makes a float; multiply ints).")
             assert got == expected, (
                 f"{call}: expected {expected:,} bytes, got {got:,} ({_how_much(got, expected)}). Hint: "
-                + ("a key AND a value: multiply by 2." if got * 2 == expected else
-                   "use the bytes_per_element argument." if got * nbytes == expected * 2 else
-                   "2 x num_layers x num_kv_heads x head_dim x num_tokens x batch x bytes_per_element."))
+                f"{_formula_hint(kv_cache_bytes, args, got, expected)}")
     models = [*PRESETS.values(), MQA_SHAPE]
     for model in models:
         for dtype in _dtypes():

@@ -113,8 +113,9 @@ def _plain(v, depth: int = 0):
 def compare(expected: list[list], got: list[list], cases, atol: float, rtol: float,
             rounding: dict[str, tuple[float, float]] | None = None) -> str | None:
     """None when every step's outcome agrees with the solution's; else which step of which case, and how.
-    ``rounding``: (atol, rtol) per low-precision dtype where more than one rounding is right (``ONE_ULP`` if None)."""
-    rounding = ONE_ULP if rounding is None else rounding
+    ``rounding``: (atol, rtol) of a dtype's results in place of ``atol, rtol`` (a spec's :attr:`Spec.rounding`);
+    a float16 or bfloat16 result not in it is allowed at least one unit in the last place (``ONE_ULP``)."""
+    rounding = {} if rounding is None else rounding
     for n, (case, want_steps, got_steps) in enumerate(zip(cases.cases, expected, got), 1):
         for k, ((kind, source), want, have) in enumerate(zip(case["steps"], want_steps, got_steps), 1):
             problem = _differs(want, have, atol, rtol, rounding)
@@ -161,7 +162,7 @@ def _raised(v) -> bool:
 ONE_ULP = {"float16": (2.0**-24, 2.0**-10), "bfloat16": (0.0, 2.0**-7)}
 
 
-def _value_differs(want, have, atol: float, rtol: float, rounding: dict) -> str | None:
+def _value_differs(want, have, atol: float, rtol: float, rounding: dict | None = None) -> str | None:
     if isinstance(want, tuple) and want[0] == "tensor":
         if not (isinstance(have, tuple) and have[0] == "tensor"):
             return f"expected a {want[1]} tensor, got {_kind(have)}"
@@ -170,8 +171,9 @@ def _value_differs(want, have, atol: float, rtol: float, rounding: dict) -> str 
         a, b = want[2], have[2]
         if a.shape != b.shape:
             return f"expected shape {list(a.shape)}, got {list(b.shape)}"
-        ulp_atol, ulp_rtol = rounding.get(want[1], (0.0, 0.0))
-        close = (np.isclose(b, a, atol=max(atol, ulp_atol), rtol=max(rtol, ulp_rtol), equal_nan=False)
+        ulp_atol, ulp_rtol = ONE_ULP.get(want[1], (0.0, 0.0))
+        atol, rtol = (rounding or {}).get(want[1], (max(atol, ulp_atol), max(rtol, ulp_rtol)))
+        close = (np.isclose(b, a, atol=atol, rtol=rtol, equal_nan=False)
                  | (np.isnan(a) & np.isnan(b)))
         close |= np.isinf(a) & (a == b)
         if not close.all():

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 
 from pagedlab.grading.align import role
-from pagedlab.grading.review import imported_names
+from pagedlab.grading.review import setup_names
 from pagedlab.grading.specs import SPECS, Spec
 
 _SKIPPED = ("__MACOSX",)  # besides every name that starts with a dot
@@ -57,7 +57,7 @@ def load_pristine(exercises: Path, solutions: Path | None = None) -> dict[str, P
         solved = solution.read_bytes() if spec and solution and solution.is_file() else None
         work = {c.get("id"): c.source for c in nbformat.reads(solved.decode("utf-8"), as_version=4).cells
                 if c.cell_type == "code" and role(c) == "work"} if solved else {}
-        out[path.name] = Pristine(path.name, nb, hashlib.sha256(data).hexdigest(), frozenset(imported_names(setup)),
+        out[path.name] = Pristine(path.name, nb, hashlib.sha256(data).hexdigest(), frozenset(setup_names(setup)),
                                   spec, solved, work)
     if not out:
         raise ValueError(f"exercises: no exercise notebooks in {str(exercises)!r}")

@@ -11,8 +11,12 @@ the grader expects back. The driver then
 * wraps the functions that compute the exercise's answer, where the grading copy of ``pagedlab`` still holds them
   (:mod:`pagedlab.grading.sites` leaves most of them out), in tripwires in every loaded module, and pushes a
   ``TorchDispatchMode`` that sees torch's softmax and attention ops whatever path reached them;
-* for a Triton exercise, watches Triton's launch path: a graded result counts only if a ``@triton.jit`` kernel
-  defined in the notebook wrote it, and nothing changed it after (:class:`Launches`);
+* for a Triton exercise, refuses PyTorch computing values while the learner's function runs (it may allocate, copy
+  and view: :data:`LAUNCHER_OPS`), and watches Triton's launch path: a graded result counts only if a
+  ``@triton.jit`` kernel defined in the notebook wrote it from the inputs, and nothing changed it after
+  (:class:`Launches`);
+* records what leaves the watchers' sight: an operator defined outside PyTorch, an installed package's code other
+  than :data:`PACKAGES`, a profile hook replaced, a fork, a Triton kernel not the notebook's;
 * runs every step in the notebook's namespace, catching every exception (``SystemExit`` included) as an outcome,
   and records a thread a graded call starts (the op watcher sees only its own thread);
 * writes ``{"token", "outcomes", "tripped"}`` with its own small encoder to a file name the learner could not know.
@@ -72,7 +76,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
     own process goes on).
     """
     job = json.loads(job_text)
-    state = {"on": False, "tripped": [], "refused": [], "where": ""}
+    state = {"on": False, "learner": False, "tripped": [], "refused": [], "where": ""}
     undo: list = []
 
     def record(label: str) -> None:
@@ -105,24 +109,41 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                 hit = moved.get(id(value))
                 if hit is not None and hit[0] is value:
                     put(d, key, hit[1])
-        mode = _mode(job, record)
+        launches = Launches(put, record) if job.get("triton") else None
+
+        def computing(op: str) -> None:
+            """PyTorch computed floating-point values inside a Triton exercise's graded call: refused."""
+            if state["learner"] and not launches.refusal:
+                launches.refusal = (f"{state['where']}: PyTorch computed floating-point values during the call "
+                                    f"({op}): this exercise is graded on its Triton kernel, and PyTorch may only "
+                                    "allocate, copy and view memory for it (the kernel computes every value)")
+                raise NotTriton(launches.refusal)
+        mode = _mode(job, record, computing if launches is not None else None)
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
         family = _family(job)
         answers = _answer_code(job.get("tripwires", ()))
 
+        packages: set = set()
+
         def profile(frame, event, arg) -> None:
-            """A torch C function of an answer's name, by any route (dispatch modes disabled too), or a function of
-            an answer module's file (a fresh copy of it, from ``runpy`` or ``importlib``, has no tripwire)."""
+            """A torch C function of an answer's name, by any route (dispatch modes disabled too), a function of an
+            answer module's file (a fresh copy of it, from ``runpy`` or ``importlib``, has no tripwire), or the
+            code of an installed package other than those a learner's answer runs through (:data:`PACKAGES`)."""
             if event == "c_call" and _named(getattr(arg, "__name__", None), aten, family):
                 record(f"torch's {arg.__name__}")
-            elif event == "call" and ((frame.f_code.co_filename, frame.f_code.co_qualname.split(".")[0]) in answers
-                                      or (frame.f_code.co_filename, "*") in answers):
-                record(f"{frame.f_code.co_qualname} of {frame.f_code.co_filename.rpartition('/')[2]}")
+            elif event == "call":
+                file = frame.f_code.co_filename
+                if (file, frame.f_code.co_qualname.split(".")[0]) in answers or (file, "*") in answers:
+                    record(f"{frame.f_code.co_qualname} of {file.rpartition('/')[2]}")
+                package = _package(file)
+                if package and package not in PACKAGES and package not in packages:
+                    packages.add(package)
+                    record(f"code of the installed package {package} ({frame.f_code.co_qualname}), which may "
+                           f"compute the answer: a person checks what it does")
         torch = sys.modules.get("torch")
         if torch is None and (mode or job.get("arrays")):
             import torch
         device = importlib.import_module("pagedlab.device").DEVICE if job.get("device") else None
-        launches = Launches(put, record) if job.get("triton") else None
 
         given = {name: _resolve(target) for name, target in job.get("given", {}).items()}
 
@@ -131,6 +152,14 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             t = torch.tensor(a["data"], dtype=getattr(torch, a["dtype"])).reshape(a["shape"])
             return t.to(device) if device is not None else t
 
+        # A process forked during a graded call computes out of every watcher's sight: noted (a hook cannot be
+        # removed: it checks this run's state, off once the calls are made). Not ended: a pool waiting for its
+        # workers would wait for ever.
+        os.register_at_fork(before=lambda: record("a new process (a fork), out of the grader's sight"))
+        for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
+            owner = getattr(sys.modules.get(module), cls, None)
+            if owner is not None:  # a kernel of the course's, reached by any route, is not the notebook's work
+                put(owner, "run", _foreign_launches(owner.run, record))
         outcomes = []
         for n, case in enumerate(job["cases"], 1):
             ns = dict(namespace)
@@ -154,14 +183,18 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                             steps.append(None)
                         else:
                             arguments = launches.arguments if launches is not None else []
-                            value = eval(_arguments_kept(source, ns, launches.keep if launches is not None else None),
-                                         ns)
+                            value = eval(_arguments_kept(source, ns, launches.keep if launches is not None else None,
+                                                         state), ns)
                             if launches is not None:
                                 launches.check(value, arguments, torch, state["where"])
                             unwritten = launches.unwritten(value, torch) if launches is not None else ""
                             steps.append({"value": _plain(value, torch, record), **(
                                 {"unwritten": unwritten} if unwritten else {})})
                     finally:
+                        state["learner"] = False
+                        if launches is None and (aten or answers) and sys.getprofile() is not profile:
+                            record("a profile hook of the notebook's (sys.setprofile, cProfile) in place of the "
+                                   "grader's, which sees reference code called by any route")
                         sys.setprofile(None)
                         if active is not None:
                             active.__exit__(None, None, None)
@@ -190,6 +223,32 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                 owner[attr] = original
             else:
                 setattr(owner, attr, original)
+
+
+# Installed packages whose code a learner's answer may run through: torch (its own dependencies included: it imports
+# sympy on first use of some paths), NumPy, Triton, einops, and the kernel's own (a print goes through ipykernel); any
+# other package's code during a graded call needs a person's look.
+PACKAGES = frozenset(("torch", "numpy", "triton", "einops", "pagedlab", "typing_extensions", "sympy", "mpmath",
+                      "networkx", "jinja2", "markupsafe", "filelock", "fsspec", "setuptools", "_distutils_hack",
+                      "IPython", "ipykernel", "zmq", "traitlets", "jupyter_client", "jupyter_core", "comm", "tornado"))
+
+
+def _package(file: str) -> str | None:
+    """The installed package (the folder under ``site-packages``) a code object's file belongs to, else None."""
+    for root in ("/site-packages/", "/dist-packages/"):
+        if root in file:
+            return file.split(root, 1)[1].split("/", 1)[0].removesuffix(".py")
+    return None
+
+
+def _foreign_launches(run, record):
+    """``run`` (a Triton launcher's) recording each launch of a kernel not defined in the notebook."""
+    def watched(fn, *args, **kwargs):
+        kernel = getattr(fn, "fn", None)
+        if getattr(kernel, "__module__", "__main__") != "__main__":
+            record(f"the Triton kernel {kernel.__module__}.{getattr(kernel, '__name__', '?')}, not the notebook's")
+        return run(fn, *args, **kwargs)
+    return watched
 
 
 def _resolve(target: str):
@@ -258,13 +317,31 @@ def _named(name, aten, family) -> bool:
     return isinstance(name, str) and (name in aten or any(word in name for word in family))
 
 
-def _mode(job: dict, record):
-    """A TorchDispatchMode class that records the job's aten ops, or None when the job wires none."""
+# What a Triton exercise's launcher may ask PyTorch for during a graded call: memory (allocate, fill with a constant,
+# copy, convert), and views of it. Any other op that makes floating-point values computes part of the answer.
+LAUNCHER_OPS = frozenset((
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill", "fill_", "zero_", "clone", "copy",
+    "copy_", "_to_copy", "contiguous", "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "expand",
+    "permute", "transpose", "t", "unsqueeze", "squeeze", "select", "slice", "narrow", "split", "split_with_sizes",
+    "chunk", "unbind", "alias", "detach", "lift_fresh", "lift_fresh_copy", "view_as_real", "view_as_complex", "cat",
+    "stack", "flatten", "unflatten", "resize_", "set_", "index_select", "movedim", "_local_scalar_dense"))
+# Operators of these namespaces are PyTorch's own; any other was defined by someone (torch.library), and its body,
+# Python included, runs where a dispatch mode cannot see inside it.
+TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", "profiler", "triton"))
+
+
+def _mode(job: dict, record, computing=None):
+    """A TorchDispatchMode class that records the job's aten ops and operators defined outside PyTorch, and, where
+    ``computing`` is given (a Triton exercise), calls it with an op that makes floating-point values other than
+    :data:`LAUNCHER_OPS`; None when the job wires no aten op and is not a Triton exercise."""
     aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
     family = _family(job)
-    if not aten:
+    if not aten and computing is None:
         return None
+    from torch import Tensor
     from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
 
     class Tripwires(TorchDispatchMode):
         @classmethod
@@ -275,9 +352,17 @@ def _mode(job: dict, record):
             return False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if _named(str(func.name()).split("::")[-1].split(".")[0], aten, family):
+            name = str(func.name()).split("::")[-1].split(".")[0]
+            if _named(name, aten, family):
                 record(f"torch's {func.name()}")
-            return func(*args, **(kwargs or {}))
+            if getattr(func, "namespace", "aten") not in TORCH_NAMESPACES:
+                record(f"the operator {func.name()}, defined outside PyTorch (torch.library): the op watcher does not "
+                       f"see what its body runs")
+            out = func(*args, **(kwargs or {}))
+            if computing is not None and name not in LAUNCHER_OPS and any(
+                    isinstance(t, Tensor) and t.is_floating_point() for t in tree_leaves(out)):
+                computing(f"torch's {func.name()}")
+            return out
     return Tripwires
 
 
@@ -301,10 +386,10 @@ class Launches:
         self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
         self.given_bytes: dict = {}  # the bytes under each of those tensors then, by storage address
         self.foreign: list[str] = []  # floating-point tensors read that neither the call passed nor a kernel wrote
-        self.python_calls: list[str] = []  # plain Python the kernel's body calls (run by the interpreter only)
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
         self.unmasked: list = []  # the addresses of the loads that had no mask at all (interpreted)
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
+        self.floats: set = set()  # the floating-point scalars its launches were given
         self.host = True  # every tensor its launches were given is in this process's memory (the CPU)
         self.where = ""  # the graded call, for a refusal raised inside a launch
         self.refusal = ""  # a refusal raised inside a launch (the interpreter wraps the exception)
@@ -324,7 +409,7 @@ class Launches:
     def reset(self, where: str = "") -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
         self.given_bytes.clear()
-        self.python_calls.clear(), self.stores.clear(), self.unmasked.clear(), self.grids.clear()
+        self.stores.clear(), self.unmasked.clear(), self.grids.clear(), self.floats.clear()
         self.compiled, self.host, self.where, self.refusal = False, True, where, ""
 
     def keep(self, arguments: tuple) -> None:
@@ -370,7 +455,12 @@ class Launches:
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
-            self.python_calls.extend(_python_calls(fn))
+            calls = _python_calls(fn)
+            if calls:  # stopped before the interpreter runs that Python: what it writes is not the kernel's work
+                self.refusal = (f"{self.where}: the notebook's Triton kernel calls Python from inside it ("
+                                f"{', '.join(dict.fromkeys(calls))}): Triton's interpreter runs that, a GPU compiles "
+                                "no such call, and what it computes is not the kernel's work")
+                raise NotTriton(self.refusal)
             tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
             self.host &= all(t.device.type == "cpu" for t in tensors)
             if isinstance(kwargs.get("grid"), tuple):
@@ -380,13 +470,21 @@ class Launches:
             self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
             self.compiled |= compiled
             self.accesses.clear()
+            earlier = list(self.stores)
+            floats = [a for a in (*args, *kwargs.values()) if isinstance(a, float)]
+            self.floats.update(floats)
+            if len(self.floats) > 2:
+                self.refusal = (f"{self.where}: the notebook's Triton kernel was given {len(self.floats)} different "
+                                "floating-point scalars in one graded call: a kernel's data comes through its "
+                                "tensors, and a scalar argument is a constant of the call (a scale)")
+                raise NotTriton(self.refusal)
             self.inside = True
             try:
                 result = run(fn, *args, **kwargs)
             finally:
                 self.inside = False
             if not compiled:
-                self._provenance(tensors, before)
+                self._provenance(tensors, before, earlier)
             for t in tensors:
                 after = _bytes(t)
                 if after != before.get(t.untyped_storage().data_ptr()) or (not compiled and self._stored_in(t)):
@@ -409,31 +507,47 @@ class Launches:
                                 "given, not read values computed elsewhere and written into them")
                 raise NotTriton(self.refusal)
 
-    def _provenance(self, tensors, before: dict) -> None:
+    def _provenance(self, tensors, before: dict, earlier: list) -> None:
         """Note each tensor from which this launch loaded values that came from outside the kernel: a tensor that
         is not the graded call's own (an argument, or a view of one), nor an integer copy of one's values (block
-        tables or lengths cast to int32), was not written by an earlier launch of the notebook's kernel in this
-        call, is not all zeros (a zeroed accumulator), and was read at an address this launch had not stored to
-        first. Values PyTorch computed and handed to the kernel to copy, into a tensor of its own (of any dtype: an
-        integer view of floats is bit-cast back in one instruction) or into the output itself, are such values; a
-        kernel that reads back what it stored (a second pass over its output) is not."""
+        tables or lengths cast to int32), whose loaded elements were not all zero, nor stored by the notebook's
+        kernel (``earlier``: the addresses earlier launches of this call stored, their bytes unchanged since; or this
+        launch, before the load). Values PyTorch or Python computed and handed to the kernel to copy, into a tensor
+        of its own (of any dtype: an integer view of floats is bit-cast back in one instruction), into a tensor the
+        kernel also stored a few elements of, or into the output itself, are such values; a kernel that reads back
+        what it stored (a second pass over its output) is not."""
         import numpy
 
         own = {a.untyped_storage().data_ptr() for a in self.arguments if hasattr(a, "untyped_storage")}
         for t in tensors:
-            ptr, size = t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()
-            outside = before.get(ptr, b"").strip(b"\0")  # (all zeros: nothing from outside to copy)
-            if ptr in own or ptr in self.written or not outside or not _touches(self.reads, t) or (
+            ptr, size, width = t.untyped_storage().data_ptr(), t.untyped_storage().nbytes(), t.element_size()
+            if ptr in own or not _touches(self.reads, t) or size % width or (
                     not t.is_floating_point() and self._copies_an_argument(t)):
                 continue
-            stored = numpy.zeros(size, dtype=bool)
+            now = numpy.frombuffer(before.get(ptr, bytes(size)), dtype=numpy.uint8).reshape(-1, width)
+            known = ~now.any(axis=1)  # zero elements: nothing from outside to copy (an accumulator cleared first)
+            wrote = self.written.get(ptr)
+            if wrote is not None:  # stored by an earlier launch, and still holding what that launch left there
+                same = (numpy.frombuffer(wrote, dtype=numpy.uint8).reshape(-1, width) == now).all(axis=1)
+                hit = numpy.zeros(len(known), dtype=bool)
+                for addresses in earlier:
+                    hit[self._elements(addresses, ptr, size, width)] = True
+                known |= hit & same
             for is_store, addresses in self.accesses:
-                offsets = addresses[(addresses >= numpy.uint64(ptr)) & (addresses < numpy.uint64(ptr + size))] - ptr
+                index = self._elements(addresses, ptr, size, width)
                 if is_store:
-                    stored[offsets.astype(numpy.int64)] = True
-                elif not stored[offsets.astype(numpy.int64)].all():
+                    known[index] = True
+                elif not known[index].all():
                     self.foreign.append(f"a tensor of shape {tuple(t.shape)}")
                     break
+
+    @staticmethod
+    def _elements(addresses, ptr: int, size: int, width: int):
+        """The element indices (of ``width`` bytes) of the storage at ``ptr`` among ``addresses``."""
+        import numpy
+
+        inside = addresses[(addresses >= numpy.uint64(ptr)) & (addresses < numpy.uint64(ptr + size))]
+        return ((inside - numpy.uint64(ptr)) // numpy.uint64(width)).astype(numpy.int64)
 
     def _copies_an_argument(self, t) -> bool:
         """Whether integer tensor ``t`` holds the values of one of the graded call's integer tensors, in order."""
@@ -448,10 +562,6 @@ class Launches:
         raised inside a launch stands even where the notebook caught it."""
         if self.refusal:
             raise NotTriton(self.refusal)
-        if self.python_calls:  # first: what such a call wrote may look like the kernel's work, or not at all
-            raise NotTriton(f"{where}: the notebook's Triton kernel calls Python from inside it ("
-                            f"{', '.join(dict.fromkeys(self.python_calls))}): Triton's interpreter runs that, a GPU "
-                            "compiles no such call, and what it computes is not the kernel's work")
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
@@ -595,9 +705,10 @@ def _positions(missing) -> str:
 
 
 def _python_calls(jit) -> list[str]:
-    """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) loads: a function, class
-    or module of the notebook's that is neither Triton's nor another ``@triton.jit`` function (read from the
-    bytecode: a notebook's source is not always at hand)."""
+    """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) loads: anything but a
+    number, a string, None, and Triton's own objects (its modules, ``constexpr``, another ``@triton.jit`` function):
+    a function, class, module or object whose methods the interpreter would run as Python (read from the bytecode:
+    a notebook's source is not always at hand)."""
     import builtins
     import types
 
@@ -614,7 +725,7 @@ def _python_calls(jit) -> list[str]:
             home = target.__module__
         else:                     # a constant, or an object such as a @triton.jit function: its class says whose
             home = type(target).__module__
-        if str(home).split(".")[0] != "triton" and isinstance(target, (types.ModuleType, *plain)):
+        if str(home).split(".")[0] != "triton" and not isinstance(target, (numbers.Number, str, type(None))):
             found.append(name)
     return found
 
@@ -644,13 +755,21 @@ def _touches(addresses: list, t) -> bool:
     return any(bool(((a >= numpy.uint64(lo)) & (a < hi)).any()) for a in addresses)
 
 
-def _arguments_kept(source: str, ns: dict, keep):
+def _arguments_kept(source: str, ns: dict, keep, state: dict):
     """``source`` (an expression) compiled so that, when it is a call and ``keep`` is not None, its positional and
     keyword arguments are given to ``keep`` as they are passed (each evaluated once, in order, by a helper put in
-    ``ns``)."""
+    ``ns``), and ``state["learner"]`` is True while the called function runs (not while the grader's arguments are
+    computed)."""
     tree = ast.parse(source, mode="eval")
     if keep is not None and isinstance(tree.body, ast.Call):
-        ns["__graded_call__"] = lambda f, /, *a, **k: (keep((*a, *k.values())), f(*a, **k))[1]
+        def graded_call(f, /, *a, **k):
+            keep((*a, *k.values()))
+            state["learner"] = True
+            try:
+                return f(*a, **k)
+            finally:
+                state["learner"] = False
+        ns["__graded_call__"] = graded_call
         call = tree.body
         tree.body = ast.Call(ast.Name("__graded_call__", ast.Load()), [call.func, *call.args], call.keywords)
         ast.fix_missing_locations(tree)

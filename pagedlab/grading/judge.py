@@ -80,7 +80,8 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     modules = set(pristine.setup_imports) | imported_names(learner)  # every module imported in any cell
     reasons = [f"{c.role} cell {c.id!r} {why}" for c in cells
                if c.role not in RESTORED and restored.cells[c.index].source not in given
-               for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports), modules)
+               for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports), modules,
+                                         pristine.spec.tripwires if pristine.spec else ())
                + reference_reasons(restored.cells[c.index].source)]
     if published:
         handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}

@@ -2,8 +2,10 @@
 
 Checks run in the same kernel as the learner's code, so code that touches IPython's execution machinery
 (traceback display, custom exception handlers, input and AST transformers, event callbacks), installs a trace
-or profile function, patches ``builtins``, runs code it builds at run time, or replaces attributes of modules
-(or names the pristine setup cells import) could make a failing check look like a pass. This module reads
+or profile function, patches ``builtins``, runs code it builds at run time or loads from bytes, or replaces
+attributes of modules (or names the pristine setup cells define or import) could make a failing check look like a
+pass; code run in another process, in C or inside a PyTorch operator of the learner's is out of the watchers'
+sight, and the exercise's reference code called before the graded calls out of its tripwires'. This module reads
 the learner's cells (never runs them) and says which do what. It is deliberately broad: a false alarm costs an
 instructor a minute, a missed one a wrong grade. A determined learner can hide code from any static reading;
 the grader's probe of the kernel after the last cell (``pagedlab.grading.run.PROBE``) is the second net.
@@ -35,11 +37,28 @@ _STRING_WORDS = re.compile(_WORDS.pattern.replace("|exec|eval|compile|", "|").re
                            + r"|\b(?:exec|eval|compile)\s*\(|_pagedlab")
 # The grading harness's names in the kernel (pagedlab.grading.harness): no learner has a reason to mention them.
 _HARNESS = re.compile(r"_pagedlab")
-SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "ctypes", "gc", "inspect", "importlib")
+# Modules no exercise needs, by what they do (the start of the reason), flagged where imported with their submodules
+# (``import m.x``, ``from m import x``, ``from torch import library``); a process module is flagged wherever it is in
+# the path (``torch.multiprocessing``, ``asyncio.subprocess``) and reached as an attribute of an imported name, as is
+# a dotted one (``torch.library``, ``t.library`` after ``import torch as t``).
+SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "gc", "inspect", "importlib", "pkgutil", "runpy",
+                   "zipimport")
 # Another process computes out of the grader's sight: no tripwire, op watcher or Triton watcher follows it there.
-PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty")
+PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty", "posix", "nt", "_posixsubprocess")
+MODULES = {"": SUSPECT_MODULES,
+           "starts a process": PROCESS_MODULES,
+           "runs C code": ("ctypes", "_ctypes", "cffi", "torch.utils.cpp_extension"),
+           "installs a trace or profile hook": ("cProfile", "_lsprof", "profile", "trace", "pdb", "bdb",
+                                                "sys.monitoring"),
+           "rebuilds objects from bytes": ("pickle", "_pickle", "marshal", "copyreg", "dill", "cloudpickle", "shelve"),
+           "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op")}
+# Flagged as an attribute of whatever imported name they are reached through (posix.fork, o.fork after
+# ``import os as o``), not of a learner's object (``manager.fork(parent, child)`` forks a sequence's blocks).
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
-                 "execl", "execlp", "spawnv", "spawnl", "startfile")
+                 "execl", "execlp", "execle", "execlpe", "execvpe", "spawnv", "spawnve", "spawnl", "spawnle",
+                 "spawnlp", "spawnlpe", "spawnvp", "spawnvpe", "startfile", "fork_exec")
+_NOT_PROCESS = ("platform.system",)  # the name of the operating system
+_PICKLE = re.compile(rb"\x80|c[\w.]+\n[\w.]+\n")  # a pickle's first opcode: PROTO, or GLOBAL "module\nname\n"
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
 _ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
@@ -54,14 +73,23 @@ _NAMES = ("__name__", "__qualname__")  # read through .__class__: a class's name
 _WHY = {"touches": "IPython's execution machinery, which decides what a failing cell looks like",
         "uses .": "reaches objects by their internals, where the grader's state could be read or rewritten",
         "mentions": "code that could run code built at run time, which no reading can check",
-        "imports": "a module that reaches into the kernel or its other modules",
+        "imports": "a module that reaches into the kernel or its other modules, or loads them by a name no reading "
+                   "sees",
         "starts": "work done in another process, where the grader cannot see what computes the result",
+        "runs C code": "code the grader can neither read nor watch",
+        "installs a trace": "a hook of its own, which replaces the grader's profile hook: calls of reference code go "
+                            "unseen",
+        "rebuilds objects": "a function or object rebuilt from bytes, reference code included, which no reading sees",
+        "a bytes constant": "a pickle kept in the cell: loaded, it rebuilds any function, reference code included",
+        "defines a PyTorch operator": "an operator run where the grader's op watcher cannot see inside it",
+        "uses the exercise's reference code": "called while no tripwire is set, its results can stand in for the "
+                                              "learner's (a table of answers built before the graded calls)",
         "a string mentions": "code kept in a string, to run later",
         "defines": "an object that changes how Python or torch treat it",
         "subclasses": "a result that may behave unlike the value it stands for",
         "aliases": "a second name for something the grader or the setup uses",
         "replaces": "an attribute of a module other code relies on",
-        "rebinds": "a name the exercise's setup imports",
+        "redefines": "the checks and the graded calls rely on the setup's object, not the learner's",
         "assigns": "a special attribute that changes how Python treats an object",
         "in a %time": "code run by a timing magic",
         "uses ": "the kernel's shell or builtins themselves",
@@ -82,18 +110,40 @@ def imported_names(sources: list[str]) -> set[str]:
     return names
 
 
-def review_reasons(source: str, protected: set[str], modules: set[str] = frozenset()) -> list[str]:
+def setup_names(sources: list[str]) -> set[str]:
+    """What the pristine setup cells bind in the notebook's global scope (a learner's cell must leave each alone):
+    every name a def, class, assignment or import binds there, and for an import also ``name=path`` (what it binds
+    the name to), so that a learner's cell may import the same thing again (``import torch``,
+    ``from collections import deque``)."""
+    names = set()
+    for tree in filter(None, map(_parse, sources)):
+        for node in _top_level(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names |= {b for name, path in _bindings(node) for b in (name, f"{name}={path}")}
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names |= {t.id for t in _targets(node) if isinstance(t, ast.Name)}
+    return names
+
+
+def review_reasons(source: str, protected: set[str], modules: set[str] = frozenset(),
+                   tripwires: tuple[str, ...] = ()) -> list[str]:
     """Why a learner cell needs review (empty when it looks harmless).
 
     Args:
         source: the cell's source (IPython syntax allowed).
-        protected: names the pristine setup cells import; rebinding one at the cell's top level (or through
-            ``global``) is flagged; a function's own local of that name is the learner's.
+        protected: what the pristine setup cells bind (:func:`setup_names`); rebinding one of its names at the
+            cell's top level (or through ``global``), by a def, class, assignment or an import of something else,
+            is flagged; a function's own local of that name is the learner's.
         modules: names that any cell of the notebook imports; setting an attribute on one of them, on a
             protected name or on a module this cell imports is flagged (``json.dump = ...`` after ``import json``
             in an earlier cell).
+        tripwires: the exercise's :attr:`pagedlab.grading.specs.Spec.tripwires`; a reference to one of its
+            ``"module:attr"`` functions through a name the notebook imports (``perf_lab.tile_budget``,
+            ``getattr(ref, "naive_attention")``) is flagged: called at notebook time, before the driver sets its
+            tripwires, it can fill a table of answers.
     """
-    return sorted(f"{r}: {_explain(r)}" for r in set(_reasons(source, protected, set(modules), 0)))
+    wired = {tuple(t.partition(":")[2].split(".")) for t in tripwires if ":" in t}
+    return sorted(f"{r}: {_explain(r)}" for r in set(_reasons(source, protected, set(modules), 0, wired)))
 
 
 def _explain(reason: str) -> str:
@@ -101,13 +151,14 @@ def _explain(reason: str) -> str:
                 "look at what it does")
 
 
-def _reasons(source: str, protected: set[str], modules: set[str], depth: int) -> list[str]:
+def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
+             wired: set[tuple[str, ...]] = frozenset()) -> list[str]:
     tree = _parse(source)
     if tree is None:  # it will fail to run anyway; still report what it mentions
         return [f"mentions {m.group(0)}" for m in _WORDS.finditer(source)] + (
             ["mentions the grading harness (_pagedlab)"] if _HARNESS.search(source) else [])
     modules = protected | modules | imported_names([source])
-    top = _top_level(tree)
+    top = {id(n) for n in _top_level(tree)}
     declared_global = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
     names = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in _NAMES}
     found = []
@@ -122,10 +173,11 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
             found.append(f"uses .{node.attr}{line}")
-        elif isinstance(node, ast.Attribute) and node.attr in PROCESS_MODULES:   # torch.multiprocessing, imported
-            found.append(f"starts a process: uses .{node.attr}{line}")           # by torch itself
-        elif isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS and _root(node) == "os":
-            found.append(f"starts a process: os.{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and _submodule(node, modules):  # torch.multiprocessing: torch imports it
+            found.append(f"{_submodule(node, modules)}{line}")
+        elif (isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS and _root(node) in modules
+              and ast.unparse(node) not in _NOT_PROCESS):  # posix.fork, o.system after import os as o
+            found.append(f"starts a process: {ast.unparse(node)}{line}")
         elif (isinstance(node, ast.Attribute) and node.attr == "register" and isinstance(node.value, ast.Attribute)
               and node.value.attr == "events"):
             found.append("touches .events.register")
@@ -140,24 +192,33 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
             found.append(f"mentions {node.id}{line}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found += [f"imports {m}{line}" for m in mods if m.split(".")[0] in SUSPECT_MODULES]
-            found += [f"starts a process: imports {m}{line}" for m in mods  # torch.multiprocessing too
-                      if set(m.split(".")) & set(PROCESS_MODULES)]
+            found += [f"{what}imports {m}{line}" for m in mods for what in [_module(m)] if what is not None]
             if isinstance(node, ast.ImportFrom):
+                found += [f"{what}imports {a.name} from {node.module}{line}" for a in node.names
+                          for what in [_module(f"{node.module}.{a.name}")]
+                          if what is not None and _module(node.module or "") is None]
                 found += [f"starts a process: imports {a.name} from {node.module}{line}" for a in node.names
-                          if a.name in PROCESS_MODULES]
-            if isinstance(node, ast.ImportFrom) and node.module in ("os", "posix"):
-                found += [f"starts a process: imports {a.name} from os{line}" for a in node.names
                           if a.name in PROCESS_CALLS]
-            if isinstance(node, ast.ImportFrom):
                 found += [f"imports {a.name} from {node.module}{line}" for a in node.names
                           if a.name in DYNAMIC + INTROSPECTION or a.name.startswith("_")]
+                found += [f"uses the exercise's reference code: from {node.module} import {a.name}{line}"
+                          for a in node.names if (a.name,) in wired]
+            found += [f"redefines {name}, which a setup cell defines or imports{line}" for name, path in _bindings(node)
+                      if name in protected and f"{name}={path}" not in protected
+                      and (id(node) in top or name in declared_global)]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             found += [f"a string mentions {m.group(0)}{line}" for m in _STRING_WORDS.finditer(node.value)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bytes) and _PICKLE.match(node.value):
+            found.append(f"a bytes constant is a pickle: {node.value[:40]!r}{line}")
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Call)) and wired:
+            path = _path(node)
+            if path and path[0] in modules and any(path[-len(t):] == t for t in wired if len(path) >= len(t)):
+                found.append(f"uses the exercise's reference code: {ast.unparse(node)}{line}")
         if isinstance(node, ast.Call) and depth < 3:
             body = _timed_body(node)
             if body is not None:
-                found += [f"in a %time/%%time body: {why}" for why in _reasons(body, protected, modules, depth + 1)]
+                found += [f"in a %time/%%time body: {why}"
+                          for why in _reasons(body, protected, modules, depth + 1, wired)]
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("__")
                 and node.name.endswith("__") and node.name not in _PLAIN_DUNDERS):
             found.append(f"defines {node.name}{line}")
@@ -179,8 +240,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int) ->
             elif root in modules and target is not None and not isinstance(target, ast.Name):
                 found.append(f"replaces {ast.unparse(target)}{line}")
             elif (isinstance(target, ast.Name) and target.id in protected
-                  and (any(node is t for t in top) or target.id in declared_global)):
-                found.append(f"rebinds {target.id}, which the exercise's setup imports{line}")
+                  and (id(node) in top or target.id in declared_global)):
+                found.append(f"redefines {target.id}, which a setup cell defines or imports{line}")
             elif (isinstance(target, ast.Name) and target.id.startswith("__") and target.id.endswith("__")
                   and isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))):
                 found.append(f"assigns {target.id}{line}")
@@ -270,6 +331,47 @@ def _targets(node: ast.AST) -> list[ast.AST]:
         else:
             flat.append(t)
     return flat
+
+
+def _bindings(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
+    """``(name, what it is bound to)`` for each name an import binds: ``import a.b`` binds ``a`` to ``a``,
+    ``import a.b as c`` ``c`` to ``a.b``, ``from a import b as c`` ``c`` to ``a.b``."""
+    if isinstance(node, ast.Import):
+        return [(a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2 for a in node.names]
+    module = "." * node.level + (node.module or "")
+    return [(a.asname or a.name, f"{module}.{a.name}") for a in node.names if a.name != "*"]
+
+
+def _module(path: str) -> str | None:
+    """The start of the reason for importing module ``path`` (``""``, ``"starts a process: "``), None if fine."""
+    return next((f"{what}: " if what else "" for what, mods in MODULES.items() for m in mods
+                 if path == m or path.startswith(m + ".") or m in PROCESS_MODULES and m in path.split(".")), None)
+
+
+def _submodule(node: ast.Attribute, modules: set[str]) -> str | None:
+    """The reason for reaching a flagged module as an attribute of an imported name (``torch.multiprocessing``,
+    ``t.library`` after ``import torch as t``), else None."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.insert(0, node.attr)
+        node = node.value
+    return next((f"{what + ': ' if what else ''}uses .{'.'.join(attrs)}" for what, mods in MODULES.items()
+                 for m in mods if isinstance(node, ast.Name) and node.id in modules
+                 and (m.split(".")[1:] == attrs or m in PROCESS_MODULES and [m] == attrs)), None)
+
+
+def _path(node: ast.AST) -> tuple[str, ...] | None:
+    """``("perf_lab", "tile_budget")`` for ``perf_lab.tile_budget`` or ``getattr(perf_lab, "tile_budget")``."""
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.Attribute):
+        inner = _path(node.value)
+        return inner + (node.attr,) if inner else None
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        inner = _path(node.args[0])
+        return inner + tuple(node.args[1].value.split(".")) if inner else None
+    return None
 
 
 def _root(node: ast.AST) -> str | None:

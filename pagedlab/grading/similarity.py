@@ -1,16 +1,20 @@
 """Near-identical work: a learner's cell against the published solution's, and learners against each other.
 
 Code is compared by winnowing (Schleimer, Wilkerson and Aiken, SIGMOD 2003, the algorithm behind MOSS and the
-``copydetect`` package): the cell's tokens are normalized (every name not after a dot becomes ``N``, every string
-``S``, every number ``0``; comments and layout are dropped), hashed in runs of :data:`K`, and the smallest hash of
-each window of :data:`WINDOW` runs is kept. Renaming variables, reformatting or recommenting changes nothing;
-the exercise's own text (the signature and docstring every learner starts from) is subtracted first.
+``copydetect`` package): the cell is read as a program and written out again (``ast.unparse``: layout, comments,
+quote style and redundant parentheses are gone; so are docstrings, a ``pass`` beside other statements and the
+``*[a, b]`` of a call), its tokens are normalized (every name not after a dot becomes ``N``, every string ``S``,
+every number ``0``), hashed in runs of :data:`K`, and the smallest hash of each window of :data:`WINDOW` runs is
+kept. Renaming variables, reformatting, recommenting or wrapping names in parentheses changes nothing; the
+exercise's own text (the signature and docstring every learner starts from) is subtracted first. A cell that does
+not parse is read as its text.
 
 This flags for a person to look; it proves nothing (two learners can write the same five-line loop).
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import itertools
 import keyword
@@ -29,7 +33,7 @@ def fingerprints(source: str) -> set[int]:
     """The winnowed fingerprints of ``source`` (IPython syntax allowed; code that does not tokenize gives none)."""
     tokens, after_dot = [], False
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(_transform(source)).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(program(source)).readline):
             if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
                             tokenize.ENDMARKER):
                 continue
@@ -42,6 +46,34 @@ def fingerprints(source: str) -> set[int]:
         return set()
     hashes = [zlib.crc32(" ".join(tokens[i:i + K]).encode()) for i in range(len(tokens) - K + 1)]
     return {min(hashes[i:i + WINDOW]) for i in range(max(1, len(hashes) - WINDOW + 1))} if hashes else set()
+
+
+def program(source: str) -> str:
+    """``source`` (IPython syntax allowed) as Python writes its program out, without what does nothing; its text
+    when it does not parse."""
+    text = _transform(source)
+    try:
+        return ast.unparse(_Plain().visit(ast.parse(text)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+
+
+class _Plain(ast.NodeTransformer):
+    """Drops what changes a program's text and not what it does: docstrings and other lone constants, a ``pass``
+    beside other statements, the ``*[a, b]`` of a call's arguments."""
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and all(isinstance(s, ast.stmt) for s in body):
+                kept = [s for s in body if not isinstance(s, ast.Pass)
+                        and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+                setattr(node, field, kept or [ast.Pass()])
+        if isinstance(node, ast.Call):
+            node.args = [e for a in node.args for e in (a.value.elts if isinstance(a, ast.Starred)
+                                                         and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
+        return node
 
 
 def overlap(own: set[int], other: set[int]) -> float | None:

@@ -76,8 +76,9 @@ class Spec:
             raise (any other is a graded call that tests nothing, a bug of the spec's).
         atol, rtol: tolerance for floating-point results against the solution's (NaN never passes). An integer
             result must be an integer (a NumPy integer is one), compared exactly.
-        rounding: (atol, rtol) for a float16 or bfloat16 result, at least ``atol, rtol``; None: one unit in the last
-            place (a result computed in float32 and rounded once, as the exercise states).
+        rounding: ``{dtype: (atol, rtol)}`` for results of that dtype, in place of ``atol, rtol``; a float16 or
+            bfloat16 result not named is allowed at least one unit in the last place (a result computed in float32
+            and rounded once, as the exercises state).
     """
 
     graded: tuple[str, ...]
@@ -154,6 +155,11 @@ def _ex01(c: Cases) -> None:
         n = c.rng.randint(2, 9)
         q, k, v = (c.array(*lead, n, 8) for _ in range(3))
         c.call(f"naive_attention of {len(lead) + 2}-d inputs", f"naive_attention({q}, {k}, {v}, causal=True)")
+    n = c.rng.randint(2, 9)
+    q, k, v = (c.array(1, 2, n, 8) for _ in range(3))  # (q.float() of a float32 q is q itself)
+    c.add("naive_attention leaves q, k and v unchanged", [do(f"q, k, v = {q}, {k}, {v}"),
+                                                          do("out = naive_attention(q, k, v, causal=True)"),
+                                                          get("q"), get("k"), get("v")])
 
 
 def _ex02(c: Cases) -> None:
@@ -297,6 +303,11 @@ def _ex05(c: Cases) -> None:
         budget = r.choice((0.5, 20.5, 12.75)) if k < 2 else r.choice((1, 8, 20.5, 80))
         c.call("max_concurrent_requests", f"max_concurrent_requests({budget}, {r.choice(_MODELS)}, "
                                           f"{r.randint(1, 8192)}, {r.choice(_DTYPES)})")
+    # exactly n reservations of max_len tokens (SmolLM2-135M in float16: 2 x 30 layers x 3 K/V heads x 64 x 2 bytes =
+    # 23,040 bytes a token; a power-of-two max_len makes the budget an exact binary fraction of a GiB)
+    n, max_len = r.randint(1, 16), 2 ** r.randint(10, 13)
+    c.call("max_concurrent_requests at an exact fit", f"max_concurrent_requests({n * max_len * 23040 / 2**30!r}, "
+                                                      f"SMOLLM2_135M, {max_len}, torch.float16)")
 
 
 def _ex06(c: Cases) -> None:
@@ -361,6 +372,13 @@ def _ex07(c: Cases) -> None:
     c.add(f"MiniManager(3, {bs}): a write inside a private block after shared ones, no block free", [
         do(f"m = MiniManager(3, {bs})"), get(f"m.add('s0', {2 * bs}).block_ids"), get("m.fork('s0', 's1').block_ids"),
         get("m.append('s1')"), get("m.append('s1')"), _STATE07, get("[m.allocator.refcount(b) for b in range(3)]")])
+    # append changes the table it gave out in place (the instructions' "who owns the table"): at a boundary, and in a
+    # copy-on-write, the caller's table says what the manager's does
+    bs = r.choice((2, 3, 4))
+    c.add(f"MiniManager(4, {bs}): append changes the table in place", [
+        do(f"m = MiniManager(4, {bs})"), do(f"t = m.add('s0', {bs})"), do("m.append('s0')"),
+        get("(m.tables['s0'] is t, t.num_tokens, list(t.block_ids))"), do("m.fork('s0', 's1')"),
+        do("c = m.tables['s1']"), do("m.append('s1')"), get("(m.tables['s1'] is c, c.num_tokens, list(c.block_ids))")])
 
 
 def _ex07_stretch(c: Cases) -> None:
@@ -576,9 +594,10 @@ SPECS: dict[str, Spec] = {
     # ex00 lets a softmax compute in its input's dtype (the solution does) or in a wider one: in float16 the solution's
     # exp(x - m) and its sum round more than once, and torch.softmax or a float32 computation rounded at the end
     # differed from it by more than one unit in the last place on 493 of 2,000 seeds. Each lies within the exercise's
-    # stated tolerance of the exact softmax (exercise_checks.ex00.TOLERANCES), so the two within twice it.
-    "ex00_warmup": Spec(("softmax_rows",), _ex00, _SOFTMAX, rounding={"float16": (4e-3, 2e-2),
-                                                                      "bfloat16": (3e-2, 6e-2)}),
+    # stated tolerance of the exact softmax (exercise_checks.ex00.TOLERANCES), so the two within twice it. float64's
+    # is a float64 softmax's own (an epsilon of 1e-9 in the sum, or float32 inside, fail it).
+    "ex00_warmup": Spec(("softmax_rows",), _ex00, _SOFTMAX, rounding={"float16": (4e-3, 2e-2), "bfloat16": (3e-2, 6e-2),
+                                                                      "float64": (2e-15, 2e-13)}),
     "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01, _ATTENTION[1:], atol=2e-3, rtol=2e-3),
     "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4),
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
@@ -598,7 +617,7 @@ SPECS: dict[str, Spec] = {
                                ("pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape.kv_bytes_per_token",
                                 "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12),
     "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06,
-                                 ("pagedlab.paged.allocator:BlockAllocator",),
+                                 ("pagedlab.paged.allocator:BlockAllocator", "pagedlab.paged.block_table:BlockTable"),
                                  {"OutOfBlocks": "pagedlab.paged.allocator:OutOfBlocks"}, raises=("ValueError", "OutOfBlocks")),
     "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("pagedlab.paged.manager:BlockManager",),
                                raises=("OutOfBlocks",)),

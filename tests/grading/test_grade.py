@@ -1,11 +1,14 @@
 """Grading, piece by piece (no kernel runs here; tests/grading/test_grade_class.py grades a whole synthetic class)."""
 
 import csv
+import io
 import json
+import keyword
 import shutil
 import socket
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -13,13 +16,14 @@ import pytest
 
 from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
-from pagedlab.grading.collect import collect
+from pagedlab.grading.collect import collect, load_pristine
 from pagedlab.grading.grade import SandboxMissing, grade_class
 from pagedlab.grading.judge import ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, judge, judge_graded
 from pagedlab.grading.shards import merge
+from pagedlab.grading.similarity import copied_cells
 from pagedlab.grading.tables import md, write_tables
 from pagedlab.grading.procs import Limits
-from pagedlab.grading.review import imported_names, mixed_script, reference_reasons, review_reasons
+from pagedlab.grading.review import mixed_script, reference_reasons, review_reasons, setup_names
 from pagedlab.grading.sandbox import Sandbox, bwrap_problem
 from pagedlab.grading.specs import SPECS, Cases
 
@@ -164,6 +168,34 @@ ATTACKS = {
     "import torch.multiprocessing as tmp\nctx = tmp.get_context('fork')": "imports torch.multiprocessing",
     "from torch import multiprocessing": "imports multiprocessing from torch",
     "ctx = torch.multiprocessing.get_context('fork')": "uses .multiprocessing",
+    # the same, reached through another module or name (an outside review's round 38c passed with posix.fork)
+    "import posix\nchild = posix.fork()": "starts a process: posix.fork",
+    "import posix": "starts a process: imports posix",
+    "import os as o\npid = o.fork()": "starts a process: o.fork",
+    "from pty import fork as f": "starts a process: imports fork from pty",
+    "from _posixsubprocess import fork_exec": "starts a process: imports _posixsubprocess",
+    "import cffi": "runs C code: imports cffi",
+    "from _ctypes import dlopen": "runs C code: imports _ctypes",
+    # a custom operator: its implementation runs inside the dispatcher, out of the op watcher's sight (round 38c)
+    "import torch.library\nlib = torch.library.Library('rowwise', 'DEF')":
+        "defines a PyTorch operator: imports torch.library",
+    "@torch.library.custom_op('rowwise::n', mutates_args=())\ndef n(x: torch.Tensor) -> torch.Tensor:\n    return x":
+        "defines a PyTorch operator: uses .library",
+    "from torch import library": "defines a PyTorch operator: imports library from torch",
+    # a profile hook of its own replaces the grader's; a function rebuilt from bytes names nothing (round 38c)
+    "import cProfile\ncProfile.Profile().enable()": "installs a trace or profile hook: imports cProfile",
+    "from profile import Profile": "installs a trace or profile hook: imports profile",
+    "import bdb": "installs a trace or profile hook: imports bdb",
+    "import sys\nsys.monitoring.use_tool_id(3, 'mine')": "installs a trace or profile hook: uses .monitoring",
+    "import pickle": "rebuilds objects from bytes: imports pickle",
+    "from marshal import loads": "rebuilds objects from bytes: imports marshal",
+    "import cloudpickle": "rebuilds objects from bytes: imports cloudpickle",
+    "f = load(b'cpagedlab.memory\\nkv_cache_bytes\\n.')": "a bytes constant is a pickle",
+    "f = load(b'\\x80\\x04\\x95')": "a bytes constant is a pickle",
+    # reference code loaded by a name in a string (round 38c: pkgutil.resolve_name of the engine's BlockTable)
+    "import pkgutil\nT = pkgutil.resolve_name('pagedlab.paged.block_table:BlockTable')": "imports pkgutil",
+    "import runpy": "imports runpy",
+    "from zipimport import zipimporter": "imports zipimport",
 }
 
 
@@ -179,15 +211,57 @@ def test_config_magic_is_allowed_for_the_inline_backend_only():
     assert review_reasons('%config InteractiveShell.ast_node_interactivity = "all"', set())
 
 
+# A setup as the exercises write theirs: imports (one aliased), a launcher it defines, a value it computes.
+SETUP = ("import torch\nimport triton.language as tl\nfrom collections import deque\nfrom pagedlab import perf_lab\n"
+         "from pagedlab import attention as ref\nfrom pagedlab.memory import ModelShape\n"
+         "from pagedlab.exercise_checks import ex04b\nfrom pagedlab.checks import check\n\n"
+         "def paged_attention(q, k_cache, v_cache):\n    return q\n\nreports = [1, 2]\n")
+TRIPWIRES = ("torch-softmax", "pagedlab.perf_lab:tile_budget", "pagedlab.perf_lab:exp_time_fraction",
+             "pagedlab.attention:naive_attention", "pagedlab.memory:ModelShape.kv_bytes_per_token")
+SETUP_ATTACKS = {
+    # a learner cell rebinds what a setup cell defines (round 38c: an extra cell redefined ex09's paged_attention)
+    "def paged_attention(q, k_cache, v_cache):\n    return torch.zeros_like(q)":
+        "redefines paged_attention, which a setup cell defines",
+    "reports = []": "redefines reports",
+    "def f():\n    global paged_attention\n    paged_attention = print": "redefines paged_attention",
+    "from mine import paged_attention": "redefines paged_attention",
+    "import numpy as torch": "redefines torch",
+    "from mine import deque": "redefines deque",
+    # the exercise's reference code called before the graded calls, while no tripwire is set (round 38c: ex04b's
+    # answers tabulated by perf_lab.tile_budget in a work cell)
+    "_T = {b: perf_lab.tile_budget(b, 64, 128) for b in (16, 32)}": "reference code: perf_lab.tile_budget",
+    "f = getattr(perf_lab, 'exp_time_fraction')": "reference code: getattr(perf_lab, 'exp_time_fraction')",
+    "f = ex04b.perf_lab.tile_budget": "reference code: ex04b.perf_lab.tile_budget",
+    "expected = ref.naive_attention(q, k, v)": "reference code: ref.naive_attention",
+    "per_token = ModelShape.kv_bytes_per_token(m, torch.float16)": "reference code: ModelShape.kv_bytes_per_token",
+    "from pagedlab.perf_lab import tile_budget as tb": "reference code: from pagedlab.perf_lab import tile_budget",
+}
+
+
+@pytest.mark.parametrize("source", SETUP_ATTACKS)
+def test_review_flags_code_that_undoes_or_bypasses_the_setup(source):
+    reasons = review_reasons(source, setup_names([SETUP]), tripwires=TRIPWIRES)
+    assert any(SETUP_ATTACKS[source] in r for r in reasons), reasons
+    assert all(": " in r and not r.endswith("look at what it does") for r in reasons), reasons
+
+
+def test_every_name_a_setup_cell_binds_is_protected():
+    """ex09's setup defines the launcher the checks call; the grader protects it as it does an import."""
+    protected = set(load_pristine(ROOT / "exercises")["ex09_paged_attention.ipynb"].setup_imports)
+    reasons = review_reasons("def paged_attention(q, k_cache, v_cache, block_tables, context_lens):\n    return q",
+                             protected)
+    assert any("redefines paged_attention, which a setup cell defines" in r for r in reasons), reasons
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*.ipynb")), ids=lambda p: p.stem)
 def test_review_passes_every_solution(path):
     """No false alarm on honest code: the solutions' work and demo cells, and %timeit."""
     nb = nbformat.read(path, as_version=4)
-    setup = imported_names(_sources(nb, "setup"))
+    setup = setup_names(_sources(nb, "setup"))
     spec = SPECS[path.stem]
     for cell in nb.cells:
         if cell.cell_type == "code" and role(cell) in ("work", "demo"):
-            assert review_reasons(cell.source, setup) == [], (path.name, cell.id)
+            assert review_reasons(cell.source, setup, tripwires=spec.tripwires) == [], (path.name, cell.id)
         if cell.cell_type == "code" and role(cell) == "work":
             assert reference_reasons(cell.source) == [], (path.name, cell.id)
     assert review_reasons("%timeit softmax_rows(x)", setup) == []
@@ -212,10 +286,54 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     "class Softmax:\n    def __call__(self, x):\n        return x\n"
     "    def __repr__(self):\n        return f'{self.__class__.__name__}()'",
     '%config InlineBackend.figure_format = "retina"',
+    # what the setup imports, imported again; modules an exercise has use for; own names like the reference's
+    "import torch\nimport triton.language as tl\nfrom collections import deque\nq = deque([1, 2])",
+    "import os\npath = os.path.join('runs', 'a.png')",
+    "import math, time\nstart = time.perf_counter()\nprint(math.sqrt(2), time.perf_counter() - start)",
+    "import matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4])\nplt.title('retina')\nplt.show()",
+    "import platform\nprint(platform.system())",
+    "t = torch.trace(torch.eye(3))",
+    "def tile_budget(block_m, block_n, head_dim):\n    return block_m * block_n * head_dim",
+    "def predict(reports):\n    reports = sorted(reports)\n    return len(reports)",
+    "class MiniManager:\n    def fork(self, parent, child):\n        return self.inner.fork(parent, child)",
 ])
 def test_honest_code_is_not_flagged(source):
-    assert review_reasons(source, {"ref", "torch", "check"}, {"math"}) == [], source
+    assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check"}, {"math"}, TRIPWIRES) == [], source
     assert reference_reasons(source) == []
+
+
+def _parenthesized(source: str) -> str:
+    """``source`` with every bare name after its docstring in parentheses, comments gone, re-spaced by
+    ``tokenize.untokenize`` (``(queue )=(deque )((running ))``), a docstring and a ``pass`` of its own added."""
+    out, docstring_seen, after_dot = [], False, False
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            continue
+        if tok.type == tokenize.STRING and not docstring_seen:
+            docstring_seen = True
+            out += [(tokenize.STRING, '"""Mine."""'), (tokenize.NEWLINE, "\n"), (tokenize.NAME, "pass")]
+            continue
+        bare = tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and not after_dot
+        out += [(tokenize.OP, "("), (tok.type, tok.string), (tokenize.OP, ")")] if bare and docstring_seen else [
+            (tok.type, tok.string)]
+        after_dot = tok.string == "."
+    return tokenize.untokenize(out)
+
+
+def test_a_copy_of_the_solution_is_found_however_it_is_laid_out():
+    """Fingerprints are the program's, not its text's (round 38c: the solution with every name in parentheses
+    matched on 0% of them)."""
+    handed_out = {c.id: c.source for c in nbformat.read(ROOT / "exercises" / "ex10_scheduler_step.ipynb",
+                                                       as_version=4).cells if c.cell_type == "code"}
+    solution = {c.id: c.source for c in nbformat.read(ROOT / "solutions" / "ex10_scheduler_step.ipynb",
+                                                     as_version=4).cells
+                if c.cell_type == "code" and role(c) == "work"}
+    (cell_id, source), = solution.items()
+    disguised = _parenthesized(source)
+    assert "(queue )=(deque )((running ))" in disguised and "pass" in disguised, disguised
+    compile(disguised, "<disguised>", "exec")
+    reasons = copied_cells({cell_id: disguised}, solution, handed_out)
+    assert len(reasons) == 1 and f"work cell {cell_id!r} matches" in reasons[0], disguised
 
 
 def test_flagged_rebinding_is_the_global_one():
@@ -310,7 +428,6 @@ def test_ex00_float16_accepts_every_correct_rounding_and_no_wrong_softmax():
     import re
 
     import torch
-    from pagedlab.grading.calls import ONE_ULP
 
     def solution(x):
         e = torch.exp(x - x.amax(dim=-1, keepdim=True))
@@ -328,7 +445,7 @@ def test_ex00_float16_accepts_every_correct_rounding_and_no_wrong_softmax():
         for right in (torch.softmax(x, dim=-1), solution(x.float()).half(), solution(x.double()).half()):
             got = [[("tensor", "float16", right.numpy())]]
             assert compare(want, got, c, spec.atol, spec.rtol, spec.rounding) is None, seed
-            strict_failed += compare(want, got, c, spec.atol, spec.rtol, ONE_ULP) is not None
+            strict_failed += compare(want, got, c, spec.atol, spec.rtol, {}) is not None
         for wrong in (torch.softmax(x, dim=0), torch.softmax(x.flatten(), dim=0).view_as(x)):
             assert compare(want, [[("tensor", "float16", wrong.numpy())]], c, spec.atol, spec.rtol, spec.rounding)
     assert strict_failed, "one unit in the last place passes every seed: this test no longer tests the rule"

@@ -52,6 +52,8 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex09_stretch_split_kv_merge", "cascade: states stacked on the wrong dimension"): _CASCADE,
     ("ex09_paged_attention", 'tl.dot without input_precision="ieee" (TF32 on a GPU; the interpreter cannot show it)'):
         "Triton's interpreter computes tl.dot in float32 whatever it is asked; check 9 reads the kernel's source",
+    ("ex04_flash_forward", 'tl.dot without input_precision="ieee" (TF32 on a GPU)'):
+        "Triton's interpreter computes tl.dot in float32 whatever it is asked; check 7 reads the kernel's source",
     ("ex04b_performance_lab", "no two configurations with the same BLOCK_M and different BLOCK_N"):
         "the configurations to compile are the learner's choice, a list no graded call makes (check 1 reads it)",
     ("ex04_stretch_gqa_forward", "ValueError that does not name k"): _MESSAGE,
@@ -70,11 +72,6 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex09_paged_attention", "the block offset in int32 (overflows for pools past 2**31 elements)"):
         "it overflows only in a pool past 2**31 elements (8 GiB of float32), which no graded call allocates: check 10 "
         "computes the kernel's addresses for such a pool",
-    # Found by the differential checks over the stated input spaces (issue 39); the graded calls' tolerance, or what
-    # they read, does not reach them.
-    ("ex00_warmup", "an epsilon added to the sum"):
-        "it moves each probability by about 1e-6, under the graded calls' tolerance (rtol 1e-4): check 4 compares "
-        "float64 rows at 1e-12",
 }
 
 

@@ -199,7 +199,7 @@ def two_pass_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 _job = []
 def _fill():  # plain Python, called from inside a kernel: the interpreter runs it, a GPU compiles no such call
-    _job[0].copy_(_job[1] + _job[2])
+    _job[0].copy_(_answer(_job[1], _job[2]))
     return 0
 @triton.jit
 def callback_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -238,6 +238,22 @@ def indexed_kernel(x_ptr, y_ptr, index_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offsets < n
     at = tl.load(index_ptr + offsets, mask=mask, other=0)  # integers made from an input: an index, not an answer
     tl.store(out_ptr + offsets, tl.load(x_ptr + at, mask=mask) + tl.load(y_ptr + at, mask=mask), mask=mask)
+@triton.jit
+def poke_kernel(t_ptr):
+    tl.store(t_ptr, tl.load(t_ptr))  # one element stored: the rest of the tensor is not the kernel's work
+@triton.jit
+def scalar_kernel(out_ptr, i, value):
+    tl.store(out_ptr + i, value)
+class _Box:  # an object whose method a kernel calls: the interpreter runs it as Python
+    def fill(self):
+        _job[0].copy_(_answer(_job[1], _job[2]))
+        return 0
+_box = _Box()
+@triton.jit
+def method_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    _box.fill()
+def _answer(x, y):  # the answer computed in plain Python: no PyTorch op computes a value of it
+    return torch.tensor([a + b for a, b in zip(x.tolist(), y.tolist())], dtype=x.dtype)
 def vector_add(x, y, block=64):
     out = torch.empty_like(x)
 {body}
@@ -245,9 +261,19 @@ def vector_add(x, y, block=64):
 """
 TRITON_BODIES = {
     "its own kernel": ("    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
-    "plain PyTorch": ("    out = x + y", ["not written by a @triton.jit kernel"]),
-    "a kernel that writes nothing, PyTorch before it": (
-        "    out.copy_(x + y)\n    nothing_kernel[(1,)](x, y, out, x.numel(), BLOCK=64)",
+    # PyTorch computing any value during the call is refused first, whatever the kernel does after
+    "plain PyTorch": ("    out = x + y", ["PyTorch computed floating-point values during the call (torch's "
+                                           "aten::add.Tensor)"]),
+    "its kernel copying an answer PyTorch computed, the inputs read too": (
+        "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x + y, out, x.numel(), BLOCK=64)",
+        ["PyTorch computed floating-point values during the call"]),
+    "PyTorch's answer handed over one float scalar per launch": (
+        "    for i, value in enumerate((x + y).tolist()):\n        scalar_kernel[(1,)](out, i, value)",
+        ["PyTorch computed floating-point values during the call"]),
+    # the same routes with an answer computed in plain Python: the rules behind that one
+    "plain Python": ("    out = _answer(x, y)", ["not written by a @triton.jit kernel"]),
+    "a kernel that writes nothing, Python's answer before it": (
+        "    out.copy_(_answer(x, y))\n    nothing_kernel[(1,)](x, y, out, x.numel(), BLOCK=64)",
         ["not written by a @triton.jit kernel"]),
     "its kernel reading a tensor it was not given": (
         "    pad = torch.zeros(16)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4\n"
@@ -264,20 +290,28 @@ TRITON_BODIES = {
     "its kernel storing far past the output": (
         "    far_store_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
         ["stored 64 element(s) outside every tensor it was given, stopped before they were written"]),
-    "its kernel copying an answer PyTorch computed, the inputs read too": (
-        "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x + y, out, x.numel(), BLOCK=64)",
+    "its kernel copying an answer computed outside it, the inputs read too": (
+        "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, _answer(x, y), out, x.numel(), BLOCK=64)",
         ["read values computed outside it"]),
-    "PyTorch's answer in the output, its kernel storing it back": (
-        "    out.copy_(x + y)\n    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, out, x.numel(), BLOCK=64)",
+    "Python's answer in a tensor of which its kernel stored one element first, then copied": (
+        "    staged = _answer(x, y)\n    poke_kernel[(1,)](staged)\n"
+        "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, staged, out, x.numel(), BLOCK=64)",
         ["read values computed outside it"]),
-    "its kernel copying PyTorch's answer handed over as integers": (
-        "    bits = (x + y).view(torch.int32)\n"
+    "Python's answer in the output, its kernel storing it back": (
+        "    out.copy_(_answer(x, y))\n"
+        "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, out, x.numel(), BLOCK=64)",
+        ["read values computed outside it"]),
+    "its kernel copying Python's answer handed over as integers": (
+        "    bits = _answer(x, y).view(torch.int32)\n"
         "    bits_kernel[(triton.cdiv(x.numel(), 64),)](x, y, bits, out, x.numel(), BLOCK=64)",
         ["read values computed outside it"]),
-    "PyTorch's answer written into an input, its kernel copying the input, the input put back": (
-        "    keep = x.clone()\n    x.copy_(x + y)\n    y.zero_()\n"
+    "Python's answer written into an input, its kernel copying the input, the input put back": (
+        "    keep = x.clone()\n    x.copy_(_answer(x, y))\n    y.zero_()\n"
         "    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n"
         "    x.copy_(keep)", ["whose values were changed outside the kernel after the call passed it"]),
+    "Python's answer handed over one float scalar per launch": (
+        "    for i, value in enumerate(_answer(x, y).tolist()):\n        scalar_kernel[(1,)](out, i, value)",
+        ["was given 3 different floating-point scalars in one graded call"]),
     "its kernel reading integers PyTorch computed (an index here; they could as well be an answer's bits)": (
         "    index = torch.arange(x.numel(), dtype=torch.int32)[x.new_ones(x.numel()).long().cumsum(0) - 1]\n"
         "    indexed_kernel[(triton.cdiv(x.numel(), 64),)](x, y, index, out, x.numel(), BLOCK=64)",
@@ -287,11 +321,14 @@ TRITON_BODIES = {
     "its kernel calling Python that writes the result": (
         "    _job[:] = [out, x, y]\n    callback_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
         ["calls Python from inside it (_fill)"]),
+    "its kernel calling a method of an object that writes the result": (
+        "    _job[:] = [out, x, y]\n    method_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
+        ["calls Python from inside it (_box)"]),
     "its kernel reading back what it stored": (
         "    out.fill_(1.5)\n    two_pass_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
-    "its kernel, then PyTorch over the result": (  # (NaN first: empty memory may already hold x + y)
-        "    out.fill_(float('nan'))\n    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n    out.copy_(x + y + 0)\n"
-        "    out[0] += 1", ["changed after the notebook's Triton kernel wrote it"]),
+    "its kernel, then Python's answer over the result": (  # (NaN first: empty memory may already hold x + y)
+        "    out.fill_(float('nan'))\n    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n"
+        "    out.copy_(_answer(x, y))\n    out[0] = 1.0", ["changed after the notebook's Triton kernel wrote it"]),
 }
 
 
@@ -338,13 +375,24 @@ def test_a_result_written_again_over_the_same_values_counts(tmp_path):
 
 def test_without_the_provenance_rule_a_copied_answer_would_count(tmp_path, monkeypatch):
     """The rule, broken on purpose: with no look at where a kernel's floating-point reads come from, a kernel that
-    copies PyTorch's answer while reading the inputs passes."""
+    copies an answer computed in Python while reading the inputs passes."""
     monkeypatch.setattr(harness.Launches, "_provenance", lambda self, *a: None)
     c = Cases(0)
     c.call("vector_add", f"vector_add({c.array(70)}, {c.array(70)})")
-    body = TRITON_BODIES["its kernel copying an answer PyTorch computed, the inputs read too"][0]
+    body = TRITON_BODIES["its kernel copying an answer computed outside it, the inputs read too"][0]
     _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=body), tmp_path=tmp_path)
     assert tripped == []
+
+
+def test_without_the_rule_on_pytorch_in_a_triton_call_plain_pytorch_reads_not_written(tmp_path, monkeypatch):
+    """The rule, broken on purpose: with PyTorch's add free during a Triton exercise's call, ``x + y`` is refused
+    only because no kernel wrote it, and the message no longer says that PyTorch computed it."""
+    monkeypatch.setattr(harness, "LAUNCHER_OPS", harness.LAUNCHER_OPS | {"add"})
+    c = Cases(0)
+    c.call("vector_add", f"vector_add({c.array(70)}, {c.array(70)})")
+    _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=TRITON_BODIES["plain PyTorch"][0]),
+                      tmp_path=tmp_path)
+    assert len(tripped) == 1 and "not written by a @triton.jit kernel" in tripped[0], tripped
 
 
 def test_without_the_triton_rule_plain_pytorch_would_count(tmp_path, monkeypatch):
@@ -357,3 +405,61 @@ def test_without_the_triton_rule_plain_pytorch_would_count(tmp_path, monkeypatch
     _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=TRITON_BODIES["plain PyTorch"][0]),
                       tmp_path=tmp_path)
     assert tripped == []
+
+
+# Routes that leave the op watcher's sight, each seen by a rule of its own (one outside round of attacks, each
+# route rewritten here as the smallest softmax that takes it).
+OUT_OF_SIGHT = {
+    "an operator defined with torch.library": (
+        "import torch\n"
+        "@torch.library.custom_op('pagedlab_test::rows', mutates_args=())\n"
+        "def rows(x: torch.Tensor) -> torch.Tensor:\n"
+        "    return torch.softmax(x, -1)\n"
+        "def softmax_rows(x):\n    return torch.ops.pagedlab_test.rows(x)\n",
+        "the operator pagedlab_test::rows, defined outside PyTorch"),
+    "a forked process": (  # (the child could compute and send the bytes back; here it only says it ran: a torch op
+        # in a child forked from a process whose OpenMP pool has run waits for ever)
+        "import os, torch\n"
+        "def softmax_rows(x):\n"
+        "    r, w = os.pipe()\n"
+        "    if os.fork() == 0:\n"
+        "        os.write(w, b'ran'); os._exit(0)\n"
+        "    os.close(w)\n"
+        "    assert os.read(r, 3) == b'ran'\n"
+        "    return (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)\n",
+        "a new process (a fork), out of the grader's sight"),
+    "a profile hook of the notebook's": (
+        "import cProfile, torch\n"
+        "def softmax_rows(x):\n"
+        "    p = cProfile.Profile(); p.enable()\n"
+        "    return (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)\n",
+        "a profile hook of the notebook's (sys.setprofile, cProfile) in place of the grader's"),
+    "an installed package's code": (
+        "import torch, transformers.utils\n"
+        "def softmax_rows(x):\n"
+        "    transformers.utils.is_torch_available()\n"
+        "    return (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)\n",
+        "code of the installed package transformers"),
+    "a Triton kernel of the course's": (
+        "import pagedlab.device, torch\nfrom pagedlab.kernels.primer import row_softmax\n"
+        "def softmax_rows(x):\n    return row_softmax(x)\n",
+        "the Triton kernel pagedlab.kernels.primer._row_softmax_kernel, not the notebook's"),
+}
+
+
+@pytest.mark.parametrize("route", OUT_OF_SIGHT)
+def test_a_route_out_of_the_op_watchers_sight_is_seen(route, tmp_path):
+    source, reason = OUT_OF_SIGHT[route]
+    _, tripped = _run("ex00_warmup", _one_call("softmax_rows(X)"), source, tmp_path=tmp_path)
+    assert any(reason in t for t in tripped), tripped
+
+
+@pytest.mark.parametrize("route, table, extra", [("an operator defined with torch.library", "TORCH_NAMESPACES",
+                                                  "pagedlab_test"),
+                                                 ("an installed package's code", "PACKAGES", "transformers")])
+def test_without_its_rule_a_route_out_of_sight_is_not_seen(route, table, extra, tmp_path, monkeypatch):
+    """Each rule, broken on purpose (its table taking the route in): the route's reason is gone."""
+    monkeypatch.setattr(harness, table, getattr(harness, table) | {extra})
+    source, reason = OUT_OF_SIGHT[route]
+    _, tripped = _run("ex00_warmup", _one_call("softmax_rows(X)"), source, tmp_path=tmp_path)
+    assert not any(reason in t for t in tripped), tripped

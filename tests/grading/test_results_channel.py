@@ -93,7 +93,7 @@ def test_results_without_the_runs_token_are_refused():
 def test_a_live_learner_thread_sends_the_notebook_to_review():
     expected = Expected(_cases(), outcomes=[[("value", 1)]])
     text = f'{{"token": "{TOKEN}", "outcomes": [[{{"value": 1}}]], "tripped": [], "refused": []}}'
-    spec = SimpleNamespace(atol=0, rtol=0)
+    spec = SimpleNamespace(atol=0, rtol=0, rounding=None)
     reply = {"ended": "complete", "cells": {}, "graded": {"status": "ok", "text": text, "threads": 0}}
     assert judge_graded([], reply, [], Limits(), expected, spec, TOKEN) == ("pass", "")
     reply["graded"]["threads"] = 1

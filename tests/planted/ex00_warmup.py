@@ -1,8 +1,8 @@
 """Wrong softmaxes planted in solutions/ex00_warmup.ipynb: no max subtracted, the wrong dimension or max, no
 normalization, the wrong dtype, a reduction without keepdim; and those only Check 4 (the whole input space) sees: the
-caller's x changed in place, an epsilon in the sum, a reshape that breaks on one row of shape (n,), the maximum
-subtracted only when positive or only when the scores are large (NaN on rows of large negative scores), float32
-returned for float16."""
+caller's x changed in place, an epsilon in the sum (1e-6, and 1e-9 that only float64 shows), a reshape that breaks
+on one row of shape (n,), the maximum subtracted only when positive or only when the scores are large (NaN on rows of
+large negative scores), float32 returned for float16."""
 
 from __future__ import annotations
 
@@ -72,6 +72,19 @@ BUGS: dict[str, Plant] = {
                          "    e = torch.exp(x)\n"
                          "    return e / e.sum(-1, keepdim=True)"},
         4, r"every score near -1e4.*15 elements are NaN.*NaN in rows whose largest score is -9999"),
+    "float64 computed in float32 (x.float() ... .to(x.dtype))": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    y = x.float()\n"
+                         "    e = torch.exp(y - y.amax(-1, keepdim=True))\n"
+                         "    return (e / e.sum(-1, keepdim=True)).to(x.dtype)"},
+        4, r"x of shape \(7,\): one row.*torch\.float64: your result is a float32 computation.*"
+           r"at \(0,\): expected (0\.16009\d+), got (?!\1\b)0\.16009\d+.*Hint: x\.float\(\)"),
+    "an epsilon of 1e-9 added to the sum (float64 shows it)": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    e = torch.exp(x - x.amax(-1, keepdim=True))\n"
+                         "    return e / (e.sum(-1, keepdim=True) + 1e-9)"},
+        4, r"x of shape \(7,\).*torch\.float64: 7 of 7 elements differ.*at \(0,\): expected (0\.16009\d+), "
+           r"got (?!\1\b)0\.16009\d+.*Hint: your row 0 sums to 0\.99999999.*needs no epsilon"),
     "float16 computed and returned as float32": Plant(
         {"softmax-work": "def softmax_rows(x):\n"
                          "    y = x if x.dtype == torch.float64 else x.float()\n"

@@ -1,7 +1,7 @@
-"""Wrong causal masks (off by one, aligned top-left, 0/1 floats, not applied) and wrong attention (no scale,
-softmax over the queries, overflow, the wrong dtype) planted in solutions/ex01_naive_attention.ipynb; and those only
-Check 7 (the whole input space) sees: dimensions counted from the front (4-D only), bfloat16 computed in bfloat16,
-hidden keys filled with -1e9."""
+"""Wrong causal masks (off by one, aligned top-left, 0/1 floats, not applied) and wrong attention (no scale, a scale
+of 1/d or 1/sqrt(n_q), q scaled in place, softmax over the queries, overflow, the wrong dtype) planted in
+solutions/ex01_naive_attention.ipynb; and those only Check 7 (the whole input space) sees: dimensions counted from
+the front (4-D only), bfloat16 computed in bfloat16, hidden keys filled with -1e9."""
 
 from __future__ import annotations
 
@@ -35,6 +35,25 @@ BUGS: dict[str, Plant] = {
         )},
         5, "subtract each row's maximum"),
     "no 1/sqrt(d) scale": Plant({"attention-work": ((" / math.sqrt(q.shape[-1])", ""),)}, 3, "unscaled scores"),
+    "scores divided by d, not sqrt(d)": Plant(
+        {"attention-work": ((" / math.sqrt(q.shape[-1])", " / q.shape[-1]"),)},
+        3, r"^CheckError: Check 3: attention: naive_attention\(q, k, v\).*Hint: your scores are divided by d = 8, not "
+           r"by sqrt\(d\) = 2\.828"),
+    "scores divided by sqrt(n_q), not sqrt(d)": Plant(
+        {"attention-work": ((" / math.sqrt(q.shape[-1])", " / math.sqrt(q.shape[-2])"),)},
+        3, r"Hint: your scores are divided by sqrt\(10\) = 3\.162, the square root of the number of queries "
+           r"\(q\.shape\[-2\]\).*not of the head dimension d = q\.shape\[-1\] = 8"),
+    "q scaled in place (q /= sqrt(d) changes the caller's float32 q)": Plant(
+        {"attention-work": "def naive_attention(q, k, v, causal=False):\n"
+                           "    dtype = q.dtype\n"
+                           "    q = q.float()\n"
+                           "    q /= math.sqrt(q.shape[-1])\n"
+                           "    s = q @ k.float().transpose(-2, -1)\n"
+                           "    if causal:\n"
+                           "        s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]), -math.inf)\n"
+                           "    return (torch.softmax(s, dim=-1) @ v.float()).to(dtype)"},
+        3, r"^CheckError: Check 3: attention: naive_attention\(q, k, v\), q, k and v of shape \(2, 3, 10, 8\): your "
+           r"function changed its argument q: .*divided by 2\.828.*q \*= scale or q /= "),
     "softmax over the queries": Plant(
         {"attention-work": (
             ("torch.softmax(s, dim=-1)", "torch.softmax(s, dim=-2)"),

@@ -1,7 +1,8 @@
-"""Wrong KV-cache sizes planted in solutions/ex05_kv_cache_size.ipynb: the factor 2, the bytes per element, query
-heads for KV heads, GB for GiB, the rounding of how many requests fit; and those only Check 5 (the whole input space)
-sees: the model's context window for the max_len argument, fp16 whatever the dtype, fp8 counted as 2 bytes, a float
-byte count, a head_dim of 128 for every model."""
+"""Wrong KV-cache sizes planted in solutions/ex05_kv_cache_size.ipynb: the factor 2, the layers or the batch left
+out, the bytes per element, query heads for KV heads, GB for GiB, the rounding of how many requests fit, the budget
+truncated to whole GiB, max_len + 1 tokens reserved; and those only Check 5 (the whole input space) sees: the model's
+context window for the max_len argument, fp16 whatever the dtype, fp8 counted as 2 bytes, a float byte count, a
+head_dim of 128 for every model."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ BUGS: dict[str, Plant] = {
         {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
                          "    return num_layers * num_kv_heads * head_dim * num_tokens * batch * bytes_per_element"},
         1, "a key AND a value"),
+    "the layers factor dropped": Plant(
+        {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
+                         "    return 2 * num_kv_heads * head_dim * num_tokens * batch * bytes_per_element"},
+        1, r"got 8,589,934,592.*1/32 of the expected.*Hint: your result does not change with num_layers.*"
+           r"num_layers = 32 is missing"),
+    "batch not multiplied": Plant(
+        {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
+                         "    return 2 * num_layers * num_kv_heads * head_dim * num_tokens * bytes_per_element"},
+        1, r"got 17,179,869,184.*1/16 of the expected.*Hint: your result does not change with batch.*batch = 16 is "
+           r"missing"),
     "assumed fp16 whatever bytes_per_element says": Plant(
         {"formula-work": "def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):\n"
                          "    return 2 * num_layers * num_kv_heads * head_dim * num_tokens * batch * 2"},
@@ -37,6 +48,15 @@ BUGS: dict[str, Plant] = {
         {"fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
                      "    return budget_gib * GiB // (kv_bytes_per_token(model, dtype) * max_len)"},
         4, r"12\.5 GiB for OPT-13B: got 8\.0, a float: a number of requests is an int"),
+    "int(budget_gib) truncated before the conversion": Plant(
+        {"fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
+                     "    return int(int(budget_gib) * GiB // (kv_bytes_per_token(model, dtype) * max_len))"},
+        4, r"12\.5 GiB for OPT-13B.*expected 8 requests, got 7.*Hint: that is what fits in int\(budget_gib\) = 12 GiB"),
+    "max_len + 1 tokens reserved": Plant(
+        {"fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
+                     "    return int(budget_gib * GiB // (kv_bytes_per_token(model, dtype) * (max_len + 1)))"},
+        4, r"60 GiB for Llama-3-8B.*expected 60 requests, got 59.*Hint: that is what fits when each request reserves "
+           r"max_len \+ 1 = 8193 tokens"),
     "the model's context window instead of the max_len argument": Plant(
         {"fit-work": "def max_concurrent_requests(budget_gib, model, max_len, dtype):\n"
                      "    return int(budget_gib * GiB // (kv_bytes_per_token(model, dtype) * model.max_len))"},
