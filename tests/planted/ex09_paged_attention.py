@@ -87,7 +87,7 @@ BUGS: dict[str, Plant] = {
     "the block offset in int32 (overflows for pools past 2**31 elements)": Plant(
         {"kernel-work": ((LOAD_TABLE, LOAD_TABLE.removesuffix(".to(tl.int64)")),)},
         10, r"block 1048581 of a pool of 2048 elements per block starts 2,147,493,888 elements in, past 2\*\*31 = "
-            r"2,147,483,648: 5120 of the 5120 K/V addresses .*Hint: .*physical.to\(tl.int64\) \* stride_kb"),
+            r"2,147,483,648: \d+ of the 5120 K/V addresses .*Hint: .*physical.to\(tl.int64\) \* stride_kb"),
     "slot without the modulo (the token's position used as its slot)": Plant(
         {"kernel-work": (("slot = tokens % BLOCK_SIZE", "slot = tokens"),)},
         3, r"Your output is attention over the rows physical \* BLOCK_SIZE \+ t: the slot of token t is its position "
