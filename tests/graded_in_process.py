@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import torch
 from IPython.core.inputtransformer2 import TransformerManager
 
 from pagedlab.grading import harness
@@ -121,6 +122,9 @@ def _child(conn, exercise, data, seeds) -> None:
     # A crash here is an expected fail (the parent gets None), not a fault of the test run: pytest's fault handler,
     # inherited through the fork, would print every such crash's traceback into the run's output.
     faulthandler.disable()
+    # A forked child that runs a parallel op waits forever on the parent's OpenMP pool, once the parent has used it
+    # (an earlier test's big tensor op): one thread, as in a grading kernel of its own.
+    torch.set_num_threads(1)
     conn.send(run_graded(exercise, data, seeds))
     conn.close()
 

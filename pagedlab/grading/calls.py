@@ -30,12 +30,13 @@ MAX_OUTCOME_BYTES = 20_000_000
 
 def job_text(cases, spec, token: str, kept: list[str] = ()) -> str:
     """The JSON the driver cell carries: the cases and their arrays as plain lists, the spec's given constants,
-    tripwires, device and Triton rules, and the ``token`` the results must echo. Each exercise check the grading
+    tripwires, device, Triton and memory rules, and the ``token`` the results must echo. Each exercise check the grading
     copy had to keep (``kept``, see :func:`pagedlab.grading.sandbox.grading_copy`) is wired whole."""
     arrays = [{"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()} for a in cases.arrays]
     wired = list(spec.tripwires) + [f"{m}:*" for m in kept if m.startswith("pagedlab.exercise_checks")]
     return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given), "token": token,
-                       "tripwires": wired, "device": spec.device, "triton": spec.triton})
+                       "tripwires": wired, "device": spec.device, "triton": spec.triton,
+                       "memory": spec.memory})
 
 
 class Malformed(ValueError):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import gc
 import importlib
 import importlib.util
 import json
@@ -111,14 +112,31 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     put(d, key, hit[1])
         launches = Launches(put, record) if job.get("triton") else None
 
-        def computing(op: str) -> None:
-            """PyTorch computed floating-point values inside a Triton exercise's graded call: refused."""
-            if state["learner"] and not launches.refusal:
+        memory = job.get("memory")
+
+        def made(op: str, floats: list) -> None:
+            """An op made the floating-point tensors ``floats`` while the learner's function ran: in a Triton
+            exercise only memory may be asked of PyTorch; under a memory rule no tensor may outgrow the limit."""
+            if not state["learner"]:
+                return
+            if launches is not None and op.split("::")[-1].split(".")[0] not in LAUNCHER_OPS and not launches.refusal:
                 launches.refusal = (f"{state['where']}: PyTorch computed floating-point values during the call "
-                                    f"({op}): this exercise is graded on its Triton kernel, and PyTorch may only "
-                                    "allocate, copy and view memory for it (the kernel computes every value)")
-                raise NotTriton(launches.refusal)
-        mode = _mode(job, record, computing if launches is not None else None)
+                                    f"(torch's {op}): this exercise is graded on its Triton kernel, and PyTorch may "
+                                    "only allocate, copy and view memory for it (the kernel computes every value)")
+                raise Refused(launches.refusal)
+            big = max(floats, key=lambda t: t.numel())
+            if memory and big.numel() > max(memory * state["largest"], MEMORY_FLOOR):
+                state["refusal"] = (
+                    f"{state['where']}: torch's {op} made a {tuple(big.shape)} tensor during the call, more than "
+                    f"{memory:g} times the largest input ({state['largest']} elements): this exercise computes one "
+                    "tile at a time, so its memory grows with the inputs, not with the number of query-key pairs")
+                raise Refused(state["refusal"])
+        mode = _mode(job, record, made if launches is not None or memory else None)
+
+        def largest(arguments) -> None:
+            """Under a memory rule: the element count of the call's largest floating-point argument."""
+            state["largest"] = max((a.numel() for a in arguments if isinstance(a, torch.Tensor)
+                                    and a.is_floating_point()), default=1)
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
         family = _family(job)
         answers = _answer_code(job.get("tripwires", ()))
@@ -183,8 +201,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                             steps.append(None)
                         else:
                             arguments = launches.arguments if launches is not None else []
-                            value = eval(_arguments_kept(source, ns, launches.keep if launches is not None else None,
-                                                         state), ns)
+                            value = eval(_arguments_kept(source, ns, launches.keep if launches is not None else (
+                                largest if memory else None), state), ns)
                             if launches is not None:
                                 launches.check(value, arguments, torch, state["where"])
                             unwritten = launches.unwritten(value, torch) if launches is not None else ""
@@ -200,13 +218,22 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                             active.__exit__(None, None, None)
                 except BaseException as e:  # SystemExit and KeyboardInterrupt too: a graded call's outcome
                     steps.append(_raised(e))
-                    if isinstance(e, NotTriton):
+                    if isinstance(e, Refused):
                         state["refused"].append(str(e))
                     elif launches is not None and launches.refusal:  # raised inside the interpreter, which wraps it
                         state["refused"].append(launches.refusal)
                 finally:
                     state["on"] = False
+                    refusal = state.pop("refusal", None)  # (stands even where the notebook caught the exception)
+                    if refusal and refusal not in state["refused"]:
+                        state["refused"].append(refusal)
             outcomes.append(steps)
+        # What the calls made is freed now, before the results exist: a finalizer of the notebook's (weakref,
+        # __del__) runs here, with nothing to rewrite, not after the write and before the grader reads.
+        ns = value = arguments = steps = None
+        if launches is not None:
+            launches.reset()
+        gc.collect()
         text = []
         _encode({"token": job["token"], "outcomes": outcomes, "tripped": state["tripped"], "refused": state["refused"]},
                 text)
@@ -326,18 +353,21 @@ LAUNCHER_OPS = frozenset((
     "permute", "transpose", "t", "unsqueeze", "squeeze", "select", "slice", "narrow", "split", "split_with_sizes",
     "chunk", "unbind", "alias", "detach", "lift_fresh", "lift_fresh_copy", "view_as_real", "view_as_complex", "cat",
     "stack", "flatten", "unflatten", "resize_", "set_", "index_select", "movedim", "_local_scalar_dense"))
+# Under a memory rule, tensors of up to this many elements are allowed whatever the inputs (a buffer sized by the
+# tile, not by the input, is no matrix of every query-key pair).
+MEMORY_FLOOR = 4096
 # Operators of these namespaces are PyTorch's own; any other was defined by someone (torch.library), and its body,
 # Python included, runs where a dispatch mode cannot see inside it.
 TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", "profiler", "triton"))
 
 
-def _mode(job: dict, record, computing=None):
+def _mode(job: dict, record, made=None):
     """A TorchDispatchMode class that records the job's aten ops and operators defined outside PyTorch, and, where
-    ``computing`` is given (a Triton exercise), calls it with an op that makes floating-point values other than
-    :data:`LAUNCHER_OPS`; None when the job wires no aten op and is not a Triton exercise."""
+    ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, tensors)`` with each op that makes
+    floating-point tensors; None when the job wires no aten op and ``made`` is None."""
     aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
     family = _family(job)
-    if not aten and computing is None:
+    if not aten and made is None:
         return None
     from torch import Tensor
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -359,9 +389,11 @@ def _mode(job: dict, record, computing=None):
                 record(f"the operator {func.name()}, defined outside PyTorch (torch.library): the op watcher does not "
                        f"see what its body runs")
             out = func(*args, **(kwargs or {}))
-            if computing is not None and name not in LAUNCHER_OPS and any(
-                    isinstance(t, Tensor) and t.is_floating_point() for t in tree_leaves(out)):
-                computing(f"torch's {func.name()}")
+            if made is not None:
+                floats = [t for t in tree_leaves(out) if isinstance(t, Tensor)
+                          and (t.is_floating_point() or t.is_complex())]  # (complex numbers are floats too)
+                if floats:
+                    made(str(func.name()), floats)
             return out
     return Tripwires
 
@@ -390,6 +422,7 @@ class Launches:
         self.unmasked: list = []  # the addresses of the loads that had no mask at all (interpreted)
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
         self.floats: set = set()  # the floating-point scalars its launches were given
+        self.constants: dict = {}  # the numbers its kernels load as globals, by name, at the call's first launch
         self.host = True  # every tensor its launches were given is in this process's memory (the CPU)
         self.where = ""  # the graded call, for a refusal raised inside a launch
         self.refusal = ""  # a refusal raised inside a launch (the interpreter wraps the exception)
@@ -410,6 +443,7 @@ class Launches:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
         self.given_bytes.clear()
         self.stores.clear(), self.unmasked.clear(), self.grids.clear(), self.floats.clear()
+        self.constants.clear()
         self.compiled, self.host, self.where, self.refusal = False, True, where, ""
 
     def keep(self, arguments: tuple) -> None:
@@ -447,7 +481,7 @@ class Launches:
                                         "wrong stride, batch and head taken from program id 1 the wrong way round, a "
                                         "program past the last tile) or a store's mask that lets rows past the end "
                                         f"through{self._past(self.accesses[-1][1][outside])}")
-                        raise NotTriton(self.refusal)
+                        raise Refused(self.refusal)
             return access(ptrs, *args, **kwargs)
         return watched
 
@@ -455,12 +489,17 @@ class Launches:
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
-            calls = _python_calls(fn)
+            calls, constants = _python_calls(fn)
+            values = [a.value if type(a).__name__ == "constexpr" and type(a).__module__.startswith("triton") else a
+                      for a in (*args, *kwargs.values())]  # a tl.constexpr argument counts as what it holds
+            calls += [f"an argument {type(v).__name__}" for v in values
+                      if callable(v) and not hasattr(v, "untyped_storage") and type(v).__module__.split(".")[0]
+                      not in ("triton", "torch")]
             if calls:  # stopped before the interpreter runs that Python: what it writes is not the kernel's work
                 self.refusal = (f"{self.where}: the notebook's Triton kernel calls Python from inside it ("
                                 f"{', '.join(dict.fromkeys(calls))}): Triton's interpreter runs that, a GPU compiles "
                                 "no such call, and what it computes is not the kernel's work")
-                raise NotTriton(self.refusal)
+                raise Refused(self.refusal)
             tensors = [a for a in (*args, *kwargs.values()) if hasattr(a, "untyped_storage")]
             self.host &= all(t.device.type == "cpu" for t in tensors)
             if isinstance(kwargs.get("grid"), tuple):
@@ -471,13 +510,19 @@ class Launches:
             self.compiled |= compiled
             self.accesses.clear()
             earlier = list(self.stores)
-            floats = [a for a in (*args, *kwargs.values()) if isinstance(a, float)]
-            self.floats.update(floats)
+            self.floats.update(v for v in values if isinstance(v, (float, complex)))
+            changed = [name for name, v in constants if self.constants.setdefault(name, v) != v]
+            if changed:
+                self.refusal = (f"{self.where}: a global the notebook's Triton kernel reads ({changed[0]}) changed "
+                                "between its launches in one graded call: a kernel's data comes through its tensors, "
+                                "and a global is a constant")
+                raise Refused(self.refusal)
             if len(self.floats) > 2:
                 self.refusal = (f"{self.where}: the notebook's Triton kernel was given {len(self.floats)} different "
-                                "floating-point scalars in one graded call: a kernel's data comes through its "
-                                "tensors, and a scalar argument is a constant of the call (a scale)")
-                raise NotTriton(self.refusal)
+                                "floating-point scalars in one graded call (arguments and the globals it reads): a "
+                                "kernel's data comes through its tensors, and a scalar is a constant of the call (a "
+                                "scale)")
+                raise Refused(self.refusal)
             self.inside = True
             try:
                 result = run(fn, *args, **kwargs)
@@ -505,7 +550,7 @@ class Launches:
                                 f"call's own (shape {tuple(t.shape)}) whose values were changed outside the kernel "
                                 "after the call passed it: the kernel must compute the result from the inputs as "
                                 "given, not read values computed elsewhere and written into them")
-                raise NotTriton(self.refusal)
+                raise Refused(self.refusal)
 
     def _provenance(self, tensors, before: dict, earlier: list) -> None:
         """Note each tensor from which this launch loaded values that came from outside the kernel: a tensor that
@@ -555,13 +600,13 @@ class Launches:
                    and bool((a.reshape(-1).long() == t.reshape(-1).long()).all()) for a in self.arguments)
 
     def check(self, value, arguments, torch, where: str) -> None:
-        """Raise :class:`NotTriton` unless every floating-point tensor in ``value`` (a tensor, or a tuple or list of
+        """Raise :class:`Refused` unless every floating-point tensor in ``value`` (a tensor, or a tuple or list of
         them) lies in a storage the notebook's kernel wrote, unchanged since, and the kernel read each floating-point
         tensor among the graded call's ``arguments`` where it lies (not a copy of it: every Triton exercise reads
         its inputs in place), and read no floating-point values from outside it (:meth:`_provenance`); a refusal
         raised inside a launch stands even where the notebook caught it."""
         if self.refusal:
-            raise NotTriton(self.refusal)
+            raise Refused(self.refusal)
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue
@@ -569,37 +614,37 @@ class Launches:
             if wrote is None and t.untyped_storage().data_ptr() in self.given:
                 grids = f" (its grid{'s' if len(set(self.grids)) > 1 else ''}: " \
                         f"{', '.join(str(g) for g in dict.fromkeys(self.grids))})" if self.grids else ""
-                raise NotTriton(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook: "
+                raise Refused(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook: "
                                 f"the notebook's kernel was launched with it{grids} but stored none of its "
                                 f"{t.numel()} elements. A grid with no program along a dimension (a count of tiles "
                                 "rounded down, n // BLOCK, is 0 when n < BLOCK: cdiv(n, BLOCK) counts a last partial "
                                 "tile), or stores masked off")
             if wrote is None:
-                raise NotTriton(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook "
+                raise Refused(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook "
                                 "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
-                raise NotTriton(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
+                raise Refused(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
         if self.foreign:
-            raise NotTriton(f"{where}: the notebook's Triton kernel read values computed outside it ("
+            raise Refused(f"{where}: the notebook's Triton kernel read values computed outside it ("
                             f"{', '.join(dict.fromkeys(self.foreign))}: neither an input of the graded call nor "
                             "written by the kernel): the kernel must compute the result from the inputs, not copy it")
         outside = self._outside()
         if outside:
             unmasked = sum(int(self._outside_of(a).sum()) for a in self.unmasked)
             if unmasked:
-                raise NotTriton(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor "
+                raise Refused(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor "
                                 f"it was given, {unmasked} of them by a load without a mask (or with the wrong one): "
                                 "on a GPU that reads another allocation's memory, or faults")
             # every load that strayed had a mask: the mask let the addresses through, so they are where the pointer
             # put them; a wrong offset and a wrong mask both give that, and the message says both, the offset first
-            raise NotTriton(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor it "
+            raise Refused(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor it "
                             "was given, through masked loads: their pointers lie past the tensor (a batch or head "
                             "offset times another tensor's stride, or the wrong head count), or a mask lets rows past "
                             "the end through; on a GPU that reads another allocation's memory, or faults"
                             f"{self._past(numpy_concat(self.reads, self._outside_of))}")
         for n, t in enumerate(arguments, 1):
             if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not self._read(t):
-                raise NotTriton(f"{where}: the notebook's Triton kernel never read argument {n} (a tensor of shape "
+                raise Refused(f"{where}: the notebook's Triton kernel never read argument {n} (a tensor of shape "
                                 f"{tuple(t.shape)}) where it lies: it read a copy (.contiguous(), .clone()), or "
                                 "computed the result from something else")
 
@@ -704,18 +749,21 @@ def _positions(missing) -> str:
     return f"the first at {first}"
 
 
-def _python_calls(jit) -> list[str]:
-    """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) loads: anything but a
-    number, a string, None, and Triton's own objects (its modules, ``constexpr``, another ``@triton.jit`` function):
-    a function, class, module or object whose methods the interpreter would run as Python (read from the bytecode:
-    a notebook's source is not always at hand)."""
+def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
+    """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) and the notebook's jit
+    functions it calls load: anything but a number, a string, None, and Triton's own objects (its modules,
+    ``constexpr``, another ``@triton.jit`` function): a function, class, module or object whose methods the
+    interpreter would run as Python (read from the bytecode: a notebook's source is not always at hand); and the
+    numbers they load, ``(name, value)`` (a ``constexpr`` by what it holds)."""
     import builtins
     import types
 
+    seen = set() if seen is None else seen
     fn = getattr(jit, "fn", None)
+    seen.add(id(fn))
     names = _global_names(getattr(fn, "__code__", None))
     namespace, plain = getattr(fn, "__globals__", {}), (types.FunctionType, types.BuiltinFunctionType, type)
-    found = []
+    found, constants = [], []
     for name in sorted(names - {"range", "min", "max", "len", "int", "float", "bool", "print", "isinstance",
                                 "tuple", "zip", "enumerate", "getattr", "abs"}):
         target = namespace.get(name, getattr(builtins, name, None))
@@ -725,9 +773,18 @@ def _python_calls(jit) -> list[str]:
             home = target.__module__
         else:                     # a constant, or an object such as a @triton.jit function: its class says whose
             home = type(target).__module__
-        if str(home).split(".")[0] != "triton" and not isinstance(target, (numbers.Number, str, type(None))):
+        held = target.value if type(target).__name__ == "constexpr" and str(home).startswith("triton") else target
+        if isinstance(held, numbers.Number):
+            constants.append((name, held))
+        elif isinstance(held, (str, type(None))):
+            pass
+        elif str(home).split(".")[0] != "triton" or held is not target:  # Python, or a constexpr holding Python
             found.append(name)
-    return found
+        elif getattr(getattr(target, "fn", None), "__module__", None) == "__main__" and id(target.fn) not in seen:
+            inner = _python_calls(target, seen)  # a jit function of the notebook's, called from this one
+            found += [f"{name}: {call}" for call in inner[0]]
+            constants += [(f"{name}.{inner_name}", v) for inner_name, v in inner[1]]
+    return found, constants
 
 
 @functools.cache
@@ -787,8 +844,9 @@ def _bytes(t) -> bytes:
     return ctypes.string_at(storage.data_ptr(), storage.nbytes()) if storage.nbytes() else b""
 
 
-class NotTriton(Exception):
-    """A Triton exercise's graded result that the notebook's own kernel did not write."""
+class Refused(Exception):
+    """A graded call the grader refuses: a Triton exercise's result its own kernel did not write, PyTorch computing
+    in a Triton exercise, a tensor past a memory rule."""
 
 
 def _plain(v, torch, record, depth: int = 0):

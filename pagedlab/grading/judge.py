@@ -85,8 +85,8 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
                + reference_reasons(restored.cells[c.index].source)]
     if published:
         handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
-        reasons += copied_cells({c.id: restored.cells[c.index].source for c in cells if c.role == "work"},
-                                pristine.solution_work, handed_out)
+        reasons += copied_cells({c.id: restored.cells[c.index].source for c in cells if c.role not in RESTORED
+                                 and restored.cells[c.index].source not in given}, pristine.solution_work, handed_out)
     return restored, cells, reasons, notes
 
 

@@ -21,7 +21,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
              "input_transformers_cleanup", "input_transformers_post", "input_transformer_manager",
-             "ast_transformers", "settrace", "setprofile", "run_cell", "run_ast_nodes", "run_code", "excepthook",
+             "ast_transformers", "settrace", "setprofile", "addaudithook", "run_cell", "run_ast_nodes", "run_code",
+             "excepthook",
              "__builtins__", "meta_path", "path_hooks", "displayhook", "InteractiveShell")
 # Ways to reach or rewrite what a check or the driver reads, whatever name they are reached through.
 INTROSPECTION = ("vars", "__globals__", "__dict__", "modules", "_getframe", "__torch_function__", "__torch_dispatch__",
@@ -42,7 +43,7 @@ _HARNESS = re.compile(r"_pagedlab")
 # the path (``torch.multiprocessing``, ``asyncio.subprocess``) and reached as an attribute of an imported name, as is
 # a dotted one (``torch.library``, ``t.library`` after ``import torch as t``).
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "gc", "inspect", "importlib", "pkgutil", "runpy",
-                   "zipimport")
+                   "zipimport", "pydoc")
 # Another process computes out of the grader's sight: no tripwire, op watcher or Triton watcher follows it there.
 PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty", "posix", "nt", "_posixsubprocess")
 MODULES = {"": SUSPECT_MODULES,
@@ -51,7 +52,8 @@ MODULES = {"": SUSPECT_MODULES,
            "installs a trace or profile hook": ("cProfile", "_lsprof", "profile", "trace", "pdb", "bdb",
                                                 "sys.monitoring"),
            "rebuilds objects from bytes": ("pickle", "_pickle", "marshal", "copyreg", "dill", "cloudpickle", "shelve"),
-           "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op")}
+           "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
+           "runs code later": ("weakref", "_weakref", "atexit")}
 # Flagged as an attribute of whatever imported name they are reached through (posix.fork, o.fork after
 # ``import os as o``), not of a learner's object (``manager.fork(parent, child)`` forks a sequence's blocks).
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
@@ -82,6 +84,8 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
         "rebuilds objects": "a function or object rebuilt from bytes, reference code included, which no reading sees",
         "a bytes constant": "a pickle kept in the cell: loaded, it rebuilds any function, reference code included",
         "defines a PyTorch operator": "an operator run where the grader's op watcher cannot see inside it",
+        "runs code later": "code run when an object is freed or the kernel ends: after the graded calls, where it "
+                           "could rewrite what they wrote",
         "uses the exercise's reference code": "called while no tripwire is set, its results can stand in for the "
                                               "learner's (a table of answers built before the graded calls)",
         "a string mentions": "code kept in a string, to run later",
@@ -213,6 +217,10 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
         if isinstance(node, (ast.Name, ast.Attribute, ast.Call)) and wired:
             path = _path(node)
             if path and path[0] in modules and any(path[-len(t):] == t for t in wired if len(path) >= len(t)):
+                found.append(f"uses the exercise's reference code: {ast.unparse(node)}{line}")
+            elif (isinstance(node, ast.Attribute) and any(len(t) == 2 and t[1] == node.attr for t in wired)
+                  and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                # a method of a reference class, called on any object (an instance made at notebook time)
                 found.append(f"uses the exercise's reference code: {ast.unparse(node)}{line}")
         if isinstance(node, ast.Call) and depth < 3:
             body = _timed_body(node)

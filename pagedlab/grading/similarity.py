@@ -2,10 +2,10 @@
 
 Code is compared by winnowing (Schleimer, Wilkerson and Aiken, SIGMOD 2003, the algorithm behind MOSS and the
 ``copydetect`` package): the cell is read as a program and written out again (``ast.unparse``: layout, comments,
-quote style and redundant parentheses are gone; so are docstrings, a ``pass`` beside other statements and the
-``*[a, b]`` of a call), its tokens are normalized (every name not after a dot becomes ``N``, every string ``S``,
-every number ``0``), hashed in runs of :data:`K`, and the smallest hash of each window of :data:`WINDOW` runs is
-kept. Renaming variables, reformatting, recommenting or wrapping names in parentheses changes nothing; the
+quote style and redundant parentheses are gone; so are docstrings, a ``pass`` beside other statements, the
+``*[a, b]`` of a call and a value's wrappers such as ``[x][0]``), its tokens are normalized (every name not after a
+dot becomes ``N``, every string ``S``, every number ``0``), hashed in runs of :data:`K`, and the smallest hash of
+each window of :data:`WINDOW` runs is kept. Renaming variables, reformatting, recommenting or wrapping names in parentheses changes nothing; the
 exercise's own text (the signature and docstring every learner starts from) is subtracted first. A cell that does
 not parse is read as its text.
 
@@ -73,7 +73,25 @@ class _Plain(ast.NodeTransformer):
         if isinstance(node, ast.Call):
             node.args = [e for a in node.args for e in (a.value.elts if isinstance(a, ast.Starred)
                                                          and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
-        return node
+        return _unwrapped(node)
+
+
+def _unwrapped(node: ast.AST) -> ast.AST:
+    """The value an expression only wraps: ``[x][0]``, ``(x,)[-1]``, ``{"k": x}["k"]``, ``(lambda: x)()``,
+    ``x if True else y``; else ``node``."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        key, box = node.slice.value, node.value
+        if isinstance(box, (ast.List, ast.Tuple)) and isinstance(key, int) and -len(box.elts) <= key < len(box.elts):
+            return box.elts[key]
+        if isinstance(box, ast.Dict) and not any(k is None for k in box.keys):
+            hits = [v for k, v in zip(box.keys, box.values) if isinstance(k, ast.Constant) and k.value == key]
+            return hits[-1] if hits else node
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Lambda) and not node.args and not node.keywords
+            and not node.func.args.args and not node.func.args.posonlyargs):
+        return node.func.body
+    if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Constant):
+        return node.body if node.test.value else node.orelse
+    return node
 
 
 def overlap(own: set[int], other: set[int]) -> float | None:
@@ -81,17 +99,32 @@ def overlap(own: set[int], other: set[int]) -> float | None:
     return len(own & other) / len(other) if len(other) >= MIN_FINGERPRINTS else None
 
 
-def copied_cells(work: dict[str, str], solution: dict[str, str], pristine: dict[str, str]) -> list[str]:
-    """Review reasons for the work cells (``{cell id: source}``) that match the solution's cell of the same id."""
+def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict[str, str]) -> list[str]:
+    """Review reasons for each of the solution's work cells (``{cell id: source}``) whose code the learner's cells
+    hold (``{cell id: source}``: the work cells and any cell the learner added), in the cell of the same id, in
+    another, or spread over several."""
+    prints = {cell_id: fingerprints(source) for cell_id, source in learner.items()}
     reasons = []
-    for cell_id, source in work.items():
-        if cell_id not in solution:
-            continue
+    for cell_id, source in solution.items():
         base = fingerprints(pristine.get(cell_id, ""))
-        share = overlap(fingerprints(source) - base, fingerprints(solution[cell_id]) - base)
+        theirs = fingerprints(source) - base
+        held = {c: (p - base) & theirs for c, p in prints.items()}
+        share = overlap(set().union(*held.values()) if held else set(), theirs)
         if share is not None and share >= THRESHOLD:
-            reasons.append(f"work cell {cell_id!r} matches the published solution's on {share:.0%} of its "
-                           "fingerprints: compare it with solutions/, and ask the learner to explain it")
+            # the fewest cells that hold the match: the cell of the same id if it does alone, else the largest first
+            holders, found = [], set()
+            for c in ([cell_id] if overlap(held.get(cell_id, set()), theirs) >= THRESHOLD
+                      else sorted(held, key=lambda c: -len(held[c]))):
+                holders.append(c)
+                found |= held[c]
+                if overlap(found, theirs) >= THRESHOLD:
+                    break
+            where = (f"work cell {cell_id!r} matches" if holders == [cell_id] else
+                     f"cell{'s' if len(holders) > 1 else ''} {', '.join(map(repr, holders))} match"
+                     f"{'' if len(holders) > 1 else 'es'} the work cell {cell_id!r} of")
+            them = "it" if len(holders) == 1 else "them"
+            reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints: compare {them} "
+                           "with solutions/, and ask the learner to explain it")
     return reasons
 
 

@@ -79,6 +79,10 @@ class Spec:
         rounding: ``{dtype: (atol, rtol)}`` for results of that dtype, in place of ``atol, rtol``; a float16 or
             bfloat16 result not named is allowed at least one unit in the last place (a result computed in float32
             and rounded once, as the exercises state).
+        memory: no floating-point tensor made while a graded function runs may hold more than this many times the
+            elements of its largest floating-point argument, nor more than ``harness.MEMORY_FLOOR`` elements
+            (tiled attention: one tile of scores at a time, never the ``n_q x n_k`` matrix); a larger one is
+            refused, and the notebook fails. None: no rule.
     """
 
     graded: tuple[str, ...]
@@ -91,6 +95,7 @@ class Spec:
     atol: float = 1e-5
     rtol: float = 1e-4
     rounding: dict[str, tuple[float, float]] | None = None
+    memory: float | None = None
 
     def copy_rule(self, setup: list[str]) -> tuple[list[str], set[str]]:
         """What the exercise's grading copy of ``pagedlab`` is built from (:func:`pagedlab.grading.sandbox.grading_copy`):
@@ -184,6 +189,10 @@ def _ex02(c: Cases) -> None:
     c.call("tiled_attention in float16",
            f"tiled_attention({c.array(n, 16, scale=3.0, dtype='float16')}, {c.array(n, 16, dtype='float16')}, "
            f"{c.array(n, 16, scale=10.0, dtype='float16')}, causal=True, block_m=8, block_n=8)")
+    causal, n = c.rng.random() < 0.5, c.rng.randint(128, 160)  # tiles, not the n x n scores (Spec.memory)
+    c.call("tiled_attention of 128 keys or more, one tile of scores at a time",
+           f"tiled_attention({c.array(n, 4)}, {c.array(n, 4)}, {c.array(n, 4)}, causal={causal}, block_m=8, "
+           f"block_n=8)")
     n = c.rng.randint(24, 40)  # d = 12: 1/sqrt(d) is inexact in float16, and large scores carry its rounding
     c.call("tiled_attention in float16, d = 12",
            f"tiled_attention({c.array(n, 12, scale=8.0, dtype='float16')}, {c.array(n, 12, dtype='float16')}, "
@@ -225,6 +234,9 @@ def _ex02_stretch(c: Cases) -> None:
         c.call(f"causal_tiled_attention {n_q}x{n_k}",
                f"causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
                f"block_m={bm}, block_n={bn})")
+    n = r.randint(128, 160)  # tiles, not the n x n scores (Spec.memory)
+    c.call("causal_tiled_attention of 128 keys or more, one tile of scores at a time",
+           f"causal_tiled_attention({c.array(n, 4)}, {c.array(n, 4)}, {c.array(n, 4)}, block_m=8, block_n=8)")
     for dtype in ("float16", "bfloat16"):  # in and out in q's dtype, computed in float32; d = 24: 1/sqrt(d) inexact
         n_q = r.randint(2, 12)
         n_k = n_q + r.randint(0, 12)
@@ -599,9 +611,10 @@ SPECS: dict[str, Spec] = {
     "ex00_warmup": Spec(("softmax_rows",), _ex00, _SOFTMAX, rounding={"float16": (4e-3, 2e-2), "bfloat16": (3e-2, 6e-2),
                                                                       "float64": (2e-15, 2e-13)}),
     "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01, _ATTENTION[1:], atol=2e-3, rtol=2e-3),
-    "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4),
+    "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4,
+                                memory=4.0),
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
-                                              _ex02_stretch, _ATTENTION, atol=1e-4),
+                                              _ex02_stretch, _ATTENTION, atol=1e-4, memory=4.0),
     "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,
                                device=True, triton=True, atol=1e-5),
     "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, triton=True,

@@ -235,6 +235,13 @@ SETUP_ATTACKS = {
     "expected = ref.naive_attention(q, k, v)": "reference code: ref.naive_attention",
     "per_token = ModelShape.kv_bytes_per_token(m, torch.float16)": "reference code: ModelShape.kv_bytes_per_token",
     "from pagedlab.perf_lab import tile_budget as tb": "reference code: from pagedlab.perf_lab import tile_budget",
+    # (round 38d) a reference method called on instances a learner cell made, to fill a table
+    "T = {s: s.kv_bytes_per_token(2) for s in shapes}": "reference code: s.kv_bytes_per_token",
+    # code run after the graded calls, when an object is freed or the kernel ends: it could rewrite the results
+    "import weakref\nweakref.finalize(x, f)": "runs code later: imports weakref",
+    "from atexit import register": "runs code later: imports atexit",
+    "import sys\nsys.addaudithook(f)": "touches",
+    "import pydoc\nf = pydoc.locate('pagedlab.validate.blocks_for')": "imports pydoc",
 }
 
 
@@ -259,8 +266,10 @@ def test_review_passes_every_solution(path):
     nb = nbformat.read(path, as_version=4)
     setup = setup_names(_sources(nb, "setup"))
     spec = SPECS[path.stem]
+    handed_out = {c.source for c in nbformat.read(ROOT / "exercises" / path.name, as_version=4).cells
+                  if c.cell_type == "code" and role(c) != "work"}  # as the judge, which reviews what a learner wrote
     for cell in nb.cells:
-        if cell.cell_type == "code" and role(cell) in ("work", "demo"):
+        if cell.cell_type == "code" and role(cell) in ("work", "demo") and cell.source not in handed_out:
             assert review_reasons(cell.source, setup, tripwires=spec.tripwires) == [], (path.name, cell.id)
         if cell.cell_type == "code" and role(cell) == "work":
             assert reference_reasons(cell.source) == [], (path.name, cell.id)

@@ -8,7 +8,9 @@ A bug the graded calls cannot see by design is listed in ``INVISIBLE`` with why 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import importlib
 
 import pytest
 import torch
@@ -180,6 +182,13 @@ def _torch(q, k, v, out, *args, CAUSAL=False, **kw):
     out.copy_(torch.nan_to_num((s - s.amax(-1, keepdim=True)).exp() / (s - s.amax(-1, keepdim=True)).exp().sum(
         -1, keepdim=True)) @ v.float())
 """
+_UNTILED = ("def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+            "    n_q, n_k = q.shape[0], k.shape[0]\n"
+            "    s = q.float() @ k.float().T / math.sqrt(q.shape[1])\n"
+            "    if causal:\n"
+            "        s = s.masked_fill(torch.ones(n_q, n_k, dtype=torch.bool).triu(n_k - n_q + 1), -math.inf)\n"
+            "    p = (s - s.amax(-1, keepdim=True)).exp()\n"
+            "    return (p / p.sum(-1, keepdim=True) @ v.float()).to(q.dtype)\n")
 _ROWS = "(x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)"
 # (exercise, {work cell id: source}) for each class of attack; each must fail or need review on every seed.
 ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
@@ -241,6 +250,19 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                         "    return torch.stack([f(r[:, None] * 0 + r, torch.ones(x.shape[-1], 1, dtype=x.dtype), v)[0]\n"
                         "                        for r in x.reshape(-1, x.shape[-1])]).reshape(x.shape)\n"}),
     "the check module's own answer": ("ex04b_performance_lab", {"predict-work": "predict = ex04b._right\n"}),
+    "ex02's tiled_attention computed untiled, the whole score matrix": ("ex02_online_softmax",
+                                                                         {"tiled-work": _UNTILED}),
+    "ex02's tiled_attention filling an n_q x n_k buffer tile by tile": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n"
+                      "    s = torch.empty(n_q, n_k)\n"
+                      "    for c0 in range(0, n_k, block_n):\n"
+                      "        s[:, c0:c0 + block_n] = q.float() @ k[c0:c0 + block_n].float().T / math.sqrt(d)\n"
+                      "    if causal:\n"
+                      "        s = s.masked_fill(torch.ones(n_q, n_k, dtype=torch.bool).triu(n_k - n_q + 1), "
+                      "-math.inf)\n"
+                      "    p = (s - s.amax(-1, keepdim=True)).exp()\n"
+                      "    return (p / p.sum(-1, keepdim=True) @ v.float()).to(q.dtype)\n"}),
     "a fresh pagedlab.memory from runpy": ("ex05_kv_cache_size", {
         "formula-work": "import runpy\nkv_cache_bytes = runpy.run_module('pagedlab.memory')['kv_cache_bytes']\n"}),
     "a fresh allocator module from runpy": ("ex06_block_allocator", {
@@ -269,6 +291,25 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                       "def recompute_seconds(num_tokens, num_params, num_layers, d_model, flops):\n"
                       "    attention = sum(4 * num_layers * d_model * (p + 1) for p in range(num_tokens))\n"
                       "    return (2 * num_params * num_tokens + attention) / flops\n"}),
+    "ex02 with buffers sized by the tile and a bool mask of every query-key pair": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n"
+                      "    hidden = torch.ones(n_q, n_k, dtype=torch.bool).triu(n_k - n_q + 1) if causal else None\n"
+                      "    out = torch.empty(n_q, d)\n"
+                      "    for r0 in range(0, n_q, block_m):\n"
+                      "        qi = q[r0:r0 + block_m].float() * d ** -0.5\n"
+                      "        state = (torch.full((len(qi),), -math.inf), torch.zeros(len(qi)), "
+                      "torch.zeros(len(qi), d))\n"
+                      "        s = torch.empty(block_m, block_n)\n"
+                      "        for c0 in range(0, n_k, block_n):\n"
+                      "            kj = k[c0:c0 + block_n].float()\n"
+                      "            t = s[:len(qi), :len(kj)]\n"
+                      "            torch.matmul(qi, kj.T, out=t)\n"
+                      "            if causal:\n"
+                      "                t = t.masked_fill(hidden[r0:r0 + block_m, c0:c0 + block_n], -math.inf)\n"
+                      "            state = online_softmax_update(*state, t, v[c0:c0 + block_n].float())\n"
+                      "        out[r0:r0 + len(qi)] = state[2] / state[1][:, None]\n"
+                      "    return out.to(q.dtype)\n"}),
     "a class with __call__, its repr by __class__.__name__, %config retina": ("ex00_warmup", {
         "softmax-work": '%config InlineBackend.figure_format = "retina"\n'
                         "class Softmax:\n    def __call__(self, x):\n        return " + _ROWS + "\n"
@@ -289,6 +330,8 @@ def grading_copy_only(exercise: str) -> None:
     p = pristine(exercise)
     held, _ = grading_copy(*p.spec.copy_rule([c.source for c in p.notebook.cells
                                               if c.cell_type == "code" and role(c) == "setup"]))
+    for name in sorted(n for n, source in held.items() if source is not None):
+        importlib.import_module(name)  # (a module the copy holds is importable however the test was selected)
     for name in [m for m in sys.modules if m == "pagedlab" or m.startswith("pagedlab.")]:
         if name.startswith("pagedlab.grading") or held.get(name, "") is not None:
             continue  # the grader itself (it runs outside the kernel), and the modules the copy holds
@@ -349,6 +392,16 @@ def test_honest_learners_pass_on_every_seed(honest):
     reasons = prepare(notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), p, Limits())[2]
     # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it)
     assert not [r for r in reasons if "published solution" not in r or any(repr(k) in r for k in replace)], reasons
+
+
+def test_untiled_attention_passes_without_the_memory_rule(monkeypatch):
+    """The design, broken on purpose: without ex02's memory rule (``Spec.memory``) its results are the solution's,
+    so the whole score matrix passes."""
+    exercise, replace = ATTACKS["ex02's tiled_attention computed untiled, the whole score matrix"]
+    monkeypatch.setitem(SPECS, exercise, dataclasses.replace(SPECS[exercise], memory=None))
+    got = _graded_as_in_the_kernel(exercise, replace)
+    assert got is not None and not got.tripped
+    assert all(d is None for d in differences(exercise, solution(exercise), got).values())
 
 
 def test_the_check_module_passes_where_it_is_importable():

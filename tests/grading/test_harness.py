@@ -252,6 +252,22 @@ _box = _Box()
 @triton.jit
 def method_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     _box.fill()
+VALUE = 0.0  # a global a kernel reads: set by the host before each launch, it would carry an answer
+@triton.jit
+def global_kernel(out_ptr, i):
+    tl.store(out_ptr + i, VALUE)
+@triton.jit
+def argument_kernel(out_ptr, i, VALUE: tl.constexpr):
+    tl.store(out_ptr + i, VALUE)
+@triton.jit
+def hook_kernel(x_ptr, y_ptr, out_ptr, n, HOOK: tl.constexpr):  # Python handed in as an argument
+    HOOK()
+@triton.jit
+def _inner():
+    _fill()
+@triton.jit
+def nested_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # Python called from a jit function it calls
+    _inner()
 def _answer(x, y):  # the answer computed in plain Python: no PyTorch op computes a value of it
     return torch.tensor([a + b for a, b in zip(x.tolist(), y.tolist())], dtype=x.dtype)
 def vector_add(x, y, block=64):
@@ -312,6 +328,24 @@ TRITON_BODIES = {
     "Python's answer handed over one float scalar per launch": (
         "    for i, value in enumerate(_answer(x, y).tolist()):\n        scalar_kernel[(1,)](out, i, value)",
         ["was given 3 different floating-point scalars in one graded call"]),
+    "PyTorch's answer computed in complex numbers, handed over one float scalar per launch": (
+        "    for i, value in enumerate((x.to(torch.complex64) + y).real.tolist()):\n"
+        "        scalar_kernel[(1,)](out, i, 0.0 * value)",
+        ["PyTorch computed floating-point values during the call (torch's aten::add.Tensor)"]),
+    "Python's answer handed over one global per launch": (
+        "    global VALUE\n    for i, value in enumerate(_answer(x, y).tolist()):\n"
+        "        VALUE = value\n        global_kernel[(1,)](out, i)",
+        ["a global the notebook's Triton kernel reads (VALUE) changed between its launches"]),
+    "Python's answer handed over one tl.constexpr per launch": (
+        "    for i, value in enumerate(_answer(x, y).tolist()):\n"
+        "        argument_kernel[(1,)](out, i, VALUE=tl.constexpr(value))",
+        ["was given 3 different floating-point scalars in one graded call"]),
+    "its kernel calling Python handed to it as a constexpr argument": (
+        "    _job[:] = [out, x, y]\n    hook_kernel[(1,)](x, y, out, x.numel(), HOOK=_fill)",
+        ["calls Python from inside it (an argument function)"]),
+    "its kernel calling a jit function that calls Python": (
+        "    _job[:] = [out, x, y]\n    nested_kernel[(1,)](x, y, out, x.numel(), BLOCK=64)",
+        ["calls Python from inside it (_inner: _fill)"]),
     "its kernel reading integers PyTorch computed (an index here; they could as well be an answer's bits)": (
         "    index = torch.arange(x.numel(), dtype=torch.int32)[x.new_ones(x.numel()).long().cumsum(0) - 1]\n"
         "    indexed_kernel[(triton.cdiv(x.numel(), 64),)](x, y, index, out, x.numel(), BLOCK=64)",
@@ -463,3 +497,20 @@ def test_without_its_rule_a_route_out_of_sight_is_not_seen(route, table, extra, 
     source, reason = OUT_OF_SIGHT[route]
     _, tripped = _run("ex00_warmup", _one_call("softmax_rows(X)"), source, tmp_path=tmp_path)
     assert not any(reason in t for t in tripped), tripped
+
+
+def test_a_finalizer_of_the_notebooks_runs_before_the_results_exist(tmp_path):
+    """An object a graded call returned, freed when the driver is done with it, runs its finalizer (``weakref``,
+    ``__del__``) before the driver writes the results: a finalizer that rewrites them (the tripwires cleared) finds
+    nothing to rewrite."""
+    source = ("import glob, json, torch, weakref\n"
+              "def _scrub():\n"
+              "    for path in glob.glob(_FOLDER + '/*.json'):\n"
+              "        data = json.load(open(path)); data['tripped'] = []; json.dump(data, open(path, 'w'))\n"
+              "def softmax_rows(x):\n"
+              "    y = torch.softmax(x, -1)\n"
+              "    weakref.finalize(y, _scrub)\n"
+              "    return y\n")
+    outcomes, tripped = _run("ex00_warmup", _one_call("softmax_rows(X)"), source,
+                             namespace={"__name__": "__main__", "_FOLDER": str(tmp_path)}, tmp_path=tmp_path)
+    assert outcomes[0][0][0] == "value" and tripped, "the finalizer rewrote the results after the driver wrote them"

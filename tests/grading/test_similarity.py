@@ -46,3 +46,27 @@ def test_near_identical_learners_are_paired_in_the_class_table(tmp_path):
     assert [(a, b) for a, b, _ in pairs] == [("ann", "bob")] and pairs[0][2] >= 0.8, pairs
     text = write_similarity([("ex02_online_softmax", *pairs[0])], tmp_path).read_text()
     assert "| ex02\\_online\\_softmax | ann | bob |" in text
+
+
+def test_a_copy_with_its_names_boxed_is_flagged():
+    """(Round 38d) every name written ``[n][0]``: the value a literal only wraps is read as the value."""
+    import ast
+
+    class Box(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return node if isinstance(node.ctx, ast.Store) else ast.Subscript(
+                ast.List([node], ast.Load()), ast.Constant(0), ast.Load())
+
+    boxed = ast.unparse(Box().visit(ast.parse(SOLUTION["tiled-work"])))
+    assert "[0]" in boxed
+    work = {"tiled-work": boxed, "update-work": HANDED_OUT["update-work"]}
+    reasons = copied_cells(work, SOLUTION, HANDED_OUT)
+    assert len(reasons) == 1 and reasons[0].startswith("work cell 'tiled-work' matches the published solution"), reasons
+
+
+def test_the_solution_pasted_into_a_cell_of_the_learners_is_flagged_naming_it():
+    """(Round 38d) the work cell left as handed out, the solution in an extra cell after it."""
+    work = {"tiled-work": HANDED_OUT["tiled-work"], "update-work": HANDED_OUT["update-work"],
+            "mine": SOLUTION["tiled-work"]}
+    reasons = copied_cells(work, SOLUTION, HANDED_OUT)
+    assert len(reasons) == 1 and reasons[0].startswith("cell 'mine' matches the work cell 'tiled-work'"), reasons
