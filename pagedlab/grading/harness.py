@@ -490,8 +490,9 @@ class Launches:
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
             calls, constants = _python_calls(fn)
+            params = set(getattr(fn, "arg_names", ()))  # the kernel's arguments, not the launcher's (grid, warmup)
             values = [a.value if type(a).__name__ == "constexpr" and type(a).__module__.startswith("triton") else a
-                      for a in (*args, *kwargs.values())]  # a tl.constexpr argument counts as what it holds
+                      for a in (*args, *(v for k, v in kwargs.items() if k in params))]  # a tl.constexpr: what it holds
             calls += [f"an argument {type(v).__name__}" for v in values
                       if callable(v) and not hasattr(v, "untyped_storage") and type(v).__module__.split(".")[0]
                       not in ("triton", "torch")]

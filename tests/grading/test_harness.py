@@ -277,6 +277,8 @@ def vector_add(x, y, block=64):
 """
 TRITON_BODIES = {
     "its own kernel": ("    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
+    "its own kernel on a grid computed by a function (the launcher's, not a kernel argument)": (
+        "    add_kernel[lambda meta: (triton.cdiv(x.numel(), meta['BLOCK']),)](x, y, out, x.numel(), BLOCK=64)", []),
     # PyTorch computing any value during the call is refused first, whatever the kernel does after
     "plain PyTorch": ("    out = x + y", ["PyTorch computed floating-point values during the call (torch's "
                                            "aten::add.Tensor)"]),
