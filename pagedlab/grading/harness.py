@@ -616,38 +616,38 @@ class Launches:
                 grids = f" (its grid{'s' if len(set(self.grids)) > 1 else ''}: " \
                         f"{', '.join(str(g) for g in dict.fromkeys(self.grids))})" if self.grids else ""
                 raise Refused(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook: "
-                                f"the notebook's kernel was launched with it{grids} but stored none of its "
-                                f"{t.numel()} elements. A grid with no program along a dimension (a count of tiles "
-                                "rounded down, n // BLOCK, is 0 when n < BLOCK: cdiv(n, BLOCK) counts a last partial "
-                                "tile), or stores masked off")
+                              f"the notebook's kernel was launched with it{grids} but stored none of its "
+                              f"{t.numel()} elements. A grid with no program along a dimension (a count of tiles "
+                              "rounded down, n // BLOCK, is 0 when n < BLOCK: cdiv(n, BLOCK) counts a last partial "
+                              "tile), or stores masked off")
             if wrote is None:
                 raise Refused(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook "
-                                "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
+                              "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise Refused(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
         if self.foreign:
             raise Refused(f"{where}: the notebook's Triton kernel read values computed outside it ("
-                            f"{', '.join(dict.fromkeys(self.foreign))}: neither an input of the graded call nor "
-                            "written by the kernel): the kernel must compute the result from the inputs, not copy it")
+                          f"{', '.join(dict.fromkeys(self.foreign))}: neither an input of the graded call nor "
+                          "written by the kernel): the kernel must compute the result from the inputs, not copy it")
         outside = self._outside()
         if outside:
             unmasked = sum(int(self._outside_of(a).sum()) for a in self.unmasked)
             if unmasked:
                 raise Refused(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor "
-                                f"it was given, {unmasked} of them by a load without a mask (or with the wrong one): "
-                                "on a GPU that reads another allocation's memory, or faults")
+                              f"it was given, {unmasked} of them by a load without a mask (or with the wrong one): "
+                              "on a GPU that reads another allocation's memory, or faults")
             # every load that strayed had a mask: the mask let the addresses through, so they are where the pointer
             # put them; a wrong offset and a wrong mask both give that, and the message says both, the offset first
             raise Refused(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor it "
-                            "was given, through masked loads: their pointers lie past the tensor (a batch or head "
-                            "offset times another tensor's stride, or the wrong head count), or a mask lets rows past "
-                            "the end through; on a GPU that reads another allocation's memory, or faults"
-                            f"{self._past(numpy_concat(self.reads, self._outside_of))}")
+                          "was given, through masked loads: their pointers lie past the tensor (a batch or head "
+                          "offset times another tensor's stride, or the wrong head count), or a mask lets rows past "
+                          "the end through; on a GPU that reads another allocation's memory, or faults"
+                          f"{self._past(numpy_concat(self.reads, self._outside_of))}")
         for n, t in enumerate(arguments, 1):
             if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not self._read(t):
                 raise Refused(f"{where}: the notebook's Triton kernel never read argument {n} (a tensor of shape "
-                                f"{tuple(t.shape)}) where it lies: it read a copy (.contiguous(), .clone()), or "
-                                "computed the result from something else")
+                              f"{tuple(t.shape)}) where it lies: it read a copy (.contiguous(), .clone()), or "
+                              "computed the result from something else")
 
     def _outside(self) -> int:
         """How many of the interpreted loads' addresses lie in no storage the kernel was given (0 where the loads
