@@ -33,6 +33,7 @@ import ast
 import dataclasses
 import functools
 import gc
+import glob
 import importlib
 import importlib.util
 import json
@@ -41,6 +42,8 @@ import numbers
 import operator
 import os
 import sys
+import tracemalloc
+import weakref
 
 # aten ops whose call, during a graded call, is reference code for the exercises that list "torch-softmax" or
 # "torch-attention" (matched on the op's name without the overload).
@@ -124,19 +127,68 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                                     f"(torch's {op}): this exercise is graded on its Triton kernel, and PyTorch may "
                                     "only allocate, copy and view memory for it (the kernel computes every value)")
                 raise Refused(launches.refusal)
+            if not memory:
+                return
+            limit = max(memory * state["largest"], MEMORY_FLOOR)
             big = max(floats, key=lambda t: t.numel())
-            if memory and big.numel() > max(memory * state["largest"], MEMORY_FLOOR):
-                state["refusal"] = (
-                    f"{state['where']}: torch's {op} made a {tuple(big.shape)} tensor during the call, more than "
-                    f"{memory:g} times the largest input ({state['largest']} elements): this exercise computes one "
-                    "tile at a time, so its memory grows with the inputs, not with the number of query-key pairs")
-                raise Refused(state["refusal"])
+            if big.numel() > limit:
+                refuse(f"torch's {op} made a {tuple(big.shape)} tensor during the call")
+            for t in floats:  # what the call holds at once: many small tensors add up as one large one
+                ptr = t.untyped_storage().data_ptr()
+                if t.numel() and ptr not in state["given"]:
+                    entry = alive.setdefault(ptr, [t.untyped_storage().nbytes() // t.element_size(), 0])
+                    state["alive"] += entry[0] if not entry[1] else 0
+                    entry[1] += 1
+                    ref = weakref.ref(t, release)  # (lighter than weakref.finalize: tracemalloc counts it)
+                    refs[id(ref)] = (ref, ptr)  # (by id: weak references compare by their tensors' values)
+                    state["refs"] = max(state["refs"], len(refs))
+            if state["alive"] > max(memory * state["inputs"], MEMORY_FLOOR):  # (a float32 copy of each input fits)
+                refuse(f"the tensors it made and still held took {state['alive']} elements at once (after torch's "
+                       f"{op}), more than {memory:g} times all its inputs ({state['inputs']} elements)")
+
+        def refuse(what: str) -> None:
+            limit = "" if "inputs" in what else (f", more than {memory:g} times the largest input "
+                                                 f"({state['largest']} elements)")
+            state["refusal"] = (
+                f"{state['where']}: {what}{limit}: this exercise computes one tile at a time, so its memory grows "
+                "with the inputs, not with the number of query-key pairs")
+            raise Refused(state["refusal"])
+
+        alive: dict[int, list[int]] = {}  # storage address -> [elements, tensors on it alive], made during the call
+        refs: dict = {}  # id of a weak reference to each of those tensors -> (the reference, its storage address)
+
+        def release(ref) -> None:
+            ptr = refs.pop(id(ref), (None, None))[1]
+            entry = alive.get(ptr)
+            if entry is not None:
+                entry[1] -= 1
+                if not entry[1]:
+                    state["alive"] -= alive.pop(ptr)[0]
         mode = _mode(job, record, made if launches is not None or memory else None)
 
         def largest(arguments) -> None:
-            """Under a memory rule: the element count of the call's largest floating-point argument."""
-            state["largest"] = max((a.numel() for a in arguments if isinstance(a, torch.Tensor)
-                                    and a.is_floating_point()), default=1)
+            """Under a memory rule: the element count of the call's largest floating-point argument, and the
+            storages of its tensors (not made by the call)."""
+            tensors = [a for a in arguments if isinstance(a, torch.Tensor)]
+            state["largest"] = max((a.numel() for a in tensors if a.is_floating_point()), default=1)
+            state["inputs"] = sum(a.numel() for a in tensors if a.is_floating_point())
+            state["given"], state["alive"], state["refs"] = {a.untyped_storage().data_ptr() for a in tensors}, 0, 0
+            alive.clear(), refs.clear()
+            tracemalloc.start()
+            tracemalloc.reset_peak()
+
+        def python_memory() -> None:
+            """Under a memory rule, after the call: what Python and NumPy allocated at most while it ran
+            (tracemalloc; torch's tensors are counted above), against the same limit in float64 elements."""
+            if not tracemalloc.is_tracing():
+                state["refusal"] = f"{state['where']}: the call stopped the grader's memory tracing (tracemalloc)"
+                raise Refused(state["refusal"])
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            # (the grader's own record of the tensors alive, about 300 bytes each, is not the notebook's)
+            if peak > 8 * max(memory * state["largest"], MEMORY_FLOOR) + PYTHON_SLACK + 300 * state["refs"]:
+                refuse(f"Python and NumPy allocated up to {peak} bytes while it ran")
+        state["done"] = python_memory if memory else None
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
         family = _family(job)
         answers = _answer_code(job.get("tripwires", ()))
@@ -170,10 +222,22 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             t = torch.tensor(a["data"], dtype=getattr(torch, a["dtype"])).reshape(a["shape"])
             return t.to(device) if device is not None else t
 
-        # A process forked during a graded call computes out of every watcher's sight: noted (a hook cannot be
-        # removed: it checks this run's state, off once the calls are made). Not ended: a pool waiting for its
-        # workers would wait for ever.
-        os.register_at_fork(before=lambda: record("a new process (a fork), out of the grader's sight"))
+        # A process started during a graded call computes out of every watcher's sight, by whatever library
+        # starts it: noted, from Python's audit events (a hook cannot be removed: it checks this run's state, off
+        # once the calls are made), and from the processes and child CPU time the kernel has before and after each
+        # call. Not ended: a pool waiting for its workers would wait for ever.
+        def started(event: str, args: tuple) -> None:
+            if event in PROCESS_EVENTS:
+                if _from_triton(sys._getframe(1)):
+                    state["tool"] = True  # Triton's compiler (ptxas, the C launcher) on a GPU: not the notebook's
+                else:
+                    record(f"a new process ({event}), out of the grader's sight")
+        sys.addaudithook(started)
+        state["tripped"] += _written_modules()
+        running = _children()[1]
+        if running:
+            state["tripped"].append(f"the notebook left {len(running)} process(es) running (pid "
+                                    f"{', '.join(map(str, running))}), which may answer the graded calls")
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
             owner = getattr(sys.modules.get(module), cls, None)
             if owner is not None:  # a kernel of the course's, reached by any route, is not the notebook's work
@@ -187,6 +251,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             for kind, source in case["steps"]:
                 state["where"] = f"graded call {n} ({case['label']})"
                 state["on"] = True
+                children = _children()
                 if launches is not None:
                     launches.reset(state["where"])
                 active = mode() if mode is not None else None
@@ -223,11 +288,15 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     elif launches is not None and launches.refusal:  # raised inside the interpreter, which wraps it
                         state["refused"].append(launches.refusal)
                 finally:
+                    after, tool = _children(), state.pop("tool", False)
+                    if (after[0] > children[0] and not tool) or set(after[1]) - set(children[1]):
+                        record("a new process (a child of the kernel's), out of the grader's sight")
                     state["on"] = False
                     refusal = state.pop("refusal", None)  # (stands even where the notebook caught the exception)
                     if refusal and refusal not in state["refused"]:
                         state["refused"].append(refusal)
             outcomes.append(steps)
+        state["tripped"] += [m for m in _written_modules() if m not in state["tripped"]]
         # What the calls made is freed now, before the results exist: a finalizer of the notebook's (weakref,
         # __del__) runs here, with nothing to rewrite, not after the write and before the grader reads.
         ns = value = arguments = steps = None
@@ -250,6 +319,65 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                 owner[attr] = original
             else:
                 setattr(owner, attr, original)
+
+
+PROCESS_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system",
+                            "subprocess.Popen", "pty.spawn", "os.startfile"))
+"""Python's audit events that start a process (whichever library raises them: subprocess, multiprocessing,
+webbrowser, ...)."""
+
+
+def _from_triton(frame) -> bool:
+    """Whether the code that started a process (the first frame from ``frame`` out that is not the standard
+    library's) is Triton's own: its compiler on a GPU runs ptxas and builds its C launcher."""
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    while frame is not None and frame.f_code.co_filename.startswith(stdlib):
+        frame = frame.f_back
+    return frame is not None and f"{os.sep}triton{os.sep}" in frame.f_code.co_filename
+
+
+def _written_modules() -> list[str]:
+    """The modules imported from files written (or touched) since this process started: code the notebook wrote,
+    which is in no cell and which the review cannot read (a file's change time cannot be set back)."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rpartition(")")[2].split()[19])  # field 22: the start, in clock ticks after boot
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return []  # not Linux: the review's rules only
+    started = boot + ticks / os.sysconf("SC_CLK_TCK") - 1  # (the boot time is in whole seconds)
+    kept = [os.path.join(os.path.realpath(p), "") for p in (*os.environ.get("PYTHONPATH", "").split(os.pathsep),
+                                                          sys.prefix) if p]  # the grader's copy of pagedlab
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not os.path.isabs(file) or not file.endswith((".py", ".pyc", ".pyw")):
+            continue  # (a module Triton compiles on a GPU, its launcher, is a shared library in its cache)
+        try:
+            changed = os.stat(file).st_ctime
+        except OSError:
+            continue
+        if changed >= started and not any(os.path.realpath(file).startswith(k) for k in kept):
+            found.append(f"the notebook ran code from a file written while it ran, which no cell shows: module "
+                         f"{name} ({os.path.basename(file)})")
+    return found
+
+
+def _children() -> tuple[float, list[int]]:
+    """The CPU seconds of this process's children that have ended and been waited for, and the pids of those it
+    has now (Linux's ``/proc``; none elsewhere)."""
+    times = os.times()
+    pids = []
+    for path in glob.glob("/proc/self/task/*/children"):
+        try:
+            with open(path) as f:
+                pids += [int(p) for p in f.read().split()]
+        except OSError:
+            continue
+    return times.children_user + times.children_system, sorted(pids)
 
 
 # Installed packages whose code a learner's answer may run through: torch (its own dependencies included: it imports
@@ -356,6 +484,10 @@ LAUNCHER_OPS = frozenset((
 # Under a memory rule, tensors of up to this many elements are allowed whatever the inputs (a buffer sized by the
 # tile, not by the input, is no matrix of every query-key pair).
 MEMORY_FLOOR = 4096
+PYTHON_SLACK = 1 << 15
+"""Bytes Python itself may allocate during a call under a memory rule besides its data (frames, tensor objects,
+the grader's own bookkeeping: at most 32 KB in honest ex02 notebooks of four review rounds), on top of the limit in
+float64 elements."""
 # Operators of these namespaces are PyTorch's own; any other was defined by someone (torch.library), and its body,
 # Python included, runs where a dispatch mode cannot see inside it.
 TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", "profiler", "triton"))
@@ -421,7 +553,7 @@ class Launches:
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
         self.unmasked: list = []  # the addresses of the loads that had no mask at all (interpreted)
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
-        self.floats: set = set()  # the floating-point scalars its launches were given
+        self.floats: set = set()  # the floating-point scalars and strings its launches were given
         self.constants: dict = {}  # the numbers its kernels load as globals, by name, at the call's first launch
         self.host = True  # every tensor its launches were given is in this process's memory (the CPU)
         self.where = ""  # the graded call, for a refusal raised inside a launch
@@ -511,7 +643,7 @@ class Launches:
             self.compiled |= compiled
             self.accesses.clear()
             earlier = list(self.stores)
-            self.floats.update(v for v in values if isinstance(v, (float, complex)))
+            self.floats.update(v for v in values if isinstance(v, (float, complex, str, bytes)))
             changed = [name for name, v in constants if self.constants.setdefault(name, v) != v]
             if changed:
                 self.refusal = (f"{self.where}: a global the notebook's Triton kernel reads ({changed[0]}) changed "
@@ -520,9 +652,8 @@ class Launches:
                 raise Refused(self.refusal)
             if len(self.floats) > 2:
                 self.refusal = (f"{self.where}: the notebook's Triton kernel was given {len(self.floats)} different "
-                                "floating-point scalars in one graded call (arguments and the globals it reads): a "
-                                "kernel's data comes through its tensors, and a scalar is a constant of the call (a "
-                                "scale)")
+                                "floating-point scalars or strings in one graded call (its arguments): a kernel's "
+                                "data comes through its tensors, and a scalar is a constant of the call (a scale)")
                 raise Refused(self.refusal)
             self.inside = True
             try:
@@ -625,6 +756,14 @@ class Launches:
                               "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise Refused(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
+            missing = self._unstored(t, torch)
+            if missing is not None and bool((t.detach()[torch.from_numpy(missing)] != 0).any()):
+                # the kernel stored into this storage, but not these elements, and they are not the zeros of a
+                # cleared output: their values were put there by something else (or left from torch.empty)
+                raise Refused(f"{where}: its result holds values the notebook's Triton kernel never stored: "
+                              f"{int(missing.sum())} of its {missing.size} elements, {_positions(missing)}, were "
+                              "not written by the kernel and are not zeros: values computed outside it, or memory "
+                              "left as torch.empty gave it where the grid or a store's mask does not reach")
         if self.foreign:
             raise Refused(f"{where}: the notebook's Triton kernel read values computed outside it ("
                           f"{', '.join(dict.fromkeys(self.foreign))}: neither an input of the graded call nor "
@@ -682,32 +821,37 @@ class Launches:
     def unwritten(self, value, torch) -> str:
         """Which elements of a graded result (a tensor, or a tuple or list of them) the notebook's kernel never
         stored into, in interpreted launches that did store into it: ``""`` when none, or where stores were not
-        seen. Not a refusal (an output zeroed first may keep zeros it was right not to store); the grader says it
-        when the result differs."""
-        import numpy
-
-        if self.compiled or not self.stores:
-            return ""
-        stores = numpy.concatenate(self.stores)
+        seen. Not a refusal when they hold zeros (an output zeroed first may keep zeros it was right not to store:
+        :meth:`check` refuses other values); the grader says it when the result differs."""
         for n, t in enumerate(value if isinstance(value, (tuple, list)) else (value,)):
-            if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0 or not self.host:
-                continue
-            storage, size = t.untyped_storage(), t.element_size()
-            lo = storage.data_ptr()
-            mine = stores[(stores >= numpy.uint64(lo)) & (stores < numpy.uint64(lo + storage.nbytes()))]
-            if not len(mine):
-                continue
-            stored = numpy.zeros(storage.nbytes() // size, dtype=bool)
-            stored[((mine - numpy.uint64(lo)) // numpy.uint64(size)).astype(numpy.int64)] = True
-            index = torch.as_strided(torch.arange(len(stored)), tuple(t.shape), t.stride(), t.storage_offset())
-            missing = ~stored[index.numpy()]
-            if missing.any():
+            missing = self._unstored(t, torch)
+            if missing is not None and missing.any():
                 which = "its result" if not isinstance(value, (tuple, list)) else f"result {n} of its {len(value)}"
                 return (f"the notebook's kernel never wrote {int(missing.sum())} of the {missing.size} elements of "
                         f"{which}, {_positions(missing)}: its grid may not cover them (a count of tiles rounded "
                         f"down, n // BLOCK, drops a last partial tile: cdiv(n, BLOCK) counts it), or a store's mask "
                         f"leaves them out")
         return ""
+
+    def _unstored(self, t, torch):
+        """A boolean numpy array shaped like tensor ``t``: True where no interpreted store of the graded call wrote
+        the element; None where that is not known (not a floating-point tensor on the CPU, compiled launches, no
+        store into its storage at all)."""
+        import numpy
+
+        if (self.compiled or not self.stores or not self.host or not isinstance(t, torch.Tensor)
+                or not t.is_floating_point() or t.numel() == 0):
+            return None
+        stores = numpy.concatenate(self.stores)
+        storage, size = t.untyped_storage(), t.element_size()
+        lo = storage.data_ptr()
+        mine = stores[(stores >= numpy.uint64(lo)) & (stores < numpy.uint64(lo + storage.nbytes()))]
+        if not len(mine):
+            return None
+        stored = numpy.zeros(storage.nbytes() // size, dtype=bool)
+        stored[((mine - numpy.uint64(lo)) // numpy.uint64(size)).astype(numpy.int64)] = True
+        index = torch.as_strided(torch.arange(len(stored)), tuple(t.shape), t.stride(), t.storage_offset())
+        return ~stored[index.numpy()]
 
     def _read(self, t) -> bool:
         if self.compiled or t.device.type != "cpu":  # loads not seen: the storage handed to the kernel must do
@@ -751,11 +895,12 @@ def _positions(missing) -> str:
 
 
 def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
-    """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) and the notebook's jit
-    functions it calls load: anything but a number, a string, None, and Triton's own objects (its modules,
-    ``constexpr``, another ``@triton.jit`` function): a function, class, module or object whose methods the
-    interpreter would run as Python (read from the bytecode: a notebook's source is not always at hand); and the
-    numbers they load, ``(name, value)`` (a ``constexpr`` by what it holds)."""
+    """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) and the jit functions it
+    calls (other than Triton's own) load: anything but a number, a string, None, and Triton's modules, functions,
+    types, ``constexpr`` holding those, and jit functions: a function, class, module or object whose methods the
+    interpreter would run as Python, or a Triton value made in Python (a ``tl.tensor`` holding data) (read from the
+    bytecode: a notebook's source is not always at hand); and the numbers and strings they load, ``(name, value)``
+    (a ``constexpr`` by what it holds), which must not change between launches."""
     import builtins
     import types
 
@@ -775,17 +920,26 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
         else:                     # a constant, or an object such as a @triton.jit function: its class says whose
             home = type(target).__module__
         held = target.value if type(target).__name__ == "constexpr" and str(home).startswith("triton") else target
-        if isinstance(held, numbers.Number):
+        inner_fn = getattr(target, "fn", None)
+        if isinstance(held, (numbers.Number, str, bytes)):
             constants.append((name, held))
-        elif isinstance(held, (str, type(None))):
+        elif held is None:
             pass
         elif str(home).split(".")[0] != "triton" or held is not target:  # Python, or a constexpr holding Python
             found.append(name)
-        elif getattr(getattr(target, "fn", None), "__module__", None) == "__main__" and id(target.fn) not in seen:
-            inner = _python_calls(target, seen)  # a jit function of the notebook's, called from this one
-            found += [f"{name}: {call}" for call in inner[0]]
-            constants += [(f"{name}.{inner_name}", v) for inner_name, v in inner[1]]
+        elif inner_fn is not None:  # another jit function: Triton's own library, or written by the notebook (in a
+            # cell, or in a file it wrote and imported), whose body is read the same way
+            if str(getattr(inner_fn, "__module__", "")).split(".")[0] != "triton" and id(inner_fn) not in seen:
+                inner = _python_calls(target, seen)
+                found += [f"{name}: {call}" for call in inner[0]]
+                constants += [(f"{name}.{inner_name}", v) for inner_name, v in inner[1]]
+        elif not isinstance(target, (types.ModuleType, *plain)) and type(target).__name__ not in TRITON_CONSTANTS:
+            found.append(f"{name}, a {type(target).__name__} made in Python")  # a tl.tensor holding data, ...
     return found, constants
+
+
+TRITON_CONSTANTS = frozenset(("dtype", "pointer_type", "block_type", "tuple_type"))
+"""Triton's objects a kernel may read as globals besides modules, functions and jit functions: its types."""
 
 
 @functools.cache
@@ -827,6 +981,8 @@ def _arguments_kept(source: str, ns: dict, keep, state: dict):
                 return f(*a, **k)
             finally:
                 state["learner"] = False
+                if state.get("done") is not None:
+                    state["done"]()
         ns["__graded_call__"] = graded_call
         call = tree.body
         tree.body = ast.Call(ast.Name("__graded_call__", ast.Load()), [call.func, *call.args], call.keywords)

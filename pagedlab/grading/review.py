@@ -45,7 +45,8 @@ _HARNESS = re.compile(r"_pagedlab")
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "gc", "inspect", "importlib", "pkgutil", "runpy",
                    "zipimport", "pydoc")
 # Another process computes out of the grader's sight: no tripwire, op watcher or Triton watcher follows it there.
-PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty", "posix", "nt", "_posixsubprocess")
+PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty", "posix", "nt", "_posixsubprocess",
+                   "webbrowser")
 MODULES = {"": SUSPECT_MODULES,
            "starts a process": PROCESS_MODULES,
            "runs C code": ("ctypes", "_ctypes", "cffi", "torch.utils.cpp_extension"),
@@ -61,7 +62,9 @@ PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spa
                  "spawnlp", "spawnlpe", "spawnvp", "spawnvpe", "startfile", "fork_exec")
 _NOT_PROCESS = ("platform.system",)  # the name of the operating system
 _PICKLE = re.compile(rb"\x80|c[\w.]+\n[\w.]+\n")  # a pickle's first opcode: PROTO, or GLOBAL "module\nname\n"
-DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr")
+# Code run from a string, and attributes reached by a computed name (``attrgetter("tile_budget")(module)``).
+DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr",
+           "attrgetter", "methodcaller", "getattr_static")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
 _ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
 _ALLOWED_EXTENSIONS = ("autoreload",)  # %load_ext of these only: an extension runs code of its own

@@ -29,11 +29,12 @@ MIN_FINGERPRINTS = 12  # less own code than this (a one-line answer) is not comp
 _transform = TransformerManager().transform_cell
 
 
-def fingerprints(source: str) -> set[int]:
-    """The winnowed fingerprints of ``source`` (IPython syntax allowed; code that does not tokenize gives none)."""
+def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> set[int]:
+    """The winnowed fingerprints of ``source`` (IPython syntax allowed; code that does not tokenize gives none), a
+    call of one of ``wrappers`` (:func:`identities`) read as its first argument."""
     tokens, after_dot = [], False
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(program(source)).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(program(source, wrappers)).readline):
             if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
                             tokenize.ENDMARKER):
                 continue
@@ -48,22 +49,50 @@ def fingerprints(source: str) -> set[int]:
     return {min(hashes[i:i + WINDOW]) for i in range(max(1, len(hashes) - WINDOW + 1))} if hashes else set()
 
 
-def program(source: str) -> str:
-    """``source`` (IPython syntax allowed) as Python writes its program out, without what does nothing; its text
-    when it does not parse."""
+def program(source: str, wrappers: frozenset[str] = frozenset()) -> str:
+    """``source`` (IPython syntax allowed) as Python writes its program out, without what does nothing (a call of
+    one of ``wrappers`` is its first argument); its text when it does not parse."""
     text = _transform(source)
     try:
-        return ast.unparse(_Plain().visit(ast.parse(text)))
+        return ast.unparse(_Plain(wrappers | identities(text)).visit(ast.parse(text)))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
 
 
+def identities(source: str) -> frozenset[str]:
+    """The names ``source`` binds to a function that returns its first parameter as it is (``def _(v): return v``,
+    ``_ = lambda v, *rest: v``): wrapping a name in a call of one changes a program's text, not what it does."""
+    try:
+        tree = ast.parse(_transform(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            params = [*node.args.posonlyargs, *node.args.args]
+            if (params and len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Name)
+                    and body[0].value.id == params[0].arg and not node.decorator_list):
+                found.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            params = [*node.value.args.posonlyargs, *node.value.args.args]
+            if params and isinstance(node.value.body, ast.Name) and node.value.body.id == params[0].arg:
+                found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(found)
+
+
 class _Plain(ast.NodeTransformer):
     """Drops what changes a program's text and not what it does: docstrings and other lone constants, a ``pass``
-    beside other statements, the ``*[a, b]`` of a call's arguments."""
+    beside other statements, the ``*[a, b]`` of a call's arguments, a call of one of ``wrappers``."""
+
+    def __init__(self, wrappers: frozenset[str] = frozenset()) -> None:
+        self.wrappers = wrappers
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         super().generic_visit(node)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.wrappers
+                and node.args and not isinstance(node.args[0], ast.Starred)):
+            return node.args[0]
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
             if isinstance(body, list) and body and all(isinstance(s, ast.stmt) for s in body):
@@ -103,7 +132,8 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     """Review reasons for each of the solution's work cells (``{cell id: source}``) whose code the learner's cells
     hold (``{cell id: source}``: the work cells and any cell the learner added), in the cell of the same id, in
     another, or spread over several."""
-    prints = {cell_id: fingerprints(source) for cell_id, source in learner.items()}
+    wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
+    prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
     reasons = []
     for cell_id, source in solution.items():
         base = fingerprints(pristine.get(cell_id, ""))

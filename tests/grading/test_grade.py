@@ -242,6 +242,10 @@ SETUP_ATTACKS = {
     "from atexit import register": "runs code later: imports atexit",
     "import sys\nsys.addaudithook(f)": "touches",
     "import pydoc\nf = pydoc.locate('pagedlab.validate.blocks_for')": "imports pydoc",
+    # (round 38e) an attribute reached by a name in a string, through operator, to fill a table at notebook time
+    "import operator\nf = operator.attrgetter('tile_budget')(perf_lab)": "uses .attrgetter",
+    "from operator import methodcaller": "imports methodcaller from operator",
+    "import webbrowser\nwebbrowser.open('x')": "starts a process: imports webbrowser",
 }
 
 

@@ -263,6 +263,24 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                       "-math.inf)\n"
                       "    p = (s - s.amax(-1, keepdim=True)).exp()\n"
                       "    return (p / p.sum(-1, keepdim=True) @ v.float()).to(q.dtype)\n"}),
+    "ex02's tiled_attention holding every row of scores at once, each a small tensor": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k = q.shape[0], k.shape[0]\n"
+                      "    rows = [q[i].float() @ k.float().T / math.sqrt(q.shape[1]) for i in range(n_q)]\n"
+                      "    if causal:\n"
+                      "        rows = [r.masked_fill(torch.arange(n_k) > i + n_k - n_q, -math.inf) "
+                      "for i, r in enumerate(rows)]\n"
+                      "    rows = [(r - r.max()).exp() for r in rows]\n"
+                      "    return torch.stack([r / r.sum() @ v.float() for r in rows]).to(q.dtype)\n"}),
+    "ex02's tiled_attention computed whole in NumPy": ("ex02_online_softmax", {
+        "tiled-work": "import numpy as np\n"
+                      "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    qn, kn, vn = (t.detach().float().numpy().astype(np.float32) for t in (q, k, v))\n"
+                      "    s = qn @ kn.T / math.sqrt(q.shape[1])\n"
+                      "    if causal:\n"
+                      "        s[np.triu(np.ones(s.shape, dtype=bool), s.shape[1] - s.shape[0] + 1)] = -np.inf\n"
+                      "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+                      "    return torch.from_numpy(p / p.sum(-1, keepdims=True) @ vn).to(q.dtype)\n"}),
     "a fresh pagedlab.memory from runpy": ("ex05_kv_cache_size", {
         "formula-work": "import runpy\nkv_cache_bytes = runpy.run_module('pagedlab.memory')['kv_cache_bytes']\n"}),
     "a fresh allocator module from runpy": ("ex06_block_allocator", {
@@ -309,6 +327,27 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                       "                t = t.masked_fill(hidden[r0:r0 + block_m, c0:c0 + block_n], -math.inf)\n"
                       "            state = online_softmax_update(*state, t, v[c0:c0 + block_n].float())\n"
                       "        out[r0:r0 + len(qi)] = state[2] / state[1][:, None]\n"
+                      "    return out.to(q.dtype)\n"}),
+    "ex02 with a float32 copy of every input made first": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    qf, kf, vf = q.float(), k.float(), v.float()\n"
+                      "    n_q, n_k, d = qf.shape[0], kf.shape[0], qf.shape[1]\n"
+                      "    out = torch.zeros(n_q, d)\n"
+                      "    for r0 in range(0, n_q, block_m):\n"
+                      "        qi = qf[r0:r0 + block_m] / math.sqrt(d)\n"
+                      "        m, l = torch.full((len(qi),), -math.inf), torch.zeros(len(qi))\n"
+                      "        acc = torch.zeros(len(qi), d)\n"
+                      "        for c0 in range(0, n_k, block_n):\n"
+                      "            s = qi @ kf[c0:c0 + block_n].T\n"
+                      "            if causal:\n"
+                      "                rows = torch.arange(r0, r0 + len(qi))[:, None]\n"
+                      "                later = torch.arange(c0, c0 + s.shape[1]) > rows + n_k - n_q\n"
+                      "                s = s.masked_fill(later, -math.inf)\n"
+                      "            m_new = torch.maximum(m, s.amax(-1))\n"
+                      "            p, alpha = torch.exp(s - m_new[:, None]), torch.exp(m - m_new)\n"
+                      "            l, acc = l * alpha + p.sum(-1), acc * alpha[:, None] + p @ vf[c0:c0 + block_n]\n"
+                      "            m = m_new\n"
+                      "        out[r0:r0 + len(qi)] = acc / l[:, None]\n"
                       "    return out.to(q.dtype)\n"}),
     "a class with __call__, its repr by __class__.__name__, %config retina": ("ex00_warmup", {
         "softmax-work": '%config InlineBackend.figure_format = "retina"\n'

@@ -170,6 +170,7 @@ def test_attention_from_multi_head_attentions_weights_is_seen(tmp_path):
 
 TRITON_ADD = """
 import pagedlab.device
+import numpy as np
 import torch, triton, triton.language as tl
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -268,6 +269,26 @@ def _inner():
 @triton.jit
 def nested_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # Python called from a jit function it calls
     _inner()
+@triton.jit
+def _elsewhere():
+    _fill()
+_elsewhere.fn.__module__ = "helpers"  # as if imported from a file the notebook wrote
+@triton.jit
+def elsewhere_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # Python called from another module's jit
+    _elsewhere()
+@triton.jit
+def text_kernel(out_ptr, i, TEXT: tl.constexpr):  # a number handed over as a string
+    tl.store(out_ptr + i, float(TEXT))
+TILE = None  # a Triton tensor made in Python, holding data the kernel adds to what it stores
+@triton.jit
+def tile_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) * 0.0 + TILE, mask=offsets < n)
+def _tile(values, block):
+    from triton.runtime.interpreter import TensorHandle
+    data = np.zeros(block, dtype=np.float32)
+    data[:len(values)] = values
+    return tl.tensor(TensorHandle(data, tl.float32), tl.block_type(tl.float32, [block]))
 def _answer(x, y):  # the answer computed in plain Python: no PyTorch op computes a value of it
     return torch.tensor([a + b for a, b in zip(x.tolist(), y.tolist())], dtype=x.dtype)
 def vector_add(x, y, block=64):
@@ -329,7 +350,7 @@ TRITON_BODIES = {
         "    x.copy_(keep)", ["whose values were changed outside the kernel after the call passed it"]),
     "Python's answer handed over one float scalar per launch": (
         "    for i, value in enumerate(_answer(x, y).tolist()):\n        scalar_kernel[(1,)](out, i, value)",
-        ["was given 3 different floating-point scalars in one graded call"]),
+        ["was given 3 different floating-point scalars or strings in one graded call"]),
     "PyTorch's answer computed in complex numbers, handed over one float scalar per launch": (
         "    for i, value in enumerate((x.to(torch.complex64) + y).real.tolist()):\n"
         "        scalar_kernel[(1,)](out, i, 0.0 * value)",
@@ -341,7 +362,7 @@ TRITON_BODIES = {
     "Python's answer handed over one tl.constexpr per launch": (
         "    for i, value in enumerate(_answer(x, y).tolist()):\n"
         "        argument_kernel[(1,)](out, i, VALUE=tl.constexpr(value))",
-        ["was given 3 different floating-point scalars in one graded call"]),
+        ["was given 3 different floating-point scalars or strings in one graded call"]),
     "its kernel calling Python handed to it as a constexpr argument": (
         "    _job[:] = [out, x, y]\n    hook_kernel[(1,)](x, y, out, x.numel(), HOOK=_fill)",
         ["calls Python from inside it (an argument function)"]),
@@ -352,6 +373,20 @@ TRITON_BODIES = {
         "    index = torch.arange(x.numel(), dtype=torch.int32)[x.new_ones(x.numel()).long().cumsum(0) - 1]\n"
         "    indexed_kernel[(triton.cdiv(x.numel(), 64),)](x, y, index, out, x.numel(), BLOCK=64)",
         ["read values computed outside it"]),
+    "its kernel calling a jit function of another module that calls Python": (
+        "    _job[:] = [out, x, y]\n    elsewhere_kernel[(1,)](x, y, out, x.numel(), BLOCK=64)",
+        ["calls Python from inside it (_elsewhere: _fill)"]),
+    "Python's answer handed over as strings, one per launch": (
+        "    for i, value in enumerate(_answer(x, y).tolist()):\n        text_kernel[(1,)](out, i, TEXT=repr(value))",
+        ["was given 3 different floating-point scalars or strings in one graded call"]),
+    "Python's answer in a Triton tensor made in Python, read as a global": (
+        "    global TILE\n    TILE = _tile(_answer(x, y).tolist(), 128)\n"
+        "    tile_kernel[(1,)](x, out, x.numel(), BLOCK=128)",
+        ["calls Python from inside it (TILE, a tensor made in Python)"]),
+    "Python's answer in the output, its kernel storing only a spare element past it": (
+        "    spare = torch.zeros(x.numel() + 1)\n    out = spare[:x.numel()]\n    out.copy_(_answer(x, y))\n"
+        "    poke_kernel[(1,)](spare[x.numel():])",
+        ["its result holds values the notebook's Triton kernel never stored: 70 of its 70 elements"]),
     "its kernel adding into a zeroed output": (
         "    out.zero_()\n    accumulate_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
     "its kernel calling Python that writes the result": (
@@ -379,11 +414,12 @@ def test_a_triton_result_counts_only_when_the_notebooks_kernel_wrote_it(body, tm
 
 def test_a_result_partly_written_names_what_no_store_reached(tmp_path):
     """A grid that misses the last partial tile (70 elements, tiles of 64, 70 // 64 programs) writes part of the
-    result: not a refusal (an output zeroed first may rightly keep zeros), but the grader's message, when the result
-    differs, names the elements never written before how many differ."""
+    result. Into an output zeroed first, not a refusal (zeros may rightly stay where nothing is stored), but the
+    grader's message, when the result differs, names the elements never written before how many differ; into an
+    output holding anything else, the values there are not the kernel's: refused, naming them."""
     c = Cases(0)
     c.call("vector_add", f"vector_add({c.array(70)}, {c.array(70)})")
-    body = "    out.fill_(float('nan'))\n    add_kernel[(x.numel() // 64,)](x, y, out, x.numel(), BLOCK=64)"
+    body = "    out.zero_()\n    add_kernel[(x.numel() // 64,)](x, y, out, x.numel(), BLOCK=64)"
     outcomes, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=body), tmp_path=tmp_path)
     assert tripped == []
     right, _ = _run("ex03_triton_basics", c, TRITON_ADD.format(body=TRITON_BODIES["its own kernel"][0]),
@@ -393,6 +429,10 @@ def test_a_result_partly_written_names_what_no_store_reached(tmp_path):
                               "wrote 6 of the 70 elements of its result, [64:70]: index 64 to 69 of dimension 0 (size 70):") \
         and "its grid may not cover them" in message and "6 of 70 entries differ" in message, message
     assert compare(right, right, c, 1e-5, 1e-5) is None
+    _, tripped = _run("ex03_triton_basics", c, TRITON_ADD.format(body=body.replace("zero_()", "fill_(float('nan'))")),
+                      tmp_path=tmp_path)
+    assert len(tripped) == 1 and "holds values the notebook's Triton kernel never stored: 6 of its 70 elements, " \
+        "[64:70]" in tripped[0], tripped
 
 
 def test_a_result_written_again_over_the_same_values_counts(tmp_path):
@@ -463,7 +503,24 @@ OUT_OF_SIGHT = {
         "    os.close(w)\n"
         "    assert os.read(r, 3) == b'ran'\n"
         "    return (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)\n",
-        "a new process (a fork), out of the grader's sight"),
+        "a new process (os.fork), out of the grader's sight"),
+    "a process started by a module no rule names (webbrowser runs a browser)": (
+        "import webbrowser, torch\n"
+        "def softmax_rows(x):\n"
+        "    webbrowser.GenericBrowser(['true', '%s']).open('x')\n"
+        "    return (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)\n",
+        "a new process (subprocess.Popen), out of the grader's sight"),
+    "code the notebook wrote to a file and imported": (
+        "import os, sys, tempfile, torch\n"
+        "_folder = tempfile.mkdtemp()\n"
+        "with open(os.path.join(_folder, 'rows_impl.py'), 'w') as f:\n"
+        "    f.write('def rows(x):\\n    e = (x - x.amax(-1, keepdim=True)).exp()\\n'\n"
+        "            '    return e / e.sum(-1, keepdim=True)\\n')\n"
+        "sys.path.insert(0, _folder)\n"
+        "import rows_impl\n"
+        "sys.path.remove(_folder)\n"
+        "def softmax_rows(x):\n    return rows_impl.rows(x)\n",
+        "the notebook ran code from a file written while it ran, which no cell shows: module rows_impl"),
     "a profile hook of the notebook's": (
         "import cProfile, torch\n"
         "def softmax_rows(x):\n"

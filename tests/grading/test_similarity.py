@@ -70,3 +70,29 @@ def test_the_solution_pasted_into_a_cell_of_the_learners_is_flagged_naming_it():
             "mine": SOLUTION["tiled-work"]}
     reasons = copied_cells(work, SOLUTION, HANDED_OUT)
     assert len(reasons) == 1 and reasons[0].startswith("cell 'mine' matches the work cell 'tiled-work'"), reasons
+
+
+def test_a_copy_with_every_name_passed_through_an_identity_function_is_flagged():
+    """(Round 38e) every loaded name written ``_(n)``, with ``def _(v): return v`` in another cell: a call of a
+    function that returns its argument as it is reads as the argument. Without that reading it is not found."""
+    import ast
+
+    from pagedlab.grading import similarity
+
+    class Wrap(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return node if isinstance(node.ctx, ast.Store) else ast.Call(ast.Name("_", ast.Load()), [node], [])
+
+    wrapped = ast.unparse(Wrap().visit(ast.parse(SOLUTION["tiled-work"])))
+    work = {"tiled-work": wrapped, "update-work": HANDED_OUT["update-work"],
+            "helpers": "def _(value):\n    return value\n"}
+    reasons = copied_cells(work, SOLUTION, HANDED_OUT)
+    assert len(reasons) == 1 and reasons[0].startswith("work cell 'tiled-work' matches the published solution"), reasons
+    assert similarity.identities("f = lambda v, *rest: v\ndef g(x):\n    'doc'\n    return x\n"
+                                 "def h(x):\n    return x + 1\n") == {"f", "g"}
+    original = similarity.identities
+    try:
+        similarity.identities = lambda source: frozenset()
+        assert copied_cells(work, SOLUTION, HANDED_OUT) == []
+    finally:
+        similarity.identities = original
