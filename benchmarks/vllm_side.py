@@ -35,21 +35,23 @@ def drive(add: Callable[[str, list[int], int, bool], None],
         requests: ``[prompt_ids, max_tokens, ignore_eos]`` per request.
 
     Returns:
-        ``{"seconds", "cpu_seconds", "steps", "tokens", "ttft", "tpot"}``: the wall time from the first submission
-        to the last token, the CPU time this process used meanwhile (all its threads: on a shared machine it
-        counts the work, not the waiting), the engine steps, each request's generated token ids, each one's time to first token (from the
-        submission of all requests) and time per output token after the first (None for a one-token answer).
+        ``{"seconds", "cpu_seconds", "steps", "tokens", "ttft", "tpot", "step_log"}``: the wall time from the first
+        submission to the last token, the CPU time this process used meanwhile (all its threads: on a shared machine
+        it counts the work, not the waiting), the engine steps, each request's generated token ids, each one's time
+        to first token (from the submission of all requests) and time per output token after the first (None for a
+        one-token answer), and ``(requests advanced, wall seconds)`` of every step.
     """
     start, cpu = clock(), time.process_time()
     for i, (prompt, max_tokens, ignore_eos) in enumerate(requests):
         add(str(i), list(prompt), int(max_tokens), bool(ignore_eos))
     first: dict[str, float] = {}
     done: dict[str, tuple[float, list[int]]] = {}
-    steps = 0
+    step_log: list[tuple[int, float]] = []
     while unfinished():
+        before = clock()
         advanced = list(step())
         now = clock()
-        steps += 1
+        step_log.append((len(advanced), now - before))
         for rid, ids, finished in advanced:
             if len(ids) and rid not in first:
                 first[rid] = now
@@ -59,8 +61,8 @@ def drive(add: Callable[[str, list[int], int, bool], None],
     ids = [str(i) for i in range(len(requests))]
     tokens = [done[r][1] for r in ids]
     tpot = [(done[r][0] - first[r]) / (len(t) - 1) if len(t) > 1 else None for r, t in zip(ids, tokens)]
-    return {"seconds": max(t for t, _ in done.values()) - start, "cpu_seconds": cpu, "steps": steps, "tokens": tokens,
-            "ttft": [first[r] - start for r in ids], "tpot": tpot}
+    return {"seconds": max(t for t, _ in done.values()) - start, "cpu_seconds": cpu, "steps": len(step_log),
+            "tokens": tokens, "ttft": [first[r] - start for r in ids], "tpot": tpot, "step_log": step_log}
 
 
 # Where a step's time goes: each engine's leaf modules and functions are timed under one of these names.

@@ -19,7 +19,8 @@ submitted at once, one step at a time). Workloads:
 The token ids of each workload are compared before any time is: a workload whose tokens differ is reported with the
 first difference and no ratio. Then tokens/s (generated tokens over the wall time), time to first token (TTFT, from
 the submission) and time per output token after the first (TPOT), their medians and 90th percentiles, and the ratios
-pagedlab / vLLM (tokens/s: above 1 is pagedlab faster; times: below 1 is pagedlab faster).
+pagedlab / vLLM (tokens/s: above 1 is pagedlab faster; times: below 1 is pagedlab faster); and where each engine's
+wall time went, its steps grouped by how many requests each advanced (:func:`step_buckets`).
 
 Usage::
 
@@ -270,6 +271,22 @@ def report(name: str, threads: int, ours: dict, theirs: dict, rows: list[dict]) 
     print(f"    {'ratio':>9} {r['tokens_per_s']:>6.2f}x {r['tokens_per_cpu_s']:>8.2f}x {'':>8} {'':>6} "
           f"{r['ttft_p50']:>8.2f}x {r['ttft_p90']:>8.2f}x {r['tpot_p50']:>8.2f}x {r['tpot_p90']:>8.2f}x"
           f"   (pagedlab / vLLM)", flush=True)
+    print(f"    steps by requests advanced: {'':>9} {'vLLM':>24} {'pagedlab':>24}")
+    for label, mine, other in step_buckets(ours["step_log"], theirs["step_log"]):
+        print(f"    {label:>27} {other:>24} {mine:>24}")
+
+
+BUCKETS = ((1, 1), (2, 3), (4, 7), (8, 15), (16, 31), (32, 10**9))
+
+
+def step_buckets(ours: list, theirs: list) -> list[tuple[str, str, str]]:
+    """Where a workload's wall time went, by how many requests a step advanced: for each bucket, each engine's
+    ``steps x median ms = seconds`` (the engines may split the same work into different steps)."""
+    def cell(log: list, lo: int, hi: int) -> str:
+        times = [t for n, t in log if lo <= n <= hi]
+        return f"{len(times)} x {statistics.median(times) * 1e3:.0f} ms = {sum(times):.1f} s" if times else "-"
+    return [(f"{lo}" if lo == hi else f"{lo}+" if hi > 10**6 else f"{lo}-{hi}", cell(ours, lo, hi),
+             cell(theirs, lo, hi)) for lo, hi in BUCKETS]
 
 
 if __name__ == "__main__":
