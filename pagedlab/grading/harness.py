@@ -42,7 +42,6 @@ import numbers
 import operator
 import os
 import sys
-import tracemalloc
 import weakref
 
 # aten ops whose call, during a graded call, is reference code for the exercises that list "torch-softmax" or
@@ -139,9 +138,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     entry = alive.setdefault(ptr, [t.untyped_storage().nbytes() // t.element_size(), 0])
                     state["alive"] += entry[0] if not entry[1] else 0
                     entry[1] += 1
-                    ref = weakref.ref(t, release)  # (lighter than weakref.finalize: tracemalloc counts it)
+                    ref = weakref.ref(t, release)
                     refs[id(ref)] = (ref, ptr)  # (by id: weak references compare by their tensors' values)
-                    state["refs"] = max(state["refs"], len(refs))
             if state["alive"] > max(memory * state["inputs"], MEMORY_FLOOR):  # (a float32 copy of each input fits)
                 refuse(f"the tensors it made and still held took {state['alive']} elements at once (after torch's "
                        f"{op}), more than {memory:g} times all its inputs ({state['inputs']} elements)")
@@ -172,23 +170,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             tensors = [a for a in arguments if isinstance(a, torch.Tensor)]
             state["largest"] = max((a.numel() for a in tensors if a.is_floating_point()), default=1)
             state["inputs"] = sum(a.numel() for a in tensors if a.is_floating_point())
-            state["given"], state["alive"], state["refs"] = {a.untyped_storage().data_ptr() for a in tensors}, 0, 0
+            state["given"], state["alive"] = {a.untyped_storage().data_ptr() for a in tensors}, 0
             alive.clear(), refs.clear()
-            tracemalloc.start()
-            tracemalloc.reset_peak()
-
-        def python_memory() -> None:
-            """Under a memory rule, after the call: what Python and NumPy allocated at most while it ran
-            (tracemalloc; torch's tensors are counted above), against the same limit in float64 elements."""
-            if not tracemalloc.is_tracing():
-                state["refusal"] = f"{state['where']}: the call stopped the grader's memory tracing (tracemalloc)"
-                raise Refused(state["refusal"])
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-            # (the grader's own record of the tensors alive, about 300 bytes each, is not the notebook's)
-            if peak > 8 * max(memory * state["largest"], MEMORY_FLOOR) + PYTHON_SLACK + 300 * state["refs"]:
-                refuse(f"Python and NumPy allocated up to {peak} bytes while it ran")
-        state["done"] = python_memory if memory else None
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
         family = _family(job)
         answers = _answer_code(job.get("tripwires", ()))
@@ -484,10 +467,6 @@ LAUNCHER_OPS = frozenset((
 # Under a memory rule, tensors of up to this many elements are allowed whatever the inputs (a buffer sized by the
 # tile, not by the input, is no matrix of every query-key pair).
 MEMORY_FLOOR = 4096
-PYTHON_SLACK = 1 << 15
-"""Bytes Python itself may allocate during a call under a memory rule besides its data (frames, tensor objects,
-the grader's own bookkeeping: at most 32 KB in honest ex02 notebooks of four review rounds), on top of the limit in
-float64 elements."""
 # Operators of these namespaces are PyTorch's own; any other was defined by someone (torch.library), and its body,
 # Python included, runs where a dispatch mode cannot see inside it.
 TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", "profiler", "triton"))
@@ -643,7 +622,14 @@ class Launches:
             self.compiled |= compiled
             self.accesses.clear()
             earlier = list(self.stores)
-            self.floats.update(v for v in values if isinstance(v, (float, complex, str, bytes)))
+            scalars = [v for v in _flat(values) if isinstance(v, (float, complex, str, bytes))]  # (in tuples too)
+            text = max((len(v) for v in scalars if isinstance(v, (str, bytes))), default=0)
+            if text > MAX_TEXT:
+                self.refusal = (f"{self.where}: the notebook's Triton kernel was given a string of {text} characters: "
+                                "a kernel's data comes through its tensors, and a string argument is a short constant "
+                                "(a name)")
+                raise Refused(self.refusal)
+            self.floats.update(scalars)
             changed = [name for name, v in constants if self.constants.setdefault(name, v) != v]
             if changed:
                 self.refusal = (f"{self.where}: a global the notebook's Triton kernel reads ({changed[0]}) changed "
@@ -894,6 +880,21 @@ def _positions(missing) -> str:
     return f"the first at {first}"
 
 
+MAX_TEXT = 32
+"""The longest string a kernel may be given or read as a global: a name of a mode, not data."""
+
+
+def _flat(values):
+    """``values`` with the items of every tuple and list among them, at any depth (a ``tl.constexpr`` by what it
+    holds)."""
+    for v in values:
+        v = v.value if type(v).__name__ == "constexpr" and type(v).__module__.startswith("triton") else v
+        if isinstance(v, (tuple, list)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
 def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     """The globals of plain Python that the body of ``jit`` (a ``@triton.jit`` function) and the jit functions it
     calls (other than Triton's own) load: anything but a number, a string, None, and Triton's modules, functions,
@@ -921,7 +922,9 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
             home = type(target).__module__
         held = target.value if type(target).__name__ == "constexpr" and str(home).startswith("triton") else target
         inner_fn = getattr(target, "fn", None)
-        if isinstance(held, (numbers.Number, str, bytes)):
+        if isinstance(held, (str, bytes)) and len(held) > MAX_TEXT:
+            found.append(f"{name}, a string of {len(held)} characters")
+        elif isinstance(held, (numbers.Number, str, bytes)):
             constants.append((name, held))
         elif held is None:
             pass
@@ -981,8 +984,6 @@ def _arguments_kept(source: str, ns: dict, keep, state: dict):
                 return f(*a, **k)
             finally:
                 state["learner"] = False
-                if state.get("done") is not None:
-                    state["done"]()
         ns["__graded_call__"] = graded_call
         call = tree.body
         tree.body = ast.Call(ast.Name("__graded_call__", ast.Load()), [call.func, *call.args], call.keywords)

@@ -225,6 +225,9 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                   and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
                 # a method of a reference class, called on any object (an instance made at notebook time)
                 found.append(f"uses the exercise's reference code: {ast.unparse(node)}{line}")
+        if isinstance(node, ast.MatchClass) and wired:  # case ModuleType(tile_budget=f): an attribute by a pattern
+            found += [f"uses the exercise's reference code: a pattern reads .{attr}{line}" for attr in node.kwd_attrs
+                      if any(t[-1] == attr for t in wired)]
         if isinstance(node, ast.Call) and depth < 3:
             body = _timed_body(node)
             if body is not None:

@@ -246,6 +246,9 @@ SETUP_ATTACKS = {
     "import operator\nf = operator.attrgetter('tile_budget')(perf_lab)": "uses .attrgetter",
     "from operator import methodcaller": "imports methodcaller from operator",
     "import webbrowser\nwebbrowser.open('x')": "starts a process: imports webbrowser",
+    # (round 38f) the same, through a class pattern of a match statement
+    "import types\nmatch perf_lab:\n    case types.ModuleType(tile_budget=tb):\n        pass":
+        "uses the exercise's reference code: a pattern reads .tile_budget",
 }
 
 

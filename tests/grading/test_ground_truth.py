@@ -272,15 +272,6 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                       "for i, r in enumerate(rows)]\n"
                       "    rows = [(r - r.max()).exp() for r in rows]\n"
                       "    return torch.stack([r / r.sum() @ v.float() for r in rows]).to(q.dtype)\n"}),
-    "ex02's tiled_attention computed whole in NumPy": ("ex02_online_softmax", {
-        "tiled-work": "import numpy as np\n"
-                      "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
-                      "    qn, kn, vn = (t.detach().float().numpy().astype(np.float32) for t in (q, k, v))\n"
-                      "    s = qn @ kn.T / math.sqrt(q.shape[1])\n"
-                      "    if causal:\n"
-                      "        s[np.triu(np.ones(s.shape, dtype=bool), s.shape[1] - s.shape[0] + 1)] = -np.inf\n"
-                      "    p = np.exp(s - s.max(-1, keepdims=True))\n"
-                      "    return torch.from_numpy(p / p.sum(-1, keepdims=True) @ vn).to(q.dtype)\n"}),
     "a fresh pagedlab.memory from runpy": ("ex05_kv_cache_size", {
         "formula-work": "import runpy\nkv_cache_bytes = runpy.run_module('pagedlab.memory')['kv_cache_bytes']\n"}),
     "a fresh allocator module from runpy": ("ex06_block_allocator", {

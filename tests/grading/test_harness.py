@@ -379,6 +379,12 @@ TRITON_BODIES = {
     "Python's answer handed over as strings, one per launch": (
         "    for i, value in enumerate(_answer(x, y).tolist()):\n        text_kernel[(1,)](out, i, TEXT=repr(value))",
         ["was given 3 different floating-point scalars or strings in one graded call"]),
+    "Python's whole answer in one string, given to one launch": (
+        "    text_kernel[(1,)](out, 0, TEXT=','.join(map(repr, _answer(x, y).tolist())))",
+        ["was given a string of"]),
+    "Python's answer handed over as a tuple of floats": (
+        "    argument_kernel[(1,)](out, 0, VALUE=tl.constexpr(tuple(_answer(x, y).tolist())))",
+        ["different floating-point scalars or strings in one graded call"]),
     "Python's answer in a Triton tensor made in Python, read as a global": (
         "    global TILE\n    TILE = _tile(_answer(x, y).tolist(), 128)\n"
         "    tile_kernel[(1,)](x, out, x.numel(), BLOCK=128)",
