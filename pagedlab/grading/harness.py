@@ -209,13 +209,15 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
         # starts it: noted, from Python's audit events (a hook cannot be removed: it checks this run's state, off
         # once the calls are made), and from the processes and child CPU time the kernel has before and after each
         # call. Not ended: a pool waiting for its workers would wait for ever.
-        def started(event: str, args: tuple) -> None:
-            if event in PROCESS_EVENTS:
-                if _from_triton(sys._getframe(1)):
-                    state["tool"] = True  # Triton's compiler (ptxas, the C launcher) on a GPU: not the notebook's
-                else:
-                    record(f"a new process ({event}), out of the grader's sight")
-        sys.addaudithook(started)
+        def started(event: str, frame) -> None:
+            if _from_triton(frame):
+                state["tool"] = True  # Triton's compiler (ptxas, the C launcher) on a GPU: not the notebook's
+            else:
+                record(f"a new process ({event}), out of the grader's sight")
+        if not _AUDITED:  # one hook per process (a test drives many times): it calls this run's, while it runs
+            sys.addaudithook(_audit)
+            _AUDITED.append(True)
+        _AUDITED[1:] = [started]
         state["tripped"] += _written_modules()
         running = _children()[1]
         if running:
@@ -297,6 +299,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
         finally:
             os.close(fd)
     finally:
+        del _AUDITED[1:]
         for owner, attr, original in reversed(undo):
             if isinstance(owner, dict):
                 owner[attr] = original
@@ -308,6 +311,14 @@ PROCESS_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn
                             "subprocess.Popen", "pty.spawn", "os.startfile"))
 """Python's audit events that start a process (whichever library raises them: subprocess, multiprocessing,
 webbrowser, ...)."""
+
+
+_AUDITED: list = []  # [True, the running drive's callback] once the audit hook is in place
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event in PROCESS_EVENTS and len(_AUDITED) > 1:
+        _AUDITED[1](event, sys._getframe(1))
 
 
 def _from_triton(frame) -> bool:
