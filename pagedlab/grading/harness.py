@@ -131,7 +131,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             limit = max(memory * state["largest"], MEMORY_FLOOR)
             big = max(floats, key=lambda t: t.numel())
             if big.numel() > limit:
-                refuse(f"torch's {op} made a {tuple(big.shape)} tensor during the call")
+                refuse(f"torch's {op} made a {tuple(big.shape)} tensor during the call",
+                       f"{memory:g} times the largest input ({state['largest']} elements)")
             for t in floats:  # what the call holds at once: many small tensors add up as one large one
                 ptr = t.untyped_storage().data_ptr()
                 if t.numel() and ptr not in state["given"]:
@@ -142,14 +143,12 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     refs[id(ref)] = (ref, ptr)  # (by id: weak references compare by their tensors' values)
             if state["alive"] > max(memory * state["inputs"], MEMORY_FLOOR):  # (a float32 copy of each input fits)
                 refuse(f"the tensors it made and still held took {state['alive']} elements at once (after torch's "
-                       f"{op}), more than {memory:g} times all its inputs ({state['inputs']} elements)")
+                       f"{op})", f"{memory:g} times all its inputs ({state['inputs']} elements)")
 
-        def refuse(what: str) -> None:
-            limit = "" if "inputs" in what else (f", more than {memory:g} times the largest input "
-                                                 f"({state['largest']} elements)")
+        def refuse(what: str, limit: str) -> None:
             state["refusal"] = (
-                f"{state['where']}: {what}{limit}: this exercise computes one tile at a time, so its memory grows "
-                "with the inputs, not with the number of query-key pairs")
+                f"{state['where']}: {what}, more than {limit}: this exercise computes one tile at a time, so its "
+                "memory grows with the inputs, not with the number of query-key pairs")
             raise Refused(state["refusal"])
 
         alive: dict[int, list[int]] = {}  # storage address -> [elements, tensors on it alive], made during the call
