@@ -72,15 +72,18 @@ PYTHON = {"torch-softmax": ("torch:softmax", "torch:log_softmax", "torch.nn.func
                                 if not name.startswith("_fused")))}
 
 
-def drive(job_text: str, namespace: dict, path_out: str) -> None:
+def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -> None:
     """Make the job's graded calls in ``namespace`` and write their outcomes to ``path_out`` (a new file).
 
+    ``kernel``: this is the grading kernel, whose other threads must stay still while the calls run
+    (:class:`Others`); a test that drives in its own process, among its runner's threads, leaves it False.
     Everything it wraps is put back before it returns (the grading kernel ends after it; a test that drives in its
     own process goes on).
     """
     job = json.loads(job_text)
     state = {"on": False, "learner": False, "tripped": [], "refused": [], "where": ""}
     undo: list = []
+    others = None
 
     def record(label: str) -> None:
         if state["on"] and len(state["tripped"]) < 50:
@@ -114,63 +117,22 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     put(d, key, hit[1])
         launches = Launches(put, record) if job.get("triton") else None
 
-        memory = job.get("memory")
+        memory = Memory(job["memory"], record) if job.get("memory") else None
 
-        def made(op: str, floats: list) -> None:
-            """An op made the floating-point tensors ``floats`` while the learner's function ran: in a Triton
-            exercise only memory may be asked of PyTorch; under a memory rule no tensor may outgrow the limit."""
+        def made(op: str, inputs: list, outputs: list) -> None:
+            """An op ran on ``inputs`` and made ``outputs`` (tensors) while the learner's function ran: in a Triton
+            exercise only memory may be asked of PyTorch; under a memory rule, :meth:`Memory.op` follows it."""
             if not state["learner"]:
                 return
-            if launches is not None and op.split("::")[-1].split(".")[0] not in LAUNCHER_OPS and not launches.refusal:
+            if (launches is not None and op.split("::")[-1].split(".")[0] not in LAUNCHER_OPS and not launches.refusal
+                    and any(t.is_floating_point() or t.is_complex() for t in outputs)):
                 launches.refusal = (f"{state['where']}: PyTorch computed floating-point values during the call "
                                     f"(torch's {op}): this exercise is graded on its Triton kernel, and PyTorch may "
                                     "only allocate, copy and view memory for it (the kernel computes every value)")
                 raise Refused(launches.refusal)
-            if not memory:
-                return
-            limit = max(memory * state["largest"], MEMORY_FLOOR)
-            big = max(floats, key=lambda t: t.numel())
-            if big.numel() > limit:
-                refuse(f"torch's {op} made a {tuple(big.shape)} tensor during the call",
-                       f"{memory:g} times the largest input ({state['largest']} elements)")
-            for t in floats:  # what the call holds at once: many small tensors add up as one large one
-                ptr = t.untyped_storage().data_ptr()
-                if t.numel() and ptr not in state["given"]:
-                    entry = alive.setdefault(ptr, [t.untyped_storage().nbytes() // t.element_size(), 0])
-                    state["alive"] += entry[0] if not entry[1] else 0
-                    entry[1] += 1
-                    ref = weakref.ref(t, release)
-                    refs[id(ref)] = (ref, ptr)  # (by id: weak references compare by their tensors' values)
-            if state["alive"] > max(memory * state["inputs"], MEMORY_FLOOR):  # (a float32 copy of each input fits)
-                refuse(f"the tensors it made and still held took {state['alive']} elements at once (after torch's "
-                       f"{op})", f"{memory:g} times all its inputs ({state['inputs']} elements)")
-
-        def refuse(what: str, limit: str) -> None:
-            state["refusal"] = (
-                f"{state['where']}: {what}, more than {limit}: this exercise computes one tile at a time, so its "
-                "memory grows with the inputs, not with the number of query-key pairs")
-            raise Refused(state["refusal"])
-
-        alive: dict[int, list[int]] = {}  # storage address -> [elements, tensors on it alive], made during the call
-        refs: dict = {}  # id of a weak reference to each of those tensors -> (the reference, its storage address)
-
-        def release(ref) -> None:
-            ptr = refs.pop(id(ref), (None, None))[1]
-            entry = alive.get(ptr)
-            if entry is not None:
-                entry[1] -= 1
-                if not entry[1]:
-                    state["alive"] -= alive.pop(ptr)[0]
+            if memory is not None:
+                memory.op(op, inputs, outputs, state["where"])
         mode = _mode(job, record, made if launches is not None or memory else None)
-
-        def largest(arguments) -> None:
-            """Under a memory rule: the element count of the call's largest floating-point argument, and the
-            storages of its tensors (not made by the call)."""
-            tensors = [a for a in arguments if isinstance(a, torch.Tensor)]
-            state["largest"] = max((a.numel() for a in tensors if a.is_floating_point()), default=1)
-            state["inputs"] = sum(a.numel() for a in tensors if a.is_floating_point())
-            state["given"], state["alive"] = {a.untyped_storage().data_ptr() for a in tensors}, 0
-            alive.clear(), refs.clear()
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
         family = _family(job)
         answers = _answer_code(job.get("tripwires", ()))
@@ -226,6 +188,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             owner = getattr(sys.modules.get(module), cls, None)
             if owner is not None:  # a kernel of the course's, reached by any route, is not the notebook's work
                 put(owner, "run", _foreign_launches(owner.run, record))
+        if kernel:
+            others = Others(state["tripped"])
         outcomes = []
         for n, case in enumerate(job["cases"], 1):
             ns = dict(namespace)
@@ -236,6 +200,7 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                 state["where"] = f"graded call {n} ({case['label']})"
                 state["on"] = True
                 children = _children()
+                still = others.counts() if others is not None else None
                 if launches is not None:
                     launches.reset(state["where"])
                 active = mode() if mode is not None else None
@@ -251,7 +216,9 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                         else:
                             arguments = launches.arguments if launches is not None else []
                             value = eval(_arguments_kept(source, ns, launches.keep if launches is not None else (
-                                largest if memory else None), state), ns)
+                                memory.start if memory is not None else None), state), ns)
+                            if memory is not None:
+                                memory.result(value, state["where"])
                             if launches is not None:
                                 launches.check(value, arguments, torch, state["where"])
                             unwritten = launches.unwritten(value, torch) if launches is not None else ""
@@ -275,8 +242,13 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
                     after, tool = _children(), state.pop("tool", False)
                     if (after[0] > children[0] and not tool) or set(after[1]) - set(children[1]):
                         record("a new process (a child of the kernel's), out of the grader's sight")
+                    for name in others.ran(still) if others is not None else ():
+                        record(f"work on the kernel's thread {name}, which ran during the call: the op watcher and "
+                               "the profile hook see the calling thread only")
                     state["on"] = False
-                    refusal = state.pop("refusal", None)  # (stands even where the notebook caught the exception)
+                    refusal = memory.refusal if memory is not None else None  # (stands even where it was caught)
+                    if memory is not None:
+                        memory.refusal = None
                     if refusal and refusal not in state["refused"]:
                         state["refused"].append(refusal)
             outcomes.append(steps)
@@ -299,6 +271,8 @@ def drive(job_text: str, namespace: dict, path_out: str) -> None:
             os.close(fd)
     finally:
         del _AUDITED[1:]
+        if others is not None:
+            others.close()
         for owner, attr, original in reversed(undo):
             if isinstance(owner, dict):
                 owner[attr] = original
@@ -484,8 +458,8 @@ TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", 
 
 def _mode(job: dict, record, made=None):
     """A TorchDispatchMode class that records the job's aten ops and operators defined outside PyTorch, and, where
-    ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, tensors)`` with each op that makes
-    floating-point tensors; None when the job wires no aten op and ``made`` is None."""
+    ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, inputs, outputs)`` with each op's tensors;
+    None when the job wires no aten op and ``made`` is None."""
     aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
     family = _family(job)
     if not aten and made is None:
@@ -511,12 +485,194 @@ def _mode(job: dict, record, made=None):
                        f"see what its body runs")
             out = func(*args, **(kwargs or {}))
             if made is not None:
-                floats = [t for t in tree_leaves(out) if isinstance(t, Tensor)
-                          and (t.is_floating_point() or t.is_complex())]  # (complex numbers are floats too)
-                if floats:
-                    made(str(func.name()), floats)
+                made(str(func.name()), [t for t in tree_leaves((args, kwargs)) if isinstance(t, Tensor)],
+                     [t for t in tree_leaves(out) if isinstance(t, Tensor)])
             return out
     return Tripwires
+
+
+class Memory:
+    """The memory rule of an exercise that computes one tile at a time (ex02 and its stretch): while the learner's
+    function runs, what it computes with is followed through PyTorch's ops, so that no copy of every query-key
+    pair is kept, in whatever dtype.
+
+    * A tensor *derives* from the inputs when an op made it, or wrote into it, from a tensor that does (the inputs
+      do; an op that takes a tensor only for its shape, ``zeros_like``, ``new_empty``, does not pass it on). A
+      floating-point tensor the call made, and every tensor that derives from the inputs, is *held* by the call
+      until its storage is freed: scores kept as integer bit patterns, or written tile by tile into a buffer made
+      of integers, count as floats do; a mask built from indices alone does not.
+    * No held storage may have more than ``factor`` times the elements of the largest input (and
+      :data:`MEMORY_FLOOR`), and all of them together no more than ``factor`` times all the inputs.
+    * A tensor that enters an op without an op of the call having made it (from NumPy, a Python list, a buffer,
+      or made before the call) is recorded when it has more than one element: the rule follows only what PyTorch
+      computes.
+    * The result must derive from the inputs: one computed elsewhere (NumPy) and handed back is refused.
+    """
+
+    # Ops that read a tensor argument for its shape, dtype or device only: what they make holds none of its values.
+    SHAPE_ONLY = frozenset(("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+                            "randint_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
+                            "empty_strided", "scalar_tensor"))
+
+    def __init__(self, factor: float, record):
+        self.factor, self.record = factor, record
+        self.refusal: str | None = None
+        self.held: dict[int, tuple[int, object]] = {}  # storage address -> (elements, weak reference to it)
+        self.derived: set[int] = set()  # storage addresses whose values derive from the inputs
+        self.seen: set[int] = set()  # storage addresses an op of the call made or was given
+        self.given: set[int] = set()  # the inputs' storages
+        self.total = self.largest = self.inputs = 0
+        self.called = False  # a graded call began since the last result
+
+    def start(self, arguments) -> None:
+        """A graded call begins with ``arguments``: its inputs derive from themselves."""
+        import torch
+
+        tensors = [a for a in arguments if isinstance(a, torch.Tensor)]
+        self.largest = max((a.numel() for a in tensors if a.is_floating_point()), default=1)
+        self.inputs = sum(a.numel() for a in tensors if a.is_floating_point())
+        self.held.clear()
+        self.called = True
+        self.given = {a.untyped_storage().data_ptr() for a in tensors}
+        self.derived, self.seen, self.total = set(self.given), set(self.given), 0
+
+    def op(self, op: str, inputs: list, outputs: list, where: str) -> None:
+        """Follow one op; raise :class:`Refused` when the call holds more than the rule allows."""
+        for t in inputs:
+            ptr = t.untyped_storage().data_ptr()
+            if ptr not in self.seen:
+                self.seen.add(ptr)
+                if t.numel() > 1:
+                    self.record(f"a tensor of {t.numel()} values not made by PyTorch's ops during the call (from "
+                                "NumPy, a Python list, a buffer, or made before the call): the memory rule follows "
+                                "only what PyTorch computes, so a person checks where its values come from")
+        derived = (op.split("::")[-1].split(".")[0] not in self.SHAPE_ONLY
+                   and any(t.untyped_storage().data_ptr() in self.derived for t in inputs))
+        for t in outputs:
+            storage = t.untyped_storage()
+            ptr = storage.data_ptr()
+            self.seen.add(ptr)
+            if derived:
+                self.derived.add(ptr)
+            if (ptr in self.held or ptr in self.given or not t.numel()
+                    or not (derived or t.is_floating_point() or t.is_complex())):
+                continue
+            elements = storage.nbytes() // t.element_size()
+            self.held[ptr] = (elements, weakref.ref(storage, functools.partial(self._freed, ptr)))
+            self.total += elements
+            if elements > max(self.factor * self.largest, MEMORY_FLOOR):
+                self._refuse(where, f"torch's {op} made or wrote a {tuple(t.shape)} tensor on {elements} elements",
+                             f"{self.factor:g} times the largest input ({self.largest} elements)")
+        if self.total > max(self.factor * self.inputs, MEMORY_FLOOR):  # (a float32 copy of each input fits)
+            self._refuse(where, f"the tensors it made and still held took {self.total} elements at once (after "
+                         f"torch's {op})", f"{self.factor:g} times all its inputs ({self.inputs} elements)")
+
+    def result(self, value, where: str) -> None:
+        """The step returned ``value``: where it was a graded call, each of its tensors must derive from the inputs."""
+        import torch
+
+        called, self.called = self.called, False
+        for t in () if not called else (value if isinstance(value, (tuple, list)) else (value,)):
+            if isinstance(t, torch.Tensor) and t.numel() and t.untyped_storage().data_ptr() not in self.derived:
+                self.refusal = (f"{where}: the result was not computed from the inputs by PyTorch's ops (it came "
+                                "from NumPy, Python numbers or a buffer), where this exercise's memory rule follows "
+                                "them: compute it with PyTorch, one tile at a time")
+                raise Refused(self.refusal)
+
+    def _freed(self, ptr: int, _ref) -> None:
+        elements = self.held.pop(ptr, (0, None))[0]
+        self.total -= elements
+        self.derived.discard(ptr)
+
+    def _refuse(self, where: str, what: str, limit: str) -> None:
+        self.refusal = (f"{where}: {what}, more than {limit}: this exercise computes one tile at a time, so its "
+                        "memory grows with the inputs, not with the number of query-key pairs")
+        raise Refused(self.refusal)
+
+
+class Others:
+    """The grading kernel's other threads (ipykernel's output, control and shell threads, ZeroMQ's), held still
+    while the graded calls run, so that one that runs is seen: the op watcher and the profile hook are the calling
+    thread's, and a function handed to a thread the kernel already has would run out of their sight.
+
+    What would wake a thread honestly is stopped first: output goes to nowhere (``sys.stdout``, ``sys.stderr``, and
+    file descriptors 1 and 2, which ipykernel's pipe threads read) and what was pending is sent; each event loop on
+    another thread waits in a function of this class's until the calls end. The kernel runs with no history thread,
+    no parent poller and no heartbeat (:mod:`pagedlab.grading.run`). A thread ran when the
+    number of times the system switched away from it changed (``/proc/self/task/*/status``), however short its work.
+    """
+
+    SETTLE_S = 2.0
+
+    def __init__(self, tripped: list):
+        import io
+        import threading
+        import time
+
+        self.me = threading.get_native_id()
+        self.names = {t.native_id: t.name for t in threading.enumerate()}
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()  # (ipykernel's waits until its output thread has sent what was pending)
+            except Exception:
+                pass
+        self.saved = (sys.stdout, sys.stderr, os.dup(1), os.dup(2))
+        sink = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(sink, 1), os.dup2(sink, 2), os.close(sink)
+        sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+        # Each event loop the kernel runs on another thread (ipykernel's output, control and shell threads) is
+        # handed one function that waits until the calls end: a function handed to that loop later cannot run
+        # before it, and the loop's own timers (ipykernel's output thread wakes every 10 s) wait too.
+        self.release = threading.Event()
+        ioloop = sys.modules.get("tornado.ioloop")
+        for loop in list(getattr(getattr(ioloop, "IOLoop", None), "_ioloop_for_asyncio", {}).values()):
+            if getattr(loop.asyncio_loop, "_thread_id", None) not in (None, threading.get_ident()):
+                parked = threading.Event()
+                loop.add_callback(self._park, parked)
+                parked.wait(self.SETTLE_S)
+        # The cell's own messages (its "busy" status) may still be on their way out: wait until nothing runs.
+        end, busy = time.monotonic() + self.SETTLE_S, []
+        while time.monotonic() < end:
+            before = self.counts()
+            time.sleep(0.02)
+            busy = self.ran(before)
+            if not busy:
+                break
+        if busy:
+            tripped.append(f"the kernel's thread(s) {', '.join(busy)} kept running when the graded calls began: "
+                           "work there is out of the op watcher's sight")
+
+    def _park(self, parked) -> None:
+        parked.set()
+        self.release.wait()
+
+    def counts(self) -> dict[int, int]:
+        """Each other thread of this process (its id) and how many times the system switched away from it."""
+        out = {}
+        for tid in os.listdir("/proc/self/task"):
+            if int(tid) == self.me:
+                continue
+            try:
+                with open(f"/proc/self/task/{tid}/status") as f:
+                    lines = f.read().splitlines()
+            except OSError:  # (it ended)
+                continue
+            if lines and lines[0].split()[-1].startswith("cuda"):
+                continue  # CUDA's own threads wake on their own; renaming a thread takes /proc or prctl (reviewed)
+            out[int(tid)] = sum(int(line.split()[1]) for line in lines
+                                if line.split(":")[0].endswith("ctxt_switches"))
+        return out
+
+    def ran(self, before: dict[int, int]) -> list[str]:
+        """The threads that ran, began or ended since ``before`` (from :meth:`counts`), by name."""
+        after = self.counts()
+        return [f"{self.names.get(tid, 'a native one')} ({tid})" for tid in sorted(set(before) | set(after))
+                if before.get(tid) != after.get(tid)]
+
+    def close(self) -> None:
+        self.release.set()
+        sys.stdout, sys.stderr, out, err = self.saved
+        os.dup2(out, 1), os.dup2(err, 2), os.close(out), os.close(err)
 
 
 class Launches:
@@ -1085,6 +1241,6 @@ def driver_cell(source: str, job_text: str, path_out: str) -> str:
     return ("def _pagedlab_driver(source, job, path):\n"
             "    ns = {'__name__': 'pagedlab_grading_harness'}\n"
             "    exec(source, ns)\n"
-            "    ns['drive'](job, globals(), path)\n"
+            "    ns['drive'](job, globals(), path, kernel=True)\n"
             f"try:\n    _pagedlab_driver({source!r}, {job_text!r}, {path_out!r})\n"
             "finally:\n    del _pagedlab_driver\n")

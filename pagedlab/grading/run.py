@@ -34,10 +34,11 @@ import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from traitlets import List, Unicode
+from traitlets import List, Type, Unicode
 
 from pagedlab.grading.calls import MAX_OUTCOME_BYTES
 from pagedlab.grading.harness import driver_cell
@@ -75,10 +76,19 @@ _pagedlab_found = _pagedlab_probe()
 """
 
 
+class QuietClient(AsyncKernelClient):
+    """A kernel client that sends no heartbeats: the kernel's threads stay still while the graded calls run, so
+    that one that runs there is the notebook's doing (:class:`pagedlab.grading.harness.Others`)."""
+
+    def start_channels(self, *args, hb: bool = False, **kwargs) -> None:
+        super().start_channels(*args, hb=hb, **kwargs)
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager that starts the kernel with the sandbox's command line, over Unix sockets."""
 
     launch_command = List(Unicode(), help="argv with {connection_file} where the connection file goes")
+    client_factory = Type(QuietClient, klass=AsyncKernelClient)
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = [a.replace("{connection_file}", self.connection_file) for a in self.launch_command]

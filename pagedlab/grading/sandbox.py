@@ -44,6 +44,11 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitc
 _FOLDERS = ("work", "home", "ipython", "mpl", "tmp", "jupyter", "conn")
 
 
+# ipykernel without the threads that wake on their own: the history writer and the parent poller (the graded calls
+# record a thread of the kernel's that runs while they do; see pagedlab.grading.harness.Others).
+QUIET = ("--HistoryManager.enabled=False", "--IPKernelApp.parent_handle=0")
+
+
 def bwrap_problem(command: list[str], env: dict[str, str]) -> str | None:
     """Why ``command`` (a bubblewrap command line) cannot run here, or None when it runs and exits 0."""
     try:
@@ -302,7 +307,7 @@ class Sandbox:
         """What the per-notebook supervisor (:mod:`pagedlab.grading.run`) needs to start the kernel on copy ``name``."""
         return {"folder": str(folder), "env": self.environment(folder, name), "limits": asdict(self.limits),
                 "command": self.kernel_command(folder, [sys.executable, "-s", "-m", "ipykernel_launcher",
-                                                        "-f", "{connection_file}"], name),
+                                                        "-f", "{connection_file}", *QUIET], name),
                 "sandboxed": bool(self.bwrap)}
 
     def close(self) -> None:

@@ -272,6 +272,44 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                       "for i, r in enumerate(rows)]\n"
                       "    rows = [(r - r.max()).exp() for r in rows]\n"
                       "    return torch.stack([r / r.sum() @ v.float() for r in rows]).to(q.dtype)\n"}),
+    "ex02's tiled_attention keeping every score as int32 bits": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k = q.shape[0], k.shape[0]\n"
+                      "    bits = torch.empty(n_q, n_k, dtype=torch.int32)\n"
+                      "    for c0 in range(0, n_k, block_n):\n"
+                      "        s = q.float() @ k[c0:c0 + block_n].float().T / math.sqrt(q.shape[1])\n"
+                      "        bits[:, c0:c0 + block_n] = s.view(torch.int32)\n"
+                      "    rows = []\n"
+                      "    for i in range(n_q):\n"
+                      "        r = bits[i].clone().view(torch.float32)\n"
+                      "        if causal:\n"
+                      "            r = r.masked_fill(torch.arange(n_k) > i + n_k - n_q, -math.inf)\n"
+                      "        p = (r - r.max()).exp()\n"
+                      "        rows.append(p / p.sum() @ v.float())\n"
+                      "    return torch.stack(rows).to(q.dtype)\n"}),
+    "ex02's tiled_attention computed whole in NumPy, written into a tensor's memory": ("ex02_online_softmax", {
+        "tiled-work": "import numpy as np\n"
+                      "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    s = q.float().numpy() @ k.float().numpy().T / math.sqrt(q.shape[1])\n"
+                      "    if causal:\n"
+                      "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, s)\n"
+                      "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+                      "    out = torch.empty(q.shape[0], v.shape[1], dtype=q.dtype)\n"
+                      "    out.numpy()[:] = p / p.sum(-1, keepdims=True) @ v.float().numpy()\n"
+                      "    return out\n"}),
+    "ex02's tiled_attention with NumPy's probabilities brought back tile by tile": ("ex02_online_softmax", {
+        "tiled-work": "import numpy as np\n"
+                      "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    s = q.float().numpy() @ k.float().numpy().T / math.sqrt(q.shape[1])\n"
+                      "    if causal:\n"
+                      "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, s)\n"
+                      "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+                      "    p = p / p.sum(-1, keepdims=True)\n"
+                      "    out = torch.zeros(q.shape[0], v.shape[1])\n"
+                      "    for c0 in range(0, k.shape[0], block_n):\n"
+                      "        out += torch.from_numpy(np.ascontiguousarray(p[:, c0:c0 + block_n])) @ "
+                      "v[c0:c0 + block_n].float()\n"
+                      "    return out.to(q.dtype)\n"}),
     "a fresh pagedlab.memory from runpy": ("ex05_kv_cache_size", {
         "formula-work": "import runpy\nkv_cache_bytes = runpy.run_module('pagedlab.memory')['kv_cache_bytes']\n"}),
     "a fresh allocator module from runpy": ("ex06_block_allocator", {
@@ -319,6 +357,25 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                       "            state = online_softmax_update(*state, t, v[c0:c0 + block_n].float())\n"
                       "        out[r0:r0 + len(qi)] = state[2] / state[1][:, None]\n"
                       "    return out.to(q.dtype)\n"}),
+    "ex02 with a causal mask of every pair from index differences (int64)": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n"
+                      "    ahead = torch.arange(n_k)[None, :] - torch.arange(n_q)[:, None] - (n_k - n_q)\n"
+                      "    out = []\n"
+                      "    for r0 in range(0, n_q, block_m):\n"
+                      "        qi = q[r0:r0 + block_m].float() / math.sqrt(d)\n"
+                      "        m, l = torch.full((len(qi),), -math.inf), torch.zeros(len(qi))\n"
+                      "        acc = torch.zeros(len(qi), d)\n"
+                      "        for c0 in range(0, n_k, block_n):\n"
+                      "            s = qi @ k[c0:c0 + block_n].float().T\n"
+                      "            if causal:\n"
+                      "                s = s.masked_fill(ahead[r0:r0 + block_m, c0:c0 + block_n] > 0, -math.inf)\n"
+                      "            m_new = torch.maximum(m, s.amax(-1))\n"
+                      "            p, alpha = torch.exp(s - m_new[:, None]), torch.exp(m - m_new)\n"
+                      "            l, acc = l * alpha + p.sum(-1), acc * alpha[:, None] + p @ v[c0:c0 + block_n].float()\n"
+                      "            m = m_new\n"
+                      "        out.append(acc / l[:, None])\n"
+                      "    return torch.cat(out).to(q.dtype)\n"}),
     "ex02 with a float32 copy of every input made first": ("ex02_online_softmax", {
         "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
                       "    qf, kf, vf = q.float(), k.float(), v.float()\n"

@@ -62,6 +62,58 @@ def test_a_learner_cell_finds_no_graded_input_or_token_in_memory():
     assert outcomes == [[("value", 0)]] and tripped == [] and graded["threads"] == 0
 
 
+# Work handed to a thread the kernel already has, while the graded call waits for it: ipykernel's output thread and
+# its control thread's event loop (each waits in the driver until the calls end, so the work never runs), and the
+# thread that reads what is written to file descriptor 1 (no event loop: it runs, and is recorded).
+HANDED = {
+    "the output thread": "sys.stdout.pub_thread.schedule(work)",
+    "the control thread's loop": ("next(t for t in threading.enumerate() if t.name == 'Control')"
+                                  ".io_loop.add_callback(work)"),
+    "the thread reading file descriptor 1": "os.write(FD, b'x')",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("route", sorted(HANDED))
+def test_work_on_a_thread_the_kernel_already_has_is_not_unseen(route):
+    """The op watcher and the profile hook are the calling thread's: work handed to another thread of the kernel
+    either does not run while the calls do, or is recorded."""
+    cell = ("import os, sys, threading\n"
+            "FD = os.dup(1)\n"  # (taken while learner cells run: the calls' output goes nowhere)
+            "BOX, DONE = [], threading.Event()\n"
+            "def work(*_):\n"
+            "    BOX.append(sum(range(10)))\n"
+            "    DONE.set()\n"
+            "OUT = sys.stdout\n"
+            "OUT.write = lambda text: (work(), len(text))[1]\n"  # what the pipe's thread calls with what it reads
+            "def answer():\n"
+            "    BOX.clear(), DONE.clear()\n"
+            f"    {HANDED[route].replace('sys.stdout', 'OUT')}\n"
+            "    DONE.wait(5)\n"
+            "    return BOX[-1]\n")
+    outcomes, tripped, _ = load_outcomes(_graded(cell)["text"], _cases(), TOKEN)
+    recorded = any("ran during the call" in t for t in tripped)
+    assert outcomes != [[("value", 45)]] or recorded, (outcomes, tripped)
+    assert recorded or "descriptor" not in route, tripped
+
+
+@pytest.mark.slow
+def test_an_honest_call_that_prints_wakes_no_thread():
+    """What the notebook and its graded call print goes nowhere while the calls run: no thread wakes to send it, so an
+    honest learner's print is not work on another thread."""
+    cell = ("import sys, warnings\n"
+            "print('x' * 100_000)\n"
+            "def answer():\n"
+            "    print('thinking', flush=True)\n"
+            "    print('to stderr', file=sys.stderr, flush=True)\n"
+            "    warnings.warn('careful')\n"
+            "    import os\n"
+            "    os.write(1, b'raw bytes')\n"
+            "    return 45\n")
+    outcomes, tripped, _ = load_outcomes(_graded(cell)["text"], _cases(), TOKEN)
+    assert outcomes == [[("value", 45)]] and tripped == []
+
+
 @pytest.mark.slow
 def test_a_thread_alive_when_the_graded_calls_begin_is_counted():
     honest = _graded("def answer():\n    return 1\n")
