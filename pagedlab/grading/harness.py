@@ -504,8 +504,8 @@ class Memory:
     * No held storage may have more than ``factor`` times the elements of the largest input (and
       :data:`MEMORY_FLOOR`), and all of them together no more than ``factor`` times all the inputs.
     * A tensor that enters an op without an op of the call having made it (from NumPy, a Python list, a buffer,
-      or made before the call) is recorded when it has more than one element: the rule follows only what PyTorch
-      computes.
+      or made before the call) is recorded when it has more than one element, and so is a tensor detached (which
+      ``.numpy()`` does, handing NumPy its memory): the rule follows only what PyTorch computes.
     * The result must derive from the inputs: one computed elsewhere (NumPy) and handed back is refused.
     """
 
@@ -523,6 +523,7 @@ class Memory:
         self.given: set[int] = set()  # the inputs' storages
         self.total = self.largest = self.inputs = 0
         self.called = False  # a graded call began since the last result
+        self.shared = False  # the call has detached a tensor (NumPy shares its memory)
 
     def start(self, arguments) -> None:
         """A graded call begins with ``arguments``: its inputs derive from themselves."""
@@ -535,9 +536,14 @@ class Memory:
         self.called = True
         self.given = {a.untyped_storage().data_ptr() for a in tensors}
         self.derived, self.seen, self.total = set(self.given), set(self.given), 0
+        self.shared = False
 
     def op(self, op: str, inputs: list, outputs: list, where: str) -> None:
         """Follow one op; raise :class:`Refused` when the call holds more than the rule allows."""
+        if op.split("::")[-1].split(".")[0] == "detach" and not self.shared:  # (``.numpy()`` runs it, not an op)
+            self.shared = True
+            self.record("a tensor handed to NumPy or detached (.numpy(), .detach(), .data): NumPy can then read and "
+                        "write its memory, where the memory rule does not follow, so a person checks what it does")
         for t in inputs:
             ptr = t.untyped_storage().data_ptr()
             if ptr not in self.seen:

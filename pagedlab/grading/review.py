@@ -65,6 +65,9 @@ _PICKLE = re.compile(rb"\x80|c[\w.]+\n[\w.]+\n")  # a pickle's first opcode: PRO
 # Code run from a string, and attributes reached by a computed name (``attrgetter("tile_budget")(module)``).
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr",
            "attrgetter", "methodcaller", "getattr_static")
+# Memory shared between a tensor and another library, with no PyTorch op between them: values written there pass no
+# watcher (ex02's memory rule follows what PyTorch's ops make; ``.numpy()`` goes through one, DLPack does not).
+SHARED = ("from_dlpack", "to_dlpack", "frombuffer")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
 _ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
 _ALLOWED_EXTENSIONS = ("autoreload",)  # %load_ext of these only: an extension runs code of its own
@@ -82,6 +85,8 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
                    "sees",
         "starts": "work done in another process, where the grader cannot see what computes the result",
         "runs C code": "code the grader can neither read nor watch",
+        "shares a tensor's memory": "values written into a tensor by another library, where no op watcher sees "
+                                    "them (the memory rule of ex02 follows what PyTorch's ops compute)",
         "installs a trace": "a hook of its own, which replaces the grader's profile hook: calls of reference code go "
                             "unseen",
         "rebuilds objects": "a function or object rebuilt from bytes, reference code included, which no reading sees",
@@ -180,6 +185,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
             found.append(f"uses .{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and node.attr in SHARED:
+            found.append(f"shares a tensor's memory: .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and _submodule(node, modules):  # torch.multiprocessing: torch imports it
             found.append(f"{_submodule(node, modules)}{line}")
         elif (isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS and _root(node) in modules
@@ -208,6 +215,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                           if a.name in PROCESS_CALLS]
                 found += [f"imports {a.name} from {node.module}{line}" for a in node.names
                           if a.name in DYNAMIC + INTROSPECTION or a.name.startswith("_")]
+                found += [f"shares a tensor's memory: imports {a.name} from {node.module}{line}" for a in node.names
+                          if a.name in SHARED]
                 found += [f"uses the exercise's reference code: from {node.module} import {a.name}{line}"
                           for a in node.names if (a.name,) in wired]
             found += [f"redefines {name}, which a setup cell defines or imports{line}" for name, path in _bindings(node)

@@ -249,6 +249,9 @@ SETUP_ATTACKS = {
     # (round 38f) the same, through a class pattern of a match statement
     "import types\nmatch perf_lab:\n    case types.ModuleType(tile_budget=tb):\n        pass":
         "uses the exercise's reference code: a pattern reads .tile_budget",
+    # a tensor's memory shared with NumPy with no PyTorch op between them: values written there pass no watcher
+    "import numpy as np\nnp.from_dlpack(out)[:] = answer": "shares a tensor's memory: .from_dlpack",
+    "from torch.utils.dlpack import to_dlpack": "shares a tensor's memory: imports to_dlpack",
 }
 
 

@@ -310,6 +310,18 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                       "        out += torch.from_numpy(np.ascontiguousarray(p[:, c0:c0 + block_n])) @ "
                       "v[c0:c0 + block_n].float()\n"
                       "    return out.to(q.dtype)\n"}),
+    "ex02's tiled_attention with NumPy's answer in a tensor's shared memory, times 0 plus": (
+        "ex02_online_softmax", {
+            "tiled-work": "import numpy as np\n"
+                          "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                          "    s = q.float().numpy() @ k.float().numpy().T / math.sqrt(q.shape[1])\n"
+                          "    if causal:\n"
+                          "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, "
+                          "s)\n"
+                          "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+                          "    out = q.float()[:, :1] * 0 + v.float()[:1] * 0\n"
+                          "    out.numpy()[:] = p / p.sum(-1, keepdims=True) @ v.float().numpy()\n"
+                          "    return (out + 0 * q.float().sum()).to(q.dtype)\n"}),
     "a fresh pagedlab.memory from runpy": ("ex05_kv_cache_size", {
         "formula-work": "import runpy\nkv_cache_bytes = runpy.run_module('pagedlab.memory')['kv_cache_bytes']\n"}),
     "a fresh allocator module from runpy": ("ex06_block_allocator", {
