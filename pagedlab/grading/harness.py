@@ -466,7 +466,11 @@ def _mode(job: dict, record, made=None):
         return None
     from torch import Tensor
     from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_leaves
+
+    def tensors(values) -> list:
+        """The tensors among an op's arguments or results, and in their lists and tuples (``cat``'s)."""
+        return [t for v in values for t in ((v,) if isinstance(v, Tensor) else v if isinstance(v, (list, tuple))
+                                            else ()) if isinstance(t, Tensor)]
 
     class Tripwires(TorchDispatchMode):
         @classmethod
@@ -485,8 +489,7 @@ def _mode(job: dict, record, made=None):
                        f"see what its body runs")
             out = func(*args, **(kwargs or {}))
             if made is not None:
-                made(str(func.name()), [t for t in tree_leaves((args, kwargs)) if isinstance(t, Tensor)],
-                     [t for t in tree_leaves(out) if isinstance(t, Tensor)])
+                made(str(func.name()), tensors((*args, *(kwargs or {}).values())), tensors((out,)))
             return out
     return Tripwires
 
@@ -544,8 +547,8 @@ class Memory:
             self.shared = True
             self.record("a tensor handed to NumPy or detached (.numpy(), .detach(), .data): NumPy can then read and "
                         "write its memory, where the memory rule does not follow, so a person checks what it does")
-        for t in inputs:
-            ptr = t.untyped_storage().data_ptr()
+        ptrs = [t.untyped_storage().data_ptr() for t in inputs]
+        for t, ptr in zip(inputs, ptrs):
             if ptr not in self.seen:
                 self.seen.add(ptr)
                 if t.numel() > 1:
@@ -553,7 +556,7 @@ class Memory:
                                 "NumPy, a Python list, a buffer, or made before the call): the memory rule follows "
                                 "only what PyTorch computes, so a person checks where its values come from")
         derived = (op.split("::")[-1].split(".")[0] not in self.SHAPE_ONLY
-                   and any(t.untyped_storage().data_ptr() in self.derived for t in inputs))
+                   and any(ptr in self.derived for ptr in ptrs))
         for t in outputs:
             storage = t.untyped_storage()
             ptr = storage.data_ptr()
