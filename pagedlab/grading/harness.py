@@ -499,17 +499,19 @@ class Memory:
     function runs, what it computes with is followed through PyTorch's ops, so that no copy of every query-key
     pair is kept, in whatever dtype.
 
-    * A tensor *derives* from the inputs when an op made it, or wrote into it, from a tensor that does (the inputs
-      do; an op that takes a tensor only for its shape, ``zeros_like``, ``new_empty``, does not pass it on). A
-      floating-point tensor the call made, and every tensor that derives from the inputs, is *held* by the call
-      until its storage is freed: scores kept as integer bit patterns, or written tile by tile into a buffer made
-      of integers, count as floats do; a mask built from indices alone does not.
+    * Every storage an op of the call makes is *held* until it is freed, counted by its bytes in float32 elements
+      (4 bytes), whatever the dtype it is read as: scores kept as integer bit patterns, as complex numbers, or as
+      Python numbers written back into an integer buffer count as floats do. A mask (a storage every tensor on which
+      is bool) is not counted: a mask of every pair is allowed, and is counted from the moment it is read as another
+      dtype.
     * No held storage may have more than ``factor`` times the elements of the largest input (and
       :data:`MEMORY_FLOOR`), and all of them together no more than ``factor`` times all the inputs.
     * A tensor that enters an op without an op of the call having made it (from NumPy, a Python list, a buffer,
       or made before the call) is recorded when it has more than one element, and so is a tensor detached (which
       ``.numpy()`` does, handing NumPy its memory): the rule follows only what PyTorch computes.
-    * The result must derive from the inputs: one computed elsewhere (NumPy) and handed back is refused.
+    * The result must derive from the inputs: an op made it, or wrote into it, from a tensor that does (the inputs
+      do; an op that takes a tensor only for its shape, ``zeros_like``, does not pass it on). One computed elsewhere
+      (NumPy) and handed back is refused.
     """
 
     # Ops that read a tensor argument for its shape, dtype or device only: what they make holds none of its values.
@@ -520,7 +522,7 @@ class Memory:
     def __init__(self, factor: float, record):
         self.factor, self.record = factor, record
         self.refusal: str | None = None
-        self.held: dict[int, tuple[int, object]] = {}  # storage address -> (elements, weak reference to it)
+        self.held: dict[int, list] = {}  # storage address -> [float32 elements, a mask?, weak reference to it]
         self.derived: set[int] = set()  # storage addresses whose values derive from the inputs
         self.seen: set[int] = set()  # storage addresses an op of the call made or was given
         self.given: set[int] = set()  # the inputs' storages
@@ -536,7 +538,7 @@ class Memory:
         self.largest = max((a.numel() for a in tensors if a.is_floating_point()), default=1)
         self.inputs = sum(a.numel() for a in tensors if a.is_floating_point())
         self.held.clear()
-        self.called = True
+        self.mask, self.called = torch.bool, True
         self.given = {a.untyped_storage().data_ptr() for a in tensors}
         self.derived, self.seen, self.total = set(self.given), set(self.given), 0
         self.shared = False
@@ -545,7 +547,7 @@ class Memory:
         """Follow one op; raise :class:`Refused` when the call holds more than the rule allows."""
         if op.split("::")[-1].split(".")[0] == "detach" and not self.shared:  # (``.numpy()`` runs it, not an op)
             self.shared = True
-            self.record("a tensor handed to NumPy or detached (.numpy(), .detach(), .data): NumPy can then read and "
+            self.record("a tensor detached (.numpy(), .detach(), .data, or .view(dtype)): NumPy can then read and "
                         "write its memory, where the memory rule does not follow, so a person checks what it does")
         ptrs = [t.untyped_storage().data_ptr() for t in inputs]
         for t, ptr in zip(inputs, ptrs):
@@ -563,18 +565,26 @@ class Memory:
             self.seen.add(ptr)
             if derived:
                 self.derived.add(ptr)
-            if (ptr in self.held or ptr in self.given or not t.numel()
-                    or not (derived or t.is_floating_point() or t.is_complex())):
+            if ptr in self.given or not storage.nbytes():
                 continue
-            elements = storage.nbytes() // t.element_size()
-            self.held[ptr] = (elements, weakref.ref(storage, functools.partial(self._freed, ptr)))
-            self.total += elements
-            if elements > max(self.factor * self.largest, MEMORY_FLOOR):
-                self._refuse(where, f"torch's {op} made or wrote a {tuple(t.shape)} tensor on {elements} elements",
+            entry = self.held.get(ptr)
+            if entry is None:
+                entry = self.held[ptr] = [storage.nbytes() // 4, t.dtype is self.mask,
+                                          weakref.ref(storage, functools.partial(self._freed, ptr))]
+            elif entry[1] and t.dtype is not self.mask:
+                entry[1] = False  # a mask read as another dtype: it holds values now
+            else:
+                continue
+            if entry[1]:
+                continue
+            self.total += entry[0]
+            if entry[0] > max(self.factor * self.largest, MEMORY_FLOOR):
+                self._refuse(where, f"torch's {op} made or read a {tuple(t.shape)} {str(t.dtype)[6:]} tensor on "
+                             f"{storage.nbytes()} bytes ({entry[0]} float32 elements)",
                              f"{self.factor:g} times the largest input ({self.largest} elements)")
         if self.total > max(self.factor * self.inputs, MEMORY_FLOOR):  # (a float32 copy of each input fits)
-            self._refuse(where, f"the tensors it made and still held took {self.total} elements at once (after "
-                         f"torch's {op})", f"{self.factor:g} times all its inputs ({self.inputs} elements)")
+            self._refuse(where, f"the tensors it made and still held took {self.total} float32 elements at once "
+                         f"(after torch's {op})", f"{self.factor:g} times all its inputs ({self.inputs} elements)")
 
     def result(self, value, where: str) -> None:
         """The step returned ``value``: where it was a graded call, each of its tensors must derive from the inputs."""
@@ -589,8 +599,9 @@ class Memory:
                 raise Refused(self.refusal)
 
     def _freed(self, ptr: int, _ref) -> None:
-        elements = self.held.pop(ptr, (0, None))[0]
-        self.total -= elements
+        entry = self.held.pop(ptr, None)
+        if entry is not None and not entry[1]:
+            self.total -= entry[0]
         self.derived.discard(ptr)
 
     def _refuse(self, where: str, what: str, limit: str) -> None:

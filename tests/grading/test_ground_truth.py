@@ -322,6 +322,54 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                           "    out = q.float()[:, :1] * 0 + v.float()[:1] * 0\n"
                           "    out.numpy()[:] = p / p.sum(-1, keepdims=True) @ v.float().numpy()\n"
                           "    return (out + 0 * q.float().sum()).to(q.dtype)\n"}),
+    "ex02's tiled_attention keeping every score in a complex128 buffer": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k = q.shape[0], k.shape[0]\n"
+                      "    box = torch.empty(n_q * n_k // 4 + 1, dtype=torch.complex128)\n"
+                      "    s = box.view(torch.float32)[:n_q * n_k].view(n_q, n_k)\n"
+                      "    for c0 in range(0, n_k, block_n):\n"
+                      "        s[:, c0:c0 + block_n] = q.float() @ k[c0:c0 + block_n].float().T / math.sqrt(q.shape[1])\n"
+                      "    if causal:\n"
+                      "        s.masked_fill_(torch.ones(n_q, n_k, dtype=torch.bool).triu(n_k - n_q + 1), -math.inf)\n"
+                      "    s.sub_(s.amax(-1, keepdim=True)).exp_()\n"
+                      "    s.div_(s.sum(-1, keepdim=True))\n"
+                      "    return (s @ v.float()).to(q.dtype)\n"}),
+    "ex02's tiled_attention with scores as Python numbers written into an int64 buffer": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k = q.shape[0], k.shape[0]\n"
+                      "    keep = torch.zeros(n_q, n_k, dtype=torch.int64)\n"
+                      "    for c0 in range(0, n_k, block_n):\n"
+                      "        tile = (q.float() @ k[c0:c0 + block_n].float().T / math.sqrt(q.shape[1])).tolist()\n"
+                      "        for i, row in enumerate(tile):\n"
+                      "            for j, x in enumerate(row):\n"
+                      "                keep[i, c0 + j] = round(x * 2 ** 40)\n"
+                      "    rows = []\n"
+                      "    for i in range(n_q):\n"
+                      "        r = keep[i].clone().double() / 2 ** 40\n"
+                      "        if causal:\n"
+                      "            r = r.masked_fill(torch.arange(n_k) > i + n_k - n_q, -math.inf)\n"
+                      "        p = (r - r.max()).exp()\n"
+                      "        rows.append((p / p.sum()).float() @ v.float())\n"
+                      "    return torch.stack(rows).to(q.dtype)\n"}),
+    "ex02 with a matrix of index differences of every pair, which the exercise forbids": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n"
+                      "    ahead = torch.arange(n_k)[None, :] - torch.arange(n_q)[:, None] - (n_k - n_q)\n"
+                      "    out = []\n"
+                      "    for r0 in range(0, n_q, block_m):\n"
+                      "        qi = q[r0:r0 + block_m].float() / math.sqrt(d)\n"
+                      "        m, l = torch.full((len(qi),), -math.inf), torch.zeros(len(qi))\n"
+                      "        acc = torch.zeros(len(qi), d)\n"
+                      "        for c0 in range(0, n_k, block_n):\n"
+                      "            s = qi @ k[c0:c0 + block_n].float().T\n"
+                      "            if causal:\n"
+                      "                s = s.masked_fill(ahead[r0:r0 + block_m, c0:c0 + block_n] > 0, -math.inf)\n"
+                      "            m_new = torch.maximum(m, s.amax(-1))\n"
+                      "            p, alpha = torch.exp(s - m_new[:, None]), torch.exp(m - m_new)\n"
+                      "            l, acc = l * alpha + p.sum(-1), acc * alpha[:, None] + p @ v[c0:c0 + block_n].float()\n"
+                      "            m = m_new\n"
+                      "        out.append(acc / l[:, None])\n"
+                      "    return torch.cat(out).to(q.dtype)\n"}),
     "a fresh pagedlab.memory from runpy": ("ex05_kv_cache_size", {
         "formula-work": "import runpy\nkv_cache_bytes = runpy.run_module('pagedlab.memory')['kv_cache_bytes']\n"}),
     "a fresh allocator module from runpy": ("ex06_block_allocator", {
@@ -369,25 +417,6 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                       "            state = online_softmax_update(*state, t, v[c0:c0 + block_n].float())\n"
                       "        out[r0:r0 + len(qi)] = state[2] / state[1][:, None]\n"
                       "    return out.to(q.dtype)\n"}),
-    "ex02 with a causal mask of every pair from index differences (int64)": ("ex02_online_softmax", {
-        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
-                      "    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n"
-                      "    ahead = torch.arange(n_k)[None, :] - torch.arange(n_q)[:, None] - (n_k - n_q)\n"
-                      "    out = []\n"
-                      "    for r0 in range(0, n_q, block_m):\n"
-                      "        qi = q[r0:r0 + block_m].float() / math.sqrt(d)\n"
-                      "        m, l = torch.full((len(qi),), -math.inf), torch.zeros(len(qi))\n"
-                      "        acc = torch.zeros(len(qi), d)\n"
-                      "        for c0 in range(0, n_k, block_n):\n"
-                      "            s = qi @ k[c0:c0 + block_n].float().T\n"
-                      "            if causal:\n"
-                      "                s = s.masked_fill(ahead[r0:r0 + block_m, c0:c0 + block_n] > 0, -math.inf)\n"
-                      "            m_new = torch.maximum(m, s.amax(-1))\n"
-                      "            p, alpha = torch.exp(s - m_new[:, None]), torch.exp(m - m_new)\n"
-                      "            l, acc = l * alpha + p.sum(-1), acc * alpha[:, None] + p @ v[c0:c0 + block_n].float()\n"
-                      "            m = m_new\n"
-                      "        out.append(acc / l[:, None])\n"
-                      "    return torch.cat(out).to(q.dtype)\n"}),
     "ex02 with a float32 copy of every input made first": ("ex02_online_softmax", {
         "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
                       "    qf, kf, vf = q.float(), k.float(), v.float()\n"
