@@ -140,16 +140,24 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         packages: set = set()
 
         def profile(frame, event, arg) -> None:
-            """A torch C function of an answer's name, by any route (dispatch modes disabled too), a function of an
-            answer module's file (a fresh copy of it, from ``runpy`` or ``importlib``, has no tripwire), or the
-            code of an installed package other than those a learner's answer runs through (:data:`PACKAGES`)."""
+            """A torch C function of an answer's name called from Python, a function of an answer module's file (a
+            fresh copy of it, from ``runpy`` or ``importlib``, has no tripwire), torch's Python code whose name holds
+            the answer's family word (``MultiheadAttention.forward`` of any module), torch's dispatch modes switched
+            off by the notebook (:data:`MODES_OFF`), or the code of an installed package other than those a learner's
+            answer runs through (:data:`PACKAGES`)."""
             if event == "c_call" and _named(getattr(arg, "__name__", None), aten, family):
                 record(f"torch's {arg.__name__}")
+            elif event == "c_call" and getattr(arg, "__name__", None) in MODES_OFF and not _in_torch(frame):
+                record(f"torch's {arg.__name__}, which switches the op watcher off")
             elif event == "call":
-                file = frame.f_code.co_filename
-                if (file, frame.f_code.co_qualname.split(".")[0]) in answers or (file, "*") in answers:
-                    record(f"{frame.f_code.co_qualname} of {file.rpartition('/')[2]}")
+                file, name = frame.f_code.co_filename, frame.f_code.co_qualname
+                if (file, name.split(".")[0]) in answers or (file, "*") in answers:
+                    record(f"{name} of {file.rpartition('/')[2]}")
                 package = _package(file)
+                if package == "torch" and any(word in name.lower() for word in family):
+                    record(f"torch's {name} ({file.rpartition('/')[2]}), whose name says it computes the answer")
+                elif package == "torch" and frame.f_code.co_name in MODES_OFF and not _in_torch(frame.f_back):
+                    record(f"torch's {name}, which switches the op watcher off")
                 if package and package not in PACKAGES and package not in packages:
                     packages.add(package)
                     record(f"code of the installed package {package} ({frame.f_code.co_qualname}), which may "
@@ -306,8 +314,9 @@ def _from_triton(frame) -> bool:
 
 
 def _written_modules() -> list[str]:
-    """The modules imported from files written (or touched) since this process started: code the notebook wrote,
-    which is in no cell and which the review cannot read (a file's change time cannot be set back)."""
+    """The modules imported from files written (or touched) since this process started, or removed since, or from
+    an archive written since: code the notebook wrote, which is in no cell and which the review cannot read (a
+    file's change time cannot be set back)."""
     try:
         with open("/proc/self/stat") as f:
             ticks = int(f.read().rpartition(")")[2].split()[19])  # field 22: the start, in clock ticks after boot
@@ -323,11 +332,16 @@ def _written_modules() -> list[str]:
         file = getattr(module, "__file__", None)
         if not isinstance(file, str) or not os.path.isabs(file) or not file.endswith((".py", ".pyc", ".pyw")):
             continue  # (a module Triton compiles on a GPU, its launcher, is a shared library in its cache)
+        path = file  # (inside a zip archive, zipimport's: the archive is the file)
+        while not os.path.exists(path) and os.path.dirname(path) != path:
+            path = os.path.dirname(path)
+        if any(os.path.realpath(path).startswith(k) for k in kept):
+            continue
         try:
-            changed = os.stat(file).st_ctime
+            written = not os.path.isfile(path) or os.stat(path).st_ctime >= started  # (a file since removed: too)
         except OSError:
             continue
-        if changed >= started and not any(os.path.realpath(file).startswith(k) for k in kept):
+        if written:
             found.append(f"the notebook ran code from a file written while it ran, which no cell shows: module "
                          f"{name} ({os.path.basename(file)})")
     return found
@@ -353,6 +367,16 @@ def _children() -> tuple[float, list[int]]:
 PACKAGES = frozenset(("torch", "numpy", "triton", "einops", "pagedlab", "typing_extensions", "sympy", "mpmath",
                       "networkx", "jinja2", "markupsafe", "filelock", "fsspec", "setuptools", "_distutils_hack",
                       "IPython", "ipykernel", "zmq", "traitlets", "jupyter_client", "jupyter_core", "comm", "tornado"))
+
+
+# torch's functions that take dispatch modes off their stack, the op watcher among them: called from the notebook's
+# code (torch's own printing of a tensor does so, and is not recorded).
+MODES_OFF = frozenset(("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_pop_torch_dispatch_stack",
+                       "_unset_dispatch_mode"))
+
+
+def _in_torch(frame) -> bool:
+    return frame is not None and _package(frame.f_code.co_filename) == "torch"
 
 
 def _package(file: str) -> str | None:

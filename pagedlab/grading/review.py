@@ -28,7 +28,8 @@ MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_e
 INTROSPECTION = ("vars", "__globals__", "__dict__", "modules", "_getframe", "__torch_function__", "__torch_dispatch__",
                  "f_back", "f_globals", "f_locals", "gi_frame", "__code__", "__closure__", "__class__", "__subclasses__",
                  "__mro__", "__bases__", "__setattr__", "__delattr__", "__getattribute__", "do_execute", "kernel",
-                 "shell")
+                 "shell", "_python_dispatch", "_disable_current_modes", "_DisableTorchDispatch",
+                 "_pop_torch_dispatch_stack")
 _WORDS = re.compile(r"\b(" + "|".join(map(re.escape, MACHINERY)) + r"|events\s*\.\s*register|builtins|get_ipython"
                     r"|exec|eval|compile|sys\s*\.\s*modules|_getframe|__globals__|__dict__|__torch_function__"
                     r"|do_execute)\b|/proc\b|\b__\w+__\b")

@@ -252,6 +252,8 @@ SETUP_ATTACKS = {
     # a tensor's memory shared with NumPy with no PyTorch op between them: values written there pass no watcher
     "import numpy as np\nnp.from_dlpack(out)[:] = answer": "shares a tensor's memory: .from_dlpack",
     "from torch.utils.dlpack import to_dlpack": "shares a tensor's memory: imports to_dlpack",
+    # (round 38g) torch's dispatch modes, the op watcher among them, switched off
+    "with torch.utils._python_dispatch._disable_current_modes():\n    pass": "uses ._python_dispatch",
 }
 
 

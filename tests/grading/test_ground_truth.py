@@ -243,6 +243,27 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
         "softmax-work": "import concurrent.futures as cf\n"
                         "def softmax_rows(x):\n    with cf.ThreadPoolExecutor(1) as pool:\n"
                         "        return pool.submit(torch.ops.aten._softmax.default._op, x, -1, False).result()\n"}),
+    "attention from torch.ao's quantizable MultiheadAttention": ("ex01_naive_attention", {
+        "attention-work": "import torch.ao.nn.quantizable as quantizable\n"
+                          "def naive_attention(q, k, v, causal=False):\n"
+                          "    d, n_q, n_k = q.shape[-1], q.shape[-2], k.shape[-2]\n"
+                          "    layer = quantizable.MultiheadAttention(d, 1, batch_first=True, bias=False)\n"
+                          "    with torch.no_grad():\n"
+                          "        for lin in (layer.linear_Q, layer.linear_K, layer.linear_V, layer.out_proj):\n"
+                          "            lin.weight.copy_(torch.eye(d))\n"
+                          "        flat = [t.float().reshape(-1, t.shape[-2], d) for t in (q, k, v)]\n"
+                          "        hidden = ~causal_mask(n_q, n_k) if causal else None\n"
+                          "        out, _ = layer(*flat, attn_mask=hidden, need_weights=False)\n"
+                          "    return out.reshape(q.shape).to(q.dtype)\n"}),
+    "dispatch modes switched off, the attention C function called from C": ("ex01_naive_attention", {
+        "attention-work": "import functools\nimport torch.utils._python_dispatch\n"
+                          "_FUSED = functools.partial(torch._C._nn.scaled_dot_product_attention)\n"
+                          "def naive_attention(q, k, v, causal=False):\n"
+                          "    allowed = causal_mask(q.shape[-2], k.shape[-2]) if causal else None\n"
+                          "    fused = functools.partial(_FUSED, attn_mask=allowed)\n"
+                          "    with torch.utils._python_dispatch._disable_current_modes():\n"
+                          "        out = next(map(fused, [q.float()], [k.float()], [v.float()]))\n"
+                          "    return out.to(q.dtype)\n"}),
     "ex02's tiled_attention from ex00 through pydoc": ("ex00_warmup", {
         "softmax-work": "import pydoc\n"
                         "def softmax_rows(x):\n    f = pydoc.locate('pagedlab.attention.tiled_attention')\n"
@@ -502,8 +523,9 @@ def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack):
     exercise, replace = ATTACKS[attack]
     got = _graded_as_in_the_kernel(exercise, replace)
     assert got is not None, "the child process died (a fail in the grader: here, a test that proves nothing)"
-    if got.tripped:  # a tripwire or a refused Triton result, in the calls of every seed at once: review or fail
-        return
+    # (an import during a call runs pytest's import hook here, which no grading kernel has)
+    if [t for t in got.tripped if not any(f"package {p} " in t for p in ("_pytest", "pluggy"))]:
+        return  # a tripwire or a refused Triton result, in the calls of every seed at once: review or fail
     passed = [seed for seed, d in differences(exercise, solution(exercise), got).items() if d is None]
     assert not passed, f"{attack!r} passes on seeds {passed} with no tripwire"
 

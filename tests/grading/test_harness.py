@@ -527,6 +527,27 @@ OUT_OF_SIGHT = {
         "sys.path.remove(_folder)\n"
         "def softmax_rows(x):\n    return rows_impl.rows(x)\n",
         "the notebook ran code from a file written while it ran, which no cell shows: module rows_impl"),
+    "code the notebook wrote to a zip archive and imported": (
+        "import os, sys, tempfile, zipfile, torch\n"
+        "_zip = os.path.join(tempfile.mkdtemp(), 'rows.zip')\n"
+        "with zipfile.ZipFile(_zip, 'w') as z:\n"
+        "    z.writestr('rows_zipped.py', 'def rows(x):\\n    e = (x - x.amax(-1, keepdim=True)).exp()\\n'\n"
+        "               '    return e / e.sum(-1, keepdim=True)\\n')\n"
+        "sys.path.insert(0, _zip)\n"
+        "import rows_zipped\n"
+        "def softmax_rows(x):\n    return rows_zipped.rows(x)\n",
+        "the notebook ran code from a file written while it ran, which no cell shows: module rows_zipped"),
+    "code the notebook wrote to a file, imported and removed": (
+        "import os, sys, tempfile, torch\n"
+        "_folder = tempfile.mkdtemp()\n"
+        "with open(os.path.join(_folder, 'rows_gone.py'), 'w') as f:\n"
+        "    f.write('def rows(x):\\n    e = (x - x.amax(-1, keepdim=True)).exp()\\n'\n"
+        "            '    return e / e.sum(-1, keepdim=True)\\n')\n"
+        "sys.path.insert(0, _folder)\n"
+        "import rows_gone\n"
+        "os.remove(os.path.join(_folder, 'rows_gone.py'))\n"
+        "def softmax_rows(x):\n    return rows_gone.rows(x)\n",
+        "the notebook ran code from a file written while it ran, which no cell shows: module rows_gone"),
     "a profile hook of the notebook's": (
         "import cProfile, torch\n"
         "def softmax_rows(x):\n"
