@@ -119,11 +119,17 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
 
         memory = Memory(job["memory"], record) if job.get("memory") else None
 
-        def made(op: str, inputs: list, outputs: list) -> None:
-            """An op ran on ``inputs`` and made ``outputs`` (tensors) while the learner's function ran: in a Triton
-            exercise only memory may be asked of PyTorch; under a memory rule, :meth:`Memory.op` follows it."""
+        def made(op: str, inputs: list, outputs: list, numbers: list) -> None:
+            """An op ran on ``inputs`` (and the Python ``numbers``) and made ``outputs`` (tensors) while the learner's
+            function ran: in a Triton exercise only memory may be asked of PyTorch (a constant fill is noted,
+            :meth:`Launches.filled`); under a memory rule, :meth:`Memory.op` follows it."""
             if not state["learner"]:
                 return
+            name = op.split("::")[-1].split(".")[0]
+            if launches is not None and name in FILLS:
+                launches.filled(outputs, FILLS[name] if FILLS[name] is not None else (numbers or [None])[0])
+            if launches is not None and name in ("clone", "_to_copy", "copy_") and outputs:
+                launches.copied(inputs[-1], outputs[0], torch)
             if (launches is not None and op.split("::")[-1].split(".")[0] not in LAUNCHER_OPS and not launches.refusal
                     and any(t.is_floating_point() or t.is_complex() for t in outputs)):
                 launches.refusal = (f"{state['where']}: PyTorch computed floating-point values during the call "
@@ -472,6 +478,13 @@ LAUNCHER_OPS = frozenset((
     "permute", "transpose", "t", "unsqueeze", "squeeze", "select", "slice", "narrow", "split", "split_with_sizes",
     "chunk", "unbind", "alias", "detach", "lift_fresh", "lift_fresh_copy", "view_as_real", "view_as_complex", "cat",
     "stack", "flatten", "unflatten", "resize_", "set_", "index_select", "movedim", "_local_scalar_dense"))
+# A Triton exercise's kernel may be given this many different floating-point scalars (or strings) in one graded call:
+# constants (a scale, log2(e), an epsilon), not data; an answer handed over this way holds at most this many values.
+MAX_FLOATS = 3
+# Ops that fill a tensor with one constant (the value, or None where it is the op's first number argument): what a Triton
+# kernel reads there is known, like zeros (a running max started at -inf by the launcher).
+FILLS = {"full": None, "full_like": None, "new_full": None, "fill": None, "fill_": None, "ones": 1.0, "ones_like": 1.0,
+         "new_ones": 1.0}
 # Under a memory rule, tensors of up to this many elements are allowed whatever the inputs (a buffer sized by the
 # tile, not by the input, is no matrix of every query-key pair).
 MEMORY_FLOOR = 4096
@@ -482,7 +495,8 @@ TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", 
 
 def _mode(job: dict, record, made=None):
     """A TorchDispatchMode class that records the job's aten ops and operators defined outside PyTorch, and, where
-    ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, inputs, outputs)`` with each op's tensors;
+    ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, inputs, outputs, numbers)`` with each op's
+    tensors and the numbers among its positional arguments;
     None when the job wires no aten op and ``made`` is None."""
     aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
     family = _family(job)
@@ -513,7 +527,8 @@ def _mode(job: dict, record, made=None):
                        f"see what its body runs")
             out = func(*args, **(kwargs or {}))
             if made is not None:
-                made(str(func.name()), tensors((*args, *(kwargs or {}).values())), tensors((out,)))
+                made(str(func.name()), tensors((*args, *(kwargs or {}).values())), tensors((out,)),
+                     [a for a in args if isinstance(a, (int, float))])
             return out
     return Tripwires
 
@@ -739,6 +754,8 @@ class Launches:
         self.arguments: list = []  # the graded call's arguments, as it passes them (before any launch)
         self.given_bytes: dict = {}  # the bytes under each of those tensors then, by storage address
         self.foreign: list[str] = []  # floating-point tensors read that neither the call passed nor a kernel wrote
+        self.fills: dict[int, float] = {}  # storage address -> the constant PyTorch filled it with in this call
+        self.copies: set[int] = set()  # storage addresses PyTorch copied whole from what the kernel wrote
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
         self.unmasked: list = []  # the addresses of the loads that had no mask at all (interpreted)
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
@@ -764,8 +781,38 @@ class Launches:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
         self.given_bytes.clear()
         self.stores.clear(), self.unmasked.clear(), self.grids.clear(), self.floats.clear()
-        self.constants.clear()
+        self.constants.clear(), self.fills.clear(), self.copies.clear()
         self.compiled, self.host, self.where, self.refusal = False, True, where, ""
+
+    def filled(self, outputs: list, value) -> None:
+        """PyTorch filled ``outputs`` with the constant ``value``: the kernel may read it. The constant counts with
+        the call's floating-point scalars (a fill is another way to hand a kernel a number)."""
+        if not isinstance(value, (int, float)):
+            return
+        for t in outputs:
+            self.fills[t.untyped_storage().data_ptr()] = value
+        if isinstance(value, float) and math.isfinite(value) and abs(value) != 1 and value:
+            self.floats.add(value)
+        if len(self.floats) > MAX_FLOATS and not self.refusal:
+            self.refusal = (f"{self.where}: the notebook's launcher filled tensors with, or gave its Triton kernel, "
+                            f"{len(self.floats)} different floating-point constants in one graded call: a kernel's "
+                            f"data comes through its tensors (at most {MAX_FLOATS} constants, infinities, 0 and 1 not "
+                            "counted)")
+            raise Refused(self.refusal)
+
+    def copied(self, source, copy, torch) -> None:
+        """PyTorch copied ``source`` into ``copy`` (``.contiguous()`` of a transposed output, a dtype conversion):
+        where the notebook's kernel wrote every element of ``source`` (or left it zero), unchanged since, the copy
+        counts as the kernel's result too."""
+        wrote = self.written.get(source.untyped_storage().data_ptr())
+        if wrote is None or not source.is_floating_point() or _bytes(source) != wrote:
+            return
+        if source.untyped_storage().data_ptr() not in self.copies:  # (a copy of a copy: checked when first made)
+            missing = self._unstored(source, torch)
+            if missing is None or bool((source.detach()[torch.from_numpy(missing)] != 0).any()):
+                return
+        self.written[copy.untyped_storage().data_ptr()] = _bytes(copy)
+        self.copies.add(copy.untyped_storage().data_ptr())
 
     def keep(self, arguments: tuple) -> None:
         """Note the graded call's ``arguments`` as it passes them, and the bytes under each tensor among them."""
@@ -839,17 +886,19 @@ class Launches:
                                 "a kernel's data comes through its tensors, and a string argument is a short constant "
                                 "(a name)")
                 raise Refused(self.refusal)
-            self.floats.update(scalars)
+            # (infinities, zero and one are markers, not data: -inf as a running max's start, 1.0 as a default)
+            self.floats.update(v for v in scalars if not isinstance(v, float) or math.isfinite(v) and abs(v) != 1 and v)
             changed = [name for name, v in constants if self.constants.setdefault(name, v) != v]
             if changed:
                 self.refusal = (f"{self.where}: a global the notebook's Triton kernel reads ({changed[0]}) changed "
                                 "between its launches in one graded call: a kernel's data comes through its tensors, "
                                 "and a global is a constant")
                 raise Refused(self.refusal)
-            if len(self.floats) > 2:
+            if len(self.floats) > MAX_FLOATS:
                 self.refusal = (f"{self.where}: the notebook's Triton kernel was given {len(self.floats)} different "
                                 "floating-point scalars or strings in one graded call (its arguments): a kernel's "
-                                "data comes through its tensors, and a scalar is a constant of the call (a scale)")
+                                "data comes through its tensors, and a scalar is a constant of the call (a scale, "
+                                f"log2(e)); at most {MAX_FLOATS}, infinities, 0 and 1 not counted")
                 raise Refused(self.refusal)
             self.inside = True
             try:
@@ -899,6 +948,8 @@ class Launches:
                 continue
             now = numpy.frombuffer(before.get(ptr, bytes(size)), dtype=numpy.uint8).reshape(-1, width)
             known = ~now.any(axis=1)  # zero elements: nothing from outside to copy (an accumulator cleared first)
+            if ptr in self.fills:  # elements still holding the constant PyTorch filled them with
+                known |= (now == _element(self.fills[ptr], t.dtype)).all(axis=1)
             wrote = self.written.get(ptr)
             if wrote is not None:  # stored by an earlier launch, and still holding what that launch left there
                 same = (numpy.frombuffer(wrote, dtype=numpy.uint8).reshape(-1, width) == now).all(axis=1)
@@ -1056,6 +1107,16 @@ class Launches:
 
     def _stored_in(self, t) -> bool:
         return _touches([addresses for store, addresses in self.accesses if store], t)
+
+
+def _element(value, dtype):
+    """The bytes of one element of ``dtype`` (a torch dtype) holding ``value``, as a NumPy uint8 array."""
+    import numpy
+
+    name = str(dtype).removeprefix("torch.")
+    if name == "bfloat16":  # (NumPy has none: a float32's upper half)
+        return (numpy.array([value], numpy.float32).view(numpy.uint32) >> 16).astype(numpy.uint16).view(numpy.uint8)
+    return numpy.array([value], dtype=name).view(numpy.uint8)
 
 
 def numpy_concat(arrays: list, pick):

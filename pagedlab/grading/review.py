@@ -174,6 +174,10 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     top = {id(n) for n in _top_level(tree)}
     declared_global = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
     names = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in _NAMES}
+    # A docstring is prose ("compares by __eq__"): running it takes exec, eval or compile, each flagged.
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     found = []
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
@@ -223,7 +227,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found += [f"redefines {name}, which a setup cell defines or imports{line}" for name, path in _bindings(node)
                       if name in protected and f"{name}={path}" not in protected
                       and (id(node) in top or name in declared_global)]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             found += [f"a string mentions {m.group(0)}{line}" for m in _STRING_WORDS.finditer(node.value)]
         elif isinstance(node, ast.Constant) and isinstance(node.value, bytes) and _PICKLE.match(node.value):
             found.append(f"a bytes constant is a pickle: {node.value[:40]!r}{line}")
@@ -267,6 +271,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                   and (id(node) in top or target.id in declared_global)):
                 found.append(f"redefines {target.id}, which a setup cell defines or imports{line}")
             elif (isinstance(target, ast.Name) and target.id.startswith("__") and target.id.endswith("__")
+                  and target.id != "__slots__"  # (a class's fixed attributes: ordinary Python)
                   and isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))):
                 found.append(f"assigns {target.id}{line}")
     return found

@@ -317,6 +317,9 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     "def tile_budget(block_m, block_n, head_dim):\n    return block_m * block_n * head_dim",
     "def predict(reports):\n    reports = sorted(reports)\n    return len(reports)",
     "class MiniManager:\n    def fork(self, parent, child):\n        return self.inner.fork(parent, child)",
+    # (round 38g) fixed attributes, and a docstring that names a special method
+    "class Block:\n    __slots__ = ('id', 'refs')",
+    'def step(self):\n    """Steps compare by __eq__ on their fields."""\n    return 1',
 ])
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check"}, {"math"}, TRIPWIRES) == [], source

@@ -350,7 +350,7 @@ TRITON_BODIES = {
         "    x.copy_(keep)", ["whose values were changed outside the kernel after the call passed it"]),
     "Python's answer handed over one float scalar per launch": (
         "    for i, value in enumerate(_answer(x, y).tolist()):\n        scalar_kernel[(1,)](out, i, value)",
-        ["was given 3 different floating-point scalars or strings in one graded call"]),
+        ["was given 4 different floating-point scalars or strings in one graded call"]),
     "PyTorch's answer computed in complex numbers, handed over one float scalar per launch": (
         "    for i, value in enumerate((x.to(torch.complex64) + y).real.tolist()):\n"
         "        scalar_kernel[(1,)](out, i, 0.0 * value)",
@@ -362,7 +362,7 @@ TRITON_BODIES = {
     "Python's answer handed over one tl.constexpr per launch": (
         "    for i, value in enumerate(_answer(x, y).tolist()):\n"
         "        argument_kernel[(1,)](out, i, VALUE=tl.constexpr(value))",
-        ["was given 3 different floating-point scalars or strings in one graded call"]),
+        ["was given 4 different floating-point scalars or strings in one graded call"]),
     "its kernel calling Python handed to it as a constexpr argument": (
         "    _job[:] = [out, x, y]\n    hook_kernel[(1,)](x, y, out, x.numel(), HOOK=_fill)",
         ["calls Python from inside it (an argument function)"]),
@@ -378,7 +378,7 @@ TRITON_BODIES = {
         ["calls Python from inside it (_elsewhere: _fill)"]),
     "Python's answer handed over as strings, one per launch": (
         "    for i, value in enumerate(_answer(x, y).tolist()):\n        text_kernel[(1,)](out, i, TEXT=repr(value))",
-        ["was given 3 different floating-point scalars or strings in one graded call"]),
+        ["was given 4 different floating-point scalars or strings in one graded call"]),
     "Python's whole answer in one string, given to one launch": (
         "    text_kernel[(1,)](out, 0, TEXT=','.join(map(repr, _answer(x, y).tolist())))",
         ["was given a string of"]),
@@ -403,6 +403,20 @@ TRITON_BODIES = {
         ["calls Python from inside it (_box)"]),
     "its kernel reading back what it stored": (
         "    out.fill_(1.5)\n    two_pass_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
+    "its kernel adding into an output PyTorch filled with a constant (a running max's -inf)": (
+        "    out.fill_(float('-inf'))\n"
+        "    accumulate_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
+    "Python's answer handed over as constant fills, one per launch": (
+        "    for i, value in enumerate(_answer(x, y).tolist()):\n"
+        "        copy_kernel[(1,)](x, y, torch.full_like(x, value), out, 1, BLOCK=64)",
+        ["different floating-point constants in one graded call"]),
+    "its kernel's output, returned as a copy": (
+        "    kept = torch.empty_like(out)\n"
+        "    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, kept, x.numel(), BLOCK=64)\n"
+        "    out.copy_(kept.clone())", []),
+    "Python's answer with one element stored by its kernel, returned as a copy": (
+        "    staged = _answer(x, y)\n    poke_kernel[(1,)](staged)\n    out.copy_(staged)",
+        ["not written by a @triton.jit kernel"]),
     "its kernel, then Python's answer over the result": (  # (NaN first: empty memory may already hold x + y)
         "    out.fill_(float('nan'))\n    add_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n"
         "    out.copy_(_answer(x, y))\n    out[0] = 1.0", ["changed after the notebook's Triton kernel wrote it"]),
