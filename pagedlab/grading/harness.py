@@ -336,12 +336,13 @@ def _written_modules() -> list[str]:
     found = []
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or not os.path.isabs(file) or not file.endswith((".py", ".pyc", ".pyw")):
+        if not isinstance(file, str) or not file.endswith((".py", ".pyc", ".pyw")):
             continue  # (a module Triton compiles on a GPU, its launcher, is a shared library in its cache)
-        path = file  # (inside a zip archive, zipimport's: the archive is the file)
+        relative = not os.path.isabs(file)  # (a relative sys.path entry; or a made-up name: torch.ops's "_ops.py")
+        path = file = os.path.abspath(file)
         while not os.path.exists(path) and os.path.dirname(path) != path:
-            path = os.path.dirname(path)
-        if any(os.path.realpath(path).startswith(k) for k in kept):
+            path = os.path.dirname(path)  # (in a zip archive, zipimport's: the archive is the file)
+        if any(os.path.realpath(path).startswith(k) for k in kept) or (relative and not os.path.isfile(path)):
             continue
         try:
             written = not os.path.isfile(path) or os.stat(path).st_ctime >= started  # (a file since removed: too)
