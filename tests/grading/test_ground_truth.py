@@ -191,6 +191,14 @@ _UNTILED = ("def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
             "    return (p / p.sum(-1, keepdim=True) @ v.float()).to(q.dtype)\n")
 _ROWS = "(x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True)"
 # (exercise, {work cell id: source}) for each class of attack; each must fail or need review on every seed.
+# ex02's scores and their exponentials computed whole in NumPy: how they come back to PyTorch differs by attack.
+_NUMPY_PROBABILITIES = (
+    "import numpy as np\n"
+    "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+    "    s = q.float().numpy() @ k.float().numpy().T / math.sqrt(q.shape[1])\n"
+    "    if causal:\n"
+    "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, s)\n"
+    "    p = np.exp(s - s.max(-1, keepdims=True))\n")
 ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
     "ex03 in plain PyTorch": ("ex03_triton_basics", {
         "add-work": "def vector_add(x, y, block=64):\n    return x + y\n",
@@ -309,22 +317,12 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                       "        rows.append(p / p.sum() @ v.float())\n"
                       "    return torch.stack(rows).to(q.dtype)\n"}),
     "ex02's tiled_attention computed whole in NumPy, written into a tensor's memory": ("ex02_online_softmax", {
-        "tiled-work": "import numpy as np\n"
-                      "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
-                      "    s = q.float().numpy() @ k.float().numpy().T / math.sqrt(q.shape[1])\n"
-                      "    if causal:\n"
-                      "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, s)\n"
-                      "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+        "tiled-work": _NUMPY_PROBABILITIES +
                       "    out = torch.empty(q.shape[0], v.shape[1], dtype=q.dtype)\n"
                       "    out.numpy()[:] = p / p.sum(-1, keepdims=True) @ v.float().numpy()\n"
                       "    return out\n"}),
     "ex02's tiled_attention with NumPy's probabilities brought back tile by tile": ("ex02_online_softmax", {
-        "tiled-work": "import numpy as np\n"
-                      "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
-                      "    s = q.float().numpy() @ k.float().numpy().T / math.sqrt(q.shape[1])\n"
-                      "    if causal:\n"
-                      "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, s)\n"
-                      "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+        "tiled-work": _NUMPY_PROBABILITIES +
                       "    p = p / p.sum(-1, keepdims=True)\n"
                       "    out = torch.zeros(q.shape[0], v.shape[1])\n"
                       "    for c0 in range(0, k.shape[0], block_n):\n"
@@ -333,13 +331,7 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                       "    return out.to(q.dtype)\n"}),
     "ex02's tiled_attention with NumPy's answer in a tensor's shared memory, times 0 plus": (
         "ex02_online_softmax", {
-            "tiled-work": "import numpy as np\n"
-                          "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
-                          "    s = q.float().numpy() @ k.float().numpy().T / math.sqrt(q.shape[1])\n"
-                          "    if causal:\n"
-                          "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, "
-                          "s)\n"
-                          "    p = np.exp(s - s.max(-1, keepdims=True))\n"
+            "tiled-work": _NUMPY_PROBABILITIES +
                           "    out = q.float()[:, :1] * 0 + v.float()[:1] * 0\n"
                           "    out.numpy()[:] = p / p.sum(-1, keepdims=True) @ v.float().numpy()\n"
                           "    return (out + 0 * q.float().sum()).to(q.dtype)\n"}),
