@@ -677,6 +677,12 @@ class Others:
             except Exception:
                 pass
         self.saved = (sys.stdout, sys.stderr, os.dup(1), os.dup(2))
+        # A handler that kept the kernel's own stream (logging's) still writes to it: its flush must not wait for
+        # the output thread, which waits here (ipykernel's flush waits up to 10 s, then goes on).
+        self.waits = [(stream, stream.__dict__.get("flush_timeout")) for stream in self.saved[:2]
+                      if isinstance(getattr(stream, "flush_timeout", None), (int, float))]
+        for stream, _ in self.waits:
+            stream.flush_timeout = 0
         sink = os.open(os.devnull, os.O_WRONLY)
         os.dup2(sink, 1), os.dup2(sink, 2), os.close(sink)
         sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
@@ -731,6 +737,11 @@ class Others:
 
     def close(self) -> None:
         self.release.set()
+        for stream, timeout in self.waits:
+            if timeout is None:
+                del stream.flush_timeout  # (the class's again)
+            else:
+                stream.flush_timeout = timeout
         sys.stdout, sys.stderr, out, err = self.saved
         os.dup2(out, 1), os.dup2(err, 2), os.close(out), os.close(err)
 

@@ -543,8 +543,7 @@ OUT_OF_SIGHT = {
         "the notebook ran code from a file written while it ran, which no cell shows: module rows_impl"),
     "code the notebook wrote to a zip archive and imported": (
         "import os, sys, tempfile, zipfile, torch\n"
-        "os.chdir(tempfile.mkdtemp())\n"
-        "_zip = 'rows.zip'\n"  # (a relative entry on sys.path: the module's file is relative too)
+        "_zip = os.path.join(tempfile.mkdtemp(), 'rows.zip')\n"
         "with zipfile.ZipFile(_zip, 'w') as z:\n"
         "    z.writestr('rows_zipped.py', 'def rows(x):\\n    e = (x - x.amax(-1, keepdim=True)).exp()\\n'\n"
         "               '    return e / e.sum(-1, keepdim=True)\\n')\n"

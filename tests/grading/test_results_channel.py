@@ -98,12 +98,29 @@ def test_work_on_a_thread_the_kernel_already_has_is_not_unseen(route):
 
 
 @pytest.mark.slow
+def test_code_from_a_zip_archive_on_a_relative_path_is_recorded():
+    """The notebook writes its answer into a zip archive in the kernel's folder and imports it through a relative
+    ``sys.path`` entry (the module's file name is relative then): recorded as code no cell shows."""
+    cell = ("import sys, zipfile\n"
+            "with zipfile.ZipFile('hidden.zip', 'w') as z:\n"
+            "    z.writestr('hidden_answer.py', 'def answer():\\n    return 45\\n')\n"
+            "sys.path.insert(0, 'hidden.zip')\n"
+            "from hidden_answer import answer\n")
+    outcomes, tripped, _ = load_outcomes(_graded(cell)["text"], _cases(), TOKEN)
+    assert outcomes == [[("value", 45)]]
+    assert any("module hidden_answer" in t for t in tripped), tripped
+
+
+@pytest.mark.slow
 def test_an_honest_call_that_prints_wakes_no_thread():
     """What the notebook and its graded call print goes nowhere while the calls run: no thread wakes to send it, so an
     honest learner's print is not work on another thread."""
-    cell = ("import sys, warnings\n"
+    cell = ("import logging, sys, warnings\n"
+            "logging.basicConfig(level=logging.INFO)\n"  # (its handler keeps the kernel's own stream)
             "print('x' * 100_000)\n"
             "def answer():\n"
+            "    for n in range(10):\n"  # (10 flushes of 10 s each: past the run's 90 s, were they waiting)
+            "        logging.getLogger('mine').info('step %d', n)\n"
             "    print('thinking', flush=True)\n"
             "    print('to stderr', file=sys.stderr, flush=True)\n"
             "    warnings.warn('careful')\n"
