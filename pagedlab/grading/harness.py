@@ -650,6 +650,10 @@ class Memory:
         raise Refused(self.refusal)
 
 
+def _nothing() -> None:
+    pass
+
+
 class Others:
     """The grading kernel's other threads (ipykernel's output, control and shell threads, ZeroMQ's), held still
     while the graded calls run, so that one that runs is seen: the op watcher and the profile hook are the calling
@@ -677,12 +681,12 @@ class Others:
             except Exception:
                 pass
         self.saved = (sys.stdout, sys.stderr, os.dup(1), os.dup(2))
-        # A handler that kept the kernel's own stream (logging's) still writes to it: its flush must not wait for
-        # the output thread, which waits here (ipykernel's flush waits up to 10 s, then goes on).
-        self.waits = [(stream, stream.__dict__.get("flush_timeout")) for stream in self.saved[:2]
-                      if isinstance(getattr(stream, "flush_timeout", None), (int, float))]
-        for stream, _ in self.waits:
-            stream.flush_timeout = 0
+        # A handler that kept the kernel's own stream (logging's) still writes to it: what it writes goes nowhere too,
+        # and its flush does not wait for the output thread, which waits here (ipykernel's would, 10 s a flush).
+        self.streams = [(stream, {name: vars(stream).get(name) for name in ("write", "flush")})
+                        for stream in self.saved[:2] if hasattr(stream, "__dict__") and hasattr(stream, "pub_thread")]
+        for stream, _ in self.streams:
+            stream.write, stream.flush = len, _nothing
         sink = os.open(os.devnull, os.O_WRONLY)
         os.dup2(sink, 1), os.dup2(sink, 2), os.close(sink)
         sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
@@ -737,11 +741,12 @@ class Others:
 
     def close(self) -> None:
         self.release.set()
-        for stream, timeout in self.waits:
-            if timeout is None:
-                del stream.flush_timeout  # (the class's again)
-            else:
-                stream.flush_timeout = timeout
+        for stream, own in self.streams:
+            for name, value in own.items():
+                if value is None:
+                    vars(stream).pop(name, None)  # (the class's method again)
+                else:
+                    setattr(stream, name, value)
         sys.stdout, sys.stderr, out, err = self.saved
         os.dup2(out, 1), os.dup2(err, 2), os.close(out), os.close(err)
 
