@@ -19,9 +19,10 @@ the grader expects back. The driver then
   than :data:`PACKAGES`, a profile hook replaced, a fork, a Triton kernel not the notebook's;
 * runs every step in the notebook's namespace, catching every exception (``SystemExit`` included) as an outcome,
   and records a thread a graded call starts (the op watcher sees only its own thread);
-* writes ``{"token", "outcomes", "tripped"}`` with its own small encoder to a file name the learner could not know.
+* writes ``{"token", "outcomes", "tripped"}`` with its own small encoder to a file name the learner could not know,
+  and stops the kernel's process the moment it is written (:func:`_seal`): no code of the notebook's runs after.
 
-The grader reads that file only if this cell's reply was ``ok`` and parses it as untrusted text
+The grader reads that file only from a kernel stopped so, and parses it as untrusted text
 (:mod:`pagedlab.grading.calls`). Learner code that hooks the kernel's execution machinery can still change what
 this cell does: the static review and the kernel probe flag that, and the threat model (docs/threat_model.md)
 says what remains. This module imports nothing from ``pagedlab`` at import time.
@@ -77,8 +78,8 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
 
     ``kernel``: this is the grading kernel, whose other threads must stay still while the calls run
     (:class:`Others`); a test that drives in its own process, among its runner's threads, leaves it False.
-    Everything it wraps is put back before it returns (the grading kernel ends after it; a test that drives in its
-    own process goes on).
+    In the grading kernel it does not return: it stops the process once the outcomes are written (:func:`_seal`).
+    Otherwise everything it wraps is put back before it returns (a test that drives in its own process goes on).
     """
     job = json.loads(job_text)
     state = {"on": False, "learner": False, "tripped": [], "refused": [], "where": ""}
@@ -130,18 +131,21 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 launches.filled(outputs, FILLS[name] if FILLS[name] is not None else (numbers or [None])[0])
             if launches is not None and name in ("clone", "_to_copy", "copy_") and outputs:
                 launches.copied(inputs[-1], outputs[0], torch)
-            if (launches is not None and op.split("::")[-1].split(".")[0] not in LAUNCHER_OPS and not launches.refusal
+            if (launches is not None and name not in LAUNCHER_OPS and not launches.refusal
                     and any(t.is_floating_point() or t.is_complex() for t in outputs)):
                 launches.refusal = (f"{state['where']}: PyTorch computed floating-point values during the call "
                                     f"(torch's {op}): this exercise is graded on its Triton kernel, and PyTorch may "
                                     "only allocate, copy and view memory for it (the kernel computes every value)")
                 raise Refused(launches.refusal)
             if memory is not None:
-                memory.op(op, inputs, outputs, state["where"])
+                if name == "_local_scalar_dense":
+                    memory.read_out(1, ".item(), float() or int() of a tensor")
+                memory.op(op, name, inputs, outputs, state["where"])
         mode = _mode(job, record, made if launches is not None or memory else None)
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
         family = _family(job)
-        answers = _answer_code(job.get("tripwires", ()))
+        answers, blocks = _answer_code(job.get("tripwires", ()))
+        course = os.path.dirname(getattr(sys.modules.get("pagedlab"), "__file__", None) or "/nowhere") + os.sep
 
         packages: set = set()
 
@@ -155,10 +159,16 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 record(f"torch's {arg.__name__}")
             elif event == "c_call" and getattr(arg, "__name__", None) in MODES_OFF and not _in_torch(frame):
                 record(f"torch's {arg.__name__}, which switches the op watcher off")
+            elif (event == "c_call" and memory is not None and state["learner"] and getattr(arg, "__name__", None)
+                  == "tolist" and type(getattr(arg, "__self__", None)).__module__.startswith("torch")):
+                owner = arg.__self__  # a tensor, or a storage (its bytes)
+                memory.read_out(owner.numel() if hasattr(owner, "numel") else owner.nbytes(), ".tolist()")
             elif event == "call":
                 file, name = frame.f_code.co_filename, frame.f_code.co_qualname
                 if (file, name.split(".")[0]) in answers or (file, "*") in answers:
                     record(f"{name} of {file.rpartition('/')[2]}")
+                elif (file, name) in blocks and not frame.f_back.f_code.co_filename.startswith(course):
+                    record(f"{name} of {file.rpartition('/')[2]}, which the exercise's answer is built on")
                 package = _package(file)
                 if package == "torch" and any(word in name.lower() for word in family):
                     record(f"torch's {name} ({file.rpartition('/')[2]}), whose name says it computes the answer")
@@ -276,11 +286,11 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         text = []
         _encode({"token": job["token"], "outcomes": outcomes, "tripped": state["tripped"], "refused": state["refused"]},
                 text)
+        if kernel:
+            _seal(path_out, "".join(text).encode())
         fd = os.open(path_out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
-            data = "".join(text).encode()
-            while data:
-                data = data[os.write(fd, data):]
+            _write(os.write, fd, "".join(text).encode())
         finally:
             os.close(fd)
     finally:
@@ -292,6 +302,55 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 owner[attr] = original
             else:
                 setattr(owner, attr, original)
+
+
+def _write(write, fd: int, data: bytes) -> None:
+    while data:
+        data = data[write(fd, data):]
+
+
+SIGSTOP = 19  # (Linux's number, as a literal: the signal module's constant is the notebook's to change)
+
+
+def _seal(path: str, data: bytes) -> None:
+    """Write the results to ``path`` (a new file), then stop this process on the spot: no code of the notebook's runs
+    after them, however it was set to (a hook IPython runs after a cell, a figure drawn there, a timer or a function
+    waiting on an event loop, a signal handler, a finalizer, a trace function, a replaced ``os.close``). The
+    supervisor reads the results only from a kernel it finds stopped (:mod:`pagedlab.grading.run`), then kills it.
+
+    From here to the stop only C functions of Python's own modules run, each checked to be one (a function of the
+    notebook's in their place is refused before anything is written), with the collector off and every signal
+    handler of Python's unset.
+
+    Raises:
+        RuntimeError: a function it needs is not Python's own, or the process did not stop.
+    """
+    builtin, module = type([].append), type(sys)
+    need = {"posix": ("open", "write"), "_signal": ("raise_signal", "signal", "getsignal"),
+            "sys": ("settrace", "setprofile"), "gc": ("disable",)}
+    f = {}
+    for name, functions in need.items():
+        for function in functions:
+            c = getattr(sys.modules.get(name), function, None)
+            owner = getattr(c, "__self__", None)
+            if type(c) is not builtin or type(owner) is not module or owner.__name__ != name or c.__name__ != function:
+                raise RuntimeError(f"{name}.{function} is not Python's own: the results are not written")
+            f[function] = c
+    f["disable"](), f["settrace"](None), f["setprofile"](None)
+    monitoring = getattr(sys, "monitoring", None)  # (Python 3.12 and later)
+    for tool in range(6) if monitoring is not None else ():
+        for event in [e for e in vars(monitoring.events).values() if type(e) is int and e and not e & (e - 1)]:
+            monitoring.register_callback(tool, event, None)
+    for number in range(1, 65):
+        try:
+            if type(f["getsignal"](number)) is not int and f["getsignal"](number) is not None:
+                f["signal"](number, 1)  # SIG_IGN: a handler of Python's would run between two lines below
+        except (ValueError, OSError, TypeError):
+            pass
+    fd = f["open"](path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    _write(f["write"], fd, data)
+    f["raise_signal"](SIGSTOP)
+    raise RuntimeError("the kernel went on after stopping itself: the results are not to be read")
 
 
 PROCESS_EVENTS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system",
@@ -445,19 +504,34 @@ def _wire(targets, tripwire, put) -> dict:
     return moved
 
 
-def _answer_code(targets) -> set[tuple[str, str]]:
-    """(file, top-level name, or "*" for the whole file) of each pagedlab tripwire target this kernel's copy holds."""
-    found = set()
-    for target in targets:
-        module, _, attr = target.partition(":")
-        if module.startswith("pagedlab"):
-            try:
-                spec = importlib.util.find_spec(module)
-            except (ImportError, ValueError):
-                continue
-            if spec is not None and spec.origin:
-                found.add((spec.origin, attr.split(".")[0]))
-    return found
+def _answer_code(targets) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """(file, top-level name, or "*" for the whole file) of each pagedlab tripwire target this kernel's copy holds;
+    and (file, name) of each function the modules of those targets import from another module of pagedlab (the
+    answer's building blocks: ``perf_lab`` computes its registers with ``tile_model.tile_elements``), which their own
+    code calls too."""
+    found, blocks = set(), set()
+    for module in {target.partition(":")[0] for target in targets if target.startswith("pagedlab")}:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.origin:
+            continue
+        found |= {(spec.origin, t.partition(":")[2].split(".")[0]) for t in targets if t.partition(":")[0] == module}
+        try:
+            with open(spec.origin, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("pagedlab"):
+                home = sys.modules.get(node.module)
+                for alias in node.names:
+                    f = getattr(home, alias.name, None)
+                    code = getattr(f, "__code__", None)
+                    if code is not None:  # (a function: a class's objects are the setup's to use)
+                        blocks.add((code.co_filename, code.co_qualname))
+    return found, blocks
 
 
 def _family(job: dict) -> tuple[str, ...]:
@@ -480,8 +554,9 @@ LAUNCHER_OPS = frozenset((
     "chunk", "unbind", "alias", "detach", "lift_fresh", "lift_fresh_copy", "view_as_real", "view_as_complex", "cat",
     "stack", "flatten", "unflatten", "resize_", "set_", "index_select", "movedim", "_local_scalar_dense"))
 # A Triton exercise's kernel may be given this many different floating-point scalars (or strings) in one graded call:
-# constants (a scale, log2(e), an epsilon), not data; an answer handed over this way holds at most this many values.
-MAX_FLOATS = 3
+# constants (a scale, log2(e), a finite mask value, an epsilon), not data; an answer handed over this way holds at most
+# this many values, and every Triton exercise has graded calls whose results hold more.
+MAX_FLOATS = 8
 # Ops that fill a tensor with one constant (the value, or None where it is the op's first number argument): what a Triton
 # kernel reads there is known, like zeros (a running max started at -inf by the launcher).
 FILLS = {"full": None, "full_like": None, "new_full": None, "fill": None, "fill_": None, "ones": 1.0, "ones_like": 1.0,
@@ -539,11 +614,11 @@ class Memory:
     function runs, what it computes with is followed through PyTorch's ops, so that no copy of every query-key
     pair is kept, in whatever dtype.
 
-    * Every storage an op of the call makes is *held* until it is freed, counted by its bytes in float32 elements
-      (4 bytes), whatever the dtype it is read as: scores kept as integer bit patterns, as complex numbers, or as
-      Python numbers written back into an integer buffer count as floats do. A mask (a storage every tensor on which
-      is bool) is not counted: a mask of every pair is allowed, and is counted from the moment it is read as another
-      dtype.
+    * Every storage an op of the call makes is *held* until it is freed, counted by the bits it holds in float32
+      elements (32 bits), whatever the dtype it is read as: scores kept as integer bit patterns, as complex numbers,
+      or as Python numbers written back into an integer buffer count as floats do. A mask (a storage every tensor on
+      which is bool) holds one bit an element: a mask of every pair fits, the scores' bits spread over 32 masks (bit
+      planes) do not; a mask read as another dtype holds a value in each byte.
     * No held storage may have more than ``factor`` times the elements of the largest input (and
       :data:`MEMORY_FLOOR`), and all of them together no more than ``factor`` times all the inputs.
     * A tensor that enters an op without an op of the call having made it (from NumPy, a Python list, a buffer,
@@ -569,6 +644,7 @@ class Memory:
         self.total = self.largest = self.inputs = 0
         self.called = False  # a graded call began since the last result
         self.shared = False  # the call has detached a tensor (NumPy shares its memory)
+        self.read = 0  # values the call has read out of tensors into Python
 
     def start(self, arguments) -> None:
         """A graded call begins with ``arguments``: its inputs derive from themselves."""
@@ -581,11 +657,12 @@ class Memory:
         self.mask, self.called = torch.bool, True
         self.given = {a.untyped_storage().data_ptr() for a in tensors}
         self.derived, self.seen, self.total = set(self.given), set(self.given), 0
-        self.shared = False
+        self.shared, self.read = False, 0
 
-    def op(self, op: str, inputs: list, outputs: list, where: str) -> None:
-        """Follow one op; raise :class:`Refused` when the call holds more than the rule allows."""
-        if op.split("::")[-1].split(".")[0] == "detach" and not self.shared:  # (``.numpy()`` runs it, not an op)
+    def op(self, op: str, name: str, inputs: list, outputs: list, where: str) -> None:
+        """Follow one op (``name``: its name without namespace and overload); raise :class:`Refused` when the call
+        holds more than the rule allows."""
+        if name == "detach" and not self.shared:  # (``.numpy()`` runs it, not an op)
             self.shared = True
             self.record("a tensor detached (.numpy(), .detach(), .data, or .view(dtype)): NumPy can then read and "
                         "write its memory, where the memory rule does not follow, so a person checks what it does")
@@ -597,8 +674,7 @@ class Memory:
                     self.record(f"a tensor of {t.numel()} values not made by PyTorch's ops during the call (from "
                                 "NumPy, a Python list, a buffer, or made before the call): the memory rule follows "
                                 "only what PyTorch computes, so a person checks where its values come from")
-        derived = (op.split("::")[-1].split(".")[0] not in self.SHAPE_ONLY
-                   and any(ptr in self.derived for ptr in ptrs))
+        derived = name not in self.SHAPE_ONLY and any(ptr in self.derived for ptr in ptrs)
         for t in outputs:
             storage = t.untyped_storage()
             ptr = storage.data_ptr()
@@ -609,22 +685,31 @@ class Memory:
                 continue
             entry = self.held.get(ptr)
             if entry is None:
-                entry = self.held[ptr] = [storage.nbytes() // 4, t.dtype is self.mask,
+                entry = self.held[ptr] = [0, t.dtype is self.mask,
                                           weakref.ref(storage, functools.partial(self._freed, ptr))]
             elif entry[1] and t.dtype is not self.mask:
-                entry[1] = False  # a mask read as another dtype: it holds values now
+                entry[1] = False  # a mask read as another dtype: each of its bytes holds a value now
             else:
                 continue
-            if entry[1]:
-                continue
-            self.total += entry[0]
-            if entry[0] > max(self.factor * self.largest, MEMORY_FLOOR):
+            size = -(-storage.nbytes() // 32) if entry[1] else storage.nbytes() // 4  # (a bool holds one bit)
+            self.total += size - entry[0]
+            entry[0] = size
+            if size > max(self.factor * self.largest, MEMORY_FLOOR):
                 self._refuse(where, f"torch's {op} made or read a {tuple(t.shape)} {str(t.dtype)[6:]} tensor on "
-                             f"{storage.nbytes()} bytes ({entry[0]} float32 elements)",
+                             f"{storage.nbytes()} bytes ({size} float32 elements)",
                              f"{self.factor:g} times the largest input ({self.largest} elements)")
         if self.total > max(self.factor * self.inputs, MEMORY_FLOOR):  # (a float32 copy of each input fits)
             self._refuse(where, f"the tensors it made and still held took {self.total} float32 elements at once "
                          f"(after torch's {op})", f"{self.factor:g} times all its inputs ({self.inputs} elements)")
+
+    def read_out(self, values: int, how: str) -> None:
+        """The call read ``values`` values out of tensors into Python (``how``: ``tolist``, ``item``): past half its
+        inputs, recorded (the scores of every pair can be kept in Python's lists, where this rule does not follow)."""
+        self.read += values
+        if self.read > self.inputs / 2 >= self.read - values:
+            self.record(f"{self.read} values read out of tensors into Python ({how}), more than half of its inputs: "
+                        "the memory rule follows what PyTorch holds, so a person checks that Python does not keep "
+                        "every score")
 
     def result(self, value, where: str) -> None:
         """The step returned ``value``: where it was a graded call, each of its tensors must derive from the inputs."""
@@ -640,7 +725,7 @@ class Memory:
 
     def _freed(self, ptr: int, _ref) -> None:
         entry = self.held.pop(ptr, None)
-        if entry is not None and not entry[1]:
+        if entry is not None:
             self.total -= entry[0]
         self.derived.discard(ptr)
 
@@ -793,6 +878,9 @@ class Launches:
         if builder is not None:  # every load of the interpreter (plain, masked, block pointer) goes through it
             put(builder, "create_masked_load", self._watch_memory(builder.create_masked_load, False, 0))
             put(builder, "create_masked_store", self._watch_memory(builder.create_masked_store, True, 1))
+            for name, at in (("create_atomic_rmw", (1, 3)), ("create_atomic_cas", (0, None))):  # (their own route)
+                if hasattr(builder, name):
+                    put(builder, name, self._watch_atomic(getattr(builder, name), *at))
 
     def reset(self, where: str = "") -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
@@ -870,6 +958,17 @@ class Launches:
             return access(ptrs, *args, **kwargs)
         return watched
 
+    def _watch_atomic(self, access, ptrs_at: int, mask_at: int | None):
+        """``access`` (an atomic of the interpreter's, which reads memory and writes it back), recording its
+        addresses as a load's and a store's (:meth:`_watch_memory`): what it reads is read, however it is used."""
+        load, store = (self._watch_memory(lambda *args: None, kind, 0) for kind in (False, True))
+
+        def watched(*args):
+            mask = args[mask_at] if mask_at is not None else None
+            load(args[ptrs_at], mask), store(args[ptrs_at], mask)
+            return access(*args)
+        return watched
+
     def _watch(self, run, compiled: bool):
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
@@ -881,6 +980,13 @@ class Launches:
             calls += [f"an argument {type(v).__name__}" for v in values
                       if callable(v) and not hasattr(v, "untyped_storage") and type(v).__module__.split(".")[0]
                       not in ("triton", "torch")]
+            other = [type(v).__name__ for v in _flat(values) if not callable(v) and not _plain_argument(v)]
+            if other and not calls:
+                self.refusal = (f"{self.where}: the notebook's Triton kernel was given an argument of type {other[0]}: "
+                                "a kernel's arguments are tensors, numbers, strings and Triton's constants (its data "
+                                "comes through its tensors; Triton's interpreter hands anything else to the kernel "
+                                "as it is, where a GPU compiles no such argument)")
+                raise Refused(self.refusal)
             if calls:  # stopped before the interpreter runs that Python: what it writes is not the kernel's work
                 self.refusal = (f"{self.where}: the notebook's Triton kernel calls Python from inside it ("
                                 f"{', '.join(dict.fromkeys(calls))}): Triton's interpreter runs that, a GPU compiles "
@@ -896,7 +1002,8 @@ class Launches:
             self.compiled |= compiled
             self.accesses.clear()
             earlier = list(self.stores)
-            scalars = [v for v in _flat(values) if isinstance(v, (float, complex, str, bytes))]  # (in tuples too)
+            scalars = [float(v) if isinstance(v, numbers.Real) else v for v in _flat(values)  # (in tuples too)
+                       if isinstance(v, (numbers.Number, str, bytes)) and not isinstance(v, numbers.Integral)]
             text = max((len(v) for v in scalars if isinstance(v, (str, bytes))), default=0)
             if text > MAX_TEXT:
                 self.refusal = (f"{self.where}: the notebook's Triton kernel was given a string of {text} characters: "
@@ -1188,7 +1295,8 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     calls (other than Triton's own) load: anything but a number, a string, None, and Triton's modules, functions,
     types, ``constexpr`` holding those, and jit functions: a function, class, module or object whose methods the
     interpreter would run as Python, or a Triton value made in Python (a ``tl.tensor`` holding data) (read from the
-    bytecode: a notebook's source is not always at hand); and the numbers and strings they load, ``(name, value)``
+    bytecode: a notebook's source is not always at hand), and a parameter's default that is such an object; and the
+    numbers and strings they load, ``(name, value)``
     (a ``constexpr`` by what it holds), which must not change between launches."""
     import builtins
     import types
@@ -1198,7 +1306,9 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     seen.add(id(fn))
     names = _global_names(getattr(fn, "__code__", None))
     namespace, plain = getattr(fn, "__globals__", {}), (types.FunctionType, types.BuiltinFunctionType, type)
-    found, constants = [], []
+    found, constants = [f"the default of its parameter {name}" for name in _python_defaults(fn)], []
+    if "handle" in _attribute_names(getattr(fn, "__code__", None)):  # (no kernel compiled for a GPU has it)
+        found.append(".handle, the interpreter's own values (NumPy arrays), read or written as Python")
     for name in sorted(names - {"range", "min", "max", "len", "int", "float", "bool", "print", "isinstance",
                                 "tuple", "zip", "enumerate", "getattr", "abs"}):
         target = namespace.get(name, getattr(builtins, name, None))
@@ -1229,6 +1339,29 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     return found, constants
 
 
+def _plain_argument(v) -> bool:
+    """Whether ``v`` may be a Triton kernel's argument: a tensor, a number, a string, None, or an object of Triton's
+    or torch's (a dtype)."""
+    return (v is None or hasattr(v, "untyped_storage") or isinstance(v, (numbers.Number, str, bytes))
+            or type(v).__module__.split(".")[0] in ("triton", "torch"))
+
+
+def _python_defaults(fn) -> list[str]:
+    """The parameters of ``fn`` (a ``@triton.jit`` function's Python function) whose default is neither a plain
+    argument (:func:`_plain_argument`) nor a function of Triton's: where the launch leaves it out, the interpreter hands
+    the kernel that default, and runs it as Python."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    values = {p.name: p.default.value if type(p.default).__name__ == "constexpr" else p.default for p in parameters
+              if p.default is not p.empty}
+    return [name for name, v in values.items() if not _plain_argument(v) or callable(v) and not hasattr(
+        v, "untyped_storage") and type(v).__module__.split(".")[0] not in ("triton", "torch")]
+
+
 TRITON_CONSTANTS = frozenset(("dtype", "pointer_type", "block_type", "tuple_type"))
 """Triton's objects a kernel may read as globals besides modules, functions and jit functions: its types."""
 
@@ -1245,6 +1378,22 @@ def _global_names(code) -> frozenset[str]:
         code = codes.pop()
         if code is not None:
             names |= {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return frozenset(names)
+
+
+@functools.cache
+def _attribute_names(code) -> frozenset[str]:
+    """The attributes that ``code`` and the functions nested in it load or store (``x.handle``)."""
+    import dis
+    import types
+
+    codes, names = [code], set()
+    while codes:
+        code = codes.pop()
+        if code is not None:
+            names |= {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_ATTR", "STORE_ATTR",
+                                                                                   "LOAD_METHOD", "DELETE_ATTR")}
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
     return frozenset(names)
 
@@ -1359,8 +1508,11 @@ def _encode(v, out: list) -> None:
 
 def driver_cell(source: str, job_text: str, path_out: str) -> str:
     """The silent cell, after the notebook's last, that defines this module (``source``) in a namespace of its own
-    and makes the graded calls: nothing of it existed while learner cells ran, and nothing stays behind."""
+    and makes the graded calls: nothing of it existed while learner cells ran, and its text (the token, the file
+    name) leaves the cache IPython keeps of each cell's text. It ends by stopping the kernel (:func:`_seal`)."""
     return ("def _pagedlab_driver(source, job, path):\n"
+            "    import linecache, sys\n"  # (IPython keeps each cell's text there: the token and the file name)
+            "    linecache.cache.pop(sys._getframe(1).f_code.co_filename, None)\n"
             "    ns = {'__name__': 'pagedlab_grading_harness'}\n"
             "    exec(source, ns)\n"
             "    ns['drive'](job, globals(), path, kernel=True)\n"

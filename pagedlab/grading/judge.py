@@ -18,7 +18,7 @@ from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
-from pagedlab.grading.similarity import copied_cells
+from pagedlab.grading.similarity import copied_cells, course_code
 from pagedlab.grading.specs import Cases, Spec
 
 PASS, FAIL, REVIEW, ERROR, UNEXPECTED = "pass", "fail", "needs review", "grader error", "not graded: unexpected file"
@@ -83,10 +83,12 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
                for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports), modules,
                                          pristine.spec.tripwires if pristine.spec else ())
                + reference_reasons(restored.cells[c.index].source)]
+    handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
+    own = {c.id: restored.cells[c.index].source for c in cells
+           if c.role not in RESTORED and restored.cells[c.index].source not in given}
     if published:
-        handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
-        reasons += copied_cells({c.id: restored.cells[c.index].source for c in cells if c.role not in RESTORED
-                                 and restored.cells[c.index].source not in given}, pristine.solution_work, handed_out)
+        reasons += copied_cells(own, pristine.solution_work, handed_out)
+    reasons += copied_cells(own, course_code(pristine.spec.tripwires if pristine.spec else ()), {}, library=True)
     return restored, cells, reasons, notes
 
 

@@ -97,7 +97,7 @@ def kill_tree(pid: int, keep: frozenset[int] = frozenset()) -> None:
         alive = [p for p in victims if _signal(p, signal.SIGSTOP)]  # frozen processes cannot fork away
         for p in alive:
             _signal(p, signal.SIGKILL)
-        if not [p for p in descendants(pid) if p not in keep and _state(p) not in ("Z", None)]:
+        if not [p for p in descendants(pid) if p not in keep and state(p) not in ("Z", None)]:
             return
         time.sleep(0.05)
 
@@ -110,7 +110,8 @@ def _signal(pid: int, sig: int) -> bool:
         return False
 
 
-def _state(pid: int) -> str | None:
+def state(pid: int) -> str | None:
+    """The process's state letter (``R``, ``S``, ``T`` stopped, ``Z``...), or None when there is no such process."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             return f.read().rsplit(b")", 1)[1].split()[0].decode()

@@ -19,6 +19,8 @@ import unicodedata
 
 from IPython.core.inputtransformer2 import TransformerManager
 
+from pagedlab.grading.similarity import string_code
+
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
              "input_transformers_cleanup", "input_transformers_post", "input_transformer_manager",
              "ast_transformers", "settrace", "setprofile", "addaudithook", "run_cell", "run_ast_nodes", "run_code",
@@ -55,7 +57,8 @@ MODULES = {"": SUSPECT_MODULES,
                                                 "sys.monitoring"),
            "rebuilds objects from bytes": ("pickle", "_pickle", "marshal", "copyreg", "dill", "cloudpickle", "shelve"),
            "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
-           "runs code later": ("weakref", "_weakref", "atexit")}
+           "runs code later": ("weakref", "_weakref", "atexit"),
+           "runs code kept in a string": ("code", "codeop")}
 # Flagged as an attribute of whatever imported name they are reached through (posix.fork, o.fork after
 # ``import os as o``), not of a learner's object (``manager.fork(parent, child)`` forks a sequence's blocks).
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
@@ -73,10 +76,17 @@ ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
 _ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
 _ALLOWED_EXTENSIONS = ("autoreload",)  # %load_ext of these only: an extension runs code of its own
 _TIMED = ("time", "timeit")
-# A learner's ordinary Python: the driver turns every result into plain data by value, so these change no grade.
-_PLAIN_DUNDERS = ("__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__", "__contains__",
-                  "__call__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__",
-                  "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__", "__next__", "__format__")
+# Special methods that change how Python, torch or NumPy treat an object: its attributes, its class, its conversion to
+# a number or an array, its pickling, its life. The rest (``__add__``, ``__eq__``, ``__call__``...) are a learner's
+# ordinary Python: the driver turns every result into plain data by value, so they change no grade.
+_SPECIAL_DUNDERS = ("__torch_function__", "__torch_dispatch__", "__getattr__", "__getattribute__", "__setattr__",
+                    "__delattr__", "__del__", "__new__", "__init_subclass__", "__class_getitem__", "__set_name__",
+                    "__get__", "__set__", "__delete__", "__instancecheck__", "__subclasscheck__", "__subclasshook__",
+                    "__mro_entries__", "__prepare__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+                    "__getnewargs__", "__getnewargs_ex__", "__array__", "__array_function__", "__array_ufunc__",
+                    "__array_interface__", "__array_priority__", "__dlpack__", "__dlpack_device__",
+                    "__cuda_array_interface__", "__index__", "__int__", "__float__", "__complex__", "__trunc__",
+                    "__floor__", "__ceil__", "__round__", "__import__", "__build_class__", "__init_extension__")
 _NAMES = ("__name__", "__qualname__")  # read through .__class__: a class's name, nothing to reach with
 # What a person reviewing the notebook should look for, by the start of the reason.
 _WHY = {"touches": "IPython's execution machinery, which decides what a failing cell looks like",
@@ -93,6 +103,8 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
         "rebuilds objects": "a function or object rebuilt from bytes, reference code included, which no reading sees",
         "a bytes constant": "a pickle kept in the cell: loaded, it rebuilds any function, reference code included",
         "defines a PyTorch operator": "an operator run where the grader's op watcher cannot see inside it",
+        "runs code kept in a string": "an interpreter of its own, which runs code kept in strings no reading "
+                                      "checks",
         "runs code later": "code run when an object is freed or the kernel ends: after the graded calls, where it "
                            "could rewrite what they wrote",
         "uses the exercise's reference code": "called while no tripwire is set, its results can stand in for the "
@@ -105,6 +117,8 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
         "redefines": "the checks and the graded calls rely on the setup's object, not the learner's",
         "assigns": "a special attribute that changes how Python treats an object",
         "in a %time": "code run by a timing magic",
+        "in code kept in a string": "code a string holds (a doctest's examples, timeit's statement), which those "
+                                    "modules run as a program",
         "uses ": "the kernel's shell or builtins themselves",
         "a name mixes": "a look-alike name (a Cyrillic о looks like o)"}
 # A subclass of one of these can pass for a result while behaving otherwise (a custom ==, a faked isclose).
@@ -178,7 +192,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    found = []
+    found, kept = [], set()
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
         if (isinstance(node, ast.Attribute) and node.attr == "__class__" and id(node) in names
@@ -247,8 +261,14 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             if body is not None:
                 found += [f"in a %time/%%time body: {why}"
                           for why in _reasons(body, protected, modules, depth + 1, wired)]
+        if isinstance(node, (ast.Constant, ast.Call)) and depth < 3 and id(node) not in kept:
+            code = string_code(node)
+            kept.update(id(n) for n in ast.walk(node))  # (a call's strings are read once, with the call)
+            if code:
+                found += [f"in code kept in a string{line}: {why}"
+                          for why in _reasons(code, protected, modules, depth + 1, wired)]
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("__")
-                and node.name.endswith("__") and node.name not in _PLAIN_DUNDERS):
+                and node.name.endswith("__") and node.name in _SPECIAL_DUNDERS):
             found.append(f"defines {node.name}{line}")
         if isinstance(node, ast.ClassDef):
             found += [f"subclasses {ast.unparse(b)}{line}" for b in node.bases

@@ -5,9 +5,10 @@ sandbox (``python -I``, from the source the grader read at start-up, never from 
 job (JSON on stdin): the restored notebook, the sandbox's kernel command, environment and limits
 (:mod:`pagedlab.grading.sandbox`), the graded calls (with the token their results must carry), the kernel-side
 harness's source and a one-time token for its own answer. Nothing of the graded calls reaches the kernel before its
-last cell has run; then the driver cell (:mod:`pagedlab.grading.harness`) carries them in, and its results are read
-only when that cell replied ``ok``, from a file name drawn then, after counting the threads of every process under
-this one (a learner's thread alive then could rewrite them). It answers with JSON on stdout, the token echoed: for each code cell that ran, the ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``,
+last cell has run; then the driver cell (:mod:`pagedlab.grading.harness`) carries them in, writes its results to a
+file name drawn then and stops the kernel at once; they are read only from a kernel found stopped (a reply from that
+cell means the driver failed). The threads of every process under this one are counted before it runs (a learner's
+thread alive then could rewrite the results before they are written). It answers with JSON on stdout, the token echoed: for each code cell that ran, the ``status`` of the kernel's ``execute_reply`` (``ok``, ``error``,
 ``aborted``; ``error`` whenever the cell sent an ``error`` message on iopub, whatever the reply said) with the
 error's name and first line; why the run ended (``complete``, ``timeout``, ``dead kernel``, ``output cap``, ``no
 kernel``); what a probe of the kernel's execution machinery found after the last cell; and the text the graded
@@ -42,7 +43,8 @@ from traitlets import List, Type, Unicode
 
 from pagedlab.grading.calls import MAX_OUTCOME_BYTES
 from pagedlab.grading.harness import driver_cell
-from pagedlab.grading.procs import Limits, adopt_orphans, apply_limits, kill_tree, reap, threads_below
+from pagedlab.grading.procs import (Limits, adopt_orphans, apply_limits, descendants, kill_tree, reap, state,
+                                    threads_below)
 
 # Run after the last cell, silently. It looks for what hides a failure from the grader: a replaced traceback
 # display, custom exception handlers, input or AST transformers, event callbacks or builtins defined by
@@ -194,7 +196,7 @@ async def run(job: dict) -> dict:
     except DeadKernelError:
         await _stop(client)
         return {"ended": "no kernel", "detail": "the kernel died before the notebook's first cell", "cells": {}}
-    fresh = threads_below(os.getpid())
+    fresh, kernel = threads_below(os.getpid()), _kernel(os.getpid())
     try:
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
@@ -222,22 +224,24 @@ async def run(job: dict) -> dict:
         if ended == "complete":
             found = await _probe(client, deadline)
         if ended == "complete" and job.get("graded") is not None:
-            graded = await _graded_calls(client, job, folder, deadline, fresh)
+            graded = await _graded_calls(client, job, folder, deadline, fresh, kernel)
     finally:
         await _stop(client)
     return {"ended": ended, "at": at, "cells": cells, "probe": found, "output_bytes": client.output_bytes,
             "graded": graded}
 
 
-async def _graded_calls(client: GradingClient, job: dict, folder: Path, deadline: float, fresh: int) -> dict:
-    """Run the driver in the kernel; what it wrote (untrusted text, parsed by the grader) if it replied ok."""
+async def _graded_calls(client: GradingClient, job: dict, folder: Path, deadline: float, fresh: int,
+                        kernel: int | None) -> dict:
+    """Run the driver in the kernel (process ``kernel``); what it wrote (untrusted text, parsed by the grader) if it
+    stopped the kernel when it had written it."""
     threads = threads_below(os.getpid()) - fresh
     path_out = folder / f"graded-{secrets.token_hex(16)}.json"  # a name no learner cell could know
     msg_id = client.kc.execute(driver_cell(job["harness"], job["graded"], str(path_out)), silent=True,
                                store_history=False)
     try:
-        reply = await asyncio.wait_for(_reply(client, msg_id), timeout=max(1.0, deadline - time.monotonic()))
-        status = str(reply["content"].get("status"))
+        status = await asyncio.wait_for(_driver_end(client, msg_id, kernel),
+                                        timeout=max(1.0, deadline - time.monotonic()))
     except asyncio.TimeoutError:
         status = "timeout"
     except DeadKernelError:  # a crash while the graded calls ran (a kernel writing out of bounds, os._exit)
@@ -276,16 +280,50 @@ async def _probe(client: GradingClient, deadline: float) -> list[str]:
     return ["the machinery probe's answer was not a list of strings"]
 
 
-async def _reply(client: GradingClient, msg_id: str) -> dict:
-    """The shell reply to ``msg_id``.
+async def _driver_end(client: GradingClient, msg_id: str, kernel: int | None) -> str:
+    """``ok`` once the driver has stopped the kernel (process ``kernel``), which it does as soon as its results are
+    written (:func:`pagedlab.grading.harness._seal`), so that no code of the notebook's runs after them and before
+    they are read here; else its cell's reply, which means it failed (``ok`` then reads ``went on``).
+
+    Raises:
+        DeadKernelError: the kernel died first.
+    """
+    msg = await _reply(client, msg_id, stopped=lambda: kernel is not None and state(kernel) == "T")
+    if msg is None:
+        return "ok"
+    status = str(msg["content"].get("status"))
+    return "went on" if status == "ok" else status
+
+
+def _kernel(parent: int) -> int | None:
+    """The kernel's process below ``parent`` (inside the sandbox, it runs under bubblewrap's): the first started
+    of those running this Python's ``ipykernel_launcher`` (a process the notebook starts later comes after it)."""
+    found = []
+    for pid in descendants(parent):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                start = int(f.read().rsplit(b")", 1)[1].split()[19])
+        except (OSError, ValueError, IndexError):
+            continue
+        if argv[0] == os.fsencode(sys.executable) and b"ipykernel_launcher" in argv:
+            found.append((start, pid))
+    return min(found)[1] if found else None
+
+
+async def _reply(client: GradingClient, msg_id: str, stopped=None) -> dict | None:
+    """The shell reply to ``msg_id``; None as soon as ``stopped()`` is true (checked every 50 ms).
 
     Raises:
         DeadKernelError: the kernel died first (a dead kernel never replies: waiting for it would run out the
             notebook's time, and the verdict would read as a timeout).
     """
     while True:
+        if stopped is not None and stopped():
+            return None
         try:
-            msg = await client.kc.get_shell_msg(timeout=1)
+            msg = await client.kc.get_shell_msg(timeout=1 if stopped is None else 0.05)
         except queue.Empty:
             if client.km is not None and not await client.km.is_alive():
                 raise DeadKernelError("the kernel died") from None

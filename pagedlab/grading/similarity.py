@@ -15,6 +15,7 @@ This flags for a person to look; it proves nothing (two learners can write the s
 from __future__ import annotations
 
 import ast
+import doctest
 import io
 import itertools
 import keyword
@@ -26,6 +27,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 K, WINDOW = 6, 4  # tokens per hashed run; runs per window
 THRESHOLD = 0.8  # share of the other's fingerprints found
 MIN_FINGERPRINTS = 12  # less own code than this (a one-line answer) is not compared
+MIN_LIBRARY = 50  # a function of the course's library shorter than this (a formula of a few lines) is not compared:
+# a learner who writes the formula the exercise states writes much the same tokens
 _transform = TransformerManager().transform_cell
 
 
@@ -54,9 +57,31 @@ def program(source: str, wrappers: frozenset[str] = frozenset()) -> str:
     one of ``wrappers`` is its first argument); its text when it does not parse."""
     text = _transform(source)
     try:
-        return ast.unparse(_Plain(wrappers | identities(text)).visit(ast.parse(text)))
+        tree = ast.parse(text)
+        kept = string_code(tree)  # (before the docstrings are dropped)
+        plain = ast.unparse(_Plain(wrappers | identities(text)).visit(tree))
+        return plain + ("\n" + program(kept, wrappers) if kept else "")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
+
+
+_TIMEIT = ("timeit", "repeat", "Timer", "autorange")
+
+
+def string_code(tree: ast.AST) -> str:
+    """The code kept in the strings of ``tree``, which a module runs as a program: a doctest's examples (``>>>``
+    lines, in a docstring or any string: ``doctest`` runs them) and the statements handed to ``timeit`` as text."""
+    parser, out = doctest.DocTestParser(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ">>>" in node.value:
+            try:
+                out += [example.source for example in parser.get_examples(node.value)]
+            except ValueError:  # (examples laid out so that doctest refuses to run them)
+                pass
+        elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in _TIMEIT:
+            out += [a.value + "\n" for a in [*node.args, *(k.value for k in node.keywords)]
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    return "".join(out)
 
 
 def identities(source: str) -> frozenset[str]:
@@ -82,14 +107,15 @@ def identities(source: str) -> frozenset[str]:
 
 
 class _Plain(ast.NodeTransformer):
-    """Drops what changes a program's text and not what it does: docstrings and other lone constants, a ``pass``
-    beside other statements, the ``*[a, b]`` of a call's arguments, a call of one of ``wrappers``."""
+    """Drops what changes a program's text and not what it does: docstrings and other lone constants, type hints, a
+    ``pass`` beside other statements, the ``*[a, b]`` of a call's arguments, a call of one of ``wrappers``."""
 
     def __init__(self, wrappers: frozenset[str] = frozenset()) -> None:
         self.wrappers = wrappers
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
         super().generic_visit(node)
+        node = self.unhinted(node)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.wrappers
                 and node.args and not isinstance(node.args[0], ast.Starred)):
             return node.args[0]
@@ -103,6 +129,18 @@ class _Plain(ast.NodeTransformer):
             node.args = [e for a in node.args for e in (a.value.elts if isinstance(a, ast.Starred)
                                                          and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
         return _unwrapped(node)
+
+    @staticmethod
+    def unhinted(node: ast.AST) -> ast.AST:
+        """``node`` without its type hints, which run nothing (``x: int = 1`` is ``x = 1``; ``x: int`` alone, a
+        ``pass``)."""
+        if isinstance(node, ast.arg):
+            node.annotation = None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.returns = None
+        if isinstance(node, ast.AnnAssign):
+            return ast.Assign([node.target], node.value, lineno=node.lineno) if node.value is not None else ast.Pass()
+        return node
 
 
 def _unwrapped(node: ast.AST) -> ast.AST:
@@ -128,10 +166,36 @@ def overlap(own: set[int], other: set[int]) -> float | None:
     return len(own & other) / len(other) if len(other) >= MIN_FINGERPRINTS else None
 
 
-def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict[str, str]) -> list[str]:
-    """Review reasons for each of the solution's work cells (``{cell id: source}``) whose code the learner's cells
-    hold (``{cell id: source}``: the work cells and any cell the learner added), in the cell of the same id, in
-    another, or spread over several."""
+def course_code(targets) -> dict[str, str]:
+    """``{"module:name": source}`` of each function or class of the course's library among ``targets`` (a spec's
+    tripwires, ``"pagedlab.attention:tiled_attention"``) that is more than a formula (:data:`MIN_LIBRARY`): the
+    library computes the exercise's answer too, and ships with the course, so a copy of it is as likely as a copy of
+    the solution."""
+    import importlib.util
+
+    found = {}
+    for target in targets:
+        module, _, attr = target.partition(":")
+        try:
+            spec = importlib.util.find_spec(module) if module.startswith("pagedlab") and attr else None
+            text = open(spec.origin, encoding="utf-8").read() if spec is not None and spec.origin else ""
+            tree = ast.parse(text)
+        except (ImportError, ValueError, OSError, SyntaxError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == attr.split(".")[0]:
+                source = ast.get_source_segment(text, node) or ""
+                if len(fingerprints(source)) >= MIN_LIBRARY:
+                    found[f"{module}:{node.name}"] = source
+    return found
+
+
+def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict[str, str],
+                 library: bool = False) -> list[str]:
+    """Review reasons for each of the solution's work cells (``{cell id: source}``; with ``library``, the course's
+    functions, ``{"module:name": source}``, :func:`course_code`) whose code the learner's cells hold (``{cell id:
+    source}``: the work cells and any cell the learner added), in the cell of the same id, in another, or spread over
+    several."""
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
     reasons = []
@@ -149,10 +213,13 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
                 found |= held[c]
                 if overlap(found, theirs) >= THRESHOLD:
                     break
-            where = (f"work cell {cell_id!r} matches" if holders == [cell_id] else
-                     f"cell{'s' if len(holders) > 1 else ''} {', '.join(map(repr, holders))} match"
-                     f"{'' if len(holders) > 1 else 'es'} the work cell {cell_id!r} of")
             them = "it" if len(holders) == 1 else "them"
+            cells = f"cell{'s' if len(holders) > 1 else ''} {', '.join(map(repr, holders))} match{'' if them == 'them' else 'es'}"
+            if library:
+                reasons.append(f"{cells} the course library's {cell_id.replace(':', '.')} on {share:.0%} of its "
+                               f"fingerprints: compare {them} with pagedlab's source, and ask the learner to explain it")
+                continue
+            where = f"work cell {cell_id!r} matches" if holders == [cell_id] else f"{cells} the work cell {cell_id!r} of"
             reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints: compare {them} "
                            "with solutions/, and ask the learner to explain it")
     return reasons

@@ -196,6 +196,11 @@ ATTACKS = {
     "import pkgutil\nT = pkgutil.resolve_name('pagedlab.paged.block_table:BlockTable')": "imports pkgutil",
     "import runpy": "imports runpy",
     "from zipimport import zipimporter": "imports zipimport",
+    # (round 38h) code kept in a string, which a module runs as a program: read as code, what it does is flagged
+    'def f():\n    """\n    >>> import pickle\n    >>> g = pickle.loads(b)\n    """\nimport doctest\ndoctest.testmod()':
+        "in code kept in a string (line 2): rebuilds objects from bytes: imports pickle",
+    "import timeit\ntimeit.timeit('import runpy', number=1)": "in code kept in a string (line 2): imports runpy",
+    "import code\ncode.InteractiveInterpreter().runsource(s)": "runs code kept in a string: imports code",
 }
 
 
@@ -320,6 +325,12 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     # (round 38g) fixed attributes, and a docstring that names a special method
     "class Block:\n    __slots__ = ('id', 'refs')",
     'def step(self):\n    """Steps compare by __eq__ on their fields."""\n    return 1',
+    # (round 38i) a state that merges with +
+    "class State:\n    def __add__(self, other):\n        return State()\n    def __radd__(self, other):\n"
+    "        return self\n    def __iter__(self):\n        return iter(())",
+    # a learner's own doctests and timings of their own code
+    'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return 2 * x\nimport doctest\ndoctest.testmod()',
+    "import timeit\nprint(timeit.timeit('double(3)', globals={'double': double}, number=100))",
 ])
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check"}, {"math"}, TRIPWIRES) == [], source

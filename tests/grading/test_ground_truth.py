@@ -316,6 +316,35 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                       "        p = (r - r.max()).exp()\n"
                       "        rows.append(p / p.sum() @ v.float())\n"
                       "    return torch.stack(rows).to(q.dtype)\n"}),
+    "ex02's tiled_attention keeping every score's bits in bool masks, one per bit": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k = q.shape[0], k.shape[0]\n"
+                      "    mant = [torch.zeros(n_q, n_k, dtype=torch.bool) for _ in range(32)]\n"
+                      "    expo = [torch.zeros(n_q, n_k, dtype=torch.bool) for _ in range(9)]\n"
+                      "    for c0 in range(0, n_k, 4):\n"  # (a score's bits by arithmetic: no .view(dtype))
+                      "        m, e = torch.frexp(q.float() / math.sqrt(q.shape[1]) @ k[c0:c0 + 4].float().T)\n"
+                      "        m, e = (m * 2 ** 24).int(), e + 256\n"
+                      "        for b in range(32):\n"
+                      "            mant[b][:, c0:c0 + 4] = (m >> b) & 1 == 1\n"
+                      "        for b in range(9):\n"
+                      "            expo[b][:, c0:c0 + 4] = (e >> b) & 1 == 1\n"
+                      "        del m, e\n"
+                      "    out = []\n"
+                      "    for r0 in range(0, n_q, 4):\n"
+                      "        m, e = torch.zeros(len(mant[0][r0:r0 + 4]), n_k, dtype=torch.int32), -256\n"
+                      "        for b in range(41):\n"
+                      "            if b < 32:\n"
+                      "                m |= mant[b][r0:r0 + 4].int() << b\n"
+                      "            else:\n"
+                      "                e = e + (expo[b - 32][r0:r0 + 4].int() << (b - 32))\n"
+                      "        r = torch.ldexp(m.float() / 2 ** 24, e)\n"
+                      "        del m, e\n"
+                      "        if causal:\n"
+                      "            r = r.masked_fill(torch.arange(n_k) > torch.arange(r0, r0 + len(r))[:, None] "
+                      "+ n_k - n_q, -math.inf)\n"
+                      "        p = (r - r.max(-1, keepdim=True).values).exp()\n"
+                      "        out.append(p / p.sum(-1, keepdim=True) @ v.float())\n"
+                      "    return torch.cat(out).to(q.dtype)\n"}),
     "ex02's tiled_attention computed whole in NumPy, written into a tensor's memory": ("ex02_online_softmax", {
         "tiled-work": _NUMPY_PROBABILITIES +
                       "    out = torch.empty(q.shape[0], v.shape[1], dtype=q.dtype)\n"
@@ -459,6 +488,190 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
+# Round 38i (an outside review that had not read these tests): each notebook's work cell as it wrote it.
+ROUND_38I = {
+    "ex03's softmax kernel reading Python's answer through an atomic add": ('ATTACKS', 'ex03_triton_basics', 'softmax-work', r'''
+import math
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, plan_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + cols, mask=mask, other=0.0)
+        y = tl.atomic_add(plan_ptr + row * n_cols + start + cols, x * 0.0, mask=mask)
+        tl.store(out_ptr + row * stride_out + start + cols, y, mask=mask)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    plan = []
+    for r in x.tolist():
+        top = max(r)
+        e = [math.exp(a - top) for a in r]
+        total = sum(e)
+        plan += [a / total for a in e]
+    plan_t = torch.tensor(plan, dtype=torch.float32)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), plan_t, BLOCK=block)
+    return out
+'''),
+    "ex04's kernel calling Python handed over as a parameter's default": ('ATTACKS', 'ex04_flash_forward', 'kernel-work', r'''
+import numpy as np
+
+
+def _rows(q, K, V, n_q, n_k, stride_k, stride_v, start_m, qk_scale, causal, head_dim, block_m):
+    nq, nk, r0 = int(n_q.handle.data[0]), int(n_k.handle.data[0]), int(start_m.handle.data[0])
+    width = triton.next_power_of_2(nk)
+    cols, dims = tl.arange(0, width), tl.arange(0, head_dim)
+    k = tl.load(K + cols[:, None] * stride_k + dims[None, :], mask=cols[:, None] < n_k, other=0.0)
+    v = tl.load(V + cols[:, None] * stride_v + dims[None, :], mask=cols[:, None] < n_k, other=0.0)
+    kk, vv = k.handle.data[:nk].astype(np.float64), v.handle.data[:nk].astype(np.float64)
+    s = (q.handle.data.astype(np.float64) @ kk.T) * float(qk_scale)
+    if causal:
+        rows = r0 + np.arange(block_m)
+        s = np.where(np.arange(nk)[None, :] <= rows[:, None] + nk - nq, s, -np.inf)
+    p = np.exp2(s - s.max(axis=1, keepdims=True))
+    return (p @ vv) / p.sum(axis=1, keepdims=True)
+
+
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     helper=_rows):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32) * 1.0
+    acc.handle.data[:] = helper(q, K, V, n_q, n_k, stride_k, stride_v, start_m, qk_scale, CAUSAL, HEAD_DIM,
+                                BLOCK_M)
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc, mask=rows[:, None] < n_q)
+'''),
+    "ex04 stretch's answer computed in NumPy, handed to the kernel as an array": ('ATTACKS', 'ex04_stretch_gqa_forward', 'kernel-work', r'''
+import math
+
+import numpy as np
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, total, planned, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.load(Q + offs * 0, mask=offs < 1)   # read each input where it lies
+    tl.load(K + offs * 0, mask=offs < 1)
+    tl.load(V + offs * 0, mask=offs < 1)
+    vals = tl.zeros([BLOCK], tl.float32) * 1.0
+    start = pid.handle.data[0] * BLOCK
+    chunk = planned[start:start + BLOCK]
+    vals.handle.data[:chunk.shape[0]] = chunk
+    tl.store(Out + offs, vals, mask=offs < total)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads:
+        raise ValueError(f"{n_kv_heads} K/V heads do not divide {n_heads} query heads")
+    group = n_heads // n_kv_heads
+    qn = q.numpy().astype(np.float64)
+    kn = np.repeat(k.numpy().astype(np.float64), group, axis=1)
+    vn = np.repeat(v.numpy().astype(np.float64), group, axis=1)
+    s = qn @ kn.swapaxes(-1, -2) / math.sqrt(d)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    planned = np.ascontiguousarray((p @ vn) / p.sum(axis=-1, keepdims=True), dtype=np.float32).reshape(-1)
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    BLOCK = 256
+    gqa_kernel[(triton.cdiv(planned.size, BLOCK),)](q, k, v, out, planned.size, planned, BLOCK=BLOCK)
+    return out
+'''),
+    "ex04b's predict_resources on the course's tile_model": ('ATTACKS', 'ex04b_performance_lab', 'predict-resources-work', r'''
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    kept, scores, streamed = perf_lab.tile_elements("fwd", block_m, block_n, head_dim)
+    registers = (kept + 1.5 * scores) / (32 * num_warps)
+    return {"shared_bytes": 2 * (kept + 2 * num_stages * streamed), "registers": registers, "spills": registers > 255}
+'''),
+    "ex02's tiled_attention keeping every score in Python's lists": ('ATTACKS', 'ex02_online_softmax', 'tiled-work', r'''
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    qs, ks, vs = q.tolist(), k.tolist(), v.tolist()
+    c = 1.0 / math.sqrt(d)
+    # every query-key score at once, as plain Python numbers
+    scores = [[sum(a * b for a, b in zip(qr, kr)) * c for kr in ks] for qr in qs]
+    out = (q * 0).float()
+    for i, row in enumerate(scores):
+        seen = row[:i + n_k - n_q + 1] if causal else row
+        top = max(seen)
+        w = [math.exp(x - top) for x in seen]
+        total = sum(w)
+        for j in range(d):
+            out[i, j] = sum(wk * vs[kk][j] for kk, wk in enumerate(w)) / total
+    return out.to(q.dtype)
+'''),
+    "ex04 stretch's kernel given four named float constants": ('HONEST', 'ex04_stretch_gqa_forward', 'kernel-work', r'''
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, sm_scale, log2e, mask_value, l_floor,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = bh // n_heads
+    h = bh % n_heads
+    kvh = h // group
+    Q += b * stride_qb + h * stride_qh
+    K += b * stride_kb + kvh * stride_kh
+    V += b * stride_vb + kvh * stride_vh
+    Out += b * stride_ob + h * stride_oh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], mask_value, tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.dot(q, k, input_precision="ieee") * (sm_scale * log2e)
+        s = tl.where(cols[None, :] < n_k, s, mask_value)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / tl.maximum(l_i, l_floor)[:, None],
+             mask=rows[:, None] < n_q)
+
+
+LOG2E = 1.4426950408889634
+MASK_VALUE = -1.0e30      # finite: exp2(MASK_VALUE - m) is 0 without inf - inf
+L_FLOOR = 1.0e-30
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads != 0:
+        raise ValueError(f"n_kv_heads={n_kv_heads} must divide n_heads={n_heads}")
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    grid = (triton.cdiv(n_q, block_m), batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, n_heads // n_kv_heads, n_q, n_k, d ** -0.5, LOG2E, MASK_VALUE, L_FLOOR,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+'''),
+}
+for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
+    (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {_cell: _source.lstrip("\n")})
+
+
 def grading_copy_only(exercise: str) -> None:
     """Make this process import ``pagedlab`` as the exercise's grading kernel does: every module the grading copy
     leaves out unimportable and gone from its package, every placeholder empty (:func:`grading_copy`)."""
@@ -532,8 +745,9 @@ def test_honest_learners_pass_on_every_seed(honest):
     assert all(d is None for d in differences(exercise, solution(exercise), got).values())
     p = pristine(exercise)
     reasons = prepare(notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), p, Limits())[2]
-    # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it)
-    assert not [r for r in reasons if "published solution" not in r or any(repr(k) in r for k in replace)], reasons
+    # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it or of the library)
+    assert not [r for r in reasons if not ("published solution" in r or "course library" in r)
+                or any(repr(k) in r for k in replace)], reasons
 
 
 def test_untiled_attention_passes_without_the_memory_rule(monkeypatch):

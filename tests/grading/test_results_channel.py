@@ -2,8 +2,8 @@
 
 Each test breaks one rule of :mod:`pagedlab.grading.run` and :mod:`pagedlab.grading.harness` on purpose from the
 notebook's side: the graded inputs and the token are not in the kernel while learner cells run, a thread alive when
-the graded calls begin is counted, a driver cell that did not reply ``ok`` leaves no results, and the results must
-carry the run's token.
+the graded calls begin is counted, no code of the notebook's runs after the results are written, a driver that did
+not stop the kernel leaves no results, and the results must carry the run's token.
 """
 
 from __future__ import annotations
@@ -141,15 +141,58 @@ def test_a_thread_alive_when_the_graded_calls_begin_is_counted():
     assert _graded(thread)["threads"] >= 1
 
 
+# Code of the notebook's set to run once the driver has written its results, each rewriting them to claim 45 where
+# the graded call answered 1: a hook IPython runs after every cell (matplotlib's inline backend draws figures there),
+# a function handed during the call to the kernel's output thread (it waits in the driver until the calls end), a
+# callback on the kernel's own event loop, a signal handler on a timer, a replaced ``os.close``.
+AFTER = {
+    "a hook IPython runs after each cell": "get_ipython().events.register('post_execute', rewrite)\n",
+    "a function waiting on the output thread": ("OUT = sys.stdout\n"  # (during the calls, output goes nowhere)
+                                                "def answer():\n    OUT.pub_thread.schedule(rewrite)\n    return 1\n"),
+    "a callback on the kernel's event loop": ("import asyncio\n"
+                                              "def answer():\n"
+                                              "    asyncio.get_event_loop().call_soon_threadsafe(rewrite)\n"
+                                              "    return 1\n"),
+    "a signal handler on a timer": ("import signal\n"
+                                    "signal.signal(signal.SIGALRM, lambda *_: rewrite())\n"
+                                    "def answer():\n"
+                                    "    signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)\n"
+                                    "    return 1\n"),
+    "a replaced os.close": ("_close = os.close\n"
+                            "def close(fd):\n    _close(fd)\n    rewrite()\n"
+                            "os.close = close\n"),
+}
+REWRITE = ("import glob, json, os, sys\n"
+           "def answer():\n    return 1\n"
+           "def rewrite(*_):\n"
+           "    for path in glob.glob('../graded-*.json'):\n"  # (the kernel runs in the folder's work/)
+           "        with open(path) as f:\n"
+           "            results = json.load(f)\n"
+           "        results['outcomes'] = [[{'value': 45}]]\n"
+           "        with open(path, 'w') as f:\n"
+           "            json.dump(results, f)\n")
+
+
 @pytest.mark.slow
-def test_no_results_are_read_from_a_driver_cell_that_did_not_reply_ok():
-    """The driver writes its file, then fails (learner code broke ``os.close``): nothing is read back."""
-    broken = ("import os\n_close = os.close\n"
-              "def close(fd):\n    _close(fd)\n    raise SystemExit('after the results were written')\n"
-              "os.close = close\n"
-              "def answer():\n    return 1\n")
-    graded = _graded(broken)
-    assert graded["status"] == "error" and graded["text"] is None
+@pytest.mark.parametrize("route", sorted(AFTER))
+def test_no_code_of_the_notebooks_runs_after_the_results_are_written(route):
+    """The driver stops the kernel the moment its results are written, and the supervisor reads them only from a
+    kernel stopped so: what the notebook set to run after them never runs."""
+    graded = _graded(REWRITE, AFTER[route])
+    outcomes, _, _ = load_outcomes(graded["text"], _cases(), TOKEN)
+    assert outcomes == [[("value", 1)]], (route, outcomes)
+
+
+@pytest.mark.slow
+def test_no_results_are_read_from_a_driver_that_did_not_stop_the_kernel():
+    """The notebook replaced the function the driver writes with: the driver refuses it, writes nothing and does not
+    stop the kernel; nothing is read back."""
+    replaced = ("import posix\n_write = posix.write\n"
+                "def write(fd, data):\n    return _write(fd, data.replace(b'1', b'4'))\n"
+                "posix.write = write\n"
+                "def answer():\n    return 1\n")
+    graded = _graded(replaced)
+    assert graded["status"] == "error" and graded["text"] is None, graded
 
 
 def test_results_without_the_runs_token_are_refused():

@@ -96,3 +96,105 @@ def test_a_copy_with_every_name_passed_through_an_identity_function_is_flagged()
         assert copied_cells(work, SOLUTION, HANDED_OUT) == []
     finally:
         similarity.identities = original
+
+
+def test_a_copy_kept_as_a_doctests_examples_is_flagged():
+    """(Round 38h) the solution kept as the ``>>>`` examples of a docstring, which ``doctest`` runs: a string's
+    code is read as code. Without that reading (its examples dropped with the docstring) it is not found."""
+    from pagedlab.grading import similarity
+
+    examples = "".join(f"    >>> {line}\n" if not line.startswith((" ", "\t")) or not line.strip() else f"    ... {line}\n"
+                       for line in SOLUTION["tiled-work"].splitlines() if line.strip())
+    hidden = f"def notes():\n    '''\n{examples}    '''\nimport doctest\ndoctest.run_docstring_examples(notes, globals())\n"
+    work = {"tiled-work": hidden, "update-work": HANDED_OUT["update-work"]}
+    reasons = copied_cells(work, SOLUTION, HANDED_OUT)
+    assert len(reasons) == 1 and reasons[0].startswith("work cell 'tiled-work' matches the published solution"), reasons
+    original = similarity.string_code
+    try:
+        similarity.string_code = lambda tree: ""
+        assert copied_cells(work, SOLUTION, HANDED_OUT) == []
+    finally:
+        similarity.string_code = original
+
+
+# (Round 38i) ex07's solution as an outside review hid it: its locals renamed, a type hint on every assignment.
+ANNOTATED_EX07 = r'''
+class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src: BlockTable = self.tables[parent]
+        bid: int
+        for bid in src.block_ids:
+            self.allocator.incref(bid)
+        self.tables[child]: BlockTable = BlockTable(list(src.block_ids), src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        tbl: BlockTable = self.tables[seq]
+        pos: int = tbl.num_tokens
+        cp: tuple | None = None
+        if pos % self.block_size == 0:
+            tbl.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(tbl.block_ids[-1]) > 1:
+            fresh: int = self.allocator.allocate()
+            old: int = tbl.block_ids[-1]
+            self.allocator.free(old)
+            tbl.block_ids[-1]: int = fresh
+            cp: tuple = (old, fresh)
+        tbl.num_tokens: int = pos + 1
+        return tbl.slot(pos), cp
+'''.lstrip("\n")
+
+
+def test_a_copy_with_a_type_hint_on_every_name_is_flagged():
+    """Type hints run nothing, and are read through: the copy above is found. Without that reading it matched on
+    70%, under the threshold."""
+    from pagedlab.grading import similarity
+
+    solution = _cells(ROOT / "solutions" / "ex07_copy_on_write.ipynb")
+    handed_out = _cells(ROOT / "exercises" / "ex07_copy_on_write.ipynb")
+    reasons = copied_cells({"manager-work": ANNOTATED_EX07}, solution, handed_out)
+    assert len(reasons) == 1 and reasons[0].startswith("work cell 'manager-work' matches the published solution"), reasons
+    unhinted = vars(similarity._Plain)["unhinted"]  # (the staticmethod itself)
+    try:  # the rule broken on purpose: type hints kept
+        similarity._Plain.unhinted = staticmethod(lambda node: node)
+        assert copied_cells({"manager-work": ANNOTATED_EX07}, solution, handed_out) == []
+    finally:
+        similarity._Plain.unhinted = unhinted
+
+
+def test_a_copy_of_the_course_librarys_answer_is_flagged():
+    """(Round 38i) ex02's answer is also the course library's ``pagedlab.attention.tiled_attention``, which every
+    learner has: a work cell holding it, renamed, is flagged naming the function; the solution's own cells are not
+    the library's, and a formula of a few lines is not compared (any learner writes the same tokens)."""
+    import inspect
+
+    from pagedlab import attention
+    from pagedlab.grading.similarity import course_code
+    from pagedlab.grading.specs import SPECS
+
+    library = course_code(SPECS["ex02_online_softmax"].tripwires)
+    assert "pagedlab.attention:tiled_attention" in library and "pagedlab.attention:causal_mask" not in library
+    work = {"tiled-work": _renamed(inspect.getsource(attention.tiled_attention)),
+            "update-work": HANDED_OUT["update-work"]}
+    reasons = copied_cells(work, library, {}, library=True)
+    assert len(reasons) == 1 and reasons[0].startswith(
+        "cell 'tiled-work' matches the course library's pagedlab.attention.tiled_attention"), reasons
+    assert copied_cells(SOLUTION, library, {}, library=True) == []
