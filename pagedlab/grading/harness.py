@@ -120,7 +120,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
 
         memory = Memory(job["memory"], record) if job.get("memory") else None
 
-        def made(op: str, inputs: list, outputs: list, numbers: list) -> None:
+        def made(op: str, inputs: list, outputs: list, numbers: list, view: bool) -> None:
             """An op ran on ``inputs`` (and the Python ``numbers``) and made ``outputs`` (tensors) while the learner's
             function ran: in a Triton exercise only memory may be asked of PyTorch (a constant fill is noted,
             :meth:`Launches.filled`); under a memory rule, :meth:`Memory.op` follows it."""
@@ -140,7 +140,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             if memory is not None:
                 if name == "_local_scalar_dense":
                     memory.read_out(1, ".item(), float() or int() of a tensor")
-                memory.op(op, name, inputs, outputs, state["where"])
+                memory.op(op, name, inputs, outputs, state["where"], view)
         mode = _mode(job, record, made if launches is not None or memory else None)
         aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
         family = _family(job)
@@ -170,6 +170,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 elif (file, name) in blocks and not frame.f_back.f_code.co_filename.startswith(course):
                     record(f"{name} of {file.rpartition('/')[2]}, which the exercise's answer is built on")
                 package = _package(file)
+                if (package == "torch" and memory is not None and state["learner"] and name in ("save", "_save")
+                        and file.endswith("serialization.py")):  # a tensor's bytes written out, as ``.tolist()`` would
+                    memory.read_out(memory.inputs, "torch.save")
                 if package == "torch" and any(word in name.lower() for word in family):
                     record(f"torch's {name} ({file.rpartition('/')[2]}), whose name says it computes the answer")
                 elif package == "torch" and frame.f_code.co_name in MODES_OFF and not _in_torch(frame.f_back):
@@ -571,8 +574,8 @@ TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", 
 
 def _mode(job: dict, record, made=None):
     """A TorchDispatchMode class that records the job's aten ops and operators defined outside PyTorch, and, where
-    ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, inputs, outputs, numbers)`` with each op's
-    tensors and the numbers among its positional arguments;
+    ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, inputs, outputs, numbers, view)`` with each
+    op's tensors, the numbers among its positional arguments and whether it only views its input (``slice``);
     None when the job wires no aten op and ``made`` is None."""
     aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
     family = _family(job)
@@ -604,7 +607,7 @@ def _mode(job: dict, record, made=None):
             out = func(*args, **(kwargs or {}))
             if made is not None:
                 made(str(func.name()), tensors((*args, *(kwargs or {}).values())), tensors((out,)),
-                     [a for a in args if isinstance(a, (int, float))])
+                     [a for a in args if isinstance(a, (int, float))], bool(getattr(func, "is_view", False)))
             return out
     return Tripwires
 
@@ -621,9 +624,12 @@ class Memory:
       planes) do not; a mask read as another dtype holds a value in each byte.
     * No held storage may have more than ``factor`` times the elements of the largest input (and
       :data:`MEMORY_FLOOR`), and all of them together no more than ``factor`` times all the inputs.
-    * A tensor that enters an op without an op of the call having made it (from NumPy, a Python list, a buffer,
-      or made before the call) is recorded when it has more than one element, and so is a tensor detached (which
-      ``.numpy()`` does, handing NumPy its memory): the rule follows only what PyTorch computes.
+    * A view (``slice``, ``view``) makes no storage: a table made before the call (positions ``arange(4096)``) and
+      only viewed is not held; one that an op of the call writes into is.
+    * A tensor detached (which ``.numpy()`` does, handing NumPy its memory) is recorded: the rule follows only what
+      PyTorch computes. So is a tensor of more than one element that enters an op without an op of the call having
+      made it (from NumPy, a Python list, a buffer, or made before the call), once the call has also read values
+      out of its tensors into Python or detached one: without that, what it holds cannot depend on the inputs.
     * The result must derive from the inputs: an op made it, or wrote into it, from a tensor that does (the inputs
       do; an op that takes a tensor only for its shape, ``zeros_like``, does not pass it on). One computed elsewhere
       (NumPy) and handed back is refused.
@@ -645,6 +651,7 @@ class Memory:
         self.called = False  # a graded call began since the last result
         self.shared = False  # the call has detached a tensor (NumPy shares its memory)
         self.read = 0  # values the call has read out of tensors into Python
+        self.foreign: str | None = None  # the first tensor that entered an op with no op of the call having made it
 
     def start(self, arguments) -> None:
         """A graded call begins with ``arguments``: its inputs derive from themselves."""
@@ -657,23 +664,23 @@ class Memory:
         self.mask, self.called = torch.bool, True
         self.given = {a.untyped_storage().data_ptr() for a in tensors}
         self.derived, self.seen, self.total = set(self.given), set(self.given), 0
-        self.shared, self.read = False, 0
+        self.shared, self.read, self.foreign = False, 0, None
 
-    def op(self, op: str, name: str, inputs: list, outputs: list, where: str) -> None:
-        """Follow one op (``name``: its name without namespace and overload); raise :class:`Refused` when the call
-        holds more than the rule allows."""
+    def op(self, op: str, name: str, inputs: list, outputs: list, where: str, view: bool = False) -> None:
+        """Follow one op (``name``: its name without namespace and overload; ``view``: it only views its input);
+        raise :class:`Refused` when the call holds more than the rule allows."""
         if name == "detach" and not self.shared:  # (``.numpy()`` runs it, not an op)
             self.shared = True
             self.record("a tensor detached (.numpy(), .detach(), .data, or .view(dtype)): NumPy can then read and "
                         "write its memory, where the memory rule does not follow, so a person checks what it does")
+            self._foreign()
         ptrs = [t.untyped_storage().data_ptr() for t in inputs]
         for t, ptr in zip(inputs, ptrs):
             if ptr not in self.seen:
                 self.seen.add(ptr)
-                if t.numel() > 1:
-                    self.record(f"a tensor of {t.numel()} values not made by PyTorch's ops during the call (from "
-                                "NumPy, a Python list, a buffer, or made before the call): the memory rule follows "
-                                "only what PyTorch computes, so a person checks where its values come from")
+                if t.numel() > 1 and self.foreign is None:
+                    self.foreign = f"a tensor of {t.numel()} values"
+                    self._foreign()
         derived = name not in self.SHAPE_ONLY and any(ptr in self.derived for ptr in ptrs)
         for t in outputs:
             storage = t.untyped_storage()
@@ -681,7 +688,7 @@ class Memory:
             self.seen.add(ptr)
             if derived:
                 self.derived.add(ptr)
-            if ptr in self.given or not storage.nbytes():
+            if ptr in self.given or not storage.nbytes() or (view and ptr not in self.held):
                 continue
             entry = self.held.get(ptr)
             if entry is None:
@@ -710,6 +717,16 @@ class Memory:
             self.record(f"{self.read} values read out of tensors into Python ({how}), more than half of its inputs: "
                         "the memory rule follows what PyTorch holds, so a person checks that Python does not keep "
                         "every score")
+        self._foreign()
+
+    def _foreign(self) -> None:
+        """Record the tensor no op of the call made, once values have also left PyTorch (read out or detached)."""
+        if self.foreign and (self.read or self.shared):
+            self.record(f"{self.foreign} not made by PyTorch's ops during the call (from NumPy, a Python list, a "
+                        "buffer, or made before the call), while the call also took values out of PyTorch: the "
+                        "memory rule follows only what PyTorch computes, so a person checks where its values come "
+                        "from")
+            self.foreign = ""  # (said once a call)
 
     def result(self, value, where: str) -> None:
         """The step returned ``value``: where it was a graded call, each of its tensors must derive from the inputs."""
@@ -850,6 +867,7 @@ class Launches:
     def __init__(self, put, record):
         self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
         self.given: dict[int, int] = {}  # storage address -> its size in bytes, of each tensor the kernel was given
+        self.current: dict[int, int] = {}  # the same, of the tensors the running launch was given
         self.reads: list = []  # the addresses its loads read (interpreted launches)
         self.accesses: list = []  # the current launch's loads and stores in order: (is a store, addresses)
         self.compiled = False  # a compiled launch ran: its loads cannot be seen
@@ -859,7 +877,8 @@ class Launches:
         self.fills: dict[int, float] = {}  # storage address -> the constant PyTorch filled it with in this call
         self.copies: set[int] = set()  # storage addresses PyTorch copied whole from what the kernel wrote
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
-        self.unmasked: list = []  # the addresses of the loads that had no mask at all (interpreted)
+        self.strays: list = []  # the addresses loads read outside every tensor their launch was given (interpreted)
+        self.unmasked = 0  # how many of them a load without a mask read
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
         self.floats: set = set()  # the floating-point scalars and strings its launches were given
         self.constants: dict = {}  # the numbers its kernels load as globals, by name, at the call's first launch
@@ -885,7 +904,8 @@ class Launches:
     def reset(self, where: str = "") -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
         self.given_bytes.clear()
-        self.stores.clear(), self.unmasked.clear(), self.grids.clear(), self.floats.clear()
+        self.stores.clear(), self.strays.clear(), self.grids.clear(), self.floats.clear(), self.current.clear()
+        self.unmasked = 0
         self.constants.clear(), self.fills.clear(), self.copies.clear()
         self.compiled, self.host, self.where, self.refusal = False, True, where, ""
 
@@ -894,8 +914,9 @@ class Launches:
         the call's floating-point scalars (a fill is another way to hand a kernel a number)."""
         if not isinstance(value, (int, float)):
             return
-        for t in outputs:
-            self.fills[t.untyped_storage().data_ptr()] = value
+        for t in outputs:  # (a fill of part of a storage puts a chosen value at chosen places: data, not a constant)
+            if t.numel() * t.element_size() == t.untyped_storage().nbytes():
+                self.fills[t.untyped_storage().data_ptr()] = value
         if isinstance(value, float) and math.isfinite(value) and abs(value) != 1 and value:
             self.floats.add(value)
         if len(self.floats) > MAX_FLOATS and not self.refusal:
@@ -939,8 +960,10 @@ class Launches:
                 self.accesses.append((store, taken.astype(numpy.uint64)))
                 if not store:
                     self.reads.append(self.accesses[-1][1])
-                    if mask is None:
-                        self.unmasked.append(self.accesses[-1][1])
+                    outside = self._outside_of(self.accesses[-1][1])
+                    if outside.any():  # (a tensor an earlier launch was given is outside: each launch reads its own)
+                        self.strays.append(self.accesses[-1][1][outside])
+                        self.unmasked += int(outside.sum()) if mask is None else 0
                 else:
                     self.stores.append(self.accesses[-1][1])
                     outside = self._outside_of(self.accesses[-1][1]) if self.host else None
@@ -948,9 +971,9 @@ class Launches:
                         # stopped BEFORE the store: in the interpreter it would write over this process's memory
                         # (another tensor, the allocator's own records) and crash the kernel, or worse
                         self.refusal = (f"{self.where}: the notebook's Triton kernel stored {int(outside.sum())} "
-                                        "element(s) outside every tensor it was given, stopped before they were "
-                                        "written (in the interpreter they would overwrite this process's memory and "
-                                        "kill the kernel): a pointer moved too far (a batch or head index times the "
+                                        "element(s) outside every tensor its launch was given, stopped before they "
+                                        "were written (in the interpreter they would overwrite this process's memory "
+                                        "and kill the kernel): a pointer moved too far (a batch or head index times the "
                                         "wrong stride, batch and head taken from program id 1 the wrong way round, a "
                                         "program past the last tile) or a store's mask that lets rows past the end "
                                         f"through{self._past(self.accesses[-1][1][outside])}")
@@ -998,7 +1021,8 @@ class Launches:
                 self.grids.append(tuple(kwargs["grid"]))
             before = {t.untyped_storage().data_ptr(): _bytes(t) for t in tensors}
             self._unchanged_inputs(tensors, before)
-            self.given.update((t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()) for t in tensors)
+            self.current = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors}
+            self.given.update(self.current)
             self.compiled |= compiled
             self.accesses.clear()
             earlier = list(self.stores)
@@ -1064,16 +1088,18 @@ class Launches:
         what it stored (a second pass over its output) is not."""
         import numpy
 
-        own = {a.untyped_storage().data_ptr() for a in self.arguments if hasattr(a, "untyped_storage")}
+        own = set(self.given_bytes)  # the storages the call passed (``x.set_(other)`` later makes no other its own)
         for t in tensors:
             ptr, size, width = t.untyped_storage().data_ptr(), t.untyped_storage().nbytes(), t.element_size()
-            if ptr in own or not _touches(self.reads, t) or size % width or (
-                    not t.is_floating_point() and self._copies_an_argument(t)):
+            if ptr in own or not _touches(self.reads, t) or size % width:
                 continue
             now = numpy.frombuffer(before.get(ptr, bytes(size)), dtype=numpy.uint8).reshape(-1, width)
-            known = ~now.any(axis=1)  # zero elements: nothing from outside to copy (an accumulator cleared first)
-            if ptr in self.fills:  # elements still holding the constant PyTorch filled them with
-                known |= (now == _element(self.fills[ptr], t.dtype)).all(axis=1)
+            if ptr in self.fills:  # filled whole: elements still holding that constant (other values were put there)
+                known = (now == _element(self.fills[ptr], t.dtype)).all(axis=1)
+            else:  # zero elements: nothing from outside to copy (an accumulator cleared first)
+                known = ~now.any(axis=1)
+            if not t.is_floating_point() and self._copies_an_argument(t):  # the view's own elements, not its storage's
+                known[_storage_index(t).reshape(-1)] = True
             wrote = self.written.get(ptr)
             if wrote is not None:  # stored by an earlier launch, and still holding what that launch left there
                 same = (numpy.frombuffer(wrote, dtype=numpy.uint8).reshape(-1, width) == now).all(axis=1)
@@ -1108,6 +1134,8 @@ class Launches:
         tensor among the graded call's ``arguments`` where it lies (not a copy of it: every Triton exercise reads
         its inputs in place), and read no floating-point values from outside it (:meth:`_provenance`); a refusal
         raised inside a launch stands even where the notebook caught it."""
+        import numpy
+
         if self.refusal:
             raise Refused(self.refusal)
         for t in value if isinstance(value, (tuple, list)) else (value,):
@@ -1141,18 +1169,18 @@ class Launches:
                           "written by the kernel): the kernel must compute the result from the inputs, not copy it")
         outside = self._outside()
         if outside:
-            unmasked = sum(int(self._outside_of(a).sum()) for a in self.unmasked)
-            if unmasked:
+            if self.unmasked:
                 raise Refused(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor "
-                              f"it was given, {unmasked} of them by a load without a mask (or with the wrong one): "
+                              f"its launch was given, {self.unmasked} of them by a load without a mask (or with the "
+                              "wrong one): "
                               "on a GPU that reads another allocation's memory, or faults")
             # every load that strayed had a mask: the mask let the addresses through, so they are where the pointer
             # put them; a wrong offset and a wrong mask both give that, and the message says both, the offset first
-            raise Refused(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor it "
-                          "was given, through masked loads: their pointers lie past the tensor (a batch or head "
+            raise Refused(f"{where}: the notebook's Triton kernel read {outside} element(s) outside every tensor its "
+                          "launch was given, through masked loads: their pointers lie past the tensor (a batch or head "
                           "offset times another tensor's stride, or the wrong head count), or a mask lets rows past "
                           "the end through; on a GPU that reads another allocation's memory, or faults"
-                          f"{self._past(numpy_concat(self.reads, self._outside_of))}")
+                          f"{self._past(numpy.concatenate(self.strays))}")
         for n, t in enumerate(arguments, 1):
             if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and not self._read(t):
                 raise Refused(f"{where}: the notebook's Triton kernel never read argument {n} (a tensor of shape "
@@ -1160,20 +1188,16 @@ class Launches:
                               "computed the result from something else")
 
     def _outside(self) -> int:
-        """How many of the interpreted loads' addresses lie in no storage the kernel was given (0 where the loads
+        """How many of the interpreted loads' addresses lie in no storage their launch was given (0 where the loads
         were not seen)."""
-        import numpy
-
-        if self.compiled or not self.reads:
-            return 0
-        return int(self._outside_of(numpy.concatenate(self.reads)).sum())
+        return 0 if self.compiled else sum(len(a) for a in self.strays)
 
     def _outside_of(self, addresses):
-        """Which of ``addresses`` (a numpy array) lie in no storage the kernel was given."""
+        """Which of ``addresses`` (a numpy array) lie in no storage the running launch was given."""
         import numpy
 
         inside = numpy.zeros(addresses.shape, dtype=bool)
-        for lo, size in self.given.items():
+        for lo, size in self.current.items():
             inside |= (addresses >= numpy.uint64(lo)) & (addresses < numpy.uint64(lo + size))
         return ~inside
 
@@ -1221,8 +1245,7 @@ class Launches:
             return None
         stored = numpy.zeros(storage.nbytes() // size, dtype=bool)
         stored[((mine - numpy.uint64(lo)) // numpy.uint64(size)).astype(numpy.int64)] = True
-        index = torch.as_strided(torch.arange(len(stored)), tuple(t.shape), t.stride(), t.storage_offset())
-        return ~stored[index.numpy()]
+        return ~stored[_storage_index(t)]
 
     def _read(self, t) -> bool:
         if self.compiled or t.device.type != "cpu":  # loads not seen: the storage handed to the kernel must do
@@ -1233,6 +1256,15 @@ class Launches:
         return _touches([addresses for store, addresses in self.accesses if store], t)
 
 
+def _storage_index(t):
+    """A NumPy array shaped like tensor ``t``: the index, in its storage's elements, of each of its elements (no torch
+    op: the graded call's op watcher may be on)."""
+    import numpy
+
+    index = numpy.arange(t.untyped_storage().nbytes() // t.element_size())[t.storage_offset():]
+    return numpy.lib.stride_tricks.as_strided(index, tuple(t.shape), [n * index.itemsize for n in t.stride()])
+
+
 def _element(value, dtype):
     """The bytes of one element of ``dtype`` (a torch dtype) holding ``value``, as a NumPy uint8 array."""
     import numpy
@@ -1241,14 +1273,6 @@ def _element(value, dtype):
     if name == "bfloat16":  # (NumPy has none: a float32's upper half)
         return (numpy.array([value], numpy.float32).view(numpy.uint32) >> 16).astype(numpy.uint16).view(numpy.uint8)
     return numpy.array([value], dtype=name).view(numpy.uint8)
-
-
-def numpy_concat(arrays: list, pick):
-    """The elements of ``arrays`` (numpy arrays, concatenated) that ``pick`` (a function of the array) selects."""
-    import numpy
-
-    whole = numpy.concatenate(arrays) if arrays else numpy.zeros(0, dtype=numpy.uint64)
-    return whole[pick(whole)]
 
 
 def _positions(missing) -> str:

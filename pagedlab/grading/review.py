@@ -30,8 +30,11 @@ MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_e
 INTROSPECTION = ("vars", "__globals__", "__dict__", "modules", "_getframe", "__torch_function__", "__torch_dispatch__",
                  "f_back", "f_globals", "f_locals", "gi_frame", "__code__", "__closure__", "__class__", "__subclasses__",
                  "__mro__", "__bases__", "__setattr__", "__delattr__", "__getattribute__", "do_execute", "kernel",
-                 "shell", "_python_dispatch", "_disable_current_modes", "_DisableTorchDispatch",
-                 "_pop_torch_dispatch_stack")
+                 "shell", "comm", "temp_original", "_python_dispatch", "_disable_current_modes",
+                 "_DisableTorchDispatch", "_pop_torch_dispatch_stack")
+# ``x.kernel`` is the learner's own where a Triton kernel is launched from it (``self.kernel[grid](...)``) or it is an
+# attribute of ``self``: ipykernel's kernel object is reached from the shell (``get_ipython``, ``.shell``, ``.comm``).
+_OWN = ("kernel",)
 _WORDS = re.compile(r"\b(" + "|".join(map(re.escape, MACHINERY)) + r"|events\s*\.\s*register|builtins|get_ipython"
                     r"|exec|eval|compile|sys\s*\.\s*modules|_getframe|__globals__|__dict__|__torch_function__"
                     r"|do_execute)\b|/proc\b|\b__\w+__\b")
@@ -46,7 +49,7 @@ _HARNESS = re.compile(r"_pagedlab")
 # the path (``torch.multiprocessing``, ``asyncio.subprocess``) and reached as an attribute of an imported name, as is
 # a dotted one (``torch.library``, ``t.library`` after ``import torch as t``).
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "gc", "inspect", "importlib", "pkgutil", "runpy",
-                   "zipimport", "pydoc")
+                   "zipimport", "pydoc", "unittest.mock", "mock")
 # Another process computes out of the grader's sight: no tripwire, op watcher or Triton watcher follows it there.
 PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty", "posix", "nt", "_posixsubprocess",
                    "webbrowser")
@@ -58,7 +61,8 @@ MODULES = {"": SUSPECT_MODULES,
            "rebuilds objects from bytes": ("pickle", "_pickle", "marshal", "copyreg", "dill", "cloudpickle", "shelve"),
            "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
            "runs code later": ("weakref", "_weakref", "atexit"),
-           "runs code kept in a string": ("code", "codeop")}
+           "runs code kept in a string": ("code", "codeop"),
+           "reads a tensor's memory as bytes": ("struct", "io", "array", "mmap", "zipfile", "tempfile")}
 # Flagged as an attribute of whatever imported name they are reached through (posix.fork, o.fork after
 # ``import os as o``), not of a learner's object (``manager.fork(parent, child)`` forks a sequence's blocks).
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
@@ -72,6 +76,12 @@ DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setatt
 # Memory shared between a tensor and another library, with no PyTorch op between them: values written there pass no
 # watcher (ex02's memory rule follows what PyTorch's ops make; ``.numpy()`` goes through one, DLPack does not).
 SHARED = ("from_dlpack", "to_dlpack", "frombuffer")
+# A tensor's memory read or written as bytes, with no op of PyTorch's that a watcher sees (``torch.save`` to a buffer,
+# a storage's bytes): the values leave PyTorch uncounted (ex02's memory rule counts ``.tolist()`` and ``.item()``).
+# Called on any object (``t.untyped_storage()``); ``save`` and ``load`` of torch's (the grading kernel also counts
+# what ``torch.save`` writes, however it is reached).
+BYTES = ("untyped_storage", "_typed_storage", "storage", "data_ptr", "tobytes")
+_SERIAL = ("save", "load", "serialization")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
 _ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
 _ALLOWED_EXTENSIONS = ("autoreload",)  # %load_ext of these only: an extension runs code of its own
@@ -105,6 +115,8 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
         "defines a PyTorch operator": "an operator run where the grader's op watcher cannot see inside it",
         "runs code kept in a string": "an interpreter of its own, which runs code kept in strings no reading "
                                       "checks",
+        "reads a tensor's memory": "a tensor's values taken out of PyTorch as bytes, where no watcher counts them "
+                                   "(ex02's memory rule counts .tolist() and .item())",
         "runs code later": "code run when an object is freed or the kernel ends: after the graded calls, where it "
                            "could rewrite what they wrote",
         "uses the exercise's reference code": "called while no tripwire is set, its results can stand in for the "
@@ -125,6 +137,10 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
 _VALUE_TYPES = ("int", "float", "bool", "str", "list", "tuple", "dict", "Tensor", "ndarray", "deque", "Step",
                 "BlockTable")  # magics whose body is Python: it is reviewed like the cell's own code
 _transform = TransformerManager().transform_cell
+# A dtype is data (``acc_dtype = tl.float32``): a second name for it reaches nothing to rewrite.
+DTYPES = frozenset(("float16", "float32", "float64", "bfloat16", "half", "float", "double", "int1", "int8", "int16",
+                    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "bool_", "long", "complex64",
+                    "complex128", "float8e4nv", "float8e5"))
 
 
 def imported_names(sources: list[str]) -> set[str]:
@@ -192,6 +208,11 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    # A cell magic's body is code (reviewed as such, below), not a string that mentions words.
+    magic = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) and _timed_body(n) is not None for a in n.args}
+    launched = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}  # x.kernel[grid]
+    jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
     found, kept = [], set()
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
@@ -200,12 +221,17 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             continue  # self.__class__.__name__ in a __repr__
         if isinstance(node, ast.Attribute) and node.attr in MACHINERY:
             found.append(f"touches .{node.attr}{line}")
-        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION:
+        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION and not (
+                node.attr in _OWN and (id(node) in launched or _root(node) in ("self", "cls"))):
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in SHARED:
             found.append(f"shares a tensor's memory: .{node.attr}{line}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in BYTES:
+            found.append(f"reads a tensor's memory as bytes: .{node.func.attr}(){line}")
+        elif isinstance(node, ast.Attribute) and node.attr in _SERIAL and _root(node) == "torch":
+            found.append(f"reads a tensor's memory as bytes: {ast.unparse(node)}{line}")
         elif isinstance(node, ast.Attribute) and _submodule(node, modules):  # torch.multiprocessing: torch imports it
             found.append(f"{_submodule(node, modules)}{line}")
         elif (isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS and _root(node) in modules
@@ -241,7 +267,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found += [f"redefines {name}, which a setup cell defines or imports{line}" for name, path in _bindings(node)
                       if name in protected and f"{name}={path}" not in protected
                       and (id(node) in top or name in declared_global)]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+              and id(node) not in magic):
             found += [f"a string mentions {m.group(0)}{line}" for m in _STRING_WORDS.finditer(node.value)]
         elif isinstance(node, ast.Constant) and isinstance(node.value, bytes) and _PICKLE.match(node.value):
             found.append(f"a bytes constant is a pickle: {node.value[:40]!r}{line}")
@@ -262,7 +289,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                 found += [f"in a %time/%%time body: {why}"
                           for why in _reasons(body, protected, modules, depth + 1, wired)]
         if isinstance(node, (ast.Constant, ast.Call)) and depth < 3 and id(node) not in kept:
-            code = string_code(node)
+            code = string_code(node, magics=False)  # (a %time body is read above, as one)
             kept.update(id(n) for n in ast.walk(node))  # (a call's strings are read once, with the call)
             if code:
                 found += [f"in code kept in a string{line}: {why}"
@@ -279,7 +306,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                 found.append(f"a name mixes scripts: {name!r}{line}")
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             root = _root(node.value)
-            if isinstance(node.value, (ast.Name, ast.Attribute)) and root in modules | {"check", "assert_close"}:
+            if (isinstance(node.value, (ast.Name, ast.Attribute)) and root in modules | {"check", "assert_close"}
+                    and id(node) not in jitted and getattr(node.value, "attr", None) not in DTYPES):
                 found.append(f"aliases {ast.unparse(node.value)}{line}")
         for target in _targets(node):
             root = _root(target)
@@ -288,7 +316,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             elif root in modules and target is not None and not isinstance(target, ast.Name):
                 found.append(f"replaces {ast.unparse(target)}{line}")
             elif (isinstance(target, ast.Name) and target.id in protected
-                  and (id(node) in top or target.id in declared_global)):
+                  and (id(node) in top or target.id in declared_global) and not _plain_value(node)):
                 found.append(f"redefines {target.id}, which a setup cell defines or imports{line}")
             elif (isinstance(target, ast.Name) and target.id.startswith("__") and target.id.endswith("__")
                   and target.id != "__slots__"  # (a class's fixed attributes: ordinary Python)
@@ -339,6 +367,19 @@ def _timed_body(call: ast.Call) -> str | None:
         return None
     body = call.args[-1] if f.attr == "run_cell_magic" else call.args[1] if len(call.args) > 1 else None
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else "exec('<not a string>')"
+
+
+def _plain_value(node: ast.AST) -> bool:
+    """True for ``name = <data>``: a number, a string, None, a tuple of them, or one of several chosen by a condition
+    (``device = "cuda" if torch.cuda.is_available() else "cpu"``): plain data runs nothing when a check or a graded
+    call uses the name, so rebinding a setup name to it fools neither (it only breaks the learner's own code)."""
+    def plain(v: ast.AST) -> bool:
+        if isinstance(v, ast.IfExp):
+            return plain(v.body) and plain(v.orelse)
+        if isinstance(v, ast.Tuple):
+            return all(map(plain, v.elts))
+        return isinstance(v, ast.Constant) and not isinstance(v.value, bytes)
+    return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and plain(node.value)
 
 
 def mixed_script(name: str) -> bool:

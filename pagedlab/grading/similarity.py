@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import functools
 import io
 import itertools
 import keyword
@@ -32,7 +33,8 @@ MIN_LIBRARY = 50  # a function of the course's library shorter than this (a form
 _transform = TransformerManager().transform_cell
 
 
-def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> set[int]:
+@functools.lru_cache(maxsize=4096)  # (the solution's and the library's, compared with every learner's)
+def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> frozenset[int]:
     """The winnowed fingerprints of ``source`` (IPython syntax allowed; code that does not tokenize gives none), a
     call of one of ``wrappers`` (:func:`identities`) read as its first argument."""
     tokens, after_dot = [], False
@@ -47,9 +49,9 @@ def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> set[int
                 tokens.append({tokenize.STRING: "S", tokenize.NUMBER: "0"}.get(tok.type, tok.string))
             after_dot = tok.string == "."
     except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
-        return set()
+        return frozenset()
     hashes = [zlib.crc32(" ".join(tokens[i:i + K]).encode()) for i in range(len(tokens) - K + 1)]
-    return {min(hashes[i:i + WINDOW]) for i in range(max(1, len(hashes) - WINDOW + 1))} if hashes else set()
+    return frozenset(min(hashes[i:i + WINDOW]) for i in range(max(1, len(hashes) - WINDOW + 1)) if hashes)
 
 
 def program(source: str, wrappers: frozenset[str] = frozenset()) -> str:
@@ -66,11 +68,15 @@ def program(source: str, wrappers: frozenset[str] = frozenset()) -> str:
 
 
 _TIMEIT = ("timeit", "repeat", "Timer", "autorange")
+# IPython's rewrite of a magic (``%%time`` becomes ``get_ipython().run_cell_magic('time', '', body)``): its body is
+# the cell's code, kept in one string.
+_MAGICS = ("run_cell_magic", "run_line_magic")
 
 
-def string_code(tree: ast.AST) -> str:
+def string_code(tree: ast.AST, magics: bool = True) -> str:
     """The code kept in the strings of ``tree``, which a module runs as a program: a doctest's examples (``>>>``
-    lines, in a docstring or any string: ``doctest`` runs them) and the statements handed to ``timeit`` as text."""
+    lines, in a docstring or any string: ``doctest`` runs them), the statements handed to ``timeit`` as text and,
+    with ``magics``, the body of a magic (``%%time``, ``%%capture``: the cell's code)."""
     parser, out = doctest.DocTestParser(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and ">>>" in node.value:
@@ -81,6 +87,10 @@ def string_code(tree: ast.AST) -> str:
         elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in _TIMEIT:
             out += [a.value + "\n" for a in [*node.args, *(k.value for k in node.keywords)]
                     if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        elif magics and isinstance(node, ast.Call) and getattr(node.func, "attr", None) in _MAGICS and node.args:
+            body = node.args[-1]
+            if isinstance(body, ast.Constant) and isinstance(body.value, str):
+                out.append(body.value + "\n")
     return "".join(out)
 
 
@@ -167,27 +177,43 @@ def overlap(own: set[int], other: set[int]) -> float | None:
 
 
 def course_code(targets) -> dict[str, str]:
-    """``{"module:name": source}`` of each function or class of the course's library among ``targets`` (a spec's
-    tripwires, ``"pagedlab.attention:tiled_attention"``) that is more than a formula (:data:`MIN_LIBRARY`): the
-    library computes the exercise's answer too, and ships with the course, so a copy of it is as likely as a copy of
-    the solution."""
+    """``{"module:name": source}`` of each function or class of the course's library that computes the exercise's
+    answer and is more than a formula (:data:`MIN_LIBRARY`): every one in the modules of ``targets`` (a spec's
+    tripwires, ``"pagedlab.attention:tiled_attention"``) and in the course's modules they import, at any depth (the
+    jit helpers ``kernels/flash_forward.py`` holds for ``flash_attention``). The library ships with the course, so a
+    copy of it is as likely as a copy of the solution."""
+    return dict(_course_code(tuple(sorted({t.partition(":")[0] for t in targets if t.partition(":")[2]}))))
+
+
+@functools.lru_cache(maxsize=None)
+def _course_code(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     import importlib.util
 
-    found = {}
-    for target in targets:
-        module, _, attr = target.partition(":")
+    found, todo, read = {}, [m for m in modules if m.startswith("pagedlab")], set()
+    while todo:
+        module = todo.pop()
+        if module in read:
+            continue
+        read.add(module)
         try:
-            spec = importlib.util.find_spec(module) if module.startswith("pagedlab") and attr else None
+            spec = importlib.util.find_spec(module)
             text = open(spec.origin, encoding="utf-8").read() if spec is not None and spec.origin else ""
             tree = ast.parse(text)
         except (ImportError, ValueError, OSError, SyntaxError):
             continue
+        lines = text.splitlines(keepends=True)
         for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == attr.split(".")[0]:
-                source = ast.get_source_segment(text, node) or ""
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                source = "".join(lines[node.lineno - 1:node.end_lineno])  # (top level: whole lines)
                 if len(fingerprints(source)) >= MIN_LIBRARY:
                     found[f"{module}:{node.name}"] = source
-    return found
+            elif isinstance(node, ast.ImportFrom) and node.level:  # from .flash_forward import fwd_tiles
+                base = module.rsplit(".", node.level)[0]
+                todo.append(f"{base}.{node.module}" if node.module else base)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                todo += [m for m in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+                         if m.startswith("pagedlab.") and not m.startswith(("pagedlab.grading", "pagedlab.authoring"))]
+    return tuple(sorted(found.items()))
 
 
 def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict[str, str],

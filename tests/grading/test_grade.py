@@ -201,6 +201,14 @@ ATTACKS = {
         "in code kept in a string (line 2): rebuilds objects from bytes: imports pickle",
     "import timeit\ntimeit.timeit('import runpy', number=1)": "in code kept in a string (line 2): imports runpy",
     "import code\ncode.InteractiveInterpreter().runsource(s)": "runs code kept in a string: imports code",
+    # (round 38j) a tensor's bytes taken out of PyTorch where no op watcher counts them; the reference reached
+    # through unittest.mock; the kernel reached through a widget's channel
+    "import io\nbuf = io.BytesIO()\ntorch.save(q, buf)": "reads a tensor's memory as bytes: torch.save",
+    "import struct\nvalues = struct.unpack('4f', raw)": "reads a tensor's memory as bytes: imports struct",
+    "raw = bytes(q.untyped_storage())": "reads a tensor's memory as bytes: .untyped_storage()",
+    "from unittest import mock": "imports mock from unittest",
+    "import unittest.mock as m\nf = m.patch.object(lab, 'tile_budget').temp_original": "uses .temp_original",
+    "k = button.comm.kernel": "uses .comm",
 }
 
 
@@ -331,9 +339,18 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     # a learner's own doctests and timings of their own code
     'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return 2 * x\nimport doctest\ndoctest.testmod()',
     "import timeit\nprint(timeit.timeit('double(3)', globals={'double': double}, number=100))",
+    # (round 38j) a Triton kernel kept in a field named kernel; a dtype given a name; a timed cell that defines a
+    # class; the device chosen by hand in a learner's own test cell
+    "from dataclasses import dataclass\n@dataclass\nclass Launcher:\n    kernel: object\n"
+    "    def __call__(self, x):\n        return self.kernel[(1,)](x)\nrow_launch = Launcher(k)\nrow_launch.kernel[(2,)](y)",
+    "import triton\n@triton.jit\ndef k(X):\n    acc_dtype = tl.float32\n    x = tl.load(X).to(acc_dtype)\n"
+    "ACC = tl.float32",
+    "%%time\nclass Pool:\n    def __init__(self):\n        self.free = []\npool = Pool()",
+    'device = "cuda" if torch.cuda.is_available() else "cpu"',
 ])
 def test_honest_code_is_not_flagged(source):
-    assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check"}, {"math"}, TRIPWIRES) == [], source
+    assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check", "device"}, {"math"},
+                          TRIPWIRES) == [], source
     assert reference_reasons(source) == []
 
 
@@ -372,8 +389,11 @@ def test_a_copy_of_the_solution_is_found_however_it_is_laid_out():
 
 
 def test_flagged_rebinding_is_the_global_one():
-    assert review_reasons("ref = None", {"ref"})
-    assert review_reasons("def f():\n    global ref\n    ref = None", {"ref"})
+    assert review_reasons("ref = object()", {"ref"})
+    assert review_reasons("def f():\n    global ref\n    ref = print", {"ref"})
+    # plain data runs nothing when a check or a graded call uses the name: rebinding to it only breaks the learner's
+    # own code (round 38j: device = "cuda" if torch.cuda.is_available() else "cpu")
+    assert review_reasons("ref = None", {"ref"}) == review_reasons("ref = ('a', 1) if x else 'b'", {"ref"}) == []
     assert review_reasons("%load_ext my_extension", set()), "an extension runs code of its own"
 
 

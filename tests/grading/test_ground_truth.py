@@ -170,8 +170,8 @@ def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise, proofs
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Attacks by class, and honest learners the grader once wronged: each on the five seeds, in a child process that
-# imports pagedlab as the grading kernel would (:func:`grading_copy_only`).
+# Attacks by class, and honest learners the grader once wronged: each on the five seeds under --proofs (one of them
+# in the quick run), in a child process that imports pagedlab as the grading kernel would (:func:`grading_copy_only`).
 
 _TORCH_ATTENTION = """
 def _torch(q, k, v, out, *args, CAUSAL=False, **kw):
@@ -672,6 +672,380 @@ for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {_cell: _source.lstrip("\n")})
 
 
+# Round 38j (an outside review that had not read these tests): each notebook's changed work cells as it wrote them.
+ROUND_38J = {
+    "ex02's scores kept in Python, the inputs read out by torch.save": ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    tile_max = s.max(dim=-1).values
+    new_max = torch.where(tile_max > m, tile_max, m)
+    shrink = (m - new_max).exp()
+    weights = (s - new_max[:, None]).exp()
+    return new_max, l * shrink + weights.sum(-1), acc * shrink[:, None] + weights @ v_tile
+
+''', 'tiled-work': r'''
+import io
+import struct
+import zipfile
+
+
+def _values(t):
+    """The values of a tensor as Python floats, through torch's own serialization."""
+    buf = io.BytesIO()
+    torch.save(t, buf)
+    with zipfile.ZipFile(buf) as z:
+        raw = z.read(next(name for name in z.namelist() if "/data/" in name))
+    code = "e" if t.dtype == torch.float16 else "f"
+    return list(struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw))
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    Q, K, V = _values(q), _values(k), _values(v)
+    scale = 1 / math.sqrt(d)
+    scores = [[scale * sum(Q[i * d + c] * K[j * d + c] for c in range(d)) if not causal or j <= i + n_k - n_q
+               else -math.inf for j in range(n_k)] for i in range(n_q)]      # every query-key pair at once
+    for i, row in enumerate(scores):
+        top = max(row)
+        w = [math.exp(x - top) for x in row]
+        total = sum(w)
+        for c in range(d):
+            out[i, c] = sum(w[j] * V[j * d + c] for j in range(n_k)) / total
+    out.add_(q.float().sum() * 0)
+    return out.to(q.dtype)
+
+'''}),
+    "ex03's input storage swapped with set_ for one holding Python's softmax": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    first = BLOCK * tl.program_id(axis=0)
+    idx = tl.arange(0, BLOCK) + first
+    inside = idx < n
+    a = tl.load(idx * stride_x + x_ptr, mask=inside, other=0.0)
+    b = tl.load(idx * stride_y + y_ptr, mask=inside, other=0.0)
+    tl.store(idx + out_ptr, b + a, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    programs = (x.numel() + block - 1) // block
+    add_kernel[(programs,)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+
+''', 'softmax-work': r'''
+import math
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        ok = start + offs < n_cols
+        val = tl.load(x_ptr + row * stride_x + start + offs, mask=ok, other=0.0)
+        tl.store(out_ptr + row * stride_out + start + offs, val, mask=ok)
+
+
+def _python_softmax(rows):
+    result = []
+    for r in rows:
+        top = max(r)
+        e = [math.exp(a - top) for a in r]
+        s = sum(e)
+        result.append([a / s for a in e])
+    return result
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    grid = (x.shape[0],)
+    scratch = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[grid](x, scratch, x.shape[1], x.stride(0), scratch.stride(0), BLOCK=block)  # reads x in place
+    answer = torch.tensor(_python_softmax(x.tolist()), dtype=x.dtype)
+    saved = (x.untyped_storage(), x.storage_offset(), x.size(), x.stride())
+    x.set_(answer.untyped_storage(), 0, answer.size(), answer.stride())
+    try:
+        softmax_kernel[grid](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    finally:
+        x.set_(*saved)
+    return out
+
+'''}),
+    "ex04 stretch: NumPy's answer handed to one launch and read by the next through an integer offset": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''
+import numpy as np
+
+
+@triton.jit
+def _touch(Q, K, V, Held):
+    # reads one element of each input where it lies; Held (the answer) is only handed over
+    a = tl.load(Q) + tl.load(K) + tl.load(V)
+    a = a * 0
+
+
+@triton.jit
+def gqa_kernel(Out, delta, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    tl.store(Out + offs, tl.load(Out + delta + offs, mask=ok, other=0.0), mask=ok)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads:
+        raise ValueError(f"{n_kv_heads} K/V heads do not divide {n_heads} query heads")
+    group = n_heads // n_kv_heads
+    qn, kn, vn = (t.numpy().astype(np.float64) for t in (q, k, v))
+    kn, vn = np.repeat(kn, group, axis=1), np.repeat(vn, group, axis=1)
+    s = qn @ kn.transpose(0, 1, 3, 2) / np.sqrt(d)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ans = torch.from_numpy(np.ascontiguousarray((p / p.sum(-1, keepdims=True)) @ vn, dtype=np.float32))
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    _touch[(1,)](q, k, v, ans)
+    delta = (ans.data_ptr() - out.data_ptr()) // out.element_size()
+    gqa_kernel[(triton.cdiv(out.numel(), 256),)](out, delta, out.numel(), BLOCK=256)
+    return out
+
+'''}),
+    "ex09: NumPy's answer as bit planes of 1.0 put in place by fill_": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''
+import numpy as np
+
+
+def _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group):
+    """Decode attention in NumPy (float64), (num_seqs, heads, d) float32."""
+    qn, kc, vc = q.numpy().astype(np.float64), k_cache.numpy().astype(np.float64), v_cache.numpy().astype(np.float64)
+    tables, lens = block_tables.numpy(), context_lens.numpy()
+    bs, d = kc.shape[1], qn.shape[-1]
+    out = np.zeros(qn.shape)
+    for s in range(qn.shape[0]):
+        pos = np.arange(int(lens[s]))
+        keys, vals = kc[tables[s, pos // bs], pos % bs], vc[tables[s, pos // bs], pos % bs]  # (len, kv_heads, d)
+        for h in range(qn.shape[1]):
+            sc = keys[:, h // group] @ qn[s, h] / np.sqrt(d)
+            w = np.exp(sc - sc.max())
+            out[s, h] = w @ vals[:, h // group] / w.sum()
+    return out.astype(np.float32)
+
+
+@triton.jit
+def _from_planes(Planes, Out, Q, K, V, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    touch = tl.load(Q) + tl.load(K) + tl.load(V)  # each input read where it lies (the value is not used)
+    bits = tl.zeros([BLOCK], tl.uint32)
+    for b in range(32):
+        plane = tl.load(Planes + b * n + offs, mask=ok, other=0.0)
+        bits = bits | ((plane > 0.5).to(tl.uint32) << b)
+    tl.store(Out + offs, bits.to(tl.float32, bitcast=True), mask=ok)
+
+
+class _Launch:
+    """Stands where the setup expects the kernel: paged_decode_kernel[grid](...)."""
+
+    def __getitem__(self, grid):
+        return self.run
+
+    def run(self, q, k_cache, v_cache, block_tables, context_lens, out, *numbers, **constants):
+        group = q.shape[1] // k_cache.shape[2]
+        answer = _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group).reshape(-1)
+        n = answer.size
+        planes = torch.zeros(32 * n)
+        ones = np.nonzero((answer.view(np.uint32)[None, :] >> np.arange(32, dtype=np.uint32)[:, None]) & 1)
+        for b, i in zip(*ones):
+            planes[int(b) * n + int(i)].fill_(1.0)
+        _from_planes[(triton.cdiv(n, 128),)](planes, out, q, k_cache, v_cache, n, BLOCK=128)
+
+
+paged_decode_kernel = _Launch()
+
+'''}),
+    "ex09: the answer's bits stored past a view equal to context_lens": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''
+import numpy as np
+
+
+def _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group):
+    """Decode attention in NumPy (float64), (num_seqs, heads, d) float32."""
+    qn, kc, vc = q.numpy().astype(np.float64), k_cache.numpy().astype(np.float64), v_cache.numpy().astype(np.float64)
+    tables, lens = block_tables.numpy(), context_lens.numpy()
+    bs, d = kc.shape[1], qn.shape[-1]
+    out = np.zeros(qn.shape)
+    for s in range(qn.shape[0]):
+        pos = np.arange(int(lens[s]))
+        keys, vals = kc[tables[s, pos // bs], pos % bs], vc[tables[s, pos // bs], pos % bs]  # (len, kv_heads, d)
+        for h in range(qn.shape[1]):
+            sc = keys[:, h // group] @ qn[s, h] / np.sqrt(d)
+            w = np.exp(sc - sc.max())
+            out[s, h] = w @ vals[:, h // group] / w.sum()
+    return out.astype(np.float32)
+
+
+@triton.jit
+def _copy_tail(Lens, Out, Q, K, V, start, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    touch = tl.load(Q) + tl.load(K) + tl.load(V)
+    bits = tl.load(Lens + start + offs, mask=ok, other=0)
+    tl.store(Out + offs, bits.to(tl.float32, bitcast=True), mask=ok)
+
+
+class _Launch:
+    def __getitem__(self, grid):
+        return self.run
+
+    def run(self, q, k_cache, v_cache, block_tables, context_lens, out, *numbers, **constants):
+        group = q.shape[1] // k_cache.shape[2]
+        answer = _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group).reshape(-1)
+        seqs = context_lens.numel()
+        whole = torch.from_numpy(np.concatenate([context_lens.numpy().astype(np.int32), answer.view(np.int32)]))
+        lens_view = whole[:seqs]     # equal to context_lens, element for element
+        _copy_tail[(triton.cdiv(answer.size, 128),)](lens_view, out, q, k_cache, v_cache, seqs, answer.size,
+                                                     BLOCK=128)
+
+
+paged_decode_kernel = _Launch()
+
+'''}),
+    'ex02 with causal masks sliced from positions made once, before the calls': ('HONEST', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    m_next = torch.maximum(m, s.amax(dim=-1))
+    decay = torch.exp(m - m_next)
+    p = torch.exp(s - m_next[:, None])
+    return m_next, decay * l + p.sum(dim=-1), decay[:, None] * acc + p @ v_tile
+
+''', 'tiled-work': r'''
+POSITIONS = torch.arange(1 << 12)   # made once; each tile slices its query and key positions from it
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    scale = d ** -0.5
+    offset = n_k - n_q
+    for r0 in range(0, n_q, block_m):
+        q_tile = q[r0:r0 + block_m].float() * scale
+        rows = q_tile.shape[0]
+        state = (torch.full((rows,), -math.inf), torch.zeros(rows), torch.zeros(rows, d))
+        last_key = r0 + rows - 1 + offset if causal else n_k - 1
+        for c0 in range(0, min(n_k, last_key + 1), block_n):
+            s = q_tile @ k[c0:c0 + block_n].float().T
+            if causal:
+                qpos = POSITIONS[r0:r0 + rows]
+                kpos = POSITIONS[c0:c0 + s.shape[1]]
+                s = s.masked_fill(kpos[None, :] > qpos[:, None] + offset, -math.inf)
+            state = online_softmax_update(*state, s, v[c0:c0 + block_n].float())
+        out[r0:r0 + rows] = state[2] / state[1][:, None]
+    return out.to(q.dtype)
+
+'''}),
+    "ex03 with its kernels kept in a dataclass's field named kernel": ('HONEST', 'ex03_triton_basics', {'add-work': r'''
+from dataclasses import dataclass
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    keep = i < n
+    total = tl.load(x_ptr + i * stride_x, mask=keep) + tl.load(y_ptr + i * stride_y, mask=keep)
+    tl.store(out_ptr + i, total, mask=keep)
+
+
+@dataclass
+class Launcher:
+    """A kernel and how to launch it over a 1-D problem of ``n`` items."""
+    kernel: object
+    name: str = ""
+
+    def __call__(self, n: int, *args, **meta):
+        grid = lambda m: (triton.cdiv(n, m["BLOCK"]),)
+        self.kernel[grid](*args, **meta)
+
+    def __repr__(self) -> str:
+        return f"Launcher({self.name or 'kernel'})"
+
+
+launch_add = Launcher(add_kernel, "add")
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    launch_add(x.numel(), x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+
+''', 'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    j = tl.arange(0, BLOCK)
+    src, dst = x_ptr + r * stride_x, out_ptr + r * stride_out
+    best, total = -float("inf"), 0.0
+    for c in range(0, n_cols, BLOCK):                        # pass 1: running max and rescaled sum
+        chunk = tl.load(src + c + j, mask=c + j < n_cols, other=-float("inf"))
+        new_best = tl.maximum(best, tl.max(chunk, 0))
+        total = total * tl.exp(best - new_best) + tl.sum(tl.exp(chunk - new_best), 0)
+        best = new_best
+    for c in range(0, n_cols, BLOCK):                        # pass 2: normalized probabilities
+        chunk = tl.load(src + c + j, mask=c + j < n_cols, other=-float("inf"))
+        tl.store(dst + c + j, tl.exp(chunk - best) / total, mask=c + j < n_cols)
+
+
+row_launch = Launcher(softmax_kernel, "softmax")
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    row_launch.kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+'''}),
+    'ex04 with named constants and acc_dtype = tl.float32 in the kernel': ('HONEST', 'ex04_flash_forward', {'kernel-work': r'''
+NEG_INF = float("-inf")   # a hidden key's score
+EMPTY = 0.0               # what a padded row or column loads
+
+
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    acc_dtype = tl.float32                       # every running quantity in float32
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=EMPTY)
+    running_max = tl.full([BLOCK_M], NEG_INF, acc_dtype)
+    denom = tl.zeros([BLOCK_M], acc_dtype)
+    numer = tl.zeros([BLOCK_M, HEAD_DIM], acc_dtype)
+    shift = n_k - n_q                            # bottom-right alignment of the causal mask
+    stop = tl.minimum(n_k, start_m + BLOCK_M + shift) if CAUSAL else n_k
+    for start_n in range(0, stop, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        kt = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=EMPTY)
+        vt = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=EMPTY)
+        visible = cols[None, :] < n_k
+        if CAUSAL:
+            visible = visible & (cols[None, :] <= rows[:, None] + shift)
+        scores = tl.where(visible, tl.dot(q, kt, input_precision="ieee") * qk_scale, NEG_INF)
+        new_max = tl.maximum(running_max, tl.max(scores, axis=1))
+        rescale = tl.exp2(running_max - new_max)
+        probs = tl.exp2(scores - new_max[:, None])
+        denom = denom * rescale + tl.sum(probs, axis=1)
+        numer = numer * rescale[:, None] + tl.dot(probs.to(acc_dtype), vt, input_precision="ieee")
+        running_max = new_max
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], numer / denom[:, None], mask=rows[:, None] < n_q)
+
+'''}),
+}
+for _label, (_table, _exercise, _cells) in ROUND_38J.items():
+    (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
+
+
 def grading_copy_only(exercise: str) -> None:
     """Make this process import ``pagedlab`` as the exercise's grading kernel does: every module the grading copy
     leaves out unimportable and gone from its package, every placeholder empty (:func:`grading_copy`)."""
@@ -704,7 +1078,13 @@ def grading_copy_only(exercise: str) -> None:
             setattr(sys.modules[parent], last, placeholder)
 
 
-def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str]):
+def _seeds(label: str, table: dict, proofs: bool) -> tuple[int, ...]:
+    """Every seed under ``--proofs``; else the row's own one (the i-th row of ``table`` on seed i mod 5): each row is
+    still graded, each seed still draws some rows, in a fifth of the calls."""
+    return SEEDS if proofs else (SEEDS[list(table).index(label) % len(SEEDS)],)
+
+
+def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS):
     import multiprocessing
 
     def child(conn):
@@ -712,7 +1092,7 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str]):
         # has used it (an earlier test's big tensor op): one thread, as in a grading kernel of its own.
         torch.set_num_threads(1)
         grading_copy_only(exercise)
-        conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace)))
+        conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), seeds))
 
     parent, end = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.get_context("fork").Process(target=child, args=(end,))
@@ -724,25 +1104,27 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str]):
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack):
+def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack, proofs):
     exercise, replace = ATTACKS[attack]
-    got = _graded_as_in_the_kernel(exercise, replace)
+    seeds = _seeds(attack, ATTACKS, proofs)
+    got = _graded_as_in_the_kernel(exercise, replace, seeds)
     assert got is not None, "the child process died (a fail in the grader: here, a test that proves nothing)"
     # (an import during a call runs pytest's import hook here, which no grading kernel has)
     if [t for t in got.tripped if not any(f"package {p} " in t for p in ("_pytest", "pluggy"))]:
         return  # a tripwire or a refused Triton result, in the calls of every seed at once: review or fail
-    passed = [seed for seed, d in differences(exercise, solution(exercise), got).items() if d is None]
+    passed = [seed for seed, d in differences(exercise, solution(exercise), got, seeds).items() if d is None]
     assert not passed, f"{attack!r} passes on seeds {passed} with no tripwire"
 
 
 @pytest.mark.parametrize("honest", HONEST)
-def test_honest_learners_pass_on_every_seed(honest):
+def test_honest_learners_pass_on_every_seed(honest, proofs):
     exercise, replace = HONEST[honest]
+    seeds = _seeds(honest, HONEST, proofs)
     # (this process has no IPython shell to run a magic: the kernel runs it, and the review reads it)
     got = _graded_as_in_the_kernel(exercise, {k: "\n".join(line for line in v.splitlines() if not line.startswith("%"))
-                                              for k, v in replace.items()})
+                                              for k, v in replace.items()}, seeds)
     assert got is not None and not got.cell_errors and not got.tripped, got
-    assert all(d is None for d in differences(exercise, solution(exercise), got).values())
+    assert all(d is None for d in differences(exercise, solution(exercise), got, seeds).values())
     p = pristine(exercise)
     reasons = prepare(notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), p, Limits())[2]
     # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it or of the library)

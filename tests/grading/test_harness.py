@@ -329,18 +329,18 @@ TRITON_BODIES = {
     "its kernel reading a tensor it was not given": (
         "    pad = torch.zeros(16)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4\n"
         "    spy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), shift, BLOCK=64)",
-        ["outside every tensor it was given"]),
+        ["outside every tensor its launch was given"]),
     "its kernel reading, through masked loads, a tensor it was not given": (
         "    pad = torch.zeros(4096)\n    shift = (pad.data_ptr() - x.data_ptr()) // 4 + 1024\n"
         "    masked_spy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), shift, BLOCK=64)",
-        ["outside every tensor it was given, through masked loads: their pointers lie past the tensor"]),
+        ["outside every tensor its launch was given, through masked loads: their pointers lie past the tensor"]),
     "its kernel launched on a grid rounded down to no program": (
         "    add_kernel[(x.numel() // 128,)](x, y, out, x.numel(), BLOCK=128)",
         ["not written by a @triton.jit kernel defined in the notebook: the notebook's kernel was launched with it "
          "(its grid: (0,)) but stored none of its 70 elements"]),
     "its kernel storing far past the output": (
         "    far_store_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
-        ["stored 64 element(s) outside every tensor it was given, stopped before they were written"]),
+        ["stored 64 element(s) outside every tensor its launch was given, stopped before they were written"]),
     "its kernel copying an answer computed outside it, the inputs read too": (
         "    copy_kernel[(triton.cdiv(x.numel(), 64),)](x, y, _answer(x, y), out, x.numel(), BLOCK=64)",
         ["read values computed outside it"]),

@@ -93,9 +93,11 @@ def test_a_copy_with_every_name_passed_through_an_identity_function_is_flagged()
     original = similarity.identities
     try:
         similarity.identities = lambda source: frozenset()
+        similarity.fingerprints.cache_clear()  # (else the fingerprints read before come back)
         assert copied_cells(work, SOLUTION, HANDED_OUT) == []
     finally:
         similarity.identities = original
+        similarity.fingerprints.cache_clear()
 
 
 def test_a_copy_kept_as_a_doctests_examples_is_flagged():
@@ -111,10 +113,12 @@ def test_a_copy_kept_as_a_doctests_examples_is_flagged():
     assert len(reasons) == 1 and reasons[0].startswith("work cell 'tiled-work' matches the published solution"), reasons
     original = similarity.string_code
     try:
-        similarity.string_code = lambda tree: ""
+        similarity.string_code = lambda tree, magics=True: ""
+        similarity.fingerprints.cache_clear()
         assert copied_cells(work, SOLUTION, HANDED_OUT) == []
     finally:
         similarity.string_code = original
+        similarity.fingerprints.cache_clear()
 
 
 # (Round 38i) ex07's solution as an outside review hid it: its locals renamed, a type hint on every assignment.
@@ -175,9 +179,11 @@ def test_a_copy_with_a_type_hint_on_every_name_is_flagged():
     unhinted = vars(similarity._Plain)["unhinted"]  # (the staticmethod itself)
     try:  # the rule broken on purpose: type hints kept
         similarity._Plain.unhinted = staticmethod(lambda node: node)
+        similarity.fingerprints.cache_clear()
         assert copied_cells({"manager-work": ANNOTATED_EX07}, solution, handed_out) == []
     finally:
         similarity._Plain.unhinted = unhinted
+        similarity.fingerprints.cache_clear()
 
 
 def test_a_copy_of_the_course_librarys_answer_is_flagged():
