@@ -14,8 +14,8 @@ TEST_ENV ?= OMP_NUM_THREADS=1
 SUBMISSIONS ?= submissions
 # make site SOLUTIONS=0: a site without solutions/, for a class whose grades count.
 SOLUTIONS ?= 1
-# make test PROOFS=1 (as CI runs it): also the grader's exhaustive proofs, every planted bug on every seed and the
-# whole synthetic class in the sandbox (conftest.py's --proofs); about 5 minutes more on a 2-core CPU.
+# make test PROOFS=1: also the grader's exhaustive proofs, every planted bug and attack row on every seed and the
+# whole synthetic class in the sandbox (conftest.py's --proofs); about 45 minutes in all on a 2-core CPU.
 PROOFS ?= 0
 # More grader options, e.g. --unsafe where bubblewrap cannot create a sandbox, or --shard 1/4.
 GRADE_FLAGS ?=

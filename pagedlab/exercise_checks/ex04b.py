@@ -451,7 +451,9 @@ def check_prediction(predict: Callable[[list[dict]], int], reports: list[dict],
         print(f"no GPU timings recorded; a model instead, not a measurement (HBM bytes of Q, K, V and O per (batch, "
               f"head) at N = 4096, d = 128, causal: FlashAttention's IO count): {modelled}; you predicted {_name(r)}")
     else:
-        run, times = recorded
+        run, times = recorded  # (ratios, not milliseconds: the printout is the same on every machine)
         best = min(times, key=times.get)
-        print(f"recorded run {run}: fastest configuration timed {best} ({times[best]:.3f} ms); "
-              f"predicted {mine}: {times.get(mine, float('nan')):.3f} ms")
+        ranked = sorted(times, key=times.get)
+        where = (f"ranks {ranked.index(mine) + 1} of {len(times)}, {times[mine] / times[best]:.2f}x the fastest's "
+                 "time" if mine in times else f"was not among the {len(times)} timed")
+        print(f"recorded run {run}: the fastest configuration timed is {best}; your prediction {mine} {where}")

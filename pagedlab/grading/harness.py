@@ -52,10 +52,14 @@ ATEN = {"torch-softmax": ("_softmax", "softmax", "_log_softmax", "log_softmax", 
                             "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu",
                             "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
                             "_fused_sdp_choice")}
-# Each group is also a family: any aten op or torch C function whose name holds the family's word is the same
+# Each group is also a family: any aten op or torch C function whose name holds one of the family's words is the same
 # reference code by another route (``torch.sparse.softmax`` runs aten ``_sparse_softmax``, ``torch._masked_softmax``
 # its own op, ``nn.MultiheadAttention``'s fast path ``_native_multi_head_attention``), whatever the list above names.
-FAMILY = {"torch-softmax": "softmax", "torch-attention": "attention"}
+# A fused op computes what it fuses, out of the op watcher's sight (a dispatch mode sees the op, not its insides):
+# attention holds a softmax (``sdpa`` with a one-hot query and identity values is a softmax), a transformer layer
+# (``_transformer_encoder_layer_fwd``) holds attention.
+_FUSED = ("attention", "transformer", "multi_head")
+FAMILY = {"torch-softmax": ("softmax", *_FUSED), "torch-attention": _FUSED}
 # Python-level entry points wrapped for the same two groups (their aten ops are caught by the dispatch mode too;
 # composite ops decompose before a dispatch mode sees them, so their Python entry points in torch.ops.aten are wired).
 PYTHON = {"torch-softmax": ("torch:softmax", "torch:log_softmax", "torch.nn.functional:softmax",
@@ -160,9 +164,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             elif event == "c_call" and getattr(arg, "__name__", None) in MODES_OFF and not _in_torch(frame):
                 record(f"torch's {arg.__name__}, which switches the op watcher off")
             elif (event == "c_call" and memory is not None and state["learner"] and getattr(arg, "__name__", None)
-                  == "tolist" and type(getattr(arg, "__self__", None)).__module__.startswith("torch")):
+                  in READ_OUT and type(getattr(arg, "__self__", None)).__module__.startswith("torch")):
                 owner = arg.__self__  # a tensor, or a storage (its bytes)
-                memory.read_out(owner.numel() if hasattr(owner, "numel") else owner.nbytes(), ".tolist()")
+                memory.read_out(owner.numel() if hasattr(owner, "numel") else owner.nbytes(), f".{arg.__name__}()")
             elif event == "call":
                 file, name = frame.f_code.co_filename, frame.f_code.co_qualname
                 if (file, name.split(".")[0]) in answers or (file, "*") in answers:
@@ -537,9 +541,13 @@ def _answer_code(targets) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     return found, blocks
 
 
+# Tensor methods that hand every value to Python: the list, or a Python function called on each element (``apply_``).
+READ_OUT = ("tolist", "apply_", "map_", "map2_")
+
+
 def _family(job: dict) -> tuple[str, ...]:
     """The family words of the job's aten groups (see :data:`FAMILY`)."""
-    return tuple(FAMILY[group] for group in job.get("tripwires", ()) if group in FAMILY)
+    return tuple(dict.fromkeys(w for group in job.get("tripwires", ()) if group in FAMILY for w in FAMILY[group]))
 
 
 def _named(name, aten, family) -> bool:
@@ -606,7 +614,13 @@ def _mode(job: dict, record, made=None):
                        f"see what its body runs")
             out = func(*args, **(kwargs or {}))
             if made is not None:
-                made(str(func.name()), tensors((*args, *(kwargs or {}).values())), tensors((out,)),
+                # what it made, and every argument it wrote (``_foreach_copy_`` returns None: its writes are its
+                # ``self`` list; ``out=`` tensors)
+                written = [v for a, v in zip(func._schema.arguments, args) if a.alias_info and a.alias_info.is_write]
+                written += [v for a in func._schema.arguments if a.alias_info and a.alias_info.is_write
+                            for k, v in (kwargs or {}).items() if k == a.name]
+                outputs = list({id(t): t for t in tensors((out, *written))}.values())
+                made(str(func.name()), tensors((*args, *(kwargs or {}).values())), outputs,
                      [a for a in args if isinstance(a, (int, float))], bool(getattr(func, "is_view", False)))
             return out
     return Tripwires
@@ -1036,6 +1050,8 @@ class Launches:
                 raise Refused(self.refusal)
             # (infinities, zero and one are markers, not data: -inf as a running max's start, 1.0 as a default)
             self.floats.update(v for v in scalars if not isinstance(v, float) or math.isfinite(v) and abs(v) != 1 and v)
+            # (a global is a constant handed over another way: 512 of them hold an answer as well as arguments do)
+            self.floats.update(v for _, v in constants if isinstance(v, float) and math.isfinite(v) and abs(v) != 1 and v)
             changed = [name for name, v in constants if self.constants.setdefault(name, v) != v]
             if changed:
                 self.refusal = (f"{self.where}: a global the notebook's Triton kernel reads ({changed[0]}) changed "
@@ -1044,7 +1060,8 @@ class Launches:
                 raise Refused(self.refusal)
             if len(self.floats) > MAX_FLOATS:
                 self.refusal = (f"{self.where}: the notebook's Triton kernel was given {len(self.floats)} different "
-                                "floating-point scalars or strings in one graded call (its arguments): a kernel's "
+                                "floating-point scalars or strings in one graded call (its arguments and the "
+                                "globals it reads): a kernel's "
                                 "data comes through its tensors, and a scalar is a constant of the call (a scale, "
                                 f"log2(e)); at most {MAX_FLOATS}, infinities, 0 and 1 not counted")
                 raise Refused(self.refusal)
@@ -1090,10 +1107,11 @@ class Launches:
 
         own = set(self.given_bytes)  # the storages the call passed (``x.set_(other)`` later makes no other its own)
         for t in tensors:
-            ptr, size, width = t.untyped_storage().data_ptr(), t.untyped_storage().nbytes(), t.element_size()
-            if ptr in own or not _touches(self.reads, t) or size % width:
+            ptr, width = t.untyped_storage().data_ptr(), t.element_size()
+            size = t.untyped_storage().nbytes() // width * width  # (a storage of 4n + 1 bytes read as float32: n)
+            if ptr in own or not _touches(self.reads, t):
                 continue
-            now = numpy.frombuffer(before.get(ptr, bytes(size)), dtype=numpy.uint8).reshape(-1, width)
+            now = numpy.frombuffer(before.get(ptr, bytes(size))[:size], dtype=numpy.uint8).reshape(-1, width)
             if ptr in self.fills:  # filled whole: elements still holding that constant (other values were put there)
                 known = (now == _element(self.fills[ptr], t.dtype)).all(axis=1)
             else:  # zero elements: nothing from outside to copy (an accumulator cleared first)
@@ -1102,7 +1120,7 @@ class Launches:
                 known[_storage_index(t).reshape(-1)] = True
             wrote = self.written.get(ptr)
             if wrote is not None:  # stored by an earlier launch, and still holding what that launch left there
-                same = (numpy.frombuffer(wrote, dtype=numpy.uint8).reshape(-1, width) == now).all(axis=1)
+                same = (numpy.frombuffer(wrote[:size], dtype=numpy.uint8).reshape(-1, width) == now).all(axis=1)
                 hit = numpy.zeros(len(known), dtype=bool)
                 for addresses in earlier:
                     hit[self._elements(addresses, ptr, size, width)] = True

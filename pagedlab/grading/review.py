@@ -62,7 +62,7 @@ MODULES = {"": SUSPECT_MODULES,
            "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
            "runs code later": ("weakref", "_weakref", "atexit"),
            "runs code kept in a string": ("code", "codeop"),
-           "reads a tensor's memory as bytes": ("struct", "io", "array", "mmap", "zipfile", "tempfile")}
+           "reads a tensor's memory as bytes": ("struct", "array", "mmap", "zipfile")}
 # Flagged as an attribute of whatever imported name they are reached through (posix.fork, o.fork after
 # ``import os as o``), not of a learner's object (``manager.fork(parent, child)`` forks a sequence's blocks).
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",

@@ -217,11 +217,13 @@ def _course_code(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 
 def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict[str, str],
-                 library: bool = False) -> list[str]:
+                 library: bool = False, floors: dict[str, float] | None = None) -> list[str]:
     """Review reasons for each of the solution's work cells (``{cell id: source}``; with ``library``, the course's
     functions, ``{"module:name": source}``, :func:`course_code`) whose code the learner's cells hold (``{cell id:
     source}``: the work cells and any cell the learner added), in the cell of the same id, in another, or spread over
-    several."""
+    several; with ``library``, also each learner cell that is mostly the library's code (past the share of the
+    solution's cell of the same id, ``floors``: :func:`library_share`)."""
+    floors = floors or {}
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
     reasons = []
@@ -248,7 +250,22 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
             where = f"work cell {cell_id!r} matches" if holders == [cell_id] else f"{cells} the work cell {cell_id!r} of"
             reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints: compare {them} "
                            "with solutions/, and ask the learner to explain it")
+    if library:  # the other way round: a cell of the learner's that is mostly the library's (methods of a class pasted)
+        for c, p in prints.items():
+            share = library_share(p - fingerprints(pristine.get(c, "")), solution)
+            # (where the published solution's own cell is that close to the library, as ex09's kernel is to the one
+            # notebook 09 teaches, only a closer one is flagged)
+            if share >= max(THRESHOLD, floors.get(c, 0) + 0.05) and not any(repr(c) in r for r in reasons):
+                reasons.append(f"cell {c!r} is the course library's code on {share:.0%} of its own fingerprints: "
+                               "compare it with pagedlab's source, and ask the learner to explain it")
     return reasons
+
+
+def library_share(mine: frozenset[int], library: dict[str, str]) -> float:
+    """The share of ``mine`` (a cell's own fingerprints) found in the course's ``library`` (:func:`course_code`);
+    0 for a cell shorter than a library function is long (:data:`MIN_LIBRARY`)."""
+    everything = set().union(*(fingerprints(source) for source in library.values()))
+    return len(mine & everything) / len(mine) if len(mine) >= MIN_LIBRARY else 0.0
 
 
 def similar_pairs(work: dict[str, dict[str, str]], pristine: str) -> list[tuple[str, str, float]]:

@@ -448,7 +448,7 @@ def _duplicate_ids_and_extra_check(nb):
 # Learners whose verdict could depend on the sandbox: they act on files and processes outside their kernel. The
 # run without a sandbox grades these and the honest learners (every other verdict comes from the static review
 # or the graded calls, the same in both runs); PAGEDLAB_GRADE_FULL_CLASS=1 grades everyone there too. The sandboxed
-# run grades everyone under --proofs (as CI runs it), and only these in the quick run of `make test`.
+# run grades everyone under --proofs (make test PROOFS=1), and only these in the quick run of `make test`.
 OUTSIDE_THE_KERNEL = ("a03", "a04", "a05", "a06", "a07", "a08", "a09", "b16", "b17", "b18", "c06", "z1", "z2")
 
 

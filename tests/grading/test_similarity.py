@@ -204,3 +204,101 @@ def test_a_copy_of_the_course_librarys_answer_is_flagged():
     assert len(reasons) == 1 and reasons[0].startswith(
         "cell 'tiled-work' matches the course library's pagedlab.attention.tiled_attention"), reasons
     assert copied_cells(SOLUTION, library, {}, library=True) == []
+
+
+# Round 38k: the course library's BlockAllocator methods pasted into the learner's class (54% of the class's
+# fingerprints, under the threshold either way it is read as a whole).
+PASTED_METHODS_EX06 = r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+        self._num_blocks, self._free, self._ref_count = num_blocks, self.free_list, self.ref_count
+        self._cached = bytearray(num_blocks)
+        self._num_cached = 0
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one block off the free list; it comes back with a reference count of 1.
+
+        Raises:
+            OutOfBlocks: the free list is empty (cached-free blocks must be evicted first).
+        """
+        if not self._free:
+            raise OutOfBlocks(1, 0, self._num_blocks)
+        block_id = self._free.pop()
+        self._ref_count[block_id] = 1
+        return block_id
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks at once, all or nothing, each with a reference count of 1."""
+        free = self._free
+        if n <= 0:
+            return []
+        if n > len(free):
+            raise OutOfBlocks(n, len(free), self._num_blocks)
+        if n == 0:
+            return []
+        blocks = free[-n:]
+        del free[-n:]
+        blocks.reverse()
+        ref_count = self._ref_count
+        for block_id in blocks:
+            ref_count[block_id] = 1
+        return blocks
+
+    def incref(self, block_id: int) -> None:
+        """Add a reference to a block that is already referenced (a fork shares it)."""
+        self._check_id(block_id)
+        if self._ref_count[block_id] == 0:
+            state = "cached-free (a cache hit uses reuse)" if self._cached[block_id] else "free"
+            raise ValueError(f"cannot add a reference to block {block_id}: it is {state}")
+        self._ref_count[block_id] += 1
+
+    def free(self, block_id: int, cache: bool = False) -> int:
+        """Drop one reference to ``block_id``; at zero the block leaves its last owner."""
+        self._check_id(block_id)
+        count = self._ref_count[block_id]
+        if count == 0:
+            raise ValueError(f"double free: block {block_id} is already free")
+        count -= 1
+        self._ref_count[block_id] = count
+        if count == 0:
+            if cache:
+                self._cached[block_id] = 1
+                self._num_cached += 1
+            else:
+                self._free.append(block_id)
+
+    def _check_id(self, block_id: int) -> None:
+        # One cheap test on the hot path; the detailed message is built only when it fails.
+        if type(block_id) is not int or not 0 <= block_id < self._num_blocks:
+            if not isinstance(block_id, int) or isinstance(block_id, bool):
+                raise TypeError(f"block_id must be an int, got {type(block_id).__name__}")
+            raise ValueError(f"block_id {block_id} is not in this pool (0 .. {self._num_blocks - 1})")
+
+'''.lstrip("\n")
+
+
+def test_a_cell_that_is_mostly_the_librarys_methods_is_flagged():
+    """(Round 38k) a learner's class made of the library class's methods: the cell is the library's code on most of
+    its own fingerprints, though it holds too little of the whole class to match it the other way round."""
+    from pagedlab.grading.similarity import THRESHOLD, course_code, fingerprints, overlap
+    from pagedlab.grading.specs import SPECS
+
+    library = course_code(SPECS["ex06_block_allocator"].tripwires)
+    handed_out = _cells(ROOT / "exercises" / "ex06_block_allocator.ipynb")
+    reasons = copied_cells({"allocator-work": PASTED_METHODS_EX06}, library, handed_out, library=True)
+    assert len(reasons) == 1 and "is the course library's code on" in reasons[0], reasons
+    # the other direction alone misses it: no library function is 80% held by the cell
+    mine = fingerprints(PASTED_METHODS_EX06)
+    assert all((overlap(mine, fingerprints(s)) or 0) < THRESHOLD for s in library.values())
+    # and a solution's own allocator, written for the exercise, is not the library's
+    solution = _cells(ROOT / "solutions" / "ex06_block_allocator.ipynb")
+    assert copied_cells({"allocator-work": solution["allocator-work"]}, library, handed_out, library=True) == []

@@ -1,0 +1,1951 @@
+"""The notebooks of the outside reviews (rounds 38i, 38j, 38k), each written by someone who had not read the grader's
+tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
+tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
+
+# Round 38i (an outside review that had not read these tests): each notebook's work cell as it wrote it.
+ROUND_38I = {
+    "ex03's softmax kernel reading Python's answer through an atomic add": ('ATTACKS', 'ex03_triton_basics', 'softmax-work', r'''
+import math
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, plan_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + cols, mask=mask, other=0.0)
+        y = tl.atomic_add(plan_ptr + row * n_cols + start + cols, x * 0.0, mask=mask)
+        tl.store(out_ptr + row * stride_out + start + cols, y, mask=mask)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    plan = []
+    for r in x.tolist():
+        top = max(r)
+        e = [math.exp(a - top) for a in r]
+        total = sum(e)
+        plan += [a / total for a in e]
+    plan_t = torch.tensor(plan, dtype=torch.float32)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), plan_t, BLOCK=block)
+    return out
+'''),
+    "ex04's kernel calling Python handed over as a parameter's default": ('ATTACKS', 'ex04_flash_forward', 'kernel-work', r'''
+import numpy as np
+
+
+def _rows(q, K, V, n_q, n_k, stride_k, stride_v, start_m, qk_scale, causal, head_dim, block_m):
+    nq, nk, r0 = int(n_q.handle.data[0]), int(n_k.handle.data[0]), int(start_m.handle.data[0])
+    width = triton.next_power_of_2(nk)
+    cols, dims = tl.arange(0, width), tl.arange(0, head_dim)
+    k = tl.load(K + cols[:, None] * stride_k + dims[None, :], mask=cols[:, None] < n_k, other=0.0)
+    v = tl.load(V + cols[:, None] * stride_v + dims[None, :], mask=cols[:, None] < n_k, other=0.0)
+    kk, vv = k.handle.data[:nk].astype(np.float64), v.handle.data[:nk].astype(np.float64)
+    s = (q.handle.data.astype(np.float64) @ kk.T) * float(qk_scale)
+    if causal:
+        rows = r0 + np.arange(block_m)
+        s = np.where(np.arange(nk)[None, :] <= rows[:, None] + nk - nq, s, -np.inf)
+    p = np.exp2(s - s.max(axis=1, keepdims=True))
+    return (p @ vv) / p.sum(axis=1, keepdims=True)
+
+
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     helper=_rows):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32) * 1.0
+    acc.handle.data[:] = helper(q, K, V, n_q, n_k, stride_k, stride_v, start_m, qk_scale, CAUSAL, HEAD_DIM,
+                                BLOCK_M)
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc, mask=rows[:, None] < n_q)
+'''),
+    "ex04 stretch's answer computed in NumPy, handed to the kernel as an array": ('ATTACKS', 'ex04_stretch_gqa_forward', 'kernel-work', r'''
+import math
+
+import numpy as np
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, total, planned, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.load(Q + offs * 0, mask=offs < 1)   # read each input where it lies
+    tl.load(K + offs * 0, mask=offs < 1)
+    tl.load(V + offs * 0, mask=offs < 1)
+    vals = tl.zeros([BLOCK], tl.float32) * 1.0
+    start = pid.handle.data[0] * BLOCK
+    chunk = planned[start:start + BLOCK]
+    vals.handle.data[:chunk.shape[0]] = chunk
+    tl.store(Out + offs, vals, mask=offs < total)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads:
+        raise ValueError(f"{n_kv_heads} K/V heads do not divide {n_heads} query heads")
+    group = n_heads // n_kv_heads
+    qn = q.numpy().astype(np.float64)
+    kn = np.repeat(k.numpy().astype(np.float64), group, axis=1)
+    vn = np.repeat(v.numpy().astype(np.float64), group, axis=1)
+    s = qn @ kn.swapaxes(-1, -2) / math.sqrt(d)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    planned = np.ascontiguousarray((p @ vn) / p.sum(axis=-1, keepdims=True), dtype=np.float32).reshape(-1)
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    BLOCK = 256
+    gqa_kernel[(triton.cdiv(planned.size, BLOCK),)](q, k, v, out, planned.size, planned, BLOCK=BLOCK)
+    return out
+'''),
+    "ex04b's predict_resources on the course's tile_model": ('ATTACKS', 'ex04b_performance_lab', 'predict-resources-work', r'''
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    kept, scores, streamed = perf_lab.tile_elements("fwd", block_m, block_n, head_dim)
+    registers = (kept + 1.5 * scores) / (32 * num_warps)
+    return {"shared_bytes": 2 * (kept + 2 * num_stages * streamed), "registers": registers, "spills": registers > 255}
+'''),
+    "ex02's tiled_attention keeping every score in Python's lists": ('ATTACKS', 'ex02_online_softmax', 'tiled-work', r'''
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    qs, ks, vs = q.tolist(), k.tolist(), v.tolist()
+    c = 1.0 / math.sqrt(d)
+    # every query-key score at once, as plain Python numbers
+    scores = [[sum(a * b for a, b in zip(qr, kr)) * c for kr in ks] for qr in qs]
+    out = (q * 0).float()
+    for i, row in enumerate(scores):
+        seen = row[:i + n_k - n_q + 1] if causal else row
+        top = max(seen)
+        w = [math.exp(x - top) for x in seen]
+        total = sum(w)
+        for j in range(d):
+            out[i, j] = sum(wk * vs[kk][j] for kk, wk in enumerate(w)) / total
+    return out.to(q.dtype)
+'''),
+    "ex04 stretch's kernel given four named float constants": ('HONEST', 'ex04_stretch_gqa_forward', 'kernel-work', r'''
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, sm_scale, log2e, mask_value, l_floor,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = bh // n_heads
+    h = bh % n_heads
+    kvh = h // group
+    Q += b * stride_qb + h * stride_qh
+    K += b * stride_kb + kvh * stride_kh
+    V += b * stride_vb + kvh * stride_vh
+    Out += b * stride_ob + h * stride_oh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], mask_value, tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.dot(q, k, input_precision="ieee") * (sm_scale * log2e)
+        s = tl.where(cols[None, :] < n_k, s, mask_value)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / tl.maximum(l_i, l_floor)[:, None],
+             mask=rows[:, None] < n_q)
+
+
+LOG2E = 1.4426950408889634
+MASK_VALUE = -1.0e30      # finite: exp2(MASK_VALUE - m) is 0 without inf - inf
+L_FLOOR = 1.0e-30
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads != 0:
+        raise ValueError(f"n_kv_heads={n_kv_heads} must divide n_heads={n_heads}")
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    grid = (triton.cdiv(n_q, block_m), batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, n_heads // n_kv_heads, n_q, n_k, d ** -0.5, LOG2E, MASK_VALUE, L_FLOOR,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+'''),
+}
+
+# Round 38j (an outside review that had not read these tests): each notebook's changed work cells as it wrote them.
+ROUND_38J = {
+    "ex02's scores kept in Python, the inputs read out by torch.save": ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    tile_max = s.max(dim=-1).values
+    new_max = torch.where(tile_max > m, tile_max, m)
+    shrink = (m - new_max).exp()
+    weights = (s - new_max[:, None]).exp()
+    return new_max, l * shrink + weights.sum(-1), acc * shrink[:, None] + weights @ v_tile
+
+''', 'tiled-work': r'''
+import io
+import struct
+import zipfile
+
+
+def _values(t):
+    """The values of a tensor as Python floats, through torch's own serialization."""
+    buf = io.BytesIO()
+    torch.save(t, buf)
+    with zipfile.ZipFile(buf) as z:
+        raw = z.read(next(name for name in z.namelist() if "/data/" in name))
+    code = "e" if t.dtype == torch.float16 else "f"
+    return list(struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw))
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    Q, K, V = _values(q), _values(k), _values(v)
+    scale = 1 / math.sqrt(d)
+    scores = [[scale * sum(Q[i * d + c] * K[j * d + c] for c in range(d)) if not causal or j <= i + n_k - n_q
+               else -math.inf for j in range(n_k)] for i in range(n_q)]      # every query-key pair at once
+    for i, row in enumerate(scores):
+        top = max(row)
+        w = [math.exp(x - top) for x in row]
+        total = sum(w)
+        for c in range(d):
+            out[i, c] = sum(w[j] * V[j * d + c] for j in range(n_k)) / total
+    out.add_(q.float().sum() * 0)
+    return out.to(q.dtype)
+
+'''}),
+    "ex03's input storage swapped with set_ for one holding Python's softmax": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    first = BLOCK * tl.program_id(axis=0)
+    idx = tl.arange(0, BLOCK) + first
+    inside = idx < n
+    a = tl.load(idx * stride_x + x_ptr, mask=inside, other=0.0)
+    b = tl.load(idx * stride_y + y_ptr, mask=inside, other=0.0)
+    tl.store(idx + out_ptr, b + a, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    programs = (x.numel() + block - 1) // block
+    add_kernel[(programs,)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+
+''', 'softmax-work': r'''
+import math
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        ok = start + offs < n_cols
+        val = tl.load(x_ptr + row * stride_x + start + offs, mask=ok, other=0.0)
+        tl.store(out_ptr + row * stride_out + start + offs, val, mask=ok)
+
+
+def _python_softmax(rows):
+    result = []
+    for r in rows:
+        top = max(r)
+        e = [math.exp(a - top) for a in r]
+        s = sum(e)
+        result.append([a / s for a in e])
+    return result
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    grid = (x.shape[0],)
+    scratch = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[grid](x, scratch, x.shape[1], x.stride(0), scratch.stride(0), BLOCK=block)  # reads x in place
+    answer = torch.tensor(_python_softmax(x.tolist()), dtype=x.dtype)
+    saved = (x.untyped_storage(), x.storage_offset(), x.size(), x.stride())
+    x.set_(answer.untyped_storage(), 0, answer.size(), answer.stride())
+    try:
+        softmax_kernel[grid](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    finally:
+        x.set_(*saved)
+    return out
+
+'''}),
+    "ex04 stretch: NumPy's answer handed to one launch and read by the next through an integer offset": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''
+import numpy as np
+
+
+@triton.jit
+def _touch(Q, K, V, Held):
+    # reads one element of each input where it lies; Held (the answer) is only handed over
+    a = tl.load(Q) + tl.load(K) + tl.load(V)
+    a = a * 0
+
+
+@triton.jit
+def gqa_kernel(Out, delta, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    tl.store(Out + offs, tl.load(Out + delta + offs, mask=ok, other=0.0), mask=ok)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads:
+        raise ValueError(f"{n_kv_heads} K/V heads do not divide {n_heads} query heads")
+    group = n_heads // n_kv_heads
+    qn, kn, vn = (t.numpy().astype(np.float64) for t in (q, k, v))
+    kn, vn = np.repeat(kn, group, axis=1), np.repeat(vn, group, axis=1)
+    s = qn @ kn.transpose(0, 1, 3, 2) / np.sqrt(d)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ans = torch.from_numpy(np.ascontiguousarray((p / p.sum(-1, keepdims=True)) @ vn, dtype=np.float32))
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    _touch[(1,)](q, k, v, ans)
+    delta = (ans.data_ptr() - out.data_ptr()) // out.element_size()
+    gqa_kernel[(triton.cdiv(out.numel(), 256),)](out, delta, out.numel(), BLOCK=256)
+    return out
+
+'''}),
+    "ex09: NumPy's answer as bit planes of 1.0 put in place by fill_": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''
+import numpy as np
+
+
+def _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group):
+    """Decode attention in NumPy (float64), (num_seqs, heads, d) float32."""
+    qn, kc, vc = q.numpy().astype(np.float64), k_cache.numpy().astype(np.float64), v_cache.numpy().astype(np.float64)
+    tables, lens = block_tables.numpy(), context_lens.numpy()
+    bs, d = kc.shape[1], qn.shape[-1]
+    out = np.zeros(qn.shape)
+    for s in range(qn.shape[0]):
+        pos = np.arange(int(lens[s]))
+        keys, vals = kc[tables[s, pos // bs], pos % bs], vc[tables[s, pos // bs], pos % bs]  # (len, kv_heads, d)
+        for h in range(qn.shape[1]):
+            sc = keys[:, h // group] @ qn[s, h] / np.sqrt(d)
+            w = np.exp(sc - sc.max())
+            out[s, h] = w @ vals[:, h // group] / w.sum()
+    return out.astype(np.float32)
+
+
+@triton.jit
+def _from_planes(Planes, Out, Q, K, V, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    touch = tl.load(Q) + tl.load(K) + tl.load(V)  # each input read where it lies (the value is not used)
+    bits = tl.zeros([BLOCK], tl.uint32)
+    for b in range(32):
+        plane = tl.load(Planes + b * n + offs, mask=ok, other=0.0)
+        bits = bits | ((plane > 0.5).to(tl.uint32) << b)
+    tl.store(Out + offs, bits.to(tl.float32, bitcast=True), mask=ok)
+
+
+class _Launch:
+    """Stands where the setup expects the kernel: paged_decode_kernel[grid](...)."""
+
+    def __getitem__(self, grid):
+        return self.run
+
+    def run(self, q, k_cache, v_cache, block_tables, context_lens, out, *numbers, **constants):
+        group = q.shape[1] // k_cache.shape[2]
+        answer = _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group).reshape(-1)
+        n = answer.size
+        planes = torch.zeros(32 * n)
+        ones = np.nonzero((answer.view(np.uint32)[None, :] >> np.arange(32, dtype=np.uint32)[:, None]) & 1)
+        for b, i in zip(*ones):
+            planes[int(b) * n + int(i)].fill_(1.0)
+        _from_planes[(triton.cdiv(n, 128),)](planes, out, q, k_cache, v_cache, n, BLOCK=128)
+
+
+paged_decode_kernel = _Launch()
+
+'''}),
+    "ex09: the answer's bits stored past a view equal to context_lens": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''
+import numpy as np
+
+
+def _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group):
+    """Decode attention in NumPy (float64), (num_seqs, heads, d) float32."""
+    qn, kc, vc = q.numpy().astype(np.float64), k_cache.numpy().astype(np.float64), v_cache.numpy().astype(np.float64)
+    tables, lens = block_tables.numpy(), context_lens.numpy()
+    bs, d = kc.shape[1], qn.shape[-1]
+    out = np.zeros(qn.shape)
+    for s in range(qn.shape[0]):
+        pos = np.arange(int(lens[s]))
+        keys, vals = kc[tables[s, pos // bs], pos % bs], vc[tables[s, pos // bs], pos % bs]  # (len, kv_heads, d)
+        for h in range(qn.shape[1]):
+            sc = keys[:, h // group] @ qn[s, h] / np.sqrt(d)
+            w = np.exp(sc - sc.max())
+            out[s, h] = w @ vals[:, h // group] / w.sum()
+    return out.astype(np.float32)
+
+
+@triton.jit
+def _copy_tail(Lens, Out, Q, K, V, start, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    touch = tl.load(Q) + tl.load(K) + tl.load(V)
+    bits = tl.load(Lens + start + offs, mask=ok, other=0)
+    tl.store(Out + offs, bits.to(tl.float32, bitcast=True), mask=ok)
+
+
+class _Launch:
+    def __getitem__(self, grid):
+        return self.run
+
+    def run(self, q, k_cache, v_cache, block_tables, context_lens, out, *numbers, **constants):
+        group = q.shape[1] // k_cache.shape[2]
+        answer = _paged_answer(q, k_cache, v_cache, block_tables, context_lens, group).reshape(-1)
+        seqs = context_lens.numel()
+        whole = torch.from_numpy(np.concatenate([context_lens.numpy().astype(np.int32), answer.view(np.int32)]))
+        lens_view = whole[:seqs]     # equal to context_lens, element for element
+        _copy_tail[(triton.cdiv(answer.size, 128),)](lens_view, out, q, k_cache, v_cache, seqs, answer.size,
+                                                     BLOCK=128)
+
+
+paged_decode_kernel = _Launch()
+
+'''}),
+    'ex02 with causal masks sliced from positions made once, before the calls': ('HONEST', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    m_next = torch.maximum(m, s.amax(dim=-1))
+    decay = torch.exp(m - m_next)
+    p = torch.exp(s - m_next[:, None])
+    return m_next, decay * l + p.sum(dim=-1), decay[:, None] * acc + p @ v_tile
+
+''', 'tiled-work': r'''
+POSITIONS = torch.arange(1 << 12)   # made once; each tile slices its query and key positions from it
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    scale = d ** -0.5
+    offset = n_k - n_q
+    for r0 in range(0, n_q, block_m):
+        q_tile = q[r0:r0 + block_m].float() * scale
+        rows = q_tile.shape[0]
+        state = (torch.full((rows,), -math.inf), torch.zeros(rows), torch.zeros(rows, d))
+        last_key = r0 + rows - 1 + offset if causal else n_k - 1
+        for c0 in range(0, min(n_k, last_key + 1), block_n):
+            s = q_tile @ k[c0:c0 + block_n].float().T
+            if causal:
+                qpos = POSITIONS[r0:r0 + rows]
+                kpos = POSITIONS[c0:c0 + s.shape[1]]
+                s = s.masked_fill(kpos[None, :] > qpos[:, None] + offset, -math.inf)
+            state = online_softmax_update(*state, s, v[c0:c0 + block_n].float())
+        out[r0:r0 + rows] = state[2] / state[1][:, None]
+    return out.to(q.dtype)
+
+'''}),
+    "ex03 with its kernels kept in a dataclass's field named kernel": ('HONEST', 'ex03_triton_basics', {'add-work': r'''
+from dataclasses import dataclass
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    keep = i < n
+    total = tl.load(x_ptr + i * stride_x, mask=keep) + tl.load(y_ptr + i * stride_y, mask=keep)
+    tl.store(out_ptr + i, total, mask=keep)
+
+
+@dataclass
+class Launcher:
+    """A kernel and how to launch it over a 1-D problem of ``n`` items."""
+    kernel: object
+    name: str = ""
+
+    def __call__(self, n: int, *args, **meta):
+        grid = lambda m: (triton.cdiv(n, m["BLOCK"]),)
+        self.kernel[grid](*args, **meta)
+
+    def __repr__(self) -> str:
+        return f"Launcher({self.name or 'kernel'})"
+
+
+launch_add = Launcher(add_kernel, "add")
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    launch_add(x.numel(), x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+
+''', 'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    j = tl.arange(0, BLOCK)
+    src, dst = x_ptr + r * stride_x, out_ptr + r * stride_out
+    best, total = -float("inf"), 0.0
+    for c in range(0, n_cols, BLOCK):                        # pass 1: running max and rescaled sum
+        chunk = tl.load(src + c + j, mask=c + j < n_cols, other=-float("inf"))
+        new_best = tl.maximum(best, tl.max(chunk, 0))
+        total = total * tl.exp(best - new_best) + tl.sum(tl.exp(chunk - new_best), 0)
+        best = new_best
+    for c in range(0, n_cols, BLOCK):                        # pass 2: normalized probabilities
+        chunk = tl.load(src + c + j, mask=c + j < n_cols, other=-float("inf"))
+        tl.store(dst + c + j, tl.exp(chunk - best) / total, mask=c + j < n_cols)
+
+
+row_launch = Launcher(softmax_kernel, "softmax")
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    row_launch.kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+'''}),
+    'ex04 with named constants and acc_dtype = tl.float32 in the kernel': ('HONEST', 'ex04_flash_forward', {'kernel-work': r'''
+NEG_INF = float("-inf")   # a hidden key's score
+EMPTY = 0.0               # what a padded row or column loads
+
+
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    acc_dtype = tl.float32                       # every running quantity in float32
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=EMPTY)
+    running_max = tl.full([BLOCK_M], NEG_INF, acc_dtype)
+    denom = tl.zeros([BLOCK_M], acc_dtype)
+    numer = tl.zeros([BLOCK_M, HEAD_DIM], acc_dtype)
+    shift = n_k - n_q                            # bottom-right alignment of the causal mask
+    stop = tl.minimum(n_k, start_m + BLOCK_M + shift) if CAUSAL else n_k
+    for start_n in range(0, stop, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        kt = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=EMPTY)
+        vt = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=EMPTY)
+        visible = cols[None, :] < n_k
+        if CAUSAL:
+            visible = visible & (cols[None, :] <= rows[:, None] + shift)
+        scores = tl.where(visible, tl.dot(q, kt, input_precision="ieee") * qk_scale, NEG_INF)
+        new_max = tl.maximum(running_max, tl.max(scores, axis=1))
+        rescale = tl.exp2(running_max - new_max)
+        probs = tl.exp2(scores - new_max[:, None])
+        denom = denom * rescale + tl.sum(probs, axis=1)
+        numer = numer * rescale[:, None] + tl.dot(probs.to(acc_dtype), vt, input_precision="ieee")
+        running_max = new_max
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], numer / denom[:, None], mask=rows[:, None] < n_q)
+
+'''}),
+}
+
+# Round 38k (a third outside review, after round 38j's fixes): each notebook's changed work cells as it wrote them.
+ROUND_38K = {
+    "ex00's softmax as flash attention with a one-hot query and identity values": ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    n = x.shape[-1]
+    rows = x.reshape(-1, n)
+    r = rows.shape[0]
+    keys = torch.zeros(r, 1, n, n, dtype=x.dtype)   # key j = (x_j, 0, ..., 0)
+    keys[:, 0, :, 0] = rows
+    query = torch.zeros(r, 1, 1, n, dtype=x.dtype)  # query = (1, 0, ..., 0): score j = x_j
+    query[..., 0] = 1
+    values = torch.eye(n, dtype=x.dtype).expand(r, 1, n, n)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        weights = F.scaled_dot_product_attention(query, keys, values, scale=1.0)
+    return weights.reshape(x.shape)
+
+'''}),
+    "ex01's attention from torch's fused transformer encoder layer": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    offset = n_k - n_q
+    rows = torch.arange(n_q).view(-1, 1)
+    cols = torch.arange(n_k).view(1, -1)
+    return (cols - rows) <= offset
+
+''', 'attention-work': r'''
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    *lead, n_q, d = q.shape
+    n_k = k.shape[-2]
+    b = math.prod(lead)
+    e, n = 4 * d, n_q + n_k
+    f64 = torch.float64
+    x = torch.zeros(b, n, e, dtype=f64)                    # tokens: the queries, then the keys
+    qq, kk, vv = (t.reshape(b, -1, d).to(f64) for t in (q, k, v))
+    shrink = 2.0 ** 20                                     # queries kept small in the residual stream
+    x[:, :n_q, :d], x[:, :n_q, d:2 * d] = qq / shrink, -qq / shrink
+    x[:, n_q:, d:2 * d], x[:, n_q:, 2 * d:3 * d], x[:, n_q:, 3 * d:] = kk, vv, -vv
+    eye = torch.eye(d, dtype=f64)
+    wq, wk, wv = (torch.zeros(e, e, dtype=f64) for _ in range(3))
+    wq[:d, :d] = 2 * shrink * eye                          # one head of 4d: its scale 1/sqrt(4d), times 2
+    wk[:d, d:2 * d] = eye
+    wv[2 * d:3 * d, 2 * d:3 * d], wv[3 * d:, 3 * d:] = eye, eye
+    big = 1e7
+    norm_w, zero_e = torch.full((e,), big, dtype=f64), torch.zeros(e, dtype=f64)
+    seen = torch.zeros(n, n, dtype=torch.bool)
+    seen[:n_q, n_q:] = causal_mask(n_q, n_k) if causal else True
+    seen[n_q:, n_q:] = True
+    with torch.no_grad():
+        y = torch._transformer_encoder_layer_fwd(
+            x, e, 1, torch.cat([wq, wk, wv]), torch.zeros(3 * e, dtype=f64), torch.eye(e, dtype=f64), zero_e,
+            False, False, big * big, norm_w, zero_e, norm_w, zero_e, torch.zeros(8, e, dtype=f64),
+            torch.zeros(8, dtype=f64), torch.zeros(e, 8, dtype=f64), zero_e, ~seen, 0)
+    return y[:, :n_q, 2 * d:3 * d].reshape(q.shape).to(q.dtype)
+
+'''}),
+    'ex02 filling a whole score matrix with _foreach_copy_, which returns None': ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    base = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)  # a row with nothing seen yet
+    alpha = torch.exp(m - base)
+    p = torch.exp(s - base[:, None])
+    return m_new, l * alpha + p.sum(dim=-1), acc * alpha[:, None] + p @ v_tile
+
+''', 'tiled-work': r'''
+_SCORES = torch.empty(256, 256)  # room for every score of any call
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    qf, kf, vf = q.float(), k.float(), v.float()
+    scores = _SCORES[:n_q, :n_k]
+    for i in range(0, n_q, block_m):
+        for j in range(0, n_k, block_n):
+            s = (qf[i:i + block_m] @ kf[j:j + block_n].T) * d ** -0.5
+            if causal:
+                r = torch.arange(i, min(i + block_m, n_q))[:, None]
+                c = torch.arange(j, min(j + block_n, n_k))[None, :]
+                s = torch.where(c <= r + n_k - n_q, s, torch.full_like(s, float("-inf")))
+            torch._foreach_copy_([scores[i:i + block_m, j:j + block_n]], [s])
+    for i in range(0, n_q, block_m):
+        rows = scores[i:i + block_m]
+        p = torch.exp(rows - rows.amax(dim=-1, keepdim=True))
+        out[i:i + block_m] = (p @ vf) / p.sum(dim=-1, keepdim=True)
+    return out.to(q.dtype)
+
+'''}),
+    'ex02 stretch taking every score into Python through apply_': ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    shift = n_k - n_q
+    tiles = -(-n_k // block_n)
+    hi = r0 + rows - 1 + shift                  # last key the last row sees
+    visit = 0 if hi < 0 else min(tiles, hi // block_n + 1)
+    lo = r0 + shift                             # last key the first row sees
+    full = tiles if lo >= n_k - 1 else max(0, (lo + 1) // block_n)
+    return full, visit
+
+''', 'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    base = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
+    alpha = torch.exp(m - base)
+    p = torch.exp(s - base[:, None])
+    return m_new, l * alpha + p.sum(dim=-1), acc * alpha[:, None] + p @ v_tile
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    shift = n_k - n_q
+    qs, kf, vf = q.float() / math.sqrt(d), k.float(), v.float()
+    scores = [[] for _ in range(n_q)]           # every score, in Python
+    for r0 in range(0, n_q, block_m):
+        rows = min(block_m, n_q - r0)
+        _, n_visit = key_tile_counts(r0, rows, n_q, n_k, block_n)
+        for t in range(n_visit):
+            c0 = t * block_n
+            s = qs[r0:r0 + rows] @ kf[c0:c0 + block_n].T
+            seen = []
+            s.apply_(lambda x: seen.append(x) or x)
+            cols = s.shape[1]
+            for i in range(rows):
+                scores[r0 + i].extend(seen[i * cols:(i + 1) * cols])
+    probs = []
+    for i, row in enumerate(scores):
+        row = row[:max(0, min(n_k, i + shift + 1))]
+        if not row:
+            probs.append([])
+            continue
+        top = max(row)
+        e = [math.exp(x - top) for x in row]
+        total = sum(e)
+        probs.append([x / total for x in e])
+    for r0 in range(0, n_q, block_m):
+        rows = min(block_m, n_q - r0)
+        acc = torch.zeros(rows, d)
+        _, n_visit = key_tile_counts(r0, rows, n_q, n_k, block_n)
+        for t in range(n_visit):
+            c0 = t * block_n
+            cols = min(block_n, n_k - c0)
+            flat = [probs[r0 + i][c0 + j] if c0 + j < len(probs[r0 + i]) else 0.0
+                    for i in range(rows) for j in range(cols)]
+            it = iter(flat)
+            p = torch.empty(rows, cols)
+            p.apply_(lambda _: next(it))
+            acc = acc + p @ vf[c0:c0 + cols]
+        out[r0:r0 + rows] = acc
+    return out.to(q.dtype)
+
+'''}),
+    "ex03's softmax handed to the kernel as 512 float globals": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    first = tl.program_id(0) * BLOCK
+    lanes = first + tl.arange(0, BLOCK)
+    live = lanes < n
+    total = tl.load(x_ptr + lanes * stride_x, mask=live, other=0.0)
+    total += tl.load(y_ptr + lanes * stride_y, mask=live, other=0.0)
+    tl.store(out_ptr + lanes, total, mask=live)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    count = x.numel()
+    result = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    programs = (count + block - 1) // block
+    add_kernel[(programs,)](x, y, result, count, x.stride(0), y.stride(0), BLOCK=block)
+    return result
+
+''', 'softmax-work': r'''
+import math
+
+A0 = 0.0
+A1 = 0.0
+A2 = 0.0
+A3 = 0.0
+A4 = 0.0
+A5 = 0.0
+A6 = 0.0
+A7 = 0.0
+A8 = 0.0
+A9 = 0.0
+A10 = 0.0
+A11 = 0.0
+A12 = 0.0
+A13 = 0.0
+A14 = 0.0
+A15 = 0.0
+A16 = 0.0
+A17 = 0.0
+A18 = 0.0
+A19 = 0.0
+A20 = 0.0
+A21 = 0.0
+A22 = 0.0
+A23 = 0.0
+A24 = 0.0
+A25 = 0.0
+A26 = 0.0
+A27 = 0.0
+A28 = 0.0
+A29 = 0.0
+A30 = 0.0
+A31 = 0.0
+A32 = 0.0
+A33 = 0.0
+A34 = 0.0
+A35 = 0.0
+A36 = 0.0
+A37 = 0.0
+A38 = 0.0
+A39 = 0.0
+A40 = 0.0
+A41 = 0.0
+A42 = 0.0
+A43 = 0.0
+A44 = 0.0
+A45 = 0.0
+A46 = 0.0
+A47 = 0.0
+A48 = 0.0
+A49 = 0.0
+A50 = 0.0
+A51 = 0.0
+A52 = 0.0
+A53 = 0.0
+A54 = 0.0
+A55 = 0.0
+A56 = 0.0
+A57 = 0.0
+A58 = 0.0
+A59 = 0.0
+A60 = 0.0
+A61 = 0.0
+A62 = 0.0
+A63 = 0.0
+A64 = 0.0
+A65 = 0.0
+A66 = 0.0
+A67 = 0.0
+A68 = 0.0
+A69 = 0.0
+A70 = 0.0
+A71 = 0.0
+A72 = 0.0
+A73 = 0.0
+A74 = 0.0
+A75 = 0.0
+A76 = 0.0
+A77 = 0.0
+A78 = 0.0
+A79 = 0.0
+A80 = 0.0
+A81 = 0.0
+A82 = 0.0
+A83 = 0.0
+A84 = 0.0
+A85 = 0.0
+A86 = 0.0
+A87 = 0.0
+A88 = 0.0
+A89 = 0.0
+A90 = 0.0
+A91 = 0.0
+A92 = 0.0
+A93 = 0.0
+A94 = 0.0
+A95 = 0.0
+A96 = 0.0
+A97 = 0.0
+A98 = 0.0
+A99 = 0.0
+A100 = 0.0
+A101 = 0.0
+A102 = 0.0
+A103 = 0.0
+A104 = 0.0
+A105 = 0.0
+A106 = 0.0
+A107 = 0.0
+A108 = 0.0
+A109 = 0.0
+A110 = 0.0
+A111 = 0.0
+A112 = 0.0
+A113 = 0.0
+A114 = 0.0
+A115 = 0.0
+A116 = 0.0
+A117 = 0.0
+A118 = 0.0
+A119 = 0.0
+A120 = 0.0
+A121 = 0.0
+A122 = 0.0
+A123 = 0.0
+A124 = 0.0
+A125 = 0.0
+A126 = 0.0
+A127 = 0.0
+A128 = 0.0
+A129 = 0.0
+A130 = 0.0
+A131 = 0.0
+A132 = 0.0
+A133 = 0.0
+A134 = 0.0
+A135 = 0.0
+A136 = 0.0
+A137 = 0.0
+A138 = 0.0
+A139 = 0.0
+A140 = 0.0
+A141 = 0.0
+A142 = 0.0
+A143 = 0.0
+A144 = 0.0
+A145 = 0.0
+A146 = 0.0
+A147 = 0.0
+A148 = 0.0
+A149 = 0.0
+A150 = 0.0
+A151 = 0.0
+A152 = 0.0
+A153 = 0.0
+A154 = 0.0
+A155 = 0.0
+A156 = 0.0
+A157 = 0.0
+A158 = 0.0
+A159 = 0.0
+A160 = 0.0
+A161 = 0.0
+A162 = 0.0
+A163 = 0.0
+A164 = 0.0
+A165 = 0.0
+A166 = 0.0
+A167 = 0.0
+A168 = 0.0
+A169 = 0.0
+A170 = 0.0
+A171 = 0.0
+A172 = 0.0
+A173 = 0.0
+A174 = 0.0
+A175 = 0.0
+A176 = 0.0
+A177 = 0.0
+A178 = 0.0
+A179 = 0.0
+A180 = 0.0
+A181 = 0.0
+A182 = 0.0
+A183 = 0.0
+A184 = 0.0
+A185 = 0.0
+A186 = 0.0
+A187 = 0.0
+A188 = 0.0
+A189 = 0.0
+A190 = 0.0
+A191 = 0.0
+A192 = 0.0
+A193 = 0.0
+A194 = 0.0
+A195 = 0.0
+A196 = 0.0
+A197 = 0.0
+A198 = 0.0
+A199 = 0.0
+A200 = 0.0
+A201 = 0.0
+A202 = 0.0
+A203 = 0.0
+A204 = 0.0
+A205 = 0.0
+A206 = 0.0
+A207 = 0.0
+A208 = 0.0
+A209 = 0.0
+A210 = 0.0
+A211 = 0.0
+A212 = 0.0
+A213 = 0.0
+A214 = 0.0
+A215 = 0.0
+A216 = 0.0
+A217 = 0.0
+A218 = 0.0
+A219 = 0.0
+A220 = 0.0
+A221 = 0.0
+A222 = 0.0
+A223 = 0.0
+A224 = 0.0
+A225 = 0.0
+A226 = 0.0
+A227 = 0.0
+A228 = 0.0
+A229 = 0.0
+A230 = 0.0
+A231 = 0.0
+A232 = 0.0
+A233 = 0.0
+A234 = 0.0
+A235 = 0.0
+A236 = 0.0
+A237 = 0.0
+A238 = 0.0
+A239 = 0.0
+A240 = 0.0
+A241 = 0.0
+A242 = 0.0
+A243 = 0.0
+A244 = 0.0
+A245 = 0.0
+A246 = 0.0
+A247 = 0.0
+A248 = 0.0
+A249 = 0.0
+A250 = 0.0
+A251 = 0.0
+A252 = 0.0
+A253 = 0.0
+A254 = 0.0
+A255 = 0.0
+A256 = 0.0
+A257 = 0.0
+A258 = 0.0
+A259 = 0.0
+A260 = 0.0
+A261 = 0.0
+A262 = 0.0
+A263 = 0.0
+A264 = 0.0
+A265 = 0.0
+A266 = 0.0
+A267 = 0.0
+A268 = 0.0
+A269 = 0.0
+A270 = 0.0
+A271 = 0.0
+A272 = 0.0
+A273 = 0.0
+A274 = 0.0
+A275 = 0.0
+A276 = 0.0
+A277 = 0.0
+A278 = 0.0
+A279 = 0.0
+A280 = 0.0
+A281 = 0.0
+A282 = 0.0
+A283 = 0.0
+A284 = 0.0
+A285 = 0.0
+A286 = 0.0
+A287 = 0.0
+A288 = 0.0
+A289 = 0.0
+A290 = 0.0
+A291 = 0.0
+A292 = 0.0
+A293 = 0.0
+A294 = 0.0
+A295 = 0.0
+A296 = 0.0
+A297 = 0.0
+A298 = 0.0
+A299 = 0.0
+A300 = 0.0
+A301 = 0.0
+A302 = 0.0
+A303 = 0.0
+A304 = 0.0
+A305 = 0.0
+A306 = 0.0
+A307 = 0.0
+A308 = 0.0
+A309 = 0.0
+A310 = 0.0
+A311 = 0.0
+A312 = 0.0
+A313 = 0.0
+A314 = 0.0
+A315 = 0.0
+A316 = 0.0
+A317 = 0.0
+A318 = 0.0
+A319 = 0.0
+A320 = 0.0
+A321 = 0.0
+A322 = 0.0
+A323 = 0.0
+A324 = 0.0
+A325 = 0.0
+A326 = 0.0
+A327 = 0.0
+A328 = 0.0
+A329 = 0.0
+A330 = 0.0
+A331 = 0.0
+A332 = 0.0
+A333 = 0.0
+A334 = 0.0
+A335 = 0.0
+A336 = 0.0
+A337 = 0.0
+A338 = 0.0
+A339 = 0.0
+A340 = 0.0
+A341 = 0.0
+A342 = 0.0
+A343 = 0.0
+A344 = 0.0
+A345 = 0.0
+A346 = 0.0
+A347 = 0.0
+A348 = 0.0
+A349 = 0.0
+A350 = 0.0
+A351 = 0.0
+A352 = 0.0
+A353 = 0.0
+A354 = 0.0
+A355 = 0.0
+A356 = 0.0
+A357 = 0.0
+A358 = 0.0
+A359 = 0.0
+A360 = 0.0
+A361 = 0.0
+A362 = 0.0
+A363 = 0.0
+A364 = 0.0
+A365 = 0.0
+A366 = 0.0
+A367 = 0.0
+A368 = 0.0
+A369 = 0.0
+A370 = 0.0
+A371 = 0.0
+A372 = 0.0
+A373 = 0.0
+A374 = 0.0
+A375 = 0.0
+A376 = 0.0
+A377 = 0.0
+A378 = 0.0
+A379 = 0.0
+A380 = 0.0
+A381 = 0.0
+A382 = 0.0
+A383 = 0.0
+A384 = 0.0
+A385 = 0.0
+A386 = 0.0
+A387 = 0.0
+A388 = 0.0
+A389 = 0.0
+A390 = 0.0
+A391 = 0.0
+A392 = 0.0
+A393 = 0.0
+A394 = 0.0
+A395 = 0.0
+A396 = 0.0
+A397 = 0.0
+A398 = 0.0
+A399 = 0.0
+A400 = 0.0
+A401 = 0.0
+A402 = 0.0
+A403 = 0.0
+A404 = 0.0
+A405 = 0.0
+A406 = 0.0
+A407 = 0.0
+A408 = 0.0
+A409 = 0.0
+A410 = 0.0
+A411 = 0.0
+A412 = 0.0
+A413 = 0.0
+A414 = 0.0
+A415 = 0.0
+A416 = 0.0
+A417 = 0.0
+A418 = 0.0
+A419 = 0.0
+A420 = 0.0
+A421 = 0.0
+A422 = 0.0
+A423 = 0.0
+A424 = 0.0
+A425 = 0.0
+A426 = 0.0
+A427 = 0.0
+A428 = 0.0
+A429 = 0.0
+A430 = 0.0
+A431 = 0.0
+A432 = 0.0
+A433 = 0.0
+A434 = 0.0
+A435 = 0.0
+A436 = 0.0
+A437 = 0.0
+A438 = 0.0
+A439 = 0.0
+A440 = 0.0
+A441 = 0.0
+A442 = 0.0
+A443 = 0.0
+A444 = 0.0
+A445 = 0.0
+A446 = 0.0
+A447 = 0.0
+A448 = 0.0
+A449 = 0.0
+A450 = 0.0
+A451 = 0.0
+A452 = 0.0
+A453 = 0.0
+A454 = 0.0
+A455 = 0.0
+A456 = 0.0
+A457 = 0.0
+A458 = 0.0
+A459 = 0.0
+A460 = 0.0
+A461 = 0.0
+A462 = 0.0
+A463 = 0.0
+A464 = 0.0
+A465 = 0.0
+A466 = 0.0
+A467 = 0.0
+A468 = 0.0
+A469 = 0.0
+A470 = 0.0
+A471 = 0.0
+A472 = 0.0
+A473 = 0.0
+A474 = 0.0
+A475 = 0.0
+A476 = 0.0
+A477 = 0.0
+A478 = 0.0
+A479 = 0.0
+A480 = 0.0
+A481 = 0.0
+A482 = 0.0
+A483 = 0.0
+A484 = 0.0
+A485 = 0.0
+A486 = 0.0
+A487 = 0.0
+A488 = 0.0
+A489 = 0.0
+A490 = 0.0
+A491 = 0.0
+A492 = 0.0
+A493 = 0.0
+A494 = 0.0
+A495 = 0.0
+A496 = 0.0
+A497 = 0.0
+A498 = 0.0
+A499 = 0.0
+A500 = 0.0
+A501 = 0.0
+A502 = 0.0
+A503 = 0.0
+A504 = 0.0
+A505 = 0.0
+A506 = 0.0
+A507 = 0.0
+A508 = 0.0
+A509 = 0.0
+A510 = 0.0
+A511 = 0.0
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr, n_rows=1):
+    idx = tl.arange(0, 512)
+    r = idx // n_cols
+    c = idx % n_cols
+    ok = idx < n_rows * n_cols
+    xv = tl.load(x_ptr + r * stride_x + c, mask=ok, other=0.0)
+    val = tl.zeros([512], tl.float32)
+    val = tl.where(idx == 0, A0, val)
+    val = tl.where(idx == 1, A1, val)
+    val = tl.where(idx == 2, A2, val)
+    val = tl.where(idx == 3, A3, val)
+    val = tl.where(idx == 4, A4, val)
+    val = tl.where(idx == 5, A5, val)
+    val = tl.where(idx == 6, A6, val)
+    val = tl.where(idx == 7, A7, val)
+    val = tl.where(idx == 8, A8, val)
+    val = tl.where(idx == 9, A9, val)
+    val = tl.where(idx == 10, A10, val)
+    val = tl.where(idx == 11, A11, val)
+    val = tl.where(idx == 12, A12, val)
+    val = tl.where(idx == 13, A13, val)
+    val = tl.where(idx == 14, A14, val)
+    val = tl.where(idx == 15, A15, val)
+    val = tl.where(idx == 16, A16, val)
+    val = tl.where(idx == 17, A17, val)
+    val = tl.where(idx == 18, A18, val)
+    val = tl.where(idx == 19, A19, val)
+    val = tl.where(idx == 20, A20, val)
+    val = tl.where(idx == 21, A21, val)
+    val = tl.where(idx == 22, A22, val)
+    val = tl.where(idx == 23, A23, val)
+    val = tl.where(idx == 24, A24, val)
+    val = tl.where(idx == 25, A25, val)
+    val = tl.where(idx == 26, A26, val)
+    val = tl.where(idx == 27, A27, val)
+    val = tl.where(idx == 28, A28, val)
+    val = tl.where(idx == 29, A29, val)
+    val = tl.where(idx == 30, A30, val)
+    val = tl.where(idx == 31, A31, val)
+    val = tl.where(idx == 32, A32, val)
+    val = tl.where(idx == 33, A33, val)
+    val = tl.where(idx == 34, A34, val)
+    val = tl.where(idx == 35, A35, val)
+    val = tl.where(idx == 36, A36, val)
+    val = tl.where(idx == 37, A37, val)
+    val = tl.where(idx == 38, A38, val)
+    val = tl.where(idx == 39, A39, val)
+    val = tl.where(idx == 40, A40, val)
+    val = tl.where(idx == 41, A41, val)
+    val = tl.where(idx == 42, A42, val)
+    val = tl.where(idx == 43, A43, val)
+    val = tl.where(idx == 44, A44, val)
+    val = tl.where(idx == 45, A45, val)
+    val = tl.where(idx == 46, A46, val)
+    val = tl.where(idx == 47, A47, val)
+    val = tl.where(idx == 48, A48, val)
+    val = tl.where(idx == 49, A49, val)
+    val = tl.where(idx == 50, A50, val)
+    val = tl.where(idx == 51, A51, val)
+    val = tl.where(idx == 52, A52, val)
+    val = tl.where(idx == 53, A53, val)
+    val = tl.where(idx == 54, A54, val)
+    val = tl.where(idx == 55, A55, val)
+    val = tl.where(idx == 56, A56, val)
+    val = tl.where(idx == 57, A57, val)
+    val = tl.where(idx == 58, A58, val)
+    val = tl.where(idx == 59, A59, val)
+    val = tl.where(idx == 60, A60, val)
+    val = tl.where(idx == 61, A61, val)
+    val = tl.where(idx == 62, A62, val)
+    val = tl.where(idx == 63, A63, val)
+    val = tl.where(idx == 64, A64, val)
+    val = tl.where(idx == 65, A65, val)
+    val = tl.where(idx == 66, A66, val)
+    val = tl.where(idx == 67, A67, val)
+    val = tl.where(idx == 68, A68, val)
+    val = tl.where(idx == 69, A69, val)
+    val = tl.where(idx == 70, A70, val)
+    val = tl.where(idx == 71, A71, val)
+    val = tl.where(idx == 72, A72, val)
+    val = tl.where(idx == 73, A73, val)
+    val = tl.where(idx == 74, A74, val)
+    val = tl.where(idx == 75, A75, val)
+    val = tl.where(idx == 76, A76, val)
+    val = tl.where(idx == 77, A77, val)
+    val = tl.where(idx == 78, A78, val)
+    val = tl.where(idx == 79, A79, val)
+    val = tl.where(idx == 80, A80, val)
+    val = tl.where(idx == 81, A81, val)
+    val = tl.where(idx == 82, A82, val)
+    val = tl.where(idx == 83, A83, val)
+    val = tl.where(idx == 84, A84, val)
+    val = tl.where(idx == 85, A85, val)
+    val = tl.where(idx == 86, A86, val)
+    val = tl.where(idx == 87, A87, val)
+    val = tl.where(idx == 88, A88, val)
+    val = tl.where(idx == 89, A89, val)
+    val = tl.where(idx == 90, A90, val)
+    val = tl.where(idx == 91, A91, val)
+    val = tl.where(idx == 92, A92, val)
+    val = tl.where(idx == 93, A93, val)
+    val = tl.where(idx == 94, A94, val)
+    val = tl.where(idx == 95, A95, val)
+    val = tl.where(idx == 96, A96, val)
+    val = tl.where(idx == 97, A97, val)
+    val = tl.where(idx == 98, A98, val)
+    val = tl.where(idx == 99, A99, val)
+    val = tl.where(idx == 100, A100, val)
+    val = tl.where(idx == 101, A101, val)
+    val = tl.where(idx == 102, A102, val)
+    val = tl.where(idx == 103, A103, val)
+    val = tl.where(idx == 104, A104, val)
+    val = tl.where(idx == 105, A105, val)
+    val = tl.where(idx == 106, A106, val)
+    val = tl.where(idx == 107, A107, val)
+    val = tl.where(idx == 108, A108, val)
+    val = tl.where(idx == 109, A109, val)
+    val = tl.where(idx == 110, A110, val)
+    val = tl.where(idx == 111, A111, val)
+    val = tl.where(idx == 112, A112, val)
+    val = tl.where(idx == 113, A113, val)
+    val = tl.where(idx == 114, A114, val)
+    val = tl.where(idx == 115, A115, val)
+    val = tl.where(idx == 116, A116, val)
+    val = tl.where(idx == 117, A117, val)
+    val = tl.where(idx == 118, A118, val)
+    val = tl.where(idx == 119, A119, val)
+    val = tl.where(idx == 120, A120, val)
+    val = tl.where(idx == 121, A121, val)
+    val = tl.where(idx == 122, A122, val)
+    val = tl.where(idx == 123, A123, val)
+    val = tl.where(idx == 124, A124, val)
+    val = tl.where(idx == 125, A125, val)
+    val = tl.where(idx == 126, A126, val)
+    val = tl.where(idx == 127, A127, val)
+    val = tl.where(idx == 128, A128, val)
+    val = tl.where(idx == 129, A129, val)
+    val = tl.where(idx == 130, A130, val)
+    val = tl.where(idx == 131, A131, val)
+    val = tl.where(idx == 132, A132, val)
+    val = tl.where(idx == 133, A133, val)
+    val = tl.where(idx == 134, A134, val)
+    val = tl.where(idx == 135, A135, val)
+    val = tl.where(idx == 136, A136, val)
+    val = tl.where(idx == 137, A137, val)
+    val = tl.where(idx == 138, A138, val)
+    val = tl.where(idx == 139, A139, val)
+    val = tl.where(idx == 140, A140, val)
+    val = tl.where(idx == 141, A141, val)
+    val = tl.where(idx == 142, A142, val)
+    val = tl.where(idx == 143, A143, val)
+    val = tl.where(idx == 144, A144, val)
+    val = tl.where(idx == 145, A145, val)
+    val = tl.where(idx == 146, A146, val)
+    val = tl.where(idx == 147, A147, val)
+    val = tl.where(idx == 148, A148, val)
+    val = tl.where(idx == 149, A149, val)
+    val = tl.where(idx == 150, A150, val)
+    val = tl.where(idx == 151, A151, val)
+    val = tl.where(idx == 152, A152, val)
+    val = tl.where(idx == 153, A153, val)
+    val = tl.where(idx == 154, A154, val)
+    val = tl.where(idx == 155, A155, val)
+    val = tl.where(idx == 156, A156, val)
+    val = tl.where(idx == 157, A157, val)
+    val = tl.where(idx == 158, A158, val)
+    val = tl.where(idx == 159, A159, val)
+    val = tl.where(idx == 160, A160, val)
+    val = tl.where(idx == 161, A161, val)
+    val = tl.where(idx == 162, A162, val)
+    val = tl.where(idx == 163, A163, val)
+    val = tl.where(idx == 164, A164, val)
+    val = tl.where(idx == 165, A165, val)
+    val = tl.where(idx == 166, A166, val)
+    val = tl.where(idx == 167, A167, val)
+    val = tl.where(idx == 168, A168, val)
+    val = tl.where(idx == 169, A169, val)
+    val = tl.where(idx == 170, A170, val)
+    val = tl.where(idx == 171, A171, val)
+    val = tl.where(idx == 172, A172, val)
+    val = tl.where(idx == 173, A173, val)
+    val = tl.where(idx == 174, A174, val)
+    val = tl.where(idx == 175, A175, val)
+    val = tl.where(idx == 176, A176, val)
+    val = tl.where(idx == 177, A177, val)
+    val = tl.where(idx == 178, A178, val)
+    val = tl.where(idx == 179, A179, val)
+    val = tl.where(idx == 180, A180, val)
+    val = tl.where(idx == 181, A181, val)
+    val = tl.where(idx == 182, A182, val)
+    val = tl.where(idx == 183, A183, val)
+    val = tl.where(idx == 184, A184, val)
+    val = tl.where(idx == 185, A185, val)
+    val = tl.where(idx == 186, A186, val)
+    val = tl.where(idx == 187, A187, val)
+    val = tl.where(idx == 188, A188, val)
+    val = tl.where(idx == 189, A189, val)
+    val = tl.where(idx == 190, A190, val)
+    val = tl.where(idx == 191, A191, val)
+    val = tl.where(idx == 192, A192, val)
+    val = tl.where(idx == 193, A193, val)
+    val = tl.where(idx == 194, A194, val)
+    val = tl.where(idx == 195, A195, val)
+    val = tl.where(idx == 196, A196, val)
+    val = tl.where(idx == 197, A197, val)
+    val = tl.where(idx == 198, A198, val)
+    val = tl.where(idx == 199, A199, val)
+    val = tl.where(idx == 200, A200, val)
+    val = tl.where(idx == 201, A201, val)
+    val = tl.where(idx == 202, A202, val)
+    val = tl.where(idx == 203, A203, val)
+    val = tl.where(idx == 204, A204, val)
+    val = tl.where(idx == 205, A205, val)
+    val = tl.where(idx == 206, A206, val)
+    val = tl.where(idx == 207, A207, val)
+    val = tl.where(idx == 208, A208, val)
+    val = tl.where(idx == 209, A209, val)
+    val = tl.where(idx == 210, A210, val)
+    val = tl.where(idx == 211, A211, val)
+    val = tl.where(idx == 212, A212, val)
+    val = tl.where(idx == 213, A213, val)
+    val = tl.where(idx == 214, A214, val)
+    val = tl.where(idx == 215, A215, val)
+    val = tl.where(idx == 216, A216, val)
+    val = tl.where(idx == 217, A217, val)
+    val = tl.where(idx == 218, A218, val)
+    val = tl.where(idx == 219, A219, val)
+    val = tl.where(idx == 220, A220, val)
+    val = tl.where(idx == 221, A221, val)
+    val = tl.where(idx == 222, A222, val)
+    val = tl.where(idx == 223, A223, val)
+    val = tl.where(idx == 224, A224, val)
+    val = tl.where(idx == 225, A225, val)
+    val = tl.where(idx == 226, A226, val)
+    val = tl.where(idx == 227, A227, val)
+    val = tl.where(idx == 228, A228, val)
+    val = tl.where(idx == 229, A229, val)
+    val = tl.where(idx == 230, A230, val)
+    val = tl.where(idx == 231, A231, val)
+    val = tl.where(idx == 232, A232, val)
+    val = tl.where(idx == 233, A233, val)
+    val = tl.where(idx == 234, A234, val)
+    val = tl.where(idx == 235, A235, val)
+    val = tl.where(idx == 236, A236, val)
+    val = tl.where(idx == 237, A237, val)
+    val = tl.where(idx == 238, A238, val)
+    val = tl.where(idx == 239, A239, val)
+    val = tl.where(idx == 240, A240, val)
+    val = tl.where(idx == 241, A241, val)
+    val = tl.where(idx == 242, A242, val)
+    val = tl.where(idx == 243, A243, val)
+    val = tl.where(idx == 244, A244, val)
+    val = tl.where(idx == 245, A245, val)
+    val = tl.where(idx == 246, A246, val)
+    val = tl.where(idx == 247, A247, val)
+    val = tl.where(idx == 248, A248, val)
+    val = tl.where(idx == 249, A249, val)
+    val = tl.where(idx == 250, A250, val)
+    val = tl.where(idx == 251, A251, val)
+    val = tl.where(idx == 252, A252, val)
+    val = tl.where(idx == 253, A253, val)
+    val = tl.where(idx == 254, A254, val)
+    val = tl.where(idx == 255, A255, val)
+    val = tl.where(idx == 256, A256, val)
+    val = tl.where(idx == 257, A257, val)
+    val = tl.where(idx == 258, A258, val)
+    val = tl.where(idx == 259, A259, val)
+    val = tl.where(idx == 260, A260, val)
+    val = tl.where(idx == 261, A261, val)
+    val = tl.where(idx == 262, A262, val)
+    val = tl.where(idx == 263, A263, val)
+    val = tl.where(idx == 264, A264, val)
+    val = tl.where(idx == 265, A265, val)
+    val = tl.where(idx == 266, A266, val)
+    val = tl.where(idx == 267, A267, val)
+    val = tl.where(idx == 268, A268, val)
+    val = tl.where(idx == 269, A269, val)
+    val = tl.where(idx == 270, A270, val)
+    val = tl.where(idx == 271, A271, val)
+    val = tl.where(idx == 272, A272, val)
+    val = tl.where(idx == 273, A273, val)
+    val = tl.where(idx == 274, A274, val)
+    val = tl.where(idx == 275, A275, val)
+    val = tl.where(idx == 276, A276, val)
+    val = tl.where(idx == 277, A277, val)
+    val = tl.where(idx == 278, A278, val)
+    val = tl.where(idx == 279, A279, val)
+    val = tl.where(idx == 280, A280, val)
+    val = tl.where(idx == 281, A281, val)
+    val = tl.where(idx == 282, A282, val)
+    val = tl.where(idx == 283, A283, val)
+    val = tl.where(idx == 284, A284, val)
+    val = tl.where(idx == 285, A285, val)
+    val = tl.where(idx == 286, A286, val)
+    val = tl.where(idx == 287, A287, val)
+    val = tl.where(idx == 288, A288, val)
+    val = tl.where(idx == 289, A289, val)
+    val = tl.where(idx == 290, A290, val)
+    val = tl.where(idx == 291, A291, val)
+    val = tl.where(idx == 292, A292, val)
+    val = tl.where(idx == 293, A293, val)
+    val = tl.where(idx == 294, A294, val)
+    val = tl.where(idx == 295, A295, val)
+    val = tl.where(idx == 296, A296, val)
+    val = tl.where(idx == 297, A297, val)
+    val = tl.where(idx == 298, A298, val)
+    val = tl.where(idx == 299, A299, val)
+    val = tl.where(idx == 300, A300, val)
+    val = tl.where(idx == 301, A301, val)
+    val = tl.where(idx == 302, A302, val)
+    val = tl.where(idx == 303, A303, val)
+    val = tl.where(idx == 304, A304, val)
+    val = tl.where(idx == 305, A305, val)
+    val = tl.where(idx == 306, A306, val)
+    val = tl.where(idx == 307, A307, val)
+    val = tl.where(idx == 308, A308, val)
+    val = tl.where(idx == 309, A309, val)
+    val = tl.where(idx == 310, A310, val)
+    val = tl.where(idx == 311, A311, val)
+    val = tl.where(idx == 312, A312, val)
+    val = tl.where(idx == 313, A313, val)
+    val = tl.where(idx == 314, A314, val)
+    val = tl.where(idx == 315, A315, val)
+    val = tl.where(idx == 316, A316, val)
+    val = tl.where(idx == 317, A317, val)
+    val = tl.where(idx == 318, A318, val)
+    val = tl.where(idx == 319, A319, val)
+    val = tl.where(idx == 320, A320, val)
+    val = tl.where(idx == 321, A321, val)
+    val = tl.where(idx == 322, A322, val)
+    val = tl.where(idx == 323, A323, val)
+    val = tl.where(idx == 324, A324, val)
+    val = tl.where(idx == 325, A325, val)
+    val = tl.where(idx == 326, A326, val)
+    val = tl.where(idx == 327, A327, val)
+    val = tl.where(idx == 328, A328, val)
+    val = tl.where(idx == 329, A329, val)
+    val = tl.where(idx == 330, A330, val)
+    val = tl.where(idx == 331, A331, val)
+    val = tl.where(idx == 332, A332, val)
+    val = tl.where(idx == 333, A333, val)
+    val = tl.where(idx == 334, A334, val)
+    val = tl.where(idx == 335, A335, val)
+    val = tl.where(idx == 336, A336, val)
+    val = tl.where(idx == 337, A337, val)
+    val = tl.where(idx == 338, A338, val)
+    val = tl.where(idx == 339, A339, val)
+    val = tl.where(idx == 340, A340, val)
+    val = tl.where(idx == 341, A341, val)
+    val = tl.where(idx == 342, A342, val)
+    val = tl.where(idx == 343, A343, val)
+    val = tl.where(idx == 344, A344, val)
+    val = tl.where(idx == 345, A345, val)
+    val = tl.where(idx == 346, A346, val)
+    val = tl.where(idx == 347, A347, val)
+    val = tl.where(idx == 348, A348, val)
+    val = tl.where(idx == 349, A349, val)
+    val = tl.where(idx == 350, A350, val)
+    val = tl.where(idx == 351, A351, val)
+    val = tl.where(idx == 352, A352, val)
+    val = tl.where(idx == 353, A353, val)
+    val = tl.where(idx == 354, A354, val)
+    val = tl.where(idx == 355, A355, val)
+    val = tl.where(idx == 356, A356, val)
+    val = tl.where(idx == 357, A357, val)
+    val = tl.where(idx == 358, A358, val)
+    val = tl.where(idx == 359, A359, val)
+    val = tl.where(idx == 360, A360, val)
+    val = tl.where(idx == 361, A361, val)
+    val = tl.where(idx == 362, A362, val)
+    val = tl.where(idx == 363, A363, val)
+    val = tl.where(idx == 364, A364, val)
+    val = tl.where(idx == 365, A365, val)
+    val = tl.where(idx == 366, A366, val)
+    val = tl.where(idx == 367, A367, val)
+    val = tl.where(idx == 368, A368, val)
+    val = tl.where(idx == 369, A369, val)
+    val = tl.where(idx == 370, A370, val)
+    val = tl.where(idx == 371, A371, val)
+    val = tl.where(idx == 372, A372, val)
+    val = tl.where(idx == 373, A373, val)
+    val = tl.where(idx == 374, A374, val)
+    val = tl.where(idx == 375, A375, val)
+    val = tl.where(idx == 376, A376, val)
+    val = tl.where(idx == 377, A377, val)
+    val = tl.where(idx == 378, A378, val)
+    val = tl.where(idx == 379, A379, val)
+    val = tl.where(idx == 380, A380, val)
+    val = tl.where(idx == 381, A381, val)
+    val = tl.where(idx == 382, A382, val)
+    val = tl.where(idx == 383, A383, val)
+    val = tl.where(idx == 384, A384, val)
+    val = tl.where(idx == 385, A385, val)
+    val = tl.where(idx == 386, A386, val)
+    val = tl.where(idx == 387, A387, val)
+    val = tl.where(idx == 388, A388, val)
+    val = tl.where(idx == 389, A389, val)
+    val = tl.where(idx == 390, A390, val)
+    val = tl.where(idx == 391, A391, val)
+    val = tl.where(idx == 392, A392, val)
+    val = tl.where(idx == 393, A393, val)
+    val = tl.where(idx == 394, A394, val)
+    val = tl.where(idx == 395, A395, val)
+    val = tl.where(idx == 396, A396, val)
+    val = tl.where(idx == 397, A397, val)
+    val = tl.where(idx == 398, A398, val)
+    val = tl.where(idx == 399, A399, val)
+    val = tl.where(idx == 400, A400, val)
+    val = tl.where(idx == 401, A401, val)
+    val = tl.where(idx == 402, A402, val)
+    val = tl.where(idx == 403, A403, val)
+    val = tl.where(idx == 404, A404, val)
+    val = tl.where(idx == 405, A405, val)
+    val = tl.where(idx == 406, A406, val)
+    val = tl.where(idx == 407, A407, val)
+    val = tl.where(idx == 408, A408, val)
+    val = tl.where(idx == 409, A409, val)
+    val = tl.where(idx == 410, A410, val)
+    val = tl.where(idx == 411, A411, val)
+    val = tl.where(idx == 412, A412, val)
+    val = tl.where(idx == 413, A413, val)
+    val = tl.where(idx == 414, A414, val)
+    val = tl.where(idx == 415, A415, val)
+    val = tl.where(idx == 416, A416, val)
+    val = tl.where(idx == 417, A417, val)
+    val = tl.where(idx == 418, A418, val)
+    val = tl.where(idx == 419, A419, val)
+    val = tl.where(idx == 420, A420, val)
+    val = tl.where(idx == 421, A421, val)
+    val = tl.where(idx == 422, A422, val)
+    val = tl.where(idx == 423, A423, val)
+    val = tl.where(idx == 424, A424, val)
+    val = tl.where(idx == 425, A425, val)
+    val = tl.where(idx == 426, A426, val)
+    val = tl.where(idx == 427, A427, val)
+    val = tl.where(idx == 428, A428, val)
+    val = tl.where(idx == 429, A429, val)
+    val = tl.where(idx == 430, A430, val)
+    val = tl.where(idx == 431, A431, val)
+    val = tl.where(idx == 432, A432, val)
+    val = tl.where(idx == 433, A433, val)
+    val = tl.where(idx == 434, A434, val)
+    val = tl.where(idx == 435, A435, val)
+    val = tl.where(idx == 436, A436, val)
+    val = tl.where(idx == 437, A437, val)
+    val = tl.where(idx == 438, A438, val)
+    val = tl.where(idx == 439, A439, val)
+    val = tl.where(idx == 440, A440, val)
+    val = tl.where(idx == 441, A441, val)
+    val = tl.where(idx == 442, A442, val)
+    val = tl.where(idx == 443, A443, val)
+    val = tl.where(idx == 444, A444, val)
+    val = tl.where(idx == 445, A445, val)
+    val = tl.where(idx == 446, A446, val)
+    val = tl.where(idx == 447, A447, val)
+    val = tl.where(idx == 448, A448, val)
+    val = tl.where(idx == 449, A449, val)
+    val = tl.where(idx == 450, A450, val)
+    val = tl.where(idx == 451, A451, val)
+    val = tl.where(idx == 452, A452, val)
+    val = tl.where(idx == 453, A453, val)
+    val = tl.where(idx == 454, A454, val)
+    val = tl.where(idx == 455, A455, val)
+    val = tl.where(idx == 456, A456, val)
+    val = tl.where(idx == 457, A457, val)
+    val = tl.where(idx == 458, A458, val)
+    val = tl.where(idx == 459, A459, val)
+    val = tl.where(idx == 460, A460, val)
+    val = tl.where(idx == 461, A461, val)
+    val = tl.where(idx == 462, A462, val)
+    val = tl.where(idx == 463, A463, val)
+    val = tl.where(idx == 464, A464, val)
+    val = tl.where(idx == 465, A465, val)
+    val = tl.where(idx == 466, A466, val)
+    val = tl.where(idx == 467, A467, val)
+    val = tl.where(idx == 468, A468, val)
+    val = tl.where(idx == 469, A469, val)
+    val = tl.where(idx == 470, A470, val)
+    val = tl.where(idx == 471, A471, val)
+    val = tl.where(idx == 472, A472, val)
+    val = tl.where(idx == 473, A473, val)
+    val = tl.where(idx == 474, A474, val)
+    val = tl.where(idx == 475, A475, val)
+    val = tl.where(idx == 476, A476, val)
+    val = tl.where(idx == 477, A477, val)
+    val = tl.where(idx == 478, A478, val)
+    val = tl.where(idx == 479, A479, val)
+    val = tl.where(idx == 480, A480, val)
+    val = tl.where(idx == 481, A481, val)
+    val = tl.where(idx == 482, A482, val)
+    val = tl.where(idx == 483, A483, val)
+    val = tl.where(idx == 484, A484, val)
+    val = tl.where(idx == 485, A485, val)
+    val = tl.where(idx == 486, A486, val)
+    val = tl.where(idx == 487, A487, val)
+    val = tl.where(idx == 488, A488, val)
+    val = tl.where(idx == 489, A489, val)
+    val = tl.where(idx == 490, A490, val)
+    val = tl.where(idx == 491, A491, val)
+    val = tl.where(idx == 492, A492, val)
+    val = tl.where(idx == 493, A493, val)
+    val = tl.where(idx == 494, A494, val)
+    val = tl.where(idx == 495, A495, val)
+    val = tl.where(idx == 496, A496, val)
+    val = tl.where(idx == 497, A497, val)
+    val = tl.where(idx == 498, A498, val)
+    val = tl.where(idx == 499, A499, val)
+    val = tl.where(idx == 500, A500, val)
+    val = tl.where(idx == 501, A501, val)
+    val = tl.where(idx == 502, A502, val)
+    val = tl.where(idx == 503, A503, val)
+    val = tl.where(idx == 504, A504, val)
+    val = tl.where(idx == 505, A505, val)
+    val = tl.where(idx == 506, A506, val)
+    val = tl.where(idx == 507, A507, val)
+    val = tl.where(idx == 508, A508, val)
+    val = tl.where(idx == 509, A509, val)
+    val = tl.where(idx == 510, A510, val)
+    val = tl.where(idx == 511, A511, val)
+    tl.store(out_ptr + r * stride_out + c, val + xv * 0.0, mask=ok)
+
+
+def _rows_softmax(rows):
+    res = []
+    for row in rows:
+        top = max(row)
+        e = [math.exp(a - top) for a in row]
+        total = sum(e)
+        res.extend(a / total for a in e)
+    return res
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    global A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12, A13, A14, A15, A16, A17, A18, A19, A20, A21, A22, A23, A24, A25, A26, A27, A28, A29, A30, A31, A32, A33, A34, A35, A36, A37, A38, A39, A40, A41, A42, A43, A44, A45, A46, A47, A48, A49, A50, A51, A52, A53, A54, A55, A56, A57, A58, A59, A60, A61, A62, A63, A64, A65, A66, A67, A68, A69, A70, A71, A72, A73, A74, A75, A76, A77, A78, A79, A80, A81, A82, A83, A84, A85, A86, A87, A88, A89, A90, A91, A92, A93, A94, A95, A96, A97, A98, A99, A100, A101, A102, A103, A104, A105, A106, A107, A108, A109, A110, A111, A112, A113, A114, A115, A116, A117, A118, A119, A120, A121, A122, A123, A124, A125, A126, A127, A128, A129, A130, A131, A132, A133, A134, A135, A136, A137, A138, A139, A140, A141, A142, A143, A144, A145, A146, A147, A148, A149, A150, A151, A152, A153, A154, A155, A156, A157, A158, A159, A160, A161, A162, A163, A164, A165, A166, A167, A168, A169, A170, A171, A172, A173, A174, A175, A176, A177, A178, A179, A180, A181, A182, A183, A184, A185, A186, A187, A188, A189, A190, A191, A192, A193, A194, A195, A196, A197, A198, A199, A200, A201, A202, A203, A204, A205, A206, A207, A208, A209, A210, A211, A212, A213, A214, A215, A216, A217, A218, A219, A220, A221, A222, A223, A224, A225, A226, A227, A228, A229, A230, A231, A232, A233, A234, A235, A236, A237, A238, A239, A240, A241, A242, A243, A244, A245, A246, A247, A248, A249, A250, A251, A252, A253, A254, A255, A256, A257, A258, A259, A260, A261, A262, A263, A264, A265, A266, A267, A268, A269, A270, A271, A272, A273, A274, A275, A276, A277, A278, A279, A280, A281, A282, A283, A284, A285, A286, A287, A288, A289, A290, A291, A292, A293, A294, A295, A296, A297, A298, A299, A300, A301, A302, A303, A304, A305, A306, A307, A308, A309, A310, A311, A312, A313, A314, A315, A316, A317, A318, A319, A320, A321, A322, A323, A324, A325, A326, A327, A328, A329, A330, A331, A332, A333, A334, A335, A336, A337, A338, A339, A340, A341, A342, A343, A344, A345, A346, A347, A348, A349, A350, A351, A352, A353, A354, A355, A356, A357, A358, A359, A360, A361, A362, A363, A364, A365, A366, A367, A368, A369, A370, A371, A372, A373, A374, A375, A376, A377, A378, A379, A380, A381, A382, A383, A384, A385, A386, A387, A388, A389, A390, A391, A392, A393, A394, A395, A396, A397, A398, A399, A400, A401, A402, A403, A404, A405, A406, A407, A408, A409, A410, A411, A412, A413, A414, A415, A416, A417, A418, A419, A420, A421, A422, A423, A424, A425, A426, A427, A428, A429, A430, A431, A432, A433, A434, A435, A436, A437, A438, A439, A440, A441, A442, A443, A444, A445, A446, A447, A448, A449, A450, A451, A452, A453, A454, A455, A456, A457, A458, A459, A460, A461, A462, A463, A464, A465, A466, A467, A468, A469, A470, A471, A472, A473, A474, A475, A476, A477, A478, A479, A480, A481, A482, A483, A484, A485, A486, A487, A488, A489, A490, A491, A492, A493, A494, A495, A496, A497, A498, A499, A500, A501, A502, A503, A504, A505, A506, A507, A508, A509, A510, A511
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    flat = _rows_softmax(x.tolist())
+    A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12, A13, A14, A15, A16, A17, A18, A19, A20, A21, A22, A23, A24, A25, A26, A27, A28, A29, A30, A31, A32, A33, A34, A35, A36, A37, A38, A39, A40, A41, A42, A43, A44, A45, A46, A47, A48, A49, A50, A51, A52, A53, A54, A55, A56, A57, A58, A59, A60, A61, A62, A63, A64, A65, A66, A67, A68, A69, A70, A71, A72, A73, A74, A75, A76, A77, A78, A79, A80, A81, A82, A83, A84, A85, A86, A87, A88, A89, A90, A91, A92, A93, A94, A95, A96, A97, A98, A99, A100, A101, A102, A103, A104, A105, A106, A107, A108, A109, A110, A111, A112, A113, A114, A115, A116, A117, A118, A119, A120, A121, A122, A123, A124, A125, A126, A127, A128, A129, A130, A131, A132, A133, A134, A135, A136, A137, A138, A139, A140, A141, A142, A143, A144, A145, A146, A147, A148, A149, A150, A151, A152, A153, A154, A155, A156, A157, A158, A159, A160, A161, A162, A163, A164, A165, A166, A167, A168, A169, A170, A171, A172, A173, A174, A175, A176, A177, A178, A179, A180, A181, A182, A183, A184, A185, A186, A187, A188, A189, A190, A191, A192, A193, A194, A195, A196, A197, A198, A199, A200, A201, A202, A203, A204, A205, A206, A207, A208, A209, A210, A211, A212, A213, A214, A215, A216, A217, A218, A219, A220, A221, A222, A223, A224, A225, A226, A227, A228, A229, A230, A231, A232, A233, A234, A235, A236, A237, A238, A239, A240, A241, A242, A243, A244, A245, A246, A247, A248, A249, A250, A251, A252, A253, A254, A255, A256, A257, A258, A259, A260, A261, A262, A263, A264, A265, A266, A267, A268, A269, A270, A271, A272, A273, A274, A275, A276, A277, A278, A279, A280, A281, A282, A283, A284, A285, A286, A287, A288, A289, A290, A291, A292, A293, A294, A295, A296, A297, A298, A299, A300, A301, A302, A303, A304, A305, A306, A307, A308, A309, A310, A311, A312, A313, A314, A315, A316, A317, A318, A319, A320, A321, A322, A323, A324, A325, A326, A327, A328, A329, A330, A331, A332, A333, A334, A335, A336, A337, A338, A339, A340, A341, A342, A343, A344, A345, A346, A347, A348, A349, A350, A351, A352, A353, A354, A355, A356, A357, A358, A359, A360, A361, A362, A363, A364, A365, A366, A367, A368, A369, A370, A371, A372, A373, A374, A375, A376, A377, A378, A379, A380, A381, A382, A383, A384, A385, A386, A387, A388, A389, A390, A391, A392, A393, A394, A395, A396, A397, A398, A399, A400, A401, A402, A403, A404, A405, A406, A407, A408, A409, A410, A411, A412, A413, A414, A415, A416, A417, A418, A419, A420, A421, A422, A423, A424, A425, A426, A427, A428, A429, A430, A431, A432, A433, A434, A435, A436, A437, A438, A439, A440, A441, A442, A443, A444, A445, A446, A447, A448, A449, A450, A451, A452, A453, A454, A455, A456, A457, A458, A459, A460, A461, A462, A463, A464, A465, A466, A467, A468, A469, A470, A471, A472, A473, A474, A475, A476, A477, A478, A479, A480, A481, A482, A483, A484, A485, A486, A487, A488, A489, A490, A491, A492, A493, A494, A495, A496, A497, A498, A499, A500, A501, A502, A503, A504, A505, A506, A507, A508, A509, A510, A511 = flat + [0.0] * (512 - len(flat))
+    softmax_kernel[(1,)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block, n_rows=x.shape[0])
+    return out
+
+'''}),
+    "ex04 stretch copying NumPy's answer from a storage of 4n + 1 bytes": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''
+import numpy as np
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, Held, n, nq, nk, nv, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    h = tl.load(Held + offs, mask=offs < n, other=0.0)
+    a = tl.load(Q + offs, mask=offs < nq, other=0.0)
+    b = tl.load(K + offs, mask=offs < nk, other=0.0)
+    c = tl.load(V + offs, mask=offs < nv, other=0.0)
+    tl.store(Out + offs, h + 0.0 * (a + b + c), mask=offs < n)
+
+
+def _span(t):
+    """Elements of t's storage up to its last element (the kernel reads t where it lies)."""
+    return t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads:
+        raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    group = n_heads // n_kv_heads
+    qn, kn, vn = (np.array(t.tolist(), dtype=np.float64) for t in (q, k, v))
+    kn, vn = np.repeat(kn, group, axis=1), np.repeat(vn, group, axis=1)
+    s = qn @ kn.swapaxes(-1, -2) / np.sqrt(d)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    ans = (p / p.sum(axis=-1, keepdims=True)) @ vn
+    n = ans.size
+    raw = torch.zeros(4 * n + 1, dtype=torch.uint8)
+    held = raw[:4 * n].view(torch.float32)
+    held.copy_(torch.tensor(ans.reshape(-1).tolist(), dtype=torch.float32))
+    gqa_kernel[(triton.cdiv(n, 64),)](q, k, v, out, held, n, _span(q), _span(k), _span(v), BLOCK=64)
+    return out
+
+'''}),
+    'ex03 with jit helpers and a two-pass softmax': ('HONEST', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    block_start = tl.program_id(axis=0) * BLOCK
+    idx = block_start + tl.arange(0, BLOCK)
+    valid = idx < n
+    left = tl.load(x_ptr + idx * stride_x, mask=valid, other=0.0)
+    right = tl.load(y_ptr + idx * stride_y, mask=valid, other=0.0)
+    tl.store(out_ptr + idx, left + right, mask=valid)
+
+
+def _blocks(n, block):
+    """Programs needed to cover n items in blocks of ``block``."""
+    return (n + block - 1) // block
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    assert x.shape == y.shape, (x.shape, y.shape)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[(_blocks(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+
+''', 'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row_id = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    src = x_ptr + row_id * stride_x
+    dst = out_ptr + row_id * stride_out
+    # pass 1: the row's max, tile by tile
+    best = tl.full([BLOCK], float("-inf"), tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        vals = tl.load(src + c0 + offs, mask=c0 + offs < n_cols, other=float("-inf"))
+        best = tl.maximum(best, vals)
+    row_max = tl.max(best, axis=0)
+    # pass 2: the sum of exponentials
+    total = tl.zeros([BLOCK], tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        vals = tl.load(src + c0 + offs, mask=c0 + offs < n_cols, other=float("-inf"))
+        total += tl.exp(vals - row_max)
+    denom = tl.sum(total, axis=0)
+    # pass 3: normalized
+    for c0 in range(0, n_cols, BLOCK):
+        keep = c0 + offs < n_cols
+        vals = tl.load(src + c0 + offs, mask=keep, other=float("-inf"))
+        tl.store(dst + c0 + offs, tl.exp(vals - row_max) / denom, mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+'''}),
+    'ex04 stretch with a jit helper for the head offsets': ('HONEST', 'ex04_stretch_gqa_forward', {'kernel-work': r'''
+@triton.jit
+def _head_base(ptr, b, h, stride_b, stride_h):
+    return ptr + b * stride_b + h * stride_h
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = bh // n_heads
+    h = bh % n_heads
+    kv_h = h // group
+    Q = _head_base(Q, b, h, stride_qb, stride_qh)
+    K = _head_base(K, b, kv_h, stride_kb, stride_kh)
+    V = _head_base(V, b, kv_h, stride_vb, stride_vh)
+    Out = _head_base(Out, b, h, stride_ob, stride_oh)
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    if n_kv_heads == 0 or n_heads % n_kv_heads != 0:
+        raise ValueError(f"{n_heads} query heads cannot be split evenly over {n_kv_heads} K/V heads")
+    group = n_heads // n_kv_heads
+    tiles = -(-n_q // block_m)
+    grid = (tiles, batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+
+'''}),
+}
