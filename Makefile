@@ -32,7 +32,7 @@ lab: setup                  ## set up, then open the course in JupyterLab
 	$(PY) -m jupyter lab $(LAB_FLAGS) --ServerApp.root_dir="$(CURDIR)" notebooks/00_setup.ipynb
 
 test: setup                 ## set up, then run unit tests, every notebook under nbval, and the meta-tests
-	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder $(if $(filter 1,$(PROOFS)),--proofs,)
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder --durations=40 $(if $(filter 1,$(PROOFS)),--proofs,)
 
 test-fast: setup            ## unit and meta-tests only (no lecture notebooks)
 	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder tests

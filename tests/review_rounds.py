@@ -1949,3 +1949,31 @@ def gqa_forward(q, k, v, block_m=16, block_n=32):
 
 '''}),
 }
+
+
+# Round 38l: the ex09 stretch case round 38k left to a crash, then a new helper's round against ed03036.
+ROUND_38L = {
+    "ex09 stretch's merge done by the course's merge kernel, called as a device function": ('ATTACKS', 'ex09_stretch_split_kv_merge', {'merge-work': r'''
+import triton
+import triton.language as tl
+from pagedlab.kernels.paged_attention import merge_splits_kernel
+
+
+@triton.jit
+def _merge(Partial, Lse, Out, sps, sph, spx, spd, sls, slh, slx, sos, soh, sod, n,
+           HEAD_DIM: tl.constexpr, SPLITS: tl.constexpr):
+    merge_splits_kernel(Partial, Lse, Out, sps, sph, spx, spd, sls, slh, slx, sos, soh, sod, n, HEAD_DIM, SPLITS)
+
+
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    seqs, heads, splits, dim = outs.shape
+    p = outs.float().contiguous()
+    l = lses.float().contiguous()
+    out = torch.empty(seqs, heads, dim)
+    _merge[(seqs, heads)](p, l, out, *p.stride(), *l.stride(), *out.stride(), splits,
+                          HEAD_DIM=dim, SPLITS=triton.next_power_of_2(splits))
+    m = lses.amax(dim=-1)
+    lse = m + torch.log(torch.exp(lses - m[..., None]).sum(-1))
+    return out.to(outs.dtype), lse
+'''}),
+}

@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import nbformat
 
 from pagedlab.grading.align import role
 from pagedlab.grading.review import setup_names
+from pagedlab.grading.similarity import course_code, fingerprints, library_prints, library_share
 from pagedlab.grading.specs import SPECS, Spec
 
 _SKIPPED = ("__MACOSX",)  # besides every name that starts with a dot
@@ -32,6 +34,20 @@ class Pristine:
     spec: Spec | None = None
     solution: bytes | None = None  # the solution notebook, read at the start like the rest
     solution_work: dict[str, str] = field(default_factory=dict)  # its work cells by id (to see copies of them)
+
+    @cached_property
+    def library(self) -> dict[str, str]:
+        """The course's code that computes this exercise's answer (:func:`~pagedlab.grading.similarity.course_code`)."""
+        return course_code(self.spec.tripwires if self.spec else ())
+
+    @cached_property
+    def library_floors(self) -> dict[str, float]:
+        """{work cell id: the share of the solution's own cell that is :attr:`library`'s code}: a learner's cell is
+        flagged as the library's only past it (ex09's solution kernel is notebook 09's)."""
+        handed_out = {c.get("id"): c.source for c in self.notebook.cells if c.cell_type == "code"}
+        everything = library_prints(self.library)
+        return {c: library_share(fingerprints(source) - fingerprints(handed_out.get(c, "")), everything)
+                for c, source in self.solution_work.items()}
 
 
 

@@ -461,13 +461,38 @@ def _package(file: str) -> str | None:
 
 
 def _foreign_launches(run, record):
-    """``run`` (a Triton launcher's) recording each launch of a kernel not defined in the notebook."""
+    """``run`` (a Triton launcher's) recording each launch of a kernel not defined in the notebook, and each jit
+    function not the notebook's nor Triton's that the notebook's kernel calls, at any depth (the course's own
+    ``merge_splits_kernel`` called as a device function does the work inside the notebook's launch)."""
     def watched(fn, *args, **kwargs):
         kernel = getattr(fn, "fn", None)
         if getattr(kernel, "__module__", "__main__") != "__main__":
             record(f"the Triton kernel {kernel.__module__}.{getattr(kernel, '__name__', '?')}, not the notebook's")
+        else:
+            for name in _borrowed_jit(fn):
+                record(f"the Triton function {name}, not the notebook's, called from its kernel")
         return run(fn, *args, **kwargs)
     return watched
+
+
+def _borrowed_jit(jit, seen: set | None = None) -> list[str]:
+    """``module.name`` of each jit function that the body of ``jit`` (a ``@triton.jit`` function) calls, at any
+    depth, defined neither in the notebook nor in Triton."""
+    seen = set() if seen is None else seen
+    fn = getattr(jit, "fn", None)
+    seen.add(id(fn))
+    found = []
+    for name in sorted(_global_names(getattr(fn, "__code__", None))):
+        target = getattr(fn, "__globals__", {}).get(name)
+        inner = getattr(target, "fn", None)  # a jit function (an object of Triton's) holds its Python function
+        module = str(getattr(inner, "__module__", ""))
+        if (inner is None or id(inner) in seen or not type(target).__module__.startswith("triton")
+                or module.split(".")[0] == "triton"):
+            continue
+        if module != "__main__":
+            found.append(f"{module}.{getattr(inner, '__name__', name)}")
+        found += _borrowed_jit(target, seen)
+    return found
 
 
 def _resolve(target: str):

@@ -18,7 +18,7 @@ from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
-from pagedlab.grading.similarity import copied_cells, course_code, fingerprints, library_share
+from pagedlab.grading.similarity import copied_cells
 from pagedlab.grading.specs import Cases, Spec
 
 PASS, FAIL, REVIEW, ERROR, UNEXPECTED = "pass", "fail", "needs review", "grader error", "not graded: unexpected file"
@@ -88,10 +88,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
            if c.role not in RESTORED and restored.cells[c.index].source not in given}
     if published:
         reasons += copied_cells(own, pristine.solution_work, handed_out)
-    library = course_code(pristine.spec.tripwires if pristine.spec else ())
-    floors = {c: library_share(fingerprints(source) - fingerprints(handed_out.get(c, "")), library)
-              for c, source in pristine.solution_work.items()}
-    reasons += copied_cells(own, library, handed_out, library=True, floors=floors)
+    reasons += copied_cells(own, pristine.library, handed_out, library=True, floors=pristine.library_floors)
     return restored, cells, reasons, notes
 
 

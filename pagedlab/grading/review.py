@@ -19,7 +19,7 @@ import unicodedata
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from pagedlab.grading.similarity import string_code
+from pagedlab.grading.similarity import magic_body, string_code
 
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
              "input_transformers_cleanup", "input_transformers_post", "input_transformer_manager",
@@ -361,11 +361,9 @@ def _top_level(tree: ast.Module) -> list[ast.AST]:
 
 def _timed_body(call: ast.Call) -> str | None:
     """The Python body of ``%time``/``%%time``/``%timeit``/``%%timeit`` (as IPython rewrites them), else None."""
-    f = call.func
-    if not (isinstance(f, ast.Attribute) and f.attr in ("run_line_magic", "run_cell_magic") and call.args
-            and isinstance(call.args[0], ast.Constant) and call.args[0].value in _TIMED):
+    body = magic_body(call)
+    if body is None or not (isinstance(call.args[0], ast.Constant) and call.args[0].value in _TIMED):
         return None
-    body = call.args[-1] if f.attr == "run_cell_magic" else call.args[1] if len(call.args) > 1 else None
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else "exec('<not a string>')"
 
 

@@ -87,11 +87,18 @@ def string_code(tree: ast.AST, magics: bool = True) -> str:
         elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in _TIMEIT:
             out += [a.value + "\n" for a in [*node.args, *(k.value for k in node.keywords)]
                     if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        elif magics and isinstance(node, ast.Call) and getattr(node.func, "attr", None) in _MAGICS and node.args:
-            body = node.args[-1]
+        elif magics and isinstance(node, ast.Call) and magic_body(node) is not None:
+            body = magic_body(node)
             if isinstance(body, ast.Constant) and isinstance(body.value, str):
                 out.append(body.value + "\n")
     return "".join(out)
+
+
+def magic_body(call: ast.Call) -> ast.expr | None:
+    """The argument that holds a magic's code where ``call`` is IPython's rewrite of one (``%time x`` becomes
+    ``get_ipython().run_line_magic('time', 'x')``, a ``%%time`` cell ``run_cell_magic('time', '', body)``), else
+    None."""
+    return call.args[-1] if getattr(call.func, "attr", None) in _MAGICS and len(call.args) > 1 else None
 
 
 def identities(source: str) -> frozenset[str]:
@@ -251,8 +258,9 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
             reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints: compare {them} "
                            "with solutions/, and ask the learner to explain it")
     if library:  # the other way round: a cell of the learner's that is mostly the library's (methods of a class pasted)
+        everything = library_prints(solution)
         for c, p in prints.items():
-            share = library_share(p - fingerprints(pristine.get(c, "")), solution)
+            share = library_share(p - fingerprints(pristine.get(c, "")), everything)
             # (where the published solution's own cell is that close to the library, as ex09's kernel is to the one
             # notebook 09 teaches, only a closer one is flagged)
             if share >= max(THRESHOLD, floors.get(c, 0) + 0.05) and not any(repr(c) in r for r in reasons):
@@ -261,10 +269,14 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     return reasons
 
 
-def library_share(mine: frozenset[int], library: dict[str, str]) -> float:
-    """The share of ``mine`` (a cell's own fingerprints) found in the course's ``library`` (:func:`course_code`);
-    0 for a cell shorter than a library function is long (:data:`MIN_LIBRARY`)."""
-    everything = set().union(*(fingerprints(source) for source in library.values()))
+def library_prints(library: dict[str, str]) -> frozenset[int]:
+    """Every fingerprint of the course's ``library`` (:func:`course_code`), as one set."""
+    return frozenset().union(*(fingerprints(source) for source in library.values()))
+
+
+def library_share(mine: frozenset[int], everything: frozenset[int]) -> float:
+    """The share of ``mine`` (a cell's own fingerprints) found in ``everything`` (:func:`library_prints`); 0 for a
+    cell shorter than a library function is long (:data:`MIN_LIBRARY`)."""
     return len(mine & everything) / len(mine) if len(mine) >= MIN_LIBRARY else 0.0
 
 
