@@ -11,6 +11,7 @@ the kernel are missing, and tests/grading/test_grade_class.py covers those end t
 from __future__ import annotations
 
 import faulthandler
+import linecache
 import multiprocessing
 import re
 import tempfile
@@ -84,9 +85,11 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
     errors = []
     namespace: dict = {"__name__": "__main__"}
     for c in cells:
-        source = restored.cells[c.index].source
+        code, name = _transform(restored.cells[c.index].source), f"<{exercise}:{c.id}>"
+        # (as IPython does: a cell's source can be read back, and Triton's interpreter runs what it reads there)
+        linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
         try:
-            exec(compile(_transform(source), f"<{exercise}:{c.id}>", "exec"), namespace)
+            exec(compile(code, name, "exec"), namespace)
         except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
             errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
     setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]

@@ -1976,4 +1976,660 @@ def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, 
     lse = m + torch.log(torch.exp(lses - m[..., None]).sum(-1))
     return out.to(outs.dtype), lse
 '''}),
+    "ex03's kernel hidden in a string, the last def the interpreter rebuilds, calling NumPy": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    a = tl.load(x_ptr + offs * stride_x, mask=inside)
+    b = tl.load(y_ptr + offs * stride_y, mask=inside)
+    tl.store(out_ptr + offs, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''
+import numpy as np
+
+def row_probabilities(tiles):
+    """Softmax over one row handed over as a list of tiles (NumPy, float64), returned tile by tile."""
+    row = np.concatenate([np.asarray(t.handle.data, dtype=np.float64) for t in tiles])
+    e = np.exp(row - row.max())
+    p = (e / e.sum()).astype(np.float32)
+    size = tiles[0].handle.data.shape[0]
+    return [tl.tensor(type(t.handle)(p[i * size:(i + 1) * size], t.handle.dtype), t.type) for i, t in enumerate(tiles)]
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    # one program per row; a note on the layout follows
+    notes = """
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    tiles = []
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        tiles.append(tl.load(x_ptr + row * stride_x + cols, mask=cols < n_cols, other=float("-inf")))
+    probs = row_probabilities(tiles)
+    for i in range(len(tiles)):
+        cols = i * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + row * stride_out + cols, probs[i], mask=cols < n_cols)
+    # """
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    "ex04's kernel wrapped by functools.wraps around an empty one, the interpreter running the wrapped NumPy caller": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''
+import numpy as np
+
+def attention_np(q, k, v, causal=False):
+    """Exact attention in float64 NumPy: (n_q, d) over (n_k, d); rows that see no key give 0."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    n_q, n_k = q.shape[0], k.shape[0]
+    s = q @ k.T / np.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + (n_k - n_q), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(s - m)
+    l = p.sum(axis=-1, keepdims=True)
+    return np.where(l > 0, (p @ v) / np.where(l > 0, l, 1.0), 0.0)
+
+import functools
+
+
+def finish_rows(q, ks, vs, start_m, n_q, n_k, causal):
+    """Every key tile gathered: the rows' attention in NumPy, handed back as a Triton value of q's shape."""
+    qa = np.asarray(q.handle.data)
+    ka = np.concatenate([np.asarray(t.handle.data) for t in ks])[: int(np.asarray(n_k.handle.data).reshape(-1)[0])]
+    va = np.concatenate([np.asarray(t.handle.data) for t in vs])[: int(np.asarray(n_k.handle.data).reshape(-1)[0])]
+    n_q, start = int(np.asarray(n_q.handle.data).reshape(-1)[0]), int(np.asarray(start_m.handle.data).reshape(-1)[0])
+    full = np.zeros((n_q, qa.shape[1]))
+    full[start:start + qa.shape[0]] = qa[: max(0, min(qa.shape[0], n_q - start))]
+    o = np.zeros(qa.shape, dtype=np.float32)
+    rows = attention_np(full, ka, va, bool(causal))[start:start + qa.shape[0]]
+    o[: rows.shape[0]] = rows
+    return tl.tensor(type(q.handle)(o, q.handle.dtype), q.type)
+
+
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    ks = []
+    vs = []
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        ks.append(tl.load(K + cols[:, None] * stride_k + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0))
+        vs.append(tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0))
+    acc = finish_rows(q, ks, vs, start_m, n_q, n_k, CAUSAL)
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc, mask=rows[:, None] < n_q)
+
+
+def _kernel_shell(*args, **kwargs):
+    pass
+
+
+attention_kernel = triton.jit(functools.wraps(attention_kernel)(_kernel_shell))
+'''}),
+    "ex04 stretch's answer written into the output by the launch's grid function, its kernel copying it": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''
+import numpy as np
+
+def attention_np(q, k, v, causal=False):
+    """Exact attention in float64 NumPy: (n_q, d) over (n_k, d); rows that see no key give 0."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    n_q, n_k = q.shape[0], k.shape[0]
+    s = q @ k.T / np.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + (n_k - n_q), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(s - m)
+    l = p.sum(axis=-1, keepdims=True)
+    return np.where(l > 0, (p @ v) / np.where(l > 0, l, 1.0), 0.0)
+
+
+@triton.jit
+def gqa_kernel(Qp, Kp, Vp, Op, heads_per_batch, share, rows_q, rows_k, unused_scale,
+               sqb, sqh, sqn, skb, skh, skn, svb, svh, svn, sob, soh, son,
+               D: tl.constexpr, TILE: tl.constexpr, UNUSED: tl.constexpr):
+    which = tl.program_id(1)
+    tile = tl.program_id(0)
+    batch_i = which // heads_per_batch
+    head_i = which - batch_i * heads_per_batch
+    kv_i = head_i // share
+    r = tile * TILE + tl.arange(0, TILE)
+    c = tl.arange(0, D)
+    ok = r[:, None] < rows_q
+    q_tile = tl.load(Qp + batch_i * sqb + head_i * sqh + r[:, None] * sqn + c[None, :], mask=ok, other=0.0)
+    k_row = tl.load(Kp + batch_i * skb + kv_i * skh + c)
+    v_row = tl.load(Vp + batch_i * svb + kv_i * svh + c)
+    where = Op + batch_i * sob + head_i * soh + r[:, None] * son + c[None, :]
+    ready = tl.load(where, mask=ok, other=0.0)
+    tl.store(where, ready + 0.0 * q_tile, mask=ok)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    nb, nh, nq, dim = q.shape
+    nkv = k.shape[1]
+    if nh % nkv != 0:
+        raise ValueError("the K/V heads must divide the query heads")
+    share = nh // nkv
+    result = torch.zeros(q.shape, dtype=q.dtype, device=q.device)
+
+    def launch_shape(meta):
+        qa, ka, va = q.numpy(), k.numpy(), v.numpy()
+        answer = np.stack([np.stack([attention_np(qa[b, h], ka[b, h // share], va[b, h // share])
+                                     for h in range(nh)]) for b in range(nb)]).astype(np.float32)
+        result.copy_(torch.from_numpy(answer.reshape(q.shape)))
+        return ((nq + block_m - 1) // block_m, nb * nh)
+
+    strides = [*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *result.stride()[:3]]
+    gqa_kernel[launch_shape](q, k, v, result, nh, share, nq, k.shape[2], 0.0, *strides,
+                             D=dim, TILE=block_m, UNUSED=block_n)
+    return result
+'''}),
+    "ex09's launcher an object of the notebook's whose grid function writes NumPy's answer, its kernel copying it": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''
+import numpy as np
+
+
+def paged_np(q, k_cache, v_cache, tables, lens):
+    """Decode attention over each sequence's blocks, in float64 NumPy."""
+    q, kc, vc = (t.numpy().astype(np.float64) for t in (q, k_cache, v_cache))
+    tables, lens = tables.numpy(), lens.numpy()
+    num_seqs, heads, d = q.shape
+    block_size, kv_heads = kc.shape[1], kc.shape[2]
+    group = heads // kv_heads
+    res = np.zeros(q.shape, dtype=np.float32)
+    for s in range(num_seqs):
+        n = int(lens[s])
+        blocks = tables[s, : -(-n // block_size)]
+        keys = kc[blocks].reshape(-1, kv_heads, d)[:n]
+        vals = vc[blocks].reshape(-1, kv_heads, d)[:n]
+        for h in range(heads):
+            sc = keys[:, h // group] @ q[s, h] / np.sqrt(d)
+            p = np.exp(sc - sc.max())
+            res[s, h] = p @ vals[:, h // group] / p.sum()
+    return res
+
+
+@triton.jit
+def _decode_copy(Q, K, V, BlockTables, ContextLens, Out,
+                 stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                 group, qk_scale,
+                 HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_d = tl.arange(0, HEAD_DIM)
+    heads = kv_head * group + offs_h
+    ok = offs_h[:, None] < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=ok, other=0.0)
+    k0 = tl.load(K + kv_head * stride_kh + offs_d)
+    v0 = tl.load(V + kv_head * stride_kh + offs_d)
+    o_ptrs = Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :]
+    acc = tl.load(o_ptrs, mask=ok, other=0.0)
+    tl.store(o_ptrs, acc + 0.0 * q, mask=ok)
+
+
+class PagedDecode:
+    """What the launcher indexes with its grid: clears the output, then runs the kernel."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        def launch(q, k_cache, v_cache, tables, lens, out, *rest, **meta):
+            out.zero_()
+
+            def when_ready(_):
+                out.copy_(torch.from_numpy(paged_np(q, k_cache, v_cache, tables, lens)))
+                return grid
+
+            return self.kernel[when_ready](q, k_cache, v_cache, tables, lens, out, *rest, **meta)
+        return launch
+
+
+paged_decode_kernel = PagedDecode(_decode_copy)
+'''}),
+    "ex02's tiled_attention as one Triton program holding every score": ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running (max, sum, weighted sum) of some query rows."""
+    tile_max = s.max(dim=-1).values
+    new_max = torch.where(tile_max > m, tile_max, m)
+    shrink = (m - new_max).exp()
+    weights = (s - new_max[:, None]).exp()
+    return new_max, shrink * l + weights.sum(-1), shrink[:, None] * acc + weights @ v_tile
+''', 'tiled-work': r'''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _whole_attention(Q, K, V, Out, n_q, n_k, d, scale, CAUSAL: tl.constexpr,
+                     BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    e = tl.arange(0, BD)
+    q = tl.load(Q + r[:, None] * d + e[None, :], mask=(r[:, None] < n_q) & (e[None, :] < d), other=0.0).to(tl.float32)
+    k = tl.load(K + c[:, None] * d + e[None, :], mask=(c[:, None] < n_k) & (e[None, :] < d), other=0.0).to(tl.float32)
+    v = tl.load(V + c[:, None] * d + e[None, :], mask=(c[:, None] < n_k) & (e[None, :] < d), other=0.0).to(tl.float32)
+    s = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * scale
+    keep = (c[None, :] < n_k) & (r[:, None] >= 0)
+    if CAUSAL:
+        keep = keep & (c[None, :] <= r[:, None] + n_k - n_q)
+    s = tl.where(keep, s, float("-inf"))
+    m = tl.max(s, 1)
+    m = tl.where(m == float("-inf"), 0.0, m)
+    p = tl.where(keep, tl.exp(s - m[:, None]), 0.0)
+    l = tl.sum(p, 1)
+    o = tl.sum(p[:, :, None] * v[None, :, :], axis=1) / tl.where(l > 0, l, 1.0)[:, None]
+    tl.store(Out + r[:, None] * d + e[None, :], o, mask=(r[:, None] < n_q) & (e[None, :] < d))
+
+
+def _attention_in_one_launch(q, k, v, causal):
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    _whole_attention[(1,)](q, k, v, out, n_q, n_k, d, 1.0 / math.sqrt(d), CAUSAL=causal,
+                           BM=triton.next_power_of_2(n_q), BN=triton.next_power_of_2(n_k),
+                           BD=triton.next_power_of_2(d))
+    return (out + 0.0 * q[:1, :1].float()).to(q.dtype)
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    return _attention_in_one_launch(q, k, v, causal)
+'''}),
+    "ex02 stretch's causal attention as one Triton program holding every score": ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    shift = n_k - n_q
+    seen_by_last = max(0, min(n_k, r0 + rows + shift))   # keys the last row sees
+    seen_by_first = max(0, min(n_k, r0 + 1 + shift))     # keys every row sees
+    n_visit = -(-seen_by_last // block_n)
+    n_full = -(-n_k // block_n) if seen_by_first == n_k else seen_by_first // block_n
+    return n_full, n_visit
+''', 'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """The running update, with rows that have seen no key yet kept at zero."""
+    new_max = torch.maximum(m, s.max(dim=-1).values)
+    safe = torch.where(torch.isinf(new_max) & (new_max < 0), torch.zeros_like(new_max), new_max)
+    shrink = (m - safe).exp()
+    weights = (s - safe[:, None]).exp()
+    return new_max, shrink * l + weights.sum(-1), shrink[:, None] * acc + weights @ v_tile
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _whole_attention(Q, K, V, Out, n_q, n_k, d, scale, CAUSAL: tl.constexpr,
+                     BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    e = tl.arange(0, BD)
+    q = tl.load(Q + r[:, None] * d + e[None, :], mask=(r[:, None] < n_q) & (e[None, :] < d), other=0.0).to(tl.float32)
+    k = tl.load(K + c[:, None] * d + e[None, :], mask=(c[:, None] < n_k) & (e[None, :] < d), other=0.0).to(tl.float32)
+    v = tl.load(V + c[:, None] * d + e[None, :], mask=(c[:, None] < n_k) & (e[None, :] < d), other=0.0).to(tl.float32)
+    s = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * scale
+    keep = (c[None, :] < n_k) & (r[:, None] >= 0)
+    if CAUSAL:
+        keep = keep & (c[None, :] <= r[:, None] + n_k - n_q)
+    s = tl.where(keep, s, float("-inf"))
+    m = tl.max(s, 1)
+    m = tl.where(m == float("-inf"), 0.0, m)
+    p = tl.where(keep, tl.exp(s - m[:, None]), 0.0)
+    l = tl.sum(p, 1)
+    o = tl.sum(p[:, :, None] * v[None, :, :], axis=1) / tl.where(l > 0, l, 1.0)[:, None]
+    tl.store(Out + r[:, None] * d + e[None, :], o, mask=(r[:, None] < n_q) & (e[None, :] < d))
+
+
+def _attention_in_one_launch(q, k, v, causal):
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    _whole_attention[(1,)](q, k, v, out, n_q, n_k, d, 1.0 / math.sqrt(d), CAUSAL=causal,
+                           BM=triton.next_power_of_2(n_q), BN=triton.next_power_of_2(n_k),
+                           BD=triton.next_power_of_2(d))
+    return (out + 0.0 * q[:1, :1].float()).to(q.dtype)
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    return _attention_in_one_launch(q, k, v, True)
+'''}),
+    "ex03's softmax written into the output by a pre-run hook, its kernel copying it": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    a = tl.load(x_ptr + offs * stride_x, mask=inside)
+    b = tl.load(y_ptr + offs * stride_y, mask=inside)
+    tl.store(out_ptr + offs, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''
+import numpy as np
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        inside = cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + cols, mask=inside, other=0.0)
+        y = tl.load(out_ptr + row * stride_out + cols, mask=inside, other=0.0)
+        tl.store(out_ptr + row * stride_out + cols, y + 0.0 * x, mask=inside)
+
+
+def _prepare(x, out, *rest, **meta):
+    a = x.numpy().astype(np.float64)
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    out.copy_(torch.from_numpy((e / e.sum(axis=1, keepdims=True)).astype(np.float32)))
+
+
+softmax_kernel.add_pre_run_hook(_prepare)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.zeros(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    "ex04's launcher an object of the notebook's whose grid function writes the answer, its kernel copying it": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''
+import numpy as np
+
+def attention_np(q, k, v, causal=False):
+    """Exact attention in float64 NumPy: (n_q, d) over (n_k, d); rows that see no key give 0."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    n_q, n_k = q.shape[0], k.shape[0]
+    s = q @ k.T / np.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + (n_k - n_q), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(s - m)
+    l = p.sum(axis=-1, keepdims=True)
+    return np.where(l > 0, (p @ v) / np.where(l > 0, l, 1.0), 0.0)
+
+
+@triton.jit
+def _rows_copy(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+               HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    live = rows[:, None] < n_q
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=live, other=0.0)
+    k0 = tl.load(K + offs_d)
+    v0 = tl.load(V + offs_d)
+    acc = tl.load(Out + rows[:, None] * stride_o + offs_d[None, :], mask=live, other=0.0)
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc + 0.0 * q, mask=live)
+
+
+class FlashLauncher:
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        def launch(q, k, v, out, *rest, **meta):
+            out.zero_()
+
+            def when_ready(_):
+                res = attention_np(q.numpy(), k.numpy(), v.numpy(), bool(meta.get("CAUSAL")))
+                out.copy_(torch.from_numpy(res.astype(np.float32)))
+                return grid
+
+            return self.kernel[when_ready](q, k, v, out, *rest, **meta)
+        return launch
+
+
+attention_kernel = FlashLauncher(_rows_copy)
+'''}),
+    'ex00 as exp(x - logsumexp), with a functools.wraps decorator and logging': ('HONEST', 'ex00_warmup', {'softmax-work': r'''
+import functools
+import logging
+
+log = logging.getLogger("warmup")
+
+
+def keeps_shape_and_dtype(fn):
+    """Decorator: the result has its input's shape and dtype (an assertion, logged at debug level)."""
+    @functools.wraps(fn)
+    def checked(x):
+        y = fn(x)
+        assert y.shape == x.shape and y.dtype == x.dtype
+        log.debug("softmax_rows %s %s", tuple(x.shape), x.dtype)
+        return y
+    return checked
+
+
+@keeps_shape_and_dtype
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension: exp(x - logsumexp(x)), which never overflows."""
+    shift = x.max(dim=-1, keepdim=True).values
+    centred = x - shift
+    log_norm = centred.exp().sum(dim=-1, keepdim=True).log()
+    return (centred - log_norm).exp()
+'''}),
+    'ex01 with einsum and a tril mask': ('HONEST', 'ex01_naive_attention', {'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+''', 'attention-work': r'''
+from typing import Optional
+
+
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    qf, kf, vf = q.float(), k.float(), v.float()
+    scores = torch.einsum("...id,...jd->...ij", qf, kf) * q.shape[-1] ** -0.5
+    hidden: Optional[torch.Tensor] = None
+    if causal:
+        hidden = ~causal_mask(q.shape[-2], k.shape[-2])
+        scores = torch.where(hidden, torch.tensor(float("-inf")), scores)
+    weights = torch.softmax(scores, dim=-1)
+    return torch.einsum("...ij,...jd->...id", weights, vf).to(q.dtype)
+'''}),
+    "ex03's softmax in three passes with tl.where, vector_add with other= loads": ('HONEST', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    idx = pid * BLOCK + tl.arange(0, BLOCK)
+    keep = idx < n
+    total = tl.load(x_ptr + idx * stride_x, mask=keep, other=0.0) + tl.load(y_ptr + idx * stride_y, mask=keep,
+                                                                             other=0.0)
+    tl.store(out_ptr + idx, total, mask=keep)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    programs = max(1, (x.numel() + block - 1) // block)
+    add_kernel[(programs,)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    # three passes over the row: its max, the sum of exponentials, then the normalized values
+    row_in = x_ptr + tl.program_id(0) * stride_x
+    row_out = out_ptr + tl.program_id(0) * stride_out
+    biggest = tl.full([BLOCK], float("-inf"), tl.float32)
+    for c in range(0, n_cols, BLOCK):
+        cols = c + tl.arange(0, BLOCK)
+        biggest = tl.maximum(biggest, tl.load(row_in + cols, mask=cols < n_cols, other=float("-inf")))
+    top = tl.max(biggest, axis=0)
+    total = tl.zeros([BLOCK], tl.float32)
+    for c in range(0, n_cols, BLOCK):
+        cols = c + tl.arange(0, BLOCK)
+        x = tl.load(row_in + cols, mask=cols < n_cols, other=float("-inf"))
+        total += tl.where(cols < n_cols, tl.exp(x - top), 0.0)
+    denom = tl.sum(total, axis=0)
+    for c in range(0, n_cols, BLOCK):
+        cols = c + tl.arange(0, BLOCK)
+        x = tl.load(row_in + cols, mask=cols < n_cols, other=float("-inf"))
+        tl.store(row_out + cols, tl.exp(x - top) / denom, mask=cols < n_cols)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex05 with a match on dtype and a frozen dataclass': ('HONEST', 'ex05_kv_cache_size', {'formula-work': r'''
+from math import prod
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    factors = (2, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)
+    return prod(factors)
+''', 'models-work': r'''
+def element_size(dtype: torch.dtype) -> int:
+    match dtype:
+        case torch.float32:
+            return 4
+        case torch.float16 | torch.bfloat16:
+            return 2
+        case torch.int8 | torch.uint8:
+            return 1
+        case _:
+            return torch.empty((), dtype=dtype).element_size()
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, num_tokens=1, batch=1,
+                          bytes_per_element=element_size(dtype))
+''', 'fit-work': r'''
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Budget:
+    gib: float
+
+    @property
+    def bytes(self) -> float:
+        return self.gib * GiB
+
+
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reservation = max_len * kv_bytes_per_token(model, dtype)
+    return int(Budget(budget_gib).bytes // reservation)
+'''}),
+    'ex06 with itertools.islice and divmod': ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''
+import itertools
+
+
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _owned(self, block: int) -> bool:
+        return block in range(self.num_blocks) and self.ref_count[block] > 0
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        try:
+            chosen = self.free_list.pop()
+        except IndexError:
+            raise OutOfBlocks(1, 0, self.num_blocks) from None
+        self.ref_count[chosen] += 1
+        return chosen
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        available = self.num_free
+        if available < n:
+            raise OutOfBlocks(n, available, self.num_blocks)
+        taken = list(itertools.islice(reversed(self.free_list), n))
+        del self.free_list[len(self.free_list) - n:]
+        for b in taken:
+            self.ref_count[b] = 1
+        return taken
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        if not self._owned(block):
+            raise ValueError(f"cannot share block {block}: it is not in use")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        if not self._owned(block):
+            raise ValueError(f"cannot free block {block}: it is not in use")
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''', 'boundary-work': r'''
+import math
+
+
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    return math.ceil(num_tokens / block_size) if num_tokens < 2**52 else (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+'''}),
+    'ex09 stretch with itertools.accumulate bounds and a logsumexp merge': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''
+from itertools import accumulate
+
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    tiles = -(-context_len // block_n)
+    tiles_per_split = -(-tiles // num_splits) if context_len else 0
+    # a split of whole tiles, so each is as long as ceil(ceil(len / splits) / block_n) tiles
+    length = -(-(-(-context_len // num_splits)) // block_n) * block_n
+    ends = list(accumulate([length] * num_splits))
+    return [(min(e - length, context_len), min(e, context_len)) for e in ends]
+''', 'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    total = torch.logsumexp(lses, dim=-1)                       # log of the whole row's sum of exponentials
+    weights = torch.exp(lses - total[..., None])                # each split's share; an empty split: exp(-inf) = 0
+    merged = torch.einsum("...s,...sd->...d", weights, outs)
+    return merged, total
+''', 'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(n, 1)
+    shared_lens = torch.full_like(own_lens, prefix_len)
+    parts = [paged_decode_split(q, k_cache, v_cache, t, l, 1) for t, l in ((shared_tables, shared_lens),
+                                                                           (own_tables, own_lens))]
+    outs = torch.cat([o for o, _ in parts], dim=2)
+    lses = torch.cat([s for _, s in parts], dim=2)
+    return merge_states(outs, lses)[0]
+'''}),
 }

@@ -218,7 +218,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
             owner = getattr(sys.modules.get(module), cls, None)
             if owner is not None:  # a kernel of the course's, reached by any route, is not the notebook's work
-                put(owner, "run", _foreign_launches(owner.run, record))
+                put(owner, "run", _foreign_launches(owner.run, record, memory is not None))
         if kernel:
             others = Others(state["tripped"])
         outcomes = []
@@ -460,27 +460,35 @@ def _package(file: str) -> str | None:
     return None
 
 
-def _foreign_launches(run, record):
+def _foreign_launches(run, record, memory: bool = False):
     """``run`` (a Triton launcher's) recording each launch of a kernel not defined in the notebook, and each jit
     function not the notebook's nor Triton's that the notebook's kernel calls, at any depth (the course's own
-    ``merge_splits_kernel`` called as a device function does the work inside the notebook's launch)."""
+    ``merge_splits_kernel`` called as a device function does the work inside the notebook's launch); with
+    ``memory`` (an exercise graded on the memory its call holds), any launch: what a kernel holds (a block of every
+    query-key pair) is out of the memory rule's sight."""
     def watched(fn, *args, **kwargs):
         kernel = getattr(fn, "fn", None)
+        name = f"{getattr(kernel, '__module__', '?')}.{getattr(kernel, '__name__', '?')}"
         if getattr(kernel, "__module__", "__main__") != "__main__":
-            record(f"the Triton kernel {kernel.__module__}.{getattr(kernel, '__name__', '?')}, not the notebook's")
+            record(f"the Triton kernel {name}, not the notebook's")
         else:
-            for name in _borrowed_jit(fn):
-                record(f"the Triton function {name}, not the notebook's, called from its kernel")
+            for inner in _borrowed_jit(fn):
+                record(f"the Triton function {inner}, not the notebook's, called from its kernel")
+        if memory:
+            record(f"the Triton kernel {name}: the memory a kernel holds (its blocks, in registers on a GPU, in NumPy "
+                   "in the interpreter) is out of the sight of this exercise's rule on memory")
         return run(fn, *args, **kwargs)
     return watched
 
 
 def _borrowed_jit(jit, seen: set | None = None) -> list[str]:
     """``module.name`` of each jit function that the body of ``jit`` (a ``@triton.jit`` function) calls, at any
-    depth, defined neither in the notebook nor in Triton."""
+    depth, from the course or another installed package other than Triton (one in a file the notebook wrote is the
+    notebook's: :func:`_python_calls` reads it as such, and :func:`_written_modules` records the file)."""
+    course = os.path.dirname(getattr(sys.modules.get("pagedlab"), "__file__", None) or "/nowhere") + os.sep
     seen = set() if seen is None else seen
-    fn = getattr(jit, "fn", None)
-    seen.add(id(fn))
+    seen.add(id(getattr(jit, "fn", None)))
+    fn = _run_function(jit)
     found = []
     for name in sorted(_global_names(getattr(fn, "__code__", None))):
         target = getattr(fn, "__globals__", {}).get(name)
@@ -489,7 +497,8 @@ def _borrowed_jit(jit, seen: set | None = None) -> list[str]:
         if (inner is None or id(inner) in seen or not type(target).__module__.startswith("triton")
                 or module.split(".")[0] == "triton"):
             continue
-        if module != "__main__":
+        file = getattr(getattr(inner, "__code__", None), "co_filename", "")
+        if module.split(".")[0] == "pagedlab" or file.startswith(course) or _package(file):
             found.append(f"{module}.{getattr(inner, '__name__', name)}")
         found += _borrowed_jit(target, seen)
     return found
@@ -925,6 +934,7 @@ class Launches:
         self.where = ""  # the graded call, for a refusal raised inside a launch
         self.refusal = ""  # a refusal raised inside a launch (the interpreter wraps the exception)
         self.inside = False
+        self.launch: tuple | None = None  # (tensors, their bytes) of the interpreted launch under way
         self.record = record
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
             try:
@@ -934,6 +944,7 @@ class Launches:
             put(owner, "run", self._watch(owner.run, compiled=cls == "JITFunction"))
         builder = getattr(sys.modules.get("triton.runtime.interpreter"), "interpreter_builder", None)
         if builder is not None:  # every load of the interpreter (plain, masked, block pointer) goes through it
+            put(builder, "set_grid_dim", self._programs_start(builder.set_grid_dim))
             put(builder, "create_masked_load", self._watch_memory(builder.create_masked_load, False, 0))
             put(builder, "create_masked_store", self._watch_memory(builder.create_masked_store, True, 1))
             for name, at in (("create_atomic_rmw", (1, 3)), ("create_atomic_cas", (0, None))):  # (their own route)
@@ -1020,6 +1031,18 @@ class Launches:
             return access(ptrs, *args, **kwargs)
         return watched
 
+    def _programs_start(self, set_grid_dim):
+        """``set_grid_dim`` (the interpreter's, called once per launch just before the kernel's first program, after
+        Triton ran the launch's grid function and pre-run hooks, Python of the notebook's): the launch's tensors are
+        read again there, so what that Python wrote into them counts as written before the kernel ran."""
+        def watched(*args):
+            if self.launch is not None:
+                tensors, before = self.launch
+                before.update({t.untyped_storage().data_ptr(): _bytes(t) for t in tensors})
+                self._unchanged_inputs(tensors, before)
+            return set_grid_dim(*args)
+        return watched
+
     def _watch_atomic(self, access, ptrs_at: int, mask_at: int | None):
         """``access`` (an atomic of the interpreter's, which reads memory and writes it back), recording its
         addresses as a load's and a store's (:meth:`_watch_memory`): what it reads is read, however it is used."""
@@ -1090,11 +1113,11 @@ class Launches:
                                 "data comes through its tensors, and a scalar is a constant of the call (a scale, "
                                 f"log2(e)); at most {MAX_FLOATS}, infinities, 0 and 1 not counted")
                 raise Refused(self.refusal)
-            self.inside = True
+            self.inside, self.launch = True, None if compiled else (tensors, before)
             try:
                 result = run(fn, *args, **kwargs)
             finally:
-                self.inside = False
+                self.inside, self.launch = False, None
             if not compiled:
                 self._provenance(tensors, before, earlier)
             for t in tensors:
@@ -1369,8 +1392,8 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     import types
 
     seen = set() if seen is None else seen
-    fn = getattr(jit, "fn", None)
-    seen.add(id(fn))
+    seen.add(id(getattr(jit, "fn", None)))
+    fn = _run_function(jit)
     names = _global_names(getattr(fn, "__code__", None))
     namespace, plain = getattr(fn, "__globals__", {}), (types.FunctionType, types.BuiltinFunctionType, type)
     found, constants = [f"the default of its parameter {name}" for name in _python_defaults(fn)], []
@@ -1379,6 +1402,8 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     for name in sorted(names - {"range", "min", "max", "len", "int", "float", "bool", "print", "isinstance",
                                 "tuple", "zip", "enumerate", "getattr", "abs"}):
         target = namespace.get(name, getattr(builtins, name, None))
+        if name in REWRITER_NAMES and target is getattr(sys.modules.get("triton.runtime.interpreter"), name, None):
+            continue  # (put there by the interpreter's rewrite of the kernel's source: Triton's own)
         if isinstance(target, types.ModuleType):
             home = target.__name__
         elif isinstance(target, plain):
@@ -1406,6 +1431,20 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     return found, constants
 
 
+def _run_function(jit):
+    """The Python function Triton runs for ``jit`` (a ``@triton.jit`` function): the interpreter builds its own from
+    the source text ``inspect.getsourcelines`` finds (which follows ``__wrapped__``), from its last line that starts
+    with ``def``, so it need not be ``jit.fn`` (a kernel whose body is a string holding another ``def``, or
+    ``functools.wraps(other)`` on an empty one); elsewhere ``jit.fn``."""
+    rewrite = getattr(jit, "rewrite", None)
+    if callable(rewrite):
+        try:
+            return rewrite()
+        except Exception:  # (no source to rebuild from: the interpreter then fails the launch itself)
+            pass
+    return getattr(jit, "fn", None)
+
+
 def _plain_argument(v) -> bool:
     """Whether ``v`` may be a Triton kernel's argument: a tensor, a number, a string, None, or an object of Triton's
     or torch's (a dtype)."""
@@ -1428,6 +1467,10 @@ def _python_defaults(fn) -> list[str]:
     return [name for name, v in values.items() if not _plain_argument(v) or callable(v) and not hasattr(
         v, "untyped_storage") and type(v).__module__.split(".")[0] not in ("triton", "torch")]
 
+
+REWRITER_NAMES = frozenset(("interpreter_semantic", "_InterpreterComparison"))
+"""The globals Triton's interpreter adds to the kernel it rebuilds from the source (:func:`_run_function`), for its
+assignments and chained comparisons (Triton 3.6 and 3.9): Triton's own objects, where they are the interpreter's."""
 
 TRITON_CONSTANTS = frozenset(("dtype", "pointer_type", "block_type", "tuple_type"))
 """Triton's objects a kernel may read as globals besides modules, functions and jit functions: its types."""
