@@ -1068,9 +1068,10 @@ class Launches:
             other = [type(v).__name__ for v in _flat(values) if not callable(v) and not _plain_argument(v)]
             if other and not calls:
                 self.refusal = (f"{self.where}: the notebook's Triton kernel was given an argument of type {other[0]}: "
-                                "a kernel's arguments are tensors, numbers, strings and Triton's constants (its data "
-                                "comes through its tensors; Triton's interpreter hands anything else to the kernel "
-                                "as it is, where a GPU compiles no such argument)")
+                                "a kernel's arguments are torch's tensors, numbers, strings and Triton's constants (its "
+                                "data comes through its tensors; Triton's interpreter hands anything else to the kernel "
+                                "as it is, where a GPU compiles no such argument, and calls a tensor subclass's "
+                                "methods, Python of the notebook's, inside the launch)")
                 raise Refused(self.refusal)
             if calls:  # stopped before the interpreter runs that Python: what it writes is not the kernel's work
                 self.refusal = (f"{self.where}: the notebook's Triton kernel calls Python from inside it ("
@@ -1446,9 +1447,10 @@ def _run_function(jit):
 
 
 def _plain_argument(v) -> bool:
-    """Whether ``v`` may be a Triton kernel's argument: a tensor, a number, a string, None, or an object of Triton's
-    or torch's (a dtype)."""
-    return (v is None or hasattr(v, "untyped_storage") or isinstance(v, (numbers.Number, str, bytes))
+    """Whether ``v`` may be a Triton kernel's argument: a number, a string, None, or an object of Triton's or torch's
+    (a tensor, a dtype); a tensor of a subclass of the notebook's is not: its methods, which Triton calls inside the
+    launch (after the kernel's programs, to copy the arguments back), are Python of the notebook's."""
+    return (v is None or isinstance(v, (numbers.Number, str, bytes))
             or type(v).__module__.split(".")[0] in ("triton", "torch"))
 
 
