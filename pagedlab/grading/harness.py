@@ -1400,9 +1400,10 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     found, constants = [f"the default of its parameter {name}" for name in _python_defaults(fn)], []
     if "handle" in _attribute_names(getattr(fn, "__code__", None)):  # (no kernel compiled for a GPU has it)
         found.append(".handle, the interpreter's own values (NumPy arrays), read or written as Python")
-    for name in sorted(names - {"range", "min", "max", "len", "int", "float", "bool", "print", "isinstance",
-                                "tuple", "zip", "enumerate", "getattr", "abs"}):
+    for name in sorted(names):
         target = namespace.get(name, getattr(builtins, name, None))
+        if name in KERNEL_BUILTINS and _builtin(name, target):
+            continue
         if name in REWRITER_NAMES and target is getattr(sys.modules.get("triton.runtime.interpreter"), name, None):
             continue  # (put there by the interpreter's rewrite of the kernel's source: Triton's own)
         if isinstance(target, types.ModuleType):
@@ -1430,6 +1431,18 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
         elif not isinstance(target, (types.ModuleType, *plain)) and type(target).__name__ not in TRITON_CONSTANTS:
             found.append(f"{name}, a {type(target).__name__} made in Python")  # a tl.tensor holding data, ...
     return found, constants
+
+
+def _builtin(name: str, target) -> bool:
+    """Whether ``target`` is Python's own built-in ``name``, not an object of the notebook's bound to that name (a
+    global ``print`` of its own, or ``builtins.print`` replaced: the interpreter would run it inside the kernel):
+    a C function or a static type, whose name cannot be changed, of that name."""
+    import types
+
+    if isinstance(target, types.BuiltinFunctionType):
+        return target.__name__ == name and getattr(target.__self__, "__name__", None) == "builtins"
+    return (isinstance(target, type) and not target.__flags__ & 1 << 9  # (Py_TPFLAGS_HEAPTYPE: a class made in Python)
+            and target.__name__ == name and target.__module__ == "builtins")
 
 
 def _run_function(jit):
@@ -1469,6 +1482,11 @@ def _python_defaults(fn) -> list[str]:
     return [name for name, v in values.items() if not _plain_argument(v) or callable(v) and not hasattr(
         v, "untyped_storage") and type(v).__module__.split(".")[0] not in ("triton", "torch")]
 
+
+KERNEL_BUILTINS = frozenset(("range", "min", "max", "len", "int", "float", "bool", "print", "isinstance", "tuple",
+                             "zip", "enumerate", "getattr", "abs"))
+"""Python's built-ins a kernel body may name (Triton's compiler handles them, the interpreter runs them as Python),
+where the name is the built-in itself (:func:`_builtin`)."""
 
 REWRITER_NAMES = frozenset(("interpreter_semantic", "_InterpreterComparison"))
 """The globals Triton's interpreter adds to the kernel it rebuilds from the source (:func:`_run_function`), for its
