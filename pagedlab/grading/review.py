@@ -60,7 +60,7 @@ MODULES = {"": SUSPECT_MODULES,
                                                 "sys.monitoring"),
            "rebuilds objects from bytes": ("pickle", "_pickle", "marshal", "copyreg", "dill", "cloudpickle", "shelve"),
            "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
-           "runs code later": ("weakref", "_weakref", "atexit"),
+           "runs code later": ("weakref", "_weakref", "atexit", "signal", "_signal"),  # (a handler: at any moment)
            "runs code kept in a string": ("code", "codeop"),
            "reads a tensor's memory as bytes": ("struct", "array", "mmap", "zipfile")}
 # Flagged as an attribute of whatever imported name they are reached through (posix.fork, o.fork after

@@ -253,6 +253,8 @@ SETUP_ATTACKS = {
     # code run after the graded calls, when an object is freed or the kernel ends: it could rewrite the results
     "import weakref\nweakref.finalize(x, f)": "runs code later: imports weakref",
     "from atexit import register": "runs code later: imports atexit",
+    "import signal\nsignal.signal(signal.SIGALRM, write_answer)\nsignal.setitimer(signal.ITIMER_REAL, 1e-3, 1e-3)":
+        "runs code later: imports signal",
     "import sys\nsys.addaudithook(f)": "touches",
     "import pydoc\nf = pydoc.locate('pagedlab.validate.blocks_for')": "imports pydoc",
     # (round 38e) an attribute reached by a name in a string, through operator, to fill a table at notebook time
