@@ -2633,3 +2633,706 @@ def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables,
     return merge_states(outs, lses)[0]
 '''}),
 }
+
+
+# Round 38m: a fifth outside review, against 5b739bf (8 attacks, 6 honest; ex09 stretch through torch's attention is
+# honest there: the exercise is graded as PyTorch, and the merge's closed form is what using attention takes).
+ROUND_38M = {
+    "ex03's softmax from NumPy hung on the kernel's jit object, read as its attribute": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = tl.program_id(axis=0) * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''
+import numpy as np
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=0.0)
+    probs = tl.tensor(triton.runtime.interpreter.TensorHandle(softmax_kernel.row_probs, tl.float32),
+                      tl.block_type(tl.float32, [BLOCK]))
+    tl.store(out_ptr + row * stride_out + cols, probs + x * 0.0, mask=mask)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[1]
+    width = triton.next_power_of_2(n)
+    for r, values in enumerate(x.tolist()):
+        e = np.exp(np.array(values, dtype=np.float64) - max(values))
+        softmax_kernel.row_probs = np.concatenate([e / e.sum(), np.zeros(width - n)]).astype(np.float32)
+        softmax_kernel[(1,)](x[r:], out[r:], n, x.stride(0), out.stride(0), BLOCK=width)
+    return out
+'''}),
+    "ex04's attention in NumPy on the tiles' arrays, reached by a class pattern's handle keyword": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    keys = []
+    values = []
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[:, None] * stride_k + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        keys.append(k)
+        values.append(v)
+    npy = triton.runtime.interpreter.np
+    arrays = []
+    for t in [q, rows, n_q, n_k] + keys + values:
+        match t:
+            case tl.tensor(handle=h):
+                arrays.append(h.data)
+            case _:
+                arrays.append(t)
+    qa = arrays[0].astype(npy.float64)
+    ra = arrays[1]
+    nq = int(npy.ravel(arrays[2])[0])
+    nk = int(npy.ravel(arrays[3])[0])
+    ntiles = len(keys)
+    ka = npy.concatenate(arrays[4:4 + ntiles]).astype(npy.float64)
+    va = npy.concatenate(arrays[4 + ntiles:]).astype(npy.float64)
+    s = qa @ ka.T / float(HEAD_DIM) ** 0.5
+    ca = npy.arange(ka.shape[0])
+    hidden = ca[None, :] >= nk
+    if CAUSAL:
+        hidden = hidden | (ca[None, :] > ra[:, None] + nk - nq)
+    s = npy.where(hidden, -npy.inf, s)
+    top = s.max(axis=1, keepdims=True)
+    top = npy.where(npy.isfinite(top), top, 0.0)
+    p = npy.exp(s - top)
+    res = (p @ va) / npy.maximum(p.sum(axis=1, keepdims=True), 1e-30)
+    acc = tl.tensor(triton.runtime.interpreter.TensorHandle(res.astype(npy.float32), tl.float32),
+                    tl.block_type(tl.float32, [BLOCK_M, HEAD_DIM]))
+    l_i = tl.full([BLOCK_M], 1.0, tl.float32)
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+'''}),
+    "ex09's attention by a Python function hung on the kernel's jit object": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    heads = kv_head * group + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    seen = []
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        valid = tokens < context_len
+        physical = tl.load(table + tokens // BLOCK_SIZE, mask=valid, other=0).to(tl.int64)
+        slot = tokens % BLOCK_SIZE
+        k = tl.load(k_head + physical[:, None] * stride_kb + slot[:, None] * stride_kt + offs_d[None, :],
+                    mask=valid[:, None], other=0.0)
+        v = tl.load(v_head + physical[:, None] * stride_kb + slot[:, None] * stride_kt + offs_d[None, :],
+                    mask=valid[:, None], other=0.0)
+        seen.append((k, v, valid))
+    out = paged_decode_kernel.combine(q, seen, qk_scale)
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+
+
+def _combine(q, seen, qk_scale):
+    import numpy as np
+    qa = q.handle.data.astype(np.float64)
+    ka = np.concatenate([k.handle.data for k, v, ok in seen]).astype(np.float64)
+    va = np.concatenate([v.handle.data for k, v, ok in seen]).astype(np.float64)
+    ok = np.concatenate([ok.handle.data for k, v, ok in seen])
+    s = qa @ ka.T * float(qk_scale.handle.data) if hasattr(qk_scale, "handle") else qa @ ka.T * qk_scale
+    s = np.where(ok[None, :], s, -np.inf)
+    p = np.exp2(s - s.max(axis=1, keepdims=True))
+    res = (p @ va) / p.sum(axis=1, keepdims=True)
+    return tl.tensor(triton.runtime.interpreter.TensorHandle(res.astype(np.float32), tl.float32),
+                     tl.block_type(tl.float32, list(res.shape)))
+
+
+paged_decode_kernel.combine = _combine
+'''}),
+    "ex04 stretch's tiles from NumPy hung on a global constexpr's attribute": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''
+import numpy as np
+
+TILE = tl.constexpr(0)   # where this launch's tile is kept
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[:, None] * stride_kn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+    tile = tl.tensor(triton.runtime.interpreter.TensorHandle(TILE.block, tl.float32),
+                     tl.block_type(tl.float32, [BLOCK_M, HEAD_DIM]))
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], tile, mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    if n_heads % n_kv_heads:
+        raise ValueError(f"{n_kv_heads} K/V heads do not divide {n_heads} query heads")
+    group = n_heads // n_kv_heads
+    qa, ka, va = (np.array(t.tolist(), dtype=np.float64) for t in (q, k, v))
+    for b in range(batch):
+        for h in range(n_heads):
+            s = qa[b, h] @ ka[b, h // group].T / d ** 0.5
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            o = (p @ va[b, h // group]) / p.sum(axis=1, keepdims=True)
+            for start in range(0, n_q, block_m):
+                blockv = np.zeros((block_m, d))
+                part = o[start:start + block_m]
+                blockv[:part.shape[0]] = part
+                TILE.block = blockv.astype(np.float32)
+                gqa_kernel[(1,)](q[b, h, start:], k[b, h // group], v[b, h // group], out[b, h, start:], n_heads,
+                                 group, n_q - start, n_k, qk_scale, 0, 0, q.stride(2), 0, 0, k.stride(2), 0, 0,
+                                 v.stride(2), 0, 0, out.stride(2), HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+'''}),
+    "ex02's scores pasted into a board by an op with a sparse operand, the watcher's error caught": ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    top = torch.maximum(m, s.max(dim=-1).values)
+    shrink = torch.exp(m - top)
+    w = torch.exp(s - top[:, None])
+    return top, l * shrink + w.sum(dim=-1), acc * shrink[:, None] + w @ v_tile
+''', 'tiled-work': r'''
+# A scratch board for the scores, and sparse identities to paste row blocks with.
+BOARD = torch.zeros(256, 256)
+PASTE = {m: torch.eye(m).to_sparse() for m in range(1, 17)}
+
+
+def _paste(rows, block):
+    try:
+        rows.addmm_(PASTE[rows.shape[0]], block, beta=0.0)
+    except RuntimeError:
+        pass
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    kf = k.float()
+    for r0 in range(0, n_q, block_m):          # every score first, onto the board
+        qi = q[r0:r0 + block_m].float() / math.sqrt(d)
+        _paste(BOARD[r0:r0 + qi.shape[0], :n_k], qi @ kf.T)
+    scores = BOARD[:n_q, :n_k]                  # the whole n_q x n_k matrix, held at once
+    vf = v.float()
+    for r0 in range(0, n_q, block_m):          # then a plain softmax over whole rows
+        s = scores[r0:r0 + block_m]
+        if causal:
+            cols = torch.arange(n_k)[None, :]
+            rws = torch.arange(r0, r0 + s.shape[0])[:, None]
+            s = s.masked_fill(cols > rws + (n_k - n_q), -math.inf)
+        p = torch.exp(s - s.max(dim=1, keepdim=True).values)
+        out[r0:r0 + s.shape[0]] = (p @ vf) / p.sum(dim=1, keepdim=True)
+    return out.to(q.dtype)
+'''}),
+    "ex09 stretch's merge as torch's attention of the lses over the outputs": ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    tiles = -(-context_len // block_n)
+    per = -(-tiles // num_splits) * block_n
+    edges = [min(i * per, context_len) for i in range(num_splits + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+''', 'merge-work': r'''
+import torch.nn.functional as F
+
+
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    one = torch.ones(*lses.shape[:-1], 1, 1, dtype=lses.dtype)
+    out = F.scaled_dot_product_attention(one, lses[..., None], outs, scale=1.0).squeeze(-2)
+    return out, torch.logsumexp(lses, dim=-1)
+''', 'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    a = paged_decode_split(q, k_cache, v_cache, prefix_table[None, :].expand(n, -1).contiguous(),
+                           torch.full_like(own_lens, prefix_len), 1)
+    b = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    return merge_states(torch.cat([a[0], b[0]], dim=2), torch.cat([a[1], b[1]], dim=2))[0]
+'''}),
+    'ex07 with a match on the block state': ('HONEST', 'ex07_copy_on_write', {'manager-work': r'''
+from typing import Optional
+
+
+class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src = self.tables[parent]
+        shared = src.block_ids[:]
+        list(map(self.allocator.incref, shared))      # one more holder for each block
+        self.tables[child] = BlockTable(shared, src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def _where(self, table: BlockTable) -> str:
+        if table.num_tokens % self.block_size == 0:
+            return "fresh"
+        return "shared" if self.allocator.refcount(table.block_ids[-1]) > 1 else "private"
+
+    def append(self, seq: str) -> tuple[int, Optional[tuple[int, int]]]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        table = self.tables[seq]
+        pos = table.num_tokens
+        copied = None
+        match self._where(table):
+            case "fresh":
+                table.block_ids.append(self.allocator.allocate())
+            case "shared":
+                old = table.block_ids[-1]
+                mine = self.allocator.allocate()     # may raise OutOfBlocks: nothing changed yet
+                self.allocator.free(old)
+                table.block_ids[-1] = mine
+                copied = (old, mine)
+            case "private":
+                pass
+        table.num_tokens += 1
+        return table.slot(pos), copied
+'''}),
+    'ex10 with a two-pointer loop and a generator': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    order = list(running)          # oldest first
+    lo, hi = 0, len(order)         # order[lo:hi] still to grow; past hi: preempted
+    kept = []
+    while lo < hi:
+        req = order[lo]
+        if manager.can_append(req.seq_id):
+            manager.append(req.seq_id, len(req.tokens))
+            req.tokens.append(len(req.tokens))
+            kept.append(req)
+            step.grown.append(req.seq_id)
+            lo += 1
+            continue
+        hi -= 1                    # free the newest that has not grown (maybe req itself)
+        victim = order[hi]
+        manager.free(victim.seq_id)
+        waiting.appendleft(victim)
+        step.preempted.append(victim.seq_id)
+    running[:] = kept
+    budget = max_num_batched_tokens - len(kept)
+    step.num_tokens = len(kept)
+
+    def admissible():
+        while waiting and not step.preempted:
+            yield waiting[0]
+
+    for req in admissible():
+        need = -(-len(req.tokens) // manager.block_size) + manager.watermark_blocks
+        if need > manager.num_free_blocks or len(req.tokens) > budget:
+            break
+        waiting.popleft()
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        budget -= len(req.tokens)
+        step.num_tokens += len(req.tokens)
+    return step
+'''}),
+    'ex08 with itertools and functools': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''
+import functools
+import itertools
+
+
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    chunks = 2 * num_layers * n_blocks               # K and V of each layer, per block
+    per_chunk = latency + (block_size * chunk_bytes_per_token) / bandwidth
+    return 2 * chunks * per_chunk                    # out, then back in
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    per_token = 2 * num_params
+    attn = 2 * num_layers * d_model * num_tokens
+    return num_tokens * (per_token + attn) / flops
+''', 'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # t(B) = a / B + b with a = 4 L n latency and b = 4 L n c / bw; solve a / B + b = t.
+    copies = 4 * num_layers * num_tokens
+    a, b = copies * latency, copies * chunk_bytes_per_token / bandwidth
+    slack = recompute_seconds - b
+    return a / slack if slack > 0 else math.inf
+''', 'choose-work': r'''
+def _split(manager, seq_id):
+    """(private blocks, tokens of leading full shared blocks)."""
+    table = manager.table(seq_id)
+    flags = [manager.allocator.refcount(b) > 1 for b in table.block_ids]
+    private = sum(1 for f in flags if not f)
+    lead = sum(1 for _ in itertools.takewhile(bool, flags))
+    return private, min(lead, table.num_tokens // manager.block_size) * manager.block_size
+
+
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    private, cached = _split(manager, seq_id)
+    bs = manager.block_size
+    prefill = functools.partial(recompute_seconds, num_params=num_params, num_layers=model.num_layers,
+                                d_model=model.num_heads * model.head_dim, flops=flops)
+    t_swap = swap_seconds(private * bs, bs, model.num_layers, 2 * model.num_kv_heads * model.head_dim,
+                          bandwidth, latency)
+    return t_swap, prefill(manager.table(seq_id).num_tokens) - prefill(cached)
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if manager.can_swap_out(seq_id):
+        t_swap, t_rec = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if t_swap < t_rec:
+            return "swap"
+    return "recompute"
+'''}),
+    'ex04b with a dataclass and a match': ('HONEST', 'ex04b_performance_lab', {'choose-work': r'''
+# (BLOCK_M, BLOCK_N, num_warps, num_stages), three or more
+MY_CONFIGS = [(64, 32, 4, 2), (128, 32, 4, 3), (64, 128, 8, 2), (128, 64, 8, 4)]
+''', 'predict-resources-work': r'''
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tile:
+    m: int
+    n: int
+    d: int = 128
+
+    def live_elements(self) -> float:
+        return self.m * self.d + 1.5 * self.m * self.n     # the O accumulator, S and P (P in bf16: half)
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    t = Tile(block_m, block_n, head_dim)
+    bf16 = 2
+    q_bytes = t.m * t.d * bf16
+    kv_bytes = num_stages * (t.n * t.d * bf16) * 2
+    regs = t.live_elements() / (num_warps * 32)
+    return dict(shared_bytes=q_bytes + kv_bytes, registers=regs, spills=bool(regs > 255))
+''', 'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    match counts:
+        case {"HGMMA": n} if n > 0:
+            matrix = "HGMMA"
+        case _:
+            matrix = "HMMA"
+    loads = "UTMALDG" if counts.get("UTMALDG", 0) else "LDGSTS"
+    return {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+            "shared_kib": report["shared_bytes"] / 1024.0, "matrix": matrix, "loads": loads}
+''', 'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    per_thread_per_loop = report["block_m"] * report["block_n"] / threads
+    return report["sass"]["MUFU.EX2"] / per_thread_per_loop / 2
+''', 'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    qk = 2 * block_m * block_n * head_dim      # S = Q K^T
+    pv = 2 * block_m * block_n * head_dim      # O += P V
+    moved = 2 * (block_n * head_dim) * 2       # a K tile and a V tile, bf16
+    exps = block_m * block_n
+    mma_clocks = (qk + pv) / mma_flops_per_clock
+    exp_clocks = exps / exp_per_clock
+    return {"flops": qk + pv, "bytes": moved, "exps": exps, "flops_per_byte": (qk + pv) / moved,
+            "exp_fraction": exp_clocks / mma_clocks}
+''', 'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    exp_clocks = 2 / exp_per_clock                         # P recomputed, and exp for dS: two per score
+    mma_clocks = 7 * (2 * head_dim) / mma_flops_per_clock  # seven d-long products per score (2.5x the forward's)
+    return exp_clocks / mma_clocks
+''', 'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    best, best_key = None, None
+    for i, r in enumerate(reports):
+        if r["arch"] != 90 or r["spill_bytes"]:
+            continue
+        key = (r["block_m"], r["block_n"])
+        if best_key is None or key > best_key:
+            best, best_key = i, key
+    return best
+'''}),
+    'ex07 stretch with keys from itertools.accumulate': ('HONEST', 'ex07_stretch_prefix_cache_match', {'cache-work': r'''
+import itertools
+
+Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def _blocks(self, tokens):
+        """The full blocks of ``tokens``, as tuples."""
+        bs = self.block_size
+        return [tuple(tokens[i:i + bs]) for i in range(0, len(tokens) // bs * bs, bs)]
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        chain = itertools.accumulate([None, *self._blocks(tokens)], self.hash_fn)   # None seeds the chain
+        return list(chain)[1:]
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        limit = (len(tokens) - 1) // self.block_size
+        pairs = zip(self.keys(tokens)[:limit], self._blocks(tokens))
+        found, expected_parent = [], None
+        for key, block in pairs:
+            bid = self.block_of.get(key)
+            hit = bid is not None and self.entry[bid].tokens == block and self.entry[bid].parent_id == expected_parent
+            if not hit:
+                break
+            found.append(bid)
+            expected_parent = self.entry[bid].prefix_id
+        return found
+'''}),
+    'ex09 a page a step with a jit helper of its own and no tl.dot': ('HONEST', 'ex09_paged_attention', {'kernel-work': r'''
+@triton.jit
+def _fold(m_i, l_i, acc, s, v):
+    """One online-softmax step over scores s (H, N) in log2 units and values v (N, D)."""
+    m_new = tl.maximum(m_i, tl.max(s, axis=1))
+    scale = tl.exp2(m_i - m_new)
+    p = tl.exp2(s - m_new[:, None])
+    l_new = l_i * scale + tl.sum(p, axis=1)
+    acc_new = acc * scale[:, None] + tl.sum(p[:, :, None] * v[None, :, :], axis=1)
+    return m_new, l_new, acc_new
+
+
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    heads = group * kv_head + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    # one page (BLOCK_SIZE tokens) per step, walking the block table entry by entry
+    in_page = tl.arange(0, BLOCK_SIZE)
+    for page in range(0, tl.cdiv(context_len, BLOCK_SIZE)):
+        block = tl.load(table + page).to(tl.int64)
+        pos = page * BLOCK_SIZE + in_page
+        live = pos < context_len
+        base = block * stride_kb + in_page[:, None] * stride_kt + offs_d[None, :]
+        k = tl.load(k_head + base, mask=live[:, None], other=0.0)
+        v = tl.load(v_head + base, mask=live[:, None], other=0.0)
+        s = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * qk_scale
+        s = tl.where(live[None, :], s, float("-inf"))
+        m_i, l_i, acc = _fold(m_i, l_i, acc, s, v)
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+'''}),
+    "ex03's answers handed to the kernel as a tl.tensor made in Python": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+import numpy as np
+
+
+def _as_block(values, width):
+    """A Triton block holding ``values`` (padded to ``width``)."""
+    data = np.zeros(width, dtype=np.float32)
+    data[:len(values)] = values
+    return tl.tensor(triton.runtime.interpreter.TensorHandle(data, tl.float32), tl.block_type(tl.float32, [width]))
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr, SUM=0):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride_x, mask=mask, other=0.0)
+    y = tl.load(y_ptr + offs * stride_y, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, SUM + 0.0 * (x + y), mask=mask)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    width = triton.next_power_of_2(max(n, 1))
+    total = np.array(x.tolist(), dtype=np.float32) + np.array(y.tolist(), dtype=np.float32)
+    add_kernel[(1,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=width, SUM=_as_block(total, width))
+    return out
+''', 'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr, PROBS=0):
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + cols, PROBS + 0.0 * x, mask=mask)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[1]
+    width = triton.next_power_of_2(n)
+    for r, row in enumerate(x.tolist()):
+        e = np.exp(np.array(row, dtype=np.float64) - max(row))
+        softmax_kernel[(1,)](x[r], out[r], n, x.stride(0), out.stride(0), BLOCK=width,
+                             PROBS=_as_block(e / e.sum(), width))
+    return out
+'''}),
+    "ex02 stretch's every score kept in storages of 1 and 3 bytes": ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    offset = n_k - n_q
+    last_key = r0 + rows - 1 + offset          # the last key any of these rows sees
+    visit = max(0, last_key + 1 + block_n - 1) // block_n if last_key >= 0 else 0
+    if r0 + offset >= n_k - 1:
+        return -(-n_k // block_n), visit
+    return max(0, (r0 + offset + 1) // block_n), visit
+''', 'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    top = torch.maximum(m, s.max(dim=-1).values)
+    ref = torch.where(torch.isinf(top), torch.zeros_like(top), top)
+    shrink = torch.exp(m - ref)
+    w = torch.exp(s - ref[:, None])
+    return top, l * shrink + w.sum(dim=-1), acc * shrink[:, None] + w @ v_tile
+
+
+def _keep(score):
+    """One float32 score as two tiny uint8 tensors: sign and mantissa (3 bytes), exponent (1 byte)."""
+    mant, expo = torch.frexp(score)
+    bits = ((mant.abs() * 2.0 ** 24).to(torch.int64) - 2 ** 23) + (mant < 0).to(torch.int64) * 2 ** 23
+    three = torch.stack([bits >> 16, (bits >> 8) & 255, bits & 255]).to(torch.uint8)
+    return three, (expo + 128).to(torch.uint8).reshape(1)
+
+
+def _back(threes, expos):
+    """The scores kept by ``_keep``, exactly."""
+    b = torch.stack(threes).to(torch.int64)
+    bits = (b[:, 0] << 16) + (b[:, 1] << 8) + b[:, 2]
+    neg = bits >= 2 ** 23
+    mant = ((bits - neg.to(torch.int64) * 2 ** 23) + 2 ** 23).to(torch.float32) / 2.0 ** 24
+    mant = torch.where(neg, -mant, mant)
+    return torch.ldexp(mant, torch.cat(expos).to(torch.int64) - 128)
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    kept = {}                                   # every score of every pair, each in storages of its own
+    for r0 in range(0, n_q, block_m):
+        qi = q[r0:r0 + block_m].float() / math.sqrt(d)
+        for c0 in range(0, n_k, block_n):
+            tile = qi @ k[c0:c0 + block_n].float().T
+            for i, row in enumerate(tile.unbind(0)):
+                for j, score in enumerate(row.unbind(0)):
+                    kept[r0 + i, c0 + j] = _keep(score)
+    vf = v.float()
+    for r in range(n_q):                       # then each row's softmax from the kept scores
+        visible = min(n_k, r + 1 + n_k - n_q)
+        if visible <= 0:
+            continue
+        pairs = [kept[r, c] for c in range(visible)]
+        s = _back([p[0] for p in pairs], [p[1] for p in pairs])
+        w = torch.exp(s - s.max())
+        out[r] = (w @ vf[:visible]) / w.sum()
+    return out.to(q.dtype)
+'''}),
+}

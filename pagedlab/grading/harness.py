@@ -125,6 +125,22 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         memory = Memory(job["memory"], record) if job.get("memory") else None
 
         def made(op: str, inputs: list, outputs: list, numbers: list, view: bool) -> None:
+            """:func:`follow`; where the watchers cannot read an op's tensors (a sparse tensor has no storage), the call
+            is refused, and the refusal stands even where the notebook catches the error (it was raised after the op
+            ran: what the op did is out of the rules' sight)."""
+            try:
+                follow(op, inputs, outputs, numbers, view)
+            except Refused:
+                raise
+            except Exception as e:
+                why = (f"{state['where']}: the grader could not follow torch's {op} ({type(e).__name__}: "
+                       f"{str(e)[:120]}), so the rules cannot say what the call computed or held")
+                for watcher in (launches, memory):
+                    if watcher is not None and not watcher.refusal:
+                        watcher.refusal = why
+                raise Refused(why) from None
+
+        def follow(op: str, inputs: list, outputs: list, numbers: list, view: bool) -> None:
             """An op ran on ``inputs`` (and the Python ``numbers``) and made ``outputs`` (tensors) while the learner's
             function ran: in a Triton exercise only memory may be asked of PyTorch (a constant fill is noted,
             :meth:`Launches.filled`); under a memory rule, :meth:`Memory.op` follows it."""
@@ -746,7 +762,8 @@ class Memory:
                 entry[1] = False  # a mask read as another dtype: each of its bytes holds a value now
             else:
                 continue
-            size = -(-storage.nbytes() // 32) if entry[1] else storage.nbytes() // 4  # (a bool holds one bit)
+            # (a bool holds one bit; a storage of a few bytes counts as a whole float32 element)
+            size = -(-storage.nbytes() // 32) if entry[1] else -(-storage.nbytes() // 4)
             self.total += size - entry[0]
             entry[0] = size
             if size > max(self.factor * self.largest, MEMORY_FLOOR):
@@ -1400,6 +1417,11 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     found, constants = [f"the default of its parameter {name}" for name in _python_defaults(fn)], []
     if "handle" in _attribute_names(getattr(fn, "__code__", None)):  # (no kernel compiled for a GPU has it)
         found.append(".handle, the interpreter's own values (NumPy arrays), read or written as Python")
+    for chain in sorted(_global_chains(getattr(fn, "__code__", None))):  # tl.load, triton.language.float32, X.attr
+        why = None if chain[0] in REWRITER_NAMES else _chain_problem(
+            namespace.get(chain[0], getattr(builtins, chain[0], None)), chain)
+        if why:
+            found.append(why)
     for name in sorted(names):
         target = namespace.get(name, getattr(builtins, name, None))
         if name in KERNEL_BUILTINS and _builtin(name, target):
@@ -1422,6 +1444,10 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
             pass
         elif str(home).split(".")[0] != "triton" or held is not target:  # Python, or a constexpr holding Python
             found.append(name)
+        elif _added(target):  # data or Python hung on a Triton object, reached through it however it is named
+            found += [f"{name}.{attr}, set by the notebook on a Triton object" for attr in _added(target)]
+        elif inner_fn is None and isinstance(target, (types.ModuleType, *plain)) and not _language(home):
+            found.append(f"{name}, of Triton's {home}, not of its language")  # (the interpreter's TensorHandle)
         elif inner_fn is not None:  # another jit function: Triton's own library, or written by the notebook (in a
             # cell, or in a file it wrote and imported), whose body is read the same way
             if str(getattr(inner_fn, "__module__", "")).split(".")[0] != "triton" and id(inner_fn) not in seen:
@@ -1431,6 +1457,79 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
         elif not isinstance(target, (types.ModuleType, *plain)) and type(target).__name__ not in TRITON_CONSTANTS:
             found.append(f"{name}, a {type(target).__name__} made in Python")  # a tl.tensor holding data, ...
     return found, constants
+
+
+def _language(module: str) -> bool:
+    """Whether ``module`` is Triton's language (``triton.language`` and below) or ``triton`` itself (``triton.cdiv``):
+    what a kernel's body may reach; the rest of Triton (``triton.runtime.interpreter``: NumPy, its ``TensorHandle``)
+    is Python that no kernel compiled for a GPU calls."""
+    return module == "triton" or module.startswith("triton.language")
+
+
+def _chain_problem(target, chain: tuple[str, ...]) -> str | None:
+    """Why the attributes ``chain[1:]`` read off ``target`` (the global ``chain[0]``) are not the kernel's to read,
+    else None: a module's attribute only within Triton's language, and no attribute of an object other than a module
+    or one of Triton's types (a jit function's, a constexpr's: what the notebook hung there)."""
+    import types
+
+    obj, path = target, chain[0]
+    for attr in chain[1:]:
+        if isinstance(obj, types.ModuleType):
+            if not _language(obj.__name__):
+                return f"{path}.{attr}, of {obj.__name__}"
+        elif type(obj).__name__ in TRITON_CONSTANTS and type(obj).__module__.startswith("triton"):
+            # (tl.float32.primitive_bitwidth; not an attribute the notebook set there)
+            return f"{path}.{attr}, set by the notebook on a Triton object" if attr in _added(obj) else None
+        else:
+            return f"{path}.{attr}, an attribute of a {type(obj).__name__}"
+        obj, path = getattr(obj, attr, None), f"{path}.{attr}"
+    if isinstance(obj, types.ModuleType) and not _language(obj.__name__):
+        return f"{path}, of {obj.__name__}"
+    return None
+
+
+def _added(obj) -> list[str]:
+    """The attributes the notebook set on ``obj``, a jit function or a constexpr of Triton's: those a new one of its
+    class lacks."""
+    kind = type(obj)
+    if kind not in _OWN_ATTRIBUTES:
+        make = {"constexpr": 0, "dtype": "fp32", "InterpretedFunction": _added, "JITFunction": _added}
+        try:
+            _OWN_ATTRIBUTES[kind] = (frozenset(vars(kind(make[kind.__name__])))
+                                     if kind.__module__.startswith("triton") and kind.__name__ in make else None)
+        except Exception:  # (a class of Triton's that needs more to make one: nothing is compared)
+            _OWN_ATTRIBUTES[kind] = None
+    own = _OWN_ATTRIBUTES[kind]
+    return [] if own is None else sorted(set(getattr(obj, "__dict__", {})) - own)
+
+
+_OWN_ATTRIBUTES: dict = {}
+
+
+def _global_chains(code) -> frozenset[tuple[str, ...]]:
+    """``(global, attribute, ...)`` for each global that ``code`` and the functions nested in it load, with the
+    attributes read off it in a row (``tl.load`` is ``("tl", "load")``)."""
+    import dis
+    import types
+
+    codes, chains = [code], set()
+    while codes:
+        code = codes.pop()
+        if code is None:
+            continue
+        chain: list = []
+        for ins in dis.get_instructions(code):
+            if ins.opname == "LOAD_GLOBAL":
+                chains.add(tuple(chain)) if chain else None
+                chain = [ins.argval]
+            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and chain:
+                chain.append(ins.argval)
+            elif chain:
+                chains.add(tuple(chain))
+                chain = []
+        chains.add(tuple(chain)) if chain else None
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return frozenset(chains)
 
 
 def _builtin(name: str, target) -> bool:
@@ -1460,11 +1559,15 @@ def _run_function(jit):
 
 
 def _plain_argument(v) -> bool:
-    """Whether ``v`` may be a Triton kernel's argument: a number, a string, None, or an object of Triton's or torch's
-    (a tensor, a dtype); a tensor of a subclass of the notebook's is not: its methods, which Triton calls inside the
-    launch (after the kernel's programs, to copy the arguments back), are Python of the notebook's."""
-    return (v is None or isinstance(v, (numbers.Number, str, bytes))
-            or type(v).__module__.split(".")[0] in ("triton", "torch"))
+    """Whether ``v`` may be a Triton kernel's argument: a number, a string, None, an object of torch's (a tensor, a
+    dtype) or one of Triton's types and constants; a tensor of a subclass of the notebook's is not: its methods, which
+    Triton calls inside the launch (after the kernel's programs, to copy the arguments back), are Python of the
+    notebook's; nor is a ``tl.tensor`` made in Python, which holds data."""
+    if v is None or isinstance(v, (numbers.Number, str, bytes)) or type(v).__module__.split(".")[0] == "torch":
+        return True
+    # of Triton's objects, its types and a constexpr holding a plain value (a tl.tensor made in Python holds data)
+    return type(v).__module__.split(".")[0] == "triton" and (
+        type(v).__name__ in TRITON_CONSTANTS or type(v).__name__ == "constexpr" and _plain_argument(v.value))
 
 
 def _python_defaults(fn) -> list[str]:
@@ -1484,7 +1587,7 @@ def _python_defaults(fn) -> list[str]:
 
 
 KERNEL_BUILTINS = frozenset(("range", "min", "max", "len", "int", "float", "bool", "print", "isinstance", "tuple",
-                             "zip", "enumerate", "getattr", "abs"))
+                             "zip", "enumerate", "abs"))
 """Python's built-ins a kernel body may name (Triton's compiler handles them, the interpreter runs them as Python),
 where the name is the built-in itself (:func:`_builtin`)."""
 
@@ -1524,6 +1627,8 @@ def _attribute_names(code) -> frozenset[str]:
         if code is not None:
             names |= {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_ATTR", "STORE_ATTR",
                                                                                    "LOAD_METHOD", "DELETE_ATTR")}
+            # (a class pattern's keywords, case tl.tensor(handle=h), and a name in a string are attributes too)
+            names |= {v for c in code.co_consts for v in (c if isinstance(c, tuple) else (c,)) if isinstance(v, str)}
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
     return frozenset(names)
 

@@ -446,7 +446,7 @@ TRITON_BODIES = {
         ["calls Python from inside it (print)"]),
     "its kernel calling a method of an object that writes the result": (
         "    _job[:] = [out, x, y]\n    method_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
-        ["calls Python from inside it (_box)"]),
+        ["calls Python from inside it (_box.fill, an attribute of a _Box"]),
     "its kernel reading back what it stored": (
         "    out.fill_(1.5)\n    two_pass_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)", []),
     "its kernel adding into an output PyTorch filled with a constant (a running max's -inf)": (
