@@ -1489,21 +1489,17 @@ def _chain_problem(target, chain: tuple[str, ...]) -> str | None:
 
 
 def _added(obj) -> list[str]:
-    """The attributes the notebook set on ``obj``, a jit function or a constexpr of Triton's: those a new one of its
-    class lacks."""
+    """The attributes the notebook set on ``obj``, an interpreted jit function, a constexpr or a dtype of Triton's:
+    those a new one like it lacks (a jit function compiled for a GPU fills caches of its own, and runs no Python)."""
     kind = type(obj)
-    if kind not in _OWN_ATTRIBUTES:
-        make = {"constexpr": 0, "dtype": "fp32", "InterpretedFunction": _added, "JITFunction": _added}
-        try:
-            _OWN_ATTRIBUTES[kind] = (frozenset(vars(kind(make[kind.__name__])))
-                                     if kind.__module__.startswith("triton") and kind.__name__ in make else None)
-        except Exception:  # (a class of Triton's that needs more to make one: nothing is compared)
-            _OWN_ATTRIBUTES[kind] = None
-    own = _OWN_ATTRIBUTES[kind]
-    return [] if own is None else sorted(set(getattr(obj, "__dict__", {})) - own)
-
-
-_OWN_ATTRIBUTES: dict = {}
+    make = {"constexpr": lambda: kind(0), "dtype": lambda: kind(obj.name), "InterpretedFunction": lambda: kind(_added)}
+    if not kind.__module__.startswith("triton") or kind.__name__ not in make:
+        return []
+    try:
+        own = vars(make[kind.__name__]())
+    except Exception:  # (one that needs more to make: nothing is compared)
+        return []
+    return sorted(set(getattr(obj, "__dict__", {})) - set(own))
 
 
 def _global_chains(code) -> frozenset[tuple[str, ...]]:
