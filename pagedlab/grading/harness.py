@@ -951,7 +951,8 @@ class Launches:
         self.where = ""  # the graded call, for a refusal raised inside a launch
         self.refusal = ""  # a refusal raised inside a launch (the interpreter wraps the exception)
         self.inside = False
-        self.launch: tuple | None = None  # (tensors, their bytes) of the interpreted launch under way
+        self.launch: tuple | None = None  # (tensors, their bytes, the kernel) of the interpreted launch under way
+        self.programs: frozenset = frozenset()  # while its programs run: the code the interpreter runs for the kernel
         self.record = record
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
             try:
@@ -1054,11 +1055,22 @@ class Launches:
         read again there, so what that Python wrote into them counts as written before the kernel ran."""
         def watched(*args):
             if self.launch is not None:
-                tensors, before = self.launch
+                tensors, before, kernel = self.launch
                 before.update({t.untyped_storage().data_ptr(): _bytes(t) for t in tensors})
                 self._unchanged_inputs(tensors, before)
+                self.programs = _kernel_codes(kernel)  # (from here on, only these of the notebook's may run)
+                sys.setprofile(self._in_programs)  # (taken off when the launch returns)
             return set_grid_dim(*args)
         return watched
+
+    def _in_programs(self, frame, event, arg) -> None:
+        """A profile hook while a launch's programs run: a function of the notebook's other than the kernel's own
+        code (one the interpreter calls in place of a library's: ``numpy.exp`` replaced) is refused."""
+        if (event == "call" and frame.f_code not in self.programs and frame.f_globals.get("__name__") == "__main__"
+                and not self.refusal):
+            self.refusal = (f"{self.where}: Python of the notebook's ({frame.f_code.co_qualname}) ran inside its "
+                            "Triton kernel's programs (a library function the interpreter calls, replaced by the "
+                            "notebook's): what it computes is not the kernel's work")
 
     def _watch_atomic(self, access, ptrs_at: int, mask_at: int | None):
         """``access`` (an atomic of the interpreter's, which reads memory and writes it back), recording its
@@ -1131,11 +1143,13 @@ class Launches:
                                 "data comes through its tensors, and a scalar is a constant of the call (a scale, "
                                 f"log2(e)); at most {MAX_FLOATS}, infinities, 0 and 1 not counted")
                 raise Refused(self.refusal)
-            self.inside, self.launch = True, None if compiled else (tensors, before)
+            self.inside, self.launch = True, None if compiled else (tensors, before, fn)
             try:
                 result = run(fn, *args, **kwargs)
             finally:
-                self.inside, self.launch = False, None
+                if self.programs:
+                    sys.setprofile(None)
+                self.inside, self.launch, self.programs = False, None, frozenset()
             if not compiled:
                 self._provenance(tensors, before, earlier)
             for t in tensors:
@@ -1457,6 +1471,28 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
         elif not isinstance(target, (types.ModuleType, *plain)) and type(target).__name__ not in TRITON_CONSTANTS:
             found.append(f"{name}, a {type(target).__name__} made in Python")  # a tl.tensor holding data, ...
     return found, constants
+
+
+def _kernel_codes(jit, seen: set | None = None) -> frozenset:
+    """The code objects Triton's interpreter runs for ``jit`` (a ``@triton.jit`` function) and the jit functions it
+    calls, at any depth, with the functions nested in them (the lambdas its rewrite adds)."""
+    import types
+
+    seen = set() if seen is None else seen
+    seen.add(id(jit))
+    fn = _run_function(jit)
+    codes, todo = set(), [getattr(fn, "__code__", None)]
+    while todo:
+        code = todo.pop()
+        if code is not None:
+            codes.add(code)
+            todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    for name in _global_names(getattr(fn, "__code__", None)):
+        target = getattr(fn, "__globals__", {}).get(name)
+        if getattr(target, "fn", None) is not None and type(target).__module__.startswith("triton") \
+                and id(target) not in seen:
+            codes |= _kernel_codes(target, seen)
+    return frozenset(codes)
 
 
 def _language(module: str) -> bool:

@@ -268,6 +268,16 @@ def print_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     seen = tl.load(x_ptr + offsets, mask=offsets < n) + tl.load(y_ptr + offsets, mask=offsets < n)
     print("tile", seen)
+_np_exp = np.exp
+def _exp(a, *args, **kwargs):  # NumPy's exp replaced by the notebook's: the interpreter calls it inside the kernel
+    _job[0].copy_(_answer(_job[1], _job[2]))
+    return _np_exp(a, *args, **kwargs)
+@triton.jit
+def exp_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    seen = tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=mask) * tl.exp(seen * 0.0), mask=mask)
 class _Box:  # an object whose method a kernel calls: the interpreter runs it as Python
     def fill(self):
         _job[0].copy_(_answer(_job[1], _job[2]))
@@ -444,6 +454,11 @@ TRITON_BODIES = {
         "    global print\n    print = _print_answer\n    _job[:] = [out, x, y]\n"
         "    print_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
         ["calls Python from inside it (print)"]),
+    "its kernel's tl.exp run by NumPy's exp, replaced by a function of the notebook's that writes the result": (
+        "    out.zero_()\n    _job[:] = [out, x, y]\n    np.exp = _exp\n    try:\n"
+        "        exp_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)\n"
+        "    finally:\n        np.exp = _np_exp",
+        ["Python of the notebook's (_exp) ran inside its Triton kernel's programs"]),
     "its kernel calling a method of an object that writes the result": (
         "    _job[:] = [out, x, y]\n    method_kernel[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)",
         ["calls Python from inside it (_box.fill, an attribute of a _Box"]),
