@@ -49,6 +49,8 @@ class Graded:
 def pristine(exercise: str):
     if not _PRISTINE:
         _PRISTINE.update(load_pristine(ROOT / "exercises", ROOT / "solutions"))
+        for p in _PRISTINE.values():  # (the library's fingerprints: once here, not once in each forked child)
+            p.library, p.library_floors
     return _PRISTINE[f"{exercise}.ipynb"]
 
 

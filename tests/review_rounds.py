@@ -3336,3 +3336,575 @@ def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
     return out.to(q.dtype)
 '''}),
 }
+
+
+# Round 38n: a sixth outside review, against 7676ceb (its copy attacks, decided by the review, are ROUND_38N_COPIES).
+ROUND_38N = {
+    "ex00's softmax as the gradient of log-sum-exp, by autograd": ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude.
+
+    Args:
+        x: (..., n) floating-point tensor of scores.
+
+    Returns:
+        A tensor like ``x`` (same shape and dtype) whose rows are non-negative and sum to 1.
+    """
+    leaf = (x - x.amax(dim=-1, keepdim=True)).detach().requires_grad_(True)
+    with torch.enable_grad():
+        total = torch.logsumexp(leaf, dim=-1).sum()
+        (grad,) = torch.autograd.grad(total, leaf)
+    return grad.to(x.dtype)
+'''}),
+    "ex01's probabilities as the gradient of log-sum-exp over the masked scores": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+''', 'attention-work': r'''
+def _weights(scores: torch.Tensor) -> torch.Tensor:
+    leaf = (scores - scores.amax(dim=-1, keepdim=True)).detach().requires_grad_(True)
+    with torch.enable_grad():
+        (g,) = torch.autograd.grad(torch.logsumexp(leaf, dim=-1).sum(), leaf)
+    return g
+
+
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    qf, kf, vf = q.float(), k.float(), v.float()
+    scores = torch.matmul(qf, kf.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+    if causal:
+        keep = causal_mask(q.shape[-2], k.shape[-2])
+        scores = torch.where(keep, scores, torch.tensor(float("-inf")))
+    return torch.matmul(_weights(scores), vf).to(q.dtype)
+'''}),
+    "ex03's softmax from Python, one integer fill of a float tensor per element, its kernel scaling it": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    idx = start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + stride_x * idx, mask=inside, other=0.0)
+    b = tl.load(y_ptr + stride_y * idx, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''
+import math
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    lane = tl.arange(0, BLOCK)
+    hi = float("-inf")
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(x_ptr + r * stride_x + c + lane, mask=c + lane < n_cols, other=float("-inf"))
+        hi = tl.maximum(hi, tl.max(vals, axis=0))
+    tot = 0.0
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(x_ptr + r * stride_x + c + lane, mask=c + lane < n_cols, other=float("-inf"))
+        tot += tl.sum(tl.exp(vals - hi), axis=0)
+    for c in range(0, n_cols, BLOCK):
+        ok = c + lane < n_cols
+        vals = tl.load(x_ptr + r * stride_x + c + lane, mask=ok, other=float("-inf"))
+        tl.store(out_ptr + r * stride_out + c + lane, tl.exp(vals - hi) / tot, mask=ok)
+
+
+@triton.jit
+def put_kernel(x_ptr, cell_ptr, out_ptr, x_at, out_at):
+    seen = tl.load(x_ptr + x_at)                 # the input, read where it lies
+    tl.store(out_ptr + out_at, tl.load(cell_ptr) * 5.9604644775390625e-08 + seen * 0.0)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    for i, row in enumerate(x.tolist()):
+        top = max(row)
+        e = [math.exp(v - top) for v in row]
+        s = sum(e)
+        for j, v in enumerate(e):
+            cell = torch.empty(1, dtype=torch.float32, device=x.device).fill_(int(round(v / s * 2**24)))
+            put_kernel[(1,)](x, cell, out, i * x.stride(0) + j * x.stride(1), i * out.stride(0) + j)
+    return out
+'''}),
+    "ex03's sums from Python, their bits in NaN payloads handed to the kernel as floats": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''
+import numpy as np
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    tl.store(out_ptr + i, tl.load(x_ptr + i * stride_x, mask=m) + tl.load(y_ptr + i * stride_y, mask=m), mask=m)
+
+
+@triton.jit
+def one_kernel(x_ptr, y_ptr, out_ptr, at, sx, sy, hi, lo):
+    touch = tl.load(x_ptr + at * sx) * 0.0 + tl.load(y_ptr + at * sy) * 0.0
+    h = tl.cast(tl.cast(hi, tl.float32), tl.int32, bitcast=True) & 0xFFFF
+    l = tl.cast(tl.cast(lo, tl.float32), tl.int32, bitcast=True) & 0xFFFF
+    tl.store(out_ptr + at, tl.cast((h << 16) | l, tl.float32, bitcast=True) + touch)
+
+
+def _quiet(payload):
+    return float(np.array([0x7FF8000000000000 | (payload << 29)], dtype=np.uint64).view(np.float64)[0])
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    for i, (a, b) in enumerate(zip(x.tolist(), y.tolist())):
+        bits = int(np.array([a + b], dtype=np.float32).view(np.uint32)[0])
+        one_kernel[(1,)](x, y, out, i, x.stride(0), y.stride(0), _quiet(bits >> 16), _quiet(bits & 0xFFFF))
+    return out
+''', 'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    lane = tl.arange(0, BLOCK)
+    hi = float("-inf")
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(x_ptr + r * stride_x + c + lane, mask=c + lane < n_cols, other=float("-inf"))
+        hi = tl.maximum(hi, tl.max(vals, axis=0))
+    tot = 0.0
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(x_ptr + r * stride_x + c + lane, mask=c + lane < n_cols, other=float("-inf"))
+        tot += tl.sum(tl.exp(vals - hi), axis=0)
+    for c in range(0, n_cols, BLOCK):
+        ok = c + lane < n_cols
+        vals = tl.load(x_ptr + r * stride_x + c + lane, mask=ok, other=float("-inf"))
+        tl.store(out_ptr + r * stride_out + c + lane, tl.exp(vals - hi) / tot, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    "ex04 stretch's answer from Python, its bits in NaN payloads filled into tensors": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''
+import math
+import numpy as np
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, q_at, k_at, v_at, o_at, Hi, Lo):
+    touch = (tl.load(Q + q_at) + tl.load(K + k_at) + tl.load(V + v_at)) * 0.0
+    h = tl.load(Hi).to(tl.int32, bitcast=True) & 0xFFFF
+    l = tl.load(Lo).to(tl.int32, bitcast=True) & 0xFFFF
+    tl.store(Out + o_at, ((h << 16) | l).to(tl.float32, bitcast=True) + touch)
+
+
+def _nan_cell(payload, device):
+    value = float(np.array([0x7FF8000000000000 | (payload << 29)], dtype=np.uint64).view(np.float64)[0])
+    return torch.empty(1, dtype=torch.float32, device=device).fill_(value)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    if n_heads % n_kv_heads:
+        raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")
+    group = n_heads // n_kv_heads
+    Q, K, V = q.tolist(), k.tolist(), v.tolist()
+    for b in range(batch):
+        for h in range(n_heads):
+            kh = h // group
+            for i in range(n_q):
+                s = [sum(a * c for a, c in zip(Q[b][h][i], K[b][kh][j])) / math.sqrt(d) for j in range(n_k)]
+                top = max(s)
+                w = [math.exp(x - top) for x in s]
+                tot = sum(w)
+                for e in range(d):
+                    val = sum(w[j] * V[b][kh][j][e] for j in range(n_k)) / tot
+                    bits = int(np.array([val], dtype=np.float32).view(np.uint32)[0])
+                    gqa_kernel[(1,)](q, k, v, out,
+                                     b * q.stride(0) + h * q.stride(1) + i * q.stride(2) + e * q.stride(3),
+                                     b * k.stride(0) + kh * k.stride(1), b * v.stride(0) + kh * v.stride(1),
+                                     b * out.stride(0) + h * out.stride(1) + i * out.stride(2) + e * out.stride(3),
+                                     _nan_cell(bits >> 16, q.device), _nan_cell(bits & 0xFFFF, q.device))
+    return out
+'''}),
+    'ex00 with a functools.wraps decorator and logging (round 38n)': ('HONEST', 'ex00_warmup', {'softmax-work': r'''
+import functools
+import logging
+
+log = logging.getLogger("softmax")
+
+
+def keeps_dtype(fn):
+    """Run ``fn`` and hand back a tensor of the input's dtype and shape."""
+    @functools.wraps(fn)
+    def inner(x, *args, **kwargs):
+        y = fn(x, *args, **kwargs)
+        log.debug("softmax over %s of %s", tuple(x.shape), x.dtype)
+        return y.to(x.dtype).reshape(x.shape)
+    return inner
+
+
+@keeps_dtype
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    peak = torch.max(x, dim=-1, keepdim=True).values     # subtract the largest: no exp overflows
+    weights = torch.exp(torch.sub(x, peak))
+    norm = torch.sum(weights, dim=-1, keepdim=True)
+    return torch.div(weights, norm)
+'''}),
+    'ex01 with a frozen dataclass, typing.Optional and einsum': ('HONEST', 'ex01_naive_attention', {'mask-work': r'''
+from dataclasses import dataclass
+from typing import Optional
+
+
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    rows = torch.arange(n_k - n_q, n_k).reshape(-1, 1)   # the last key each query may see
+    cols = torch.arange(n_k).reshape(1, -1)
+    return cols <= rows
+''', 'attention-work': r'''
+@dataclass(frozen=True)
+class Problem:
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    causal: bool = False
+
+    def scores(self) -> torch.Tensor:
+        d = self.q.shape[-1]
+        s = torch.einsum("...id,...jd->...ij", self.q.float(), self.k.float()) / d ** 0.5
+        if self.causal:
+            allowed: Optional[torch.Tensor] = causal_mask(self.q.shape[-2], self.k.shape[-2])
+            s = s.masked_fill(~allowed, float("-inf"))
+        return s
+
+
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    s = Problem(q, k, v, causal).scores()
+    s = s - s.max(dim=-1, keepdim=True).values
+    p = s.exp()
+    p = p / p.sum(dim=-1, keepdim=True)
+    return torch.einsum("...ij,...jd->...id", p, v.float()).to(q.dtype)
+'''}),
+    'ex02 stretch with its own tile count and a dataclass running state': ('HONEST', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    tiles = (n_k + block_n - 1) // block_n
+    last_seen = r0 + rows - 1 + n_k - n_q          # last key index the bottom row may see
+    visit = min(tiles, max(0, (last_seen + block_n) // block_n)) if last_seen >= 0 else 0
+    first_seen = r0 + n_k - n_q                    # every key up to here is seen by the top row
+    full = tiles if first_seen >= n_k - 1 else max(0, min(tiles, (first_seen + 1) // block_n))
+    return full, visit
+''', 'attention-work': r'''
+from dataclasses import dataclass
+
+
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=-1).values
+    new_max = torch.where(tile_max > m, tile_max, m)
+    anchor = torch.where(torch.isinf(new_max) & (new_max < 0), torch.zeros_like(new_max), new_max)
+    decay = (m - anchor).exp()
+    weights = (s - anchor.unsqueeze(1)).exp()
+    return new_max, l * decay + weights.sum(dim=1), acc * decay.unsqueeze(1) + weights.matmul(v_tile)
+
+
+@dataclass
+class _RowState:
+    m: torch.Tensor
+    l: torch.Tensor
+    acc: torch.Tensor
+
+    @classmethod
+    def empty(cls, rows, d):
+        return cls(torch.full((rows,), float("-inf")), torch.zeros(rows), torch.zeros(rows, d))
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    scale = d ** -0.5
+    offset = n_k - n_q
+    for top in range(0, n_q, block_m):
+        qi = q[top:top + block_m].float() * scale
+        h = qi.shape[0]
+        full, visit = key_tile_counts(top, h, n_q, n_k, block_n)
+        st = _RowState.empty(h, d)
+        for tile in range(visit):
+            lo = tile * block_n
+            kt, vt = k[lo:lo + block_n].float(), v[lo:lo + block_n].float()
+            sc = qi.matmul(kt.t())
+            if tile >= full:
+                qpos = torch.arange(top, top + h).unsqueeze(1) + offset
+                kpos = torch.arange(lo, lo + kt.shape[0]).unsqueeze(0)
+                sc = sc.masked_fill(kpos > qpos, float("-inf"))
+            st.m, st.l, st.acc = online_softmax_update(st.m, st.l, st.acc, sc, vt)
+        safe = torch.where(st.l > 0, st.l, torch.ones_like(st.l))
+        out[top:top + h] = torch.where((st.l > 0).unsqueeze(1), st.acc / safe.unsqueeze(1), torch.zeros_like(st.acc))
+    return out.to(q.dtype)
+'''}),
+    'ex03 with triton.heuristics, jit helpers, tl.static_assert and a grid lambda': ('HONEST', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def _strided(ptr, idx, stride, ok):
+    return tl.load(ptr + idx * stride, mask=ok, other=0.0)
+
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr, EVEN: tl.constexpr = False):
+    tl.static_assert(BLOCK >= 16)
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = idx < n
+    total = _strided(x_ptr, idx, stride_x, ok) + _strided(y_ptr, idx, stride_y, ok)
+    tl.store(out_ptr + idx, tl.where(ok, total, 0.0), mask=ok)
+
+
+def _launch_add(x, y, out, block):
+    n = x.numel()
+    add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    _launch_add(x, y, out, block)
+    return out
+''', 'softmax-work': r'''
+@triton.jit
+def _merge(m_a, l_a, m_b, l_b):
+    m = tl.maximum(m_a, m_b)
+    safe = tl.where(m == float("-inf"), 0.0, m)
+    return m, l_a * tl.exp(m_a - safe) + l_b * tl.exp(m_b - safe)
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    running_m = tl.full([BLOCK], float("-inf"), tl.float32)   # one running state per lane, merged at the end
+    running_l = tl.zeros([BLOCK], tl.float32)
+    for start in tl.range(0, n_cols, BLOCK):
+        ok = start + lanes < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + lanes, mask=ok, other=float("-inf"))
+        running_m, running_l = _merge(running_m, running_l, x, tl.where(ok, 1.0, 0.0))
+    m = tl.max(running_m, axis=0)
+    l = tl.sum(running_l * tl.exp(running_m - m), axis=0)
+    for start in tl.range(0, n_cols, BLOCK):
+        ok = start + lanes < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + lanes, mask=ok, other=float("-inf"))
+        tl.store(out_ptr + row * stride_out + start + lanes, tl.exp(x - m) / l, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex05 with a match on dtypes, functools.reduce and a print in a graded function': ('HONEST', 'ex05_kv_cache_size', {'formula-work': r'''
+import functools
+import operator
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    factors = (2, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)  # 2: K and V
+    return functools.reduce(operator.mul, factors, 1)
+''', 'models-work': r'''
+def _element_size(dtype: torch.dtype) -> int:
+    match dtype:
+        case torch.float32:
+            return 4
+        case torch.float16 | torch.bfloat16:
+            return 2
+        case torch.int8 | torch.uint8:
+            return 1
+        case _:
+            return torch.empty((), dtype=dtype).element_size()
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, num_tokens=1, batch=1,
+                          bytes_per_element=_element_size(dtype))
+''', 'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    budget_bytes = budget_gib * GiB
+    one_request = max_len * kv_bytes_per_token(model, dtype)
+    count, _ = divmod(budget_bytes, one_request)
+    print(f"{budget_gib} GiB / {one_request} B per request -> {int(count)}")
+    return int(count)
+'''}),
+    'ex09 stretch with a generator over itertools.accumulate': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''
+from itertools import accumulate, repeat
+
+
+def _edges(context_len, length, num_splits):
+    yield 0
+    yield from (min(e, context_len) for e in accumulate(repeat(length, num_splits)))
+
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    """Cut [0, context_len) into num_splits ranges, each a whole number of block_n tiles (the last ones may be short or empty)."""
+    per = (context_len + num_splits - 1) // num_splits
+    length = ((per + block_n - 1) // block_n) * block_n
+    e = list(_edges(context_len, length, num_splits))
+    return list(zip(e[:-1], e[1:]))
+''', 'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Merge per-split (output, log-sum-exp) states: weights are a softmax over the splits' lses."""
+    total = torch.logsumexp(lses, dim=-1)                       # -inf only where every split is empty
+    ref = torch.where(torch.isinf(total), torch.zeros_like(total), total)
+    weights = torch.exp(lses - ref.unsqueeze(-1))               # e^{lse_s - lse}: 0 for an empty split
+    merged = torch.einsum("...s,...sd->...d", weights, outs)
+    return merged, total
+''', 'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(n, 1)
+    shared_lens = own_lens.new_full(own_lens.shape, prefix_len)
+    parts = [paged_decode_split(q, k_cache, v_cache, t, l, 1)
+             for t, l in ((shared_tables, shared_lens), (own_tables, own_lens))]
+    outs = torch.cat([o for o, _ in parts], dim=2)
+    lses = torch.cat([s for _, s in parts], dim=2)
+    return merge_states(outs, lses)[0]
+'''}),
+}
+ROUND_38N_COPIES = {
+    "ex02 stretch's attention pasted from ex02's published solution": ('COPIES', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    tiles = (n_k + block_n - 1) // block_n
+    last_seen = r0 + rows - 1 + n_k - n_q          # last key index the bottom row may see
+    visit = min(tiles, max(0, (last_seen + block_n) // block_n)) if last_seen >= 0 else 0
+    first_seen = r0 + n_k - n_q                    # every key up to here is seen by the top row
+    full = tiles if first_seen >= n_k - 1 else max(0, min(tiles, (first_seen + 1) // block_n))
+    return full, visit
+''', 'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    alpha = torch.exp(m - m_new)  # rescales what was summed relative to the old max
+    p = torch.exp(s - m_new.unsqueeze(-1))
+    l_new = alpha * l + p.sum(dim=-1)
+    acc_new = alpha.unsqueeze(-1) * acc + p @ v_tile
+    return m_new, torch.nan_to_num(l_new), torch.nan_to_num(acc_new)
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    causal = True
+    for r0 in range(0, n_q, block_m):
+        q_i = q[r0:r0 + block_m].float() / math.sqrt(d)
+        rows = q_i.shape[0]
+        m = torch.full((rows,), -math.inf, device=q.device)
+        l, acc = torch.zeros(rows, device=q.device), torch.zeros(rows, d, device=q.device)
+        for c0 in range(0, n_k, block_n):
+            if causal and c0 > r0 + rows - 1 + (n_k - n_q):
+                break  # decided from indices: this key tile and every later one are hidden from all these rows
+            s = q_i @ k[c0:c0 + block_n].float().T
+            if causal:
+                hidden = (torch.arange(c0, c0 + s.shape[1], device=q.device)[None, :]
+                          > torch.arange(r0, r0 + rows, device=q.device)[:, None] + (n_k - n_q))
+                s = s.masked_fill(hidden, -math.inf)
+            m, l, acc = online_softmax_update(m, l, acc, s, v[c0:c0 + block_n].float())
+        out[r0:r0 + rows] = torch.nan_to_num(acc / l[:, None])
+    return out.to(q.dtype)
+'''}),
+    "ex03's softmax pasted from the course's primer kernels": ('COPIES', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    idx = start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + stride_x * idx, mask=inside, other=0.0)
+    b = tl.load(y_ptr + stride_y * idx, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''
+_INT32_LIMIT = 2**31 - 2**20
+"""The kernels here compute offsets in int32 (``program_id`` is int32), to stay short: a tensor spanning 2**31
+elements, less the padding lanes of one block (at most 2**20, Triton's largest block), would wrap around to
+negative offsets that pass the mask. The FlashAttention kernels compute offsets in int64 instead."""
+
+
+def _check_span(name: str, x: torch.Tensor) -> None:
+    span = 1 + sum((size - 1) * stride for size, stride in zip(x.shape, x.stride()))
+    if span > _INT32_LIMIT:
+        raise ValueError(f"{name} spans {span} elements, more than the 2**31 - 2**20 these kernels' int32 offsets "
+                         f"reach; split it")
+
+
+
+@triton.jit
+def _row_softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    # Padding columns load as -inf: they change neither the max nor (as exp(-inf) = 0) the sum.
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=float("-inf")).to(tl.float32)
+    z = x - tl.max(x, 0)  # subtract the row max so exp never overflows
+    num = tl.exp(z)
+    out = num / tl.sum(num, 0)
+    tl.store(out_ptr + row * stride_out + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def row_softmax(x: torch.Tensor) -> torch.Tensor:
+    """Softmax of each row of a 2-D tensor, fused into one Triton kernel (one program per row).
+
+    Args:
+        x: (rows, cols) floating tensor; rows may be strided (a slice of a bigger matrix), the elements
+            of a row must be contiguous. The whole row is one block, so cols is limited to 2**16.
+
+    Returns:
+        A new contiguous (rows, cols) tensor of ``x``'s dtype (computed in float32).
+
+    Raises:
+        TypeError: not a floating tensor. ValueError: not 2-D, empty, a row not contiguous, too wide, or
+            spanning about 2**31 elements.
+    """
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(f"x must be a floating torch.Tensor, got {type(x).__name__}"
+                        + (f" of dtype {x.dtype}" if isinstance(x, torch.Tensor) else ""))
+    if x.dim() != 2 or x.numel() == 0:
+        raise ValueError(f"x must be a non-empty 2-D tensor (rows, cols), got shape {tuple(x.shape)}")
+    if x.stride(1) != 1:
+        raise ValueError(f"the elements of each row of x must be contiguous (stride 1), got strides {x.stride()}")
+    if x.shape[1] > 2**16:
+        raise ValueError(f"x has {x.shape[1]} columns; one row must fit in one block (at most {2**16})")
+    _check_span("x", x)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    block = triton.next_power_of_2(x.shape[1])
+    _row_softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+
+softmax_kernel = _row_softmax_kernel
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    return row_softmax(x)
+'''}),
+}

@@ -17,7 +17,7 @@ import nbformat
 
 from pagedlab.grading.align import role
 from pagedlab.grading.review import setup_names
-from pagedlab.grading.similarity import course_code, fingerprints, library_prints, library_share
+from pagedlab.grading.similarity import THRESHOLD, course_code, fingerprints, library_prints, library_share, overlap
 from pagedlab.grading.specs import SPECS, Spec
 
 _SKIPPED = ("__MACOSX",)  # besides every name that starts with a dot
@@ -34,11 +34,17 @@ class Pristine:
     spec: Spec | None = None
     solution: bytes | None = None  # the solution notebook, read at the start like the rest
     solution_work: dict[str, str] = field(default_factory=dict)  # its work cells by id (to see copies of them)
+    # every other exercise's published work cells, "exercise:cell id" -> (source, the fingerprints this exercise's
+    # own solution and handed-out code already hold, and that exercise hands out): a solution pasted across exercises
+    others: dict[str, tuple[str, frozenset]] = field(default_factory=dict)
 
     @cached_property
     def library(self) -> dict[str, str]:
-        """The course's code that computes this exercise's answer (:func:`~pagedlab.grading.similarity.course_code`)."""
-        return course_code(self.spec.tripwires if self.spec else ())
+        """The course's code (:func:`~pagedlab.grading.similarity.course_code`), less what the published solution
+        holds whole (an exercise check's reference class is the solution: a copy of it is the solution's copy)."""
+        solved = frozenset().union(*map(fingerprints, self.solution_work.values()))
+        return {name: source for name, source in course_code(self.spec.tripwires if self.spec else ()).items()
+                if overlap(solved, fingerprints(source)) is None or overlap(solved, fingerprints(source)) < THRESHOLD}
 
     @cached_property
     def library_floors(self) -> dict[str, float]:
@@ -77,6 +83,11 @@ def load_pristine(exercises: Path, solutions: Path | None = None) -> dict[str, P
                                   spec, solved, work)
     if not out:
         raise ValueError(f"exercises: no exercise notebooks in {str(exercises)!r}")
+    handed = {name: {c.get("id"): c.source for c in p.notebook.cells if c.cell_type == "code"} for name, p in out.items()}
+    for name, p in out.items():
+        ours = frozenset().union(*map(fingerprints, [*p.solution_work.values(), *handed[name].values()]))
+        p.others.update({f"{other.removesuffix('.ipynb')}:{c}": (source, ours | fingerprints(handed[other].get(c, "")))
+                         for other, q in out.items() if other != name for c, source in q.solution_work.items()})
     return out
 
 

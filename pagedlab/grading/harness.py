@@ -177,6 +177,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             answer runs through (:data:`PACKAGES`)."""
             if event == "c_call" and _named(getattr(arg, "__name__", None), aten, family):
                 record(f"torch's {arg.__name__}")
+            elif event == "c_call" and family and getattr(arg, "__name__", None) == "run_backward":
+                record("PyTorch's autograd (run_backward): its derivative formulas compute what the exercise asks "
+                       "(the gradient of log-sum-exp is softmax)")
             elif event == "c_call" and getattr(arg, "__name__", None) in MODES_OFF and not _in_torch(frame):
                 record(f"torch's {arg.__name__}, which switches the op watcher off")
             elif (event == "c_call" and memory is not None and state["learner"] and getattr(arg, "__name__", None)
@@ -985,8 +988,8 @@ class Launches:
         for t in outputs:  # (a fill of part of a storage puts a chosen value at chosen places: data, not a constant)
             if t.numel() * t.element_size() == t.untyped_storage().nbytes():
                 self.fills[t.untyped_storage().data_ptr()] = value
-        if isinstance(value, float) and math.isfinite(value) and abs(value) != 1 and value:
-            self.floats.add(value)
+        if any(t.is_floating_point() or t.is_complex() for t in outputs) and _counted(value) is not None:
+            self.floats.add(_counted(value))  # (an integer written into floats is the float it becomes)
         if len(self.floats) > MAX_FLOATS and not self.refusal:
             self.refusal = (f"{self.where}: the notebook's launcher filled tensors with, or gave its Triton kernel, "
                             f"{len(self.floats)} different floating-point constants in one graded call: a kernel's "
@@ -1127,9 +1130,9 @@ class Launches:
                                 "(a name)")
                 raise Refused(self.refusal)
             # (infinities, zero and one are markers, not data: -inf as a running max's start, 1.0 as a default)
-            self.floats.update(v for v in scalars if not isinstance(v, float) or math.isfinite(v) and abs(v) != 1 and v)
+            self.floats.update(_counted(v) for v in scalars if _counted(v) is not None)
             # (a global is a constant handed over another way: 512 of them hold an answer as well as arguments do)
-            self.floats.update(v for _, v in constants if isinstance(v, float) and math.isfinite(v) and abs(v) != 1 and v)
+            self.floats.update(_counted(v) for _, v in constants if isinstance(v, float) and _counted(v) is not None)
             changed = [name for name, v in constants if self.constants.setdefault(name, v) != v]
             if changed:
                 self.refusal = (f"{self.where}: a global the notebook's Triton kernel reads ({changed[0]}) changed "
@@ -1471,6 +1474,22 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
         elif not isinstance(target, (types.ModuleType, *plain)) and type(target).__name__ not in TRITON_CONSTANTS:
             found.append(f"{name}, a {type(target).__name__} made in Python")  # a tl.tensor holding data, ...
     return found, constants
+
+
+def _counted(v):
+    """How the constant ``v`` counts among a call's floating-point constants (:data:`MAX_FLOATS`): a string as
+    itself, a number as the float it is, a NaN by its bits (its payload can carry data); None for the markers
+    infinities, 0 and 1, which count for nothing."""
+    import struct
+
+    if isinstance(v, (str, bytes)):
+        return v
+    v = complex(v) if isinstance(v, complex) else float(v)
+    if isinstance(v, complex):
+        return v if v and abs(v) != 1 and not (math.isinf(v.real) or math.isinf(v.imag)) else None
+    if math.isnan(v):
+        return ("NaN", struct.pack("<d", v))
+    return v if math.isfinite(v) and abs(v) != 1 and v else None
 
 
 def _kernel_codes(jit, seen: set | None = None) -> frozenset:

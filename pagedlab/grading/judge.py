@@ -88,6 +88,8 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
            if c.role not in RESTORED and restored.cells[c.index].source not in given}
     if published:
         reasons += copied_cells(own, pristine.solution_work, handed_out)
+        reasons += copied_cells(own, {k: source for k, (source, _) in pristine.others.items()},
+                                {k: base for k, (_, base) in pristine.others.items()})
     reasons += copied_cells(own, pristine.library, handed_out, library=True, floors=pristine.library_floors)
     return restored, cells, reasons, notes
 

@@ -184,12 +184,32 @@ def overlap(own: set[int], other: set[int]) -> float | None:
 
 
 def course_code(targets) -> dict[str, str]:
-    """``{"module:name": source}`` of each function or class of the course's library that computes the exercise's
-    answer and is more than a formula (:data:`MIN_LIBRARY`): every one in the modules of ``targets`` (a spec's
-    tripwires, ``"pagedlab.attention:tiled_attention"``) and in the course's modules they import, at any depth (the
-    jit helpers ``kernels/flash_forward.py`` holds for ``flash_attention``). The library ships with the course, so a
-    copy of it is as likely as a copy of the solution."""
-    return dict(_course_code(tuple(sorted({t.partition(":")[0] for t in targets if t.partition(":")[2]}))))
+    """``{"module:name": source}`` of each function or class of the course's library that is more than a formula
+    (:data:`MIN_LIBRARY`): every one in the modules of ``targets`` (a spec's tripwires,
+    ``"pagedlab.attention:tiled_attention"``), in every module of the library (:func:`_library_modules`: one the spec
+    does not name may hold the answer too, as ``kernels/primer.py`` holds ex03's) and in the course's modules they
+    import, at any depth. The library ships with the course, so a copy of it is as likely as a copy of the solution."""
+    named = {t.partition(":")[0] for t in targets if t.partition(":")[2]}
+    return dict(_course_code(tuple(sorted(named | set(_library_modules())))))
+
+
+@functools.lru_cache(maxsize=None)
+def _library_modules() -> tuple[str, ...]:
+    """Every module of the course's library (its kernels and exercise checks too), not the grader's or the authoring
+    tools': any of them may hold an exercise's answer (``kernels/primer.py`` holds ex03's), named or not."""
+    import importlib.util
+    from pathlib import Path
+
+    base = Path(importlib.util.find_spec("pagedlab").origin).parent
+    packages = ["pagedlab", "pagedlab.kernels"] + [f"pagedlab.{d.name}" for d in sorted(base.iterdir())
+                                                   if (d / "__init__.py").exists()
+                                                   and d.name not in ("grading", "authoring", "kernels")]
+    modules = []
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            modules += [package if f.stem == "__init__" else f"{package}.{f.stem}" for f in sorted(Path(folder).glob("*.py"))]
+    return tuple(modules)
 
 
 @functools.lru_cache(maxsize=None)
@@ -223,19 +243,20 @@ def _course_code(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(found.items()))
 
 
-def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict[str, str],
+def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict,
                  library: bool = False, floors: dict[str, float] | None = None) -> list[str]:
     """Review reasons for each of the solution's work cells (``{cell id: source}``; with ``library``, the course's
     functions, ``{"module:name": source}``, :func:`course_code`) whose code the learner's cells hold (``{cell id:
-    source}``: the work cells and any cell the learner added), in the cell of the same id, in another, or spread over
-    several; with ``library``, also each learner cell that is mostly the library's code (past the share of the
+    source}``: the work cells and any cell the learner added; less ``pristine``'s, by cell id, as text or as
+    fingerprints), in the cell of the same id, in another, or spread over several; with ``library``, also each learner cell that is mostly the library's code (past the share of the
     solution's cell of the same id, ``floors``: :func:`library_share`)."""
     floors = floors or {}
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
     reasons = []
     for cell_id, source in solution.items():
-        base = fingerprints(pristine.get(cell_id, ""))
+        base = pristine.get(cell_id, "")
+        base = base if isinstance(base, frozenset) else fingerprints(base)  # (text, or its fingerprints)
         theirs = fingerprints(source) - base
         held = {c: (p - base) & theirs for c, p in prints.items()}
         share = overlap(set().union(*held.values()) if held else set(), theirs)

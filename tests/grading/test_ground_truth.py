@@ -18,7 +18,7 @@ import torch
 import planted
 from graded_in_process import (ROOT, SEEDS, differences, notebook_bytes, pristine, run_graded,
                                run_graded_isolated)
-from review_rounds import ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M
+from review_rounds import ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -495,7 +495,7 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
 # The outside reviews' notebooks (tests/review_rounds.py), each a row of its table.
 for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {_cell: _source.lstrip("\n")})
-for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M}.items():
+for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M, **ROUND_38N}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 
@@ -547,6 +547,7 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS
         grading_copy_only(exercise)
         conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), seeds))
 
+    pristine(exercise)  # (read here, before the fork: each child inherits it instead of reading it again)
     parent, end = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.get_context("fork").Process(target=child, args=(end,))
     process.start()
@@ -583,6 +584,28 @@ def test_honest_learners_pass_on_every_seed(honest, proofs):
     # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it or of the library)
     assert not [r for r in reasons if not ("published solution" in r or "course library" in r)
                 or any(repr(k) in r for k in replace)], reasons
+
+
+@pytest.mark.parametrize("label, named", [("ex02 stretch's attention pasted from ex02's published solution",
+                                            "the work cell 'ex02_online_softmax:"),
+                                           ("ex03's softmax pasted from the course's primer kernels",
+                                            "course library's pagedlab.kernels.primer.")])
+def test_a_copy_of_another_exercises_solution_or_of_any_library_module_is_flagged(label, named, monkeypatch):
+    """(Round 38n) The published solutions are all in reach, and so is every module of the library, named by the
+    spec or not: a copy of ex02's solution in ex02 stretch, and of ``kernels/primer.py`` in ex03, are flagged. Broken
+    on purpose (the other solutions and the unnamed modules left out), neither is."""
+    from pagedlab.grading import similarity
+
+    _, exercise, replace = ROUND_38N_COPIES[label]
+    data = notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", {k: v.lstrip("\n") for k, v in replace.items()})
+    assert any(named in r for r in prepare(data, pristine(exercise), Limits())[2])
+    p = dataclasses.replace(pristine(exercise), others={})
+    monkeypatch.setattr(similarity, "_library_modules", lambda: ())
+    similarity._course_code.cache_clear()
+    try:
+        assert not any(named in r for r in prepare(data, p, Limits())[2])
+    finally:
+        similarity._course_code.cache_clear()
 
 
 def test_untiled_attention_passes_without_the_memory_rule(monkeypatch):
