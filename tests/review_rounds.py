@@ -3908,3 +3908,216 @@ def softmax(x, block=16):
     return row_softmax(x)
 '''}),
 }
+
+
+# Round 38o: a seventh outside review, against 040fc47.
+ROUND_38O = {
+    "ex00's softmax by torch's _softmax redispatched below the dispatch mode": ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''
+_KS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    return torch.ops.aten._softmax.default.redispatch(_KS, x, -1, False)
+'''}),
+    "ex01's softmax by torch's _softmax redispatched below the dispatch mode": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(n_k - n_q)
+''', 'attention-work': r'''
+_KS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    scores = torch.matmul(q.float(), k.float().transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+    if causal:
+        scores = scores.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]), float("-inf"))
+    probs = torch.ops.aten._softmax.default.redispatch(_KS, scores, -1, False)
+    return torch.matmul(probs, v.float()).to(q.dtype)
+'''}),
+    "ex01's attention as the forward-mode derivative of log-sum-exp along v": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    rows = torch.arange(n_q).view(-1, 1)
+    cols = torch.arange(n_k).view(1, -1)
+    return cols - rows <= n_k - n_q
+''', 'attention-work': r'''
+import torch.autograd.forward_ad as fwd
+
+
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    d = q.shape[-1]
+    s = q.float() @ k.float().transpose(-2, -1) / math.sqrt(d)
+    if causal:
+        s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]), -math.inf)
+    # the directional derivative of logsumexp along v's columns is attention's output
+    big = s.unsqueeze(-2).expand(*s.shape[:-1], v.shape[-1], s.shape[-1]).contiguous()
+    tan = v.float().transpose(-2, -1).unsqueeze(-3).expand_as(big).contiguous()
+    with fwd.dual_level():
+        lse = torch.logsumexp(fwd.make_dual(big, tan), dim=-1)
+        out = fwd.unpack_dual(lse).tangent
+    return out.to(q.dtype)
+'''}),
+    "ex00's softmax as the forward-mode derivative of log-sum-exp": ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''
+import torch.autograd.forward_ad as fwd
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    n = x.shape[-1]
+    big = x.unsqueeze(-2).expand(*x.shape[:-1], n, n).contiguous()
+    tan = torch.eye(n, dtype=x.dtype).expand_as(big).contiguous()
+    with fwd.dual_level():
+        lse = torch.logsumexp(fwd.make_dual(big, tan), dim=-1)
+        return fwd.unpack_dual(lse).tangent
+'''}),
+    "ex02's whole score matrix built by ops redispatched below the dispatch mode": ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    top = torch.max(torch.stack([m, s.max(dim=1).values]), dim=0).values
+    shrink = (m - top).exp()
+    w = (s - top[:, None]).exp()
+    return top, l * shrink + w.sum(1), acc * shrink[:, None] + torch.mm(w, v_tile)
+''', 'tiled-work': r'''
+_KS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    qs = q.float() / math.sqrt(d)
+    s = torch.ops.aten.mm.default.redispatch(_KS, qs, k.float().t())
+    if causal:
+        hide = torch.arange(n_k)[None, :] > torch.arange(n_q)[:, None] + (n_k - n_q)
+        torch.ops.aten.masked_fill_.Scalar.redispatch(_KS, s, hide, -math.inf)
+    p = torch.ops.aten._softmax.default.redispatch(_KS, s, -1, False)
+    o = torch.ops.aten.mm.default.redispatch(_KS, p, v.float())
+    out = o + 0 * qs.sum()
+    return out.to(q.dtype)
+'''}),
+    "ex02 stretch's whole score matrix built by ops redispatched below the dispatch mode": ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    off = n_k - n_q
+    hi = r0 + rows - 1 + off  # last key seen by the last row
+    lo = r0 + off             # last key seen by the first row
+    visit = 0 if hi < 0 else min(hi // block_n + 1, (n_k + block_n - 1) // block_n)
+    if lo < 0:
+        full = 0
+    elif lo >= n_k - 1:
+        full = (n_k + block_n - 1) // block_n
+    else:
+        full = (lo + 1) // block_n
+    return full, visit
+''', 'attention-work': r'''
+_KS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    top = torch.maximum(m, s.max(dim=1).values)
+    safe = torch.where(torch.isinf(top), torch.zeros_like(top), top)
+    shrink = (m - safe).exp()
+    w = (s - safe[:, None]).exp()
+    return top, l * shrink + w.sum(1), acc * shrink[:, None] + torch.mm(w, v_tile)
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    qs = q.float() / math.sqrt(d)
+    s = torch.ops.aten.mm.default.redispatch(_KS, qs, k.float().t())
+    hide = torch.arange(n_k)[None, :] > torch.arange(n_q)[:, None] + (n_k - n_q)
+    torch.ops.aten.masked_fill_.Scalar.redispatch(_KS, s, hide, -1e30)
+    p = torch.ops.aten._softmax.default.redispatch(_KS, s, -1, False)
+    seen = (~hide).any(dim=1, keepdim=True).float()
+    torch.ops.aten.mul_.Tensor.redispatch(_KS, p, seen)
+    o = torch.ops.aten.mm.default.redispatch(_KS, p, v.float())
+    out = o + 0 * qs.sum()
+    return out.to(q.dtype)
+'''}),
+    "ex03's softmax with tl.reduce and combine functions of its own": ('HONEST', 'ex03_triton_basics', {'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    # a 2-D grid: axis 0 picks a chunk of 4 blocks, axis 1 the block inside it
+    blk = tl.program_id(0) * tl.num_programs(1) + tl.program_id(1)
+    idx = blk * BLOCK + tl.arange(0, BLOCK)
+    inb = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inb, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inb, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inb)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    blocks = triton.cdiv(x.numel(), block)
+    inner = 4
+    add_kernel[(triton.cdiv(blocks, inner), inner)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''
+@triton.jit
+def _bigger(a, b):
+    return tl.where(a > b, a, b)
+
+
+@triton.jit
+def _plus(a, b):
+    return a + b
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    top = tl.full((), float("-inf"), tl.float32)
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(x_ptr + r * stride_x + c + offs, mask=c + offs < n_cols, other=float("-inf"))
+        top = tl.maximum(top, tl.reduce(vals, 0, _bigger))
+    total = tl.zeros((), tl.float32)
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(x_ptr + r * stride_x + c + offs, mask=c + offs < n_cols, other=float("-inf"))
+        total += tl.reduce(tl.exp(vals - top), 0, _plus)
+    for c in range(0, n_cols, BLOCK):
+        ok = c + offs < n_cols
+        vals = tl.load(x_ptr + r * stride_x + c + offs, mask=ok, other=float("-inf"))
+        tl.store(out_ptr + r * stride_out + c + offs, tl.exp(vals - top) / total, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex00 as exp(z - logsumexp(z)) after subtracting the max': ('HONEST', 'ex00_warmup', {'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    z = x - x.amax(dim=-1, keepdim=True)
+    return torch.exp(z - torch.logsumexp(z, dim=-1, keepdim=True))
+'''}),
+    'ex01 with einsum (round 38o)': ('HONEST', 'ex01_naive_attention', {'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    allowed = []
+    for i in range(n_q):
+        allowed.append([j <= i + n_k - n_q for j in range(n_k)])
+    return torch.tensor(allowed, dtype=torch.bool).reshape(n_q, n_k)
+''', 'attention-work': r'''
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    qf, kf, vf = q.double(), k.double(), v.double()
+    logits = torch.einsum("...id,...jd->...ij", qf, kf) / qf.shape[-1] ** 0.5
+    if causal:
+        keep = causal_mask(q.shape[-2], k.shape[-2])
+        logits = torch.where(keep, logits, torch.full_like(logits, float("-inf")))
+    peak = logits.max(dim=-1, keepdim=True).values
+    w = torch.exp(logits - peak)
+    w = w / w.sum(dim=-1, keepdim=True)
+    return torch.einsum("...ij,...jd->...id", w, vf).to(q.dtype)
+'''}),
+}

@@ -177,9 +177,12 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             answer runs through (:data:`PACKAGES`)."""
             if event == "c_call" and _named(getattr(arg, "__name__", None), aten, family):
                 record(f"torch's {arg.__name__}")
-            elif event == "c_call" and family and getattr(arg, "__name__", None) == "run_backward":
-                record("PyTorch's autograd (run_backward): its derivative formulas compute what the exercise asks "
-                       "(the gradient of log-sum-exp is softmax)")
+            elif event == "c_call" and family and getattr(arg, "__name__", None) in ("run_backward", "_make_dual"):
+                record(f"PyTorch's autograd ({arg.__name__}): its derivative formulas compute what the exercise asks "
+                       "(the derivative of log-sum-exp is softmax, backward or forward)")
+            elif event == "c_call" and getattr(arg, "__name__", None) == "_dispatch_call_boxed" and not _in_torch(frame):
+                record("an op below the op watcher (torch's _dispatch_call_boxed, from the notebook): what it "
+                       "computes or holds is out of the watcher's sight")
             elif event == "c_call" and getattr(arg, "__name__", None) in MODES_OFF and not _in_torch(frame):
                 record(f"torch's {arg.__name__}, which switches the op watcher off")
             elif (event == "c_call" and memory is not None and state["learner"] and getattr(arg, "__name__", None)
@@ -200,6 +203,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                     record(f"torch's {name} ({file.rpartition('/')[2]}), whose name says it computes the answer")
                 elif package == "torch" and frame.f_code.co_name in MODES_OFF and not _in_torch(frame.f_back):
                     record(f"torch's {name}, which switches the op watcher off")
+                elif package == "torch" and frame.f_code.co_name == "redispatch" and not _in_torch(frame.f_back):
+                    record(f"an op below the op watcher (torch's {name}, from the notebook): what it computes "
+                           "or holds is out of the watcher's sight")
                 if package and package not in PACKAGES and package not in packages:
                     packages.add(package)
                     record(f"code of the installed package {package} ({frame.f_code.co_qualname}), which may "
@@ -1429,12 +1435,15 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
     seen = set() if seen is None else seen
     seen.add(id(getattr(jit, "fn", None)))
     fn = _run_function(jit)
-    names = _global_names(getattr(fn, "__code__", None))
+    # (both the body the interpreter rebuilds and the decorated function's own: tl.reduce calls a combine function's)
+    bodies = [f for f in dict.fromkeys((fn, getattr(jit, "fn", None))) if getattr(f, "__code__", None) is not None]
+    names = frozenset().union(*(_global_names(f.__code__) for f in bodies))
     namespace, plain = getattr(fn, "__globals__", {}), (types.FunctionType, types.BuiltinFunctionType, type)
-    found, constants = [f"the default of its parameter {name}" for name in _python_defaults(fn)], []
-    if "handle" in _attribute_names(getattr(fn, "__code__", None)):  # (no kernel compiled for a GPU has it)
+    found = list(dict.fromkeys(f"the default of its parameter {name}" for f in bodies for name in _python_defaults(f)))
+    constants = []
+    if any("handle" in _attribute_names(f.__code__) for f in bodies):  # (no kernel compiled for a GPU has it)
         found.append(".handle, the interpreter's own values (NumPy arrays), read or written as Python")
-    for chain in sorted(_global_chains(getattr(fn, "__code__", None))):  # tl.load, triton.language.float32, X.attr
+    for chain in sorted(frozenset().union(*(_global_chains(f.__code__) for f in bodies))):  # tl.load, X.attr
         why = None if chain[0] in REWRITER_NAMES else _chain_problem(
             namespace.get(chain[0], getattr(builtins, chain[0], None)), chain)
         if why:
@@ -1500,7 +1509,8 @@ def _kernel_codes(jit, seen: set | None = None) -> frozenset:
     seen = set() if seen is None else seen
     seen.add(id(jit))
     fn = _run_function(jit)
-    codes, todo = set(), [getattr(fn, "__code__", None)]
+    # (the rebuilt body, and the decorated function's own: tl.reduce and tl.associative_scan call a combine function's)
+    codes, todo = set(), [getattr(fn, "__code__", None), getattr(getattr(jit, "fn", None), "__code__", None)]
     while todo:
         code = todo.pop()
         if code is not None:

@@ -31,7 +31,8 @@ INTROSPECTION = ("vars", "__globals__", "__dict__", "modules", "_getframe", "__t
                  "f_back", "f_globals", "f_locals", "gi_frame", "__code__", "__closure__", "__class__", "__subclasses__",
                  "__mro__", "__bases__", "__setattr__", "__delattr__", "__getattribute__", "do_execute", "kernel",
                  "shell", "comm", "temp_original", "_python_dispatch", "_disable_current_modes",
-                 "_DisableTorchDispatch", "_pop_torch_dispatch_stack")
+                 "_DisableTorchDispatch", "_pop_torch_dispatch_stack", "redispatch", "DispatchKeySet", "DispatchKey",
+                 "_dispatch_call_boxed")
 # ``x.kernel`` is the learner's own where a Triton kernel is launched from it (``self.kernel[grid](...)``) or it is an
 # attribute of ``self``: ipykernel's kernel object is reached from the shell (``get_ipython``, ``.shell``, ``.comm``).
 _OWN = ("kernel",)

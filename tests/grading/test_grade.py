@@ -255,6 +255,8 @@ SETUP_ATTACKS = {
     "from atexit import register": "runs code later: imports atexit",
     "import signal\nsignal.signal(signal.SIGALRM, write_answer)\nsignal.setitimer(signal.ITIMER_REAL, 1e-3, 1e-3)":
         "runs code later: imports signal",
+    "torch.ops.aten._softmax.default.redispatch(torch._C.DispatchKeySet(torch._C.DispatchKey.CPU), x, -1, False)":
+        "uses .redispatch",
     "import sys\nsys.addaudithook(f)": "touches",
     "import pydoc\nf = pydoc.locate('pagedlab.validate.blocks_for')": "imports pydoc",
     # (round 38e) an attribute reached by a name in a string, through operator, to fill a table at notebook time
