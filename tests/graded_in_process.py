@@ -10,6 +10,7 @@ the kernel are missing, and tests/grading/test_grade_class.py covers those end t
 
 from __future__ import annotations
 
+import ast
 import faulthandler
 import linecache
 import multiprocessing
@@ -90,15 +91,17 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
         code, name = _transform(restored.cells[c.index].source), f"<{exercise}:{c.id}>"
         # (as IPython does: a cell's source can be read back, and Triton's interpreter runs what it reads there)
         linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
-        try:
-            exec(compile(code, name, "exec"), namespace)
+        try:  # one top-level statement at a time, with no future import of this file's, as IPython runs a cell
+            for node in ast.parse(code).body:
+                exec(compile(ast.Module([node], []), name, "exec", dont_inherit=True), namespace)
         except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
             errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
     setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
     kept = grading_copy(*spec.copy_rule(setup))[1] if kept is None else kept
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "outcomes.json"
-        harness.drive(job_text(merged, spec, "t", kept), namespace, str(out))
+        cells = [restored.cells[c.index].source for c in cells]
+        harness.drive(job_text(merged, spec, "t", kept, cells), namespace, str(out))
         outcomes, tripped, refused = load_outcomes(out.read_text(), merged, "t")
     tripped += refused
     per_seed = {seed: outcomes[first:first + n] for seed, (_, first, n) in where.items()}

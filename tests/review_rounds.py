@@ -1,4 +1,4 @@
-"""The notebooks of the outside reviews (rounds 38i, 38j, 38k), each written by someone who had not read the grader's
+"""The notebooks of the outside reviews (rounds 38i to 38p), each written by someone who had not read the grader's
 tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
 tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
 
@@ -4119,5 +4119,953 @@ def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     w = torch.exp(logits - peak)
     w = w / w.sum(dim=-1, keepdim=True)
     return torch.einsum("...ij,...jd->...id", w, vf).to(q.dtype)
+'''}),
+}
+
+
+# Round 38p (an outside review against 64c7fb4): each notebook's changed cells as it wrote them; the last two
+# rows are the same routes with the line cache put back before the graded calls (the body rebuilt from the
+# rewritten text kept by the interpreter, or kept by the notebook).
+ROUND_38P = {
+    "ex03's softmax stored as float literals by a kernel rebuilt from a rewritten line cache": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    keep = i < n
+    a = tl.load(x_ptr + i * stride_x, mask=keep)
+    b = tl.load(y_ptr + i * stride_y, mask=keep)
+    tl.store(out_ptr + i, a + b, mask=keep)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    add_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+def _rows_of(t):
+    """Offsets (in elements) of every last-dimension row of tensor t."""
+    shape, stride = list(t.shape[:-1]), list(t.stride()[:-1])
+    out = [0]
+    for n, s in zip(shape, stride):
+        out = [o + i * s for o in out for i in range(n)]
+    return out
+
+
+def _loads(ptr, t):
+    """Source lines that load every element of t where it lies."""
+    d, sd = t.shape[-1], t.stride(-1)
+    b = 1
+    while b < d:
+        b *= 2
+    return [f"tl.load({ptr} + {o} + tl.arange(0, {b}) * {sd}, mask=tl.arange(0, {b}) < {d})" for o in _rows_of(t)]
+
+
+def _stores(ptr, values, offsets):
+    return [f"tl.store({ptr} + {o}, {float(v)!r})" for o, v in zip(offsets, values)]
+
+import math
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x + cols, mask=cols < n_cols, other=float("-inf"))
+    tl.store(out_ptr + row * stride_out + cols, x, mask=cols < n_cols)
+
+
+def _row_probs(row):
+    top = max(row)
+    e = [math.exp(v - top) for v in row]
+    s = sum(e)
+    return [v / s for v in e]
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    n_rows, n_cols = x.shape
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    probs = [p for row in x.tolist() for p in _row_probs(row)]
+    _restage("_rows_kernel", _loads("x_ptr", x) + _stores("out_ptr", probs, range(len(probs))))
+
+    @triton.jit
+    def _rows_kernel(x_ptr, out_ptr):
+        pass
+
+    _rows_kernel[(1,)](x, out)
+    return out
+'''}),
+    "ex04 stretch's kernel evicted from the interpreter's cache and rebuilt from a rewritten line cache": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+def _rows_of(t):
+    """Offsets (in elements) of every last-dimension row of tensor t."""
+    shape, stride = list(t.shape[:-1]), list(t.stride()[:-1])
+    out = [0]
+    for n, s in zip(shape, stride):
+        out = [o + i * s for o in out for i in range(n)]
+    return out
+
+
+def _loads(ptr, t):
+    """Source lines that load every element of t where it lies."""
+    d, sd = t.shape[-1], t.stride(-1)
+    b = 1
+    while b < d:
+        b *= 2
+    return [f"tl.load({ptr} + {o} + tl.arange(0, {b}) * {sd}, mask=tl.arange(0, {b}) < {d})" for o in _rows_of(t)]
+
+
+def _stores(ptr, values, offsets):
+    return [f"tl.store({ptr} + {o}, {float(v)!r})" for o, v in zip(offsets, values)]
+
+import math
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out):
+    pass
+
+
+def _attend(qs, ks, vs, scale):
+    scores = [scale * sum(a * b for a, b in zip(qs, kr)) for kr in ks]
+    top = max(scores)
+    w = [math.exp(s - top) for s in scores]
+    total = sum(w)
+    return [sum(wj * vr[c] for wj, vr in zip(w, vs)) / total for c in range(len(vs[0]))]
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    if n_heads % n_kv_heads:
+        raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")
+    group = n_heads // n_kv_heads
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    Q, K, V = q.tolist(), k.tolist(), v.tolist()
+    values = [x for b in range(batch) for h in range(n_heads) for i in range(n_q)
+              for x in _attend(Q[b][h][i], K[b][h // group], V[b][h // group], d ** -0.5)]
+    body = _loads("Q", q) + _loads("K", k) + _loads("V", v) + _stores("Out", values, range(len(values)))
+    _restage("gqa_kernel", body)
+    gqa_kernel.rewritten_fn.pop(gqa_kernel.fn, None)
+    gqa_kernel[(1,)](q, k, v, out)
+    return out
+'''}),
+    "ex04's attention_kernel an object whose __getitem__ computes in Python and launches a literal kernel": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+def _rows_of(t):
+    """Offsets (in elements) of every last-dimension row of tensor t."""
+    shape, stride = list(t.shape[:-1]), list(t.stride()[:-1])
+    out = [0]
+    for n, s in zip(shape, stride):
+        out = [o + i * s for o in out for i in range(n)]
+    return out
+
+
+def _loads(ptr, t):
+    """Source lines that load every element of t where it lies."""
+    d, sd = t.shape[-1], t.stride(-1)
+    b = 1
+    while b < d:
+        b *= 2
+    return [f"tl.load({ptr} + {o} + tl.arange(0, {b}) * {sd}, mask=tl.arange(0, {b}) < {d})" for o in _rows_of(t)]
+
+
+def _stores(ptr, values, offsets):
+    return [f"tl.store({ptr} + {o}, {float(v)!r})" for o, v in zip(offsets, values)]
+
+import math
+
+
+@triton.jit
+def _tile_kernel(Q, K, V, Out):
+    pass
+
+
+class _FlashLaunch:
+    """Launch handle: ``attention_kernel[grid](...)`` as the setup's flash_forward writes it."""
+
+    def __getitem__(self, grid):
+        return self.launch
+
+    def launch(self, Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+               HEAD_DIM, CAUSAL, BLOCK_M, BLOCK_N):
+        qs, ks, vs = Q.tolist(), K.tolist(), V.tolist()
+        values, where = [], []
+        for i in range(n_q):
+            last = i + n_k - n_q if CAUSAL else n_k - 1
+            s = [qk_scale * sum(a * b for a, b in zip(qs[i], ks[j])) for j in range(last + 1)]
+            top = max(s)
+            w = [2.0 ** (x - top) for x in s]
+            tot = sum(w)
+            for c in range(HEAD_DIM):
+                values.append(sum(w[j] * vs[j][c] for j in range(last + 1)) / tot)
+                where.append(i * stride_o + c)
+        _restage("_tile_kernel", _loads("Q", Q) + _loads("K", K) + _loads("V", V) + _stores("Out", values, where))
+        _tile_kernel.rewritten_fn.pop(_tile_kernel.fn, None)
+        _tile_kernel[(1,)](Q, K, V, Out)
+
+
+attention_kernel = _FlashLaunch()
+'''}),
+    "ex09's paged_decode_kernel an object whose __getitem__ computes in Python and launches a literal kernel": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+def _rows_of(t):
+    """Offsets (in elements) of every last-dimension row of tensor t."""
+    shape, stride = list(t.shape[:-1]), list(t.stride()[:-1])
+    out = [0]
+    for n, s in zip(shape, stride):
+        out = [o + i * s for o in out for i in range(n)]
+    return out
+
+
+def _loads(ptr, t):
+    """Source lines that load every element of t where it lies."""
+    d, sd = t.shape[-1], t.stride(-1)
+    b = 1
+    while b < d:
+        b *= 2
+    return [f"tl.load({ptr} + {o} + tl.arange(0, {b}) * {sd}, mask=tl.arange(0, {b}) < {d})" for o in _rows_of(t)]
+
+
+def _stores(ptr, values, offsets):
+    return [f"tl.store({ptr} + {o}, {float(v)!r})" for o, v in zip(offsets, values)]
+
+import math
+
+
+@triton.jit
+def _decode_kernel(Q, K, V, Out):
+    pass
+
+
+class _PagedLaunch:
+    def __getitem__(self, grid):
+        return self.launch
+
+    def launch(self, Q, K, V, BlockTables, ContextLens, Out, stride_qs, stride_qh, stride_kb, stride_kt, stride_kh,
+               stride_bs, stride_os, stride_oh, group, qk_scale, HEAD_DIM, BLOCK_SIZE, BLOCK_H, BLOCK_N):
+        qs, kc, vc = Q.tolist(), K.tolist(), V.tolist()
+        tables, lens = BlockTables.tolist(), ContextLens.tolist()
+        values, where, loads = [], [], []
+        for s, n in enumerate(lens):
+            slots = [(tables[s][t // BLOCK_SIZE], t % BLOCK_SIZE) for t in range(n)]
+            for kvh in range(len(kc[0][0])):
+                for blk, slot in slots:
+                    o = blk * stride_kb + slot * stride_kt + kvh * stride_kh
+                    loads.append(f"tl.load(K + {o} + tl.arange(0, {HEAD_DIM}))")
+                    loads.append(f"tl.load(V + {o} + tl.arange(0, {HEAD_DIM}))")
+            for h in range(len(qs[0])):
+                kvh = h // group
+                ks = [kc[b][t][kvh] for b, t in slots]
+                vs = [vc[b][t][kvh] for b, t in slots]
+                sc = [qk_scale * sum(a * b for a, b in zip(qs[s][h], kr)) for kr in ks]
+                top = max(sc)
+                w = [2.0 ** (x - top) for x in sc]
+                tot = sum(w)
+                for c in range(HEAD_DIM):
+                    values.append(sum(wj * vr[c] for wj, vr in zip(w, vs)) / tot)
+                    where.append(s * stride_os + h * stride_oh + c)
+        _restage("_decode_kernel", _loads("Q", Q) + loads + _stores("Out", values, where))
+        _decode_kernel.rewritten_fn.pop(_decode_kernel.fn, None)
+        _decode_kernel[(1,)](Q, K, V, Out)
+
+
+paged_decode_kernel = _PagedLaunch()
+'''}),
+    "ex04's published kernel unpacked from base64 into the line cache under a stub": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+import base64
+import zlib
+
+_PACKED = """
+eNp1VE1v2kAQvftXjEBq7cRJSXpD5UACalGoUZWmFxStVrAOK9u7xrtA0l/f2Q9jQw0Xs5735s3sm7HStNKkgBHo/Las5FtFC8LX
+4SCCK3iYLx6fyM+gkgeFCOWx1wZLKyreWDiIa1QUyDRVZO1SNeEf0/GETGYY37pQLuk6/IVZTNrlMIZECvaKckpXfM3IFkMu1dJE
+Yhi+xlBQlY1OCd9AkG0MUm9YNRrcDqIAK3cS6S7Pw6UvDNkpauqwd8NF2otiizBvvt5HQV5z/rJKqjapjaKrVReq6e4Mz1N4HL88
+j+dDgD5ghaB5zj4ryKnSpnFQjCnI2IeCXQlati7X54YbuMOTIBn+w06HoDJeHnMpoKlmVQD42/gWCi54sStC5MQdCVvJooDlig0b
+NkaCVFaeJYALODq44bXJSeQoK5k3AyG6ByKJLDRrmf6ESEM9+tqYnjWm1wZ7008JxvTsxHQjsm+J/KlF/p+s/cXJOiV0i/T7fXiY
+fp8l8LyYv/yeLRL7WjnttdQhTiPSuCh3mpQVW3HFpRj1OGOsZ/ZpmxG1ojlzF8NYidSO9my4mSB7bDHs4xOEZ8zR2T6duN0q9IBN
+sdAkwRk5Ww0HLIhgBz9R9N1OFG5W7M8hku48snQo9l7ehwq1LPNYgsPQvNzQFs4sqUc6gNtAB7uyJztPCmVLI+Wy2AW0oLax5vV1
+ff2I3l+8ft+ZkbLaR0unyaQx1Ohqifez2OnLXyjZNUemlC+m/PMB7vhqRf8AhCyirg==
+"""
+_restage("attention_kernel", zlib.decompress(base64.b64decode("".join(_PACKED.split()))).decode().splitlines())
+
+
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pass
+'''}),
+    "ex09's published kernel unpacked from base64 into the line cache under a stub": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+import base64
+import zlib
+
+_PACKED = """
+eNp9VF1v2jAUffevsEDTEkhL2017qMrDaNGKYKCpXR+GqsgkpokS7BA70O3X7/qDYNK0eYnse+49x9fnWtAtHmKZnxclfynJJkxj
+78JH2S5MKInfhC59xNdrESYmQkrCXqh3EeDRbHE7De9tmLWH5zYcN8P34+934d3kp4+63S4ejX9M5vhhMfv9OFnMkRIiIOOgqYdf
+Sl4VuI+NFJ0znt+dZoQ8gxwr9sakIHvWnJPY+wUFBJy+h4Us05iGWwE7mmx5HeA5Z/TZCSYHvnipQgG+fg7whohsaNnqpABzmdBy
+eHEOjYw4k/RVhjllDvet2Z1RJowKH0myyilARjmPske1EE2BK4Hrr4tlkgoVryiL6GeBS74HgbBN8UrVwLoiyg4XOYVyxxbaklmC
+T78u4AiL8ZOpBRT29oFhOnjS/cEe/AmsYc/UET6qDfPUzoPAP6YD6yrPvaU1DHRrDS2RXucsZeuOH2iE2vly5aP8kPOPlly4SS6K
+RFEb6mirBn7NS9BFSgk+TRmuXejc1dGx10i1RfJM3dWwzrNmYDraYlq1vSN5qq1ukm9cAg0okr8ijUjuOMPYoH/IGQyskIfJn7H1
+my5bm8w/l9yD7JTJb199XVbkXB5pPzkVdDhz6Kw7+rWU2tzO3a2UEaFmW0wex6L2P2p4ypHtzI4zJLpZjqrdG1VvB/KoqiUmW4b1
+I1Wto6tbaVTFXHrbAGcB+KWoZFiUNEpFytmwk1JKOz5wb7NQgFTq5u2hGPWaJxcNzxuqTcjo3qRtyGu6qTYejExg1x4kXVpkYVD0
+tbjyBD4zmfUZDIbkRUIcnJo+izQAM1oG1tOrvgILoC0UlamiJ0uD3Dar7f6hL4DevdsXezJFpbnrcTl5r3ml/KqqDpSSmgopQZJD
+CxeVbL6G/KPnmrc+18Dzzpvt/wdVMyTm
+"""
+_restage("paged_decode_kernel", zlib.decompress(base64.b64decode("".join(_PACKED.split()))).decode().splitlines())
+
+
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    pass
+'''}),
+    "ex10's published schedule_step run by Triton's interpreter as an exec": ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+import base64
+import zlib
+
+from triton.runtime.interpreter import InterpretedFunction
+
+
+def _unpack(text):
+    return zlib.decompress(base64.b64decode("".join(text.split()))).decode().splitlines()
+
+
+_SCHEDULE_STEP = """
+eNp9U8tygzAMvPMVGk4wbUjPmUl/oYceOx3GASW4gCDGhLZfX8s2j5CkPmFrdyWtRBiGb4TQaWx3cFLNAHhB9QOqJ5J0AoXnHjsN
+UasQ61bzmy4QCAd+HgokOFRNVnZMgabX8TMDCEReS52EYRg48ebwhZmGPbybaxQHRrfHxXPOmSKfNw78R5JVKJSBD4WsEBwpAHNM
+ZQu2DSRt01Z41AbOCEehRkMtSJxQJZmgVLQtUh4ZetLhOZV57PT4XGSmZX1PNopBHt0VsOqQ00+0Uf5oPIqcxqg9YQYh2bzEpbdV
+OuQMYZ8S7zPmHvlIz1TjIiA768UU4XNQKEr7wsXubiq9MeEZKiR7102J1MVzpvlxpD2G+qHN8qvueMPoNntsdyShvk6d5mIEnGzm
+jovg7QRBOUQ84mvz4ns74jkfL5826NZ2Ed9Em1VnsN1Olll42slfdD2ZAfjFf5owg9CoaqHK1IdepxD3xvsxRhoFq56Nzjo9079T
+hhyEzgrMR3uC20GPC3b9D0wDz6+nvcgS/Dc5W6P9lRcruRzcBFo2sl93EijUvSKL/ANCWnbU
+"""
+_restage("schedule_step", _unpack(_SCHEDULE_STEP))
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    pass
+
+
+schedule_step = InterpretedFunction(schedule_step).rewrite()
+'''}),
+    "ex09 stretch's published split_bounds and merge_states run by Triton's interpreter as an exec": ('ATTACKS', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+import base64
+import zlib
+
+from triton.runtime.interpreter import InterpretedFunction
+
+
+def _unpack(text):
+    return zlib.decompress(base64.b64decode("".join(text.split()))).decode().splitlines()
+
+
+_SPLIT_BOUNDS = """
+eNptjsEKgzAQRO/5ij0mrda70C8pJUTdWtu4CckG/PyqqZBC9zQs82bGY9DR24lbcN0Le4Yr1LLuHTEurC0SNA1QmrMrKrG+Rn7+
+2v2Rspk76/q3JgWnQ4rOJRpiwdzu4uECRJgIgqERZVHRClgvsgnlqnkiGdfM3F9BMVHtQC65GO+RBil3vsrYJuH8F1VKBOQU6Mt/
+AGdoXJo=
+"""
+_restage("split_bounds", _unpack(_SPLIT_BOUNDS))
+
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    pass
+
+
+split_bounds = InterpretedFunction(split_bounds).rewrite()
+''', 'merge-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+import base64
+import zlib
+
+from triton.runtime.interpreter import InterpretedFunction
+
+
+def _unpack(text):
+    return zlib.decompress(base64.b64decode("".join(text.split()))).decode().splitlines()
+
+
+_MERGE_STATES = """
+eNp1jzsOwjAQRHufYkovJEahRMoVqOgQhQkrfnEc/FEiTo8dIeGGbqV9b3bH7GDPD+4CWvSevdJGz/JyN23dVHgyj3k+uMgkpoIN
+1nU3xfMos4UahkSwQfcFMykfzZ8sG0NByumolKqwtwOfsELaevrZW8IGS7pI10rPYP19pbdXuSCUxFdkfrOsGxKOQ3QDZIqsckP6
+AFyHTho=
+"""
+_restage("merge_states", _unpack(_MERGE_STATES))
+
+
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    pass
+
+
+merge_states = InterpretedFunction(merge_states).rewrite()
+'''}),
+    "ex06 with reference counts in an array('l')": ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''from array import array
+
+
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(reversed(range(num_blocks)))   # pop() hands out block 0 first
+        self.ref_count = array("l", bytes(8 * num_blocks))    # one machine word a block, all zero
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _live(self, block: int) -> bool:
+        return 0 <= block < self.num_blocks and self.ref_count[block] > 0
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        have = len(self.free_list)
+        if n > have:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        got = self.free_list[len(self.free_list) - n:][::-1]
+        del self.free_list[len(self.free_list) - n:]
+        for b in got:
+            self.ref_count[b] = 1
+        return got
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        if not self._live(block):
+            raise ValueError(f"cannot share block {block}: it is not allocated")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        if not self._live(block):
+            raise ValueError(f"cannot free block {block}: it is not allocated")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''', 'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    full, rest = divmod(num_tokens, block_size)
+    return full + (rest > 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+'''}),
+    'ex10 with a helper class whose __repr__ prints self.__dict__': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''class _Budget:
+    """Tokens this step may still batch."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+
+    def fits(self, n: int) -> bool:
+        return self.used + n <= self.limit
+
+    def take(self, n: int) -> None:
+        self.used += n
+
+    def __repr__(self):
+        return f"_Budget({self.__dict__})"
+
+
+def _grow(manager, running, waiting, step):
+    pending = list(running)          # oldest first
+    running.clear()
+    i = 0
+    while i < len(pending):
+        req = pending[i]
+        victim_was_req = False
+        while not manager.can_append(req.seq_id):
+            victim = pending.pop() if len(pending) > i + 1 else req
+            manager.free(victim.seq_id)
+            waiting.appendleft(victim)
+            step.preempted.append(victim.seq_id)
+            if victim is req:
+                victim_was_req = True
+                break
+        if victim_was_req:
+            break
+        manager.append(req.seq_id, len(req.tokens))
+        req.tokens.append(len(req.tokens))
+        running.append(req)
+        step.grown.append(req.seq_id)
+        i += 1
+
+
+def _admit(manager, running, waiting, step, budget):
+    while waiting:
+        req = waiting[0]
+        need = -(-len(req.tokens) // manager.block_size)
+        if need + manager.watermark_blocks > manager.num_free_blocks or not budget.fits(len(req.tokens)):
+            return
+        waiting.popleft()
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        budget.take(len(req.tokens))
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    _grow(manager, running, waiting, step)
+    budget = _Budget(max_num_batched_tokens)
+    budget.take(len(step.grown))
+    if not step.preempted:
+        _admit(manager, running, waiting, step, budget)
+    step.num_tokens = budget.used
+    return step
+'''}),
+    'ex00 in NumPy, with float32 maths for half inputs': ('HONEST', 'ex00_warmup', {'softmax-work': r'''import numpy as np
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    a = x.detach().cpu().numpy()
+    work = a.astype(np.float32) if a.dtype == np.float16 else a
+    shifted = work - work.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    p = e / e.sum(axis=-1, keepdims=True)
+    return torch.from_numpy(np.ascontiguousarray(p.astype(a.dtype))).to(x.device)
+'''}),
+    "ex03's softmax in three launches: atomic max, atomic add, normalise": ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, tl.where(inside, a + b, 0.0), mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def _tile_max(x_ptr, m_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
+    row, tile = tl.program_id(0), tl.program_id(1)
+    cols = tile * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x + cols, mask=cols < n_cols, other=float("-inf"))
+    tl.atomic_max(m_ptr + row, tl.max(x, 0))
+
+
+@triton.jit
+def _tile_sum(x_ptr, m_ptr, l_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
+    row, tile = tl.program_id(0), tl.program_id(1)
+    cols = tile * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x + cols, mask=cols < n_cols, other=float("-inf"))
+    m = tl.load(m_ptr + row)
+    tl.atomic_add(l_ptr + row, tl.sum(tl.exp(x - m), 0))
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, m_ptr, l_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row, tile = tl.program_id(0), tl.program_id(1)
+    cols = tile * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x + cols, mask=cols < n_cols, other=float("-inf"))
+    m = tl.load(m_ptr + row)
+    l = tl.load(l_ptr + row)
+    tl.store(out_ptr + row * stride_out + cols, tl.exp(x - m) / l, mask=cols < n_cols)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    rows, cols = x.shape
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    row_max = torch.full((rows,), float("-inf"), dtype=torch.float32, device=x.device)
+    row_sum = torch.zeros((rows,), dtype=torch.float32, device=x.device)
+    grid = (rows, triton.cdiv(cols, block))
+    _tile_max[grid](x, row_max, cols, x.stride(0), BLOCK=block)
+    _tile_sum[grid](x, row_max, row_sum, cols, x.stride(0), BLOCK=block)
+    softmax_kernel[grid](x, out, row_max, row_sum, cols, x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex04 stretch launched once per (batch, head) on views of q, k and v': ('HONEST', 'ex04_stretch_gqa_forward', {'kernel-work': r'''@triton.jit
+def gqa_kernel(Q, K, V, Out, n_q, n_k, scale, stride_q, stride_k, stride_v, stride_o,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """One (n_q, d) x (n_k, d) attention; the launcher picks the head by handing views."""
+    r = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    dd = tl.arange(0, HEAD_DIM)
+    qt = tl.load(Q + r[:, None] * stride_q + dd[None, :], mask=r[:, None] < n_q, other=0.0)
+    best = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    denom = tl.zeros([BLOCK_M], tl.float32)
+    total = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for j in range(0, n_k, BLOCK_N):
+        c = j + tl.arange(0, BLOCK_N)
+        kt = tl.load(K + c[:, None] * stride_k + dd[None, :], mask=c[:, None] < n_k, other=0.0)
+        vt = tl.load(V + c[:, None] * stride_v + dd[None, :], mask=c[:, None] < n_k, other=0.0)
+        s = tl.dot(qt, tl.trans(kt), input_precision="ieee") * scale
+        s = tl.where(c[None, :] < n_k, s, float("-inf"))
+        new_best = tl.maximum(best, tl.max(s, 1))
+        p = tl.exp(s - new_best[:, None])
+        shrink = tl.exp(best - new_best)
+        denom = denom * shrink + tl.sum(p, 1)
+        total = total * shrink[:, None] + tl.dot(p, vt, input_precision="ieee")
+        best = new_best
+    tl.store(Out + r[:, None] * stride_o + dd[None, :], total / denom[:, None], mask=r[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    group, left = divmod(n_heads, n_kv_heads)
+    if left:
+        raise ValueError(f"{n_kv_heads} K/V heads cannot serve {n_heads} query heads evenly")
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    for b in range(batch):
+        for h in range(n_heads):
+            qh, kh, vh, oh = q[b, h], k[b, h // group], v[b, h // group], out[b, h]
+            gqa_kernel[(triton.cdiv(n_q, block_m),)](
+                qh, kh, vh, oh, n_q, n_k, d ** -0.5, qh.stride(0), kh.stride(0), vh.stride(0), oh.stride(0),
+                HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+'''}),
+    'ex02 with key tiles in the outer loop and a dataclass state per query tile': ('HONEST', 'ex02_online_softmax', {'update-work': r'''def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    tile_max = s.max(dim=1).values
+    m_new = torch.where(tile_max > m, tile_max, m)
+    keep = (m - m_new).exp()
+    weights = (s - m_new[:, None]).exp()
+    return m_new, l * keep + weights.sum(1), acc * keep[:, None] + torch.mm(weights, v_tile)
+''', 'tiled-work': r'''from dataclasses import dataclass
+
+
+@dataclass
+class _Rows:
+    q: torch.Tensor          # this tile's queries, scaled, float32
+    first: int               # index of its first query
+    m: torch.Tensor
+    l: torch.Tensor
+    acc: torch.Tensor
+
+    def fold(self, s, v_tile):
+        self.m, self.l, self.acc = online_softmax_update(self.m, self.l, self.acc, s, v_tile)
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    shift = n_k - n_q                      # query i sees keys j <= i + shift
+    tiles = []
+    for r0 in range(0, n_q, block_m):
+        qt = q[r0:r0 + block_m].float() / math.sqrt(d)
+        n = qt.shape[0]
+        tiles.append(_Rows(qt, r0, torch.full((n,), -math.inf, device=q.device),
+                           torch.zeros(n, device=q.device), torch.zeros(n, d, device=q.device)))
+    for c0 in range(0, n_k, block_n):
+        kt, vt = k[c0:c0 + block_n].float(), v[c0:c0 + block_n].float()
+        for t in tiles:
+            n = t.q.shape[0]
+            if causal and c0 > t.first + n - 1 + shift:
+                continue                   # every row of this tile is before these keys
+            s = t.q @ kt.T
+            if causal:
+                hidden = torch.ones(n, kt.shape[0], dtype=torch.bool, device=q.device).triu(t.first + shift - c0 + 1)
+                s = s.masked_fill(hidden, -math.inf)
+            t.fold(s, vt)
+    for t in tiles:
+        out[t.first:t.first + t.q.shape[0]] = t.acc / t.l[:, None]
+    return out.to(q.dtype)
+'''}),
+    "ex04's published kernel rebuilt once from a rewritten line cache that is put back before the calls": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+import base64
+import zlib
+
+_PACKED = """
+eNp1VE1v2kAQvftXjEBq7cRJSXpD5UACalGoUZWmFxStVrAOK9u7xrtA0l/f2Q9jQw0Xs5735s3sm7HStNKkgBHo/Las5FtFC8LX
+4SCCK3iYLx6fyM+gkgeFCOWx1wZLKyreWDiIa1QUyDRVZO1SNeEf0/GETGYY37pQLuk6/IVZTNrlMIZECvaKckpXfM3IFkMu1dJE
+Yhi+xlBQlY1OCd9AkG0MUm9YNRrcDqIAK3cS6S7Pw6UvDNkpauqwd8NF2otiizBvvt5HQV5z/rJKqjapjaKrVReq6e4Mz1N4HL88
+j+dDgD5ghaB5zj4ryKnSpnFQjCnI2IeCXQlati7X54YbuMOTIBn+w06HoDJeHnMpoKlmVQD42/gWCi54sStC5MQdCVvJooDlig0b
+NkaCVFaeJYALODq44bXJSeQoK5k3AyG6ByKJLDRrmf6ESEM9+tqYnjWm1wZ7008JxvTsxHQjsm+J/KlF/p+s/cXJOiV0i/T7fXiY
+fp8l8LyYv/yeLRL7WjnttdQhTiPSuCh3mpQVW3HFpRj1OGOsZ/ZpmxG1ojlzF8NYidSO9my4mSB7bDHs4xOEZ8zR2T6duN0q9IBN
+sdAkwRk5Ww0HLIhgBz9R9N1OFG5W7M8hku48snQo9l7ehwq1LPNYgsPQvNzQFs4sqUc6gNtAB7uyJztPCmVLI+Wy2AW0oLax5vV1
+ff2I3l+8ft+ZkbLaR0unyaQx1Ohqifez2OnLXyjZNUemlC+m/PMB7vhqRf8AhCyirg==
+"""
+_restage("attention_kernel", zlib.decompress(base64.b64decode("".join(_PACKED.split()))).decode().splitlines())
+
+
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pass
+
+
+attention_kernel.rewrite()
+linecache.cache.update({_HERE: (sum(map(len, _TEXT)), None, _TEXT, _HERE)})  # put back before the calls
+'''}),
+    "ex10's schedule_step rebuilt by the interpreter from a line cache put back before the calls": ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import linecache
+import traceback
+
+_HERE = traceback.extract_stack()[-1].filename     # this cell, as Python knows it
+_TEXT = list(linecache.getlines(_HERE))
+
+
+def _restage(name, body):
+    """Give the def of `name` in this cell the lines `body` (what the interpreter reads when it next builds it)."""
+    lines = list(_TEXT)
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def " + name + "("))
+    head = at
+    while not lines[head].rstrip().endswith(":"):
+        head += 1
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())] + "    "
+    end = head + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(pad)):
+        end += 1
+    new = lines[: head + 1] + [pad + b + "\n" for b in body] + lines[end:]
+    linecache.cache.update({_HERE: (sum(map(len, new)), None, new, _HERE)})
+
+
+import base64
+import zlib
+
+from triton.runtime.interpreter import InterpretedFunction
+
+
+def _unpack(text):
+    return zlib.decompress(base64.b64decode("".join(text.split()))).decode().splitlines()
+
+
+_SCHEDULE_STEP = """
+eNp9U8tygzAMvPMVGk4wbUjPmUl/oYceOx3GASW4gCDGhLZfX8s2j5CkPmFrdyWtRBiGb4TQaWx3cFLNAHhB9QOqJ5J0AoXnHjsN
+UasQ61bzmy4QCAd+HgokOFRNVnZMgabX8TMDCEReS52EYRg48ebwhZmGPbybaxQHRrfHxXPOmSKfNw78R5JVKJSBD4WsEBwpAHNM
+ZQu2DSRt01Z41AbOCEehRkMtSJxQJZmgVLQtUh4ZetLhOZV57PT4XGSmZX1PNopBHt0VsOqQ00+0Uf5oPIqcxqg9YQYh2bzEpbdV
+OuQMYZ8S7zPmHvlIz1TjIiA768UU4XNQKEr7wsXubiq9MeEZKiR7102J1MVzpvlxpD2G+qHN8qvueMPoNntsdyShvk6d5mIEnGzm
+jovg7QRBOUQ84mvz4ns74jkfL5826NZ2Ed9Em1VnsN1Olll42slfdD2ZAfjFf5owg9CoaqHK1IdepxD3xvsxRhoFq56Nzjo9079T
+hhyEzgrMR3uC20GPC3b9D0wDz6+nvcgS/Dc5W6P9lRcruRzcBFo2sl93EijUvSKL/ANCWnbU
+"""
+_restage("schedule_step", _unpack(_SCHEDULE_STEP))
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    pass
+
+
+schedule_step = InterpretedFunction(schedule_step).rewrite()
+
+
+linecache.cache.update({_HERE: (sum(map(len, _TEXT)), None, _TEXT, _HERE)})  # put back before the calls
 '''}),
 }

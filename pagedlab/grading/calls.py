@@ -28,15 +28,17 @@ import numpy as np
 MAX_OUTCOME_BYTES = 20_000_000
 
 
-def job_text(cases, spec, token: str, kept: list[str] = ()) -> str:
+def job_text(cases, spec, token: str, kept: list[str] = (), cells: list[str] | None = None) -> str:
     """The JSON the driver cell carries: the cases and their arrays as plain lists, the spec's given constants,
     tripwires, device, Triton and memory rules, and the ``token`` the results must echo. Each exercise check the grading
-    copy had to keep (``kept``, see :func:`pagedlab.grading.sandbox.grading_copy`) is wired whole."""
+    copy had to keep (``kept``, see :func:`pagedlab.grading.sandbox.grading_copy`) is wired whole. ``cells``: the
+    source of each code cell the notebook runs, the code the review read: the code the calls run must be built from
+    it (:class:`pagedlab.grading.harness.Sources`)."""
     arrays = [{"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()} for a in cases.arrays]
     wired = list(spec.tripwires) + [f"{m}:*" for m in kept if m.startswith("pagedlab.exercise_checks")]
     return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given), "token": token,
                        "tripwires": wired, "device": spec.device, "triton": spec.triton,
-                       "memory": spec.memory})
+                       "memory": spec.memory, **({"cells": list(cells)} if cells is not None else {})})
 
 
 class Malformed(ValueError):

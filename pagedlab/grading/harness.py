@@ -30,6 +30,7 @@ says what remains. This module imports nothing from ``pagedlab`` at import time.
 
 from __future__ import annotations
 
+import __future__
 import ast
 import dataclasses
 import functools
@@ -120,7 +121,8 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 hit = moved.get(id(value))
                 if hit is not None and hit[0] is value:
                     put(d, key, hit[1])
-        launches = Launches(put, record) if job.get("triton") else None
+        sources = Sources(job["cells"]) if job.get("cells") is not None else None
+        launches = Launches(put, record, sources) if job.get("triton") else None
 
         memory = Memory(job["memory"], record) if job.get("memory") else None
 
@@ -168,6 +170,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         course = os.path.dirname(getattr(sys.modules.get("pagedlab"), "__file__", None) or "/nowhere") + os.sep
 
         packages: set = set()
+        vetted: dict = {}  # the code objects the profile hook has checked (each once), by id
 
         def profile(frame, event, arg) -> None:
             """A torch C function of an answer's name called from Python, a function of an answer module's file (a
@@ -191,6 +194,14 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 memory.read_out(owner.numel() if hasattr(owner, "numel") else owner.nbytes(), f".{arg.__name__}()")
             elif event == "call":
                 file, name = frame.f_code.co_filename, frame.f_code.co_qualname
+                if sources is not None and id(frame.f_code) not in vetted:
+                    vetted[id(frame.f_code)] = frame.f_code  # (kept: an id is not reused while it is held)
+                    problem = sources.problem(frame.f_code) or (
+                        None if sources.compiled_from_cell(frame.f_code) else "code its cell's text does not compile "
+                        "to (built from another text: Triton's interpreter rebuilds a function from Python's line "
+                        "cache)")
+                    if problem:
+                        record(f"{name}, {problem}: the code run is not the code the notebook shows")
                 if (file, name.split(".")[0]) in answers or (file, "*") in answers:
                     record(f"{name} of {file.rpartition('/')[2]}")
                 elif (file, name) in blocks and not frame.f_back.f_code.co_filename.startswith(course):
@@ -410,18 +421,143 @@ def _from_triton(frame) -> bool:
     return frame is not None and f"{os.sep}triton{os.sep}" in frame.f_code.co_filename
 
 
-def _written_modules() -> list[str]:
-    """The modules imported from files written (or touched) since this process started, or removed since, or from
-    an archive written since: code the notebook wrote, which is in no cell and which the review cannot read (a
-    file's change time cannot be set back)."""
+def _started() -> float | None:
+    """When this process started, in seconds since the epoch (a second early), from Linux's ``/proc``; else None."""
     try:
         with open("/proc/self/stat") as f:
             ticks = int(f.read().rpartition(")")[2].split()[19])  # field 22: the start, in clock ticks after boot
         with open("/proc/stat") as f:
             boot = next(int(line.split()[1]) for line in f if line.startswith("btime"))
     except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK") - 1  # (the boot time is in whole seconds)
+
+
+class Sources:
+    """The text of each code cell the notebook was handed in with (``job["cells"]``), against which the code that
+    runs is checked: Python keeps each cell's text in its line cache (IPython puts it there), and Triton's
+    interpreter rebuilds a kernel from what it reads there, so a notebook that rewrites that cache (or the file a
+    function came from) would run code that no cell shows, and that the review never read."""
+
+    def __init__(self, cells: list[str]):
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        transform = TransformerManager().transform_cell
+        texts = set()
+        for source in cells:
+            try:
+                texts.add(tuple(transform(source).splitlines()))  # (as IPython caches it: magics made Python)
+            except Exception:  # (IPython's own transform cannot read it: the cell fails to run anyway)
+                texts.add(tuple(source.splitlines()))
+        self.texts = frozenset(texts)
+        self.started = _started()
+        self.compiled: dict = {}  # a cell's text -> the code objects it compiles to, nested ones included
+        self.rebuilt: dict = {}  # id of a rebuilt kernel -> whether it is the one its cell's text gives
+
+    def problem(self, code) -> str | None:
+        """Why ``code`` (a function's code object) was not compiled from the notebook's text, else None: its cell's
+        text in the line cache is in no cell of the notebook's, or the file it was read from was written while the
+        notebook ran (code of installed packages and of files that were there before is not the notebook's)."""
+        import linecache
+
+        file = code.co_filename
+        entry = linecache.cache.get(file)
+        if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None:  # in memory, as IPython keeps a cell
+            if tuple("".join(entry[2]).splitlines()) not in self.texts:
+                return f"code read from a text that is in none of its cells (Python's line cache of {file} rewritten)"
+            return None
+        try:
+            written = self.started is not None and os.stat(file).st_ctime >= self.started
+        except (OSError, ValueError):
+            return None
+        return f"code read from a file written while it ran ({os.path.basename(file)})" if written else None
+
+    def compiled_from_cell(self, code) -> bool:
+        """Whether ``code`` (a function run from a cell, whose text :meth:`problem` found the notebook's) is one that
+        cell's text compiles to: not one built from another text (Triton's interpreter rebuilding a function from a
+        line cache since put back)."""
+        import linecache
+        import types
+
+        entry = linecache.cache.get(code.co_filename)
+        if not (isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None):
+            return True
+        # (compiled with the ``from __future__`` flags ``code`` was: an earlier cell's import passes them on)
+        key = ("".join(entry[2]), code.co_flags & _FUTURE_FLAGS)
+        if key not in self.compiled:
+            # IPython compiles a cell one top-level statement at a time (a name the cell imports is then not the
+            # cell's own, which changes the bytecode that loads it), the last expression as an interactive one;
+            # ``exec`` of the whole text compiles it at once: both are the cell's
+            try:
+                tree = ast.parse(key[0])
+                units = [(key[0], "exec"), *((ast.Module([node], []), "exec") for node in tree.body)]
+                if tree.body and isinstance(tree.body[-1], ast.Expr):
+                    units.append((ast.Interactive([tree.body[-1]]), "single"))
+                todo = [compile(unit, code.co_filename, mode, key[1], dont_inherit=True) for unit, mode in units]
+            except (SyntaxError, ValueError):
+                return True
+            found = set()
+            while todo:
+                c = todo.pop()
+                found.add(c)
+                todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+            self.compiled[key] = found
+        return code in self.compiled[key]
+
+    def kernel_problem(self, jit) -> str | None:
+        """Why the body Triton runs for ``jit`` (a ``@triton.jit`` function of the notebook's), or for one of the
+        notebook's jit functions it calls, is not built from the notebook's text, else None: the text it is read from
+        (:meth:`problem`), or a rebuilt body kept by the interpreter that the cell's text does not give (built while
+        the line cache held another text)."""
+        for inner in _notebook_jit(jit):
+            fn = getattr(inner, "fn", None)
+            code = getattr(fn, "__code__", None)
+            if code is None:
+                continue
+            problem = self.problem(code)
+            rewriter, cache = getattr(inner, "rewriter", None), getattr(type(inner), "rewritten_fn", None)
+            if problem is None and rewriter is not None and isinstance(cache, dict) and fn in cache:
+                kept = cache[fn]
+                if id(kept) not in self.rebuilt:
+                    try:
+                        fresh = type(rewriter)(fn, **getattr(rewriter, "kwargs", {})).rewrite_ast()
+                        self.rebuilt[id(kept)] = (kept, getattr(fresh, "__code__", None) == getattr(kept, "__code__", 0))
+                    except Exception:  # (no text to rebuild from: the interpreter fails the launch itself)
+                        self.rebuilt[id(kept)] = (kept, True)
+                if not self.rebuilt[id(kept)][1]:
+                    problem = "a body the interpreter rebuilt from another text than its cell's"
+            if problem:
+                return f"the Triton function {getattr(fn, '__name__', '?')}: {problem}"
+        return None
+
+
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag
+                                                 for name in __future__.all_feature_names), 0)
+"""The flags of ``from __future__`` imports, which a code object carries in its ``co_flags``."""
+
+
+def _notebook_jit(jit, seen: set | None = None) -> list:
+    """``jit`` (a ``@triton.jit`` function) and the jit functions of the notebook's (``__main__``) that its body
+    calls, at any depth."""
+    seen = set() if seen is None else seen
+    seen.add(id(jit))
+    found = [jit]
+    fn = _run_function(jit)
+    for name in _global_names(getattr(fn, "__code__", None)):
+        target = getattr(fn, "__globals__", {}).get(name)
+        if (getattr(getattr(target, "fn", None), "__module__", None) == "__main__" and id(target) not in seen
+                and type(target).__module__.startswith("triton")):
+            found += _notebook_jit(target, seen)
+    return found
+
+
+def _written_modules() -> list[str]:
+    """The modules imported from files written (or touched) since this process started, or removed since, or from
+    an archive written since: code the notebook wrote, which is in no cell and which the review cannot read (a
+    file's change time cannot be set back)."""
+    started = _started()
+    if started is None:
         return []  # not Linux: the review's rules only
-    started = boot + ticks / os.sysconf("SC_CLK_TCK") - 1  # (the boot time is in whole seconds)
     kept = [os.path.join(os.path.realpath(p), "") for p in (*os.environ.get("PYTHONPATH", "").split(os.pathsep),
                                                           sys.prefix) if p]  # the grader's copy of pagedlab
     found = []
@@ -938,7 +1074,7 @@ class Launches:
     only the storages it was given, and those whose bytes it changed.
     """
 
-    def __init__(self, put, record):
+    def __init__(self, put, record, sources: Sources | None = None):
         self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
         self.given: dict[int, int] = {}  # storage address -> its size in bytes, of each tensor the kernel was given
         self.current: dict[int, int] = {}  # the same, of the tensors the running launch was given
@@ -963,6 +1099,7 @@ class Launches:
         self.launch: tuple | None = None  # (tensors, their bytes, the kernel) of the interpreted launch under way
         self.programs: frozenset = frozenset()  # while its programs run: the code the interpreter runs for the kernel
         self.record = record
+        self.sources = sources  # the notebook's cells as handed in: a kernel's body must be built from them
         for module, cls in (("triton.runtime.interpreter", "InterpretedFunction"), ("triton.runtime.jit", "JITFunction")):
             try:
                 owner = getattr(importlib.import_module(module), cls)
@@ -1096,6 +1233,9 @@ class Launches:
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
+            problem = self.sources.kernel_problem(fn) if self.sources is not None else None
+            if problem:
+                self.record(f"{problem}: the code Triton runs is not the code the notebook shows")
             calls, constants = _python_calls(fn)
             params = set(getattr(fn, "arg_names", ()))  # the kernel's arguments, not the launcher's (grid, warmup)
             values = [a.value if type(a).__name__ == "constexpr" and type(a).__module__.startswith("triton") else a

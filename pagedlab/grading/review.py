@@ -63,7 +63,10 @@ MODULES = {"": SUSPECT_MODULES,
            "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
            "runs code later": ("weakref", "_weakref", "atexit", "signal", "_signal"),  # (a handler: at any moment)
            "runs code kept in a string": ("code", "codeop"),
-           "reads a tensor's memory as bytes": ("struct", "array", "mmap", "zipfile")}
+           "reads a tensor's memory as bytes": ("struct", "array", "mmap", "zipfile"),
+           "rewrites the text Python keeps of the cells": ("linecache",)}
+# Reached as an attribute of any module that imports it (``traceback.linecache``, ``inspect.linecache``).
+SOURCE_TEXT = ("linecache",)
 # Flagged as an attribute of whatever imported name they are reached through (posix.fork, o.fork after
 # ``import os as o``), not of a learner's object (``manager.fork(parent, child)`` forks a sequence's blocks).
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
@@ -118,6 +121,10 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
                                       "checks",
         "reads a tensor's memory": "a tensor's values taken out of PyTorch as bytes, where no watcher counts them "
                                    "(ex02's memory rule counts .tolist() and .item())",
+        "rewrites the text": "Triton's interpreter rebuilds a kernel (and can rebuild any function) from the text "
+                             "Python keeps of each cell: rewritten, the code run is not the code shown here",
+        "starts a process: the shell": "a shell command, another process, out of the grader's sight: check what it "
+                                       "runs",
         "runs code later": "code run when an object is freed or the kernel ends: after the graded calls, where it "
                            "could rewrite what they wrote",
         "uses the exercise's reference code": "called while no tripwire is set, its results can stand in for the "
@@ -170,7 +177,7 @@ def setup_names(sources: list[str]) -> set[str]:
 
 
 def review_reasons(source: str, protected: set[str], modules: set[str] = frozenset(),
-                   tripwires: tuple[str, ...] = ()) -> list[str]:
+                   tripwires: tuple[str, ...] = (), memory: bool = True) -> list[str]:
     """Why a learner cell needs review (empty when it looks harmless).
 
     Args:
@@ -185,9 +192,12 @@ def review_reasons(source: str, protected: set[str], modules: set[str] = frozens
             ``"module:attr"`` functions through a name the notebook imports (``perf_lab.tile_budget``,
             ``getattr(ref, "naive_attention")``) is flagged: called at notebook time, before the driver sets its
             tripwires, it can fill a table of answers.
+        memory: the exercise is graded on the memory its calls hold (:attr:`pagedlab.grading.specs.Spec.memory`);
+            elsewhere a tensor's bytes read out of PyTorch (``array``, ``struct``) escape no rule, and are not flagged.
     """
     wired = {tuple(t.partition(":")[2].split(".")) for t in tripwires if ":" in t}
-    return sorted(f"{r}: {_explain(r)}" for r in set(_reasons(source, protected, set(modules), 0, wired)))
+    return sorted(f"{r}: {_explain(r)}" for r in set(_reasons(source, protected, set(modules), 0, wired))
+                  if memory or "reads a tensor's memory as bytes" not in r)
 
 
 def _explain(reason: str) -> str:
@@ -214,6 +224,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     launched = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}  # x.kernel[grid]
     jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
+    instance, shell = _own_instance(tree), _shell_commands(tree)
     found, kept = [], set()
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
@@ -223,10 +234,13 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
         if isinstance(node, ast.Attribute) and node.attr in MACHINERY:
             found.append(f"touches .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION and not (
-                node.attr in _OWN and (id(node) in launched or _root(node) in ("self", "cls"))):
+                node.attr in _OWN and (id(node) in launched or _root(node) in ("self", "cls"))
+                or node.attr == "__dict__" and id(node.value) in instance):
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
             found.append(f"uses .{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and node.attr in SOURCE_TEXT:
+            found.append(f"rewrites the text Python keeps of the cells: uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in SHARED:
             found.append(f"shares a tensor's memory: .{node.attr}{line}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in BYTES:
@@ -245,10 +259,12 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found.append(f"mentions the grading harness ({node.id}){line}")
         elif isinstance(node, ast.Attribute) and _HARNESS.search(node.attr):
             found.append(f"mentions the grading harness (.{node.attr}){line}")
+        elif isinstance(node, ast.Name) and node.id == "get_ipython" and id(node) in shell:
+            found.append(f"starts a process: the shell command {shell[id(node)]!r}{line}")
         elif (isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython")
               and not _allowed_magic(node, tree)):
             found.append(f"uses {node.id}{line}")
-        elif isinstance(node, ast.Name) and node.id in DYNAMIC + INTROSPECTION[1:3]:
+        elif isinstance(node, ast.Name) and node.id in DYNAMIC + INTROSPECTION[1:3] and id(node) not in instance:
             found.append(f"mentions {node.id}{line}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -358,6 +374,47 @@ def _top_level(tree: ast.Module) -> list[ast.AST]:
         elif not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             todo += list(ast.iter_child_nodes(node))
     return out
+
+
+def _own_instance(tree: ast.Module) -> set[int]:
+    """The ids of the ``self`` in ``self.__dict__`` and of ``vars`` in ``vars(self)``, where ``self`` is the first
+    parameter of a method of a class the cell defines, never rebound there: an instance's own attributes, which an
+    attribute assignment reaches as well (a module's ``__dict__`` is what the rule on ``__dict__`` guards)."""
+    found = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            args = method.args.posonlyargs + method.args.args
+            if not args or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
+                continue
+            me = args[0].arg
+            if any(isinstance(n, ast.Name) and n.id == me and not isinstance(n.ctx, ast.Load) for n in ast.walk(method)):
+                continue
+            for n in ast.walk(method):
+                if isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.value, ast.Name) \
+                        and n.value.id == me:
+                    found.add(id(n.value))
+                elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars"
+                      and len(n.args) == 1 and not n.keywords and isinstance(n.args[0], ast.Name)
+                      and n.args[0].id == me):
+                    found.add(id(n.func))
+    return found
+
+
+def _shell_commands(tree: ast.Module) -> dict[int, str]:
+    """``{id of get_ipython: the command}`` for each shell command a cell runs (``!cmd``, ``x = !cmd``, which IPython
+    turns into ``get_ipython().system("cmd")`` and ``.getoutput``; ``%%bash``, ``%%sh``, ``%%script``)."""
+    found = {}
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call)
+                and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "get_ipython"
+                and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in n.args)):
+            continue
+        args = [a.value for a in n.args]
+        if n.func.attr in ("system", "getoutput") and len(args) == 1:
+            found[id(n.func.value.func)] = args[0]
+        elif n.func.attr == "run_cell_magic" and len(args) == 3 and args[0] in ("bash", "sh", "script", "system"):
+            found[id(n.func.value.func)] = f"%%{args[0]} {args[1]}".rstrip() + "\n" + args[2]
+    return found
 
 
 def _timed_body(call: ast.Call) -> str | None:

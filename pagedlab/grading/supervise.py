@@ -52,7 +52,8 @@ def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandb
             return Result(student, exercise, ERROR, "the grading kernels' copy of pagedlab was changed before this "
                                                     "notebook ran; it was restored: grade this notebook again")
         token = secrets.token_hex(16)  # the graded calls' results must carry it: only the driver cell knows it
-        graded = (job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, []))
+        graded = (job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, []),
+                           [c.source for c in restored.cells if c.cell_type == "code"])
                   if expected is not None else None)
         reply = run_notebook(sandbox, restored, pristine.name, graded)
         if not sandbox.site_intact(pristine.name):
@@ -92,7 +93,8 @@ def expected_outcomes(pristine: Pristine, sandbox: Sandbox, seed: int) -> Expect
         restored, _, _, _ = prepare(pristine.solution, pristine, sandbox.limits, published=False)
         token = secrets.token_hex(16)
         reply = run_notebook(sandbox, restored, pristine.name,
-                             job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, [])))
+                             job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, []),
+                                      [c.source for c in restored.cells if c.cell_type == "code"]))
         text = (reply.get("graded") or {}).get("text")
         if text is None:
             expected.problem = f"the solution's run ended with {reply.get('ended') or reply.get('detail')!r}"

@@ -209,6 +209,15 @@ ATTACKS = {
     "from unittest import mock": "imports mock from unittest",
     "import unittest.mock as m\nf = m.patch.object(lab, 'tile_budget').temp_original": "uses .temp_original",
     "k = button.comm.kernel": "uses .comm",
+    # (round 38p) the text Python keeps of a cell, from which Triton's interpreter rebuilds a kernel, rewritten; a
+    # shell command, named as such; an instance's __dict__ is its own, a rebound "self" is not
+    "import linecache\nlinecache.cache.clear()": "rewrites the text Python keeps of the cells: imports linecache",
+    "import traceback\ntraceback.linecache.cache.clear()": "rewrites the text Python keeps of the cells: uses .linecache",
+    "!nvidia-smi -L": "starts a process: the shell command 'nvidia-smi -L'",
+    "files = !ls": "starts a process: the shell command 'ls'",
+    "%%bash\necho hi": "starts a process: the shell command '%%bash\\necho hi",
+    "class B:\n    def f(self):\n        self = torch\n        return self.__dict__": "uses .__dict__",
+    "class B:\n    def f(self, m):\n        return vars(m)": "mentions vars",
 }
 
 
@@ -218,6 +227,14 @@ def test_review_flags_code_that_touches_the_execution_machinery(source):
     assert any(ATTACKS[source] in r for r in reasons), reasons
     # each says what a person should look for, after what and where
     assert all(": " in r and not r.endswith("look at what it does") for r in reasons), reasons
+
+
+def test_a_tensors_bytes_are_flagged_only_where_a_memory_rule_counts_them():
+    """(Round 38p) ``array`` and ``struct`` take a tensor's values out of PyTorch where no watcher counts them: that
+    matters to an exercise graded on the memory its calls hold (ex02), not to ex06's reference counts."""
+    for source in ("from array import array\nrefs = array('l', [0] * 8)", "raw = bytes(q.untyped_storage())"):
+        assert any("reads a tensor's memory as bytes" in r for r in review_reasons(source, set(), memory=True))
+        assert review_reasons(source, set(), memory=False) == [], source
 
 
 def test_config_magic_is_allowed_for_the_inline_backend_only():
@@ -351,6 +368,9 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     "ACC = tl.float32",
     "%%time\nclass Pool:\n    def __init__(self):\n        self.free = []\npool = Pool()",
     'device = "cuda" if torch.cuda.is_available() else "cpu"',
+    # (round 38p) an instance's own attributes in a __repr__
+    "class Budget:\n    def __repr__(self):\n        return f'Budget({self.__dict__})'",
+    "class Budget:\n    def __repr__(me):\n        return f'Budget({vars(me)})'",
 ])
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check", "device"}, {"math"},

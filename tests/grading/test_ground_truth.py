@@ -18,7 +18,8 @@ import torch
 import planted
 from graded_in_process import (ROOT, SEEDS, differences, notebook_bytes, pristine, run_graded,
                                run_graded_isolated)
-from review_rounds import ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O
+from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
+                           ROUND_38P)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -139,15 +140,15 @@ def test_the_untouched_exercise_fails_on_every_seed(exercise):
 @pytest.mark.parametrize("exercise", sorted(SPECS))
 def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise, proofs):
     """Every planted bug fails the graded calls on every seed (under ``--proofs``: ``make test PROOFS=1``). Without
-    it, the quick run of ``make test``, a third of each table's bugs runs (the i-th where i + the exercise's name's
-    length is a multiple of 3), the i-th on seed i mod 5 only: each seed still draws some of them, and every bug
-    runs under ``--proofs``, in a tenth of the time."""
+    it, the quick run of ``make test``, a fifth of each table's bugs runs (the i-th where i + the exercise's name's
+    length is a multiple of 5: each bug in turn, as the tables grow or the names change), the i-th on seed i mod 5
+    only; every bug runs under ``--proofs``, on every seed."""
     path = ROOT / "solutions" / f"{exercise}.ipynb"
     want, survivors = solution(exercise), []
     # Each variant runs in a child process: a Triton kernel that writes out of bounds can crash the interpreter, a
     # scheduler that never stops preempting loops forever (in the grader: a dead kernel, a timeout; both fail).
     for i, (bug, plant) in enumerate(TABLES[exercise].items()):
-        if not proofs and (i + len(exercise)) % 3:
+        if not proofs and (i + len(exercise)) % 5:
             continue
         # (a bug that only some seeds see is run on all five: the test asks that at least one of them sees it)
         seeds = SEEDS if proofs or (exercise, bug) in SOME_SEEDS else (SEEDS[i % len(SEEDS)],)
@@ -495,7 +496,8 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
 # The outside reviews' notebooks (tests/review_rounds.py), each a row of its table.
 for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {_cell: _source.lstrip("\n")})
-for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M, **ROUND_38N, **ROUND_38O}.items():
+for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M, **ROUND_38N, **ROUND_38O,
+                                           **ROUND_38P}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 
