@@ -4123,9 +4123,9 @@ def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 }
 
 
-# Round 38p (an outside review against 64c7fb4): each notebook's changed cells as it wrote them; the last two
+# Round 38p (an outside review against 64c7fb4): each notebook's changed cells as it wrote them; the last three
 # rows are the same routes with the line cache put back before the graded calls (the body rebuilt from the
-# rewritten text kept by the interpreter, or kept by the notebook).
+# rewritten text kept by the interpreter, or kept by the notebook), and with the cell's text taken out of it.
 ROUND_38P = {
     "ex03's softmax stored as float literals by a kernel rebuilt from a rewritten line cache": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
@@ -5067,5 +5067,39 @@ schedule_step = InterpretedFunction(schedule_step).rewrite()
 
 
 linecache.cache.update({_HERE: (sum(map(len, _TEXT)), None, _TEXT, _HERE)})  # put back before the calls
+'''}),
+    "ex03's kernel whose cell text is taken out of the line cache": ('ATTACKS', 'ex03_triton_basics', {'softmax-work': r'''
+import linecache
+import traceback
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = tl.full((BLOCK,), -float("inf"), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_ptr + row * stride_x + start + cols, mask=start + cols < n_cols, other=-float("inf"))
+        m = tl.maximum(m, x)
+    top = tl.max(m, 0)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_ptr + row * stride_x + start + cols, mask=start + cols < n_cols, other=-float("inf"))
+        acc += tl.exp(x - top)
+    total = tl.sum(acc, 0)
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + cols, mask=mask, other=-float("inf"))
+        tl.store(out_ptr + row * stride_out + start + cols, tl.exp(x - top) / total, mask=mask)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+
+linecache.cache.pop(traceback.extract_stack()[-1].filename, None)
 '''}),
 }

@@ -509,12 +509,17 @@ class Sources:
         notebook's jit functions it calls, is not built from the notebook's text, else None: the text it is read from
         (:meth:`problem`), or a rebuilt body kept by the interpreter that the cell's text does not give (built while
         the line cache held another text)."""
+        import linecache
+
         for inner in _notebook_jit(jit):
             fn = getattr(inner, "fn", None)
             code = getattr(fn, "__code__", None)
             if code is None:
                 continue
             problem = self.problem(code)
+            if problem is None and code.co_filename not in linecache.cache and not os.path.isfile(code.co_filename):
+                # (a cell's text taken out of the cache: the interpreter would read it from the module's loader)
+                problem = "code whose text is neither a cell's nor a file's"
             rewriter, cache = getattr(inner, "rewriter", None), getattr(type(inner), "rewritten_fn", None)
             if problem is None and rewriter is not None and isinstance(cache, dict) and fn in cache:
                 kept = cache[fn]
