@@ -1,4 +1,4 @@
-"""The notebooks of the outside reviews (rounds 38i to 38p), each written by someone who had not read the grader's
+"""The notebooks of the outside reviews (rounds 38i to 38q), each written by someone who had not read the grader's
 tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
 tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
 
@@ -5101,5 +5101,561 @@ def softmax(x, block=16):
 
 
 linecache.cache.pop(traceback.extract_stack()[-1].filename, None)
+'''}),
+}
+
+
+# Round 38q (an outside review against 98e960b): each notebook's changed cells as it wrote them (its ex04b notebook,
+# which the review decides, is a case of test_grade.py: a reference named in a string annotation).
+ROUND_38Q = {
+    "ex10's published schedule_step run by typing.ForwardRef's evaluation as an exec": ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import base64
+import typing
+
+_text = base64.b64decode(
+    "ZGVmIHNjaGVkdWxlX3N0ZXAobWFuYWdlcjogQmxvY2tNYW5hZ2VyLCBydW5uaW5nOiBsaXN0W1JlcXVlc3RdLCB3YWl0aW5nOiBk"
+    "ZXF1ZVtSZXF1ZXN0XSwKICAgICAgICAgICAgICAgICAgbWF4X251bV9iYXRjaGVkX3Rva2VuczogaW50KSAtPiBTdGVwOgogICAg"
+    "IiIiT25lIHN0ZXA6IGdyb3cgZXZlcnkgcnVubmluZyByZXF1ZXN0IChwcmVlbXB0aW5nIHRoZSBuZXdlc3Qgd2hlbiBibG9ja3Mg"
+    "cnVuIG91dCksIHRoZW4gYWRtaXQuIiIiCiAgICBzdGVwID0gU3RlcCgpCiAgICBxdWV1ZSA9IGRlcXVlKHJ1bm5pbmcpICAgICAg"
+    "ICAgICAgICAgICAgIyBvbGRlc3QgZmlyc3Q7IHRoZSBuZXdlc3QgaXMgcXVldWVbLTFdCiAgICBydW5uaW5nLmNsZWFyKCkKICAg"
+    "IHdoaWxlIHF1ZXVlOgogICAgICAgIHJlcSA9IHF1ZXVlLnBvcGxlZnQoKQogICAgICAgIHdoaWxlIG5vdCBtYW5hZ2VyLmNhbl9h"
+    "cHBlbmQocmVxLnNlcV9pZCk6CiAgICAgICAgICAgIHZpY3RpbSA9IHF1ZXVlLnBvcCgpIGlmIHF1ZXVlIGVsc2UgcmVxICAgICAg"
+    "IyB0aGUgbmV3ZXN0IHJlcXVlc3QgdGhhdCBoYXMgbm90IGdyb3duIHlldAogICAgICAgICAgICBtYW5hZ2VyLmZyZWUodmljdGlt"
+    "LnNlcV9pZCkgICAgICAgICAgICAgICAgICMgaXRzIGJsb2NrcyBnbyBiYWNrIG5vdzsgaXQgcmVjb21wdXRlcyBsYXRlcgogICAg"
+    "ICAgICAgICB3YWl0aW5nLmFwcGVuZGxlZnQodmljdGltKQogICAgICAgICAgICBzdGVwLnByZWVtcHRlZC5hcHBlbmQodmljdGlt"
+    "LnNlcV9pZCkKICAgICAgICAgICAgaWYgdmljdGltIGlzIHJlcToKICAgICAgICAgICAgICAgIGJyZWFrCiAgICAgICAgZWxzZToK"
+    "ICAgICAgICAgICAgbWFuYWdlci5hcHBlbmQocmVxLnNlcV9pZCwgbGVuKHJlcS50b2tlbnMpKQogICAgICAgICAgICByZXEudG9r"
+    "ZW5zLmFwcGVuZChsZW4ocmVxLnRva2VucykpCiAgICAgICAgICAgIHJ1bm5pbmcuYXBwZW5kKHJlcSkKICAgICAgICAgICAgc3Rl"
+    "cC5ncm93bi5hcHBlbmQocmVxLnNlcV9pZCkKICAgIHN0ZXAubnVtX3Rva2VucyA9IGxlbihzdGVwLmdyb3duKQogICAgd2hpbGUg"
+    "d2FpdGluZyBhbmQgbm90IHN0ZXAucHJlZW1wdGVkOgogICAgICAgIHJlcSA9IHdhaXRpbmdbMF0KICAgICAgICBibG9ja3MgPSAt"
+    "KC1sZW4ocmVxLnRva2VucykgLy8gbWFuYWdlci5ibG9ja19zaXplKQogICAgICAgIGlmIChibG9ja3MgKyBtYW5hZ2VyLndhdGVy"
+    "bWFya19ibG9ja3MgPiBtYW5hZ2VyLm51bV9mcmVlX2Jsb2NrcwogICAgICAgICAgICAgICAgb3Igc3RlcC5udW1fdG9rZW5zICsg"
+    "bGVuKHJlcS50b2tlbnMpID4gbWF4X251bV9iYXRjaGVkX3Rva2Vucyk6CiAgICAgICAgICAgIGJyZWFrCiAgICAgICAgd2FpdGlu"
+    "Zy5wb3BsZWZ0KCkKICAgICAgICBtYW5hZ2VyLmFkZChyZXEuc2VxX2lkLCByZXEudG9rZW5zKQogICAgICAgIHJ1bm5pbmcuYXBw"
+    "ZW5kKHJlcSkKICAgICAgICBzdGVwLmFkbWl0dGVkLmFwcGVuZChyZXEuc2VxX2lkKQogICAgICAgIHN0ZXAubnVtX3Rva2VucyAr"
+    "PSBsZW4ocmVxLnRva2VucykKICAgIHJldHVybiBzdGVwCg=="
+).decode()
+_names = {"BlockManager": BlockManager, "Request": Request, "Step": Step, "deque": deque}
+typing.ForwardRef("ex" + "ec(s, n)")._evaluate({"s": _text, "n": _names}, None, frozenset())
+schedule_step = _names["schedule_step"]
+'''}),
+    "ex07's published MiniManager run as a timeit setup decoded at run time": ('ATTACKS', 'ex07_copy_on_write', {'manager-work': r'''import base64
+import timeit
+
+_names = {"BlockAllocator": BlockAllocator, "BlockTable": BlockTable}
+timeit.Timer("pass", setup=base64.b64decode(
+    "Z2xvYmFsIE1pbmlNYW5hZ2VyCmNsYXNzIE1pbmlNYW5hZ2VyOgogICAgIiIiQmxvY2sgdGFibGVzIG92ZXIgYSBzaGFyZWQgcG9v"
+    "bCwgd2l0aCBmb3JrIGFuZCBjb3B5LW9uLXdyaXRlLiIiIgoKICAgIGRlZiBfX2luaXRfXyhzZWxmLCBudW1fYmxvY2tzOiBpbnQs"
+    "IGJsb2NrX3NpemU6IGludCk6CiAgICAgICAgc2VsZi5hbGxvY2F0b3IgPSBCbG9ja0FsbG9jYXRvcihudW1fYmxvY2tzKQogICAg"
+    "ICAgIHNlbGYuYmxvY2tfc2l6ZSA9IGJsb2NrX3NpemUKICAgICAgICBzZWxmLnRhYmxlczogZGljdFtzdHIsIEJsb2NrVGFibGVd"
+    "ID0ge30KCiAgICBkZWYgYWRkKHNlbGYsIHNlcTogc3RyLCBudW1fdG9rZW5zOiBpbnQpIC0+IEJsb2NrVGFibGU6CiAgICAgICAg"
+    "YmxvY2tzID0gc2VsZi5hbGxvY2F0b3IuYWxsb2NhdGVfbWFueSgtKC1udW1fdG9rZW5zIC8vIHNlbGYuYmxvY2tfc2l6ZSkpCiAg"
+    "ICAgICAgc2VsZi50YWJsZXNbc2VxXSA9IEJsb2NrVGFibGUoYmxvY2tzLCBudW1fdG9rZW5zLCBzZWxmLmJsb2NrX3NpemUpCiAg"
+    "ICAgICAgcmV0dXJuIHNlbGYudGFibGVzW3NlcV0KCiAgICBkZWYgZnJlZShzZWxmLCBzZXE6IHN0cikgLT4gTm9uZToKICAgICAg"
+    "ICBmb3IgYmxvY2sgaW4gc2VsZi50YWJsZXMucG9wKHNlcSkuYmxvY2tfaWRzOgogICAgICAgICAgICBzZWxmLmFsbG9jYXRvci5m"
+    "cmVlKGJsb2NrKQoKICAgIGRlZiBmb3JrKHNlbGYsIHBhcmVudDogc3RyLCBjaGlsZDogc3RyKSAtPiBCbG9ja1RhYmxlOgogICAg"
+    "ICAgICIiIkNyZWF0ZSBgYGNoaWxkYGAgc2hhcmluZyBldmVyeSBibG9jayBvZiBgYHBhcmVudGBgOyByZXR1cm4gdGhlIGNoaWxk"
+    "J3MgdGFibGUuIiIiCiAgICAgICAgdGFibGUgPSBzZWxmLnRhYmxlc1twYXJlbnRdCiAgICAgICAgZm9yIGJsb2NrIGluIHRhYmxl"
+    "LmJsb2NrX2lkczoKICAgICAgICAgICAgc2VsZi5hbGxvY2F0b3IuaW5jcmVmKGJsb2NrKQogICAgICAgIHNlbGYudGFibGVzW2No"
+    "aWxkXSA9IEJsb2NrVGFibGUobGlzdCh0YWJsZS5ibG9ja19pZHMpLCB0YWJsZS5udW1fdG9rZW5zLCBzZWxmLmJsb2NrX3NpemUp"
+    "CiAgICAgICAgcmV0dXJuIHNlbGYudGFibGVzW2NoaWxkXQoKICAgIGRlZiBhcHBlbmQoc2VsZiwgc2VxOiBzdHIpIC0+IHR1cGxl"
+    "W2ludCwgdHVwbGVbaW50LCBpbnRdIHwgTm9uZV06CiAgICAgICAgIiIiUmVzZXJ2ZSB0aGUgbmV4dCB0b2tlbidzIHNsb3Qgb2Yg"
+    "YGBzZXFgYDsgcmV0dXJuIGBgKHNsb3QsIGNvcHkpYGAgYXMgZGVzY3JpYmVkIGFib3ZlLiIiIgogICAgICAgIHRhYmxlID0gc2Vs"
+    "Zi50YWJsZXNbc2VxXQogICAgICAgIHBvc2l0aW9uID0gdGFibGUubnVtX3Rva2VucwogICAgICAgIGNvcHkgPSBOb25lCiAgICAg"
+    "ICAgaWYgcG9zaXRpb24gJSBzZWxmLmJsb2NrX3NpemUgPT0gMDoKICAgICAgICAgICAgdGFibGUuYmxvY2tfaWRzLmFwcGVuZChz"
+    "ZWxmLmFsbG9jYXRvci5hbGxvY2F0ZSgpKQogICAgICAgIGVsaWYgc2VsZi5hbGxvY2F0b3IucmVmY291bnQodGFibGUuYmxvY2tf"
+    "aWRzWy0xXSkgPiAxOgogICAgICAgICAgICBuZXcgPSBzZWxmLmFsbG9jYXRvci5hbGxvY2F0ZSgpICAgICAgICAgICMgZmlyc3Qs"
+    "IHNvIHRoYXQgT3V0T2ZCbG9ja3MgY2hhbmdlcyBub3RoaW5nCiAgICAgICAgICAgIHNoYXJlZCA9IHRhYmxlLmJsb2NrX2lkc1st"
+    "MV0KICAgICAgICAgICAgc2VsZi5hbGxvY2F0b3IuZnJlZShzaGFyZWQpCiAgICAgICAgICAgIHRhYmxlLmJsb2NrX2lkc1stMV0g"
+    "PSBuZXcKICAgICAgICAgICAgY29weSA9IChzaGFyZWQsIG5ldykKICAgICAgICB0YWJsZS5udW1fdG9rZW5zID0gcG9zaXRpb24g"
+    "KyAxCiAgICAgICAgcmV0dXJuIHRhYmxlLnNsb3QocG9zaXRpb24pLCBjb3B5Cg=="
+).decode(), globals=_names).timeit(1)
+MiniManager = _names["MiniManager"]
+'''}),
+    "ex08's published functions run as doctest examples decoded at run time": ('ATTACKS', 'ex08_swap_or_recompute', {'costs-work': r'''import base64
+import doctest
+
+_test = doctest.DocTestParser().get_doctest(base64.b64decode(
+    "Pj4+IGRlZiBzd2FwX3NlY29uZHMobnVtX3Rva2VuczogaW50LCBibG9ja19zaXplOiBpbnQsIG51bV9sYXllcnM6IGludCwgY2h1"
+    "bmtfYnl0ZXNfcGVyX3Rva2VuOiBpbnQsCi4uLiAgICAgICAgICAgICAgICAgIGJhbmR3aWR0aDogZmxvYXQsIGxhdGVuY3k6IGZs"
+    "b2F0KSAtPiBmbG9hdDoKLi4uICAgICAiIiJTZWNvbmRzIHRvIGNvcHkgYSBzZXF1ZW5jZSdzIEsgYW5kIFYgY2h1bmtzIHRvIHRo"
+    "ZSBob3N0IGFuZCBiYWNrLCBvbmUgY29weSBwZXIgY2h1bmsuIiIiCi4uLiAgICAgYmxvY2tzID0gbWF0aC5jZWlsKG51bV90b2tl"
+    "bnMgLyBibG9ja19zaXplKQouLi4gICAgIGNvcGllc19lYWNoX3dheSA9IDIgKiBudW1fbGF5ZXJzICogYmxvY2tzICAgICAgICAg"
+    "ICAgICAgIyBhIEsgYW5kIGEgViBjaHVuayBwZXIgbGF5ZXIgYW5kIGJsb2NrCi4uLiAgICAgb25lX2NvcHkgPSBsYXRlbmN5ICsg"
+    "YmxvY2tfc2l6ZSAqIGNodW5rX2J5dGVzX3Blcl90b2tlbiAvIGJhbmR3aWR0aAouLi4gICAgIHJldHVybiAyICogY29waWVzX2Vh"
+    "Y2hfd2F5ICogb25lX2NvcHkKLi4uIAo+Pj4gZGVmIHJlY29tcHV0ZV9zZWNvbmRzKG51bV90b2tlbnM6IGludCwgbnVtX3BhcmFt"
+    "czogZmxvYXQsIG51bV9sYXllcnM6IGludCwgZF9tb2RlbDogaW50LCBmbG9wczogZmxvYXQpIC0+IGZsb2F0OgouLi4gICAgICIi"
+    "IlNlY29uZHMgb2YgYSBjYXVzYWwgcHJlZmlsbCBvdmVyIGBgbnVtX3Rva2Vuc2BgIHRva2VucyBhdCBgYGZsb3BzYGAgRkxPUC9z"
+    "LiIiIgouLi4gICAgIGxpbmVhciA9IDIgKiBudW1fcGFyYW1zICogbnVtX3Rva2VucwouLi4gICAgIGF0dGVudGlvbiA9IDIgKiBu"
+    "dW1fbGF5ZXJzICogZF9tb2RlbCAqIG51bV90b2tlbnMgKiBudW1fdG9rZW5zCi4uLiAgICAgcmV0dXJuIChsaW5lYXIgKyBhdHRl"
+    "bnRpb24pIC8gZmxvcHMKLi4uIAo+Pj4gZGVmIGNyb3Nzb3Zlcl9ibG9ja19zaXplKG51bV90b2tlbnM6IGludCwgbnVtX2xheWVy"
+    "czogaW50LCBjaHVua19ieXRlc19wZXJfdG9rZW46IGludCwgYmFuZHdpZHRoOiBmbG9hdCwKLi4uICAgICAgICAgICAgICAgICAg"
+    "ICAgICAgICBsYXRlbmN5OiBmbG9hdCwgcmVjb21wdXRlX3NlY29uZHM6IGZsb2F0KSAtPiBmbG9hdDoKLi4uICAgICAiIiJUaGUg"
+    "YmxvY2sgc2l6ZSBCKiBhdCB3aGljaCBzd2FwcGluZyBjb3N0cyBleGFjdGx5IHJlY29tcHV0ZV9zZWNvbmRzIChCIGRpdmlkaW5n"
+    "IG4pOyBtYXRoLmluZiBpZiBub25lLiIiIgouLi4gICAgICMgdF9zd2FwKEIpID0gNCBMIChuIC8gQikgKGxhdGVuY3kgKyBCIGMg"
+    "LyBidykgPSA0IEwgbiBsYXRlbmN5IC8gQiArIDQgTCBuIGMgLyBidzogb25seSB0aGUgZmlyc3QgdGVybSBzaHJpbmtzLgouLi4g"
+    "ICAgIHBlcl90b2tlbl9idWRnZXQgPSByZWNvbXB1dGVfc2Vjb25kcyAvICg0ICogbnVtX2xheWVycyAqIG51bV90b2tlbnMpCi4u"
+    "LiAgICAgYnl0ZXNfdGltZSA9IGNodW5rX2J5dGVzX3Blcl90b2tlbiAvIGJhbmR3aWR0aAouLi4gICAgIGlmIHBlcl90b2tlbl9i"
+    "dWRnZXQgPD0gYnl0ZXNfdGltZToKLi4uICAgICAgICAgcmV0dXJuIG1hdGguaW5mCi4uLiAgICAgcmV0dXJuIGxhdGVuY3kgLyAo"
+    "cGVyX3Rva2VuX2J1ZGdldCAtIGJ5dGVzX3RpbWUpCi4uLiAKPj4+IGRlZiBwcmVlbXB0aW9uX3NlY29uZHMobWFuYWdlcjogQmxv"
+    "Y2tNYW5hZ2VyLCBzZXFfaWQsIG1vZGVsOiBNb2RlbFNoYXBlLCBudW1fcGFyYW1zOiBmbG9hdCwgYmFuZHdpZHRoOiBmbG9hdCwK"
+    "Li4uICAgICAgICAgICAgICAgICAgICAgICAgbGF0ZW5jeTogZmxvYXQsIGZsb3BzOiBmbG9hdCkgLT4gdHVwbGVbZmxvYXQsIGZs"
+    "b2F0XToKLi4uICAgICAiIiIodF9zd2FwLCB0X3JlY29tcHV0ZSkgZm9yIHByZWVtcHRpbmcgYGBzZXFfaWRgYCwgY291bnRpbmcg"
+    "b25seSBpdHMgcHJpdmF0ZSBibG9ja3MgYW5kIHVuY2FjaGVkIHRva2Vucy4iIiIKLi4uICAgICB0YWJsZSwgYnMgPSBtYW5hZ2Vy"
+    "LnRhYmxlKHNlcV9pZCksIG1hbmFnZXIuYmxvY2tfc2l6ZQouLi4gICAgIHNoYXJlZCA9IFttYW5hZ2VyLmFsbG9jYXRvci5yZWZj"
+    "b3VudChiKSA+IDEgZm9yIGIgaW4gdGFibGUuYmxvY2tfaWRzXQouLi4gICAgIHByaXZhdGVfYmxvY2tzID0gc2hhcmVkLmNvdW50"
+    "KEZhbHNlKQouLi4gICAgIGxlYWRpbmcgPSBuZXh0KChpIGZvciBpLCBzIGluIGVudW1lcmF0ZShzaGFyZWQpIGlmIG5vdCBzKSwg"
+    "bGVuKHNoYXJlZCkpICAgIyBsZWFkaW5nIHNoYXJlZCBibG9ja3MKLi4uICAgICBjYWNoZWQgPSBtaW4obGVhZGluZywgdGFibGUu"
+    "bnVtX3Rva2VucyAvLyBicykgKiBicyAgICAgICAgICAgICAgICAgICAgICAgICMgLi4uIHRoYXQgYXJlIGZ1bGwKLi4uICAgICBj"
+    "aHVuayA9IG1vZGVsLm51bV9rdl9oZWFkcyAqIG1vZGVsLmhlYWRfZGltICogMgouLi4gICAgIHRfc3dhcCA9IHN3YXBfc2Vjb25k"
+    "cyhwcml2YXRlX2Jsb2NrcyAqIGJzLCBicywgbW9kZWwubnVtX2xheWVycywgY2h1bmssIGJhbmR3aWR0aCwgbGF0ZW5jeSkKLi4u"
+    "ICAgICBkX21vZGVsID0gbW9kZWwubnVtX2hlYWRzICogbW9kZWwuaGVhZF9kaW0KLi4uICAgICB0X3JlY29tcHV0ZSA9IChyZWNv"
+    "bXB1dGVfc2Vjb25kcyh0YWJsZS5udW1fdG9rZW5zLCBudW1fcGFyYW1zLCBtb2RlbC5udW1fbGF5ZXJzLCBkX21vZGVsLCBmbG9w"
+    "cykKLi4uICAgICAgICAgICAgICAgICAgICAtIHJlY29tcHV0ZV9zZWNvbmRzKGNhY2hlZCwgbnVtX3BhcmFtcywgbW9kZWwubnVt"
+    "X2xheWVycywgZF9tb2RlbCwgZmxvcHMpKQouLi4gICAgIHJldHVybiB0X3N3YXAsIHRfcmVjb21wdXRlCi4uLiAKPj4+IGRlZiBj"
+    "aG9vc2UobWFuYWdlcjogQmxvY2tNYW5hZ2VyLCBzZXFfaWQsIG1vZGVsOiBNb2RlbFNoYXBlLCBudW1fcGFyYW1zOiBmbG9hdCwg"
+    "YmFuZHdpZHRoOiBmbG9hdCwKLi4uICAgICAgICAgICAgbGF0ZW5jeTogZmxvYXQsIGZsb3BzOiBmbG9hdCkgLT4gc3RyOgouLi4g"
+    "ICAgICIiIiJzd2FwIiB3aGVuIHRoZSBDUFUgcG9vbCBoYXMgcm9vbSBmb3IgYGBzZXFfaWRgYCBhbmQgc3dhcHBpbmcgaXMgY2hl"
+    "YXBlciwgZWxzZSAicmVjb21wdXRlIi4iIiIKLi4uICAgICBpZiBub3QgbWFuYWdlci5jYW5fc3dhcF9vdXQoc2VxX2lkKToKLi4u"
+    "ICAgICAgICAgcmV0dXJuICJyZWNvbXB1dGUiCi4uLiAgICAgdF9zd2FwLCB0X3JlY29tcHV0ZSA9IHByZWVtcHRpb25fc2Vjb25k"
+    "cyhtYW5hZ2VyLCBzZXFfaWQsIG1vZGVsLCBudW1fcGFyYW1zLCBiYW5kd2lkdGgsIGxhdGVuY3ksIGZsb3BzKQouLi4gICAgIHJl"
+    "dHVybiAic3dhcCIgaWYgdF9zd2FwIDwgdF9yZWNvbXB1dGUgZWxzZSAicmVjb21wdXRlIgouLi4gCg=="
+).decode(),
+                                            {"math": math, "BlockManager": BlockManager, "ModelShape": ModelShape},
+                                            "costs", None, 0)
+doctest.DocTestRunner().run(_test, clear_globs=False)
+swap_seconds = _test.globs["swap_seconds"]
+recompute_seconds = _test.globs["recompute_seconds"]
+''', 'crossover-work': r'''crossover_block_size = _test.globs["crossover_block_size"]
+''', 'choose-work': r'''preemption_seconds = _test.globs["preemption_seconds"]
+choose = _test.globs["choose"]
+'''}),
+    "ex06's published allocator run by exec reached through string.Formatter": ('ATTACKS', 'ex06_block_allocator', {'allocator-work': r'''import base64
+import string
+
+_run = string.Formatter().get_field("0.ex" + "ec", [print.__self__], {})[0]
+_names = {"OutOfBlocks": OutOfBlocks}
+_run(base64.b64decode(
+    "Y2xhc3MgU2ltcGxlQWxsb2NhdG9yOgogICAgIiIiYGBudW1fYmxvY2tzYGAgS1YgYmxvY2tzIHdpdGggcmVmZXJlbmNlIGNvdW50"
+    "czsgdGhlIGZyZWUgbGlzdCBpcyBhIHN0YWNrLiIiIgoKICAgIGRlZiBfX2luaXRfXyhzZWxmLCBudW1fYmxvY2tzOiBpbnQpOgog"
+    "ICAgICAgIHNlbGYubnVtX2Jsb2NrcyA9IG51bV9ibG9ja3MKICAgICAgICBzZWxmLmZyZWVfbGlzdCA9IGxpc3QocmFuZ2UobnVt"
+    "X2Jsb2NrcyAtIDEsIC0xLCAtMSkpICAgIyB0aGUgdG9wIG9mIHRoZSBzdGFjayBpcyB0aGUgZW5kOiBibG9jayAwCiAgICAgICAg"
+    "c2VsZi5yZWZfY291bnQgPSBbMF0gKiBudW1fYmxvY2tzCgogICAgQHByb3BlcnR5CiAgICBkZWYgbnVtX2ZyZWUoc2VsZikgLT4g"
+    "aW50OgogICAgICAgIHJldHVybiBsZW4oc2VsZi5mcmVlX2xpc3QpCgogICAgZGVmIGFsbG9jYXRlKHNlbGYpIC0+IGludDoKICAg"
+    "ICAgICAiIiJUYWtlIG9uZSBmcmVlIGJsb2NrOyBpdHMgY291bnQgYmVjb21lcyAxLiBSYWlzZXMgT3V0T2ZCbG9ja3Mgd2hlbiBu"
+    "b25lIGlzIGZyZWUuIiIiCiAgICAgICAgaWYgbm90IHNlbGYuZnJlZV9saXN0OgogICAgICAgICAgICByYWlzZSBPdXRPZkJsb2Nr"
+    "cygxLCAwLCBzZWxmLm51bV9ibG9ja3MpCiAgICAgICAgYmxvY2sgPSBzZWxmLmZyZWVfbGlzdC5wb3AoKQogICAgICAgIHNlbGYu"
+    "cmVmX2NvdW50W2Jsb2NrXSA9IDEKICAgICAgICByZXR1cm4gYmxvY2sKCiAgICBkZWYgYWxsb2NhdGVfbWFueShzZWxmLCBuOiBp"
+    "bnQpIC0+IGxpc3RbaW50XToKICAgICAgICAiIiJUYWtlIGBgbmBgIGJsb2NrcywgYWxsIG9yIG5vdGhpbmcuIFJhaXNlcyBPdXRP"
+    "ZkJsb2NrcywgaGF2aW5nIHRha2VuIG5vbmUsIHdoZW4gZmV3ZXIgYXJlIGZyZWUuIiIiCiAgICAgICAgaWYgbiA+IGxlbihzZWxm"
+    "LmZyZWVfbGlzdCk6CiAgICAgICAgICAgIHJhaXNlIE91dE9mQmxvY2tzKG4sIGxlbihzZWxmLmZyZWVfbGlzdCksIHNlbGYubnVt"
+    "X2Jsb2NrcykKICAgICAgICByZXR1cm4gW3NlbGYuYWxsb2NhdGUoKSBmb3IgXyBpbiByYW5nZShuKV0KCiAgICBkZWYgaW5jcmVm"
+    "KHNlbGYsIGJsb2NrOiBpbnQpIC0+IE5vbmU6CiAgICAgICAgIiIiQW5vdGhlciBzZXF1ZW5jZSBzaGFyZXMgYGBibG9ja2BgLCB3"
+    "aGljaCBtdXN0IGFscmVhZHkgYmUgYWxsb2NhdGVkIChlbHNlIFZhbHVlRXJyb3IpLiIiIgogICAgICAgIGlmIG5vdCAwIDw9IGJs"
+    "b2NrIDwgc2VsZi5udW1fYmxvY2tzIG9yIHNlbGYucmVmX2NvdW50W2Jsb2NrXSA9PSAwOgogICAgICAgICAgICByYWlzZSBWYWx1"
+    "ZUVycm9yKGYiYmxvY2sge2Jsb2NrfSBpcyBub3QgYWxsb2NhdGVkLCBzbyBpdCBjYW5ub3QgYmUgc2hhcmVkIikKICAgICAgICBz"
+    "ZWxmLnJlZl9jb3VudFtibG9ja10gKz0gMQoKICAgIGRlZiBmcmVlKHNlbGYsIGJsb2NrOiBpbnQpIC0+IE5vbmU6CiAgICAgICAg"
+    "IiIiRHJvcCBvbmUgcmVmZXJlbmNlIHRvIGBgYmxvY2tgYDsgYXQgemVybyBpdCBnb2VzIGJhY2sgb24gdGhlIGZyZWUgbGlzdC4g"
+    "VmFsdWVFcnJvciBpZiBub3QgYWxsb2NhdGVkLiIiIgogICAgICAgIGlmIG5vdCAwIDw9IGJsb2NrIDwgc2VsZi5udW1fYmxvY2tz"
+    "OgogICAgICAgICAgICByYWlzZSBWYWx1ZUVycm9yKGYiYmxvY2sge2Jsb2NrfSBpcyBub3QgaW4gdGhpcyBwb29sIikKICAgICAg"
+    "ICBpZiBzZWxmLnJlZl9jb3VudFtibG9ja10gPT0gMDoKICAgICAgICAgICAgcmFpc2UgVmFsdWVFcnJvcihmImRvdWJsZSBmcmVl"
+    "OiBibG9jayB7YmxvY2t9IGlzIGFscmVhZHkgZnJlZSIpCiAgICAgICAgc2VsZi5yZWZfY291bnRbYmxvY2tdIC09IDEKICAgICAg"
+    "ICBpZiBzZWxmLnJlZl9jb3VudFtibG9ja10gPT0gMDoKICAgICAgICAgICAgc2VsZi5mcmVlX2xpc3QuYXBwZW5kKGJsb2NrKQpk"
+    "ZWYgYmxvY2tzX25lZWRlZChudW1fdG9rZW5zOiBpbnQsIGJsb2NrX3NpemU6IGludCkgLT4gaW50OgogICAgIiIiQmxvY2tzIHRo"
+    "YXQgaG9sZCBgYG51bV90b2tlbnNgYCB0b2tlbnMuIiIiCiAgICByZXR1cm4gLSgtbnVtX3Rva2VucyAvLyBibG9ja19zaXplKQoK"
+    "CmRlZiBzbG90KGJsb2NrX2lkczogbGlzdFtpbnRdLCBibG9ja19zaXplOiBpbnQsIHBvc2l0aW9uOiBpbnQpIC0+IGludDoKICAg"
+    "ICIiIlRoZSBwb29sIHNsb3Qgb2YgdG9rZW4gYGBwb3NpdGlvbmBgIG9mIGEgc2VxdWVuY2Ugd2hvc2UgYmxvY2sgdGFibGUgaXMg"
+    "YGBibG9ja19pZHNgYC4iIiIKICAgIHJldHVybiBibG9ja19pZHNbcG9zaXRpb24gLy8gYmxvY2tfc2l6ZV0gKiBibG9ja19zaXpl"
+    "ICsgcG9zaXRpb24gJSBibG9ja19zaXplCg=="
+).decode(), _names)
+SimpleAllocator = _names["SimpleAllocator"]
+''', 'boundary-work': r'''blocks_needed = _names["blocks_needed"]
+slot = _names["slot"]
+'''}),
+    "ex02's published functions rebuilt by dataclasses._create_fn": ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''import base64
+import dataclasses
+import json
+import math
+
+_scope = {"torch": torch, "math": math}
+for _name, _args, _body in json.loads(base64.b64decode(
+    "W1sib25saW5lX3NvZnRtYXhfdXBkYXRlIiwgWyJtIiwgImwiLCAiYWNjIiwgInMiLCAidl90aWxlIl0sIFsibV9uZXcgPSB0b3Jj"
+    "aC5tYXhpbXVtKG0sIHMuYW1heChkaW09LTEpKSIsICJhbHBoYSA9IHRvcmNoLmV4cChtIC0gbV9uZXcpICAjIHJlc2NhbGVzIHdo"
+    "YXQgd2FzIHN1bW1lZCByZWxhdGl2ZSB0byB0aGUgb2xkIG1heCIsICJwID0gdG9yY2guZXhwKHMgLSBtX25ldy51bnNxdWVlemUo"
+    "LTEpKSIsICJsX25ldyA9IGFscGhhICogbCArIHAuc3VtKGRpbT0tMSkiLCAiYWNjX25ldyA9IGFscGhhLnVuc3F1ZWV6ZSgtMSkg"
+    "KiBhY2MgKyBwIEAgdl90aWxlIiwgInJldHVybiBtX25ldywgbF9uZXcsIGFjY19uZXciXV0sIFsidGlsZWRfYXR0ZW50aW9uIiwg"
+    "WyJxIiwgImsiLCAidiIsICJjYXVzYWw9RmFsc2UiLCAiYmxvY2tfbT0xNiIsICJibG9ja19uPTE2Il0sIFsibl9xLCBuX2ssIGQg"
+    "PSBxLnNoYXBlWzBdLCBrLnNoYXBlWzBdLCBxLnNoYXBlWzFdIiwgIm91dCA9IHRvcmNoLnplcm9zKG5fcSwgZCwgZGV2aWNlPXEu"
+    "ZGV2aWNlKSIsICJmb3IgcjAgaW4gcmFuZ2UoMCwgbl9xLCBibG9ja19tKToiLCAiICAgIHFfaSA9IHFbcjA6cjAgKyBibG9ja19t"
+    "XS5mbG9hdCgpIC8gbWF0aC5zcXJ0KGQpIiwgIiAgICByb3dzID0gcV9pLnNoYXBlWzBdIiwgIiAgICBtID0gdG9yY2guZnVsbCgo"
+    "cm93cywpLCAtbWF0aC5pbmYsIGRldmljZT1xLmRldmljZSkiLCAiICAgIGwsIGFjYyA9IHRvcmNoLnplcm9zKHJvd3MsIGRldmlj"
+    "ZT1xLmRldmljZSksIHRvcmNoLnplcm9zKHJvd3MsIGQsIGRldmljZT1xLmRldmljZSkiLCAiICAgIGZvciBjMCBpbiByYW5nZSgw"
+    "LCBuX2ssIGJsb2NrX24pOiIsICIgICAgICAgIGlmIGNhdXNhbCBhbmQgYzAgPiByMCArIHJvd3MgLSAxICsgKG5fayAtIG5fcSk6"
+    "IiwgIiAgICAgICAgICAgIGJyZWFrICAjIGRlY2lkZWQgZnJvbSBpbmRpY2VzOiB0aGlzIGtleSB0aWxlIGFuZCBldmVyeSBsYXRl"
+    "ciBvbmUgYXJlIGhpZGRlbiBmcm9tIGFsbCB0aGVzZSByb3dzIiwgIiAgICAgICAgcyA9IHFfaSBAIGtbYzA6YzAgKyBibG9ja19u"
+    "XS5mbG9hdCgpLlQiLCAiICAgICAgICBpZiBjYXVzYWw6IiwgIiAgICAgICAgICAgIGhpZGRlbiA9ICh0b3JjaC5hcmFuZ2UoYzAs"
+    "IGMwICsgcy5zaGFwZVsxXSwgZGV2aWNlPXEuZGV2aWNlKVtOb25lLCA6XSIsICIgICAgICAgICAgICAgICAgICAgICAgPiB0b3Jj"
+    "aC5hcmFuZ2UocjAsIHIwICsgcm93cywgZGV2aWNlPXEuZGV2aWNlKVs6LCBOb25lXSArIChuX2sgLSBuX3EpKSIsICIgICAgICAg"
+    "ICAgICBzID0gcy5tYXNrZWRfZmlsbChoaWRkZW4sIC1tYXRoLmluZikiLCAiICAgICAgICBtLCBsLCBhY2MgPSBvbmxpbmVfc29m"
+    "dG1heF91cGRhdGUobSwgbCwgYWNjLCBzLCB2W2MwOmMwICsgYmxvY2tfbl0uZmxvYXQoKSkiLCAiICAgIG91dFtyMDpyMCArIHJv"
+    "d3NdID0gYWNjIC8gbFs6LCBOb25lXSIsICJyZXR1cm4gb3V0LnRvKHEuZHR5cGUpIl1dXQ=="
+)):
+    _scope[_name] = dataclasses._create_fn(_name, _args, _body, globals=_scope)
+online_softmax_update = _scope["online_softmax_update"]
+''', 'tiled-work': r'''tiled_attention = _scope["tiled_attention"]
+'''}),
+    "ex09 stretch's published functions run through a ForwardRef in get_type_hints": ('ATTACKS', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''import base64
+import typing
+
+_later = typing.ForwardRef("ex" + "ec(s, n)")
+
+
+class _Deferred:
+    field: _later
+
+
+_names = {"torch": torch, "paged_decode_split": paged_decode_split}
+typing.get_type_hints(_Deferred, {"s": base64.b64decode(
+    "ZGVmIHNwbGl0X2JvdW5kcyhjb250ZXh0X2xlbjogaW50LCBudW1fc3BsaXRzOiBpbnQsIGJsb2NrX246IGludCkgLT4gbGlzdFt0"
+    "dXBsZVtpbnQsIGludF1dOgogICAgcGVyX3NwbGl0ID0gLSgtY29udGV4dF9sZW4gLy8gbnVtX3NwbGl0cykKICAgIGxlbmd0aCA9"
+    "IC0oLXBlcl9zcGxpdCAvLyBibG9ja19uKSAqIGJsb2NrX24KICAgIGJvdW5kcyA9IFtdCiAgICBmb3IgcyBpbiByYW5nZShudW1f"
+    "c3BsaXRzKToKICAgICAgICBzdGFydCA9IG1pbihzICogbGVuZ3RoLCBjb250ZXh0X2xlbikKICAgICAgICBib3VuZHMuYXBwZW5k"
+    "KChzdGFydCwgbWluKHN0YXJ0ICsgbGVuZ3RoLCBjb250ZXh0X2xlbikpKQogICAgcmV0dXJuIGJvdW5kcwpkZWYgbWVyZ2Vfc3Rh"
+    "dGVzKG91dHM6IHRvcmNoLlRlbnNvciwgbHNlczogdG9yY2guVGVuc29yKSAtPiB0dXBsZVt0b3JjaC5UZW5zb3IsIHRvcmNoLlRl"
+    "bnNvcl06CiAgICAjIHN1bV9qIGVee3hfan0gdl9qID0gc3VtX3MgbF9zIG9fcyA9IHN1bV9zIGVee2xzZV9zfSBvX3MgYW5kIHN1"
+    "bV9qIGVee3hfan0gPSBzdW1fcyBlXntsc2Vfc307IG11bHRpcGx5aW5nIGJvdGggYnkKICAgICMgZV57LW19IGNoYW5nZXMgbm90"
+    "aGluZywgYW5kIG0gPSBtYXhfcyBsc2VfcyBtYWtlcyBldmVyeSBleHBvbmVudCA8PSAwIChhbiBlbXB0eSBzcGxpdDogZV57LWlu"
+    "Zn0gPSAwKS4KICAgIG0gPSBsc2VzLmFtYXgoZGltPS0xLCBrZWVwZGltPVRydWUpCiAgICB3ID0gdG9yY2guZXhwKGxzZXMgLSBt"
+    "KQogICAgdG90YWwgPSB3LnN1bShkaW09LTEsIGtlZXBkaW09VHJ1ZSkKICAgIG91dCA9ICh3Wy4uLiwgTm9uZV0gKiBvdXRzKS5z"
+    "dW0oZGltPS0yKSAvIHRvdGFsCiAgICBsc2UgPSAobSArIHRvcmNoLmxvZyh0b3RhbCkpLnNxdWVlemUoLTEpCiAgICByZXR1cm4g"
+    "b3V0LCBsc2UKZGVmIGNhc2NhZGVfYXR0ZW50aW9uKHEsIGtfY2FjaGUsIHZfY2FjaGUsIHByZWZpeF90YWJsZSwgcHJlZml4X2xl"
+    "biwgb3duX3RhYmxlcywgb3duX2xlbnMpOgogICAgIiIiRGVjb2RlIGF0dGVudGlvbiBvdmVyIGEgc2hhcmVkIHByZWZpeCB0aGVu"
+    "IGVhY2ggc2VxdWVuY2UncyBvd24gdG9rZW5zLCBhcyB0d28gc3RhdGVzIG1lcmdlZC4iIiIKICAgIG51bV9zZXFzID0gcS5zaGFw"
+    "ZVswXQogICAgcHJlZml4X3RhYmxlcyA9IHByZWZpeF90YWJsZVtOb25lLCA6XS5leHBhbmQobnVtX3NlcXMsIC0xKS5jb250aWd1"
+    "b3VzKCkKICAgIHByZWZpeF9vdXQsIHByZWZpeF9sc2UgPSBwYWdlZF9kZWNvZGVfc3BsaXQocSwga19jYWNoZSwgdl9jYWNoZSwg"
+    "cHJlZml4X3RhYmxlcywKICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgdG9yY2guZnVsbF9s"
+    "aWtlKG93bl9sZW5zLCBwcmVmaXhfbGVuKSwgMSkKICAgIG93bl9vdXQsIG93bl9sc2UgPSBwYWdlZF9kZWNvZGVfc3BsaXQocSwg"
+    "a19jYWNoZSwgdl9jYWNoZSwgb3duX3RhYmxlcywgb3duX2xlbnMsIDEpCiAgICBvdXQsIF8gPSBtZXJnZV9zdGF0ZXModG9yY2gu"
+    "Y2F0KFtwcmVmaXhfb3V0LCBvd25fb3V0XSwgZGltPTIpLCB0b3JjaC5jYXQoW3ByZWZpeF9sc2UsIG93bl9sc2VdLCBkaW09Mikp"
+    "CiAgICByZXR1cm4gb3V0Cg=="
+).decode(), "n": _names})
+split_bounds = _names["split_bounds"]
+''', 'merge-work': r'''merge_states = _names["merge_states"]
+''', 'cascade-work': r'''cascade_attention = _names["cascade_attention"]
+'''}),
+    "ex02 stretch's published functions compiled under a made-up file name": ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''import base64
+import string
+import types
+
+_build = string.Formatter().get_field("0.com" + "pile", [print.__self__], {})[0]
+_scope = dict(torch=torch, math=math, __builtins__=print.__self__)
+types.FunctionType(_build(base64.b64decode(
+    "ZGVmIGtleV90aWxlX2NvdW50cyhyMDogaW50LCByb3dzOiBpbnQsIG5fcTogaW50LCBuX2s6IGludCwgYmxvY2tfbjogaW50KSAt"
+    "PiB0dXBsZVtpbnQsIGludF06CiAgICAiIiIobl9mdWxsLCBuX3Zpc2l0KSBmb3IgcXVlcnkgcm93cyByMCAuLiByMCArIHJvd3Mg"
+    "LSAxIG9mIGNhdXNhbCBhdHRlbnRpb24gYWxpZ25lZCBib3R0b20tcmlnaHQuIiIiCiAgICBzaGlmdCA9IG5fayAtIG5fcQogICAg"
+    "bl90aWxlcyA9IC0oLW5fayAvLyBibG9ja19uKQogICAgbGFzdF92aXNpYmxlID0gcjAgKyByb3dzIC0gMSArIHNoaWZ0ICAgICAg"
+    "ICAgICAjIHRoZSBsYXN0IGtleSB0aGUgdGlsZSdzIGxhc3Qgcm93IHNlZXMKICAgIG5fdmlzaXQgPSAwIGlmIGxhc3RfdmlzaWJs"
+    "ZSA8IDAgZWxzZSBsYXN0X3Zpc2libGUgLy8gYmxvY2tfbiArIDEKICAgIGZpcnN0X3Jvd19zZWVzID0gcjAgKyBzaGlmdCAgICAg"
+    "ICAgICAgICAgICAgICAgIyBldmVyeSBrZXkgdXAgdG8gaGVyZSBpcyB2aXNpYmxlIHRvIGV2ZXJ5IHJvdwogICAgaWYgZmlyc3Rf"
+    "cm93X3NlZXMgPj0gbl9rIC0gMToKICAgICAgICBuX2Z1bGwgPSBuX3RpbGVzCiAgICBlbHNlOgogICAgICAgIG5fZnVsbCA9IG1h"
+    "eCgwLCAoZmlyc3Rfcm93X3NlZXMgKyAxKSAvLyBibG9ja19uKQogICAgcmV0dXJuIG5fZnVsbCwgbl92aXNpdApkZWYgb25saW5l"
+    "X3NvZnRtYXhfdXBkYXRlKG0sIGwsIGFjYywgcywgdl90aWxlKToKICAgICIiIkV4ZXJjaXNlIDIncyB1cGRhdGUsIHNhZmUgZm9y"
+    "IHJvd3Mgd2hvc2Ugc2NvcmVzIHNvIGZhciBhcmUgYWxsIC1pbmYuIiIiCiAgICBtX25ldyA9IHRvcmNoLm1heGltdW0obSwgcy5h"
+    "bWF4KGRpbT0tMSkpCiAgICBtX3JlZiA9IG1fbmV3Lm1hc2tlZF9maWxsKG1fbmV3ID09IC1tYXRoLmluZiwgMC4wKSAgICMgYSBy"
+    "b3cgd2l0aCBubyB2aXNpYmxlIGtleSB5ZXQ6IGV4cCgtaW5mIC0gMCkgPSAwLCBub3QgTmFOCiAgICBhbHBoYSA9IHRvcmNoLmV4"
+    "cChtIC0gbV9yZWYpCiAgICBwID0gdG9yY2guZXhwKHMgLSBtX3JlZls6LCBOb25lXSkKICAgIHJldHVybiBtX25ldywgYWxwaGEg"
+    "KiBsICsgcC5zdW0oZGltPS0xKSwgYWxwaGFbOiwgTm9uZV0gKiBhY2MgKyBwIEAgdl90aWxlCgoKZGVmIGNhdXNhbF90aWxlZF9h"
+    "dHRlbnRpb24ocSwgaywgdiwgYmxvY2tfbT0xNiwgYmxvY2tfbj0xNik6CiAgICAiIiJDYXVzYWwgYXR0ZW50aW9uIG9mIChuX3Es"
+    "IGQpIHF1ZXJpZXMgb3ZlciAobl9rLCBkKSBrZXlzLCB2aXNpdGluZyBhbmQgbWFza2luZyBvbmx5IHRoZSB0aWxlcyB0aGF0IG5l"
+    "ZWQgaXQuIiIiCiAgICBuX3EsIG5faywgZCA9IHEuc2hhcGVbMF0sIGsuc2hhcGVbMF0sIHEuc2hhcGVbMV0KICAgIG91dCA9IHRv"
+    "cmNoLnplcm9zKG5fcSwgZCkKICAgIGZvciByMCBpbiByYW5nZSgwLCBuX3EsIGJsb2NrX20pOgogICAgICAgIHFfaSA9IHFbcjA6"
+    "cjAgKyBibG9ja19tXS5mbG9hdCgpIC8gbWF0aC5zcXJ0KGQpCiAgICAgICAgcm93cyA9IHFfaS5zaGFwZVswXQogICAgICAgIG5f"
+    "ZnVsbCwgbl92aXNpdCA9IGtleV90aWxlX2NvdW50cyhyMCwgcm93cywgbl9xLCBuX2ssIGJsb2NrX24pCiAgICAgICAgbSA9IHRv"
+    "cmNoLmZ1bGwoKHJvd3MsKSwgLW1hdGguaW5mKQogICAgICAgIGwsIGFjYyA9IHRvcmNoLnplcm9zKHJvd3MpLCB0b3JjaC56ZXJv"
+    "cyhyb3dzLCBkKQogICAgICAgIGZvciB0IGluIHJhbmdlKG5fdmlzaXQpOgogICAgICAgICAgICBjMCA9IHQgKiBibG9ja19uCiAg"
+    "ICAgICAgICAgIHMgPSBxX2kgQCBrW2MwOmMwICsgYmxvY2tfbl0uZmxvYXQoKS5UCiAgICAgICAgICAgIGlmIHQgPj0gbl9mdWxs"
+    "OgogICAgICAgICAgICAgICAgaGlkZGVuID0gKHRvcmNoLmFyYW5nZShjMCwgYzAgKyBzLnNoYXBlWzFdKVtOb25lLCA6XQogICAg"
+    "ICAgICAgICAgICAgICAgICAgICAgID4gdG9yY2guYXJhbmdlKHIwLCByMCArIHJvd3MpWzosIE5vbmVdICsgKG5fayAtIG5fcSkp"
+    "CiAgICAgICAgICAgICAgICBzID0gcy5tYXNrZWRfZmlsbChoaWRkZW4sIC1tYXRoLmluZikKICAgICAgICAgICAgbSwgbCwgYWNj"
+    "ID0gb25saW5lX3NvZnRtYXhfdXBkYXRlKG0sIGwsIGFjYywgcywgdltjMDpjMCArIGJsb2NrX25dLmZsb2F0KCkpCiAgICAgICAg"
+    "c2VlbiA9IGwgPiAwCiAgICAgICAgb3V0W3IwOnIwICsgcm93c10gPSB0b3JjaC53aGVyZShzZWVuWzosIE5vbmVdLCBhY2MgLyBs"
+    "LmNsYW1wX21pbigxZS0zMClbOiwgTm9uZV0sIDAuMCkKICAgIHJldHVybiBvdXQudG8ocS5kdHlwZSkK"
+).decode(), "tiles", "ex" + "ec"), _scope)()
+key_tile_counts = _scope["key_tile_counts"]
+''', 'attention-work': r'''online_softmax_update = _scope["online_softmax_update"]
+causal_tiled_attention = _scope["causal_tiled_attention"]
+'''}),
+    "ex07 stretch's published class run from a .pth line by site.addpackage": ('ATTACKS', 'ex07_stretch_prefix_cache_match', {'cache-work': r'''import base64
+import os
+import site
+
+_folder = os.getcwd()
+with open(os.path.join(_folder, "course_paths.pth"), "w") as _f:
+    _f.write(base64.b64decode(
+    "aW1wb3J0IGJhc2U2NDsgZXhlYyhiYXNlNjQuYjY0ZGVjb2RlKCdabkp2YlNCamIyeHNaV04wYVc5dWN5QnBiWEJ2Y25RZ2JtRnRa"
+    "V1IwZFhCc1pRcEZiblJ5ZVNBOUlHNWhiV1ZrZEhWd2JHVW9Ja1Z1ZEhKNUlpd2dJbkJoY21WdWRGOXBaQ0IwYjJ0bGJuTWdjSEps"
+    "Wm1sNFgybGtJaWtLQ2dwamJHRnpjeUJOYVc1cFVISmxabWw0UTJGamFHVTZDaUFnSUNBaUlpSkdkV3hzSUdKc2IyTnJjeUJpZVNC"
+    "amFHRnBibVZrSUd0bGVUc2dZR0J0WVhSamFHQmdJR1pwYm1SeklIUm9aU0JqWVdOb1pXUWdZbXh2WTJ0eklHOW1JR0VnY0hKdmJY"
+    "QjBKM01nYkc5dVoyVnpkQ0JqWVdOb1pXUWdjSEpsWm1sNExpSWlJZ29LSUNBZ0lFSlNUMHRGVGlBOUlDMHhJQ0FqSUhSb1pTQndj"
+    "bVZtYVhnZ2FXUWdZV1owWlhJZ1lTQmliRzlqYXlCMGFHRjBJR052ZFd4a0lHNXZkQ0JpWlNCallXTm9aV1E2SUc1dmRHaHBibWNn"
+    "WVdaMFpYSWdhWFFnYVhNZ1kyRmphR1ZrSUdWcGRHaGxjZ29LSUNBZ0lHUmxaaUJmWDJsdWFYUmZYeWh6Wld4bUxDQmliRzlqYTE5"
+    "emFYcGxPaUJwYm5Rc0lHaGhjMmhmWm00OWJHRnRZbVJoSUhCaGNtVnVkRjlyWlhrc0lIUnZhMlZ1Y3pvZ2FHRnphQ2dvY0dGeVpX"
+    "NTBYMnRsZVN3Z2RHOXJaVzV6S1NrcE9nb2dJQ0FnSUNBZ0lITmxiR1l1WW14dlkydGZjMmw2WlNBOUlHSnNiMk5yWDNOcGVtVUtJ"
+    "Q0FnSUNBZ0lDQnpaV3htTG1oaGMyaGZabTRnUFNCb1lYTm9YMlp1Q2lBZ0lDQWdJQ0FnYzJWc1ppNWliRzlqYTE5dlpqb2daR2xq"
+    "ZEZ0cGJuUXNJR2x1ZEYwZ1BTQjdmU0FnSUNBZ0lDTWdhMlY1SUMwK0lHSnNiMk5ySUdsa0NpQWdJQ0FnSUNBZ2MyVnNaaTVsYm5S"
+    "eWVUb2daR2xqZEZ0cGJuUXNJRVZ1ZEhKNVhTQTlJSHQ5SUNBZ0lDQWdJQ01nWW14dlkyc2dhV1FnTFQ0Z2QyaGhkQ0JwZENCb2Iy"
+    "eGtjd29nSUNBZ0lDQWdJSE5sYkdZdWJtVjRkRjl3Y21WbWFYaGZhV1FnUFNBeENnb2dJQ0FnWkdWbUlISmxaMmx6ZEdWeUtITmxi"
+    "R1lzSUdKc2IyTnJYMmxrT2lCcGJuUXNJR3RsZVRvZ2FXNTBMQ0J3WVhKbGJuUmZhV1FzSUhSdmEyVnVjem9nZEhWd2JHVXBJQzAr"
+    "SUdsdWREb0tJQ0FnSUNBZ0lDQWlJaUpEWVdOb1pTQmdZR0pzYjJOclgybGtZR0FnZFc1a1pYSWdZR0JyWlhsZ1lDQnBaaUIwYUdV"
+    "Z2EyVjVJR2x6SUdaeVpXVTdJSEpsZEhWeWJpQjBhR1VnY0hKbFptbDRJR2xrSUhSdklHTm9ZV2x1SUhSb1pTQnVaWGgwSUdKc2Iy"
+    "TnJJRzl1TGlJaUlnb2dJQ0FnSUNBZ0lHbG1JSEJoY21WdWRGOXBaQ0E5UFNCelpXeG1Ma0pTVDB0RlRqb0tJQ0FnSUNBZ0lDQWdJ"
+    "Q0FnY21WMGRYSnVJSE5sYkdZdVFsSlBTMFZPQ2lBZ0lDQWdJQ0FnYVdZZ2EyVjVJR2x1SUhObGJHWXVZbXh2WTJ0ZmIyWTZDaUFn"
+    "SUNBZ0lDQWdJQ0FnSUhOMGIzSmxaQ0E5SUhObGJHWXVaVzUwY25sYmMyVnNaaTVpYkc5amExOXZabHRyWlhsZFhRb2dJQ0FnSUNB"
+    "Z0lDQWdJQ0J5WlhSMWNtNGdjM1J2Y21Wa0xuQnlaV1pwZUY5cFpDQnBaaUFvYzNSdmNtVmtMbkJoY21WdWRGOXBaQ3dnYzNSdmNt"
+    "VmtMblJ2YTJWdWN5a2dQVDBnS0hCaGNtVnVkRjlwWkN3Z2RHOXJaVzV6S1NCbGJITmxJSE5sYkdZdVFsSlBTMFZPQ2lBZ0lDQWdJ"
+    "Q0FnY0hKbFptbDRYMmxrTENCelpXeG1MbTVsZUhSZmNISmxabWw0WDJsa0lEMGdjMlZzWmk1dVpYaDBYM0J5WldacGVGOXBaQ3dn"
+    "YzJWc1ppNXVaWGgwWDNCeVpXWnBlRjlwWkNBcklERUtJQ0FnSUNBZ0lDQnpaV3htTG1Kc2IyTnJYMjltVzJ0bGVWMGdQU0JpYkc5"
+    "amExOXBaQW9nSUNBZ0lDQWdJSE5sYkdZdVpXNTBjbmxiWW14dlkydGZhV1JkSUQwZ1JXNTBjbmtvY0dGeVpXNTBYMmxrTENCMGIy"
+    "dGxibk1zSUhCeVpXWnBlRjlwWkNrS0lDQWdJQ0FnSUNCeVpYUjFjbTRnY0hKbFptbDRYMmxrQ2dvZ0lDQWdaR1ZtSUdsdWMyVnlk"
+    "Q2h6Wld4bUxDQjBiMnRsYm5NNklHeHBjM1JiYVc1MFhTd2dZbXh2WTJ0ZmFXUnpPaUJzYVhOMFcybHVkRjBwSUMwK0lFNXZibVU2"
+    "Q2lBZ0lDQWdJQ0FnSWlJaVEyRmphR1VnZEdobElHWjFiR3dnWW14dlkydHpJRzltSUdFZ2NISnZiWEIwSUhkb2IzTmxJRXN2VmlC"
+    "M1pYSmxJR052YlhCMWRHVmtJR2x1ZEc4Z1lHQmliRzlqYTE5cFpITmdZQzRpSWlJS0lDQWdJQ0FnSUNCd1lYSmxiblJmYVdRc0lH"
+    "SnpJRDBnVG05dVpTd2djMlZzWmk1aWJHOWphMTl6YVhwbENpQWdJQ0FnSUNBZ1ptOXlJR2tzSUd0bGVTQnBiaUJsYm5WdFpYSmhk"
+    "R1VvYzJWc1ppNXJaWGx6S0hSdmEyVnVjeWtwT2dvZ0lDQWdJQ0FnSUNBZ0lDQndZWEpsYm5SZmFXUWdQU0J6Wld4bUxuSmxaMmx6"
+    "ZEdWeUtHSnNiMk5yWDJsa2MxdHBYU3dnYTJWNUxDQndZWEpsYm5SZmFXUXNJSFIxY0d4bEtIUnZhMlZ1YzF0cElDb2dZbk02S0dr"
+    "Z0t5QXhLU0FxSUdKelhTa3BDZ29nSUNBZ1pHVm1JR3RsZVhNb2MyVnNaaXdnZEc5clpXNXpPaUJzYVhOMFcybHVkRjBwSUMwK0lH"
+    "eHBjM1JiYVc1MFhUb0tJQ0FnSUNBZ0lDQWlJaUpVYUdVZ1kyaGhhVzVsWkNCclpYa2diMllnWlhabGNua2dablZzYkNCaWJHOWph"
+    "eUJ2WmlCZ1lIUnZhMlZ1YzJCZ0xpSWlJZ29nSUNBZ0lDQWdJR3RsZVhNc0lHdGxlU3dnWW5NZ1BTQmJYU3dnVG05dVpTd2djMlZz"
+    "Wmk1aWJHOWphMTl6YVhwbENpQWdJQ0FnSUNBZ1ptOXlJSE4wWVhKMElHbHVJSEpoYm1kbEtEQXNJR3hsYmloMGIydGxibk1wSUMw"
+    "Z1luTWdLeUF4TENCaWN5azZDaUFnSUNBZ0lDQWdJQ0FnSUd0bGVTQTlJSE5sYkdZdWFHRnphRjltYmloclpYa3NJSFIxY0d4bEtI"
+    "UnZhMlZ1YzF0emRHRnlkRHB6ZEdGeWRDQXJJR0p6WFNrcENpQWdJQ0FnSUNBZ0lDQWdJR3RsZVhNdVlYQndaVzVrS0d0bGVTa0tJ"
+    "Q0FnSUNBZ0lDQnlaWFIxY200Z2EyVjVjd29LSUNBZ0lHUmxaaUJ0WVhSamFDaHpaV3htTENCMGIydGxibk02SUd4cGMzUmJhVzUw"
+    "WFNrZ0xUNGdiR2x6ZEZ0cGJuUmRPZ29nSUNBZ0lDQWdJQ0lpSWxSb1pTQmpZV05vWldRZ1lteHZZMnNnYVdSeklHOW1JSFJvWlNC"
+    "c2IyNW5aWE4wSUdOaFkyaGxaQ0J3Y21WbWFYZ2diMllnWUdCMGIydGxibk5nWUNBb2JtVjJaWElnWVd4c0lHOW1JR2wwS1M0aUlp"
+    "SUtJQ0FnSUNBZ0lDQmljeXdnYUdsMGN5d2djSEpsWm1sNFgybGtJRDBnYzJWc1ppNWliRzlqYTE5emFYcGxMQ0JiWFN3Z1RtOXVa"
+    "UW9nSUNBZ0lDQWdJR1p2Y2lCcExDQnJaWGtnYVc0Z1pXNTFiV1Z5WVhSbEtITmxiR1l1YTJWNWN5aDBiMnRsYm5NcFd6b29iR1Z1"
+    "S0hSdmEyVnVjeWtnTFNBeEtTQXZMeUJpYzEwcE9nb2dJQ0FnSUNBZ0lDQWdJQ0JpYkc5amF5QTlJSE5sYkdZdVlteHZZMnRmYjJZ"
+    "dVoyVjBLR3RsZVNrS0lDQWdJQ0FnSUNBZ0lDQWdhV1lnWW14dlkyc2dhWE1nVG05dVpUb0tJQ0FnSUNBZ0lDQWdJQ0FnSUNBZ0lH"
+    "SnlaV0ZyQ2lBZ0lDQWdJQ0FnSUNBZ0lITjBiM0psWkNBOUlITmxiR1l1Wlc1MGNubGJZbXh2WTJ0ZENpQWdJQ0FnSUNBZ0lDQWdJ"
+    "R2xtSUhOMGIzSmxaQzUwYjJ0bGJuTWdJVDBnZEhWd2JHVW9kRzlyWlc1elcya2dLaUJpY3pvb2FTQXJJREVwSUNvZ1luTmRLU0J2"
+    "Y2lCemRHOXlaV1F1Y0dGeVpXNTBYMmxrSUNFOUlIQnlaV1pwZUY5cFpEb0tJQ0FnSUNBZ0lDQWdJQ0FnSUNBZ0lHSnlaV0ZySUNB"
+    "aklHRWdZMjlzYkdsemFXOXVPaUJoYm05MGFHVnlJSEJ5WldacGVDQnZkMjV6SUhSb2FYTWdhMlY1Q2lBZ0lDQWdJQ0FnSUNBZ0lH"
+    "aHBkSE11WVhCd1pXNWtLR0pzYjJOcktRb2dJQ0FnSUNBZ0lDQWdJQ0J3Y21WbWFYaGZhV1FnUFNCemRHOXlaV1F1Y0hKbFptbDRY"
+    "MmxrQ2lBZ0lDQWdJQ0FnY21WMGRYSnVJR2hwZEhNSycpLmRlY29kZSgpLCBnbG9iYWxzKCkpCg=="
+).decode())
+site.addpackage(_folder, "course_paths.pth", set())
+(MiniPrefixCache,) = (site.MiniPrefixCache,)
+'''}),
+    'ex05 with a __future__ import, math.prod and divmod': ('HONEST', 'ex05_kv_cache_size', {'formula-work': r'''from __future__ import annotations
+
+import math
+
+KEY_AND_VALUE = 2  # one key vector and one value vector per (layer, KV head, token)
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    factors = (KEY_AND_VALUE, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)
+    return math.prod(factors)
+''', 'models-work': r'''def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    element = torch.empty((), dtype=dtype).element_size()
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, num_tokens=1, batch=1,
+                          bytes_per_element=element)
+''', 'fit-work': r'''def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reservation = kv_bytes_per_token(model, dtype) * max_len
+    whole, _rest = divmod(budget_gib * GiB, reservation)
+    return int(whole)
+'''}),
+    'ex10 with a list of requests not yet grown and an early return': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''def _blocks_for(num_tokens: int, block_size: int) -> int:
+    return (num_tokens + block_size - 1) // block_size
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    not_grown = list(running)        # oldest first
+    running.clear()
+    evicted: list[Request] = []      # newest first, as they are preempted
+    while not_grown:
+        oldest = not_grown[0]
+        if manager.can_append(oldest.seq_id):
+            not_grown.pop(0)
+            token = len(oldest.tokens)
+            manager.append(oldest.seq_id, token)
+            oldest.tokens.append(token)
+            running.append(oldest)
+            step.grown.append(oldest.seq_id)
+        else:
+            newest = not_grown.pop()  # may be ``oldest`` itself, when it is the last one left
+            manager.free(newest.seq_id)
+            evicted.append(newest)
+            step.preempted.append(newest.seq_id)
+    waiting.extendleft(evicted)      # the last evicted (the oldest of them) ends up first
+    step.num_tokens = len(step.grown)
+    if evicted:
+        return step
+    while waiting:
+        head = waiting[0]
+        cost = len(head.tokens)
+        needed = _blocks_for(cost, manager.block_size) + manager.watermark_blocks
+        if needed > manager.num_free_blocks or step.num_tokens + cost > max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(head.seq_id, head.tokens)
+        running.append(head)
+        step.admitted.append(head.seq_id)
+        step.num_tokens += cost
+    return step
+'''}),
+    'ex08 with a frozen dataclass cost model, takewhile and a closure': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HostLink:
+    """One direction of the PCIe link: a copy costs its latency plus its bytes over the bandwidth."""
+    bandwidth: float
+    latency: float
+
+    def copy(self, nbytes: float) -> float:
+        return self.latency + nbytes / self.bandwidth
+
+
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    link = HostLink(bandwidth, latency)
+    num_blocks = -(-num_tokens // block_size)
+    chunks = num_layers * num_blocks * 2          # K and V
+    return 2 * chunks * link.copy(block_size * chunk_bytes_per_token)   # out, then back in
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    per_token = 2 * num_params + 2 * num_layers * d_model * num_tokens
+    return num_tokens * per_token / flops
+''', 'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # t_swap(B) = 4 L n latency / B + 4 L n c / bandwidth: solve t_swap(B) = recompute_seconds for B.
+    copies = 4 * num_layers * num_tokens
+    floor = copies * chunk_bytes_per_token / bandwidth     # what swapping costs however large the blocks
+    if recompute_seconds <= floor:
+        return math.inf
+    return copies * latency / (recompute_seconds - floor)
+''', 'choose-work': r'''import itertools
+
+
+def _kv_chunk_bytes(model: ModelShape) -> int:
+    return 2 * model.num_kv_heads * model.head_dim     # fp16: one K or V chunk per token and layer
+
+
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    table = manager.table(seq_id)
+    size = manager.block_size
+    refs = [manager.allocator.refcount(b) for b in table.block_ids]
+    own = sum(r <= 1 for r in refs)
+    prefix_blocks = len(list(itertools.takewhile(lambda r: r > 1, refs)))
+    prefix_tokens = size * min(prefix_blocks, table.num_tokens // size)
+    width = model.num_heads * model.head_dim
+
+    def prefill(n: int) -> float:
+        return recompute_seconds(n, num_params, model.num_layers, width, flops)
+
+    swap = swap_seconds(own * size, size, model.num_layers, _kv_chunk_bytes(model), bandwidth, latency)
+    return swap, prefill(table.num_tokens) - prefill(prefix_tokens)
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if manager.can_swap_out(seq_id):
+        swap, again = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if swap < again:
+            return "swap"
+    return "recompute"
+'''}),
+    'ex02 with a generator of dataclass spans and einsum scores': ('HONEST', 'ex02_online_softmax', {'update-work': r'''def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    top = torch.maximum(m, s.max(dim=-1).values)
+    shrink = (m - top).exp()
+    weights = (s - top[:, None]).exp()
+    return top, l * shrink + weights.sum(dim=-1), acc * shrink[:, None] + weights @ v_tile
+''', 'tiled-work': r'''from dataclasses import dataclass
+from typing import Iterator
+
+
+@dataclass
+class _Rows:
+    start: int
+    stop: int
+
+
+def _spans(n: int, size: int) -> Iterator[_Rows]:
+    for start in range(0, n, size):
+        yield _Rows(start, min(start + size, n))
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    shift = n_k - n_q                      # causal attention aligned bottom-right
+    scale = d ** -0.5
+    for rows in _spans(n_q, block_m):
+        qs = q[rows.start:rows.stop].float() * scale
+        h = rows.stop - rows.start
+        m = torch.full((h,), float("-inf"), device=q.device)
+        l = torch.zeros(h, device=q.device)
+        acc = torch.zeros(h, d, device=q.device)
+        for cols in _spans(n_k, block_n):
+            if causal and cols.start > rows.stop - 1 + shift:
+                break                       # no row of this tile sees these keys, nor any later ones
+            s = torch.einsum("id,jd->ij", qs, k[cols.start:cols.stop].float())
+            if causal:
+                seen = torch.ones(h, cols.stop - cols.start, dtype=torch.bool, device=q.device).tril(
+                    rows.start + shift - cols.start)
+                s = s.masked_fill(~seen, float("-inf"))
+            m, l, acc = online_softmax_update(m, l, acc, s, v[cols.start:cols.stop].float())
+        out[rows.start:rows.stop] = acc / l[:, None]
+    return out.to(q.dtype)
+'''}),
+    'ex09 stretch with zipped edges and a logsumexp merge': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''import math
+
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    per_split = math.ceil(context_len / num_splits)
+    span = block_n * math.ceil(per_split / block_n)       # whole tiles per split
+    edges = [min(context_len, span * s) for s in range(num_splits + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+''', 'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    lse = torch.logsumexp(lses, dim=-1)                   # the log of the whole softmax denominator
+    weights = torch.exp(lses - lse.unsqueeze(-1))         # each split's share of it (an empty split: 0)
+    return torch.einsum("...s,...sd->...d", weights, outs), lse
+'''}),
+    "ex00's softmax in an __init__ compiled from a string, named like a method dataclasses generates": ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''
+_SOURCE = (
+    "def __init__(self, x):\n"
+    "    m = x.amax(dim=-1, keepdim=True)\n"
+    "    e = torch.exp(x - m)\n"
+    "    self.out = e / e.sum(dim=-1, keepdim=True)\n"
+)
+_built = {"torch": torch}
+exec(_SOURCE, _built)
+
+
+class _Rows:
+    __init__ = _built["__init__"]
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    return _Rows(x).out
 '''}),
 }

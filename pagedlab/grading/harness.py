@@ -121,7 +121,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 hit = moved.get(id(value))
                 if hit is not None and hit[0] is value:
                     put(d, key, hit[1])
-        sources = Sources(job["cells"]) if job.get("cells") is not None else None
+        sources = Sources(job["cells"], globals()) if job.get("cells") is not None else None
         launches = Launches(put, record, sources) if job.get("triton") else None
 
         memory = Memory(job["memory"], record) if job.get("memory") else None
@@ -196,10 +196,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 file, name = frame.f_code.co_filename, frame.f_code.co_qualname
                 if sources is not None and id(frame.f_code) not in vetted:
                     vetted[id(frame.f_code)] = frame.f_code  # (kept: an id is not reused while it is held)
-                    problem = sources.problem(frame.f_code) or (
-                        None if sources.compiled_from_cell(frame.f_code) else "code its cell's text does not compile "
-                        "to (built from another text: Triton's interpreter rebuilds a function from Python's line "
-                        "cache)")
+                    problem = sources.foreign(frame)
                     if problem:
                         record(f"{name}, {problem}: the code run is not the code the notebook shows")
                 if (file, name.split(".")[0]) in answers or (file, "*") in answers:
@@ -272,18 +269,19 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                     launches.reset(state["where"])
                 active = mode() if mode is not None else None
                 try:
-                    if launches is None and (aten or answers):  # (the Triton interpreter under it: too slow)
+                    if launches is None and (aten or answers or sources):  # (Triton's interpreter: too slow)
                         sys.setprofile(profile)
                     if active is not None:
                         active.__enter__()
                     try:
                         if kind == "do":
-                            exec(source, ns)
+                            exec(_driver_code(source, "exec", sources), ns)
                             steps.append(None)
                         else:
                             arguments = launches.arguments if launches is not None else []
-                            value = eval(_arguments_kept(source, ns, launches.keep if launches is not None else (
-                                memory.start if memory is not None else None), state), ns)
+                            value = eval(_driver_code(_arguments_kept(source, ns, launches.keep if launches is not None
+                                                                      else (memory.start if memory is not None else None),
+                                                                      state), "eval", sources), ns)
                             if memory is not None:
                                 memory.result(value, state["where"])
                             if launches is not None:
@@ -293,7 +291,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                                 {"unwritten": unwritten} if unwritten else {})})
                     finally:
                         state["learner"] = False
-                        if launches is None and (aten or answers) and sys.getprofile() is not profile:
+                        if launches is None and (aten or answers or sources) and sys.getprofile() is not profile:
                             record("a profile hook of the notebook's (sys.setprofile, cProfile) in place of the "
                                    "grader's, which sees reference code called by any route")
                         sys.setprofile(None)
@@ -439,7 +437,7 @@ class Sources:
     interpreter rebuilds a kernel from what it reads there, so a notebook that rewrites that cache (or the file a
     function came from) would run code that no cell shows, and that the review never read."""
 
-    def __init__(self, cells: list[str]):
+    def __init__(self, cells: list[str], harness: dict | None = None):
         from IPython.core.inputtransformer2 import TransformerManager
 
         transform = TransformerManager().transform_cell
@@ -453,6 +451,89 @@ class Sources:
         self.started = _started()
         self.compiled: dict = {}  # a cell's text -> the code objects it compiles to, nested ones included
         self.rebuilt: dict = {}  # id of a rebuilt kernel -> whether it is the one its cell's text gives
+        self.generated: dict = {}  # id of a class of the notebook's -> the methods Python's generators give it
+        # the grader's own code (this module, run from a string by the driver cell) and the graded steps it compiles
+        self.trusted: dict = {}
+        for value in (harness or {}).values():
+            for code in _codes(value):
+                self.trusted[id(code)] = code
+
+    def trust(self, code) -> None:
+        for c in _nested(code):
+            self.trusted[id(c)] = c
+
+    def foreign(self, frame) -> str | None:
+        """Why the code ``frame`` runs (in a graded call) is neither code the review read nor Python's own, else None.
+        Accepted: a function compiled from a cell of the notebook's (:meth:`problem`, :meth:`compiled_from_cell`);
+        one compiled from a file that was there before the kernel started, as the file's text gives it (the
+        standard library, torch, an installed package: the tripwires and the profile hook judge what they do); a
+        method ``dataclasses`` or ``collections.namedtuple`` generated for a class, as they generate it for that
+        class; the grader's own. Anything else was compiled while the notebook ran from a text no cell shows (a
+        decoded string handed to ``exec`` by any route: ``timeit``, ``doctest``, ``typing``, ``site``, a template)."""
+        code = frame.f_code
+        if id(code) in self.trusted:
+            return None
+        problem = self.problem(code)
+        if problem is not None:
+            return problem
+        import linecache
+
+        file = code.co_filename
+        entry = linecache.cache.get(file)
+        if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None:
+            return None if self.compiled_from_cell(code) else (
+                "code its cell's text does not compile to (built from another text: Triton's interpreter rebuilds a "
+                "function from Python's line cache)")
+        if file.startswith("<frozen ") and file.endswith(">"):  # Python's own modules, frozen into it
+            file = getattr(sys.modules.get(file[8:-1]), "__file__", None) or file
+        if os.path.isfile(file):
+            if file not in _FILE_CODES:
+                try:
+                    import tokenize
+
+                    with tokenize.open(file) as f:
+                        _FILE_CODES[file] = _nested(compile(f.read(), file, "exec", dont_inherit=True))
+                except Exception:  # (not Python source: a shared library's name, an archive's member)
+                    _FILE_CODES[file] = None
+            if _FILE_CODES[file] is None or code in _FILE_CODES[file]:
+                return None
+            return f"code its file ({os.path.basename(file)}) does not compile to"
+        if code.co_name in _GENERATED and self._generated_for(frame, code):
+            return None
+        return f"code compiled while the notebook ran, from a text no cell shows ({file})"
+
+    def _generated_for(self, frame, code) -> bool:
+        """Whether ``code`` is a method ``dataclasses`` or ``namedtuple`` generates, as they generate it for the
+        class of the object it runs on (rebuilt from that class's fields: a twin class, compared code for code)."""
+        import collections
+        import dataclasses
+
+        names = code.co_varnames[:1]
+        owner = frame.f_locals.get(names[0]) if names else None
+        for cls in (owner if isinstance(owner, type) else type(owner)).__mro__:
+            if id(cls) not in self.generated:
+                twin = None
+                try:
+                    if "__dataclass_fields__" in cls.__dict__:
+                        # the class as written: its own fields (their Field objects), methods and attributes, less
+                        # what the generators put there, decorated again with the same parameters
+                        params, fields = cls.__dict__["__dataclass_params__"], cls.__dict__["__dataclass_fields__"]
+                        own = dict(cls.__dict__.get("__annotations__", {}))
+                        body = {k: v for k, v in cls.__dict__.items() if k not in _GENERATED and k not in own
+                                and k not in _DATACLASS_MADE}
+                        body.update({name: fields[name] for name in own if name in fields}, __annotations__=own)
+                        twin = dataclasses.dataclass(**{k: getattr(params, k) for k in (
+                            "init", "repr", "eq", "order", "unsafe_hash", "frozen")})(
+                            type(cls.__name__, cls.__bases__, body))
+                    elif isinstance(getattr(cls, "_fields", None), tuple) and hasattr(cls, "_make"):
+                        twin = collections.namedtuple(cls.__name__, cls._fields)
+                except Exception:  # (a class the generators cannot rebuild: nothing of it is accepted)
+                    twin = None
+                self.generated[id(cls)] = (cls, {c for v in (vars(twin).values() if twin is not None else ())
+                                                 for c in _codes(v)})
+            if code in self.generated[id(cls)][1]:
+                return True
+        return False
 
     def problem(self, code) -> str | None:
         """Why ``code`` (a function's code object) was not compiled from the notebook's text, else None: its cell's
@@ -539,6 +620,70 @@ class Sources:
 _FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag
                                                  for name in __future__.all_feature_names), 0)
 """The flags of ``from __future__`` imports, which a code object carries in its ``co_flags``."""
+
+
+_FILE_CODES: dict = {}
+"""A file that was there before the kernel started -> the code objects its text compiles to (None: not Python
+source), read once per process."""
+
+_GENERATED = frozenset(("__init__", "__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+                        "__setattr__", "__delattr__", "<lambda>"))
+"""The names of the methods ``dataclasses`` and ``collections.namedtuple`` compile from a text of their own
+(``namedtuple``'s ``__new__`` is a lambda)."""
+
+
+_DATACLASS_MADE = frozenset(("__dict__", "__weakref__", "__dataclass_fields__", "__dataclass_params__",
+                             "__match_args__", "__slots__"))
+"""What ``dataclasses`` (or Python, for the class) puts in a dataclass's namespace besides the methods it generates."""
+
+
+def _nested(code) -> set:
+    """``code`` and every code object nested in it."""
+    import types
+
+    todo, found = [code], set()
+    while todo:
+        c = todo.pop()
+        found.add(c)
+        todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    return found
+
+
+def _codes(value, depth: int = 0) -> set:
+    """The code objects of a function, of a class's functions (and what they wrap), nested ones included."""
+    import types
+
+    if depth > 3:
+        return set()
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if isinstance(value, types.FunctionType):
+        found = _nested(value.__code__)
+        wrapped = getattr(value, "__wrapped__", None)
+        cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
+        for inner in ([wrapped] if wrapped is not None else []) + cells:
+            if isinstance(inner, types.FunctionType):
+                found |= _codes(inner, depth + 1)
+        return found
+    if isinstance(value, type):
+        return {c for v in list(vars(value).values()) for c in _codes(v, depth + 1)}
+    return set()
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _driver_code(source, mode: str, sources: Sources | None):
+    """``source`` (a graded step, or its code) compiled by the driver, trusted as the grader's own."""
+    code = compile(source, "<graded call>", mode) if isinstance(source, str) else source
+    if sources is not None:
+        sources.trust(code)
+    return code
 
 
 def _notebook_jit(jit, seen: set | None = None) -> list:

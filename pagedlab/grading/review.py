@@ -297,6 +297,13 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                   and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
                 # a method of a reference class, called on any object (an instance made at notebook time)
                 found.append(f"uses the exercise's reference code: {ast.unparse(node)}{line}")
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and wired
+                and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", node.value.strip())):
+            # a name in a string that typing, pydoc or a resolver turns into the object (a string annotation read
+            # back by typing.get_type_hints)
+            path = tuple(node.value.strip().split("."))
+            if path[0] in modules and any(path[-len(t):] == t for t in wired if len(path) >= len(t)):
+                found.append(f"uses the exercise's reference code: a string names {node.value.strip()}{line}")
         if isinstance(node, ast.MatchClass) and wired:  # case ModuleType(tile_budget=f): an attribute by a pattern
             found += [f"uses the exercise's reference code: a pattern reads .{attr}{line}" for attr in node.kwd_attrs
                       if any(t[-1] == attr for t in wired)]

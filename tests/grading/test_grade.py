@@ -288,6 +288,9 @@ SETUP_ATTACKS = {
     "from torch.utils.dlpack import to_dlpack": "shares a tensor's memory: imports to_dlpack",
     # (round 38g) torch's dispatch modes, the op watcher among them, switched off
     "with torch.utils._python_dispatch._disable_current_modes():\n    pass": "uses ._python_dispatch",
+    # (round 38q) the reference named in a string annotation, which typing.get_type_hints turns into the function
+    "import typing\ndef _m(tb: 'perf_lab.tile_budget'):\n    pass\nf = typing.get_type_hints(_m)['tb']":
+        "reference code: a string names perf_lab.tile_budget",
 }
 
 
