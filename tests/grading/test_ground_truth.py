@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import os
+import tempfile
 
 import pytest
 import torch
@@ -547,6 +549,8 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS
         # has used it (an earlier test's big tensor op): one thread, as in a grading kernel of its own.
         torch.set_num_threads(1)
         grading_copy_only(exercise)
+        # in a folder of its own, as a grading kernel runs in its notebook's: what a row writes stays out of the tree
+        os.chdir(tempfile.mkdtemp(prefix="row-"))
         conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), seeds))
 
     pristine(exercise)  # (read here, before the fork: each child inherits it instead of reading it again)
