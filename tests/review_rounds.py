@@ -1,4 +1,4 @@
-"""The notebooks of the outside reviews (rounds 38i to 38q), each written by someone who had not read the grader's
+"""The notebooks of the outside reviews (rounds 38i to 38r), each written by someone who had not read the grader's
 tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
 tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
 
@@ -5658,4 +5658,327 @@ def softmax_rows(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension, stable for scores of any magnitude."""
     return _Rows(x).out
 '''}),
+}
+
+
+# Round 38r (an outside review against a0d824e): each notebook's changed cells as it wrote them (its two ex04b
+# notebooks, which the review decides, are cases of test_grade.py: a reference resolved by a formatter or a
+# config loader).
+ROUND_38R = {
+    "ex00's softmax by torch.softmax inside TorchScript compiled from a rot13 string": ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''import codecs
+
+_unit = torch.jit.CompilationUnit(codecs.decode('\nqrs fbsgznk_ebjf(k: gbepu.Grafbe) -> gbepu.Grafbe:\n    erghea gbepu.fbsgznk(k, qvz=-1)\n', "rot13"))
+softmax_rows = _unit.softmax_rows'''}),
+    "ex08's published formulas run as TorchScript compiled from a rot13 string": ('ATTACKS', 'ex08_swap_or_recompute', {'costs-work': r'''import codecs
+import torch
+
+_unit = torch.jit.CompilationUnit(codecs.decode('\nqrs fjnc_frpbaqf(ahz_gbxraf: vag, oybpx_fvmr: vag, ahz_ynlref: vag, puhax_olgrf_cre_gbxra: vag,\n                 onaqjvqgu: sybng, yngrapl: sybng) -> sybng:\n    oybpxf = zngu.prvy(ahz_gbxraf / oybpx_fvmr)\n    pbcvrf_rnpu_jnl = 2 * ahz_ynlref * oybpxf\n    bar_pbcl = yngrapl + oybpx_fvmr * puhax_olgrf_cre_gbxra / onaqjvqgu\n    erghea 2 * pbcvrf_rnpu_jnl * bar_pbcl\n\nqrs erpbzchgr_frpbaqf(ahz_gbxraf: vag, ahz_cnenzf: sybng, ahz_ynlref: vag, q_zbqry: vag, sybcf: sybng) -> sybng:\n    yvarne = 2 * ahz_cnenzf * ahz_gbxraf\n    nggragvba = 2 * ahz_ynlref * q_zbqry * ahz_gbxraf * ahz_gbxraf\n    erghea (yvarne + nggragvba) / sybcf\n\nqrs pebffbire_oybpx_fvmr(ahz_gbxraf: vag, ahz_ynlref: vag, puhax_olgrf_cre_gbxra: vag, onaqjvqgu: sybng,\n                         yngrapl: sybng, erpbzchgr_frpbaqf: sybng) -> sybng:\n    cre_gbxra_ohqtrg = erpbzchgr_frpbaqf / (4 * ahz_ynlref * ahz_gbxraf)\n    olgrf_gvzr = puhax_olgrf_cre_gbxra / onaqjvqgu\n    vs cre_gbxra_ohqtrg <= olgrf_gvzr:\n        erghea zngu.vas\n    erghea yngrapl / (cre_gbxra_ohqtrg - olgrf_gvzr)\n', "rot13"))
+swap_seconds = _unit.swap_seconds
+recompute_seconds = _unit.recompute_seconds''', 'crossover-work': r'''crossover_block_size = _unit.crossover_block_size''', 'choose-work': r'''def preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops):
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tbl = manager.table(seq_id)
+    size = manager.block_size
+    flags = [manager.allocator.refcount(b) > 1 for b in tbl.block_ids]
+    mine = sum(1 for f in flags if not f)
+    lead = 0
+    while lead < len(flags) and flags[lead]:
+        lead += 1
+    reuse = min(lead, tbl.num_tokens // size) * size
+    width = model.num_heads * model.head_dim
+    per_token = 2 * model.num_kv_heads * model.head_dim
+    ts = swap_seconds(mine * size, size, model.num_layers, per_token, float(bandwidth), float(latency))
+    tr = (recompute_seconds(tbl.num_tokens, float(num_params), model.num_layers, width, float(flops))
+          - recompute_seconds(reuse, float(num_params), model.num_layers, width, float(flops)))
+    return ts, tr
+
+
+def choose(manager, seq_id, model, num_params, bandwidth, latency, flops):
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if manager.can_swap_out(seq_id):
+        ts, tr = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if ts < tr:
+            return "swap"
+    return "recompute"'''}),
+    "ex05's kv_cache_bytes run by SQLite from a rot13 SQL string": ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''import codecs
+import sqlite3
+
+_db = sqlite3.connect(":memory:")
+_q = codecs.decode('fryrpg 2 * ? * ? * ? * ? * ? * ?', "rot13")
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    return _db.execute(_q, (num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)).fetchone()[0]''', 'models-work': r'''def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, dtype.itemsize)''', 'fit-work': r'''def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    need = kv_bytes_per_token(model, dtype) * max_len
+    return int((budget_gib * GiB) // need)'''}),
+    "ex06's blocks_needed and slot run by Tcl from rot13 strings": ('ATTACKS', 'ex06_block_allocator', {'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.stack = [b for b in reversed(range(num_blocks))]
+        self.counts = {b: 0 for b in range(num_blocks)}
+
+    @property
+    def num_free(self) -> int:
+        return len(self.stack)
+
+    def _known(self, block):
+        if block not in self.counts:
+            raise ValueError(f"no block {block} here")
+        if self.counts[block] < 1:
+            raise ValueError(f"block {block} is free")
+
+    def allocate(self) -> int:
+        if len(self.stack) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        got = self.stack.pop()
+        self.counts[got] = 1
+        return got
+
+    def allocate_many(self, n: int) -> list[int]:
+        if len(self.stack) < n:
+            raise OutOfBlocks(n, len(self.stack), self.num_blocks)
+        out = []
+        for _ in range(n):
+            out.append(self.allocate())
+        return out
+
+    def incref(self, block: int) -> None:
+        self._known(block)
+        self.counts[block] = self.counts[block] + 1
+
+    def free(self, block: int) -> None:
+        self._known(block)
+        self.counts[block] = self.counts[block] - 1
+        if not self.counts[block]:
+            self.stack.append(block)''', 'boundary-work': r'''import codecs
+import tkinter
+
+_tcl = tkinter.Tcl()
+
+
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    _tcl.setvar("n", num_tokens)
+    _tcl.setvar("b", block_size)
+    return int(_tcl.call(*codecs.decode('rkce -(-$a / $o)', "rot13").split(" ", 1)))
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    _tcl.setvar("ids", " ".join(map(str, block_ids)))
+    _tcl.setvar("b", block_size)
+    _tcl.setvar("p", position)
+    return int(_tcl.call(*codecs.decode('rkce [yvaqrk $vqf [rkce {$c / $o}]] * $o + $c % $o', "rot13").split(" ", 1)))'''}),
+    "ex01's published solution run as TorchScript compiled from a rot13 string": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''import codecs
+
+_unit = torch.jit.CompilationUnit(codecs.decode('\nqrs pnhfny_znfx(a_d: vag, a_x: vag) -> gbepu.Grafbe:\n    v = gbepu.nenatr(a_d).hafdhrrmr(1)\n    w = gbepu.nenatr(a_x).hafdhrrmr(0)\n    erghea w <= v + (a_x - a_d)\n\nqrs anvir_nggragvba(d: gbepu.Grafbe, x: gbepu.Grafbe, i: gbepu.Grafbe, pnhfny: obby = Snyfr) -> gbepu.Grafbe:\n    f = d.sybng() @ x.sybng().genafcbfr(-2, -1) / zngu.fdeg(d.funcr[-1])\n    vs pnhfny:\n        f = f.znfxrq_svyy(~pnhfny_znfx(d.funcr[-2], x.funcr[-2]).gb(f.qrivpr), -zngu.vas)\n    erghea (gbepu.fbsgznk(f, qvz=-1) @ i.sybng()).gb(d.qglcr)\n', "rot13"))
+causal_mask = _unit.causal_mask''', 'attention-work': r'''naive_attention = _unit.naive_attention'''}),
+    "ex09 stretch's published functions run as TorchScript compiled from a rot13 string": ('ATTACKS', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''import codecs
+
+_unit = torch.jit.CompilationUnit(codecs.decode('\nqrs fcyvg_obhaqf(pbagrkg_yra: vag, ahz_fcyvgf: vag, oybpx_a: vag) -> Yvfg[Ghcyr[vag, vag]]:\n    cre_fcyvg = -(-pbagrkg_yra // ahz_fcyvgf)\n    yratgu = -(-cre_fcyvg // oybpx_a) * oybpx_a\n    obhaqf: Yvfg[Ghcyr[vag, vag]] = []\n    sbe f va enatr(ahz_fcyvgf):\n        fgneg = zva(f * yratgu, pbagrkg_yra)\n        obhaqf.nccraq((fgneg, zva(fgneg + yratgu, pbagrkg_yra)))\n    erghea obhaqf\n\nqrs zretr_fgngrf(bhgf: gbepu.Grafbe, yfrf: gbepu.Grafbe) -> Ghcyr[gbepu.Grafbe, gbepu.Grafbe]:\n    z = yfrf.nznk(qvz=-1, xrrcqvz=Gehr)\n    j = gbepu.rkc(yfrf - z)\n    gbgny = j.fhz(qvz=-1, xrrcqvz=Gehr)\n    bhg = (j.hafdhrrmr(-1) * bhgf).fhz(qvz=-2) / gbgny\n    yfr = (z + gbepu.ybt(gbgny)).fdhrrmr(-1)\n    erghea bhg, yfr\n', "rot13"))
+split_bounds = _unit.split_bounds''', 'merge-work': r'''merge_states = _unit.merge_states'''}),
+    'ex06 with %%time work cells, a Counter and a checking decorator': ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''%%time
+from collections import Counter, deque
+from functools import wraps
+
+
+def _must_be_live(method):
+    @wraps(method)
+    def checked(self, block):
+        if not (0 <= block < self.num_blocks):
+            raise ValueError(f"block {block} is outside a pool of {self.num_blocks}")
+        if self.refs[block] == 0:
+            raise ValueError(f"block {block} is not allocated")
+        return method(self, block)
+    return checked
+
+
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_stack = deque(range(num_blocks - 1, -1, -1))
+        self.refs = Counter()
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_stack)
+
+    def allocate(self) -> int:
+        try:
+            block = self.free_stack.pop()
+        except IndexError:
+            raise OutOfBlocks(1, 0, self.num_blocks) from None
+        self.refs[block] = 1
+        return block
+
+    def allocate_many(self, n: int) -> list[int]:
+        if n > self.num_free:
+            raise OutOfBlocks(n, self.num_free, self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+
+    @_must_be_live
+    def incref(self, block: int) -> None:
+        self.refs[block] += 1
+
+    @_must_be_live
+    def free(self, block: int) -> None:
+        self.refs[block] -= 1
+        if self.refs[block] == 0:
+            self.free_stack.append(block)''', 'boundary-work': r'''%%time
+import math
+
+
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    whole, rest = divmod(num_tokens, block_size)
+    return whole + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset'''}),
+    'ex08 with an Enum, a NamedTuple with total_ordering and lru_cache': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''import enum
+from functools import lru_cache, total_ordering
+from typing import NamedTuple
+
+
+@lru_cache(maxsize=None)
+def _copies(num_tokens: int, block_size: int, num_layers: int) -> int:
+    # every block moves a K and a V chunk per layer, out and back in
+    return 4 * num_layers * -(-num_tokens // block_size)
+
+
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    per_copy = latency + (block_size * chunk_bytes_per_token) / bandwidth
+    return _copies(num_tokens, block_size, num_layers) * per_copy
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    work = 2.0 * num_tokens * (num_params + num_layers * d_model * num_tokens)
+    return work / flops''', 'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L n (latency / B + c / bw) = t  =>  B = latency / (t / (4 L n) - c / bw)
+    slack = recompute_seconds / (4.0 * num_layers * num_tokens) - chunk_bytes_per_token / bandwidth
+    return latency / slack if slack > 0 else math.inf''', 'choose-work': r'''class Decision(enum.Enum):
+    SWAP = "swap"
+    RECOMPUTE = "recompute"
+
+
+@total_ordering
+class Costs(NamedTuple):
+    swap: float
+    recompute: float
+
+    def best(self) -> Decision:
+        return Decision.SWAP if self.swap < self.recompute else Decision.RECOMPUTE
+
+
+def _uncached_prefix(manager, table) -> tuple[int, int]:
+    shared = [manager.allocator.refcount(b) > 1 for b in table.block_ids]
+    lead = len(shared)
+    for i, s in enumerate(shared):
+        if not s:
+            lead = i
+            break
+    return shared.count(False), min(lead, table.num_tokens // manager.block_size) * manager.block_size
+
+
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    table = manager.table(seq_id)
+    private, cached = _uncached_prefix(manager, table)
+    bs = manager.block_size
+    width = model.num_heads * model.head_dim
+    t_swap = swap_seconds(private * bs, bs, model.num_layers, 2 * model.num_kv_heads * model.head_dim,
+                          bandwidth, latency)
+    full = recompute_seconds(table.num_tokens, num_params, model.num_layers, width, flops)
+    saved = recompute_seconds(cached, num_params, model.num_layers, width, flops)
+    return Costs(t_swap, full - saved)
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if not manager.can_swap_out(seq_id):
+        return Decision.RECOMPUTE.value
+    return Costs(*preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)).best().value'''}),
+    'ex01 with einsum and a tril mask behind lru_cache': ('HONEST', 'ex01_naive_attention', {'mask-work': r'''from functools import lru_cache
+
+
+@lru_cache(maxsize=64)
+def _mask(n_q: int, n_k: int) -> torch.Tensor:
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+
+
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    return _mask(n_q, n_k).clone()''', 'attention-work': r'''def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    qf, kf, vf = (t.to(torch.float32) for t in (q, k, v))
+    scores = torch.einsum("...qd,...kd->...qk", qf, kf) * (1.0 / math.sqrt(q.size(-1)))
+    if causal:
+        allowed = causal_mask(q.size(-2), k.size(-2)).to(scores.device)
+        scores = torch.where(allowed, scores, torch.tensor(float("-inf"), device=scores.device))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.einsum("...qk,...kd->...qd", weights, vf).to(q.dtype)'''}),
+    'ex05 with math.prod, a frozen slots order dataclass and singledispatch': ('HONEST', 'ex05_kv_cache_size', {'formula-work': r'''import math
+from dataclasses import dataclass, field
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    K_AND_V = 2
+    return math.prod((K_AND_V, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element))''', 'models-work': r'''@dataclass(frozen=True, slots=True, order=True)
+class TokenShape:
+    layers: int
+    kv_heads: int
+    head_dim: int
+    itemsize: int = field(default=2)
+
+    def bytes(self) -> int:
+        return kv_cache_bytes(self.layers, self.kv_heads, self.head_dim, 1, 1, self.itemsize)
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return TokenShape(model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize).bytes()''', 'fit-work': r'''from functools import singledispatch
+
+
+@singledispatch
+def _budget_bytes(budget) -> float:
+    raise TypeError(f"a budget in GiB, not {type(budget).__name__}")
+
+
+@_budget_bytes.register
+def _(budget: int) -> int:
+    return budget * GiB
+
+
+@_budget_bytes.register
+def _(budget: float) -> float:
+    return budget * GiB
+
+
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    return int(_budget_bytes(budget_gib) // (kv_bytes_per_token(model, dtype) * max_len))'''}),
+    'ex00 with the row max subtracted before logsumexp': ('HONEST', 'ex00_warmup', {'softmax-work': r'''def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    shifted = x - x.amax(dim=-1, keepdim=True)
+    return shifted.sub(shifted.logsumexp(dim=-1, keepdim=True)).exp()'''}),
 }

@@ -186,6 +186,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             elif event == "c_call" and getattr(arg, "__name__", None) == "_dispatch_call_boxed" and not _in_torch(frame):
                 record("an op below the op watcher (torch's _dispatch_call_boxed, from the notebook): what it "
                        "computes or holds is out of the watcher's sight")
+            elif event == "c_call" and type(getattr(arg, "__self__", None)).__module__ in INTERPRETERS:
+                record(f"a program of another language, run by its interpreter ({type(arg.__self__).__module__}."
+                       f"{type(arg.__self__).__name__}.{arg.__name__}): what it computes is out of the grader's sight")
             elif event == "c_call" and getattr(arg, "__name__", None) in MODES_OFF and not _in_torch(frame):
                 record(f"torch's {arg.__name__}, which switches the op watcher off")
             elif (event == "c_call" and memory is not None and state["learner"] and getattr(arg, "__name__", None)
@@ -243,7 +246,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             sys.addaudithook(_audit)
             _AUDITED.append(True)
         _AUDITED[1:] = [started]
-        state["tripped"] += _written_modules()
+        state["tripped"] += _written_modules() + _torchscript(namespace)
         running = _children()[1]
         if running:
             state["tripped"].append(f"the notebook left {len(running)} process(es) running (pid "
@@ -419,6 +422,29 @@ def _from_triton(frame) -> bool:
     return frame is not None and f"{os.sep}triton{os.sep}" in frame.f_code.co_filename
 
 
+INTERPRETERS = frozenset(("sqlite3", "_sqlite3", "_tkinter"))
+"""The modules of the interpreters of other languages (SQL, Tcl) whose objects' methods run a program in C."""
+
+
+def _torchscript(namespace: dict) -> list[str]:
+    """TorchScript the notebook compiled, among its names (and what its functions hold in closures, and its classes):
+    a program run in C++, which no profile hook reads and no copy check compares."""
+    import types
+
+    def script(v) -> bool:
+        kind = type(v)
+        return kind.__module__.startswith(("torch.jit", "torch._C")) and kind.__name__ in (
+            "ScriptFunction", "CompilationUnit", "RecursiveScriptModule", "ScriptModule", "ScriptMethod")
+
+    values = list(namespace.values())
+    values += [c.cell_contents for v in list(values) if isinstance(v, types.FunctionType)
+               for c in v.__closure__ or () if _filled(c)]
+    values += [a for v in list(values) if isinstance(v, type) and v.__module__ == "__main__" for a in vars(v).values()]
+    found = sorted({type(v).__name__ for v in values if script(v)})
+    return [f"the notebook holds TorchScript it compiled ({', '.join(found)}): a program run in C++, out of the "
+            "grader's sight"] if found else []
+
+
 def _started() -> float | None:
     """When this process started, in seconds since the epoch (a second early), from Linux's ``/proc``; else None."""
     try:
@@ -448,6 +474,8 @@ class Sources:
             except Exception:  # (IPython's own transform cannot read it: the cell fails to run anyway)
                 texts.add(tuple(source.splitlines()))
         self.texts = frozenset(texts)
+        # the bodies of %time and %%time, which IPython compiles under a name of its own ("<timed exec>")
+        self.timed = frozenset(transform(body) for text in texts for body in _timed_bodies("\n".join(text)))
         self.started = _started()
         self.compiled: dict = {}  # a cell's text -> the code objects it compiles to, nested ones included
         self.rebuilt: dict = {}  # id of a rebuilt kernel -> whether it is the one its cell's text gives
@@ -484,6 +512,9 @@ class Sources:
             return None if self.compiled_from_cell(code) else (
                 "code its cell's text does not compile to (built from another text: Triton's interpreter rebuilds a "
                 "function from Python's line cache)")
+        if file in ("<timed exec>", "<timed eval>"):
+            return None if any(code in (self._compiled_text(body, code) or ()) for body in self.timed) else (
+                "code compiled from a text that is in no %time or %%time of its cells")
         if file.startswith("<frozen ") and file.endswith(">"):  # Python's own modules, frozen into it
             file = getattr(sys.modules.get(file[8:-1]), "__file__", None) or file
         if os.path.isfile(file):
@@ -545,7 +576,7 @@ class Sources:
         entry = linecache.cache.get(file)
         if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None:  # in memory, as IPython keeps a cell
             if tuple("".join(entry[2]).splitlines()) not in self.texts:
-                return f"code read from a text that is in none of its cells (Python's line cache of {file} rewritten)"
+                return f"code read from a text that is in none of its cells (Python's line cache holds another for {file})"
             return None
         try:
             written = self.started is not None and os.stat(file).st_ctime >= self.started
@@ -558,32 +589,34 @@ class Sources:
         cell's text compiles to: not one built from another text (Triton's interpreter rebuilding a function from a
         line cache since put back)."""
         import linecache
-        import types
 
         entry = linecache.cache.get(code.co_filename)
         if not (isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None):
             return True
-        # (compiled with the ``from __future__`` flags ``code`` was: an earlier cell's import passes them on)
-        key = ("".join(entry[2]), code.co_flags & _FUTURE_FLAGS)
+        found = self._compiled_text("".join(entry[2]), code)
+        return found is None or code in found
+
+    def _compiled_text(self, text: str, code) -> set | None:
+        """The code objects ``text`` compiles to, as IPython may compile it (None: it does not compile): one
+        top-level statement at a time (a name the text imports is then not its own, which changes the bytecode that
+        loads it), the last expression as an interactive one or an ``eval``, all but it at once (``%%time``), and the
+        whole text at once (``exec``); with the ``from __future__`` flags ``code`` was compiled with (an earlier
+        cell's import passes them on)."""
+        key = (text, code.co_flags & _FUTURE_FLAGS)
         if key not in self.compiled:
-            # IPython compiles a cell one top-level statement at a time (a name the cell imports is then not the
-            # cell's own, which changes the bytecode that loads it), the last expression as an interactive one;
-            # ``exec`` of the whole text compiles it at once: both are the cell's
             try:
-                tree = ast.parse(key[0])
-                units = [(key[0], "exec"), *((ast.Module([node], []), "exec") for node in tree.body)]
+                tree = ast.parse(text)
+                units = [(text, "exec"), *((ast.Module([node], []), "exec") for node in tree.body)]
                 if tree.body and isinstance(tree.body[-1], ast.Expr):
-                    units.append((ast.Interactive([tree.body[-1]]), "single"))
-                todo = [compile(unit, code.co_filename, mode, key[1], dont_inherit=True) for unit, mode in units]
+                    units += [(ast.Interactive([tree.body[-1]]), "single"),
+                              (ast.Expression(tree.body[-1].value), "eval"), (ast.Module(tree.body[:-1], []), "exec")]
+                found = set()
+                for unit, mode in units:
+                    found |= _nested(compile(unit, code.co_filename, mode, key[1], dont_inherit=True))
             except (SyntaxError, ValueError):
-                return True
-            found = set()
-            while todo:
-                c = todo.pop()
-                found.add(c)
-                todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+                found = None
             self.compiled[key] = found
-        return code in self.compiled[key]
+        return self.compiled[key]
 
     def kernel_problem(self, jit) -> str | None:
         """Why the body Triton runs for ``jit`` (a ``@triton.jit`` function of the notebook's), or for one of the
@@ -635,6 +668,19 @@ _GENERATED = frozenset(("__init__", "__repr__", "__eq__", "__lt__", "__le__", "_
 _DATACLASS_MADE = frozenset(("__dict__", "__weakref__", "__dataclass_fields__", "__dataclass_params__",
                              "__match_args__", "__slots__"))
 """What ``dataclasses`` (or Python, for the class) puts in a dataclass's namespace besides the methods it generates."""
+
+
+def _timed_bodies(text: str) -> list[str]:
+    """The bodies of the ``%time`` and ``%%time`` magics in ``text`` (a cell as IPython transformed it)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    return [node.args[-1].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("run_cell_magic", "run_line_magic") and node.args
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value == "time"
+            and isinstance(node.args[-1], ast.Constant) and isinstance(node.args[-1].value, str)]
 
 
 def _nested(code) -> set:

@@ -50,7 +50,7 @@ _HARNESS = re.compile(r"_pagedlab")
 # the path (``torch.multiprocessing``, ``asyncio.subprocess``) and reached as an attribute of an imported name, as is
 # a dotted one (``torch.library``, ``t.library`` after ``import torch as t``).
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "gc", "inspect", "importlib", "pkgutil", "runpy",
-                   "zipimport", "pydoc", "unittest.mock", "mock")
+                   "zipimport", "pydoc", "unittest.mock", "mock", "logging.config", "yaml")
 # Another process computes out of the grader's sight: no tripwire, op watcher or Triton watcher follows it there.
 PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty", "posix", "nt", "_posixsubprocess",
                    "webbrowser")
@@ -63,6 +63,10 @@ MODULES = {"": SUSPECT_MODULES,
            "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
            "runs code later": ("weakref", "_weakref", "atexit", "signal", "_signal"),  # (a handler: at any moment)
            "runs code kept in a string": ("code", "codeop"),
+           # interpreters of other languages, in C: what their programs compute no watcher of Python's sees
+           "runs another language's interpreter": ("sqlite3", "_sqlite3", "tkinter", "_tkinter",
+                                                   "torch.jit.CompilationUnit", "torch.jit.script", "torch.jit.load",
+                                                   "torch._C.CompilationUnit", "torch._C.import_ir_module"),
            "reads a tensor's memory as bytes": ("struct", "array", "mmap", "zipfile"),
            "rewrites the text Python keeps of the cells": ("linecache",)}
 # Reached as an attribute of any module that imports it (``traceback.linecache``, ``inspect.linecache``).
@@ -76,7 +80,7 @@ _NOT_PROCESS = ("platform.system",)  # the name of the operating system
 _PICKLE = re.compile(rb"\x80|c[\w.]+\n[\w.]+\n")  # a pickle's first opcode: PROTO, or GLOBAL "module\nname\n"
 # Code run from a string, and attributes reached by a computed name (``attrgetter("tile_budget")(module)``).
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr",
-           "attrgetter", "methodcaller", "getattr_static")
+           "attrgetter", "methodcaller", "getattr_static", "get_field")  # (string.Formatter's: "0.tile_budget")
 # Memory shared between a tensor and another library, with no PyTorch op between them: values written there pass no
 # watcher (ex02's memory rule follows what PyTorch's ops make; ``.numpy()`` goes through one, DLPack does not).
 SHARED = ("from_dlpack", "to_dlpack", "frombuffer")
@@ -119,6 +123,10 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
         "defines a PyTorch operator": "an operator run where the grader's op watcher cannot see inside it",
         "runs code kept in a string": "an interpreter of its own, which runs code kept in strings no reading "
                                       "checks",
+        "runs another language's": "a program in another language (SQL, Tcl, TorchScript), kept in a string and run "
+                                   "in C, out of the sight of the profile hook and the copy check",
+        "runs code torch generates": "Dynamo runs code it generates from the function, with the op watcher switched "
+                                     "off: what computes the result is out of the grader's sight",
         "reads a tensor's memory": "a tensor's values taken out of PyTorch as bytes, where no watcher counts them "
                                    "(ex02's memory rule counts .tolist() and .item())",
         "rewrites the text": "Triton's interpreter rebuilds a kernel (and can rebuild any function) from the text "
@@ -237,6 +245,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                 node.attr in _OWN and (id(node) in launched or _root(node) in ("self", "cls"))
                 or node.attr == "__dict__" and id(node.value) in instance):
             found.append(f"uses .{node.attr}{line}")
+        elif isinstance(node, ast.Attribute) and node.attr == "compile" and _root(node) in modules | {"torch"}:
+            found.append(f"runs code torch generates: {ast.unparse(node)}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in SOURCE_TEXT:

@@ -218,6 +218,14 @@ ATTACKS = {
     "%%bash\necho hi": "starts a process: the shell command '%%bash\\necho hi",
     "class B:\n    def f(self):\n        self = torch\n        return self.__dict__": "uses .__dict__",
     "class B:\n    def f(self, m):\n        return vars(m)": "mentions vars",
+    # (round 38r) programs in other languages' interpreters, in C; names resolved by a formatter or a config loader
+    "import sqlite3\ndb = sqlite3.connect(':memory:')": "runs another language's interpreter: imports sqlite3",
+    "import tkinter\ntcl = tkinter.Tcl()": "runs another language's interpreter: imports tkinter",
+    "unit = torch.jit.CompilationUnit(src)": "runs another language's interpreter: uses .jit.CompilationUnit",
+    "from torch.jit import CompilationUnit": "runs another language's interpreter: imports CompilationUnit from torch.jit",
+    "import string\nf = string.Formatter().get_field('0.tile_budget', (lab,), {})[0]": "uses .get_field",
+    "import logging.config\nf = logging.config.BaseConfigurator({}).resolve(name)": "imports logging.config",
+    "@torch.compile(backend='eager')\ndef f(x):\n    return x": "runs code torch generates: torch.compile",
 }
 
 

@@ -682,3 +682,22 @@ def test_a_finalizer_of_the_notebooks_runs_before_the_results_exist(tmp_path):
     outcomes, tripped = _run("ex00_warmup", _one_call("softmax_rows(X)"), source,
                              namespace={"__name__": "__main__", "_FOLDER": str(tmp_path)}, tmp_path=tmp_path)
     assert outcomes[0][0][0] == "value" and tripped, "the finalizer rewrote the results after the driver wrote them"
+
+
+def test_a_function_of_a_timed_cell_is_the_cells_and_one_from_another_text_is_not():
+    """(Round 38q) IPython compiles a ``%%time`` cell's body under the name ``<timed exec>``: a function defined there
+    is the cell's own (an honest learner timing a work cell), and one of that name compiled from a text no cell holds
+    is not. (The rows of ``test_ground_truth.py`` run without IPython, so their magics are left out: this one runs
+    in IPython's shell.)"""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    cell = "%%time\nimport math\n\ndef scaled(x):\n    return math.sqrt(2) * x\n"
+    shell = InteractiveShell.instance()
+    shell.run_cell(cell)
+
+    class Frame:  # what the profile hook reads of a frame
+        f_code, f_locals = shell.user_ns["scaled"].__code__, {}
+
+    assert Frame.f_code.co_filename == "<timed exec>"
+    assert harness.Sources([cell, "x = 1"]).foreign(Frame) is None
+    assert "in no %time or %%time" in harness.Sources(["%%time\ndef scaled(x):\n    return x\n"]).foreign(Frame)
