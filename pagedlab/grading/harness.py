@@ -477,7 +477,7 @@ class Sources:
         # the bodies of %time and %%time, which IPython compiles under a name of its own ("<timed exec>")
         self.timed = frozenset(transform(body) for text in texts for body in _timed_bodies("\n".join(text)))
         self.started = _started()
-        self.compiled: dict = {}  # a cell's text -> the code objects it compiles to, nested ones included
+        self.compiled: dict = {}  # (a text, future flags) -> the code objects it compiles to, nested ones included
         self.rebuilt: dict = {}  # id of a rebuilt kernel -> whether it is the one its cell's text gives
         self.generated: dict = {}  # id of a class of the notebook's -> the methods Python's generators give it
         # the grader's own code (this module, run from a string by the driver cell) and the graded steps it compiles
@@ -504,11 +504,8 @@ class Sources:
         problem = self.problem(code)
         if problem is not None:
             return problem
-        import linecache
-
         file = code.co_filename
-        entry = linecache.cache.get(file)
-        if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None:
+        if _cell_text(file) is not None:
             return None if self.compiled_from_cell(code) else (
                 "code its cell's text does not compile to (built from another text: Triton's interpreter rebuilds a "
                 "function from Python's line cache)")
@@ -570,12 +567,10 @@ class Sources:
         """Why ``code`` (a function's code object) was not compiled from the notebook's text, else None: its cell's
         text in the line cache is in no cell of the notebook's, or the file it was read from was written while the
         notebook ran (code of installed packages and of files that were there before is not the notebook's)."""
-        import linecache
-
         file = code.co_filename
-        entry = linecache.cache.get(file)
-        if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None:  # in memory, as IPython keeps a cell
-            if tuple("".join(entry[2]).splitlines()) not in self.texts:
+        text = _cell_text(file)
+        if text is not None:
+            if tuple(text.splitlines()) not in self.texts:
                 return f"code read from a text that is in none of its cells (Python's line cache holds another for {file})"
             return None
         try:
@@ -588,12 +583,8 @@ class Sources:
         """Whether ``code`` (a function run from a cell, whose text :meth:`problem` found the notebook's) is one that
         cell's text compiles to: not one built from another text (Triton's interpreter rebuilding a function from a
         line cache since put back)."""
-        import linecache
-
-        entry = linecache.cache.get(code.co_filename)
-        if not (isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None):
-            return True
-        found = self._compiled_text("".join(entry[2]), code)
+        text = _cell_text(code.co_filename)
+        found = self._compiled_text(text, code) if text is not None else None
         return found is None or code in found
 
     def _compiled_text(self, text: str, code) -> set | None:
@@ -668,6 +659,15 @@ _GENERATED = frozenset(("__init__", "__repr__", "__eq__", "__lt__", "__le__", "_
 _DATACLASS_MADE = frozenset(("__dict__", "__weakref__", "__dataclass_fields__", "__dataclass_params__",
                              "__match_args__", "__slots__"))
 """What ``dataclasses`` (or Python, for the class) puts in a dataclass's namespace besides the methods it generates."""
+
+
+def _cell_text(file: str) -> str | None:
+    """The text Python's line cache holds in memory for ``file``, as IPython keeps a cell's (no file behind it), else
+    None."""
+    import linecache
+
+    entry = linecache.cache.get(file)
+    return "".join(entry[2]) if isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None else None
 
 
 def _timed_bodies(text: str) -> list[str]:
@@ -1840,18 +1840,14 @@ def _counted(v):
 def _kernel_codes(jit, seen: set | None = None) -> frozenset:
     """The code objects Triton's interpreter runs for ``jit`` (a ``@triton.jit`` function) and the jit functions it
     calls, at any depth, with the functions nested in them (the lambdas its rewrite adds)."""
-    import types
-
     seen = set() if seen is None else seen
     seen.add(id(jit))
     fn = _run_function(jit)
     # (the rebuilt body, and the decorated function's own: tl.reduce and tl.associative_scan call a combine function's)
-    codes, todo = set(), [getattr(fn, "__code__", None), getattr(getattr(jit, "fn", None), "__code__", None)]
-    while todo:
-        code = todo.pop()
+    codes = set()
+    for code in (getattr(fn, "__code__", None), getattr(getattr(jit, "fn", None), "__code__", None)):
         if code is not None:
-            codes.add(code)
-            todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            codes |= _nested(code)
     for name in _global_names(getattr(fn, "__code__", None)):
         target = getattr(fn, "__globals__", {}).get(name)
         if getattr(target, "fn", None) is not None and type(target).__module__.startswith("triton") \
