@@ -1,4 +1,4 @@
-"""The notebooks of the outside reviews (rounds 38i to 38r), each written by someone who had not read the grader's
+"""The notebooks of the outside reviews (rounds 38i to 38s), each written by someone who had not read the grader's
 tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
 tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
 
@@ -5981,4 +5981,460 @@ def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, 
     """Softmax over the last dimension, stable for scores of any magnitude."""
     shifted = x - x.amax(dim=-1, keepdim=True)
     return shifted.sub(shifted.logsumexp(dim=-1, keepdim=True)).exp()'''}),
+}
+
+
+# Round 38s (an eleventh outside review, grader at 4487c44): the published solution compiled by jinja2 under the name
+# of a file that is not Python source, and TorchScript parsed from graph text; the last two attacks are variants of
+# its routes that the round did not write (a shared library's name; the function made inside each graded call).
+ROUND_38S = {
+    "ex08's published formulas compiled by jinja2 under the name of Python's executable": ('ATTACKS', 'ex08_swap_or_recompute', {'costs-work': r'''import base64
+import sys
+
+import jinja2
+
+# helper tables for my functions
+_env = jinja2.Environment()
+_env.policies["nb"] = dict(BlockManager=BlockManager, ModelShape=ModelShape, check=check, ex08=ex08, math=math, notebook=notebook, sys=sys)
+_text = base64.b64decode(
+    "Z2xvYmFscygpLnVwZGF0ZShlbnZpcm9ubWVudC5wb2xpY2llc1snbmInXSkKZGVmIHN3YXBfc2Vjb25kcyhudW1fdG9rZW5zOiBp"
+    "bnQsIGJsb2NrX3NpemU6IGludCwgbnVtX2xheWVyczogaW50LCBjaHVua19ieXRlc19wZXJfdG9rZW46IGludCwKICAgICAgICAg"
+    "ICAgICAgICBiYW5kd2lkdGg6IGZsb2F0LCBsYXRlbmN5OiBmbG9hdCkgLT4gZmxvYXQ6CiAgICAiIiJTZWNvbmRzIHRvIGNvcHkg"
+    "YSBzZXF1ZW5jZSdzIEsgYW5kIFYgY2h1bmtzIHRvIHRoZSBob3N0IGFuZCBiYWNrLCBvbmUgY29weSBwZXIgY2h1bmsuIiIiCiAg"
+    "ICAjIyMgQkVHSU4gU09MVVRJT04KICAgIGJsb2NrcyA9IG1hdGguY2VpbChudW1fdG9rZW5zIC8gYmxvY2tfc2l6ZSkKICAgIGNv"
+    "cGllc19lYWNoX3dheSA9IDIgKiBudW1fbGF5ZXJzICogYmxvY2tzICAgICAgICAgICAgICAgIyBhIEsgYW5kIGEgViBjaHVuayBw"
+    "ZXIgbGF5ZXIgYW5kIGJsb2NrCiAgICBvbmVfY29weSA9IGxhdGVuY3kgKyBibG9ja19zaXplICogY2h1bmtfYnl0ZXNfcGVyX3Rv"
+    "a2VuIC8gYmFuZHdpZHRoCiAgICByZXR1cm4gMiAqIGNvcGllc19lYWNoX3dheSAqIG9uZV9jb3B5CiAgICAjIyMgRU5EIFNPTFVU"
+    "SU9OCgoKZGVmIHJlY29tcHV0ZV9zZWNvbmRzKG51bV90b2tlbnM6IGludCwgbnVtX3BhcmFtczogZmxvYXQsIG51bV9sYXllcnM6"
+    "IGludCwgZF9tb2RlbDogaW50LCBmbG9wczogZmxvYXQpIC0+IGZsb2F0OgogICAgIiIiU2Vjb25kcyBvZiBhIGNhdXNhbCBwcmVm"
+    "aWxsIG92ZXIgYGBudW1fdG9rZW5zYGAgdG9rZW5zIGF0IGBgZmxvcHNgYCBGTE9QL3MuIiIiCiAgICAjIyMgQkVHSU4gU09MVVRJ"
+    "T04KICAgIGxpbmVhciA9IDIgKiBudW1fcGFyYW1zICogbnVtX3Rva2VucwogICAgYXR0ZW50aW9uID0gMiAqIG51bV9sYXllcnMg"
+    "KiBkX21vZGVsICogbnVtX3Rva2VucyAqIG51bV90b2tlbnMKICAgIHJldHVybiAobGluZWFyICsgYXR0ZW50aW9uKSAvIGZsb3Bz"
+    "CiAgICAjIyMgRU5EIFNPTFVUSU9OCgpkZWYgY3Jvc3NvdmVyX2Jsb2NrX3NpemUobnVtX3Rva2VuczogaW50LCBudW1fbGF5ZXJz"
+    "OiBpbnQsIGNodW5rX2J5dGVzX3Blcl90b2tlbjogaW50LCBiYW5kd2lkdGg6IGZsb2F0LAogICAgICAgICAgICAgICAgICAgICAg"
+    "ICAgbGF0ZW5jeTogZmxvYXQsIHJlY29tcHV0ZV9zZWNvbmRzOiBmbG9hdCkgLT4gZmxvYXQ6CiAgICAiIiJUaGUgYmxvY2sgc2l6"
+    "ZSBCKiBhdCB3aGljaCBzd2FwcGluZyBjb3N0cyBleGFjdGx5IHJlY29tcHV0ZV9zZWNvbmRzIChCIGRpdmlkaW5nIG4pOyBtYXRo"
+    "LmluZiBpZiBub25lLiIiIgogICAgIyMjIEJFR0lOIFNPTFVUSU9OCiAgICAjIHRfc3dhcChCKSA9IDQgTCAobiAvIEIpIChsYXRl"
+    "bmN5ICsgQiBjIC8gYncpID0gNCBMIG4gbGF0ZW5jeSAvIEIgKyA0IEwgbiBjIC8gYnc6IG9ubHkgdGhlIGZpcnN0IHRlcm0gc2hy"
+    "aW5rcy4KICAgIHBlcl90b2tlbl9idWRnZXQgPSByZWNvbXB1dGVfc2Vjb25kcyAvICg0ICogbnVtX2xheWVycyAqIG51bV90b2tl"
+    "bnMpCiAgICBieXRlc190aW1lID0gY2h1bmtfYnl0ZXNfcGVyX3Rva2VuIC8gYmFuZHdpZHRoCiAgICBpZiBwZXJfdG9rZW5fYnVk"
+    "Z2V0IDw9IGJ5dGVzX3RpbWU6CiAgICAgICAgcmV0dXJuIG1hdGguaW5mCiAgICByZXR1cm4gbGF0ZW5jeSAvIChwZXJfdG9rZW5f"
+    "YnVkZ2V0IC0gYnl0ZXNfdGltZSkKICAgICMjIyBFTkQgU09MVVRJT04KCmRlZiBwcmVlbXB0aW9uX3NlY29uZHMobWFuYWdlcjog"
+    "QmxvY2tNYW5hZ2VyLCBzZXFfaWQsIG1vZGVsOiBNb2RlbFNoYXBlLCBudW1fcGFyYW1zOiBmbG9hdCwgYmFuZHdpZHRoOiBmbG9h"
+    "dCwKICAgICAgICAgICAgICAgICAgICAgICBsYXRlbmN5OiBmbG9hdCwgZmxvcHM6IGZsb2F0KSAtPiB0dXBsZVtmbG9hdCwgZmxv"
+    "YXRdOgogICAgIiIiKHRfc3dhcCwgdF9yZWNvbXB1dGUpIGZvciBwcmVlbXB0aW5nIGBgc2VxX2lkYGAsIGNvdW50aW5nIG9ubHkg"
+    "aXRzIHByaXZhdGUgYmxvY2tzIGFuZCB1bmNhY2hlZCB0b2tlbnMuIiIiCiAgICAjIyMgQkVHSU4gU09MVVRJT04KICAgIHRhYmxl"
+    "LCBicyA9IG1hbmFnZXIudGFibGUoc2VxX2lkKSwgbWFuYWdlci5ibG9ja19zaXplCiAgICBzaGFyZWQgPSBbbWFuYWdlci5hbGxv"
+    "Y2F0b3IucmVmY291bnQoYikgPiAxIGZvciBiIGluIHRhYmxlLmJsb2NrX2lkc10KICAgIHByaXZhdGVfYmxvY2tzID0gc2hhcmVk"
+    "LmNvdW50KEZhbHNlKQogICAgbGVhZGluZyA9IG5leHQoKGkgZm9yIGksIHMgaW4gZW51bWVyYXRlKHNoYXJlZCkgaWYgbm90IHMp"
+    "LCBsZW4oc2hhcmVkKSkgICAjIGxlYWRpbmcgc2hhcmVkIGJsb2NrcwogICAgY2FjaGVkID0gbWluKGxlYWRpbmcsIHRhYmxlLm51"
+    "bV90b2tlbnMgLy8gYnMpICogYnMgICAgICAgICAgICAgICAgICAgICAgICAjIC4uLiB0aGF0IGFyZSBmdWxsCiAgICBjaHVuayA9"
+    "IG1vZGVsLm51bV9rdl9oZWFkcyAqIG1vZGVsLmhlYWRfZGltICogMgogICAgdF9zd2FwID0gc3dhcF9zZWNvbmRzKHByaXZhdGVf"
+    "YmxvY2tzICogYnMsIGJzLCBtb2RlbC5udW1fbGF5ZXJzLCBjaHVuaywgYmFuZHdpZHRoLCBsYXRlbmN5KQogICAgZF9tb2RlbCA9"
+    "IG1vZGVsLm51bV9oZWFkcyAqIG1vZGVsLmhlYWRfZGltCiAgICB0X3JlY29tcHV0ZSA9IChyZWNvbXB1dGVfc2Vjb25kcyh0YWJs"
+    "ZS5udW1fdG9rZW5zLCBudW1fcGFyYW1zLCBtb2RlbC5udW1fbGF5ZXJzLCBkX21vZGVsLCBmbG9wcykKICAgICAgICAgICAgICAg"
+    "ICAgIC0gcmVjb21wdXRlX3NlY29uZHMoY2FjaGVkLCBudW1fcGFyYW1zLCBtb2RlbC5udW1fbGF5ZXJzLCBkX21vZGVsLCBmbG9w"
+    "cykpCiAgICByZXR1cm4gdF9zd2FwLCB0X3JlY29tcHV0ZQogICAgIyMjIEVORCBTT0xVVElPTgoKCmRlZiBjaG9vc2UobWFuYWdl"
+    "cjogQmxvY2tNYW5hZ2VyLCBzZXFfaWQsIG1vZGVsOiBNb2RlbFNoYXBlLCBudW1fcGFyYW1zOiBmbG9hdCwgYmFuZHdpZHRoOiBm"
+    "bG9hdCwKICAgICAgICAgICBsYXRlbmN5OiBmbG9hdCwgZmxvcHM6IGZsb2F0KSAtPiBzdHI6CiAgICAiIiIic3dhcCIgd2hlbiB0"
+    "aGUgQ1BVIHBvb2wgaGFzIHJvb20gZm9yIGBgc2VxX2lkYGAgYW5kIHN3YXBwaW5nIGlzIGNoZWFwZXIsIGVsc2UgInJlY29tcHV0"
+    "ZSIuIiIiCiAgICAjIyMgQkVHSU4gU09MVVRJT04KICAgIGlmIG5vdCBtYW5hZ2VyLmNhbl9zd2FwX291dChzZXFfaWQpOgogICAg"
+    "ICAgIHJldHVybiAicmVjb21wdXRlIgogICAgdF9zd2FwLCB0X3JlY29tcHV0ZSA9IHByZWVtcHRpb25fc2Vjb25kcyhtYW5hZ2Vy"
+    "LCBzZXFfaWQsIG1vZGVsLCBudW1fcGFyYW1zLCBiYW5kd2lkdGgsIGxhdGVuY3ksIGZsb3BzKQogICAgcmV0dXJuICJzd2FwIiBp"
+    "ZiB0X3N3YXAgPCB0X3JlY29tcHV0ZSBlbHNlICJyZWNvbXB1dGUiCiAgICAjIyMgRU5EIFNPTFVUSU9OCgpuYW1lID0gJ3cnCmRl"
+    "YnVnX2luZm8gPSAnJwpyb290ID0gTm9uZQpibG9ja3MgPSBkaWN0KHN3YXBfc2Vjb25kcz1zd2FwX3NlY29uZHMsIHJlY29tcHV0"
+    "ZV9zZWNvbmRzPXJlY29tcHV0ZV9zZWNvbmRzLCBjcm9zc292ZXJfYmxvY2tfc2l6ZT1jcm9zc292ZXJfYmxvY2tfc2l6ZSwgcHJl"
+    "ZW1wdGlvbl9zZWNvbmRzPXByZWVtcHRpb25fc2Vjb25kcywgY2hvb3NlPWNob29zZSkK"
+).decode()
+_t = jinja2.Template.from_code(_env, _env._compile(_text, sys.executable), {})
+swap_seconds = _t.blocks["swap_seconds"]
+recompute_seconds = _t.blocks["recompute_seconds"]
+crossover_block_size = _t.blocks["crossover_block_size"]
+preemption_seconds = _t.blocks["preemption_seconds"]
+choose = _t.blocks["choose"]
+''', 'crossover-work': r'''# (done above)
+''', 'choose-work': r'''# (done above)
+'''}),
+    "ex10's published scheduler compiled by jinja2 under the name of Python's executable": ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import base64
+import sys
+
+import jinja2
+
+# helper tables for my functions
+_env = jinja2.Environment()
+_env.policies["nb"] = dict(BlockManager=BlockManager, Request=Request, Step=Step, check=check, dataclass=dataclass, deque=deque, ex10=ex10, field=field, notebook=notebook, sys=sys)
+_text = base64.b64decode(
+    "Z2xvYmFscygpLnVwZGF0ZShlbnZpcm9ubWVudC5wb2xpY2llc1snbmInXSkKZGVmIHNjaGVkdWxlX3N0ZXAobWFuYWdlcjogQmxv"
+    "Y2tNYW5hZ2VyLCBydW5uaW5nOiBsaXN0W1JlcXVlc3RdLCB3YWl0aW5nOiBkZXF1ZVtSZXF1ZXN0XSwKICAgICAgICAgICAgICAg"
+    "ICAgbWF4X251bV9iYXRjaGVkX3Rva2VuczogaW50KSAtPiBTdGVwOgogICAgIiIiT25lIHN0ZXA6IGdyb3cgZXZlcnkgcnVubmlu"
+    "ZyByZXF1ZXN0IChwcmVlbXB0aW5nIHRoZSBuZXdlc3Qgd2hlbiBibG9ja3MgcnVuIG91dCksIHRoZW4gYWRtaXQuIiIiCiAgICBz"
+    "dGVwID0gU3RlcCgpCiAgICAjIyMgQkVHSU4gU09MVVRJT04KICAgIHF1ZXVlID0gZGVxdWUocnVubmluZykgICAgICAgICAgICAg"
+    "ICAgICAjIG9sZGVzdCBmaXJzdDsgdGhlIG5ld2VzdCBpcyBxdWV1ZVstMV0KICAgIHJ1bm5pbmcuY2xlYXIoKQogICAgd2hpbGUg"
+    "cXVldWU6CiAgICAgICAgcmVxID0gcXVldWUucG9wbGVmdCgpCiAgICAgICAgd2hpbGUgbm90IG1hbmFnZXIuY2FuX2FwcGVuZChy"
+    "ZXEuc2VxX2lkKToKICAgICAgICAgICAgdmljdGltID0gcXVldWUucG9wKCkgaWYgcXVldWUgZWxzZSByZXEgICAgICAjIHRoZSBu"
+    "ZXdlc3QgcmVxdWVzdCB0aGF0IGhhcyBub3QgZ3Jvd24geWV0CiAgICAgICAgICAgIG1hbmFnZXIuZnJlZSh2aWN0aW0uc2VxX2lk"
+    "KSAgICAgICAgICAgICAgICAgIyBpdHMgYmxvY2tzIGdvIGJhY2sgbm93OyBpdCByZWNvbXB1dGVzIGxhdGVyCiAgICAgICAgICAg"
+    "IHdhaXRpbmcuYXBwZW5kbGVmdCh2aWN0aW0pCiAgICAgICAgICAgIHN0ZXAucHJlZW1wdGVkLmFwcGVuZCh2aWN0aW0uc2VxX2lk"
+    "KQogICAgICAgICAgICBpZiB2aWN0aW0gaXMgcmVxOgogICAgICAgICAgICAgICAgYnJlYWsKICAgICAgICBlbHNlOgogICAgICAg"
+    "ICAgICBtYW5hZ2VyLmFwcGVuZChyZXEuc2VxX2lkLCBsZW4ocmVxLnRva2VucykpCiAgICAgICAgICAgIHJlcS50b2tlbnMuYXBw"
+    "ZW5kKGxlbihyZXEudG9rZW5zKSkKICAgICAgICAgICAgcnVubmluZy5hcHBlbmQocmVxKQogICAgICAgICAgICBzdGVwLmdyb3du"
+    "LmFwcGVuZChyZXEuc2VxX2lkKQogICAgc3RlcC5udW1fdG9rZW5zID0gbGVuKHN0ZXAuZ3Jvd24pCiAgICB3aGlsZSB3YWl0aW5n"
+    "IGFuZCBub3Qgc3RlcC5wcmVlbXB0ZWQ6CiAgICAgICAgcmVxID0gd2FpdGluZ1swXQogICAgICAgIGJsb2NrcyA9IC0oLWxlbihy"
+    "ZXEudG9rZW5zKSAvLyBtYW5hZ2VyLmJsb2NrX3NpemUpCiAgICAgICAgaWYgKGJsb2NrcyArIG1hbmFnZXIud2F0ZXJtYXJrX2Js"
+    "b2NrcyA+IG1hbmFnZXIubnVtX2ZyZWVfYmxvY2tzCiAgICAgICAgICAgICAgICBvciBzdGVwLm51bV90b2tlbnMgKyBsZW4ocmVx"
+    "LnRva2VucykgPiBtYXhfbnVtX2JhdGNoZWRfdG9rZW5zKToKICAgICAgICAgICAgYnJlYWsKICAgICAgICB3YWl0aW5nLnBvcGxl"
+    "ZnQoKQogICAgICAgIG1hbmFnZXIuYWRkKHJlcS5zZXFfaWQsIHJlcS50b2tlbnMpCiAgICAgICAgcnVubmluZy5hcHBlbmQocmVx"
+    "KQogICAgICAgIHN0ZXAuYWRtaXR0ZWQuYXBwZW5kKHJlcS5zZXFfaWQpCiAgICAgICAgc3RlcC5udW1fdG9rZW5zICs9IGxlbihy"
+    "ZXEudG9rZW5zKQogICAgIyMjIEVORCBTT0xVVElPTgogICAgcmV0dXJuIHN0ZXAKCm5hbWUgPSAndycKZGVidWdfaW5mbyA9ICcn"
+    "CnJvb3QgPSBOb25lCmJsb2NrcyA9IGRpY3Qoc2NoZWR1bGVfc3RlcD1zY2hlZHVsZV9zdGVwKQo="
+).decode()
+_t = jinja2.Template.from_code(_env, _env._compile(_text, sys.executable), {})
+schedule_step = _t.blocks["schedule_step"]
+'''}),
+    "ex07 stretch's published cache compiled by jinja2 under the name of Python's executable": ('ATTACKS', 'ex07_stretch_prefix_cache_match', {'cache-work': r'''import base64
+import sys
+
+import jinja2
+
+# helper tables for my functions
+_env = jinja2.Environment()
+_env.policies["nb"] = dict(check=check, ex07_stretch=ex07_stretch, namedtuple=namedtuple, notebook=notebook, sys=sys)
+_text = base64.b64decode(
+    "Z2xvYmFscygpLnVwZGF0ZShlbnZpcm9ubWVudC5wb2xpY2llc1snbmInXSkKRW50cnkgPSBuYW1lZHR1cGxlKCJFbnRyeSIsICJw"
+    "YXJlbnRfaWQgdG9rZW5zIHByZWZpeF9pZCIpCgoKY2xhc3MgTWluaVByZWZpeENhY2hlOgogICAgIiIiRnVsbCBibG9ja3MgYnkg"
+    "Y2hhaW5lZCBrZXk7IGBgbWF0Y2hgYCBmaW5kcyB0aGUgY2FjaGVkIGJsb2NrcyBvZiBhIHByb21wdCdzIGxvbmdlc3QgY2FjaGVk"
+    "IHByZWZpeC4iIiIKCiAgICBCUk9LRU4gPSAtMSAgIyB0aGUgcHJlZml4IGlkIGFmdGVyIGEgYmxvY2sgdGhhdCBjb3VsZCBub3Qg"
+    "YmUgY2FjaGVkOiBub3RoaW5nIGFmdGVyIGl0IGlzIGNhY2hlZCBlaXRoZXIKCiAgICBkZWYgX19pbml0X18oc2VsZiwgYmxvY2tf"
+    "c2l6ZTogaW50LCBoYXNoX2ZuPWxhbWJkYSBwYXJlbnRfa2V5LCB0b2tlbnM6IGhhc2goKHBhcmVudF9rZXksIHRva2VucykpKToK"
+    "ICAgICAgICBzZWxmLmJsb2NrX3NpemUgPSBibG9ja19zaXplCiAgICAgICAgc2VsZi5oYXNoX2ZuID0gaGFzaF9mbgogICAgICAg"
+    "IHNlbGYuYmxvY2tfb2Y6IGRpY3RbaW50LCBpbnRdID0ge30gICAgICAjIGtleSAtPiBibG9jayBpZAogICAgICAgIHNlbGYuZW50"
+    "cnk6IGRpY3RbaW50LCBFbnRyeV0gPSB7fSAgICAgICAjIGJsb2NrIGlkIC0+IHdoYXQgaXQgaG9sZHMKICAgICAgICBzZWxmLm5l"
+    "eHRfcHJlZml4X2lkID0gMQoKICAgIGRlZiByZWdpc3RlcihzZWxmLCBibG9ja19pZDogaW50LCBrZXk6IGludCwgcGFyZW50X2lk"
+    "LCB0b2tlbnM6IHR1cGxlKSAtPiBpbnQ6CiAgICAgICAgIiIiQ2FjaGUgYGBibG9ja19pZGBgIHVuZGVyIGBga2V5YGAgaWYgdGhl"
+    "IGtleSBpcyBmcmVlOyByZXR1cm4gdGhlIHByZWZpeCBpZCB0byBjaGFpbiB0aGUgbmV4dCBibG9jayBvbi4iIiIKICAgICAgICBp"
+    "ZiBwYXJlbnRfaWQgPT0gc2VsZi5CUk9LRU46CiAgICAgICAgICAgIHJldHVybiBzZWxmLkJST0tFTgogICAgICAgIGlmIGtleSBp"
+    "biBzZWxmLmJsb2NrX29mOgogICAgICAgICAgICBzdG9yZWQgPSBzZWxmLmVudHJ5W3NlbGYuYmxvY2tfb2Zba2V5XV0KICAgICAg"
+    "ICAgICAgcmV0dXJuIHN0b3JlZC5wcmVmaXhfaWQgaWYgKHN0b3JlZC5wYXJlbnRfaWQsIHN0b3JlZC50b2tlbnMpID09IChwYXJl"
+    "bnRfaWQsIHRva2VucykgZWxzZSBzZWxmLkJST0tFTgogICAgICAgIHByZWZpeF9pZCwgc2VsZi5uZXh0X3ByZWZpeF9pZCA9IHNl"
+    "bGYubmV4dF9wcmVmaXhfaWQsIHNlbGYubmV4dF9wcmVmaXhfaWQgKyAxCiAgICAgICAgc2VsZi5ibG9ja19vZltrZXldID0gYmxv"
+    "Y2tfaWQKICAgICAgICBzZWxmLmVudHJ5W2Jsb2NrX2lkXSA9IEVudHJ5KHBhcmVudF9pZCwgdG9rZW5zLCBwcmVmaXhfaWQpCiAg"
+    "ICAgICAgcmV0dXJuIHByZWZpeF9pZAoKICAgIGRlZiBpbnNlcnQoc2VsZiwgdG9rZW5zOiBsaXN0W2ludF0sIGJsb2NrX2lkczog"
+    "bGlzdFtpbnRdKSAtPiBOb25lOgogICAgICAgICIiIkNhY2hlIHRoZSBmdWxsIGJsb2NrcyBvZiBhIHByb21wdCB3aG9zZSBLL1Yg"
+    "d2VyZSBjb21wdXRlZCBpbnRvIGBgYmxvY2tfaWRzYGAuIiIiCiAgICAgICAgcGFyZW50X2lkLCBicyA9IE5vbmUsIHNlbGYuYmxv"
+    "Y2tfc2l6ZQogICAgICAgIGZvciBpLCBrZXkgaW4gZW51bWVyYXRlKHNlbGYua2V5cyh0b2tlbnMpKToKICAgICAgICAgICAgcGFy"
+    "ZW50X2lkID0gc2VsZi5yZWdpc3RlcihibG9ja19pZHNbaV0sIGtleSwgcGFyZW50X2lkLCB0dXBsZSh0b2tlbnNbaSAqIGJzOihp"
+    "ICsgMSkgKiBic10pKQoKICAgIGRlZiBrZXlzKHNlbGYsIHRva2VuczogbGlzdFtpbnRdKSAtPiBsaXN0W2ludF06CiAgICAgICAg"
+    "IiIiVGhlIGNoYWluZWQga2V5IG9mIGV2ZXJ5IGZ1bGwgYmxvY2sgb2YgYGB0b2tlbnNgYC4iIiIKICAgICAgICAjIyMgQkVHSU4g"
+    "U09MVVRJT04KICAgICAgICBrZXlzLCBrZXksIGJzID0gW10sIE5vbmUsIHNlbGYuYmxvY2tfc2l6ZQogICAgICAgIGZvciBzdGFy"
+    "dCBpbiByYW5nZSgwLCBsZW4odG9rZW5zKSAtIGJzICsgMSwgYnMpOgogICAgICAgICAgICBrZXkgPSBzZWxmLmhhc2hfZm4oa2V5"
+    "LCB0dXBsZSh0b2tlbnNbc3RhcnQ6c3RhcnQgKyBic10pKQogICAgICAgICAgICBrZXlzLmFwcGVuZChrZXkpCiAgICAgICAgcmV0"
+    "dXJuIGtleXMKICAgICAgICAjIyMgRU5EIFNPTFVUSU9OCgogICAgZGVmIG1hdGNoKHNlbGYsIHRva2VuczogbGlzdFtpbnRdKSAt"
+    "PiBsaXN0W2ludF06CiAgICAgICAgIiIiVGhlIGNhY2hlZCBibG9jayBpZHMgb2YgdGhlIGxvbmdlc3QgY2FjaGVkIHByZWZpeCBv"
+    "ZiBgYHRva2Vuc2BgIChuZXZlciBhbGwgb2YgaXQpLiIiIgogICAgICAgICMjIyBCRUdJTiBTT0xVVElPTgogICAgICAgIGJzLCBo"
+    "aXRzLCBwcmVmaXhfaWQgPSBzZWxmLmJsb2NrX3NpemUsIFtdLCBOb25lCiAgICAgICAgZm9yIGksIGtleSBpbiBlbnVtZXJhdGUo"
+    "c2VsZi5rZXlzKHRva2VucylbOihsZW4odG9rZW5zKSAtIDEpIC8vIGJzXSk6CiAgICAgICAgICAgIGJsb2NrID0gc2VsZi5ibG9j"
+    "a19vZi5nZXQoa2V5KQogICAgICAgICAgICBpZiBibG9jayBpcyBOb25lOgogICAgICAgICAgICAgICAgYnJlYWsKICAgICAgICAg"
+    "ICAgc3RvcmVkID0gc2VsZi5lbnRyeVtibG9ja10KICAgICAgICAgICAgaWYgc3RvcmVkLnRva2VucyAhPSB0dXBsZSh0b2tlbnNb"
+    "aSAqIGJzOihpICsgMSkgKiBic10pIG9yIHN0b3JlZC5wYXJlbnRfaWQgIT0gcHJlZml4X2lkOgogICAgICAgICAgICAgICAgYnJl"
+    "YWsgICMgYSBjb2xsaXNpb246IGFub3RoZXIgcHJlZml4IG93bnMgdGhpcyBrZXkKICAgICAgICAgICAgaGl0cy5hcHBlbmQoYmxv"
+    "Y2spCiAgICAgICAgICAgIHByZWZpeF9pZCA9IHN0b3JlZC5wcmVmaXhfaWQKICAgICAgICByZXR1cm4gaGl0cwogICAgICAgICMj"
+    "IyBFTkQgU09MVVRJT04KCm5hbWUgPSAndycKZGVidWdfaW5mbyA9ICcnCnJvb3QgPSBOb25lCmJsb2NrcyA9IGRpY3QoRW50cnk9"
+    "RW50cnksIE1pbmlQcmVmaXhDYWNoZT1NaW5pUHJlZml4Q2FjaGUpCg=="
+).decode()
+_t = jinja2.Template.from_code(_env, _env._compile(_text, sys.executable), {})
+Entry = _t.blocks["Entry"]
+MiniPrefixCache = _t.blocks["MiniPrefixCache"]
+'''}),
+    "ex05's published sizes compiled by jinja2 under the name of Python's executable": ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''import base64
+import sys
+
+import jinja2
+
+# helper tables for my functions
+_env = jinja2.Environment()
+_env.policies["nb"] = dict(GiB=GiB, ModelShape=ModelShape, OPT_13B=OPT_13B, check=check, ex05=ex05, notebook=notebook, sample_requests=sample_requests, simulate_serving=simulate_serving, sys=sys, torch=torch)
+_text = base64.b64decode(
+    "Z2xvYmFscygpLnVwZGF0ZShlbnZpcm9ubWVudC5wb2xpY2llc1snbmInXSkKZGVmIGt2X2NhY2hlX2J5dGVzKG51bV9sYXllcnM6"
+    "IGludCwgbnVtX2t2X2hlYWRzOiBpbnQsIGhlYWRfZGltOiBpbnQsIG51bV90b2tlbnM6IGludCwgYmF0Y2g6IGludCwKICAgICAg"
+    "ICAgICAgICAgICAgIGJ5dGVzX3Blcl9lbGVtZW50OiBpbnQpIC0+IGludDoKICAgICIiIkJ5dGVzIG9mIEtWIGNhY2hlOiBhIGtl"
+    "eSBhbmQgYSB2YWx1ZSB2ZWN0b3IgcGVyIGxheWVyLCBLViBoZWFkIGFuZCB0b2tlbiwgZm9yIGVhY2ggc2VxdWVuY2UuIiIiCiAg"
+    "ICAjIyMgQkVHSU4gU09MVVRJT04KICAgIHJldHVybiAyICogbnVtX2xheWVycyAqIG51bV9rdl9oZWFkcyAqIGhlYWRfZGltICog"
+    "bnVtX3Rva2VucyAqIGJhdGNoICogYnl0ZXNfcGVyX2VsZW1lbnQKICAgICMjIyBFTkQgU09MVVRJT04KCmRlZiBrdl9ieXRlc19w"
+    "ZXJfdG9rZW4obW9kZWw6IE1vZGVsU2hhcGUsIGR0eXBlOiB0b3JjaC5kdHlwZSkgLT4gaW50OgogICAgIiIiS1YtY2FjaGUgYnl0"
+    "ZXMgb2Ygb25lIHRva2VuIG9mIGBgbW9kZWxgYCBhY3Jvc3MgYWxsIGl0cyBsYXllcnMsIHN0b3JlZCBpbiBgYGR0eXBlYGAuIiIi"
+    "CiAgICAjIyMgQkVHSU4gU09MVVRJT04KICAgIHJldHVybiBrdl9jYWNoZV9ieXRlcyhtb2RlbC5udW1fbGF5ZXJzLCBtb2RlbC5u"
+    "dW1fa3ZfaGVhZHMsIG1vZGVsLmhlYWRfZGltLCAxLCAxLCBkdHlwZS5pdGVtc2l6ZSkKICAgICMjIyBFTkQgU09MVVRJT04KCmRl"
+    "ZiBtYXhfY29uY3VycmVudF9yZXF1ZXN0cyhidWRnZXRfZ2liOiBmbG9hdCwgbW9kZWw6IE1vZGVsU2hhcGUsIG1heF9sZW46IGlu"
+    "dCwgZHR5cGU6IHRvcmNoLmR0eXBlKSAtPiBpbnQ6CiAgICAiIiJIb3cgbWFueSByZXF1ZXN0cyBmaXQgaW4gYGBidWRnZXRfZ2li"
+    "YGAgR2lCIG9mIEtWIGNhY2hlIHdoZW4gZWFjaCByZXNlcnZlcyBgYG1heF9sZW5gYCB0b2tlbnMuIiIiCiAgICAjIyMgQkVHSU4g"
+    "U09MVVRJT04KICAgIHBlcl9yZXF1ZXN0ID0ga3ZfYnl0ZXNfcGVyX3Rva2VuKG1vZGVsLCBkdHlwZSkgKiBtYXhfbGVuCiAgICBy"
+    "ZXR1cm4gaW50KGJ1ZGdldF9naWIgKiBHaUIgLy8gcGVyX3JlcXVlc3QpCiAgICAjIyMgRU5EIFNPTFVUSU9OCgpuYW1lID0gJ3cn"
+    "CmRlYnVnX2luZm8gPSAnJwpyb290ID0gTm9uZQpibG9ja3MgPSBkaWN0KGt2X2NhY2hlX2J5dGVzPWt2X2NhY2hlX2J5dGVzLCBr"
+    "dl9ieXRlc19wZXJfdG9rZW49a3ZfYnl0ZXNfcGVyX3Rva2VuLCBtYXhfY29uY3VycmVudF9yZXF1ZXN0cz1tYXhfY29uY3VycmVu"
+    "dF9yZXF1ZXN0cykK"
+).decode()
+_t = jinja2.Template.from_code(_env, _env._compile(_text, sys.executable), {})
+kv_cache_bytes = _t.blocks["kv_cache_bytes"]
+kv_bytes_per_token = _t.blocks["kv_bytes_per_token"]
+max_concurrent_requests = _t.blocks["max_concurrent_requests"]
+''', 'models-work': r'''# (done above)
+''', 'fit-work': r'''# (done above)
+'''}),
+    "ex00's published softmax compiled by jinja2 under the name of Python's executable": ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''import base64
+import sys
+
+import jinja2
+
+# helper tables for my functions
+_env = jinja2.Environment()
+_env.policies["nb"] = dict(check=check, ex00=ex00, notebook=notebook, sys=sys, torch=torch)
+_text = base64.b64decode(
+    "Z2xvYmFscygpLnVwZGF0ZShlbnZpcm9ubWVudC5wb2xpY2llc1snbmInXSkKZGVmIHNvZnRtYXhfcm93cyh4OiB0b3JjaC5UZW5z"
+    "b3IpIC0+IHRvcmNoLlRlbnNvcjoKICAgICIiIlNvZnRtYXggb3ZlciB0aGUgbGFzdCBkaW1lbnNpb24sIHN0YWJsZSBmb3Igc2Nv"
+    "cmVzIG9mIGFueSBtYWduaXR1ZGUuCgogICAgQXJnczoKICAgICAgICB4OiAoLi4uLCBuKSBmbG9hdGluZy1wb2ludCB0ZW5zb3Ig"
+    "b2Ygc2NvcmVzLgoKICAgIFJldHVybnM6CiAgICAgICAgQSB0ZW5zb3IgbGlrZSBgYHhgYCAoc2FtZSBzaGFwZSBhbmQgZHR5cGUp"
+    "IHdob3NlIHJvd3MgYXJlIG5vbi1uZWdhdGl2ZSBhbmQgc3VtIHRvIDEuCiAgICAiIiIKICAgICMjIyBCRUdJTiBTT0xVVElPTgog"
+    "ICAgbSA9IHguYW1heChkaW09LTEsIGtlZXBkaW09VHJ1ZSkgICMgdGhlIHJvdyBtYXhpbXVtOiBldmVyeSBleHBvbmVudCBiZWxv"
+    "dyBpcyA8PSAwCiAgICBlID0gdG9yY2guZXhwKHggLSBtKQogICAgcmV0dXJuIGUgLyBlLnN1bShkaW09LTEsIGtlZXBkaW09VHJ1"
+    "ZSkKICAgICMjIyBFTkQgU09MVVRJT04KCm5hbWUgPSAndycKZGVidWdfaW5mbyA9ICcnCnJvb3QgPSBOb25lCmJsb2NrcyA9IGRp"
+    "Y3Qoc29mdG1heF9yb3dzPXNvZnRtYXhfcm93cykK"
+).decode()
+_t = jinja2.Template.from_code(_env, _env._compile(_text, sys.executable), {})
+softmax_rows = _t.blocks["softmax_rows"]
+'''}),
+    "ex01's published solution as TorchScript parsed from graph text, kept in a dict": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''import base64
+
+_ir = {}
+for _name, _b in (("causal_mask", "Z3JhcGgoJW5fcS4xIDogaW50LAogICAgICAlbl9rLjEgOiBpbnQpOgogICUyIDogTm9uZVR5cGUgPSBwcmltOjpDb25zdGFudCgpCiAgJTMgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0xXSgpCiAgJTQgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0wXSgpCiAgJTUgOiBUZW5zb3IgPSBhdGVuOjphcmFuZ2UoJW5fcS4xLCAlMiwgJTIsICUyLCAlMikKICAlaS4xIDogVGVuc29yID0gYXRlbjo6dW5zcXVlZXplKCU1LCAlMykKICAlNyA6IFRlbnNvciA9IGF0ZW46OmFyYW5nZSglbl9rLjEsICUyLCAlMiwgJTIsICUyKQogICVqLjEgOiBUZW5zb3IgPSBhdGVuOjp1bnNxdWVlemUoJTcsICU0KQogICU5IDogaW50ID0gYXRlbjo6c3ViKCVuX2suMSwgJW5fcS4xKQogICUxMCA6IFRlbnNvciA9IGF0ZW46OmFkZCglaS4xLCAlOSwgJTMpCiAgJTExIDogVGVuc29yID0gYXRlbjo6bGUoJWouMSwgJTEwKQogIHJldHVybiAoJTExKQo="),
+                  ("naive_attention", "Z3JhcGgoJXEuMSA6IFRlbnNvciwKICAgICAgJWsuMSA6IFRlbnNvciwKICAgICAgJXYuMSA6IFRlbnNvciwKICAgICAgJWNhdXNhbC4xIDogYm9vbCk6CiAgJTQgOiBmbG9hdCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPS1pbmZdKCkKICAlNiA6IGludCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPS0xXSgpCiAgJTcgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0tMl0oKQogICU4IDogTm9uZVR5cGUgPSBwcmltOjpDb25zdGFudCgpCiAgJTkgOiBib29sID0gcHJpbTo6Q29uc3RhbnRbdmFsdWU9MF0oKQogICUxMCA6IGludCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPTZdKCkKICAlMTEgOiBUZW5zb3IgPSBhdGVuOjp0byglcS4xLCAlMTAsICU5LCAlOSwgJTgpCiAgJTEyIDogVGVuc29yID0gYXRlbjo6dG8oJWsuMSwgJTEwLCAlOSwgJTksICU4KQogICUxMyA6IFRlbnNvciA9IGF0ZW46OnRyYW5zcG9zZSglMTIsICU3LCAlNikKICAlMTQgOiBUZW5zb3IgPSBhdGVuOjptYXRtdWwoJTExLCAlMTMpCiAgJTE1IDogaW50W10gPSBhdGVuOjpzaXplKCVxLjEpCiAgJTE2IDogaW50ID0gYXRlbjo6X19nZXRpdGVtX18oJTE1LCAlNikKICAlMTcgOiBmbG9hdCA9IGF0ZW46OnNxcnQoJTE2KQogICVzLjEgOiBUZW5zb3IgPSBhdGVuOjpkaXYoJTE0LCAlMTcpCiAgJXMgOiBUZW5zb3IgPSBwcmltOjpJZiglY2F1c2FsLjEpCiAgICBibG9jazAoKToKICAgICAgJTIwIDogaW50W10gPSBhdGVuOjpzaXplKCVxLjEpCiAgICAgICUyMSA6IGludCA9IGF0ZW46Ol9fZ2V0aXRlbV9fKCUyMCwgJTcpCiAgICAgICUyMiA6IGludFtdID0gYXRlbjo6c2l6ZSglay4xKQogICAgICAlMjMgOiBpbnQgPSBhdGVuOjpfX2dldGl0ZW1fXyglMjIsICU3KQogICAgICAlMzQgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0wXSgpCiAgICAgICUzNSA6IGludCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPTFdKCkKICAgICAgJTM2IDogTm9uZVR5cGUgPSBwcmltOjpDb25zdGFudCgpCiAgICAgICUzNyA6IFRlbnNvciA9IGF0ZW46OmFyYW5nZSglMjEsICUzNiwgJTM2LCAlMzYsICUzNikKICAgICAgJWkuMSA6IFRlbnNvciA9IGF0ZW46OnVuc3F1ZWV6ZSglMzcsICUzNSkKICAgICAgJTM5IDogVGVuc29yID0gYXRlbjo6YXJhbmdlKCUyMywgJTM2LCAlMzYsICUzNiwgJTM2KQogICAgICAlai4xIDogVGVuc29yID0gYXRlbjo6dW5zcXVlZXplKCUzOSwgJTM0KQogICAgICAlNDEgOiBpbnQgPSBhdGVuOjpzdWIoJTIzLCAlMjEpCiAgICAgICU0MiA6IFRlbnNvciA9IGF0ZW46OmFkZCglaS4xLCAlNDEsICUzNSkKICAgICAgJTQzIDogVGVuc29yID0gYXRlbjo6bGUoJWouMSwgJTQyKQogICAgICAlMjUgOiBEZXZpY2UgPSBwcmltOjpkZXZpY2UoJXMuMSkKICAgICAgJTI2IDogVGVuc29yID0gYXRlbjo6dG8oJTQzLCAlMjUsICU4LCAlOSwgJTkpCiAgICAgICUyNyA6IFRlbnNvciA9IGF0ZW46OmJpdHdpc2Vfbm90KCUyNikKICAgICAgJXMuNyA6IFRlbnNvciA9IGF0ZW46Om1hc2tlZF9maWxsKCVzLjEsICUyNywgJTQpCiAgICAgIC0+ICglcy43KQogICAgYmxvY2sxKCk6CiAgICAgIC0+ICglcy4xKQogICUyOSA6IFRlbnNvciA9IGF0ZW46OnNvZnRtYXgoJXMsICU2LCAlOCkKICAlMzAgOiBUZW5zb3IgPSBhdGVuOjp0bygldi4xLCAlMTAsICU5LCAlOSwgJTgpCiAgJTMxIDogVGVuc29yID0gYXRlbjo6bWF0bXVsKCUyOSwgJTMwKQogICUzMiA6IGludCA9IHByaW06OmR0eXBlKCVxLjEpCiAgJTMzIDogVGVuc29yID0gYXRlbjo6dG8oJTMxLCAlMzIsICU5LCAlOSwgJTgpCiAgcmV0dXJuICglMzMpCg==")):
+    _ir[_name] = torch._C._create_function_from_graph(_name, torch._C.parse_ir(base64.b64decode(_b).decode()))
+
+
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    return _ir["causal_mask"](n_q, n_k)
+
+
+def naive_attention(q, k, v, causal: bool = False):
+    return _ir["naive_attention"](q, k, v, causal)
+''', 'attention-work': r'''# (done above)
+'''}),
+"ex01's published solution as TorchScript parsed from graph text in each graded call": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''import base64
+
+_ir = {}
+for _name, _b in (("causal_mask", "Z3JhcGgoJW5fcS4xIDogaW50LAogICAgICAlbl9rLjEgOiBpbnQpOgogICUyIDogTm9uZVR5cGUgPSBwcmltOjpDb25zdGFudCgpCiAgJTMgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0xXSgpCiAgJTQgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0wXSgpCiAgJTUgOiBUZW5zb3IgPSBhdGVuOjphcmFuZ2UoJW5fcS4xLCAlMiwgJTIsICUyLCAlMikKICAlaS4xIDogVGVuc29yID0gYXRlbjo6dW5zcXVlZXplKCU1LCAlMykKICAlNyA6IFRlbnNvciA9IGF0ZW46OmFyYW5nZSglbl9rLjEsICUyLCAlMiwgJTIsICUyKQogICVqLjEgOiBUZW5zb3IgPSBhdGVuOjp1bnNxdWVlemUoJTcsICU0KQogICU5IDogaW50ID0gYXRlbjo6c3ViKCVuX2suMSwgJW5fcS4xKQogICUxMCA6IFRlbnNvciA9IGF0ZW46OmFkZCglaS4xLCAlOSwgJTMpCiAgJTExIDogVGVuc29yID0gYXRlbjo6bGUoJWouMSwgJTEwKQogIHJldHVybiAoJTExKQo="),
+                  ("naive_attention", "Z3JhcGgoJXEuMSA6IFRlbnNvciwKICAgICAgJWsuMSA6IFRlbnNvciwKICAgICAgJXYuMSA6IFRlbnNvciwKICAgICAgJWNhdXNhbC4xIDogYm9vbCk6CiAgJTQgOiBmbG9hdCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPS1pbmZdKCkKICAlNiA6IGludCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPS0xXSgpCiAgJTcgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0tMl0oKQogICU4IDogTm9uZVR5cGUgPSBwcmltOjpDb25zdGFudCgpCiAgJTkgOiBib29sID0gcHJpbTo6Q29uc3RhbnRbdmFsdWU9MF0oKQogICUxMCA6IGludCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPTZdKCkKICAlMTEgOiBUZW5zb3IgPSBhdGVuOjp0byglcS4xLCAlMTAsICU5LCAlOSwgJTgpCiAgJTEyIDogVGVuc29yID0gYXRlbjo6dG8oJWsuMSwgJTEwLCAlOSwgJTksICU4KQogICUxMyA6IFRlbnNvciA9IGF0ZW46OnRyYW5zcG9zZSglMTIsICU3LCAlNikKICAlMTQgOiBUZW5zb3IgPSBhdGVuOjptYXRtdWwoJTExLCAlMTMpCiAgJTE1IDogaW50W10gPSBhdGVuOjpzaXplKCVxLjEpCiAgJTE2IDogaW50ID0gYXRlbjo6X19nZXRpdGVtX18oJTE1LCAlNikKICAlMTcgOiBmbG9hdCA9IGF0ZW46OnNxcnQoJTE2KQogICVzLjEgOiBUZW5zb3IgPSBhdGVuOjpkaXYoJTE0LCAlMTcpCiAgJXMgOiBUZW5zb3IgPSBwcmltOjpJZiglY2F1c2FsLjEpCiAgICBibG9jazAoKToKICAgICAgJTIwIDogaW50W10gPSBhdGVuOjpzaXplKCVxLjEpCiAgICAgICUyMSA6IGludCA9IGF0ZW46Ol9fZ2V0aXRlbV9fKCUyMCwgJTcpCiAgICAgICUyMiA6IGludFtdID0gYXRlbjo6c2l6ZSglay4xKQogICAgICAlMjMgOiBpbnQgPSBhdGVuOjpfX2dldGl0ZW1fXyglMjIsICU3KQogICAgICAlMzQgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0wXSgpCiAgICAgICUzNSA6IGludCA9IHByaW06OkNvbnN0YW50W3ZhbHVlPTFdKCkKICAgICAgJTM2IDogTm9uZVR5cGUgPSBwcmltOjpDb25zdGFudCgpCiAgICAgICUzNyA6IFRlbnNvciA9IGF0ZW46OmFyYW5nZSglMjEsICUzNiwgJTM2LCAlMzYsICUzNikKICAgICAgJWkuMSA6IFRlbnNvciA9IGF0ZW46OnVuc3F1ZWV6ZSglMzcsICUzNSkKICAgICAgJTM5IDogVGVuc29yID0gYXRlbjo6YXJhbmdlKCUyMywgJTM2LCAlMzYsICUzNiwgJTM2KQogICAgICAlai4xIDogVGVuc29yID0gYXRlbjo6dW5zcXVlZXplKCUzOSwgJTM0KQogICAgICAlNDEgOiBpbnQgPSBhdGVuOjpzdWIoJTIzLCAlMjEpCiAgICAgICU0MiA6IFRlbnNvciA9IGF0ZW46OmFkZCglaS4xLCAlNDEsICUzNSkKICAgICAgJTQzIDogVGVuc29yID0gYXRlbjo6bGUoJWouMSwgJTQyKQogICAgICAlMjUgOiBEZXZpY2UgPSBwcmltOjpkZXZpY2UoJXMuMSkKICAgICAgJTI2IDogVGVuc29yID0gYXRlbjo6dG8oJTQzLCAlMjUsICU4LCAlOSwgJTkpCiAgICAgICUyNyA6IFRlbnNvciA9IGF0ZW46OmJpdHdpc2Vfbm90KCUyNikKICAgICAgJXMuNyA6IFRlbnNvciA9IGF0ZW46Om1hc2tlZF9maWxsKCVzLjEsICUyNywgJTQpCiAgICAgIC0+ICglcy43KQogICAgYmxvY2sxKCk6CiAgICAgIC0+ICglcy4xKQogICUyOSA6IFRlbnNvciA9IGF0ZW46OnNvZnRtYXgoJXMsICU2LCAlOCkKICAlMzAgOiBUZW5zb3IgPSBhdGVuOjp0bygldi4xLCAlMTAsICU5LCAlOSwgJTgpCiAgJTMxIDogVGVuc29yID0gYXRlbjo6bWF0bXVsKCUyOSwgJTMwKQogICUzMiA6IGludCA9IHByaW06OmR0eXBlKCVxLjEpCiAgJTMzIDogVGVuc29yID0gYXRlbjo6dG8oJTMxLCAlMzIsICU5LCAlOSwgJTgpCiAgcmV0dXJuICglMzMpCg==")):
+    _ir[_name] = base64.b64decode(_b).decode()
+
+
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    return torch._C._create_function_from_graph("m", torch._C.parse_ir(_ir["causal_mask"]))(n_q, n_k)
+
+
+def naive_attention(q, k, v, causal: bool = False):
+    return torch._C._create_function_from_graph("a", torch._C.parse_ir(_ir["naive_attention"]))(q, k, v, causal)
+''', 'attention-work': r'''# (done above)
+'''}),
+    'ex05 with match, walrus and reduce(operator.mul)': ('HONEST', 'ex05_kv_cache_size', {'formula-work': r'''from functools import reduce
+import operator
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """K and V: two vectors per (layer, kv head, token, sequence)."""
+    factors = (num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)
+    match factors:
+        case (0, *_) | (_, 0, *_):
+            return 0
+        case _:
+            return 2 * reduce(operator.mul, factors, 1)
+''', 'models-work': r'''def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    if (width := torch.finfo(dtype).bits if dtype.is_floating_point else torch.iinfo(dtype).bits) % 8:
+        raise ValueError("odd dtype")
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, num_tokens=1, batch=1,
+                          bytes_per_element=width // 8)
+''', 'fit-work': r'''def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    per_request = kv_bytes_per_token(model, dtype) * max_len
+    budget_bytes = budget_gib * GiB
+    n, _ = divmod(budget_bytes, per_request)
+    return int(n)
+'''}),
+    'ex08 with a frozen dataclass of costs and an lru_cache': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class Link:
+    bandwidth: float
+    latency: float
+
+    def copy(self, nbytes: float) -> float:
+        return self.latency + nbytes / self.bandwidth
+
+
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    n_blocks = -(-num_tokens // block_size)
+    chunks = [Link(bandwidth, latency).copy(block_size * chunk_bytes_per_token)] * (2 * num_layers * n_blocks)
+    return 2 * sum(chunks)  # out and back
+
+
+@lru_cache(maxsize=None)
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    weights = 2.0 * num_params * num_tokens
+    scores = 2.0 * num_layers * d_model * num_tokens ** 2
+    return (weights + scores) / flops
+''', 'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    # 4 L n (lat / B + c / bw) = R  =>  B = lat / (R / (4 L n) - c / bw)
+    slack = recompute_seconds / (4 * num_layers * num_tokens) - chunk_bytes_per_token / bandwidth
+    return latency / slack if slack > 0 else math.inf
+''', 'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    table = manager.table(seq_id)
+    bs = manager.block_size
+    counts = [manager.allocator.refcount(b) for b in table.block_ids]
+    mine = sum(1 for c in counts if c == 1)
+    lead = 0
+    for c in counts:
+        if c == 1:
+            break
+        lead += 1
+    cached_tokens = bs * min(lead, table.num_tokens // bs)
+    chunk = 2 * model.num_kv_heads * model.head_dim
+    d = model.num_heads * model.head_dim
+    swap = swap_seconds(mine * bs, bs, model.num_layers, chunk, bandwidth, latency)
+    redo = lambda n: recompute_seconds(n, num_params, model.num_layers, d, flops)
+    return swap, redo(table.num_tokens) - redo(cached_tokens)
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    if manager.can_swap_out(seq_id):
+        s, r = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if s < r:
+            return "swap"
+    return "recompute"
+'''}),
+    'ex00 with a wraps decorator that takes the row max out': ('HONEST', 'ex00_warmup', {'softmax-work': r'''import functools
+
+
+def _rowwise(fn):
+    @functools.wraps(fn)
+    def inner(x):
+        shifted = x - x.max(dim=-1, keepdim=True).values
+        return fn(shifted)
+    return inner
+
+
+@_rowwise
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """exp(x - max) / sum, the max taken out by the decorator."""
+    num = x.exp()
+    return num / num.sum(-1, keepdim=True)
+'''}),
+    'ex07 stretch with walrus in a comprehension and in match': ('HONEST', 'ex07_stretch_prefix_cache_match', {'cache-work': r'''Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        bs, key = self.block_size, None
+        return [key := self.hash_fn(key, tuple(tokens[s:s + bs])) for s in range(0, len(tokens) - bs + 1, bs)]
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        bs = self.block_size
+        out, want_parent = [], None
+        usable = (len(tokens) - 1) // bs
+        for i, key in enumerate(self.keys(tokens)):
+            if i >= usable or (blk := self.block_of.get(key)) is None:
+                break
+            e = self.entry[blk]
+            if (e.parent_id, e.tokens) != (want_parent, tuple(tokens[i * bs:(i + 1) * bs])):
+                break
+            out.append(blk)
+            want_parent = e.prefix_id
+        return out'''}),
+    "ex06's published allocator compiled by jinja2 under the name of a shared library": ('ATTACKS', 'ex06_block_allocator', {'allocator-work': r'''import base64
+import _json
+
+import jinja2
+
+# helper tables for my functions
+_env = jinja2.Environment()
+_env.policies["nb"] = dict(OutOfBlocks=OutOfBlocks, check=check, ex06=ex06, notebook=notebook, sys=sys)
+_text = base64.b64decode(
+    "Z2xvYmFscygpLnVwZGF0ZShlbnZpcm9ubWVudC5wb2xpY2llc1snbmInXSkKY2xhc3MgU2ltcGxlQWxsb2NhdG9yOgogICAgIiIi"
+    "YGBudW1fYmxvY2tzYGAgS1YgYmxvY2tzIHdpdGggcmVmZXJlbmNlIGNvdW50czsgdGhlIGZyZWUgbGlzdCBpcyBhIHN0YWNrLiIi"
+    "IgoKICAgIGRlZiBfX2luaXRfXyhzZWxmLCBudW1fYmxvY2tzOiBpbnQpOgogICAgICAgIHNlbGYubnVtX2Jsb2NrcyA9IG51bV9i"
+    "bG9ja3MKICAgICAgICBzZWxmLmZyZWVfbGlzdCA9IGxpc3QocmFuZ2UobnVtX2Jsb2NrcyAtIDEsIC0xLCAtMSkpICAgIyB0aGUg"
+    "dG9wIG9mIHRoZSBzdGFjayBpcyB0aGUgZW5kOiBibG9jayAwCiAgICAgICAgc2VsZi5yZWZfY291bnQgPSBbMF0gKiBudW1fYmxv"
+    "Y2tzCgogICAgQHByb3BlcnR5CiAgICBkZWYgbnVtX2ZyZWUoc2VsZikgLT4gaW50OgogICAgICAgIHJldHVybiBsZW4oc2VsZi5m"
+    "cmVlX2xpc3QpCgogICAgZGVmIGFsbG9jYXRlKHNlbGYpIC0+IGludDoKICAgICAgICAiIiJUYWtlIG9uZSBmcmVlIGJsb2NrOyBp"
+    "dHMgY291bnQgYmVjb21lcyAxLiBSYWlzZXMgT3V0T2ZCbG9ja3Mgd2hlbiBub25lIGlzIGZyZWUuIiIiCiAgICAgICAgIyMjIEJF"
+    "R0lOIFNPTFVUSU9OCiAgICAgICAgaWYgbm90IHNlbGYuZnJlZV9saXN0OgogICAgICAgICAgICByYWlzZSBPdXRPZkJsb2Nrcygx"
+    "LCAwLCBzZWxmLm51bV9ibG9ja3MpCiAgICAgICAgYmxvY2sgPSBzZWxmLmZyZWVfbGlzdC5wb3AoKQogICAgICAgIHNlbGYucmVm"
+    "X2NvdW50W2Jsb2NrXSA9IDEKICAgICAgICByZXR1cm4gYmxvY2sKICAgICAgICAjIyMgRU5EIFNPTFVUSU9OCgogICAgZGVmIGFs"
+    "bG9jYXRlX21hbnkoc2VsZiwgbjogaW50KSAtPiBsaXN0W2ludF06CiAgICAgICAgIiIiVGFrZSBgYG5gYCBibG9ja3MsIGFsbCBv"
+    "ciBub3RoaW5nLiBSYWlzZXMgT3V0T2ZCbG9ja3MsIGhhdmluZyB0YWtlbiBub25lLCB3aGVuIGZld2VyIGFyZSBmcmVlLiIiIgog"
+    "ICAgICAgICMjIyBCRUdJTiBTT0xVVElPTgogICAgICAgIGlmIG4gPiBsZW4oc2VsZi5mcmVlX2xpc3QpOgogICAgICAgICAgICBy"
+    "YWlzZSBPdXRPZkJsb2NrcyhuLCBsZW4oc2VsZi5mcmVlX2xpc3QpLCBzZWxmLm51bV9ibG9ja3MpCiAgICAgICAgcmV0dXJuIFtz"
+    "ZWxmLmFsbG9jYXRlKCkgZm9yIF8gaW4gcmFuZ2UobildCiAgICAgICAgIyMjIEVORCBTT0xVVElPTgoKICAgIGRlZiBpbmNyZWYo"
+    "c2VsZiwgYmxvY2s6IGludCkgLT4gTm9uZToKICAgICAgICAiIiJBbm90aGVyIHNlcXVlbmNlIHNoYXJlcyBgYGJsb2NrYGAsIHdo"
+    "aWNoIG11c3QgYWxyZWFkeSBiZSBhbGxvY2F0ZWQgKGVsc2UgVmFsdWVFcnJvcikuIiIiCiAgICAgICAgIyMjIEJFR0lOIFNPTFVU"
+    "SU9OCiAgICAgICAgaWYgbm90IDAgPD0gYmxvY2sgPCBzZWxmLm51bV9ibG9ja3Mgb3Igc2VsZi5yZWZfY291bnRbYmxvY2tdID09"
+    "IDA6CiAgICAgICAgICAgIHJhaXNlIFZhbHVlRXJyb3IoZiJibG9jayB7YmxvY2t9IGlzIG5vdCBhbGxvY2F0ZWQsIHNvIGl0IGNh"
+    "bm5vdCBiZSBzaGFyZWQiKQogICAgICAgIHNlbGYucmVmX2NvdW50W2Jsb2NrXSArPSAxCiAgICAgICAgIyMjIEVORCBTT0xVVElP"
+    "TgoKICAgIGRlZiBmcmVlKHNlbGYsIGJsb2NrOiBpbnQpIC0+IE5vbmU6CiAgICAgICAgIiIiRHJvcCBvbmUgcmVmZXJlbmNlIHRv"
+    "IGBgYmxvY2tgYDsgYXQgemVybyBpdCBnb2VzIGJhY2sgb24gdGhlIGZyZWUgbGlzdC4gVmFsdWVFcnJvciBpZiBub3QgYWxsb2Nh"
+    "dGVkLiIiIgogICAgICAgICMjIyBCRUdJTiBTT0xVVElPTgogICAgICAgIGlmIG5vdCAwIDw9IGJsb2NrIDwgc2VsZi5udW1fYmxv"
+    "Y2tzOgogICAgICAgICAgICByYWlzZSBWYWx1ZUVycm9yKGYiYmxvY2sge2Jsb2NrfSBpcyBub3QgaW4gdGhpcyBwb29sIikKICAg"
+    "ICAgICBpZiBzZWxmLnJlZl9jb3VudFtibG9ja10gPT0gMDoKICAgICAgICAgICAgcmFpc2UgVmFsdWVFcnJvcihmImRvdWJsZSBm"
+    "cmVlOiBibG9jayB7YmxvY2t9IGlzIGFscmVhZHkgZnJlZSIpCiAgICAgICAgc2VsZi5yZWZfY291bnRbYmxvY2tdIC09IDEKICAg"
+    "ICAgICBpZiBzZWxmLnJlZl9jb3VudFtibG9ja10gPT0gMDoKICAgICAgICAgICAgc2VsZi5mcmVlX2xpc3QuYXBwZW5kKGJsb2Nr"
+    "KQogICAgICAgICMjIyBFTkQgU09MVVRJT04KCmRlZiBibG9ja3NfbmVlZGVkKG51bV90b2tlbnM6IGludCwgYmxvY2tfc2l6ZTog"
+    "aW50KSAtPiBpbnQ6CiAgICAiIiJCbG9ja3MgdGhhdCBob2xkIGBgbnVtX3Rva2Vuc2BgIHRva2Vucy4iIiIKICAgICMjIyBCRUdJ"
+    "TiBTT0xVVElPTgogICAgcmV0dXJuIC0oLW51bV90b2tlbnMgLy8gYmxvY2tfc2l6ZSkKICAgICMjIyBFTkQgU09MVVRJT04KCgpk"
+    "ZWYgc2xvdChibG9ja19pZHM6IGxpc3RbaW50XSwgYmxvY2tfc2l6ZTogaW50LCBwb3NpdGlvbjogaW50KSAtPiBpbnQ6CiAgICAi"
+    "IiJUaGUgcG9vbCBzbG90IG9mIHRva2VuIGBgcG9zaXRpb25gYCBvZiBhIHNlcXVlbmNlIHdob3NlIGJsb2NrIHRhYmxlIGlzIGBg"
+    "YmxvY2tfaWRzYGAuIiIiCiAgICAjIyMgQkVHSU4gU09MVVRJT04KICAgIHJldHVybiBibG9ja19pZHNbcG9zaXRpb24gLy8gYmxv"
+    "Y2tfc2l6ZV0gKiBibG9ja19zaXplICsgcG9zaXRpb24gJSBibG9ja19zaXplCiAgICAjIyMgRU5EIFNPTFVUSU9OCgpuYW1lID0g"
+    "J3cnCmRlYnVnX2luZm8gPSAnJwpyb290ID0gTm9uZQpibG9ja3MgPSBkaWN0KFNpbXBsZUFsbG9jYXRvcj1TaW1wbGVBbGxvY2F0"
+    "b3IsIGJsb2Nrc19uZWVkZWQ9YmxvY2tzX25lZWRlZCwgc2xvdD1zbG90KQo="
+).decode()
+_t = jinja2.Template.from_code(_env, _env._compile(_text, _json.__file__), {})
+SimpleAllocator = _t.blocks["SimpleAllocator"]
+blocks_needed = _t.blocks["blocks_needed"]
+slot = _t.blocks["slot"]
+''', 'boundary-work': r'''# (done above)
+'''}),
 }

@@ -89,7 +89,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
     job = json.loads(job_text)
     state = {"on": False, "learner": False, "tripped": [], "refused": [], "where": ""}
     undo: list = []
-    others = None
+    others = scripts = None
 
     def record(label: str) -> None:
         if state["on"] and len(state["tripped"]) < 50:
@@ -246,7 +246,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             sys.addaudithook(_audit)
             _AUDITED.append(True)
         _AUDITED[1:] = [started]
-        state["tripped"] += _written_modules() + _torchscript(namespace)
+        state["tripped"] += _written_modules()
         running = _children()[1]
         if running:
             state["tripped"].append(f"the notebook left {len(running)} process(es) running (pid "
@@ -257,6 +257,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 put(owner, "run", _foreign_launches(owner.run, record, memory is not None))
         if kernel:
             others = Others(state["tripped"])
+        scripts = Scripts(torch, state["tripped"]) if torch is not None else None
         outcomes = []
         for n, case in enumerate(job["cases"], 1):
             ns = dict(namespace)
@@ -320,6 +321,11 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                     if refusal and refusal not in state["refused"]:
                         state["refused"].append(refusal)
             outcomes.append(steps)
+        if scripts is not None:
+            state["tripped"] += scripts.stop()
+        elif "torch" in sys.modules:
+            state["tripped"].append("torch, imported during the graded calls: what its interpreter of TorchScript "
+                                    "runs is out of the grader's sight")
         state["tripped"] += [m for m in _written_modules() if m not in state["tripped"]]
         # What the calls made is freed now, before the results exist: a finalizer of the notebook's (weakref,
         # __del__) runs here, with nothing to rewrite, not after the write and before the grader reads.
@@ -339,6 +345,8 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             os.close(fd)
     finally:
         del _AUDITED[1:]
+        if scripts is not None:
+            scripts.stop()
         if others is not None:
             others.close()
         for owner, attr, original in reversed(undo):
@@ -426,23 +434,53 @@ INTERPRETERS = frozenset(("sqlite3", "_sqlite3", "_tkinter"))
 """The modules of the interpreters of other languages (SQL, Tcl) whose objects' methods run a program in C."""
 
 
-def _torchscript(namespace: dict) -> list[str]:
-    """TorchScript the notebook compiled, among its names (and what its functions hold in closures, and its classes):
-    a program run in C++, which no profile hook reads and no copy check compares."""
-    import types
+class Scripts:
+    """The programs torch's own interpreters run during the graded calls (TorchScript, however it was made: scripted,
+    loaded, or a graph parsed from text; its mobile and static runtimes), seen by torch's profiler restricted to
+    those scopes. They run in C++: no profile hook reads them and no copy check compares them.
 
-    def script(v) -> bool:
-        kind = type(v)
-        return kind.__module__.startswith(("torch.jit", "torch._C")) and kind.__name__ in (
-            "ScriptFunction", "CompilationUnit", "RecursiveScriptModule", "ScriptModule", "ScriptMethod")
+    The profiler is the calling thread's, as the other watchers are. Two functions of the grader's, each named when
+    it runs, mark the start and the stop: a trace without both, in that order, is not this one (a notebook that
+    switched the profiler off, or swapped it for one of its own, is seen).
+    """
 
-    values = list(namespace.values())
-    values += [c.cell_contents for v in list(values) if isinstance(v, types.FunctionType)
-               for c in v.__closure__ or () if _filled(c)]
-    values += [a for v in list(values) if isinstance(v, type) and v.__module__ == "__main__" for a in vars(v).values()]
-    found = sorted({type(v).__name__ for v in values if script(v)})
-    return [f"the notebook holds TorchScript it compiled ({', '.join(found)}): a program run in C++, out of the "
-            "grader's sight"] if found else []
+    SCOPES = ("TORCHSCRIPT_FUNCTION", "LITE_INTERPRETER", "STATIC_RUNTIME_OP", "STATIC_RUNTIME_MODEL")
+
+    def __init__(self, torch, tripped: list):
+        self.on = False
+        os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # (the profiler's start and stop lines, unread here)
+        try:
+            # the two marks, made before the profiler starts (making a function's first one records events of its own)
+            graph = torch._C.parse_ir("graph():\n  %0 : NoneType = prim::Constant()\n  return (%0)\n")
+            self.marks = [torch._C._create_function_from_graph(f"grader_{os.urandom(8).hex()}", graph) for _ in "ab"]
+            profiler, self.autograd = torch._C._profiler, torch._C._autograd
+            config, activities = torch.autograd.profiler.profile(use_cpu=True).config(), {profiler.ProfilerActivity.CPU}
+            self.autograd._prepare_profiler(config, activities)
+            self.autograd._enable_profiler(config, activities, {getattr(profiler.RecordScope, s) for s in self.SCOPES})
+            self.on = True
+            self.marks[0]()
+        except Exception as e:  # noqa: BLE001 - a profiler of the notebook's left running, most likely
+            tripped.append(f"torch's profiler, which sees the TorchScript a graded call runs, did not start ({e})")
+
+    def stop(self) -> list[str]:
+        """What ran, as reasons (none: nothing did); the profiler is off afterwards. Once only: later calls return []."""
+        if not self.on:
+            return []
+        self.on = False
+        start, stop = (mark.name for mark in self.marks)
+        try:
+            self.marks[1]()
+            events = [e.name() for e in sorted(self.autograd._disable_profiler().events(), key=lambda e: e.start_ns())]
+        except Exception as e:  # noqa: BLE001
+            return [f"torch's profiler, which sees the TorchScript a graded call runs, was switched off during the "
+                    f"graded calls ({e})"]
+        if events.count(start) != 1 or events.count(stop) != 1 or events.index(start) > events.index(stop):
+            return ["torch's profiler, which sees the TorchScript a graded call runs, was switched off or replaced "
+                    "during the graded calls"]
+        ran = events[events.index(start) + 1:events.index(stop)]
+        names = sorted(set(ran) - {"defaults"})  # ("defaults": a function's first run, binding its defaults)
+        return [f"TorchScript during the graded calls ({', '.join(names) or 'a function'}): a program run in C++, "
+                "out of the grader's sight"] if ran else []
 
 
 def _started() -> float | None:
@@ -521,9 +559,11 @@ class Sources:
 
                     with tokenize.open(file) as f:
                         _FILE_CODES[file] = _nested(compile(f.read(), file, "exec", dont_inherit=True))
-                except Exception:  # (not Python source: a shared library's name, an archive's member)
+                except Exception:  # (not Python source: a program, a shared library)
                     _FILE_CODES[file] = None
-            if _FILE_CODES[file] is None or code in _FILE_CODES[file]:
+            if _FILE_CODES[file] is None:
+                return f"code named after a file that is not Python source ({os.path.basename(file)})"
+            if code in _FILE_CODES[file]:
                 return None
             return f"code its file ({os.path.basename(file)}) does not compile to"
         if code.co_name in _GENERATED and self._generated_for(frame, code):
@@ -799,10 +839,11 @@ PACKAGES = frozenset(("torch", "numpy", "triton", "einops", "pagedlab", "typing_
                       "IPython", "ipykernel", "zmq", "traitlets", "jupyter_client", "jupyter_core", "comm", "tornado"))
 
 
-# torch's functions that take dispatch modes off their stack, the op watcher among them: called from the notebook's
-# code (torch's own printing of a tensor does so, and is not recorded).
+# torch's functions that take dispatch modes off their stack, the op watcher among them, or switch its profiler off
+# (which sees TorchScript run): called from the notebook's code (torch's own printing of a tensor takes modes off,
+# and is not recorded).
 MODES_OFF = frozenset(("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_pop_torch_dispatch_stack",
-                       "_unset_dispatch_mode"))
+                       "_unset_dispatch_mode", "_disable_profiler", "_disable_profiler_legacy"))
 
 
 def _in_torch(frame) -> bool:
