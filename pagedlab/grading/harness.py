@@ -171,6 +171,21 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
 
         packages: set = set()
         vetted: dict = {}  # the code objects the profile hook has checked (each once), by id
+        # What no rule below can concern, read once (the hook runs at every call: most are of neither kind): the
+        # names of C functions no rule names, and the code objects (by id; ``vetted`` holds them) no rule concerns.
+        quiet_names: dict = {}
+        quiet_codes: set = set()
+
+        def loud_name(name) -> bool:
+            return (_named(name, aten, family) or name in ("run_backward", "_make_dual", "_dispatch_call_boxed")
+                    or name in MODES_OFF or (memory is not None and name in READ_OUT))
+
+        def loud_code(code) -> bool:
+            file, name, package = code.co_filename, code.co_qualname, _package(code.co_filename)
+            return ((file, name.split(".")[0]) in answers or (file, "*") in answers or (file, name) in blocks
+                    or (package is not None and package not in PACKAGES)
+                    or (package == "torch" and (any(word in name.lower() for word in family)
+                                                or code.co_name in (*MODES_OFF, "redispatch", "save", "_save"))))
 
         def profile(frame, event, arg) -> None:
             """A torch C function of an answer's name called from Python, a function of an answer module's file (a
@@ -178,6 +193,19 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             the answer's family word (``MultiheadAttention.forward`` of any module), torch's dispatch modes switched
             off by the notebook (:data:`MODES_OFF`), or the code of an installed package other than those a learner's
             answer runs through (:data:`PACKAGES`)."""
+            if event == "c_call":
+                name = getattr(arg, "__name__", None)
+                quiet = quiet_names.get(name) if isinstance(name, str) else False
+                if quiet is None:
+                    quiet = quiet_names[name] = not loud_name(name)
+                if quiet:
+                    if type(getattr(arg, "__self__", None)).__module__ in INTERPRETERS:
+                        record(f"a program of another language, run by its interpreter ({type(arg.__self__).__module__}"
+                               f".{type(arg.__self__).__name__}.{arg.__name__}): what it computes is out of the "
+                               "grader's sight")
+                    return
+            elif event != "call" or id(frame.f_code) in quiet_codes:
+                return
             if event == "c_call" and _named(getattr(arg, "__name__", None), aten, family):
                 record(f"torch's {arg.__name__}")
             elif event == "c_call" and family and getattr(arg, "__name__", None) in ("run_backward", "_make_dual"):
@@ -221,6 +249,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                     packages.add(package)
                     record(f"code of the installed package {package} ({frame.f_code.co_qualname}), which may "
                            f"compute the answer: a person checks what it does")
+                if not loud_code(frame.f_code):
+                    vetted[id(frame.f_code)] = frame.f_code
+                    quiet_codes.add(id(frame.f_code))
         torch = sys.modules.get("torch")
         if torch is None and (mode or job.get("arrays")):
             import torch
@@ -805,13 +836,12 @@ def _written_modules() -> list[str]:
         path = file = os.path.abspath(file)
         while not os.path.exists(path) and os.path.dirname(path) != path:
             path = os.path.dirname(path)  # (in a zip archive, zipimport's: the archive is the file)
-        if any(os.path.realpath(path).startswith(k) for k in kept) or (relative and not os.path.isfile(path)):
-            continue
         try:
             written = not os.path.isfile(path) or os.stat(path).st_ctime >= started  # (a file since removed: too)
         except OSError:
             continue
-        if written:
+        if written and not any(os.path.realpath(path).startswith(k) for k in kept) and not (
+                relative and not os.path.isfile(path)):
             found.append(f"the notebook ran code from a file written while it ran, which no cell shows: module "
                          f"{name} ({os.path.basename(file)})")
     return found
@@ -1038,23 +1068,33 @@ def _mode(job: dict, record, made=None):
             return False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = str(func.name()).split("::")[-1].split(".")[0]
-            if _named(name, aten, family):
-                record(f"torch's {func.name()}")
-            if getattr(func, "namespace", "aten") not in TORCH_NAMESPACES:
-                record(f"the operator {func.name()}, defined outside PyTorch (torch.library): the op watcher does not "
-                       f"see what its body runs")
+            op, named, foreign, writes, view = (ops.get(id(func)) or read(func))[:5]
+            if named:
+                record(f"torch's {op}")
+            if foreign:
+                record(f"the operator {op}, defined outside PyTorch (torch.library): the op watcher does not see what "
+                       f"its body runs")
             out = func(*args, **(kwargs or {}))
             if made is not None:
                 # what it made, and every argument it wrote (``_foreach_copy_`` returns None: its writes are its
                 # ``self`` list; ``out=`` tensors)
-                written = [v for a, v in zip(func._schema.arguments, args) if a.alias_info and a.alias_info.is_write]
-                written += [v for a in func._schema.arguments if a.alias_info and a.alias_info.is_write
-                            for k, v in (kwargs or {}).items() if k == a.name]
+                written = [args[i] if isinstance(i, int) else kwargs[i] for i in writes
+                           if (isinstance(i, int) and i < len(args)) or (isinstance(i, str) and i in (kwargs or {}))]
                 outputs = list({id(t): t for t in tensors((out, *written))}.values())
-                made(str(func.name()), tensors((*args, *(kwargs or {}).values())), outputs,
-                     [a for a in args if isinstance(a, (int, float))], bool(getattr(func, "is_view", False)))
+                made(op, tensors((*args, *(kwargs or {}).values())), outputs,
+                     [a for a in args if isinstance(a, (int, float))], view)
             return out
+
+    ops: dict = {}  # what the watcher reads of an op, once: id -> (name, named, foreign, writes, view, the op)
+
+    def read(func) -> tuple:
+        op = str(func.name())
+        written = [(i, a.name) for i, a in enumerate(func._schema.arguments) if a.alias_info and a.alias_info.is_write]
+        facts = (op, _named(op.split("::")[-1].split(".")[0], aten, family),
+                 getattr(func, "namespace", "aten") not in TORCH_NAMESPACES,
+                 [i for i, _ in written] + [name for _, name in written], bool(getattr(func, "is_view", False)))
+        ops[id(func)] = facts = facts + (func,)  # (the op kept: an id is not reused while it is held)
+        return facts
     return Tripwires
 
 

@@ -10,7 +10,7 @@ SHA256 = {
     'cli.py': 'f01417e01e4e805e79a9315371113a5348d402dfd88b9e5c1352106056bb81c1',
     'collect.py': '664afeddd3f3ea76c3b1f67dbdfea608af199d861aecdc910a7fcf53e259ea40',
     'grade.py': '09b40f243d340d3e27aa7ef2f0db2536fb473fdf85044d9a9051a6e7138dafeb',
-    'harness.py': '6e5a1aaea9223cb39b5ad9d2e1d711626d6d462b3052d700c4b9eba1dbbccf55',
+    'harness.py': '288c12e724dd0264a6b4274e67b69a53ce15515d9adaad51eae13ea66a566db2',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'aba7b85b2dca218078bbe960176fe62429e13ee0f8581958d02c803fff57ed75',
     'procs.py': '7007046f4f999e82e6713b5ff2af5ac99a7806173aeb318959ba1fa0dfd50726',
