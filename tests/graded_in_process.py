@@ -25,7 +25,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from pagedlab.grading import harness
 from pagedlab.grading.align import role
-from pagedlab.grading.calls import compare, job_text, load_outcomes
+from pagedlab.grading.calls import compare, job_text, load_outcomes, watch_text
 from pagedlab.grading.collect import load_pristine
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
@@ -87,7 +87,14 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
     merged, where = merged_cases(exercise, seeds)
     errors = []
     namespace: dict = {"__name__": "__main__"}
+    setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
+    kept = grading_copy(*spec.copy_rule(setup))[1] if kept is None else kept
+    watch = watch_text(spec, kept, [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) != "work"])
+    watching = None
     for c in cells:
+        if watch is not None and watching is None and c.role != "setup" and any(d.role == "setup" for d in cells
+                                                                                if d.index < c.index):
+            watching = harness.watch(watch)  # (as the supervisor does, before the first cell not a setup cell's)
         code, name = _transform(restored.cells[c.index].source), f"<{exercise}:{c.id}>"
         # (as IPython does: a cell's source can be read back, and Triton's interpreter runs what it reads there)
         linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
@@ -96,13 +103,15 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
                 exec(compile(ast.Module([node], []), name, "exec", dont_inherit=True), namespace)
         except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
             errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
-    setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
-    kept = grading_copy(*spec.copy_rule(setup))[1] if kept is None else kept
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "outcomes.json"
-        cells = [restored.cells[c.index].source for c in cells]
-        harness.drive(job_text(merged, spec, "t", kept, cells), namespace, str(out))
-        outcomes, tripped, refused = load_outcomes(out.read_text(), merged, "t")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "outcomes.json"
+            cells = [restored.cells[c.index].source for c in cells]
+            harness.drive(job_text(merged, spec, "t", kept, cells, watching is not None), namespace, str(out))
+            outcomes, tripped, refused = load_outcomes(out.read_text(), merged, "t")
+    finally:
+        if watching is not None:
+            watching.close()
     tripped += refused
     per_seed = {seed: outcomes[first:first + n] for seed, (_, first, n) in where.items()}
     return Graded(per_seed, tripped, errors)

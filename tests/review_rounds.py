@@ -1,4 +1,4 @@
-"""The notebooks of the outside reviews (rounds 38i to 38s), each written by someone who had not read the grader's
+"""The notebooks of the outside reviews (rounds 38i to 38t), each written by someone who had not read the grader's
 tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
 tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
 
@@ -6436,5 +6436,342 @@ SimpleAllocator = _t.blocks["SimpleAllocator"]
 blocks_needed = _t.blocks["blocks_needed"]
 slot = _t.blocks["slot"]
 ''', 'boundary-work': r'''# (done above)
+'''}),
+}
+
+
+# Round 38t (a twelfth outside review, grader at 0f6ba15): tables of the answers of reference code the grading copy
+# keeps, built before the graded calls by routes the review does not read (a module passed as an argument, a loop's
+# target, a method called on a parameter named self); and honest learners, two of them in Triton.
+ROUND_38T = {
+    "ex04b's tables of perf_lab's answers, the module passed as an argument": ('ATTACKS', 'ex04b_performance_lab', {'choose-work': r'''# (BLOCK_M, BLOCK_N, num_warps, num_stages), three or more
+MY_CONFIGS = [(64, 64, 4, 2), (128, 64, 8, 2), (128, 128, 8, 2)]
+''', 'predict-resources-work': r'''def _rules_of(lab):
+    return lab.tile_budget, lab.exp_time_fraction, lab.live_tile_registers
+
+
+_tb, _etf, _ltr = _rules_of(perf_lab)
+_REGS = {(m, n, w, d): _ltr(m, n, w, d) for m in (64, 128) for n in (32, 64, 128) for w in (4, 8) for d in (64, 128)}
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    regs = _REGS[block_m, block_n, num_warps, head_dim]
+    return {"shared_bytes": 2 * head_dim * (block_m + 2 * num_stages * block_n), "registers": regs,
+            "spills": regs > 255}
+''', 'read-work': r'''def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    has = lambda op: counts.get(op, 0) > 0
+    out = {}
+    out["registers"] = report["registers"]
+    out["spill_bytes"] = report["spill_bytes"]
+    out["shared_kib"] = report["shared_bytes"] / 2 ** 10
+    out["matrix"] = ("HMMA", "HGMMA")[has("HGMMA")]
+    out["loads"] = ("LDGSTS", "UTMALDG")[has("UTMALDG")]
+    return out
+''', 'exp-work': r'''def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    loops = 2   # the masked diagonal loop and the unmasked one each hold their own exp2
+    return report["sass"]["MUFU.EX2"] * threads / (loops * report["block_m"] * report["block_n"])
+''', 'budget-work': r'''_BUDGETS = {(m, n, d, f, e): _tb(m, n, d, f, e) for m in (32, 64, 128, 256) for n in (16, 32, 64, 128)
+            for d in (64, 128, 256) for f in (1024, 4096) for e in (16, 32)}
+
+
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    return dict(_BUDGETS[block_m, block_n, head_dim, mma_flops_per_clock, exp_per_clock])
+''', 'bwd-work': r'''_BACK = {(d, f, e): _etf(d, "bwd", f, e) for d in (64, 96, 128, 256) for f in (1024, 4096) for e in (16, 32)}
+
+
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    return _BACK[head_dim, mma_flops_per_clock, exp_per_clock]
+''', 'predict-work': r'''def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    pick, pick_tile = None, None
+    for idx, rep in enumerate(reports):
+        if rep["arch"] != 90 or rep["spill_bytes"]:
+            continue  # Ampere reports and spilling configurations are out
+        tile = (rep["block_m"], rep["block_n"])
+        if pick_tile is None or tile > pick_tile:
+            pick, pick_tile = idx, tile
+    return pick
+'''}),
+    "ex04b's tables of perf_lab's answers, the module a for loop's target": ('ATTACKS', 'ex04b_performance_lab', {'choose-work': r'''# (BLOCK_M, BLOCK_N, num_warps, num_stages), three or more
+MY_CONFIGS = [(64, 64, 4, 2), (128, 64, 8, 2), (128, 128, 8, 2)]
+''', 'predict-resources-work': r'''for _lab in (perf_lab,):
+    _tb, _etf, _ltr = _lab.tile_budget, _lab.exp_time_fraction, _lab.live_tile_registers
+_REGS = {(m, n, w, d): _ltr(m, n, w, d) for m in (64, 128) for n in (32, 64, 128) for w in (4, 8) for d in (64, 128)}
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    regs = _REGS[block_m, block_n, num_warps, head_dim]
+    return {"shared_bytes": 2 * head_dim * (block_m + 2 * num_stages * block_n), "registers": regs,
+            "spills": regs > 255}
+''', 'read-work': r'''def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    has = lambda op: counts.get(op, 0) > 0
+    out = {}
+    out["registers"] = report["registers"]
+    out["spill_bytes"] = report["spill_bytes"]
+    out["shared_kib"] = report["shared_bytes"] / 2 ** 10
+    out["matrix"] = ("HMMA", "HGMMA")[has("HGMMA")]
+    out["loads"] = ("LDGSTS", "UTMALDG")[has("UTMALDG")]
+    return out
+''', 'exp-work': r'''def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    loops = 2   # the masked diagonal loop and the unmasked one each hold their own exp2
+    return report["sass"]["MUFU.EX2"] * threads / (loops * report["block_m"] * report["block_n"])
+''', 'budget-work': r'''_BUDGETS = {(m, n, d, f, e): _tb(m, n, d, f, e) for m in (32, 64, 128, 256) for n in (16, 32, 64, 128)
+            for d in (64, 128, 256) for f in (1024, 4096) for e in (16, 32)}
+
+
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    return dict(_BUDGETS[block_m, block_n, head_dim, mma_flops_per_clock, exp_per_clock])
+''', 'bwd-work': r'''_BACK = {(d, f, e): _etf(d, "bwd", f, e) for d in (64, 96, 128, 256) for f in (1024, 4096) for e in (16, 32)}
+
+
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    return _BACK[head_dim, mma_flops_per_clock, exp_per_clock]
+''', 'predict-work': r'''def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    pick, pick_tile = None, None
+    for idx, rep in enumerate(reports):
+        if rep["arch"] != 90 or rep["spill_bytes"]:
+            continue  # Ampere reports and spilling configurations are out
+        tile = (rep["block_m"], rep["block_n"])
+        if pick_tile is None or tile > pick_tile:
+            pick, pick_tile = idx, tile
+    return pick
+'''}),
+    "ex05's table of ModelShape.kv_bytes_per_token, called on a parameter named self": ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    per_token_per_layer = 2 * num_kv_heads * head_dim * bytes_per_element
+    return per_token_per_layer * num_layers * num_tokens * batch
+''', 'models-work': r'''import dataclasses
+
+
+def _per_token(self, nbytes):
+    return self.kv_bytes_per_token(nbytes)
+
+
+_TABLE = {}
+for _L in (30, 32, 40, 80):
+    for _H in (3, 8, 32, 40):
+        for _D in (64, 128):
+            _shape = dataclasses.replace(OPT_13B, num_layers=_L, num_kv_heads=_H, num_heads=_H * 8, head_dim=_D)
+            for _b in (1, 2, 4):
+                _TABLE[_L, _H, _D, _b] = _per_token(_shape, _b)
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return _TABLE[model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize]
+''', 'fit-work': r'''def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reserve = max_len * kv_bytes_per_token(model, dtype)
+    whole, _ = divmod(budget_gib * GiB, reserve)
+    return int(whole)
+'''}),
+    'ex04b with its own formulas and its own loop for predict': ('HONEST', 'ex04b_performance_lab', {'choose-work': r'''# (BLOCK_M, BLOCK_N, num_warps, num_stages), three or more
+MY_CONFIGS = [(64, 64, 4, 2), (128, 64, 8, 2), (128, 128, 8, 2)]
+''', 'predict-resources-work': r'''def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    BF16 = 2
+    q_tile = block_m * head_dim * BF16
+    kv_ring = num_stages * (block_n * head_dim * BF16) * 2   # a K and a V tile per stage
+    threads = num_warps * 32
+    acc = block_m * head_dim              # the fp32 output accumulator
+    s_and_p = 1.5 * block_m * block_n     # fp32 scores and their bf16 probabilities
+    regs = (acc + s_and_p) / threads
+    return dict(shared_bytes=q_tile + kv_ring, registers=regs, spills=bool(regs > 255))
+''', 'read-work': r'''def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    has = lambda op: counts.get(op, 0) > 0
+    out = {}
+    out["registers"] = report["registers"]
+    out["spill_bytes"] = report["spill_bytes"]
+    out["shared_kib"] = report["shared_bytes"] / 2 ** 10
+    out["matrix"] = ("HMMA", "HGMMA")[has("HGMMA")]
+    out["loads"] = ("LDGSTS", "UTMALDG")[has("UTMALDG")]
+    return out
+''', 'exp-work': r'''def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    loops = 2   # the masked diagonal loop and the unmasked one each hold their own exp2
+    return report["sass"]["MUFU.EX2"] * threads / (loops * report["block_m"] * report["block_n"])
+''', 'budget-work': r'''def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    elem = 2
+    qk = 2 * block_m * block_n * head_dim
+    pv = 2 * block_m * block_n * head_dim
+    flops = qk + pv
+    moved = (block_n * head_dim) * elem * 2   # one K tile and one V tile come in
+    exps = block_m * block_n
+    mma_clocks = flops / mma_flops_per_clock
+    exp_clocks = exps / exp_per_clock
+    return {"flops": flops, "bytes": moved, "exps": exps, "flops_per_byte": flops / moved,
+            "exp_fraction": exp_clocks / mma_clocks}
+''', 'bwd-work': r'''def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    products = 2 * 2 + 3   # QK^T and dO V^T in each of the two kernels, then dV, dK and dQ
+    exps = 2               # P recomputed once in each kernel
+    return (exps / exp_per_clock) / (products * 2 * head_dim / mma_flops_per_clock)
+''', 'predict-work': r'''def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    pick, pick_tile = None, None
+    for idx, rep in enumerate(reports):
+        if rep["arch"] != 90 or rep["spill_bytes"]:
+            continue  # Ampere reports and spilling configurations are out
+        tile = (rep["block_m"], rep["block_n"])
+        if pick_tile is None or tile > pick_tile:
+            pick, pick_tile = idx, tile
+    return pick
+'''}),
+    'ex05 with reduce(mul), element_size() and divmod': ('HONEST', 'ex05_kv_cache_size', {'formula-work': r'''from functools import reduce
+from operator import mul
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    K_AND_V = 2
+    factors = (K_AND_V, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)
+    return reduce(mul, factors, 1)
+''', 'models-work': r'''def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    width = torch.empty((), dtype=dtype).element_size()
+    layers, heads, dim = model.num_layers, model.num_kv_heads, model.head_dim
+    return kv_cache_bytes(layers, heads, dim, num_tokens=1, batch=1, bytes_per_element=width)
+''', 'fit-work': r'''def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    one_request = kv_bytes_per_token(model, dtype) * max_len
+    budget_bytes = budget_gib * GiB
+    count, _rest = divmod(budget_bytes, one_request)
+    return int(count)
+'''}),
+    'ex03 with programs looping over tiles and a softmax kept per lane': ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr, STEP: tl.constexpr = 1):
+    # persistent style: each program walks over every STEP-th tile
+    first = tl.program_id(0)
+    for t in range(first, tl.cdiv(n, BLOCK), STEP):
+        offs = t * BLOCK + tl.arange(0, BLOCK)
+        keep = offs < n
+        s = tl.load(x_ptr + offs * stride_x, mask=keep) + tl.load(y_ptr + offs * stride_y, mask=keep)
+        tl.store(out_ptr + offs, s, mask=keep)
+
+
+_STEPS = (4, 2, 1)   # a poor man's autotune: as many programs as there are tiles to share
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    tiles = triton.cdiv(x.numel(), block)
+    step = next(s for s in _STEPS if tiles >= 2 * s or s == 1)
+    add_kernel[(step,)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block, STEP=step)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    lanes = tl.arange(0, BLOCK)
+    x_row = x_ptr + row * stride_x
+    NEG = float("-inf")
+    m_lane = tl.full([BLOCK], NEG, tl.float32)    # a running max and sum per lane, merged at the end
+    s_lane = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        c = start + lanes
+        v = tl.load(x_row + c, mask=c < n_cols, other=NEG)
+        m_new = tl.maximum(m_lane, v)
+        empty = m_new == NEG
+        s_lane = tl.where(empty, 0.0, s_lane * tl.exp(m_lane - m_new) + tl.exp(v - m_new))
+        m_lane = m_new
+    m = tl.max(m_lane, 0)
+    s = tl.sum(tl.where(m_lane == NEG, 0.0, s_lane * tl.exp(m_lane - m)), 0)
+    inv = 1.0 / s
+    for start in range(0, n_cols, BLOCK):
+        c = start + lanes
+        v = tl.load(x_row + c, mask=c < n_cols, other=NEG)
+        tl.store(out_ptr + row * stride_out + c, tl.exp(v - m) * inv, mask=c < n_cols)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n_rows, n_cols = x.shape
+    tile = triton.next_power_of_2(n_cols) if n_cols <= 4 * block else block   # one tile when the row is short
+    softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=tile)
+    return out
+'''}),
+    'ex03 with jit helpers and a three-pass softmax': ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def _lanes(start, BLOCK: tl.constexpr):
+    return start + tl.arange(0, BLOCK)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = _lanes(tl.program_id(axis=0) * BLOCK, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + stride_x * idx, mask=inside, other=0.0)
+    b = tl.load(y_ptr + stride_y * idx, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    programs = (n + block - 1) // block
+    add_kernel[(programs,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def _row_max(row_ptr, n_cols, BLOCK: tl.constexpr):
+    best = tl.full([BLOCK], float("-inf"), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = _lanes(start, BLOCK)
+        vals = tl.load(row_ptr + cols, mask=cols < n_cols, other=float("-inf"))
+        best = tl.maximum(best, vals)
+    return tl.max(best, axis=0)
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    top = _row_max(src, n_cols, BLOCK)          # pass 1: the row's max
+    total = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):       # pass 2: the sum of exponentials
+        cols = _lanes(start, BLOCK)
+        vals = tl.load(src + cols, mask=cols < n_cols, other=float("-inf"))
+        total += tl.where(cols < n_cols, tl.exp(vals - top), 0.0)
+    denom = tl.sum(total, axis=0)
+    for start in range(0, n_cols, BLOCK):       # pass 3: write
+        cols = _lanes(start, BLOCK)
+        ok = cols < n_cols
+        vals = tl.load(src + cols, mask=ok, other=0.0)
+        tl.store(dst + cols, tl.exp(vals - top) / denom, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
 '''}),
 }

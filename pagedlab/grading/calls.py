@@ -28,17 +28,34 @@ import numpy as np
 MAX_OUTCOME_BYTES = 20_000_000
 
 
-def job_text(cases, spec, token: str, kept: list[str] = (), cells: list[str] | None = None) -> str:
+def job_text(cases, spec, token: str, kept: list[str] = (), cells: list[str] | None = None,
+             watched: bool = False) -> str:
     """The JSON the driver cell carries: the cases and their arrays as plain lists, the spec's given constants,
     tripwires, device, Triton and memory rules, and the ``token`` the results must echo. Each exercise check the grading
     copy had to keep (``kept``, see :func:`pagedlab.grading.sandbox.grading_copy`) is wired whole. ``cells``: the
     source of each code cell the notebook runs, the code the review read: the code the calls run must be built from
-    it (:class:`pagedlab.grading.harness.Sources`)."""
+    it (:class:`pagedlab.grading.harness.Sources`). ``watched``: the kernel ran :func:`watch_text`'s cell, whose
+    counts the driver reads (and whose absence it reports)."""
     arrays = [{"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()} for a in cases.arrays]
-    wired = list(spec.tripwires) + [f"{m}:*" for m in kept if m.startswith("pagedlab.exercise_checks")]
+    wired = _wired(spec, kept)
+    targets = [t for t in wired if t.startswith("pagedlab")]
     return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given), "token": token,
                        "tripwires": wired, "device": spec.device, "triton": spec.triton,
-                       "memory": spec.memory, **({"cells": list(cells)} if cells is not None else {})})
+                       "memory": spec.memory, **({"cells": list(cells)} if cells is not None else {}),
+                       **({"watch": targets} if watched and targets else {})})
+
+
+def watch_text(spec, kept: list[str], given: list[str]) -> str | None:
+    """The JSON of the cell that watches the exercise's reference code from the setup cells on
+    (:class:`pagedlab.grading.harness.Watch`): the targets the driver wires that are pagedlab's, and the sources of
+    the code cells the exercise hands out as they are (setup and demonstration cells: their own calls do not count);
+    None when nothing is to be watched."""
+    watched = [t for t in _wired(spec, kept) if t.startswith("pagedlab")]
+    return json.dumps({"targets": watched, "given": list(given)}) if watched else None
+
+
+def _wired(spec, kept) -> list[str]:
+    return list(spec.tripwires) + [f"{m}:*" for m in kept if m.startswith("pagedlab.exercise_checks")]
 
 
 class Malformed(ValueError):

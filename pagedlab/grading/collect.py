@@ -51,8 +51,8 @@ class Pristine:
         """{work cell id: the share of the solution's own cell that is :attr:`library`'s code}: a learner's cell is
         flagged as the library's only past it (ex09's solution kernel is notebook 09's)."""
         handed_out = {c.get("id"): c.source for c in self.notebook.cells if c.cell_type == "code"}
-        everything = library_prints(self.library)
-        return {c: library_share(fingerprints(source) - fingerprints(handed_out.get(c, "")), everything)
+        modules = library_prints(self.library)
+        return {c: library_share(fingerprints(source) - fingerprints(handed_out.get(c, "")), modules)[0]
                 for c, source in self.solution_work.items()}
 
 

@@ -111,6 +111,8 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             setattr(owner, attr, new)
 
     try:
+        # (read before the tripwires wrap the same functions)
+        watch_reasons, watched = _watched(job["watch"]) if job.get("watch") is not None else ([], None)
         moved = _wire(job.get("tripwires", ()), tripwire, put)
         for target in ("_thread:start_new_thread", "threading:_start_new_thread"):  # (the op watcher is per thread)
             moved.update(_wire((target,), lambda f, label: tripwire(f, "a new thread, out of the op watcher's sight"),
@@ -122,6 +124,8 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 if hit is not None and hit[0] is value:
                     put(d, key, hit[1])
         sources = Sources(job["cells"], globals()) if job.get("cells") is not None else None
+        for code in watched.codes() if watched is not None and sources is not None else ():
+            sources.trust(code)
         launches = Launches(put, record, sources) if job.get("triton") else None
 
         memory = Memory(job["memory"], record) if job.get("memory") else None
@@ -277,7 +281,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             sys.addaudithook(_audit)
             _AUDITED.append(True)
         _AUDITED[1:] = [started]
-        state["tripped"] += _written_modules()
+        state["tripped"] += _written_modules() + watch_reasons
         running = _children()[1]
         if running:
             state["tripped"].append(f"the notebook left {len(running)} process(es) running (pid "
@@ -2213,6 +2217,138 @@ def _encode(v, out: list) -> None:
                 out.append(",")
             _encode(x, out)
         out.append("]")
+
+
+WATCH = "__pagedlab_watch__"
+"""The global name, in each watched module, of the :class:`Watch` its functions' code calls."""
+
+
+class Watch:
+    """The exercise's reference functions the grading copy keeps (its tripwire targets that are functions or methods,
+    and each exercise check kept whole), watched from the setup cells on: the tripwires are the graded calls', and a
+    table of answers built before them (ex04b's inputs come from a small set) would let the graded functions answer
+    without computing.
+
+    Each function's code is swapped for one that counts the call and runs the function as it was, so that every
+    route to the function object counts (a name, a table of functions, a ``functools.partial``, ``map``). A call
+    counts unless the course's own code made it (a reference function calling another) or it comes from a cell the
+    exercise hands out as it is, a setup or a demonstration cell (the innermost cell on the stack is one: a function
+    of the notebook's that such a cell calls is the notebook's). The driver reads the counts when it starts
+    (:func:`drive`).
+    """
+
+    def __init__(self, targets: list[str], given: list[str]):
+        self.given = Sources(given)  # (a given cell's code must be one its text compiles to: not one named after it)
+        self.course = os.path.dirname(importlib.import_module("pagedlab").__file__) + os.sep
+        self.calls: dict[str, int] = {}
+        self.functions: dict[str, object] = {}  # label -> the function as it was (a copy: its code, its globals)
+        self.swapped: list = []  # (function, its own code), to put back
+        for target in targets:
+            for label, f in _functions(target):
+                self._swap(label, f)
+
+    def _swap(self, label: str, f) -> None:
+        import types
+
+        code = f.__code__
+        if code.co_freevars or label in self.functions:  # (a closure's code cannot be swapped for one without)
+            return
+        copy = types.FunctionType(code, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+        copy.__kwdefaults__ = f.__kwdefaults__
+        text = f"def f(*args, **kwargs):\n    return {WATCH}({label!r}, args, kwargs)\n"
+        counting = next(c for c in compile(text, "<pagedlab-watch>", "exec").co_consts if isinstance(c, types.CodeType))
+        try:
+            import inspect
+
+            f.__signature__ = inspect.signature(copy)  # (as it was: what reads the signature sees no change)
+        except (TypeError, ValueError):
+            pass
+        f.__globals__[WATCH] = self
+        f.__code__ = counting.replace(co_name=code.co_name, co_qualname=code.co_qualname)
+        self.functions[label] = copy
+        self.swapped.append((f, code))
+
+    def __call__(self, label: str, args: tuple, kwargs: dict):
+        caller = sys._getframe(2)  # (above this call and the swapped code's frame)
+        if not caller.f_code.co_filename.startswith(self.course) and not self._from_given(caller):
+            self.calls[label] = self.calls.get(label, 0) + 1
+        return self.functions[label](*args, **kwargs)
+
+    def _from_given(self, frame) -> bool:
+        while frame is not None:
+            text = _cell_text(frame.f_code.co_filename)
+            if text is not None:
+                return tuple(text.splitlines()) in self.given.texts and self.given.compiled_from_cell(frame.f_code)
+            frame = frame.f_back
+        return False
+
+    def codes(self) -> set:
+        """The code objects of the watch (trusted by :class:`Sources`)."""
+        return set().union(*(_codes(v) for v in vars(Watch).values()), *(_nested(f.__code__) for f, _ in self.swapped))
+
+    def close(self) -> None:
+        """Put every function's own code back (a test that watches in its own process goes on)."""
+        for f, code in reversed(self.swapped):
+            f.__code__ = code
+            f.__dict__.pop("__signature__", None)
+            f.__globals__.pop(WATCH, None)
+        self.swapped.clear()
+
+
+def _functions(target: str) -> list[tuple[str, object]]:
+    """(label, function) of a pagedlab target this kernel's copy holds: a function, a method, or every function a
+    module defines (``module:*``); a class is left out (its answers depend on a history of calls, not a table)."""
+    import types
+
+    module, _, attr = target.partition(":")
+    if not module.startswith("pagedlab"):
+        return []
+    try:
+        owner = importlib.import_module(module)
+        if attr == "*":
+            return [(f"{module}.{k}", v) for k, v in vars(owner).items()
+                    if isinstance(v, types.FunctionType) and v.__module__ == module]
+        f = owner
+        for part in attr.split("."):
+            f = f.__dict__[part] if isinstance(f, type) else getattr(f, part)
+    except (ImportError, AttributeError, KeyError):
+        return []  # not in this kernel's copy of pagedlab: a route that is not there needs no watch
+    f = f.__func__ if isinstance(f, (staticmethod, classmethod)) else f.fget if isinstance(f, property) else f
+    return [(target.replace(":", "."), f)] if isinstance(f, types.FunctionType) else []
+
+
+def watch(job_text: str) -> Watch:
+    """Start watching the job's reference functions (:func:`pagedlab.grading.calls.watch_text`)."""
+    job = json.loads(job_text)
+    return Watch(job["targets"], job["given"])
+
+
+def _watched(targets: list[str]) -> tuple[list[str], object]:
+    """Why the notebook needs review, from the watch of ``targets`` (:class:`Watch`: its counts, or its absence);
+    and the watch (None where nothing is watched)."""
+    found = None
+    for target in targets:
+        for label, f in _functions(target):
+            w = f.__globals__.get(WATCH)
+            if type(w).__name__ != "Watch" or f.__code__.co_filename != "<pagedlab-watch>" or found not in (None, w):
+                return [f"the grader's watch of the reference code ({label}) was taken off before the graded calls"], None
+            found = w
+    return [f"{label} was called {n} time(s) before the graded calls, from the notebook's cells: the exercise's "
+            "reference code (a table of its answers would answer the graded calls)"
+            for label, n in (found.calls.items() if found is not None else ())], found
+
+
+def watch_cell(source: str, job_text: str) -> str:
+    """The silent cell, before the notebook's first cell that is not a setup cell, that defines this module
+    (``source``) in a namespace of its own and starts the :class:`Watch`; it leaves the cache of cells' texts too."""
+    return ("def _pagedlab_watch(source, job):\n"
+            "    import linecache, sys\n"
+            "    linecache.cache.pop(sys._getframe(1).f_code.co_filename, None)\n"
+            "    ns = {'__name__': 'pagedlab_grading_harness'}\n"
+            "    exec(source, ns)\n"
+            "    ns['watch'](job)\n"
+            f"try:\n    _pagedlab_watch({source!r}, {job_text!r})\n"
+            "finally:\n    del _pagedlab_watch\n")
 
 
 def driver_cell(source: str, job_text: str, path_out: str) -> str:

@@ -42,7 +42,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import List, Type, Unicode
 
 from pagedlab.grading.calls import MAX_OUTCOME_BYTES
-from pagedlab.grading.harness import driver_cell
+from pagedlab.grading.harness import driver_cell, watch_cell
 from pagedlab.grading.procs import (Limits, adopt_orphans, apply_limits, descendants, kill_tree, reap, state,
                                     threads_below)
 
@@ -206,6 +206,9 @@ async def run(job: dict) -> dict:
                 break
             sha = hashlib.sha256(cell.source.encode()).hexdigest()
             try:
+                if index == job.get("watch_at"):  # (silent: its reply is no cell's; what it missed, the driver says)
+                    await _reply(client, client.kc.execute(watch_cell(job["harness"], job["watch"]), silent=True,
+                                                           store_history=False))
                 await client.async_execute_cell(cell, index)
             except CellTimeoutError:
                 ended, at = "timeout", index

@@ -278,27 +278,35 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
             where = f"work cell {cell_id!r} matches" if holders == [cell_id] else f"{cells} the work cell {cell_id!r} of"
             reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints: compare {them} "
                            "with solutions/, and ask the learner to explain it")
-    if library:  # the other way round: a cell of the learner's that is mostly the library's (methods of a class pasted)
-        everything = library_prints(solution)
+    if library:  # the other way round: a cell of the learner's that is mostly one module's (methods of a class pasted)
+        modules = library_prints(solution)
         for c, p in prints.items():
-            share = library_share(p - fingerprints(pristine.get(c, "")), everything)
+            share, module = library_share(p - fingerprints(pristine.get(c, "")), modules)
             # (where the published solution's own cell is that close to the library, as ex09's kernel is to the one
             # notebook 09 teaches, only a closer one is flagged)
             if share >= max(THRESHOLD, floors.get(c, 0) + 0.05) and not any(repr(c) in r for r in reasons):
-                reasons.append(f"cell {c!r} is the course library's code on {share:.0%} of its own fingerprints: "
-                               "compare it with pagedlab's source, and ask the learner to explain it")
+                reasons.append(f"cell {c!r} is the course library's {module} on {share:.0%} of its own fingerprints: "
+                               "compare it with that module's source, and ask the learner to explain it")
     return reasons
 
 
-def library_prints(library: dict[str, str]) -> frozenset[int]:
-    """Every fingerprint of the course's ``library`` (:func:`course_code`), as one set."""
-    return frozenset().union(*(fingerprints(source) for source in library.values()))
+def library_prints(library: dict[str, str]) -> dict[str, frozenset[int]]:
+    """The fingerprints of each module of the course's ``library`` (:func:`course_code`, ``{"module:name": source}``)."""
+    modules: dict[str, set[int]] = {}
+    for key, source in library.items():
+        modules.setdefault(key.partition(":")[0], set()).update(fingerprints(source))
+    return {module: frozenset(prints) for module, prints in modules.items()}
 
 
-def library_share(mine: frozenset[int], everything: frozenset[int]) -> float:
-    """The share of ``mine`` (a cell's own fingerprints) found in ``everything`` (:func:`library_prints`); 0 for a
-    cell shorter than a library function is long (:data:`MIN_LIBRARY`)."""
-    return len(mine & everything) / len(mine) if len(mine) >= MIN_LIBRARY else 0.0
+def library_share(mine: frozenset[int], modules: dict[str, frozenset[int]]) -> tuple[float, str]:
+    """The largest share of ``mine`` (a cell's own fingerprints) that one module holds (:func:`library_prints`), and
+    that module; 0 for a cell shorter than a library function is long (:data:`MIN_LIBRARY`). One module, not the
+    library as a whole: Triton's idioms (a masked ``tl.load``, ``tl.arange``, a row's ``tl.max``) recur in every
+    kernel, so a kernel of one's own is mostly the union of the course's (83% for a three-pass softmax), and a
+    copy comes from one place."""
+    if len(mine) < MIN_LIBRARY or not modules:
+        return 0.0, ""
+    return max((len(mine & prints) / len(mine), module) for module, prints in modules.items())
 
 
 def similar_pairs(work: dict[str, dict[str, str]], pristine: str) -> list[tuple[str, str, float]]:

@@ -18,7 +18,8 @@ from pathlib import Path
 import nbformat
 
 from pagedlab.grading import calls, harness, procs, run
-from pagedlab.grading.calls import Malformed, job_text, load_outcomes
+from pagedlab.grading.align import role
+from pagedlab.grading.calls import Malformed, job_text, load_outcomes, watch_text
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.judge import ERROR, PASS, Expected, NotRun, Result, judge, judge_graded, prepare
 from pagedlab.grading.procs import kill_tree
@@ -52,10 +53,11 @@ def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandb
             return Result(student, exercise, ERROR, "the grading kernels' copy of pagedlab was changed before this "
                                                     "notebook ran; it was restored: grade this notebook again")
         token = secrets.token_hex(16)  # the graded calls' results must carry it: only the driver cell knows it
+        watch = _watch(pristine, sandbox, cells) if expected is not None else None
         graded = (job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, []),
-                           [c.source for c in restored.cells if c.cell_type == "code"])
+                           [c.source for c in restored.cells if c.cell_type == "code"], watch is not None)
                   if expected is not None else None)
-        reply = run_notebook(sandbox, restored, pristine.name, graded)
+        reply = run_notebook(sandbox, restored, pristine.name, graded, watch)
         if not sandbox.site_intact(pristine.name):
             reasons = reasons + ["the grading kernels' copy of pagedlab changed while this notebook ran"]
         if expected is not None:
@@ -71,15 +73,27 @@ def grade_notebook(student: str, data: bytes, pristine: Pristine, sandbox: Sandb
         return Result(student, exercise, ERROR, f"{type(e).__name__}: {str(e)[:200]}")
 
 
-def run_notebook(sandbox: Sandbox, notebook: nbformat.NotebookNode, filename: str, graded: str | None) -> dict:
-    """Run ``notebook`` in a fresh folder under ``sandbox`` (then the graded calls, if given); the supervisor's reply."""
+def run_notebook(sandbox: Sandbox, notebook: nbformat.NotebookNode, filename: str, graded: str | None,
+                 watch: dict | None = None) -> dict:
+    """Run ``notebook`` in a fresh folder under ``sandbox`` (then the graded calls, if given); the supervisor's reply.
+    ``watch``: the cell that watches the reference code (:func:`_watch`), and the index of the cell it runs before."""
     folder = sandbox.new_folder("nb")
     try:
         job = {**sandbox.job(folder, filename), "notebook": notebook, "filename": filename, "graded": graded,
-               "harness": dict(_SUPERVISOR)[harness.__name__]}
+               "harness": dict(_SUPERVISOR)[harness.__name__], **(watch or {})}
         return supervise(job, sandbox.limits.wall_s + _GRACE_S)
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # every process of this notebook is gone by now
+
+
+def _watch(pristine: Pristine, sandbox: Sandbox, cells: list) -> dict | None:
+    """The watch of the exercise's reference code (:func:`pagedlab.grading.calls.watch_text`), to run before the
+    first cell after the first setup cell that is not a setup cell; None where nothing is watched."""
+    given = [c.source for c in pristine.notebook.cells if c.cell_type == "code" and role(c) != "work"]
+    text = watch_text(pristine.spec, sandbox.kept.get(pristine.name, []), given)
+    first = next((c.index for c in cells if c.role == "setup"), None)
+    at = next((c.index for c in cells if c.role != "setup" and first is not None and c.index > first), None)
+    return {"watch": text, "watch_at": at} if text is not None and at is not None else None
 
 
 def expected_outcomes(pristine: Pristine, sandbox: Sandbox, seed: int) -> Expected:
@@ -90,11 +104,12 @@ def expected_outcomes(pristine: Pristine, sandbox: Sandbox, seed: int) -> Expect
         expected.problem = f"no solutions/{pristine.name} beside the exercises"
         return expected
     try:
-        restored, _, _, _ = prepare(pristine.solution, pristine, sandbox.limits, published=False)
-        token = secrets.token_hex(16)
+        restored, cells, _, _ = prepare(pristine.solution, pristine, sandbox.limits, published=False)
+        token, watch = secrets.token_hex(16), _watch(pristine, sandbox, cells)
         reply = run_notebook(sandbox, restored, pristine.name,
                              job_text(expected.cases, pristine.spec, token, sandbox.kept.get(pristine.name, []),
-                                      [c.source for c in restored.cells if c.cell_type == "code"]))
+                                      [c.source for c in restored.cells if c.cell_type == "code"], watch is not None),
+                             watch)
         text = (reply.get("graded") or {}).get("text")
         if text is None:
             expected.problem = f"the solution's run ended with {reply.get('ended') or reply.get('detail')!r}"

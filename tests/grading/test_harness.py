@@ -701,3 +701,34 @@ def test_a_function_of_a_timed_cell_is_the_cells_and_one_from_another_text_is_no
     assert Frame.f_code.co_filename == "<timed exec>"
     assert harness.Sources([cell, "x = 1"]).foreign(Frame) is None
     assert "in no %time or %%time" in harness.Sources(["%%time\ndef scaled(x):\n    return x\n"]).foreign(Frame)
+
+
+def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_graded_calls():
+    """(Round 38t) A reference function the grading copy keeps, called before the graded calls: from the notebook's
+    code it counts, by any route (here a ``functools.partial`` that ``map`` calls from C); from a cell the exercise
+    hands out as it is, it does not; from code compiled under such a cell's name, not what its text compiles to, it
+    counts. The function still computes what it did, and gets its own code back when the watch closes."""
+    import linecache
+
+    from pagedlab import memory
+
+    given = "from pagedlab import memory\nfirst = memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)\n"
+    mine = ("import functools\n"
+            "table = list(map(functools.partial(memory.kv_cache_bytes, 1, 1, 1, 1), [1, 2], [2, 2]))\n")
+    own = memory.kv_cache_bytes.__code__
+    for name, text in (("<given>", given), ("<mine>", mine)):
+        linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
+    watch = harness.Watch(["pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape"], [given])
+    try:
+        ns: dict = {}
+        exec(compile(given, "<given>", "exec"), ns)
+        assert watch.calls == {} and ns["first"] == 4
+        exec(compile(mine, "<mine>", "exec"), ns)
+        assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 2} and ns["table"] == [4, 8]
+        exec(compile("memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)\n", "<given>", "exec"), ns)
+        assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 3}
+    finally:
+        watch.close()
+        for name in ("<given>", "<mine>"):
+            linecache.cache.pop(name, None)
+    assert memory.kv_cache_bytes.__code__ is own and harness.WATCH not in vars(memory)
