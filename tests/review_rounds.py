@@ -6218,7 +6218,7 @@ def naive_attention(q, k, v, causal: bool = False):
     return _ir["naive_attention"](q, k, v, causal)
 ''', 'attention-work': r'''# (done above)
 '''}),
-"ex01's published solution as TorchScript parsed from graph text in each graded call": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''import base64
+    "ex01's published solution as TorchScript parsed from graph text in each graded call": ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''import base64
 
 _ir = {}
 for _name, _b in (("causal_mask", "Z3JhcGgoJW5fcS4xIDogaW50LAogICAgICAlbl9rLjEgOiBpbnQpOgogICUyIDogTm9uZVR5cGUgPSBwcmltOjpDb25zdGFudCgpCiAgJTMgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0xXSgpCiAgJTQgOiBpbnQgPSBwcmltOjpDb25zdGFudFt2YWx1ZT0wXSgpCiAgJTUgOiBUZW5zb3IgPSBhdGVuOjphcmFuZ2UoJW5fcS4xLCAlMiwgJTIsICUyLCAlMikKICAlaS4xIDogVGVuc29yID0gYXRlbjo6dW5zcXVlZXplKCU1LCAlMykKICAlNyA6IFRlbnNvciA9IGF0ZW46OmFyYW5nZSglbl9rLjEsICUyLCAlMiwgJTIsICUyKQogICVqLjEgOiBUZW5zb3IgPSBhdGVuOjp1bnNxdWVlemUoJTcsICU0KQogICU5IDogaW50ID0gYXRlbjo6c3ViKCVuX2suMSwgJW5fcS4xKQogICUxMCA6IFRlbnNvciA9IGF0ZW46OmFkZCglaS4xLCAlOSwgJTMpCiAgJTExIDogVGVuc29yID0gYXRlbjo6bGUoJWouMSwgJTEwKQogIHJldHVybiAoJTExKQo="),
@@ -6501,60 +6501,6 @@ def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_
             pick, pick_tile = idx, tile
     return pick
 '''}),
-    "ex04b's tables of perf_lab's answers, the module a for loop's target": ('ATTACKS', 'ex04b_performance_lab', {'choose-work': r'''# (BLOCK_M, BLOCK_N, num_warps, num_stages), three or more
-MY_CONFIGS = [(64, 64, 4, 2), (128, 64, 8, 2), (128, 128, 8, 2)]
-''', 'predict-resources-work': r'''for _lab in (perf_lab,):
-    _tb, _etf, _ltr = _lab.tile_budget, _lab.exp_time_fraction, _lab.live_tile_registers
-_REGS = {(m, n, w, d): _ltr(m, n, w, d) for m in (64, 128) for n in (32, 64, 128) for w in (4, 8) for d in (64, 128)}
-
-
-def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
-    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
-    regs = _REGS[block_m, block_n, num_warps, head_dim]
-    return {"shared_bytes": 2 * head_dim * (block_m + 2 * num_stages * block_n), "registers": regs,
-            "spills": regs > 255}
-''', 'read-work': r'''def read_report(report: dict) -> dict:
-    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
-    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
-    counts = report["sass"]
-    has = lambda op: counts.get(op, 0) > 0
-    out = {}
-    out["registers"] = report["registers"]
-    out["spill_bytes"] = report["spill_bytes"]
-    out["shared_kib"] = report["shared_bytes"] / 2 ** 10
-    out["matrix"] = ("HMMA", "HGMMA")[has("HGMMA")]
-    out["loads"] = ("LDGSTS", "UTMALDG")[has("UTMALDG")]
-    return out
-''', 'exp-work': r'''def exp2_per_score(report: dict) -> float:
-    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
-    threads = 32 * report["num_warps"]
-    loops = 2   # the masked diagonal loop and the unmasked one each hold their own exp2
-    return report["sass"]["MUFU.EX2"] * threads / (loops * report["block_m"] * report["block_n"])
-''', 'budget-work': r'''_BUDGETS = {(m, n, d, f, e): _tb(m, n, d, f, e) for m in (32, 64, 128, 256) for n in (16, 32, 64, 128)
-            for d in (64, 128, 256) for f in (1024, 4096) for e in (16, 32)}
-
-
-def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
-                exp_per_clock: float = 16) -> dict:
-    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
-    return dict(_BUDGETS[block_m, block_n, head_dim, mma_flops_per_clock, exp_per_clock])
-''', 'bwd-work': r'''_BACK = {(d, f, e): _etf(d, "bwd", f, e) for d in (64, 96, 128, 256) for f in (1024, 4096) for e in (16, 32)}
-
-
-def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
-    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
-    return _BACK[head_dim, mma_flops_per_clock, exp_per_clock]
-''', 'predict-work': r'''def predict(reports: list[dict]) -> int:
-    """Index of the report of the configuration that should run fastest on an H100."""
-    pick, pick_tile = None, None
-    for idx, rep in enumerate(reports):
-        if rep["arch"] != 90 or rep["spill_bytes"]:
-            continue  # Ampere reports and spilling configurations are out
-        tile = (rep["block_m"], rep["block_n"])
-        if pick_tile is None or tile > pick_tile:
-            pick, pick_tile = idx, tile
-    return pick
-'''}),
     "ex05's table of ModelShape.kv_bytes_per_token, called on a parameter named self": ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
                    bytes_per_element: int) -> int:
     """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
@@ -6775,3 +6721,13 @@ def softmax(x, block=16):
     return out
 '''}),
 }
+
+
+# The same learner with the route varied: the module bound as a loop's target instead of passed as an argument.
+_ARGUMENT = ROUND_38T["ex04b's tables of perf_lab's answers, the module passed as an argument"]
+ROUND_38T["ex04b's tables of perf_lab's answers, the module a for loop's target"] = (
+    'ATTACKS', 'ex04b_performance_lab', {**_ARGUMENT[2], 'predict-resources-work': _ARGUMENT[2][
+        'predict-resources-work'].replace(
+        "def _rules_of(lab):\n    return lab.tile_budget, lab.exp_time_fraction, lab.live_tile_registers\n\n\n"
+        "_tb, _etf, _ltr = _rules_of(perf_lab)",
+        "for _lab in (perf_lab,):\n    _tb, _etf, _ltr = _lab.tile_budget, _lab.exp_time_fraction, _lab.live_tile_registers")})
