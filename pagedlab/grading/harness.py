@@ -1,10 +1,12 @@
 """The grading kernel's side: one silent cell, after the notebook's last, that makes the graded calls.
 
-Nothing of the grader is in the kernel while learner cells run. The supervisor (:mod:`pagedlab.grading.run`) sends
+Nothing of the driver is in the kernel while learner cells run. The supervisor (:mod:`pagedlab.grading.run`) sends
 this module's source, the job (the cases, their arrays, a one-time token, where to write) and a call to
 :func:`drive` as one cell (:func:`driver_cell`) only after the last learner cell has run. So no learner cell can
 find the graded inputs in memory (``gc.get_objects()``), reach a driver function or its flags, or know the token
-the grader expects back. The driver then
+the grader expects back. (Before the first learner cell, another silent cell (:func:`watch_cell`) starts a
+:class:`Watch` of the reference functions the grading copy keeps: it holds no input and no token, only counts.)
+The driver then
 
 * resolves the given constants (``pagedlab.memory:LLAMA_7B``): a graded call's names come from the spec, never from
   the learner's namespace;
@@ -16,7 +18,8 @@ the grader expects back. The driver then
   ``@triton.jit`` kernel defined in the notebook wrote it from the inputs, and nothing changed it after
   (:class:`Launches`);
 * records what leaves the watchers' sight: an operator defined outside PyTorch, an installed package's code other
-  than :data:`PACKAGES`, a profile hook replaced, a fork, a Triton kernel not the notebook's;
+  than :data:`PACKAGES`, a profile hook replaced, a fork, a Triton kernel not the notebook's, TorchScript run
+  (:class:`Scripts`), code no cell shows (:class:`Sources`), reference code called before the calls (:class:`Watch`);
 * runs every step in the notebook's namespace, catching every exception (``SystemExit`` included) as an outcome,
   and records a thread a graded call starts (the op watcher sees only its own thread);
 * writes ``{"token", "outcomes", "tripped"}`` with its own small encoder to a file name the learner could not know,
