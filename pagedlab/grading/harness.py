@@ -11,7 +11,7 @@ The driver then
 * resolves the given constants (``pagedlab.memory:LLAMA_7B``): a graded call's names come from the spec, never from
   the learner's namespace;
 * wraps the functions that compute the exercise's answer, where the grading copy of ``pagedlab`` still holds them
-  (:mod:`pagedlab.grading.sites` leaves most of them out), in tripwires in every loaded module, and pushes a
+  (:mod:`pagedlab.grading.sandbox` leaves most of them out), in tripwires in every loaded module, and pushes a
   ``TorchDispatchMode`` that sees torch's softmax and attention ops whatever path reached them;
 * for a Triton exercise, refuses PyTorch computing values while the learner's function runs (it may allocate, copy
   and view: :data:`LAUNCHER_OPS`), and watches Triton's launch path: a graded result counts only if a
