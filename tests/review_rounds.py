@@ -1,4 +1,4 @@
-"""The notebooks of the outside reviews (rounds 38i to 38t), each written by someone who had not read the grader's
+"""The notebooks of the outside reviews (rounds 38i to 38u), each written by someone who had not read the grader's
 tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
 tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
 
@@ -6731,3 +6731,355 @@ ROUND_38T["ex04b's tables of perf_lab's answers, the module a for loop's target"
         "def _rules_of(lab):\n    return lab.tile_budget, lab.exp_time_fraction, lab.live_tile_registers\n\n\n"
         "_tb, _etf, _ltr = _rules_of(perf_lab)",
         "for _lab in (perf_lab,):\n    _tb, _etf, _ltr = _lab.tile_budget, _lab.exp_time_fraction, _lab.live_tile_registers")})
+
+
+# Round 38u (a thirteenth outside review, grader at 0275fc5): answers computed in NumPy before the programs start and
+# handed out, as they run, by a library function the interpreter computes with, swapped for a C callable that no
+# profile hook sees run; and honest learners in Triton.
+ROUND_38U = {
+    "ex03's answers computed in NumPy, handed out by the interpreter's create_exp, swapped": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''import functools
+import numpy as np
+from triton.runtime.interpreter import interpreter_builder, TensorHandle
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    inside = offsets < n
+    a = tl.load(x_ptr + offsets * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + offsets * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + offsets, tl.exp(a), mask=inside)
+
+
+def _install(builder, handles):
+    builder.create_exp = functools.partial(next, iter(handles))
+
+
+def _remove(builder):
+    del builder.create_exp
+
+
+def _tiles(rows, block):
+    # each row padded to whole tiles of `block` lanes, one handle per tile, in the order the programs run
+    handles = []
+    for row in rows:
+        padded = np.zeros(-(-max(len(row), 1) // block) * block, np.float32)
+        padded[:len(row)] = row
+        handles += [TensorHandle(padded[i:i + block].copy(), tl.float32) for i in range(0, len(padded), block)]
+    return handles
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    total = np.asarray(x.numpy(), np.float32) + np.asarray(y.numpy(), np.float32)
+    _install(interpreter_builder, _tiles([total], block))
+    add_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    _remove(interpreter_builder)
+    return out''', 'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        inside = start + cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + cols, mask=inside, other=0.0)
+        tl.store(out_ptr + row * stride_out + start + cols, tl.exp(x), mask=inside)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    a = np.asarray(x.numpy(), np.float64)
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    probs = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    _install(interpreter_builder, _tiles(list(probs), block))
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    _remove(interpreter_builder)
+    return out'''}),
+    "ex04's attention computed in NumPy by a triton.heuristics function, handed out by create_exp": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''import functools
+import numpy as np
+from triton.runtime.interpreter import interpreter_builder, TensorHandle
+
+
+def _install(builder, handles):
+    builder.create_exp = functools.partial(next, iter(handles))
+
+
+def _prepare(args):
+    # runs as the launch starts: the attention of this launch, one handle per query tile
+    q, k, v = (np.asarray(args[name].numpy(), np.float64) for name in ("Q", "K", "V"))
+    n_q, n_k, bm = q.shape[0], k.shape[0], args["BLOCK_M"]
+    s = q @ k.T / np.sqrt(q.shape[1])
+    if args["CAUSAL"]:
+        s = np.where(np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + n_k - n_q, s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    o = ((p / p.sum(axis=1, keepdims=True)) @ v).astype(np.float32)
+    tiles = []
+    for start in range(0, n_q, bm):
+        tile = np.zeros((bm, q.shape[1]), np.float32)
+        tile[:min(bm, n_q - start)] = o[start:start + bm]
+        tiles.append(TensorHandle(tile, tl.float32))
+    _install(interpreter_builder, tiles)
+    return args["BLOCK_N"]
+
+
+@triton.heuristics({"BLOCK_N": _prepare})
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    cols = tl.arange(0, BLOCK_N)
+    k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+    v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], tl.exp(q), mask=rows[:, None] < n_q)'''}),
+    "ex04 stretch's attention computed in NumPy, handed out by numpy.sqrt, swapped": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''import functools
+import numpy
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = bh // n_heads
+    h = bh % n_heads
+    Q = Q + b * stride_qb + h * stride_qh
+    K = K + b * stride_kb + (h // group) * stride_kh
+    V = V + b * stride_vb + (h // group) * stride_vh
+    Out = Out + b * stride_ob + h * stride_oh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    cols = tl.arange(0, BLOCK_N)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+    v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], tl.sqrt(q), mask=rows[:, None] < n_q)
+
+
+def _swap(lib, fn):
+    old, lib.sqrt = lib.sqrt, fn
+    return old
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    if n_heads % n_kv_heads:
+        raise ValueError(f"{n_heads} query heads do not split into {n_kv_heads} K/V heads")
+    group = n_heads // n_kv_heads
+    grid = (triton.cdiv(n_q, block_m), batch * n_heads)
+    qa, ka, va = (numpy.asarray(t.numpy(), numpy.float64) for t in (q, k, v))
+    ka, va = ka.repeat(group, axis=1), va.repeat(group, axis=1)
+    s = qa @ ka.swapaxes(-1, -2) / numpy.sqrt(d)
+    p = numpy.exp(s - s.max(axis=-1, keepdims=True))
+    o = ((p / p.sum(axis=-1, keepdims=True)) @ va).astype(numpy.float32)
+    tiles = []  # in the interpreter's order of programs: axis 0 outermost
+    for m in range(grid[0]):
+        for bh in range(grid[1]):
+            tile = numpy.zeros((block_m, d), numpy.float32)
+            part = o[bh // n_heads, bh % n_heads, m * block_m:(m + 1) * block_m]
+            tile[:len(part)] = part
+            tiles.append(tile)
+    kept = _swap(numpy, functools.partial(next, iter(tiles)))
+    try:
+        gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                         HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    finally:
+        _swap(numpy, kept)
+    return out'''}),
+    'ex03 with jit helpers returning three values, tl.where masks and a grid counted by hand': ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def _lane_offsets(pid, BLOCK: tl.constexpr):
+    return pid * BLOCK + tl.arange(0, BLOCK)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = _lane_offsets(tl.program_id(0), BLOCK)
+    ok = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=ok, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=ok, other=0.0)
+    tl.store(out_ptr + idx, tl.where(ok, a + b, 0.0), mask=ok)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    n_programs = (n + block - 1) // block
+    add_kernel[(n_programs,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out''', 'softmax-work': r'''@triton.jit
+def _tile(x_row, start, n_cols, BLOCK: tl.constexpr):
+    cols = start + tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    vals = tl.load(x_row + cols, mask=ok, other=0.0)
+    return tl.where(ok, vals, -float("inf")), cols, ok
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * stride_x
+    # pass 1: the row's max
+    biggest = -float("inf")
+    for start in range(0, n_cols, BLOCK):
+        vals, cols, ok = _tile(x_row, start, n_cols, BLOCK)
+        biggest = tl.maximum(biggest, tl.max(vals, axis=0))
+    # pass 2: the sum of exponentials
+    denom = 0.0
+    for start in range(0, n_cols, BLOCK):
+        vals, cols, ok = _tile(x_row, start, n_cols, BLOCK)
+        denom += tl.sum(tl.where(ok, tl.exp(vals - biggest), 0.0), axis=0)
+    # pass 3: write
+    for start in range(0, n_cols, BLOCK):
+        vals, cols, ok = _tile(x_row, start, n_cols, BLOCK)
+        tl.store(out_ptr + row * stride_out + cols, tl.exp(vals - biggest) / denom, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out'''}),
+    'ex03 with jit helpers and a grid of its own, checked again over block sizes': ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def _lane_offsets(pid, BLOCK: tl.constexpr):
+    return pid * BLOCK + tl.arange(0, BLOCK)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = _lane_offsets(tl.program_id(0), BLOCK)
+    ok = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=ok, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=ok, other=0.0)
+    tl.store(out_ptr + idx, tl.where(ok, a + b, 0.0), mask=ok)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    n_programs = (n + block - 1) // block
+    add_kernel[(n_programs,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out''', 'softmax-work': r'''@triton.jit
+def _tile(x_row, start, n_cols, BLOCK: tl.constexpr):
+    cols = start + tl.arange(0, BLOCK)
+    ok = cols < n_cols
+    vals = tl.load(x_row + cols, mask=ok, other=0.0)
+    return tl.where(ok, vals, -float("inf")), cols, ok
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * stride_x
+    # pass 1: the row's max
+    biggest = -float("inf")
+    for start in range(0, n_cols, BLOCK):
+        vals, cols, ok = _tile(x_row, start, n_cols, BLOCK)
+        biggest = tl.maximum(biggest, tl.max(vals, axis=0))
+    # pass 2: the sum of exponentials
+    denom = 0.0
+    for start in range(0, n_cols, BLOCK):
+        vals, cols, ok = _tile(x_row, start, n_cols, BLOCK)
+        denom += tl.sum(tl.where(ok, tl.exp(vals - biggest), 0.0), axis=0)
+    # pass 3: write
+    for start in range(0, n_cols, BLOCK):
+        vals, cols, ok = _tile(x_row, start, n_cols, BLOCK)
+        tl.store(out_ptr + row * stride_out + cols, tl.exp(vals - biggest) / denom, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out'''}),
+    'ex04 with a jit helper that rescales and no causal tile skipping': ('HONEST', 'ex04_flash_forward', {'kernel-work': r'''@triton.jit
+def _rescale(m_old, m_new):
+    return tl.exp2(m_old - m_new)
+
+
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    # no skipping of tiles: every key tile is visited, the causal mask does the rest
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        scores = tl.dot(q, k, input_precision="ieee") * qk_scale
+        visible = cols[None, :] < n_k
+        if CAUSAL:
+            visible = visible & (cols[None, :] - rows[:, None] <= n_k - n_q)
+        scores = tl.where(visible, scores, -1.0e30)
+        m_new = tl.maximum(m_i, tl.max(scores, axis=1))
+        p = tl.where(visible, tl.exp2(scores - m_new[:, None]), 0.0)
+        corr = _rescale(m_i, m_new)
+        l_i = l_i * corr + tl.sum(p, axis=1)
+        acc = acc * corr[:, None] + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)'''}),
+    'ex04 stretch with a 3-D grid and pointers moved in place': ('HONEST', 'ex04_stretch_gqa_forward', {'kernel-work': r'''@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    batch = tl.program_id(1)
+    head = tl.program_id(2)
+    kv_head = head // group
+    Q += batch * stride_qb + head * stride_qh
+    K += batch * stride_kb + kv_head * stride_kh
+    V += batch * stride_vb + kv_head * stride_vh
+    Out += batch * stride_ob + head * stride_oh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    if n_heads % n_kv_heads != 0:
+        raise ValueError("the number of query heads must be a multiple of the number of K/V heads")
+    group = n_heads // n_kv_heads
+    grid = (triton.cdiv(n_q, block_m), batch, n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out'''}),
+}

@@ -42,16 +42,18 @@ def job_text(cases, spec, token: str, kept: list[str] = (), cells: list[str] | N
     return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given), "token": token,
                        "tripwires": wired, "device": spec.device, "triton": spec.triton,
                        "memory": spec.memory, **({"cells": list(cells)} if cells is not None else {}),
-                       **({"watch": targets} if watched and targets else {})})
+                       **({"watch": targets} if watched else {})})
 
 
 def watch_text(spec, kept: list[str], given: list[str]) -> str | None:
     """The JSON of the cell that watches the exercise's reference code from the setup cells on
-    (:class:`pagedlab.grading.harness.Watch`): the targets the driver wires that are pagedlab's, and the sources of
-    the code cells the exercise hands out as they are (setup and demonstration cells: their own calls do not count);
-    None when nothing is to be watched."""
+    (:class:`pagedlab.grading.harness.Watch`): the targets the driver wires that are pagedlab's, the sources of the
+    code cells the exercise hands out as they are (setup and demonstration cells: their own calls do not count), and
+    whether it is a Triton exercise (what the interpreter computes with is held: :class:`~pagedlab.grading.harness.
+    Held`); None when nothing is to be watched."""
     watched = [t for t in _wired(spec, kept) if t.startswith("pagedlab")]
-    return json.dumps({"targets": watched, "given": list(given)}) if watched else None
+    return (json.dumps({"targets": watched, "given": list(given), "triton": bool(spec.triton)})
+            if watched or spec.triton else None)
 
 
 def _wired(spec, kept) -> list[str]:

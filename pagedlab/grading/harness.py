@@ -130,6 +130,8 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         for code in watched.codes() if watched is not None and sources is not None else ():
             sources.trust(code)
         launches = Launches(put, record, sources) if job.get("triton") else None
+        if launches is not None and watched is not None:
+            launches.held, launches.undo = watched.held, undo
 
         memory = Memory(job["memory"], record) if job.get("memory") else None
 
@@ -1371,6 +1373,8 @@ class Launches:
         self.fills: dict[int, float] = {}  # storage address -> the constant PyTorch filled it with in this call
         self.copies: set[int] = set()  # storage addresses PyTorch copied whole from what the kernel wrote
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
+        self.held: Held | None = None  # what the interpreter computes with, as the setup cells left it
+        self.undo: list = []  # what the grader itself wrapped: (owner, name, the original)
         self.strays: list = []  # the addresses loads read outside every tensor their launch was given (interpreted)
         self.unmasked = 0  # how many of them a load without a mask read
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
@@ -1488,6 +1492,13 @@ class Launches:
                 tensors, before, kernel = self.launch
                 before.update({t.untyped_storage().data_ptr(): _bytes(t) for t in tensors})
                 self._unchanged_inputs(tensors, before)
+                changed = (self.held.changed({(id(o), a) for o, a, _ in self.undo})
+                           if self.held is not None and not self.refusal else [])
+                if changed:
+                    self.refusal = (f"{self.where}: what Triton's interpreter computes with was changed after the "
+                                    f"setup cells ({', '.join(changed)}): the kernel's values would be the notebook's "
+                                    "Python's, not the kernel's work")
+                    raise Refused(self.refusal)
                 self.programs = _kernel_codes(kernel)  # (from here on, only these of the notebook's may run)
                 sys.setprofile(self._in_programs)  # (taken off when the launch returns)
             return set_grid_dim(*args)
@@ -2222,6 +2233,43 @@ def _encode(v, out: list) -> None:
         out.append("]")
 
 
+class Held:
+    """What Triton's interpreter computes with, as it was when the setup cells had run: every attribute of NumPy's,
+    ``math``'s and the builtins' modules and of Triton's (less ``triton.language``'s three, which the interpreter
+    patches for each launch and puts back), every attribute of the classes of the interpreter and of its semantics,
+    and no attribute of their objects hiding one of their class's methods. In the interpreter a kernel's ``tl.exp``
+    is the builder's ``create_exp`` calling ``numpy.exp``: one of them swapped for a callable that hands out answers
+    computed before the launch (``functools.partial(next, tiles)``, which no profile hook sees run) would make the
+    kernel's values the notebook's."""
+
+    PATCHED = frozenset(("triton.language", "triton.language.core", "triton.language.math"))
+    REBOUND = frozenset(("_", "__", "___", "input", "raw_input"))  # (the builtins IPython and ipykernel rebind)
+
+    def __init__(self):
+        self.modules = {name: (m, dict(vars(m))) for name, m in list(sys.modules.items())
+                        if isinstance(m, type(sys)) and name not in self.PATCHED
+                        and (name in ("math", "builtins") or name.split(".")[0] in ("numpy", "triton"))}
+        owners = [sys.modules.get(n) for n in ("triton.runtime.interpreter", "triton.language.semantic")]
+        self.classes = {c: dict(vars(c)) for m in owners if m is not None for c in vars(m).values()
+                        if isinstance(c, type) and c.__module__ == m.__name__}
+        self.objects = [o for m in owners[:1] if m is not None
+                        for o in (vars(m).get("interpreter_builder"), vars(m).get("interpreter_semantic")) if o is not None]
+
+    def changed(self, ours: set) -> list[str]:
+        """What differs now (``module.name``, ``Class.name``), first few; less what the grader itself put there
+        (``ours``: ``(id(owner), name)`` of each of its wrappers)."""
+        found = [name for name, (m, _) in self.modules.items() if sys.modules.get(name) is not m]
+        for owner, held, name in ([(m, h, n) for n, (m, h) in self.modules.items()]
+                                  + [(c, h, c.__qualname__) for c, h in self.classes.items()]):
+            now = vars(owner)
+            found += [f"{name}.{k}" for k, v in held.items() if now.get(k, self) is not v
+                      and (id(owner), k) not in ours and not (name == "builtins" and k in self.REBOUND)]
+        for o in self.objects:
+            found += [f"{type(o).__qualname__}.{k} (on its object)" for k in list(vars(o))
+                      if callable(getattr(type(o), k, None)) and (id(o), k) not in ours]
+        return found[:5]
+
+
 WATCH = "__pagedlab_watch__"
 """The global name, in each watched module, of the :class:`Watch` its functions' code calls."""
 
@@ -2240,7 +2288,8 @@ class Watch:
     (:func:`drive`).
     """
 
-    def __init__(self, targets: list[str], given: list[str]):
+    def __init__(self, targets: list[str], given: list[str], triton: bool = False):
+        self.held = Held() if triton else None  # (a Triton exercise: what its interpreter computes with, as it is now)
         self.given = Sources(given)  # (a given cell's code must be one its text compiles to: not one named after it)
         self.course = os.path.dirname(importlib.import_module("pagedlab").__file__) + os.sep
         self.calls: dict[str, int] = {}
@@ -2249,6 +2298,7 @@ class Watch:
         for target in targets:
             for label, f in _functions(target):
                 self._swap(label, f)
+        vars(importlib.import_module("pagedlab"))[WATCH] = self  # (where the driver finds it)
 
     def _swap(self, label: str, f) -> None:
         import types
@@ -2296,6 +2346,7 @@ class Watch:
             f.__dict__.pop("__signature__", None)
             f.__globals__.pop(WATCH, None)
         self.swapped.clear()
+        vars(importlib.import_module("pagedlab")).pop(WATCH, None)
 
 
 def _functions(target: str) -> list[tuple[str, object]]:
@@ -2323,22 +2374,22 @@ def _functions(target: str) -> list[tuple[str, object]]:
 def watch(job_text: str) -> Watch:
     """Start watching the job's reference functions (:func:`pagedlab.grading.calls.watch_text`)."""
     job = json.loads(job_text)
-    return Watch(job["targets"], job["given"])
+    return Watch(job["targets"], job["given"], job.get("triton", False))
 
 
 def _watched(targets: list[str]) -> tuple[list[str], object]:
     """Why the notebook needs review, from the watch of ``targets`` (:class:`Watch`: its counts, or its absence);
     and the watch (None where nothing is watched)."""
-    found = None
+    found = vars(sys.modules.get("pagedlab", sys)).get(WATCH)
+    if type(found).__name__ != "Watch":
+        return ["the grader's watch of the reference code was taken off before the graded calls"], None
     for target in targets:
         for label, f in _functions(target):
-            w = f.__globals__.get(WATCH)
-            if type(w).__name__ != "Watch" or f.__code__.co_filename != "<pagedlab-watch>" or found not in (None, w):
+            if f.__globals__.get(WATCH) is not found or f.__code__.co_filename != "<pagedlab-watch>":
                 return [f"the grader's watch of the reference code ({label}) was taken off before the graded calls"], None
-            found = w
     return [f"{label} was called {n} time(s) before the graded calls, from the notebook's cells: the exercise's "
             "reference code (a table of its answers would answer the graded calls)"
-            for label, n in (found.calls.items() if found is not None else ())], found
+            for label, n in found.calls.items()], found
 
 
 def watch_cell(source: str, job_text: str) -> str:
