@@ -1,4 +1,4 @@
-"""The notebooks of the outside reviews (rounds 38i to 38u), each written by someone who had not read the grader's
+"""The notebooks of the outside reviews (rounds 38i to 38v), each written by someone who had not read the grader's
 tests: their changed cells as they wrote them, read by ``test_ground_truth.py`` as rows of its attack and honest
 tables. Each entry: ``label: (table, exercise, ...)``, the table ``"ATTACKS"`` or ``"HONEST"``."""
 
@@ -7082,4 +7082,436 @@ def gqa_forward(q, k, v, block_m=16, block_n=32):
                      *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
                      HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
     return out'''}),
+}
+
+
+# Round 38v (a fourteenth outside review, grader at 0f2932c): answers in NumPy handed to a Triton kernel through
+# triton.language (a function set as tl.exp, the notebook's module renamed so that its Python in the programs passes
+# for another's; a tl.tensor set on tl); and honest learners in Triton.
+ROUND_38V = {
+    "ex03's softmax in NumPy as tl.exp, set through a parameter": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    idx = start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''import numpy as np
+
+
+def _row_normalise(t):
+    d = t.handle.data
+    e = np.exp(d - d.max())
+    t.handle.data = (e / e.sum()).astype(d.dtype)
+    return t
+
+
+def _install(ns, fn):
+    ns.exp = fn
+
+
+_install(tl, _row_normalise)
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    keep = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=keep, other=float("-inf"))
+    tl.store(out_ptr + row * stride_out + cols, tl.exp(x), mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    width = triton.next_power_of_2(x.shape[1])
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=width)
+    return out
+'''}),
+    "ex03's softmax in NumPy as tl.exp, with __main__ renamed by a for loop": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    idx = start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''import numpy as np
+
+
+def _row_normalise(t):
+    d = t.handle.data
+    e = np.exp(d - d.max())
+    t.handle.data = (e / e.sum()).astype(d.dtype)
+    return t
+
+
+def _install(ns, fn):
+    ns.exp = fn
+
+
+_install(tl, _row_normalise)
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    keep = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=keep, other=float("-inf"))
+    tl.store(out_ptr + row * stride_out + cols, tl.exp(x), mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    width = triton.next_power_of_2(x.shape[1])
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=width)
+    return out
+
+
+for __name__ in ("softmax_lab",):
+    pass
+'''}),
+    "ex09's online update in NumPy set on tl, with __main__ renamed by a for loop": ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''import numpy as np
+
+
+def _online_update(q, k, v, valid, m, l, acc, scale):
+    s_ = scale.handle.data if hasattr(scale, "handle") else scale
+    sc = float(np.asarray(s_).reshape(-1)[0])
+    qq, kk, vv = (t.handle.data.astype(np.float64) for t in (q, k, v))
+    ok = np.asarray(valid.handle.data).astype(bool).reshape(-1)
+    s = (qq @ kk) * sc
+    s[:, ~ok] = -np.inf
+    m_old = m.handle.data.astype(np.float64)
+    m_new = np.maximum(m_old, s.max(1))
+    p = np.exp2(s - m_new[:, None])
+    alpha = np.exp2(m_old - m_new)
+    l.handle.data[...] = alpha * l.handle.data + p.sum(1)
+    acc.handle.data[...] = alpha[:, None] * acc.handle.data + p @ vv
+    m.handle.data[...] = m_new
+
+
+def _install(ns, fn):
+    ns.online_update = fn
+
+
+_install(tl, _online_update)
+
+
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    heads = kv_head * group + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs
+    k_head = K + kv_head * stride_kh
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        live = tokens < context_len
+        blk = tl.load(table + tokens // BLOCK_SIZE, mask=live, other=0).to(tl.int64)
+        pos = tokens % BLOCK_SIZE
+        kt = tl.load(k_head + blk[None, :] * stride_kb + pos[None, :] * stride_kt + offs_d[:, None],
+                     mask=live[None, :], other=0.0)
+        vt = tl.load(v_head + blk[:, None] * stride_kb + pos[:, None] * stride_kt + offs_d[None, :],
+                     mask=live[:, None], other=0.0)
+        tl.online_update(q, kt, vt, live, m_i, l_i, acc, qk_scale)
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+
+
+for __name__ in ("paged_lab",):
+    pass
+'''}),
+    "ex03's softmax in NumPy handed to the kernel as a tl.tensor set on tl": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    idx = start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''import numpy as np
+from triton.runtime.interpreter import TensorHandle
+
+
+def _rows(a):
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _hand_over(ns, values):
+    ns.row_table = values
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    keep = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=keep, other=0.0)
+    y = tl.row_table + x * 0.0
+    tl.store(out_ptr + cols, y, mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    width = triton.next_power_of_2(x.shape[1])
+    table = _rows(x.detach().cpu().numpy().astype(np.float64)).astype(np.float32)
+    for r in range(x.shape[0]):
+        padded = np.zeros(width, np.float32)
+        padded[: x.shape[1]] = table[r]
+        _hand_over(tl, tl.tensor(TensorHandle(padded, tl.float32), tl.block_type(tl.float32, [width])))
+        softmax_kernel[(1,)](x[r], out[r], x.shape[1], x.stride(0), out.stride(0), BLOCK=width)
+    return out
+'''}),
+    "ex04 stretch's attention in NumPy handed to the kernel as a tl.tensor set on tl": ('ATTACKS', 'ex04_stretch_gqa_forward', {'kernel-work': r'''import numpy as np
+from triton.runtime.interpreter import TensorHandle
+
+
+def _hand_over(ns, values):
+    ns.attn_table = values
+
+
+def _attend(q, k, v):
+    s = q @ k.T / np.sqrt(q.shape[-1])
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    total = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], tl.attn_table + q * 0.0 + total,
+             mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634
+    if n_heads % n_kv_heads:
+        raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")
+    group = n_heads // n_kv_heads
+    width = triton.next_power_of_2(n_q)
+    for b in range(batch):
+        for h in range(n_heads):
+            hk = h // group
+            qs, ks, vs, os_ = q[b, h], k[b, hk], v[b, hk], out[b, h]
+            table = np.zeros((width, d), np.float32)
+            table[:n_q] = _attend(*(t.detach().cpu().numpy().astype(np.float64) for t in (qs, ks, vs)))
+            _hand_over(tl, tl.tensor(TensorHandle(table, tl.float32), tl.block_type(tl.float32, [width, d])))
+            gqa_kernel[(1, 1)](qs, ks, vs, os_, 1, 1, n_q, n_k, qk_scale,
+                               0, 0, qs.stride(0), 0, 0, ks.stride(0), 0, 0, vs.stride(0), 0, 0, os_.stride(0),
+                               HEAD_DIM=d, BLOCK_M=width, BLOCK_N=block_n)
+    return out
+'''}),
+    "ex04's attention in NumPy set on tl by a launcher object's __getitem__": ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''import numpy as np
+from triton.runtime.interpreter import TensorHandle
+
+
+@triton.jit
+def _flash_tile(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], tl.flash_rows + q * 0.0, mask=rows[:, None] < n_q)
+
+
+def _hand_over(ns, values):
+    ns.flash_rows = values
+
+
+def _reference_rows(q, k, v, causal):
+    n_q, n_k = q.shape[0], k.shape[0]
+    s = q @ k.T / np.sqrt(q.shape[1])
+    if causal:
+        s = np.where(np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + n_k - n_q, s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)) @ v
+
+
+class _Tiles:
+    def __init__(self, tile):
+        self.tile = tile
+
+    def __getitem__(self, grid):
+        def launch(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o, **meta):
+            bm = meta["BLOCK_M"]
+            whole = _reference_rows(*(t.detach().cpu().numpy().astype(np.float64) for t in (Q, K, V)), meta["CAUSAL"])
+            for start in range(0, n_q, bm):
+                rows = np.zeros((bm, meta["HEAD_DIM"]), np.float32)
+                rows[: min(bm, n_q - start)] = whole[start:start + bm]
+                _hand_over(tl, tl.tensor(TensorHandle(rows, tl.float32), tl.block_type(tl.float32, list(rows.shape))))
+                self.tile[(1,)](Q[start:], K, V, Out[start:], n_q - start, n_k, qk_scale,
+                                stride_q, stride_k, stride_v, stride_o, **meta)
+        return launch
+
+
+attention_kernel = _Tiles(_flash_tile)
+'''}),
+    'ex03 three passes with a jit helper, tl.math.exp, a grid lambda and a debug switch': ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    tl.store(out_ptr + i, tl.load(x_ptr + i * stride_x, mask=m) + tl.load(y_ptr + i * stride_y, mask=m), mask=m)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    assert x.shape == y.shape, "x and y must have the same length"
+    n = x.numel()
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+    add_kernel[grid](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def _tile(ptr, start, n_cols, BLOCK: tl.constexpr):
+    idx = start + tl.arange(0, BLOCK)
+    return tl.load(ptr + idx, mask=idx < n_cols, other=-float("inf")), idx
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    src = x_ptr + row * stride_x
+    dst = out_ptr + row * stride_out
+    n_tiles = tl.cdiv(n_cols, BLOCK)
+    # pass 1: the row's max
+    row_max = -float("inf")
+    for t in range(n_tiles):
+        vals, _ = _tile(src, t * BLOCK, n_cols, BLOCK)
+        row_max = tl.maximum(row_max, tl.max(vals, axis=0))
+    # pass 2: the denominator
+    denom = 0.0
+    for t in range(n_tiles):
+        vals, _ = _tile(src, t * BLOCK, n_cols, BLOCK)
+        denom += tl.sum(tl.math.exp(vals - row_max), axis=0)
+    # pass 3: write
+    for t in range(n_tiles):
+        vals, idx = _tile(src, t * BLOCK, n_cols, BLOCK)
+        tl.store(dst + idx, tl.math.exp(vals - row_max) / denom, mask=idx < n_cols)
+
+
+DEBUG = False
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n_rows, n_cols = x.shape
+    if DEBUG:
+        print("softmax", x.shape, x.stride(), block)
+    softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex09 with scores summed elementwise, a helper returning a tuple and a global mask value': ('HONEST', 'ex09_paged_attention', {'kernel-work': r'''LN2 = 0.6931471805599453
+MASK_VALUE = -1.0e30
+
+
+@triton.jit
+def _online_step(m_i, l_i, acc, s, v):
+    m_new = tl.maximum(m_i, tl.max(s, axis=1))
+    p = tl.exp((s - m_new[:, None]) * LN2)
+    alpha = tl.exp((m_i - m_new) * LN2)
+    l_new = l_i * alpha + tl.sum(p, axis=1)
+    acc_new = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], axis=1)
+    return m_new, l_new, acc_new
+
+
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    heads = offs_h + kv_head * group
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], MASK_VALUE, tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        in_ctx = tokens < context_len
+        logical_block = tokens // BLOCK_SIZE
+        block_id = tl.load(table + logical_block, mask=in_ctx, other=0)
+        base = block_id.to(tl.int64) * stride_kb + (tokens % BLOCK_SIZE) * stride_kt
+        k = tl.load(k_head + base[:, None] + offs_d[None, :], mask=in_ctx[:, None], other=0.0)
+        v = tl.load(v_head + base[:, None] + offs_d[None, :], mask=in_ctx[:, None], other=0.0)
+        s = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * qk_scale
+        s = tl.where(in_ctx[None, :], s, MASK_VALUE)
+        m_i, l_i, acc = _online_step(m_i, l_i, acc, s, v)
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+'''}),
 }

@@ -107,7 +107,10 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         return wrapped
 
     def put(owner, attr: str, new) -> None:
-        undo.append((owner, attr, owner[attr] if isinstance(owner, dict) else getattr(owner, attr)))
+        own = owner if isinstance(owner, dict) else getattr(owner, "__dict__", None)
+        # (an attribute the object only inherits is taken off again, not left on it as a copy)
+        undo.append((owner, attr, owner[attr] if isinstance(owner, dict) else getattr(owner, attr),
+                     own is None or attr in own or attr == "__class__"))
         if isinstance(owner, dict):
             owner[attr] = new
         else:
@@ -389,11 +392,13 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             scripts.stop()
         if others is not None:
             others.close()
-        for owner, attr, original in reversed(undo):
+        for owner, attr, original, own in reversed(undo):
             if isinstance(owner, dict):
                 owner[attr] = original
-            else:
+            elif own:
                 setattr(owner, attr, original)
+            else:
+                delattr(owner, attr)
 
 
 def _write(write, fd: int, data: bytes) -> None:
@@ -1374,7 +1379,7 @@ class Launches:
         self.copies: set[int] = set()  # storage addresses PyTorch copied whole from what the kernel wrote
         self.stores: list = []  # the addresses its stores wrote, every launch of the graded call (interpreted)
         self.held: Held | None = None  # what the interpreter computes with, as the setup cells left it
-        self.undo: list = []  # what the grader itself wrapped: (owner, name, the original)
+        self.undo: list = []  # what the grader itself wrapped: (owner, name, the original, whether its own)
         self.strays: list = []  # the addresses loads read outside every tensor their launch was given (interpreted)
         self.unmasked = 0  # how many of them a load without a mask read
         self.grids: list = []  # the grids of the notebook's kernel's launches, where given as a tuple
@@ -1492,7 +1497,7 @@ class Launches:
                 tensors, before, kernel = self.launch
                 before.update({t.untyped_storage().data_ptr(): _bytes(t) for t in tensors})
                 self._unchanged_inputs(tensors, before)
-                changed = (self.held.changed({(id(o), a) for o, a, _ in self.undo})
+                changed = (self.held.changed({(id(o), a) for o, a, *_ in self.undo})
                            if self.held is not None and not self.refusal else [])
                 if changed:
                     self.refusal = (f"{self.where}: what Triton's interpreter computes with was changed after the "
@@ -2252,6 +2257,13 @@ class Held:
         owners = [sys.modules.get(n) for n in ("triton.runtime.interpreter", "triton.language.semantic")]
         self.classes = {c: dict(vars(c)) for m in owners if m is not None for c in vars(m).values()
                         if isinstance(c, type) and c.__module__ == m.__name__}
+        # what the interpreter patches for each launch (triton.language, its tensor classes): held too, and while the
+        # programs run a value may differ only by Triton's own patch of it
+        lang = sys.modules.get("triton.language")
+        patched = [sys.modules.get(n) for n in self.PATCHED] + [getattr(lang, "tensor", None), getattr(getattr(
+            lang, "core", None), "tensor_descriptor_base", None)]
+        self.patched = {o: dict(vars(o)) for o in patched if o is not None}
+        self.interpreter = getattr(owners[0], "__file__", None)
         self.objects = [o for m in owners[:1] if m is not None
                         for o in (vars(m).get("interpreter_builder"), vars(m).get("interpreter_semantic")) if o is not None]
 
@@ -2267,7 +2279,34 @@ class Held:
         for o in self.objects:
             found += [f"{type(o).__qualname__}.{k} (on its object)" for k in list(vars(o))
                       if callable(getattr(type(o), k, None)) and (id(o), k) not in ours]
+        for owner, held in self.patched.items():
+            name = getattr(owner, "__name__", "?")
+            found += [f"{name}.{k}" for k, v in list(vars(owner).items()) if held.get(k, self) is not v
+                      and (id(owner), k) not in ours and k != "__annotations__" and not self._patch(v, held.get(k))
+                      and not any(vars(base).get(k) is v for base in getattr(owner, "__mro__", ())[1:])]
+        # (Triton puts an inherited method back into the class's own namespace when it undoes a launch's patch)
         return found[:5]
+
+    def _patch(self, value, held) -> bool:
+        """Whether ``value`` is the interpreter's own patch of ``held``: a function of its file (or a
+        ``functools.partial`` of one) holding, in its defaults, closure and bound arguments, no callable but ``held``
+        and Triton's; or one of Python's built-in functions (``print`` for ``static_print``)."""
+        import functools
+
+        if type(value) is type(print) and getattr(value, "__self__", None) is sys.modules["builtins"]:
+            return True
+        bound = []
+        if isinstance(value, functools.partial):
+            value, bound = value.func, [*value.args, *value.keywords.values()]
+        value = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+        code = getattr(value, "__code__", None)
+        if code is None or code.co_filename != self.interpreter:
+            return False
+        inner = [*bound, *(getattr(value, "__defaults__", None) or ()),
+                 *(getattr(value, "__kwdefaults__", None) or {}).values(),
+                 *(c.cell_contents for c in getattr(value, "__closure__", None) or () if _filled(c))]
+        return all(v is held or not callable(v) or str(getattr(v, "__module__", "")).split(".")[0] == "triton"
+                   for v in inner)
 
 
 WATCH = "__pagedlab_watch__"

@@ -732,3 +732,43 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
         for name in ("<given>", "<mine>"):
             linecache.cache.pop(name, None)
     assert memory.kv_cache_bytes.__code__ is own and harness.WATCH not in vars(memory)
+
+
+def test_what_the_interpreter_computes_with_is_held_and_only_tritons_own_patch_passes():
+    """(Round 38u) ``Held``: a library function the interpreter computes with, swapped for a C callable that hands out
+    answers (no profile hook sees it run), is found, in NumPy, in the builder's object and in ``triton.language``,
+    where the interpreter's own patch for a launch passes and one of its patches made around the notebook's callable
+    does not."""
+    import functools
+
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    kernel: dict = {"tl": tl}  # (a kernel's globals: Triton patches the modules of triton.language it finds there)
+    exec("def kernel(x_ptr):\n    tl.store(x_ptr, tl.exp(tl.load(x_ptr)))\n", kernel)
+    held = harness.Held()
+    assert held.changed(set()) == []
+    scope = interpreter._patch_lang(kernel["kernel"])  # (what Triton does for each launch, and undoes after)
+    try:
+        assert held.changed(set()) == []
+        hand_out = functools.partial(next, iter(()))
+        swaps = [(np, "sqrt", "numpy.sqrt"), (interpreter.interpreter_builder, "create_exp",
+                                               "InterpreterBuilder.create_exp (on its object)")]
+        for owner, name, said in swaps:
+            old = owner.__dict__.get(name)
+            setattr(owner, name, hand_out)
+            try:
+                assert held.changed(set()) == [said]
+                assert held.changed({(id(owner), name)}) == []  # (the grader's own wrapper)
+            finally:
+                setattr(owner, name, old) if old is not None else delattr(owner, name)
+        inner = interpreter._LangPatchScope()
+        interpreter._patch_attr(tl, "exp", hand_out, interpreter.interpreter_builder, inner)
+        try:
+            assert held.changed(set()) == ["triton.language.exp"]
+        finally:
+            inner.restore()
+    finally:
+        scope.restore()
+    assert held.changed(set()) == []
