@@ -2240,12 +2240,13 @@ def _encode(v, out: list) -> None:
 
 class Held:
     """What Triton's interpreter computes with, as it was when the setup cells had run: every attribute of NumPy's,
-    ``math``'s and the builtins' modules and of Triton's (less ``triton.language``'s three, which the interpreter
-    patches for each launch and puts back), every attribute of the classes of the interpreter and of its semantics,
-    and no attribute of their objects hiding one of their class's methods. In the interpreter a kernel's ``tl.exp``
-    is the builder's ``create_exp`` calling ``numpy.exp``: one of them swapped for a callable that hands out answers
-    computed before the launch (``functools.partial(next, tiles)``, which no profile hook sees run) would make the
-    kernel's values the notebook's."""
+    ``math``'s and the builtins' modules and of Triton's, every attribute of the classes of the interpreter and of
+    its semantics, and no attribute of their objects hiding one of their class's methods. ``triton.language``'s three
+    modules and its tensor classes, which the interpreter patches for each launch and puts back, are compared apart
+    (:attr:`patched`): there a value may differ only by that patch, and an attribute added counts. In the
+    interpreter a kernel's ``tl.exp`` is the builder's ``create_exp`` calling ``numpy.exp``: any of them swapped for
+    a callable that hands out answers computed before the launch (``functools.partial(next, tiles)``, which no
+    profile hook sees run), or ``tl`` given a tensor made in Python, would make the kernel's values the notebook's."""
 
     PATCHED = frozenset(("triton.language", "triton.language.core", "triton.language.math"))
     REBOUND = frozenset(("_", "__", "___", "input", "raw_input"))  # (the builtins IPython and ipykernel rebind)
