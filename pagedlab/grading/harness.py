@@ -2277,9 +2277,10 @@ class Held:
             now = vars(owner)
             found += [f"{name}.{k}" for k, v in held.items() if now.get(k, self) is not v
                       and (id(owner), k) not in ours and not (name == "builtins" and k in self.REBOUND)]
-        for o in self.objects:
-            found += [f"{type(o).__qualname__}.{k} (on its object)" for k in list(vars(o))
-                      if callable(getattr(type(o), k, None)) and (id(o), k) not in ours]
+        for o in self.objects:  # (a method of its class bound to it is what its class gives: code put back so)
+            found += [f"{type(o).__qualname__}.{k} (on its object)" for k, v in list(vars(o).items())
+                      if callable(getattr(type(o), k, None)) and (id(o), k) not in ours
+                      and not (getattr(v, "__self__", None) is o and getattr(v, "__func__", None) is getattr(type(o), k))]
         for owner, held in self.patched.items():
             name = getattr(owner, "__name__", "?")
             found += [f"{name}.{k}" for k, v in list(vars(owner).items()) if held.get(k, self) is not v

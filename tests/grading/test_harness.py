@@ -747,6 +747,8 @@ def test_what_the_interpreter_computes_with_is_held_and_only_tritons_own_patch_p
 
     kernel: dict = {"tl": tl}  # (a kernel's globals: Triton patches the modules of triton.language it finds there)
     exec("def kernel(x_ptr):\n    tl.store(x_ptr, tl.exp(tl.load(x_ptr)))\n", kernel)
+    builder = interpreter.interpreter_builder
+    builder.create_masked_load = builder.create_masked_load  # (wrapped and put back, as the course's guard does)
     held = harness.Held()
     assert held.changed(set()) == []
     scope = interpreter._patch_lang(kernel["kernel"])  # (what Triton does for each launch, and undoes after)
@@ -772,3 +774,4 @@ def test_what_the_interpreter_computes_with_is_held_and_only_tritons_own_patch_p
     finally:
         scope.restore()
     assert held.changed(set()) == []
+    del builder.create_masked_load
