@@ -7415,3 +7415,37 @@ _PARAMETER = ROUND_38V["ex03's softmax in NumPy as tl.exp, set through a paramet
 ROUND_38V["ex03's softmax in NumPy as tl.exp, with __main__ renamed by a for loop"] = (
     'ATTACKS', 'ex03_triton_basics', {**_PARAMETER[2], 'softmax-work': _PARAMETER[2]['softmax-work'].rstrip("\n")
                                       + '\n\n\nfor __name__ in ("softmax_lab",):\n    pass\n'})
+
+
+# An honest learner (round 38v) who checks the kernel's result with PyTorch after the launch: values computed after
+# the last launch reach the result in no way the rules let through.
+ROUND_38V["ex03 with a PyTorch check of its result after the launch"] = (
+    'HONEST', 'ex03_triton_basics', {'add-work': _PARAMETER[2]['add-work'], 'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    run_max = tl.full([BLOCK], float("-inf"), tl.float32)
+    run_sum = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        ok = start + offs < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + offs, mask=ok, other=float("-inf"))
+        new_max = tl.maximum(run_max, x)
+        scale = tl.where(new_max == float("-inf"), 0.0, tl.exp(run_max - new_max))
+        run_sum = run_sum * scale + tl.where(ok, tl.exp(x - new_max), 0.0)
+        run_max = new_max
+    m = tl.max(run_max, 0)
+    total = tl.sum(tl.where(run_max == float("-inf"), 0.0, run_sum * tl.exp(run_max - m)), 0)
+    for start in range(0, n_cols, BLOCK):
+        ok = start + offs < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + offs, mask=ok, other=float("-inf"))
+        tl.store(out_ptr + row * stride_out + start + offs, tl.exp(x - m) / total, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    # sanity check: every row of a softmax sums to 1
+    assert torch.allclose(out.sum(dim=1), torch.ones(x.shape[0], device=x.device), atol=1e-3), "rows must sum to 1"
+    return out
+'''})

@@ -165,12 +165,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 launches.filled(outputs, FILLS[name] if FILLS[name] is not None else (numbers or [None])[0])
             if launches is not None and name in ("clone", "_to_copy", "copy_") and outputs:
                 launches.copied(inputs[-1], outputs[0], torch)
-            if (launches is not None and name not in LAUNCHER_OPS and not launches.refusal
+            if (launches is not None and name not in LAUNCHER_OPS and not launches.computed
                     and any(t.is_floating_point() or t.is_complex() for t in outputs)):
-                launches.refusal = (f"{state['where']}: PyTorch computed floating-point values during the call "
-                                    f"(torch's {op}): this exercise is graded on its Triton kernel, and PyTorch may "
-                                    "only allocate, copy and view memory for it (the kernel computes every value)")
-                raise Refused(launches.refusal)
+                launches.computed = f"torch's {op}"  # (refused at the next launch: :meth:`Launches.computed`)
             if memory is not None:
                 if name == "_local_scalar_dense":
                     memory.read_out(1, ".item(), float() or int() of a tensor")
@@ -1383,6 +1380,7 @@ class Launches:
         self.constants: dict = {}  # the numbers its kernels load as globals, by name, at the call's first launch
         self.host = True  # every tensor its launches were given is in this process's memory (the CPU)
         self.where = ""  # the graded call, for a refusal raised inside a launch
+        self.computed = ""  # the first op by which PyTorch computed floating-point values in the call, if any
         self.refusal = ""  # a refusal raised inside a launch (the interpreter wraps the exception)
         self.inside = False
         self.launch: tuple | None = None  # (tensors, their bytes, the kernel) of the interpreted launch under way
@@ -1410,7 +1408,7 @@ class Launches:
         self.stores.clear(), self.strays.clear(), self.grids.clear(), self.floats.clear(), self.current.clear()
         self.unmasked = 0
         self.constants.clear(), self.fills.clear(), self.copies.clear()
-        self.compiled, self.host, self.where, self.refusal = False, True, where, ""
+        self.compiled, self.host, self.where, self.refusal, self.computed = False, True, where, "", ""
 
     def filled(self, outputs: list, value) -> None:
         """PyTorch filled ``outputs`` with the constant ``value``: the kernel may read it. The constant counts with
@@ -1529,6 +1527,15 @@ class Launches:
         def watched(fn, *args, **kwargs):
             if getattr(getattr(fn, "fn", None), "__module__", None) != "__main__":
                 return run(fn, *args, **kwargs)
+            if self.computed:
+                # Values PyTorch computed reach the result only through a later launch, or by being written into
+                # the result (which :meth:`check` refuses): a check of the result after the last launch is free.
+                self.refusal = (f"{self.where}: PyTorch computed floating-point values during the call "
+                                f"({self.computed}), before the notebook's Triton kernel was launched: this exercise "
+                                "is graded on its Triton kernel, and until its last launch PyTorch may only allocate, "
+                                "copy and view memory for it (the kernel computes every value; a check of its result "
+                                "may follow)")
+                raise Refused(self.refusal)
             problem = self.sources.kernel_problem(fn) if self.sources is not None else None
             if problem:
                 self.record(f"{problem}: the code Triton runs is not the code the notebook shows")
@@ -1694,8 +1701,10 @@ class Launches:
                               "rounded down, n // BLOCK, is 0 when n < BLOCK: cdiv(n, BLOCK) counts a last partial "
                               "tile), or stores masked off")
             if wrote is None:
-                raise Refused(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook "
-                              "(this exercise is graded on its Triton kernel: PyTorch alone does not count)")
+                by = f": PyTorch computed floating-point values during the call ({self.computed})" \
+                    if self.computed else ""
+                raise Refused(f"{where}: its result was not written by a @triton.jit kernel defined in the notebook"
+                              f"{by} (this exercise is graded on its Triton kernel: PyTorch alone does not count)")
             if _bytes(t) != wrote:
                 raise Refused(f"{where}: its result was changed after the notebook's Triton kernel wrote it")
             missing = self._unstored(t, torch)
