@@ -7449,3 +7449,290 @@ def softmax(x, block=16):
     assert torch.allclose(out.sum(dim=1), torch.ones(x.shape[0], device=x.device), atol=1e-3), "rows must sum to 1"
     return out
 '''})
+
+
+# Round 38w (a fifteenth outside review, grader at cd7c90d): an answer in plain Python handed out during the launch by
+# a C callable the interpreter runs for tl.softmax (kept in its cache of rebuilt functions); the same callable reached
+# through each other part of the interpreter's call of a jit function (the object's class, an attribute hiding the
+# class's, its Python function, a helper of the notebook's whose class names Triton's); and honest learners.
+ROUND_38W = {
+    'ex03 add planned by a frozen dataclass, three passes with a jit helper returning a tuple': ('HONEST', 'ex03_triton_basics', {'add-work': r'''from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    n: int
+    block: int
+
+    @property
+    def programs(self) -> int:
+        return (self.n + self.block - 1) // self.block
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    first = tl.program_id(axis=0) * BLOCK
+    idx = first + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    assert x.shape == y.shape and x.dim() == 1, "two vectors of one length"
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    plan = LaunchPlan(x.numel(), block)
+    if plan.n == 0:
+        return out
+    add_kernel[(plan.programs,)](x, y, out, plan.n, x.stride(0), y.stride(0), BLOCK=plan.block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def _tile(row_ptr, start, n_cols, BLOCK: tl.constexpr):
+    """One tile of a row, -inf past its end, and the tile's mask."""
+    offs = start + tl.arange(0, BLOCK)
+    keep = offs < n_cols
+    return tl.load(row_ptr + offs, mask=keep, other=-float("inf")), offs, keep
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    # pass 1: the row's maximum
+    best = tl.full((BLOCK,), -float("inf"), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        vals, offs, keep = _tile(src, start, n_cols, BLOCK)
+        best = tl.maximum(best, vals)
+    top = tl.max(best, axis=0)
+    # pass 2: the denominator
+    total = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        vals, offs, keep = _tile(src, start, n_cols, BLOCK)
+        total += tl.where(keep, tl.exp(vals - top), 0.0)
+    denom = tl.sum(total, axis=0)
+    # pass 3: write the probabilities
+    for start in range(0, n_cols, BLOCK):
+        vals, offs, keep = _tile(src, start, n_cols, BLOCK)
+        tl.store(dst + offs, tl.exp(vals - top) / denom, mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n_rows, n_cols = x.shape
+    softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    "ex03 answer in Python handed out by a partial kept as tl.softmax's rebuilt body": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    tl.store(out_ptr + i, tl.load(x_ptr + i * stride_x, mask=m) + tl.load(y_ptr + i * stride_y, mask=m), mask=m)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    add_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''import functools
+import math
+
+import numpy as np
+from triton.runtime.interpreter import TensorHandle
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + start + cols, mask=mask, other=float("-inf"))
+        tl.store(out_ptr + row * stride_out + start + cols, tl.softmax(x), mask=mask)
+
+
+def _prepared(x, block):
+    tiles = []
+    for r in x.tolist():
+        m = max(r)
+        e = [math.exp(v - m) for v in r]
+        s = sum(e)
+        p = [v / s for v in e]
+        for st in range(0, len(p), block):
+            t = np.zeros(block, dtype=np.float32)
+            seg = p[st:st + block]
+            t[:len(seg)] = seg
+            tiles.append(tl.tensor(TensorHandle(t, tl.float32), tl.block_type(tl.float32, [block])))
+    return tiles
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    type(tl.softmax).rewritten_fn[tl.softmax.fn] = functools.partial(next, iter(_prepared(x, block)))
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex06 allocator with private helpers, a while loop and a NumPy mirror of the counts': ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''import numpy as np
+
+
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+        self._owners = np.zeros(num_blocks, dtype=np.int64)   # my own mirror of the counts, for debugging
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _valid(self, block: int) -> bool:
+        return isinstance(block, int) and 0 <= block < self.num_blocks
+
+    def _set(self, block: int, count: int) -> None:
+        self.ref_count[block] = count
+        self._owners[block] = count
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        taken = self.free_list.pop()
+        assert self.ref_count[taken] == 0, "a free block has no owner"
+        self._set(taken, 1)
+        return taken
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        available = self.num_free
+        if available < n:
+            raise OutOfBlocks(n, available, self.num_blocks)
+        got = []
+        while len(got) < n:
+            got.append(self.allocate())
+        return got
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        if not self._valid(block):
+            raise ValueError(f"no block {block} here")
+        if self.ref_count[block] <= 0:
+            raise ValueError(f"block {block} is free; nobody can share it")
+        self._set(block, self.ref_count[block] + 1)
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        if not self._valid(block):
+            raise ValueError(f"no block {block} here")
+        left = self.ref_count[block] - 1
+        if left < 0:
+            raise ValueError(f"block {block} freed twice")
+        self._set(block, left)
+        if left == 0:
+            self.free_list.append(block)
+''', 'boundary-work': r'''import math
+
+
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    full, rest = divmod(num_tokens, block_size)
+    return full + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+'''}),
+    'ex07 copy-on-write with two helper methods and a copied block list': ('HONEST', 'ex07_copy_on_write', {'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    # -- my helpers ---------------------------------------------------------------------------------------
+    def _last_is_full(self, table: BlockTable) -> bool:
+        return table.num_tokens == len(table.block_ids) * self.block_size
+
+    def _shared(self, block: int) -> bool:
+        return self.allocator.refcount(block) >= 2
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src = self.tables[parent]
+        shared_ids = [b for b in src.block_ids]
+        for b in shared_ids:
+            self.allocator.incref(b)
+        new_table = BlockTable(shared_ids, src.num_tokens, self.block_size)
+        self.tables[child] = new_table
+        return new_table
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        t = self.tables[seq]
+        pos = t.num_tokens
+        copied = None
+        if self._last_is_full(t):
+            fresh = self.allocator.allocate()       # may raise OutOfBlocks: nothing changed yet
+            t.block_ids.append(fresh)
+        elif self._shared(t.block_ids[-1]):
+            old = t.block_ids[-1]
+            fresh = self.allocator.allocate()       # first, so a failure leaves everything as it was
+            self.allocator.free(old)
+            t.block_ids[-1] = fresh
+            copied = (old, fresh)
+        t.num_tokens = pos + 1
+        return t.slot(pos), copied
+'''}),
+}
+
+# The round's attack through each other part of the interpreter's call of a jit function: the same answer, the
+# same partial, installed elsewhere.
+_CACHED = ROUND_38W["ex03 answer in Python handed out by a partial kept as tl.softmax's rebuilt body"]
+_INSTALL = "    type(tl.softmax).rewritten_fn[tl.softmax.fn] = functools.partial(next, iter(_prepared(x, block)))\n"
+_TILES = "functools.partial(next, iter(_prepared(x, block)))"
+
+
+def _installed(install: str, call: str = "tl.softmax(x)", before: str = "") -> dict:
+    source = _CACHED[2]["softmax-work"]
+    assert _INSTALL in source and "tl.softmax(x)" in source
+    source = source.replace(_INSTALL, install).replace("tl.softmax(x)", call)
+    return {**_CACHED[2], "softmax-work": source.replace("def _prepared(x, block):", before + "def _prepared(x, block):")}
+
+
+_HELPER = "@triton.jit\ndef _h(x):\n    return x\n\n\nclass _Evil(type(_h)):\n    pass\n\n\n"
+for _label, _cells in {
+    "tl.softmax's class made a subclass calling it": _installed(
+        f"    _Evil.__call__ = staticmethod({_TILES})\n    tl.softmax.__class__ = _Evil\n",
+        before="class _Evil(type(tl.softmax)):\n    pass\n\n\n"),
+    "a rewrite attribute on tl.softmax returning it": _installed(
+        f"    import itertools\n    tl.softmax.rewrite = itertools.repeat({_TILES}).__next__\n"),
+    "tl.softmax's Python function replaced by it": _installed(f"    tl.softmax.fn = {_TILES}\n"),
+    "a jit helper of a subclass named as Triton's, calling it": _installed(
+        f"    _Evil.__call__ = staticmethod({_TILES})\n", call="helper(x)",
+        before=_HELPER + "_Evil.__module__, _Evil.__qualname__ = 'triton.runtime.interpreter', 'InterpretedFunction'\n"
+                         "helper = _Evil(_h.fn)\n\n\n"),
+    "a jit helper naming Triton's module, reading a tl.tensor global": _installed(
+        "    global TILE\n    TILE = _prepared(x, block)[0]\n", call="helper(x)",
+        before="TILE = None\n\n\n@triton.jit\ndef helper(x):\n    return x * 0.0 + TILE\n\n\n"
+               "helper.fn.__module__ = 'triton.language'\n\n\n"),
+}.items():
+    ROUND_38W[f"ex03 answer by a partial, {_label}"] = ("ATTACKS", "ex03_triton_basics", _cells)

@@ -554,7 +554,6 @@ class Sources:
         self.timed = frozenset(transform(body) for text in texts for body in _timed_bodies("\n".join(text)))
         self.started = _started()
         self.compiled: dict = {}  # (a text, future flags) -> the code objects it compiles to, nested ones included
-        self.rebuilt: dict = {}  # id of a rebuilt kernel -> whether it is the one its cell's text gives
         self.generated: dict = {}  # id of a class of the notebook's -> the methods Python's generators give it
         # the grader's own code (this module, run from a string by the driver cell) and the graded steps it compiles
         self.trusted: dict = {}
@@ -690,8 +689,7 @@ class Sources:
     def kernel_problem(self, jit) -> str | None:
         """Why the body Triton runs for ``jit`` (a ``@triton.jit`` function of the notebook's), or for one of the
         notebook's jit functions it calls, is not built from the notebook's text, else None: the text it is read from
-        (:meth:`problem`), or a rebuilt body kept by the interpreter that the cell's text does not give (built while
-        the line cache held another text)."""
+        (:meth:`problem`). (What the interpreter builds from that text and runs: :meth:`Launches.rebuilt`.)"""
         import linecache
 
         for inner in _notebook_jit(jit):
@@ -703,17 +701,6 @@ class Sources:
             if problem is None and code.co_filename not in linecache.cache and not os.path.isfile(code.co_filename):
                 # (a cell's text taken out of the cache: the interpreter would read it from the module's loader)
                 problem = "code whose text is neither a cell's nor a file's"
-            rewriter, cache = getattr(inner, "rewriter", None), getattr(type(inner), "rewritten_fn", None)
-            if problem is None and rewriter is not None and isinstance(cache, dict) and fn in cache:
-                kept = cache[fn]
-                if id(kept) not in self.rebuilt:
-                    try:
-                        fresh = type(rewriter)(fn, **getattr(rewriter, "kwargs", {})).rewrite_ast()
-                        self.rebuilt[id(kept)] = (kept, getattr(fresh, "__code__", None) == getattr(kept, "__code__", 0))
-                    except Exception:  # (no text to rebuild from: the interpreter fails the launch itself)
-                        self.rebuilt[id(kept)] = (kept, True)
-                if not self.rebuilt[id(kept)][1]:
-                    problem = "a body the interpreter rebuilt from another text than its cell's"
             if problem:
                 return f"the Triton function {getattr(fn, '__name__', '?')}: {problem}"
         return None
@@ -819,8 +806,8 @@ def _notebook_jit(jit, seen: set | None = None) -> list:
     fn = _run_function(jit)
     for name in _global_names(getattr(fn, "__code__", None)):
         target = getattr(fn, "__globals__", {}).get(name)
-        if (getattr(getattr(target, "fn", None), "__module__", None) == "__main__" and id(target) not in seen
-                and type(target).__module__.startswith("triton")):
+        if (getattr(target, "fn", None) is not None and not _triton_file(target.fn) and id(target) not in seen
+                and _home(target).startswith("triton")):
             found += _notebook_jit(target, seen)
     return found
 
@@ -929,8 +916,7 @@ def _borrowed_jit(jit, seen: set | None = None) -> list[str]:
         target = getattr(fn, "__globals__", {}).get(name)
         inner = getattr(target, "fn", None)  # a jit function (an object of Triton's) holds its Python function
         module = str(getattr(inner, "__module__", ""))
-        if (inner is None or id(inner) in seen or not type(target).__module__.startswith("triton")
-                or module.split(".")[0] == "triton"):
+        if inner is None or id(inner) in seen or not _home(target).startswith("triton") or _triton_file(inner):
             continue
         file = getattr(getattr(inner, "__code__", None), "co_filename", "")
         if module.split(".")[0] == "pagedlab" or file.startswith(course) or _package(file):
@@ -1401,6 +1387,16 @@ class Launches:
             for name, at in (("create_atomic_rmw", (1, 3)), ("create_atomic_cas", (0, None))):  # (their own route)
                 if hasattr(builder, name):
                     put(builder, name, self._watch_atomic(getattr(builder, name), *at))
+        interpreter = sys.modules.get("triton.runtime.interpreter")
+        self.rewriter = getattr(interpreter, "FunctionRewriter", None)
+        self.bodies: dict = {}  # id of a function the interpreter runs -> (it and its parts, what is wrong with it)
+        self.rebuilt_codes: set = set()  # the code of those it rebuilt as the grader rebuilds them, nested code too
+        self.rebuilding: str | None = None  # while the interpreter rebuilds a function: the file it is named after
+        self.notebook = vars(sys.modules["__main__"])  # (the notebook's globals, whatever its __name__ says)
+        self.vetted: dict = {}  # id of code run inside the programs -> (it, what is wrong with it): judged once
+        function = getattr(interpreter, "InterpretedFunction", None)
+        if function is not None and self.rewriter is not None:  # (a jit function called inside a kernel: tl.softmax)
+            put(function, "__call__", self._checked_call(function.__call__))
 
     def reset(self, where: str = "") -> None:
         self.written.clear(), self.given.clear(), self.reads.clear(), self.arguments.clear(), self.foreign.clear()
@@ -1504,13 +1500,100 @@ class Launches:
         return watched
 
     def _in_programs(self, frame, event, arg) -> None:
-        """A profile hook while a launch's programs run: a function of the notebook's other than the kernel's own
-        code (one the interpreter calls in place of a library's: ``numpy.exp`` replaced) is refused."""
-        if (event == "call" and frame.f_code not in self.programs and frame.f_globals.get("__name__") == "__main__"
-                and not self.refusal):
+        """A profile hook while a launch's programs run: code other than the kernel's own that is the notebook's (a
+        cell's, or run with the notebook's globals, or compiled from a text while it ran: one the interpreter calls in
+        place of a library's, ``numpy.exp`` replaced) is refused. Judged by the code, not by the ``__name__`` its
+        globals hold (which a ``for __name__ in ...`` rebinds); each code object once."""
+        if event != "call" or frame.f_code in self.programs or self.refusal:
+            return
+        if frame.f_code.co_name == "<module>" and frame.f_code.co_filename == self.rebuilding:
+            return  # (the interpreter defining a body it rebuilt from that file's text: :meth:`rebuilt`)
+        seen = self.vetted.get(id(frame.f_code))
+        if seen is None:
+            seen = self.vetted[id(frame.f_code)] = (frame.f_code, self._foreign(frame))
+        if seen[1] or frame.f_globals is self.notebook or frame.f_globals.get("__name__") == "__main__":
             self.refusal = (f"{self.where}: Python of the notebook's ({frame.f_code.co_qualname}) ran inside its "
                             "Triton kernel's programs (a library function the interpreter calls, replaced by the "
                             "notebook's): what it computes is not the kernel's work")
+
+    def _foreign(self, frame) -> bool:
+        """Whether the code ``frame`` runs is the notebook's: a cell's, or not what its file compiles to, or compiled
+        while it ran from a text that is neither a file nor a cell (:meth:`Sources.foreign`); the bodies Triton's
+        interpreter rebuilds, named after their files, are judged apart (:meth:`rebuilt`)."""
+        if _cell_text(frame.f_code.co_filename) is not None:
+            return True
+        return (frame.f_code not in self.rebuilt_codes and self.sources is not None
+                and self.sources.foreign(frame) is not None)
+
+    def _checked_call(self, call):
+        """``call`` (the interpreter's call of a jit function inside a kernel: ``tl.softmax(x)``), run only when what
+        it will run is what the interpreter builds from the function's text (:meth:`rebuilt`)."""
+        def checked(jit, *args, **kwargs):
+            problem = self.rebuilt(jit) if self.inside and not self.refusal else None
+            if problem:
+                self.refusal = f"{self.where}: {problem}"
+                raise Refused(self.refusal)
+            return call(jit, *args, **kwargs)
+        return checked
+
+    def rebuilt(self, jit) -> str | None:
+        """Why the function Triton's interpreter runs for ``jit`` (the notebook's kernel, a jit function it calls, or
+        Triton's own ``tl.softmax``) is not the one the interpreter builds from that function's text, else None.
+
+        The interpreter keeps what it built in a dict of its class's (``rewritten_fn``) and runs what it finds there:
+        a callable the notebook put there (``functools.partial(next, tiles)``, which no profile hook sees run) would
+        hand out values computed before the launch. So ``jit`` may hide none of its class's attributes, and what it
+        will run must be a function with the code, globals and defaults of the grader's own rebuild, from the cell's
+        text or from the file's on disk (not the line cache's copy of it)."""
+        import types
+
+        fn = getattr(jit, "fn", None)
+        name = f"the Triton function {getattr(fn, '__name__', type(jit).__name__)}"
+        hidden = [k for k in vars(jit) if not isinstance(getattr(type(jit), k, ""), (str, type(None)))]  # (not __doc__)
+        if hidden:
+            return (f"{name}: an attribute of its own ({hidden[0]}) hides its class's, which Triton's interpreter "
+                    "calls: what it runs would not be what it builds from the function's text")
+        if type(fn) is not types.FunctionType:
+            return f"{name}: a {type(fn).__name__} in place of the Python function Triton builds a kernel from"
+        self.rebuilding = fn.__code__.co_filename
+        try:
+            kept = type(jit).rewrite(jit)  # (what the interpreter runs: built now if not yet, as it builds it)
+            parts = (kept, getattr(kept, "__code__", None), getattr(kept, "__defaults__", None),
+                     getattr(kept, "__kwdefaults__", None))
+            seen = self.bodies.get(id(kept))
+            if seen is None or any(a is not b for a, b in zip(seen[0], parts)):
+                seen = self.bodies[id(kept)] = (parts, self._body_problem(fn, kept))
+                if not seen[1] and parts[1] is not None:
+                    self.rebuilt_codes |= _nested(parts[1])
+        finally:
+            self.rebuilding = None
+        return f"{name}: {seen[1]}" if seen[1] else None
+
+    def _body_problem(self, fn, kept) -> str | None:
+        """Why ``kept`` is not what the interpreter builds from the text of ``fn``, else None."""
+        import linecache
+        import types
+
+        why = (f"a {type(kept).__name__} kept where Triton's interpreter keeps the function it builds from the "
+               "function's text, and runs it")
+        if type(kept) is not types.FunctionType:
+            return why
+        file = fn.__code__.co_filename
+        held = linecache.cache.pop(file, None) if os.path.isfile(file) else None  # (the file's own text, read anew)
+        try:
+            fresh = self.rewriter(fn).rewrite_ast()
+        except Exception:  # (no text it can be built from: what is kept cannot be its)
+            return why
+        finally:
+            if held is not None:
+                linecache.cache[file] = held
+        if fresh is fn:  # (no text: the interpreter runs the function itself, as Python the profile hook sees)
+            return None if kept is fn else why
+        same = (fresh.__code__ == kept.__code__ and fresh.__code__.co_filename == kept.__code__.co_filename
+                and fresh.__globals__ is kept.__globals__ and kept.__closure__ is None
+                and _same_values(fresh.__defaults__, kept.__defaults__)
+                and _same_values(fresh.__kwdefaults__, kept.__kwdefaults__))
+        return None if same else why
 
     def _watch_atomic(self, access, ptrs_at: int, mask_at: int | None):
         """``access`` (an atomic of the interpreter's, which reads memory and writes it back), recording its
@@ -1539,6 +1622,10 @@ class Launches:
             problem = self.sources.kernel_problem(fn) if self.sources is not None else None
             if problem:
                 self.record(f"{problem}: the code Triton runs is not the code the notebook shows")
+            problem = self.rebuilt(fn) if not compiled else None
+            if problem:
+                self.refusal = f"{self.where}: {problem}"
+                raise Refused(self.refusal)
             calls, constants = _python_calls(fn)
             params = set(getattr(fn, "arg_names", ()))  # the kernel's arguments, not the launcher's (grid, warmup)
             values = [a.value if type(a).__name__ == "constexpr" and type(a).__module__.startswith("triton") else a
@@ -1899,12 +1986,7 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
             continue
         if name in REWRITER_NAMES and target is getattr(sys.modules.get("triton.runtime.interpreter"), name, None):
             continue  # (put there by the interpreter's rewrite of the kernel's source: Triton's own)
-        if isinstance(target, types.ModuleType):
-            home = target.__name__
-        elif isinstance(target, plain):
-            home = target.__module__
-        else:                     # a constant, or an object such as a @triton.jit function: its class says whose
-            home = type(target).__module__
+        home = _home(target)
         held = target.value if type(target).__name__ == "constexpr" and str(home).startswith("triton") else target
         inner_fn = getattr(target, "fn", None)
         if isinstance(held, (str, bytes)) and len(held) > MAX_TEXT:
@@ -1921,7 +2003,7 @@ def _python_calls(jit, seen: set | None = None) -> tuple[list[str], list]:
             found.append(f"{name}, of Triton's {home}, not of its language")  # (the interpreter's TensorHandle)
         elif inner_fn is not None:  # another jit function: Triton's own library, or written by the notebook (in a
             # cell, or in a file it wrote and imported), whose body is read the same way
-            if str(getattr(inner_fn, "__module__", "")).split(".")[0] != "triton" and id(inner_fn) not in seen:
+            if not _triton_file(inner_fn) and id(inner_fn) not in seen:
                 inner = _python_calls(target, seen)
                 found += [f"{name}: {call}" for call in inner[0]]
                 constants += [(f"{name}.{inner_name}", v) for inner_name, v in inner[1]]
@@ -1959,7 +2041,7 @@ def _kernel_codes(jit, seen: set | None = None) -> frozenset:
             codes |= _nested(code)
     for name in _global_names(getattr(fn, "__code__", None)):
         target = getattr(fn, "__globals__", {}).get(name)
-        if getattr(target, "fn", None) is not None and type(target).__module__.startswith("triton") \
+        if getattr(target, "fn", None) is not None and _home(target).startswith("triton") \
                 and id(target) not in seen:
             codes |= _kernel_codes(target, seen)
     return frozenset(codes)
@@ -1970,6 +2052,42 @@ def _language(module: str) -> bool:
     what a kernel's body may reach; the rest of Triton (``triton.runtime.interpreter``: NumPy, its ``TensorHandle``)
     is Python that no kernel compiled for a GPU calls."""
     return module == "triton" or module.startswith("triton.language")
+
+
+def _triton_file(fn) -> bool:
+    """Whether the code of ``fn`` (a jit function's Python function) is named after a file of Triton's (its library:
+    ``tl.softmax``); what the interpreter runs for it is rebuilt from that file's text on disk (:meth:`Launches.rebuilt`),
+    whatever ``__module__`` it names."""
+    file = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    top = os.path.dirname(getattr(sys.modules.get("triton"), "__file__", None) or "/nowhere") + os.sep
+    return file.startswith(top) and os.path.isfile(file)
+
+
+def _home(obj) -> str:
+    """The module ``obj`` comes from: a module's own name; for a function or class, and for any other object its
+    class, the module named as theirs only where that module holds them under their name (a function or class of
+    the notebook's may name any module: the modules that count are held, :class:`Held`); else ``__main__``."""
+    import types
+
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    owner = obj if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, type)) else type(obj)
+    module, name = getattr(owner, "__module__", None), getattr(owner, "__qualname__", None)
+    found = sys.modules.get(module) if isinstance(module, str) else None
+    for part in name.split(".") if isinstance(name, str) and found is not None else ():
+        found = getattr(found, part, None)
+    return module if found is owner else "__main__"
+
+
+def _same_values(a, b) -> bool:
+    """Whether ``a`` and ``b`` (a function's defaults: a tuple, a dict or None) hold the same values: the same
+    objects, or equal numbers, strings and None."""
+    if a is None or b is None:
+        return a is b
+    pairs = zip(a.values(), b.values()) if isinstance(a, dict) else zip(a, b)
+    return (len(a) == len(b) and (not isinstance(a, dict) or list(a) == list(b))
+            and all(x is y or (type(x) is type(y) and isinstance(x, (numbers.Number, str, bytes)) and x == y)
+                    for x, y in pairs))
 
 
 def _chain_problem(target, chain: tuple[str, ...]) -> str | None:
@@ -1983,7 +2101,7 @@ def _chain_problem(target, chain: tuple[str, ...]) -> str | None:
         if isinstance(obj, types.ModuleType):
             if not _language(obj.__name__):
                 return f"{path}.{attr}, of {obj.__name__}"
-        elif type(obj).__name__ in TRITON_CONSTANTS and type(obj).__module__.startswith("triton"):
+        elif type(obj).__name__ in TRITON_CONSTANTS and _home(obj).startswith("triton"):
             # (tl.float32.primitive_bitwidth; not an attribute the notebook set there)
             return f"{path}.{attr}, set by the notebook on a Triton object" if attr in _added(obj) else None
         else:
@@ -2257,40 +2375,52 @@ class Held:
     REBOUND = frozenset(("_", "__", "___", "input", "raw_input"))  # (the builtins IPython and ipykernel rebind)
 
     def __init__(self):
-        self.modules = {name: (m, dict(vars(m))) for name, m in list(sys.modules.items())
+        # each value with its class (an object's class can be set: a jit function made a subclass's whose __call__
+        # hands out answers)
+        self.modules = {name: (m, _kinds(vars(m))) for name, m in list(sys.modules.items())
                         if isinstance(m, type(sys)) and name not in self.PATCHED
                         and (name in ("math", "builtins") or name.split(".")[0] in ("numpy", "triton"))}
         owners = [sys.modules.get(n) for n in ("triton.runtime.interpreter", "triton.language.semantic")]
-        self.classes = {c: dict(vars(c)) for m in owners if m is not None for c in vars(m).values()
+        self.classes = {c: _kinds(vars(c)) for m in owners if m is not None for c in vars(m).values()
                         if isinstance(c, type) and c.__module__ == m.__name__}
         # what the interpreter patches for each launch (triton.language, its tensor classes): held too, and while the
         # programs run a value may differ only by Triton's own patch of it
         lang = sys.modules.get("triton.language")
         patched = [sys.modules.get(n) for n in self.PATCHED] + [getattr(lang, "tensor", None), getattr(getattr(
             lang, "core", None), "tensor_descriptor_base", None)]
-        self.patched = {o: dict(vars(o)) for o in patched if o is not None}
+        self.patched = {o: _kinds(vars(o)) for o in patched if o is not None}
         self.interpreter = getattr(owners[0], "__file__", None)
+        self.copied = dict(vars(owners[0])) if owners[0] is not None else {}
         self.objects = [o for m in owners[:1] if m is not None
                         for o in (vars(m).get("interpreter_builder"), vars(m).get("interpreter_semantic")) if o is not None]
 
     def changed(self, ours: set) -> list[str]:
         """What differs now (``module.name``, ``Class.name``), first few; less what the grader itself put there
         (``ours``: ``(id(owner), name)`` of each of its wrappers)."""
+        import types
+
         found = [name for name, (m, _) in self.modules.items() if sys.modules.get(name) is not m]
         for owner, held, name in ([(m, h, n) for n, (m, h) in self.modules.items()]
                                   + [(c, h, c.__qualname__) for c, h in self.classes.items()]):
             now = vars(owner)
-            found += [f"{name}.{k}" for k, v in held.items() if now.get(k, self) is not v
+            found += [f"{name}.{k}" for k, (v, kind) in held.items() if (now.get(k, self) is not v or type(v) is not kind)
                       and (id(owner), k) not in ours and not (name == "builtins" and k in self.REBOUND)]
+            # (a function or class added under its own name counts too: one of the notebook's would pass for this
+            # module's, :func:`_home`)
+            found += [f"{name}.{k} (added)" for k, v in list(now.items()) if k not in held and (id(owner), k) not in ours
+                      and isinstance(v, (types.FunctionType, type)) and getattr(v, "__qualname__", None) == k
+                      and self.copied.get(k, self) is not v]  # (the interpreter's, copied where it rebuilds)
         for o in self.objects:  # (a method of its class bound to it is what its class gives: code put back so)
             found += [f"{type(o).__qualname__}.{k} (on its object)" for k, v in list(vars(o).items())
                       if callable(getattr(type(o), k, None)) and (id(o), k) not in ours
                       and not (getattr(v, "__self__", None) is o and getattr(v, "__func__", None) is getattr(type(o), k))]
         for owner, held in self.patched.items():
             name = getattr(owner, "__name__", "?")
-            found += [f"{name}.{k}" for k, v in list(vars(owner).items()) if held.get(k, self) is not v
-                      and (id(owner), k) not in ours and k != "__annotations__" and not self._patch(v, held.get(k))
+            found += [f"{name}.{k}" for k, v in list(vars(owner).items()) if held.get(k, (self,))[0] is not v
+                      and (id(owner), k) not in ours and k != "__annotations__"
+                      and not self._patch(v, held.get(k, (None,))[0])
                       and not any(vars(base).get(k) is v for base in getattr(owner, "__mro__", ())[1:])]
+            found += [f"{name}.{k} (its class)" for k, (v, kind) in held.items() if type(v) is not kind]
         # (Triton puts an inherited method back into the class's own namespace when it undoes a launch's patch)
         return found[:5]
 
@@ -2314,6 +2444,11 @@ class Held:
                  *(c.cell_contents for c in getattr(value, "__closure__", None) or () if _filled(c))]
         return all(v is held or not callable(v) or str(getattr(v, "__module__", "")).split(".")[0] == "triton"
                    for v in inner)
+
+
+def _kinds(namespace) -> dict:
+    """``{name: (value, its class)}`` of ``namespace``, a dict."""
+    return {k: (v, type(v)) for k, v in dict(namespace).items()}
 
 
 WATCH = "__pagedlab_watch__"

@@ -754,6 +754,65 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
     assert memory.kv_cache_bytes.__code__ is own and harness.WATCH not in vars(memory)
 
 
+def test_what_the_interpreter_runs_for_a_jit_function_is_what_it_builds_from_its_text():
+    """(Round 38w) What Triton's interpreter runs for a jit function called inside a kernel (``tl.softmax``) is the
+    function it builds from that function's text, as the grader builds it too: a C callable that hands out answers
+    (no profile hook sees it run) kept in the interpreter's cache, returned by an attribute hiding the class's method,
+    or set as the function itself, is found (``Launches.rebuilt``); the object's class changed, by ``Held``."""
+    import functools
+    import itertools
+
+    import triton.language as tl
+
+    undo = []
+
+    def put(owner, attr, new):
+        undo.append((owner, attr, owner.__dict__.get(attr)))
+        setattr(owner, attr, new)
+
+    launches = harness.Launches(put, lambda label: None)
+    jit, hand_out = tl.softmax, functools.partial(next, iter(()))
+    try:
+        assert launches.rebuilt(jit) is None
+        cache = type(jit).rewritten_fn
+        kept, cache[jit.fn] = cache[jit.fn], hand_out
+        try:
+            assert "softmax: a partial kept where Triton's interpreter keeps the function it builds" in launches.rebuilt(jit)
+        finally:
+            cache[jit.fn] = kept
+        jit.rewrite = itertools.repeat(hand_out).__next__
+        try:
+            assert "softmax: an attribute of its own (rewrite) hides its class's" in launches.rebuilt(jit)
+        finally:
+            del jit.rewrite
+        fn, jit.fn = jit.fn, hand_out
+        try:
+            assert "a partial in place of the Python function" in launches.rebuilt(jit)
+        finally:
+            jit.fn = fn
+        held, kind, ours = harness.Held(), type(jit), {(id(owner), attr) for owner, attr, _ in undo}
+        jit.__class__ = type("Sub", (kind,), {"__call__": staticmethod(hand_out)})
+        try:
+            assert held.changed(ours)[:1] == ["triton.language.standard.softmax"]  # (the same object, of another class)
+        finally:
+            jit.__class__ = kind
+        assert launches.rebuilt(jit) is None and held.changed(ours) == []
+
+        def sneak():  # (a function of the notebook's set on a module of Triton's under its own name: it would pass
+            pass      # for that module's, so it counts, as a class named as Triton's does not pass for Triton's)
+        standard = sys.modules["triton.language.standard"]
+        standard.sneak, sneak.__qualname__ = sneak, "sneak"
+        try:
+            assert held.changed(ours) == ["triton.language.standard.sneak (added)"]
+        finally:
+            del standard.sneak
+        named = type("InterpretedFunction", (), {"__module__": "triton.runtime.interpreter"})
+        assert harness._home(named()) == "__main__" and harness._home(jit) == "triton.runtime.interpreter"
+    finally:
+        for owner, attr, old in reversed(undo):
+            setattr(owner, attr, old) if old is not None else delattr(owner, attr)
+
+
 def test_what_the_interpreter_computes_with_is_held_and_only_tritons_own_patch_passes():
     """(Round 38u) ``Held``: a library function the interpreter computes with, swapped for a C callable that hands out
     answers (no profile hook sees it run), is found, in NumPy, in the builder's object and in ``triton.language``,
