@@ -7736,3 +7736,594 @@ for _label, _cells in {
                "helper.fn.__module__ = 'triton.language'\n\n\n"),
 }.items():
     ROUND_38W[f"ex03 answer by a partial, {_label}"] = ("ATTACKS", "ex03_triton_basics", _cells)
+
+
+# Round 38x (a sixteenth outside review, grader at 049b176): tables of the reference code built before the graded
+# calls, the reference called from C under a course function that does not call it (a check's hint), or through the
+# watch's own copies; and honest learners over the exercises the earlier Triton rounds left out.
+ROUND_38X = {
+    "ex04b tables built by starmap under a check's hint, references read from type hints": ('ATTACKS', 'ex04b_performance_lab', {'choose-work': r'''
+# Two share BLOCK_M = 128 (64 and 32 keys a tile), one small tile with deep pipelining.
+MY_CONFIGS = [(128, 64, 8, 2), (128, 32, 4, 3), (64, 128, 8, 4)]
+''', 'predict-resources-work': r'''
+import itertools
+import typing
+
+
+class _Rows(Exception):
+    """A batch of rows, handed to a hint function that reads them."""
+
+    def __iter__(self):
+        return iter(self.args[0])
+
+
+def _named(f: "lab.live_tile_registers", g: "lab.tile_budget", h: "lab.exp_time_fraction"):
+    pass
+
+
+_refs = typing.get_type_hints(_named, localns={"lab": perf_lab})
+
+
+def _table(fn, keys):
+    got = []
+    try:
+        with check("tables", errors=got.extend):
+            raise _Rows(itertools.starmap(fn, keys))
+    except Exception:
+        pass
+    return dict(zip(keys, got))
+
+
+_REG = _table(_refs["f"], [(bm, bn, w, hd) for bm in (64, 128) for bn in (32, 64, 128) for w in (4, 8)
+                           for hd in (64, 128)])
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    registers = _REG[(block_m, block_n, num_warps, head_dim)]
+    shared = 2 * head_dim * (block_m + 2 * num_stages * block_n)
+    return {"shared_bytes": shared, "registers": registers, "spills": registers > 255}
+''', 'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    out = {"registers": report["registers"], "spill_bytes": report["spill_bytes"]}
+    out["shared_kib"] = report["shared_bytes"] / 1024
+    out["matrix"] = "HMMA" if counts["HGMMA"] == 0 else "HGMMA"
+    out["loads"] = "LDGSTS" if counts["UTMALDG"] == 0 else "UTMALDG"
+    return out
+''', 'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    per_thread = report["block_m"] * report["block_n"] / threads
+    return report["sass"]["MUFU.EX2"] / per_thread / 2
+''', 'budget-work': r'''
+_TB = _table(_refs["g"], list(itertools.product((32, 64, 128, 256), (16, 32, 64, 128), (64, 128, 256),
+                                                (1024, 4096), (16, 32))))
+
+
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    return dict(_TB[(block_m, block_n, head_dim, mma_flops_per_clock, exp_per_clock)])
+''', 'bwd-work': r'''
+_BW = _table(_refs["h"], [(hd, "bwd", mma, e) for hd in (64, 96, 128, 256) for mma in (1024, 4096) for e in (16, 32)])
+
+
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    return _BW[(head_dim, "bwd", mma_flops_per_clock, exp_per_clock)]
+''', 'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    best, best_key = -1, None
+    for index, r in enumerate(reports):
+        if r["arch"] != 90 or r["spill_bytes"]:
+            continue
+        key = (r["block_m"], r["block_n"])
+        if best_key is None or key > best_key:
+            best, best_key = index, key
+    return best
+'''}),
+    "ex05 table of kv_bytes_per_token built by map under a check's hint, read from a type hint": ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    per_vector = head_dim * bytes_per_element
+    return per_vector * 2 * num_kv_heads * num_layers * num_tokens * batch
+''', 'models-work': r'''
+import dataclasses
+import itertools
+import typing
+
+
+class _Batch(Exception):
+    """Rows of a table, handed to a hint function that reads them."""
+
+    def __iter__(self):
+        return iter(self.args[0])
+
+
+def _per_token(shape: "Shape.kv_bytes_per_token"):
+    pass
+
+
+_method = typing.get_type_hints(_per_token, localns={"Shape": ModelShape})["shape"]
+_keys = list(itertools.product(range(1, 97), range(1, 65), (64, 128), (1, 2, 4)))
+_shapes = [dataclasses.replace(OPT_13B, num_layers=L, num_heads=h, num_kv_heads=h, head_dim=d) for L, h, d, _ in _keys]
+_PER_TOKEN = {}
+try:
+    with check("table", errors=_PER_TOKEN.update):
+        raise _Batch(zip(_keys, map(_method, _shapes, [b for *_, b in _keys])))
+except Exception:
+    pass
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return _PER_TOKEN[(model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize)]
+''', 'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reserve = max_len * kv_bytes_per_token(model, dtype)
+    return int(budget_gib * GiB) // reserve
+'''}),
+    "ex05 table built with the watch's own copies, reached through a type hint": ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    elements = num_layers * 2 * num_kv_heads * head_dim
+    return elements * bytes_per_element * num_tokens * batch
+''', 'models-work': r'''
+import dataclasses
+import typing
+
+_where = "".join(("__imp", "ort__('pag", "edlab').", "_", "_pag", "edlab_watch_", "_"))
+
+
+def _probe(w: _where):
+    pass
+
+
+_keeper = typing.get_type_hints(_probe)["w"]
+_per_token_ref = next(f for label, f in _keeper.functions.items() if label.endswith("per_token"))
+_TABLE = {}
+for _L in range(1, 97):
+    for _h in range(1, 65):
+        for _d in (64, 128):
+            _shape = dataclasses.replace(OPT_13B, num_layers=_L, num_heads=_h, num_kv_heads=_h, head_dim=_d)
+            for _b in (1, 2, 4):
+                _TABLE[_L, _h, _d, _b] = _per_token_ref(_shape, _b)
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return _TABLE[model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize]
+''', 'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    per_request = _TABLE[model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize] * max_len
+    count = 0
+    budget = int(budget_gib * GiB)
+    count = budget // per_request
+    return count
+'''}),
+    "ex04b tables built with the watch's own copies, reached through a type hint": ('ATTACKS', 'ex04b_performance_lab', {'choose-work': r'''
+MY_CONFIGS = [(128, 32, 8, 2), (128, 128, 8, 2), (64, 64, 4, 4)]
+''', 'predict-resources-work': r'''
+import typing
+
+_path = "".join(("__imp", "ort__('pag", "edlab').", "_", "_pag", "edlab_watch_", "_"))
+
+
+def _lookup(w: _path):
+    pass
+
+
+_copies = {label.rpartition(".")[2]: f for label, f in typing.get_type_hints(_lookup)["w"].functions.items()}
+_REGISTERS = {(bm, bn, w, hd): _copies["live_tile_registers"](bm, bn, w, hd)
+              for bm in (64, 128) for bn in (32, 64, 128) for w in (4, 8) for hd in (64, 128)}
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    regs = _REGISTERS[block_m, block_n, num_warps, head_dim]
+    shared = 2 * head_dim * block_m + num_stages * 4 * block_n * head_dim
+    return {"shared_bytes": shared, "registers": regs, "spills": regs > 255}
+''', 'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    out = {"registers": report["registers"], "spill_bytes": report["spill_bytes"]}
+    out["shared_kib"] = report["shared_bytes"] / 1024
+    out["matrix"] = "HMMA" if counts["HGMMA"] == 0 else "HGMMA"
+    out["loads"] = "LDGSTS" if counts["UTMALDG"] == 0 else "UTMALDG"
+    return out
+''', 'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    per_thread = report["block_m"] * report["block_n"] / threads
+    return report["sass"]["MUFU.EX2"] / per_thread / 2
+''', 'budget-work': r'''
+_BUDGETS = {(bm, bn, hd, mma, e): _copies["tile_budget"](bm, bn, hd, mma, e)
+            for bm in (32, 64, 128, 256) for bn in (16, 32, 64, 128) for hd in (64, 128, 256)
+            for mma in (1024, 4096) for e in (16, 32)}
+
+
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    return dict(_BUDGETS[block_m, block_n, head_dim, mma_flops_per_clock, exp_per_clock])
+''', 'bwd-work': r'''
+_BACKWARD = {(hd, mma, e): _copies["exp_time_fraction"](hd, "bwd", mma, e)
+             for hd in (64, 96, 128, 256) for mma in (1024, 4096) for e in (16, 32)}
+
+
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    return _BACKWARD[head_dim, mma_flops_per_clock, exp_per_clock]
+''', 'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    # sm_90 compiles that did not spill, ranked by (BLOCK_M, BLOCK_N); the index rides along in the tuple
+    candidates = [(r["block_m"], r["block_n"], i) for i, r in enumerate(reports)
+                  if r["arch"] == 90 and not r["spill_bytes"]]
+    return max(candidates)[2]
+'''}),
+    'ex00 softmax upcasting half dtypes, with a helper and an assert': ('HONEST', 'ex00_warmup', {'softmax-work': r'''
+from typing import Final
+
+_LOW_PRECISION: Final = (torch.float16, torch.bfloat16)
+
+
+def _shifted_exp(x: torch.Tensor) -> torch.Tensor:
+    """exp(x - max over the last dimension): every exponent is <= 0, so nothing overflows."""
+    peak = torch.max(x, dim=-1, keepdim=True).values
+    return torch.exp(x - peak)
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude.
+
+    Half-precision scores are computed in float32 and rounded once at the end.
+    """
+    assert x.is_floating_point(), f"expected floating-point scores, got {x.dtype}"
+    work = x.float() if x.dtype in _LOW_PRECISION else x
+    e = _shifted_exp(work)
+    total = torch.sum(e, dim=-1, keepdim=True)
+    probs = e / total
+    return probs.to(x.dtype)
+'''}),
+    'ex01 mask by tril, attention by einsum over any leading dimensions': ('HONEST', 'ex01_naive_attention', {'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    # The queries are the last n_q positions of the n_k keys: the diagonal is shifted right by n_k - n_q.
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+''', 'attention-work': r'''
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    qf, kf, vf = (t.to(torch.float32) for t in (q, k, v))
+    d = qf.shape[-1]
+    scores = torch.einsum("...id,...jd->...ij", qf, kf) * d ** -0.5
+    if causal:
+        visible = causal_mask(scores.shape[-2], scores.shape[-1])
+        scores = torch.where(visible, scores, torch.tensor(float("-inf")))
+    weights = torch.softmax(scores, dim=-1)
+    result = torch.einsum("...ij,...jd->...id", weights, vf)
+    return result.to(q.dtype)
+'''}),
+    'ex02 online softmax state as a dataclass, while loops and tile skipping': ('HONEST', 'ex02_online_softmax', {'update-work': r'''
+from dataclasses import dataclass
+
+
+@dataclass
+class RunningSoftmax:
+    """The state of some query rows after the tiles seen so far."""
+    m: torch.Tensor    # (rows,) running max
+    l: torch.Tensor    # (rows,) running sum of exp(score - m)
+    acc: torch.Tensor  # (rows, d) running sum of exp(score - m) * v
+
+    def fold(self, s: torch.Tensor, v_tile: torch.Tensor) -> "RunningSoftmax":
+        new_max = torch.where(s.max(dim=1).values > self.m, s.max(dim=1).values, self.m)
+        correction = torch.exp(self.m - new_max)          # 0 the first time (m = -inf)
+        weights = torch.exp(s - new_max.unsqueeze(1))
+        return RunningSoftmax(new_max, self.l * correction + weights.sum(dim=1),
+                              self.acc * correction.unsqueeze(1) + weights @ v_tile)
+
+
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    after = RunningSoftmax(m, l, acc).fold(s, v_tile)
+    return after.m, after.l, after.acc
+''', 'tiled-work': r'''
+def _hidden(q_start: int, rows: int, k_start: int, cols: int, offset: int) -> torch.Tensor:
+    """(rows, cols) bool: True where key k_start + j lies after query q_start + i (shifted by offset)."""
+    qi = torch.arange(q_start, q_start + rows).unsqueeze(1)
+    kj = torch.arange(k_start, k_start + cols).unsqueeze(0)
+    return kj > qi + offset
+
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    offset = n_k - n_q
+    inv_sqrt_d = d ** -0.5
+    q_start = 0
+    while q_start < n_q:
+        q_tile = q[q_start:q_start + block_m].float() * inv_sqrt_d
+        rows = q_tile.shape[0]
+        state = RunningSoftmax(torch.full((rows,), float("-inf")), torch.zeros(rows), torch.zeros(rows, d))
+        last_key = q_start + rows - 1 + offset if causal else n_k - 1   # the last key any of these rows sees
+        k_start = 0
+        while k_start < n_k and k_start <= last_key:
+            k_tile = k[k_start:k_start + block_n].float()
+            scores = q_tile @ k_tile.T
+            if causal:
+                scores = scores.masked_fill(_hidden(q_start, rows, k_start, scores.shape[1], offset), float("-inf"))
+            state = state.fold(scores, v[k_start:k_start + block_n].float())
+            k_start += block_n
+        out[q_start:q_start + rows] = state.acc / state.l.unsqueeze(1)
+        q_start += block_m
+    return out.to(q.dtype)
+'''}),
+    'ex04b formulas with named parts, predict by sorting the usable indices': ('HONEST', 'ex04b_performance_lab', {'choose-work': r'''
+# a small tile, the same BLOCK_M with a wider key tile, and the widest tile on 8 warps
+MY_CONFIGS = [(64, 32, 4, 2), (64, 64, 4, 3), (128, 128, 8, 3)]
+''', 'predict-resources-work': r'''
+BF16_BYTES = 2
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    q_tile = block_m * head_dim * BF16_BYTES                 # loaded once, kept in shared memory
+    kv_stage = 2 * block_n * head_dim * BF16_BYTES           # one K tile and one V tile per pipeline stage
+    threads = 32 * num_warps
+    # live across the loop: the fp32 accumulator, the fp32 scores and their bf16 copy (half a register each)
+    live = block_m * head_dim + block_m * block_n + 0.5 * block_m * block_n
+    regs = live / threads
+    return {"shared_bytes": q_tile + num_stages * kv_stage, "registers": regs, "spills": regs > 255}
+''', 'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    sass = report["sass"]
+    summary = {key: report[key] for key in ("registers", "spill_bytes")}
+    summary["shared_kib"] = report["shared_bytes"] / 1024
+    summary["matrix"] = "HGMMA" if sass.get("HGMMA", 0) else "HMMA"
+    summary["loads"] = "UTMALDG" if sass.get("UTMALDG", 0) else "LDGSTS"
+    return summary
+''', 'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    scores_each_thread = (report["block_m"] * report["block_n"]) / (32 * report["num_warps"])
+    passes = 2    # the loop below the diagonal and the diagonal's own
+    return report["sass"]["MUFU.EX2"] / (passes * scores_each_thread)
+''', 'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    qk = 2 * block_m * block_n * head_dim        # S = Q K^T
+    pv = 2 * block_m * block_n * head_dim        # O += P V
+    flops = qk + pv
+    loaded = 2 * block_n * head_dim * 2          # a K and a V tile, 2 bytes an element
+    exps = block_m * block_n
+    exp_clocks, mma_clocks = exps / exp_per_clock, flops / mma_flops_per_clock
+    return dict(flops=flops, bytes=loaded, exps=exps, flops_per_byte=flops / loaded,
+                exp_fraction=exp_clocks / mma_clocks)
+''', 'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    exps_per_score = 2                 # P recomputed in the dK/dV kernel and again in the dQ kernel
+    products_per_score = 7             # S twice, dP twice, dV, dK, dQ
+    exp_clocks = exps_per_score / exp_per_clock
+    mma_clocks = products_per_score * 2 * head_dim / mma_flops_per_clock
+    return exp_clocks / mma_clocks
+''', 'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    usable = [i for i, r in enumerate(reports) if r["arch"] == 90 and r["spill_bytes"] == 0]
+    usable.sort(key=lambda i: (reports[i]["block_m"], reports[i]["block_n"]), reverse=True)   # widest query tile, then key tile
+    return usable[0]
+'''}),
+    'ex04b predict ranking (BLOCK_M, BLOCK_N, index) tuples with max': ('HONEST', 'ex04b_performance_lab', {'choose-work': r'''
+# a small tile, the same BLOCK_M with a wider key tile, and the widest tile on 8 warps
+MY_CONFIGS = [(64, 32, 4, 2), (64, 64, 4, 3), (128, 128, 8, 3)]
+''', 'predict-resources-work': r'''
+BF16_BYTES = 2
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    q_tile = block_m * head_dim * BF16_BYTES                 # loaded once, kept in shared memory
+    kv_stage = 2 * block_n * head_dim * BF16_BYTES           # one K tile and one V tile per pipeline stage
+    threads = 32 * num_warps
+    # live across the loop: the fp32 accumulator, the fp32 scores and their bf16 copy (half a register each)
+    live = block_m * head_dim + block_m * block_n + 0.5 * block_m * block_n
+    regs = live / threads
+    return {"shared_bytes": q_tile + num_stages * kv_stage, "registers": regs, "spills": regs > 255}
+''', 'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    sass = report["sass"]
+    summary = {key: report[key] for key in ("registers", "spill_bytes")}
+    summary["shared_kib"] = report["shared_bytes"] / 1024
+    summary["matrix"] = "HGMMA" if sass.get("HGMMA", 0) else "HMMA"
+    summary["loads"] = "UTMALDG" if sass.get("UTMALDG", 0) else "LDGSTS"
+    return summary
+''', 'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    scores_each_thread = (report["block_m"] * report["block_n"]) / (32 * report["num_warps"])
+    passes = 2    # the loop below the diagonal and the diagonal's own
+    return report["sass"]["MUFU.EX2"] / (passes * scores_each_thread)
+''', 'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    qk = 2 * block_m * block_n * head_dim        # S = Q K^T
+    pv = 2 * block_m * block_n * head_dim        # O += P V
+    flops = qk + pv
+    loaded = 2 * block_n * head_dim * 2          # a K and a V tile, 2 bytes an element
+    exps = block_m * block_n
+    exp_clocks, mma_clocks = exps / exp_per_clock, flops / mma_flops_per_clock
+    return dict(flops=flops, bytes=loaded, exps=exps, flops_per_byte=flops / loaded,
+                exp_fraction=exp_clocks / mma_clocks)
+''', 'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    exps_per_score = 2                 # P recomputed in the dK/dV kernel and again in the dQ kernel
+    products_per_score = 7             # S twice, dP twice, dV, dK, dQ
+    exp_clocks = exps_per_score / exp_per_clock
+    mma_clocks = products_per_score * 2 * head_dim / mma_flops_per_clock
+    return exp_clocks / mma_clocks
+''', 'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    # sm_90 compiles that did not spill, ranked by (BLOCK_M, BLOCK_N); the index rides along in the tuple
+    candidates = [(r["block_m"], r["block_n"], i) for i, r in enumerate(reports)
+                  if r["arch"] == 90 and not r["spill_bytes"]]
+    return max(candidates)[2]
+'''}),
+    'ex08 costs with named parts, refcounts read into NumPy': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''
+import numpy as np
+
+
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    num_blocks = -(-num_tokens // block_size)
+    chunks = 2 * num_layers * num_blocks              # K and V, each layer, each block
+    per_chunk = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 2.0 * chunks * per_chunk                   # out to the host, then back
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    matmul_flops = 2.0 * num_params * num_tokens
+    attention_flops = 2.0 * num_layers * d_model * num_tokens ** 2
+    return (matmul_flops + attention_flops) / flops
+''', 'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L n (latency / B + c / bandwidth) = recompute_seconds, solved for B
+    copies = 4 * num_layers * num_tokens
+    slack = recompute_seconds / copies - chunk_bytes_per_token / bandwidth
+    if slack <= 0:
+        return math.inf
+    return latency / slack
+''', 'choose-work': r'''
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    table = manager.table(seq_id)
+    size = manager.block_size
+    refs = np.array([manager.allocator.refcount(b) for b in table.block_ids], dtype=np.int64)
+    private = int(np.count_nonzero(refs <= 1))
+    not_shared = np.flatnonzero(refs <= 1)
+    leading_shared = int(not_shared[0]) if not_shared.size else len(refs)
+    cached_tokens = min(leading_shared, table.num_tokens // size) * size
+    chunk_bytes = 2 * model.num_kv_heads * model.head_dim            # one layer's K (or V) of a token, fp16
+    d_model = model.num_heads * model.head_dim
+    t_swap = swap_seconds(private * size, size, model.num_layers, chunk_bytes, bandwidth, latency)
+    full = recompute_seconds(table.num_tokens, num_params, model.num_layers, d_model, flops)
+    cached = recompute_seconds(cached_tokens, num_params, model.num_layers, d_model, flops)
+    return t_swap, full - cached
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if manager.can_swap_out(seq_id):
+        t_swap, t_recompute = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if t_swap < t_recompute:
+            return "swap"
+    return "recompute"
+'''}),
+    'ex09 stretch merge by torch.logsumexp and einsum': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    """Key ranges of the splits: equal lengths rounded up to whole tiles, the last ones short or empty."""
+    tiles = -(-context_len // block_n)                 # tiles of keys in all
+    tiles_per_split = -(-tiles // num_splits)
+    step = tiles_per_split * block_n
+    return [(min(i * step, context_len), min((i + 1) * step, context_len)) for i in range(num_splits)]
+''', 'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Merge the splits' partial outputs by their log-sum-exps: out = sum_s e^{lse_s - lse} o_s."""
+    lse = torch.logsumexp(lses, dim=-1)                 # (seqs, heads); an empty split (-inf) adds nothing
+    weights = torch.exp(lses - lse.unsqueeze(-1))       # (seqs, heads, splits), summing to 1
+    out = torch.einsum("bhs,bhsd->bhd", weights, outs)
+    return out, lse
+''', 'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(n, 1)
+    shared_lens = torch.full_like(own_lens, prefix_len)
+    parts = [paged_decode_split(q, k_cache, v_cache, shared_tables, shared_lens, 1),
+             paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)]
+    outs = torch.cat([o for o, _ in parts], dim=2)
+    lses = torch.cat([s for _, s in parts], dim=2)
+    merged, _ = merge_states(outs, lses)
+    return merged
+'''}),
+    'ex10 schedule step with two indices over a list and helpers': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''
+def _blocks_for(num_tokens: int, block_size: int) -> int:
+    return (num_tokens + block_size - 1) // block_size
+
+
+def _preempt(manager: BlockManager, victim: Request, waiting: deque[Request], step: Step) -> None:
+    manager.free(victim.seq_id)        # its blocks go back now; it is recomputed when admitted again
+    waiting.appendleft(victim)
+    step.preempted.append(victim.seq_id)
+
+
+def _admissible(manager: BlockManager, req: Request, used: int, budget: int) -> bool:
+    enough_blocks = _blocks_for(len(req.tokens), manager.block_size) + manager.watermark_blocks <= manager.num_free_blocks
+    return enough_blocks and used + len(req.tokens) <= budget
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    order = list(running)              # oldest first
+    running.clear()
+    lo, hi = 0, len(order)             # order[lo:hi] have not grown yet
+    while lo < hi:
+        req = order[lo]
+        lo += 1
+        self_preempted = False
+        while not manager.can_append(req.seq_id):
+            if hi > lo:                # the newest that has not grown yet goes first
+                hi -= 1
+                _preempt(manager, order[hi], waiting, step)
+            else:                      # nobody newer left: this one goes
+                _preempt(manager, req, waiting, step)
+                self_preempted = True
+                break
+        if self_preempted:
+            continue
+        token = len(req.tokens)
+        manager.append(req.seq_id, token)
+        req.tokens.append(token)
+        running.append(req)
+        step.grown.append(req.seq_id)
+    step.num_tokens = len(step.grown)
+    if step.preempted:                 # memory is short: nothing new this step
+        return step
+    while waiting and _admissible(manager, waiting[0], step.num_tokens, max_num_batched_tokens):
+        req = waiting.popleft()
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        step.num_tokens += len(req.tokens)
+    return step
+'''}),
+}

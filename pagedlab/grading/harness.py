@@ -2461,9 +2461,10 @@ class Watch:
     table of answers built before them (ex04b's inputs come from a small set) would let the graded functions answer
     without computing.
 
-    Each function's code is swapped for one that counts the call and runs the function as it was, so that every
-    route to the function object counts (a name, a table of functions, a ``functools.partial``, ``map``). A call
-    counts unless the course's own code made it (a reference function calling another) or it comes from a cell the
+    Each function's code is swapped for its own, compiled again from its file with a first statement that counts
+    the call, so that every route to the function object counts (a name, a table of functions, a
+    ``functools.partial``, ``map``), and no copy of it that does not count is kept. A call counts unless the course's
+    own code made it, naming the function (a reference function calling another), or it comes from a cell the
     exercise hands out as it is, a setup or a demonstration cell (the innermost cell on the stack is one: a function
     of the notebook's that such a cell calls is the notebook's). The driver reads the counts when it starts
     (:func:`drive`).
@@ -2474,39 +2475,34 @@ class Watch:
         self.given = Sources(given)  # (a given cell's code must be one its text compiles to: not one named after it)
         self.course = os.path.dirname(importlib.import_module("pagedlab").__file__) + os.sep
         self.calls: dict[str, int] = {}
-        self.functions: dict[str, object] = {}  # label -> the function as it was (a copy: its code, its globals)
-        self.swapped: list = []  # (function, its own code), to put back
+        self.counting: dict[str, object] = {}  # label -> the code that counts (the function's own, compiled again)
+        self.swapped: list = []  # the functions whose code counts, to put back (compiled again without the count)
         for target in targets:
             for label, f in _functions(target):
                 self._swap(label, f)
         vars(importlib.import_module("pagedlab"))[WATCH] = self  # (where the driver finds it)
 
     def _swap(self, label: str, f) -> None:
-        import types
-
-        code = f.__code__
-        if code.co_freevars or label in self.functions:  # (a closure's code cannot be swapped for one without)
+        # The function's own source compiled again, with a first statement that counts: no copy of it that does not
+        # count is kept anywhere (one kept for the watch to call would be a route to the function that no count sees).
+        if f.__code__.co_freevars or label in self.counting:  # (a closure's code cannot be swapped for one without)
             return
-        copy = types.FunctionType(code, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
-        copy.__kwdefaults__ = f.__kwdefaults__
-        text = f"def f(*args, **kwargs):\n    return {WATCH}({label!r}, args, kwargs)\n"
-        counting = next(c for c in compile(text, "<pagedlab-watch>", "exec").co_consts if isinstance(c, types.CodeType))
-        try:
-            import inspect
-
-            f.__signature__ = inspect.signature(copy)  # (as it was: what reads the signature sees no change)
-        except (TypeError, ValueError):
-            pass
+        counting = _recompiled(f, f"{WATCH}.count({label!r})")
+        if counting is None:
+            return
         f.__globals__[WATCH] = self
-        f.__code__ = counting.replace(co_name=code.co_name, co_qualname=code.co_qualname)
-        self.functions[label] = copy
-        self.swapped.append((f, code))
+        f.__code__ = self.counting[label] = counting
+        self.swapped.append(f)
 
-    def __call__(self, label: str, args: tuple, kwargs: dict):
-        caller = sys._getframe(2)  # (above this call and the swapped code's frame)
-        if not caller.f_code.co_filename.startswith(self.course) and not self._from_given(caller):
+    def count(self, label: str) -> None:
+        """A call of the function ``label`` starts (its first statement): counted unless the course's own code made
+        it, naming the function (a reference function calling another; not course code that runs a callable of the
+        notebook's, ``map`` over the function handed to it), or it comes from a given cell."""
+        caller = sys._getframe(2)  # (above this call and the function's own frame)
+        name = label.rpartition(".")[2]
+        if not ((caller.f_code.co_filename.startswith(self.course) and name in caller.f_code.co_names)
+                or self._from_given(caller)):
             self.calls[label] = self.calls.get(label, 0) + 1
-        return self.functions[label](*args, **kwargs)
 
     def _from_given(self, frame) -> bool:
         while frame is not None:
@@ -2518,16 +2514,47 @@ class Watch:
 
     def codes(self) -> set:
         """The code objects of the watch (trusted by :class:`Sources`)."""
-        return set().union(*(_codes(v) for v in vars(Watch).values()), *(_nested(f.__code__) for f, _ in self.swapped))
+        return set().union(*(_codes(v) for v in vars(Watch).values()), *map(_nested, self.counting.values()))
 
     def close(self) -> None:
-        """Put every function's own code back (a test that watches in its own process goes on)."""
-        for f, code in reversed(self.swapped):
-            f.__code__ = code
-            f.__dict__.pop("__signature__", None)
+        """Put every function's own code back, compiled again from its source (a test that watches in its own
+        process goes on)."""
+        for f in reversed(self.swapped):
+            f.__code__ = _recompiled(f)
             f.__globals__.pop(WATCH, None)
         self.swapped.clear()
         vars(importlib.import_module("pagedlab")).pop(WATCH, None)
+
+
+def _recompiled(f, first: str | None = None):
+    """The code of function ``f`` compiled again from the text of its module's file, with the statement ``first``
+    put before its body (after its docstring), at the body's first line; None where that text does not give the code
+    ``f`` has (its file changed)."""
+    import tokenize
+    import types
+
+    code = f.__code__
+    try:
+        with tokenize.open(code.co_filename) as file:
+            tree = ast.parse(file.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == code.co_name
+                 and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == code.co_firstlineno), None)
+    if node is None:
+        return None
+    if first is not None:
+        doc = ast.get_docstring(node, clean=False) is not None and len(node.body) > 1
+        node.body.insert(int(doc), ast.copy_location(ast.parse(first).body[0], node.body[int(doc)]))
+        ast.fix_missing_locations(tree)
+    todo = [compile(tree, code.co_filename, "exec", dont_inherit=True)]
+    while todo:
+        found = todo.pop()
+        if found.co_qualname == code.co_qualname and found.co_firstlineno == code.co_firstlineno:
+            return found
+        todo += [c for c in found.co_consts if isinstance(c, types.CodeType)]
+    return None
 
 
 def _functions(target: str) -> list[tuple[str, object]]:
@@ -2566,7 +2593,7 @@ def _watched(targets: list[str]) -> tuple[list[str], object]:
         return ["the grader's watch of the reference code was taken off before the graded calls"], None
     for target in targets:
         for label, f in _functions(target):
-            if f.__globals__.get(WATCH) is not found or f.__code__.co_filename != "<pagedlab-watch>":
+            if f.__globals__.get(WATCH) is not found or f.__code__ is not found.counting.get(label):
                 return [f"the grader's watch of the reference code ({label}) was taken off before the graded calls"], None
     return [f"{label} was called {n} time(s) before the graded calls, from the notebook's cells: the exercise's "
             "reference code (a table of its answers would answer the graded calls)"

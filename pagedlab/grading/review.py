@@ -78,9 +78,11 @@ PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spa
                  "spawnlp", "spawnlpe", "spawnvp", "spawnvpe", "startfile", "fork_exec")
 _NOT_PROCESS = ("platform.system",)  # the name of the operating system
 _PICKLE = re.compile(rb"\x80|c[\w.]+\n[\w.]+\n")  # a pickle's first opcode: PROTO, or GLOBAL "module\nname\n"
-# Code run from a string, and attributes reached by a computed name (``attrgetter("tile_budget")(module)``).
+# Code run from a string, and attributes reached by a computed name (``attrgetter("tile_budget")(module)``); type
+# hints read as code (``get_type_hints`` evaluates an annotation's string: ``"lab.tile_budget"``, or any expression).
 DYNAMIC = ("exec", "eval", "compile", "__import__", "globals", "locals", "setattr", "delattr", "vars", "getattr",
-           "attrgetter", "methodcaller", "getattr_static", "get_field")  # (string.Formatter's: "0.tile_budget")
+           "attrgetter", "methodcaller", "getattr_static", "get_field",  # (string.Formatter's: "0.tile_budget")
+           "get_type_hints", "get_annotations", "ForwardRef", "_eval_type", "evaluate_forward_ref")
 # Memory shared between a tensor and another library, with no PyTorch op between them: values written there pass no
 # watcher (ex02's memory rule follows what PyTorch's ops make; ``.numpy()`` goes through one, DLPack does not).
 SHARED = ("from_dlpack", "to_dlpack", "frombuffer")

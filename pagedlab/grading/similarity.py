@@ -28,6 +28,9 @@ from IPython.core.inputtransformer2 import TransformerManager
 K, WINDOW = 6, 4  # tokens per hashed run; runs per window
 THRESHOLD = 0.8  # share of the other's fingerprints found
 MIN_FINGERPRINTS = 12  # less own code than this (a one-line answer) is not compared
+SHORT = 40  # a solution's cell with fewer fingerprints than this (a few lines) needs a closer match, up to all of them
+# at MIN_FINGERPRINTS: there the expressions the exercise's statement dictates are most of the code, and an honest
+# answer written another way shares them (ex04b's predict: the filter and the sort key of a three-line answer, 82%)
 MIN_LIBRARY = 50  # a function of the course's library shorter than this (a formula of a few lines) is not compared:
 # a learner who writes the formula the exercise states writes much the same tokens
 _transform = TransformerManager().transform_cell
@@ -178,6 +181,12 @@ def _unwrapped(node: ast.AST) -> ast.AST:
     return node
 
 
+def needed(other: set[int]) -> float:
+    """The share of ``other``'s fingerprints a match must hold: :data:`THRESHOLD`, closer for a short cell
+    (:data:`SHORT`)."""
+    return THRESHOLD + (1 - THRESHOLD) * max(0, SHORT - len(other)) / (SHORT - MIN_FINGERPRINTS)
+
+
 def overlap(own: set[int], other: set[int]) -> float | None:
     """The share of ``other``'s fingerprints found in ``own``; None when ``other`` has too few to compare."""
     return len(own & other) / len(other) if len(other) >= MIN_FINGERPRINTS else None
@@ -253,21 +262,22 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     floors = floors or {}
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
-    reasons = []
+    reasons, matched = [], {}
     for cell_id, source in solution.items():
         base = pristine.get(cell_id, "")
         base = base if isinstance(base, frozenset) else fingerprints(base)  # (text, or its fingerprints)
         theirs = fingerprints(source) - base
         held = {c: (p - base) & theirs for c, p in prints.items()}
-        share = overlap(set().union(*held.values()) if held else set(), theirs)
-        if share is not None and share >= THRESHOLD:
+        matched[cell_id] = (theirs, set().union(*held.values()) if held else set())
+        share, close = overlap(matched[cell_id][1], theirs), needed(theirs)
+        if share is not None and share >= close:
             # the fewest cells that hold the match: the cell of the same id if it does alone, else the largest first
             holders, found = [], set()
-            for c in ([cell_id] if overlap(held.get(cell_id, set()), theirs) >= THRESHOLD
+            for c in ([cell_id] if overlap(held.get(cell_id, set()), theirs) >= close
                       else sorted(held, key=lambda c: -len(held[c]))):
                 holders.append(c)
                 found |= held[c]
-                if overlap(found, theirs) >= THRESHOLD:
+                if overlap(found, theirs) >= close:
                     break
             them = "it" if len(holders) == 1 else "them"
             cells = f"cell{'s' if len(holders) > 1 else ''} {', '.join(map(repr, holders))} match{'' if them == 'them' else 'es'}"
@@ -278,6 +288,18 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
             where = f"work cell {cell_id!r} matches" if holders == [cell_id] else f"{cells} the work cell {cell_id!r} of"
             reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints: compare {them} "
                            "with solutions/, and ask the learner to explain it")
+    # An exercise's solution cells together (a short cell's match is weak alone, not beside the rest of a copy)
+    groups: dict[str, list[str]] = {}
+    for cell_id in solution if not library else ():
+        groups.setdefault(cell_id.rpartition(":")[0], []).append(cell_id)
+    for ids in groups.values():
+        theirs = set().union(*(matched[i][0] for i in ids))
+        share = overlap(set().union(*(matched[i][1] for i in ids)), theirs)
+        if (len(ids) > 1 and share is not None and share >= needed(theirs)
+                and not any(repr(i) in r for r in reasons for i in ids)):
+            reasons.append(f"the work cells {', '.join(map(repr, ids))} of the published solution are matched, "
+                           f"together, on {share:.0%} of their fingerprints: compare the learner's cells with "
+                           "solutions/, and ask the learner to explain them")
     if library:  # the other way round: a cell of the learner's that is mostly one module's (methods of a class pasted)
         modules = library_prints(solution)
         for c, p in prints.items():

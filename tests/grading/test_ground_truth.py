@@ -22,7 +22,7 @@ from graded_in_process import (ROOT, SEEDS, differences, notebook_bytes, pristin
                                run_graded_isolated)
 from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
-                           ROUND_38U, ROUND_38V, ROUND_38W)
+                           ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -501,7 +501,7 @@ for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {_cell: _source.lstrip("\n")})
 for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M, **ROUND_38N, **ROUND_38O,
                                            **ROUND_38P, **ROUND_38Q, **ROUND_38R, **ROUND_38S,
-                                           **ROUND_38T, **ROUND_38U, **ROUND_38V, **ROUND_38W}.items():
+                                           **ROUND_38T, **ROUND_38U, **ROUND_38V, **ROUND_38W, **ROUND_38X}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 
@@ -595,7 +595,7 @@ def test_honest_learners_pass_on_every_seed(honest, proofs):
 
 
 @pytest.mark.parametrize("label, named", [("ex02 stretch's attention pasted from ex02's published solution",
-                                            "the work cell 'ex02_online_softmax:"),
+                                            "'ex02_online_softmax:"),
                                            ("ex03's softmax pasted from the course's primer kernels",
                                             "course library's pagedlab.kernels.primer.")])
 def test_a_copy_of_another_exercises_solution_or_of_any_library_module_is_flagged(label, named, monkeypatch):

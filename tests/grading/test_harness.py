@@ -727,7 +727,8 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
     """(Round 38t) A reference function the grading copy keeps, called before the graded calls: from the notebook's
     code it counts, by any route (here a ``functools.partial`` that ``map`` calls from C); from a cell the exercise
     hands out as it is, it does not; from code compiled under such a cell's name, not what its text compiles to, it
-    counts. The function still computes what it did, and gets its own code back when the watch closes."""
+    counts, and so it does from C under a course function that does not name it. The function still computes what it
+    did, and gets its own code back when the watch closes."""
     import linecache
 
     from pagedlab import memory
@@ -747,11 +748,22 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
         assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 2} and ns["table"] == [4, 8]
         exec(compile("memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)\n", "<given>", "exec"), ns)
         assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 3}
+        # (round 38x) called from C under a frame of the course's (a check's hint function: list.extend over a
+        # starmap), by code that does not name it: the notebook's call
+        hinted = ("import itertools\nfrom pagedlab.checks import check\n"
+                  "class Rows(Exception):\n    def __iter__(self):\n        return iter(self.args[0])\n"
+                  "got = []\ntry:\n    with check('t', errors=got.extend):\n"
+                  "        raise Rows(itertools.starmap(memory.kv_cache_bytes, [(1, 1, 1, 1, 1, 2)] * 3))\n"
+                  "except Exception:\n    pass\n")
+        linecache.cache["<mine>"] = (len(hinted), None, hinted.splitlines(keepends=True), "<mine>")
+        exec(compile(hinted, "<mine>", "exec"), ns)
+        assert ns["got"] == [4, 4, 4] and watch.calls == {"pagedlab.memory.kv_cache_bytes": 6}
+        assert "functions" not in vars(watch)  # (no copy of the function that does not count)
     finally:
         watch.close()
         for name in ("<given>", "<mine>"):
             linecache.cache.pop(name, None)
-    assert memory.kv_cache_bytes.__code__ is own and harness.WATCH not in vars(memory)
+    assert memory.kv_cache_bytes.__code__ == own and harness.WATCH not in vars(memory)
 
 
 def test_what_the_interpreter_runs_for_a_jit_function_is_what_it_builds_from_its_text():
