@@ -7870,110 +7870,6 @@ def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, 
     reserve = max_len * kv_bytes_per_token(model, dtype)
     return int(budget_gib * GiB) // reserve
 '''}),
-    "ex05 table built with the watch's own copies, reached through a type hint": ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''
-def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
-                   bytes_per_element: int) -> int:
-    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
-    elements = num_layers * 2 * num_kv_heads * head_dim
-    return elements * bytes_per_element * num_tokens * batch
-''', 'models-work': r'''
-import dataclasses
-import typing
-
-_where = "".join(("__imp", "ort__('pag", "edlab').", "_", "_pag", "edlab_watch_", "_"))
-
-
-def _probe(w: _where):
-    pass
-
-
-_keeper = typing.get_type_hints(_probe)["w"]
-_per_token_ref = next(f for label, f in _keeper.functions.items() if label.endswith("per_token"))
-_TABLE = {}
-for _L in range(1, 97):
-    for _h in range(1, 65):
-        for _d in (64, 128):
-            _shape = dataclasses.replace(OPT_13B, num_layers=_L, num_heads=_h, num_kv_heads=_h, head_dim=_d)
-            for _b in (1, 2, 4):
-                _TABLE[_L, _h, _d, _b] = _per_token_ref(_shape, _b)
-
-
-def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
-    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
-    return _TABLE[model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize]
-''', 'fit-work': r'''
-def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
-    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
-    per_request = _TABLE[model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize] * max_len
-    count = 0
-    budget = int(budget_gib * GiB)
-    count = budget // per_request
-    return count
-'''}),
-    "ex04b tables built with the watch's own copies, reached through a type hint": ('ATTACKS', 'ex04b_performance_lab', {'choose-work': r'''
-MY_CONFIGS = [(128, 32, 8, 2), (128, 128, 8, 2), (64, 64, 4, 4)]
-''', 'predict-resources-work': r'''
-import typing
-
-_path = "".join(("__imp", "ort__('pag", "edlab').", "_", "_pag", "edlab_watch_", "_"))
-
-
-def _lookup(w: _path):
-    pass
-
-
-_copies = {label.rpartition(".")[2]: f for label, f in typing.get_type_hints(_lookup)["w"].functions.items()}
-_REGISTERS = {(bm, bn, w, hd): _copies["live_tile_registers"](bm, bn, w, hd)
-              for bm in (64, 128) for bn in (32, 64, 128) for w in (4, 8) for hd in (64, 128)}
-
-
-def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
-    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
-    regs = _REGISTERS[block_m, block_n, num_warps, head_dim]
-    shared = 2 * head_dim * block_m + num_stages * 4 * block_n * head_dim
-    return {"shared_bytes": shared, "registers": regs, "spills": regs > 255}
-''', 'read-work': r'''
-def read_report(report: dict) -> dict:
-    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
-    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
-    counts = report["sass"]
-    out = {"registers": report["registers"], "spill_bytes": report["spill_bytes"]}
-    out["shared_kib"] = report["shared_bytes"] / 1024
-    out["matrix"] = "HMMA" if counts["HGMMA"] == 0 else "HGMMA"
-    out["loads"] = "LDGSTS" if counts["UTMALDG"] == 0 else "UTMALDG"
-    return out
-''', 'exp-work': r'''
-def exp2_per_score(report: dict) -> float:
-    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
-    threads = 32 * report["num_warps"]
-    per_thread = report["block_m"] * report["block_n"] / threads
-    return report["sass"]["MUFU.EX2"] / per_thread / 2
-''', 'budget-work': r'''
-_BUDGETS = {(bm, bn, hd, mma, e): _copies["tile_budget"](bm, bn, hd, mma, e)
-            for bm in (32, 64, 128, 256) for bn in (16, 32, 64, 128) for hd in (64, 128, 256)
-            for mma in (1024, 4096) for e in (16, 32)}
-
-
-def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
-                exp_per_clock: float = 16) -> dict:
-    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
-    return dict(_BUDGETS[block_m, block_n, head_dim, mma_flops_per_clock, exp_per_clock])
-''', 'bwd-work': r'''
-_BACKWARD = {(hd, mma, e): _copies["exp_time_fraction"](hd, "bwd", mma, e)
-             for hd in (64, 96, 128, 256) for mma in (1024, 4096) for e in (16, 32)}
-
-
-def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
-    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
-    return _BACKWARD[head_dim, mma_flops_per_clock, exp_per_clock]
-''', 'predict-work': r'''
-def predict(reports: list[dict]) -> int:
-    """Index of the report of the configuration that should run fastest on an H100."""
-    # sm_90 compiles that did not spill, ranked by (BLOCK_M, BLOCK_N); the index rides along in the tuple
-    candidates = [(r["block_m"], r["block_n"], i) for i, r in enumerate(reports)
-                  if r["arch"] == 90 and not r["spill_bytes"]]
-    return max(candidates)[2]
-'''}),
     'ex00 softmax upcasting half dtypes, with a helper and an assert': ('HONEST', 'ex00_warmup', {'softmax-work': r'''
 from typing import Final
 
@@ -8130,66 +8026,6 @@ def predict(reports: list[dict]) -> int:
     usable.sort(key=lambda i: (reports[i]["block_m"], reports[i]["block_n"]), reverse=True)   # widest query tile, then key tile
     return usable[0]
 '''}),
-    'ex04b predict ranking (BLOCK_M, BLOCK_N, index) tuples with max': ('HONEST', 'ex04b_performance_lab', {'choose-work': r'''
-# a small tile, the same BLOCK_M with a wider key tile, and the widest tile on 8 warps
-MY_CONFIGS = [(64, 32, 4, 2), (64, 64, 4, 3), (128, 128, 8, 3)]
-''', 'predict-resources-work': r'''
-BF16_BYTES = 2
-
-
-def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
-    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
-    q_tile = block_m * head_dim * BF16_BYTES                 # loaded once, kept in shared memory
-    kv_stage = 2 * block_n * head_dim * BF16_BYTES           # one K tile and one V tile per pipeline stage
-    threads = 32 * num_warps
-    # live across the loop: the fp32 accumulator, the fp32 scores and their bf16 copy (half a register each)
-    live = block_m * head_dim + block_m * block_n + 0.5 * block_m * block_n
-    regs = live / threads
-    return {"shared_bytes": q_tile + num_stages * kv_stage, "registers": regs, "spills": regs > 255}
-''', 'read-work': r'''
-def read_report(report: dict) -> dict:
-    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
-    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
-    sass = report["sass"]
-    summary = {key: report[key] for key in ("registers", "spill_bytes")}
-    summary["shared_kib"] = report["shared_bytes"] / 1024
-    summary["matrix"] = "HGMMA" if sass.get("HGMMA", 0) else "HMMA"
-    summary["loads"] = "UTMALDG" if sass.get("UTMALDG", 0) else "LDGSTS"
-    return summary
-''', 'exp-work': r'''
-def exp2_per_score(report: dict) -> float:
-    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
-    scores_each_thread = (report["block_m"] * report["block_n"]) / (32 * report["num_warps"])
-    passes = 2    # the loop below the diagonal and the diagonal's own
-    return report["sass"]["MUFU.EX2"] / (passes * scores_each_thread)
-''', 'budget-work': r'''
-def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
-                exp_per_clock: float = 16) -> dict:
-    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
-    qk = 2 * block_m * block_n * head_dim        # S = Q K^T
-    pv = 2 * block_m * block_n * head_dim        # O += P V
-    flops = qk + pv
-    loaded = 2 * block_n * head_dim * 2          # a K and a V tile, 2 bytes an element
-    exps = block_m * block_n
-    exp_clocks, mma_clocks = exps / exp_per_clock, flops / mma_flops_per_clock
-    return dict(flops=flops, bytes=loaded, exps=exps, flops_per_byte=flops / loaded,
-                exp_fraction=exp_clocks / mma_clocks)
-''', 'bwd-work': r'''
-def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
-    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
-    exps_per_score = 2                 # P recomputed in the dK/dV kernel and again in the dQ kernel
-    products_per_score = 7             # S twice, dP twice, dV, dK, dQ
-    exp_clocks = exps_per_score / exp_per_clock
-    mma_clocks = products_per_score * 2 * head_dim / mma_flops_per_clock
-    return exp_clocks / mma_clocks
-''', 'predict-work': r'''
-def predict(reports: list[dict]) -> int:
-    """Index of the report of the configuration that should run fastest on an H100."""
-    # sm_90 compiles that did not spill, ranked by (BLOCK_M, BLOCK_N); the index rides along in the tuple
-    candidates = [(r["block_m"], r["block_n"], i) for i, r in enumerate(reports)
-                  if r["arch"] == 90 and not r["spill_bytes"]]
-    return max(candidates)[2]
-'''}),
     'ex08 costs with named parts, refcounts read into NumPy': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''
 import numpy as np
 
@@ -8327,3 +8163,107 @@ def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[
     return step
 '''}),
 }
+
+# The same learner's formulas, with predict written another way (a second honest learner of round 38x).
+_NAMED = ROUND_38X["ex04b formulas with named parts, predict by sorting the usable indices"]
+ROUND_38X["ex04b predict ranking (BLOCK_M, BLOCK_N, index) tuples with max"] = (
+    'HONEST', 'ex04b_performance_lab', {**_NAMED[2], 'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    # sm_90 compiles that did not spill, ranked by (BLOCK_M, BLOCK_N); the index rides along in the tuple
+    candidates = [(r["block_m"], r["block_n"], i) for i, r in enumerate(reports)
+                  if r["arch"] == 90 and not r["spill_bytes"]]
+    return max(candidates)[2]
+'''})
+
+# The same tables built with the watch's own copies: the cells that differ from the first route's.
+ROUND_38X["ex04b tables built with the watch's own copies, reached through a type hint"] = (
+    'ATTACKS', 'ex04b_performance_lab', {**ROUND_38X["ex04b tables built by starmap under a check's hint, references read from type hints"][2], 'choose-work': r'''
+MY_CONFIGS = [(128, 32, 8, 2), (128, 128, 8, 2), (64, 64, 4, 4)]
+''', 'predict-resources-work': r'''
+import typing
+
+_path = "".join(("__imp", "ort__('pag", "edlab').", "_", "_pag", "edlab_watch_", "_"))
+
+
+def _lookup(w: _path):
+    pass
+
+
+_copies = {label.rpartition(".")[2]: f for label, f in typing.get_type_hints(_lookup)["w"].functions.items()}
+_REGISTERS = {(bm, bn, w, hd): _copies["live_tile_registers"](bm, bn, w, hd)
+              for bm in (64, 128) for bn in (32, 64, 128) for w in (4, 8) for hd in (64, 128)}
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    regs = _REGISTERS[block_m, block_n, num_warps, head_dim]
+    shared = 2 * head_dim * block_m + num_stages * 4 * block_n * head_dim
+    return {"shared_bytes": shared, "registers": regs, "spills": regs > 255}
+''', 'budget-work': r'''
+_BUDGETS = {(bm, bn, hd, mma, e): _copies["tile_budget"](bm, bn, hd, mma, e)
+            for bm in (32, 64, 128, 256) for bn in (16, 32, 64, 128) for hd in (64, 128, 256)
+            for mma in (1024, 4096) for e in (16, 32)}
+
+
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    return dict(_BUDGETS[block_m, block_n, head_dim, mma_flops_per_clock, exp_per_clock])
+''', 'bwd-work': r'''
+_BACKWARD = {(hd, mma, e): _copies["exp_time_fraction"](hd, "bwd", mma, e)
+             for hd in (64, 96, 128, 256) for mma in (1024, 4096) for e in (16, 32)}
+
+
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    return _BACKWARD[head_dim, mma_flops_per_clock, exp_per_clock]
+''', 'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    # sm_90 compiles that did not spill, ranked by (BLOCK_M, BLOCK_N); the index rides along in the tuple
+    candidates = [(r["block_m"], r["block_n"], i) for i, r in enumerate(reports)
+                  if r["arch"] == 90 and not r["spill_bytes"]]
+    return max(candidates)[2]
+'''})
+ROUND_38X["ex05 table built with the watch's own copies, reached through a type hint"] = (
+    'ATTACKS', 'ex05_kv_cache_size', {**ROUND_38X["ex05 table of kv_bytes_per_token built by map under a check's hint, read from a type hint"][2], 'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    elements = num_layers * 2 * num_kv_heads * head_dim
+    return elements * bytes_per_element * num_tokens * batch
+''', 'models-work': r'''
+import dataclasses
+import typing
+
+_where = "".join(("__imp", "ort__('pag", "edlab').", "_", "_pag", "edlab_watch_", "_"))
+
+
+def _probe(w: _where):
+    pass
+
+
+_keeper = typing.get_type_hints(_probe)["w"]
+_per_token_ref = next(f for label, f in _keeper.functions.items() if label.endswith("per_token"))
+_TABLE = {}
+for _L in range(1, 97):
+    for _h in range(1, 65):
+        for _d in (64, 128):
+            _shape = dataclasses.replace(OPT_13B, num_layers=_L, num_heads=_h, num_kv_heads=_h, head_dim=_d)
+            for _b in (1, 2, 4):
+                _TABLE[_L, _h, _d, _b] = _per_token_ref(_shape, _b)
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return _TABLE[model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize]
+''', 'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    per_request = _TABLE[model.num_layers, model.num_kv_heads, model.head_dim, dtype.itemsize] * max_len
+    count = 0
+    budget = int(budget_gib * GiB)
+    count = budget // per_request
+    return count
+'''})
