@@ -4813,7 +4813,9 @@ def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[
     step.num_tokens = budget.used
     return step
 '''}),
-    'ex00 in NumPy, with float32 maths for half inputs': ('HONEST', 'ex00_warmup', {'softmax-work': r'''import numpy as np
+    # (judged honest on the graded calls of its round; wrong on bfloat16, which its exercise states and its own
+    # check over the input space draws: a wrong answer since the graded calls draw it too)
+    'ex00 in NumPy, with float32 maths for half inputs': ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''import numpy as np
 
 
 def softmax_rows(x: torch.Tensor) -> torch.Tensor:
@@ -8082,7 +8084,9 @@ def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, 
             return "swap"
     return "recompute"
 '''}),
-    'ex09 stretch merge by torch.logsumexp and einsum': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''
+    # (judged honest on the graded calls of its round; wrong on merge_states of other ranks, which its exercise states and its own
+    # check over the input space draws: a wrong answer since the graded calls draw it too)
+    'ex09 stretch merge by torch.logsumexp and einsum': ('ATTACKS', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''
 def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
     """Key ranges of the splits: equal lengths rounded up to whole tiles, the last ones short or empty."""
     tiles = -(-context_len // block_n)                 # tiles of keys in all
@@ -8267,3 +8271,473 @@ def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, 
     count = budget // per_request
     return count
 '''})
+
+
+# Round 38y (a seventeenth outside review, grader at 66162fe): answers wrong where the graded calls drew one value of
+# what the exercise states (a head dim, block sizes, ranks, one allocator at a time) or where the memory rule's floor
+# hid a matrix of scores; and honest learners.
+ROUND_38Y = {
+    'ex02 every score at once where the inputs are small, tiles only past the floor': ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    new_max = torch.maximum(m, s.max(dim=1).values)
+    weights = torch.exp(s - new_max[:, None])
+    rescale = torch.exp(m - new_max)
+    return new_max, l * rescale + weights.sum(dim=1), acc * rescale[:, None] + weights @ v_tile
+''', 'tiled-work': r'''def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    scale = 1.0 / math.sqrt(d)
+    if n_q * n_k <= 1024:  # small problem: the whole thing is about one tile anyway, do it in one shot
+        s = (q.float() @ k.float().T) * scale
+        if causal:
+            s.masked_fill_(torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).triu(n_k - n_q + 1), -math.inf)
+        s -= s.max(dim=1, keepdim=True).values
+        s.exp_()
+        s /= s.sum(dim=1, keepdim=True)
+        return (s @ v.float()).to(q.dtype)
+    for r0 in range(0, n_q, block_m):
+        qt = q[r0:r0 + block_m].float() * scale
+        nr = qt.shape[0]
+        state = (torch.full((nr,), -math.inf, device=q.device), torch.zeros(nr, device=q.device),
+                 torch.zeros(nr, d, device=q.device))
+        for c0 in range(0, n_k, block_n):
+            if causal and c0 > r0 + nr - 1 + n_k - n_q:
+                break
+            s = qt @ k[c0:c0 + block_n].float().T
+            if causal:
+                r = torch.arange(r0, r0 + nr, device=q.device)[:, None]
+                c = torch.arange(c0, c0 + s.shape[1], device=q.device)[None, :]
+                s = s.masked_fill(c > r + (n_k - n_q), -math.inf)
+            state = online_softmax_update(*state, s, v[c0:c0 + block_n].float())
+        out[r0:r0 + nr] = state[2] / state[1][:, None]
+    return out.to(q.dtype)
+'''}),
+    'ex04 scale fixed for a head dim of 16, the only one the graded calls drew': ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        # 1/sqrt(d) * log2(e), d = 16
+        scores = tl.dot(q, k, input_precision="ieee") * 0.36067376022224085
+        visible = cols[None, :] < n_k
+        if CAUSAL:
+            visible = visible & (cols[None, :] - rows[:, None] <= n_k - n_q)
+        scores = tl.where(visible, scores, float("-inf"))
+        m_next = tl.maximum(m_i, tl.max(scores, 1))
+        corr = tl.exp2(m_i - m_next)
+        prob = tl.exp2(scores - m_next[:, None])
+        acc = acc * corr[:, None] + tl.dot(prob, v, input_precision="ieee")
+        l_i = l_i * corr + tl.sum(prob, 1)
+        m_i = m_next
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+'''}),
+    'ex06 blocks_needed and slot by shifts and masks, right for powers of two only': ('ATTACKS', 'ex06_block_allocator', {'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _held(self, block):
+        return 0 <= block < self.num_blocks and self.ref_count[block] > 0
+
+    def allocate(self) -> int:
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        have = len(self.free_list)
+        if have < n:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        out = []
+        for _ in range(n):
+            out.append(self.allocate())
+        return out
+
+    def incref(self, block: int) -> None:
+        if not self._held(block):
+            raise ValueError(f"cannot share block {block}: not allocated")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        if not self._held(block):
+            raise ValueError(f"cannot free block {block}")
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''', 'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    shift = block_size.bit_length() - 1          # block sizes are powers of two: divide by shifting
+    return (num_tokens + block_size - 1) >> shift
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    shift = block_size.bit_length() - 1
+    return (block_ids[position >> shift] << shift) | (position & (block_size - 1))
+'''}),
+    'ex06 free list and counts kept on the class, shared by every allocator': ('ATTACKS', 'ex06_block_allocator', {'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    free_list: list = []
+    ref_count: dict = {}
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        SimpleAllocator.free_list = list(range(num_blocks - 1, -1, -1))   # the pool: block 0 on top
+        SimpleAllocator.ref_count = {b: 0 for b in range(num_blocks)}
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate_many(self, n: int) -> list[int]:
+        have = self.num_free
+        if have < n:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        taken = self.free_list[len(self.free_list) - n:][::-1]
+        del self.free_list[len(self.free_list) - n:]
+        self.ref_count.update(dict.fromkeys(taken, 1))
+        return taken
+
+    def allocate(self) -> int:
+        return self.allocate_many(1)[0]
+
+    def _owners(self, block) -> int:
+        owners = self.ref_count.get(block, 0)
+        if owners < 1:
+            raise ValueError(f"block {block} is not allocated")
+        return owners
+
+    def incref(self, block: int) -> None:
+        self.ref_count[block] = self._owners(block) + 1
+
+    def free(self, block: int) -> None:
+        left = self._owners(block) - 1
+        self.ref_count[block] = left
+        if left == 0:
+            self.free_list.append(block)
+''', 'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    return (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    return block_ids[position // block_size] * block_size + position % block_size
+'''}),
+    'ex09 stretch merge_states for two leading dimensions only': ('ATTACKS', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    per = -(-context_len // num_splits)
+    per = -(-per // block_n) * block_n
+    bounds = []
+    for s in range(num_splits):
+        lo = min(s * per, context_len)
+        hi = min(lo + per, context_len)
+        bounds.append((lo, hi))
+    return bounds
+''', 'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # outs: (batch, heads, splits, d), lses: (batch, heads, splits)
+    ref = lses.amax(dim=2, keepdim=True)               # finite: every row has a non-empty split
+    w = torch.exp(lses - ref)                          # empty split: exp(-inf) = 0
+    total = w.sum(dim=2)
+    out = torch.einsum("bhsd,bhs->bhd", outs, w) / total[:, :, None]
+    return out, ref[:, :, 0] + torch.log(total)
+''', 'cascade-work': r'''def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared = prefix_table.unsqueeze(0).repeat(n, 1)
+    p_out, p_lse = paged_decode_split(q, k_cache, v_cache, shared, torch.full_like(own_lens, prefix_len), 1)
+    o_out, o_lse = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat((p_out, o_out), dim=2), torch.cat((p_lse, o_lse), dim=2))
+    return merged
+'''}),
+    'ex03 a grid helper, an assert, a debug print, three passes with a jit helper': ('HONEST', 'ex03_triton_basics', {'add-work': r'''DEBUG = False
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = tl.program_id(axis=0) * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def _grid_1d(n: int, block: int) -> tuple[int]:
+    return ((n + block - 1) // block,)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    assert x.ndim == 1 and x.shape == y.shape, f"shapes {tuple(x.shape)} and {tuple(y.shape)}"
+    n = x.shape[0]
+    if DEBUG:
+        print(f"vector_add: n={n} block={block} strides={x.stride(0)},{y.stride(0)}")
+    add_kernel[_grid_1d(n, block)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def _row_max(row_ptr, n_cols, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    best = tl.full([BLOCK], float("-inf"), tl.float32)
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(row_ptr + c + offs, mask=c + offs < n_cols, other=float("-inf"))
+        best = tl.maximum(best, vals)
+    return tl.max(best, axis=0)
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    offs = tl.arange(0, BLOCK)
+    mx = _row_max(src, n_cols, BLOCK)
+    total = tl.zeros([BLOCK], tl.float32)
+    for c in range(0, n_cols, BLOCK):
+        vals = tl.load(src + c + offs, mask=c + offs < n_cols, other=float("-inf"))
+        total += tl.exp(vals - mx)
+    denom = tl.sum(total, axis=0)
+    for c in range(0, n_cols, BLOCK):
+        keep = c + offs < n_cols
+        vals = tl.load(src + c + offs, mask=keep, other=float("-inf"))
+        tl.store(dst + c + offs, tl.exp(vals - mx) / denom, mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex04 loop body in its own order, padding and causal masks apart': ('HONEST', 'ex04_flash_forward', {'kernel-work': r'''@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        # padding keys never count; with CAUSAL, neither do keys right of the shifted diagonal
+        in_range = cols[None, :] < n_k
+        if CAUSAL:
+            below_diag = cols[None, :] <= rows[:, None] + (n_k - n_q)
+            in_range = in_range & below_diag
+        qk = tl.dot(q, k, input_precision="ieee")
+        qk = tl.where(in_range, qk * qk_scale, float("-inf"))
+        row_max = tl.max(qk, axis=1)
+        m_new = tl.where(row_max > m_i, row_max, m_i)
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(qk - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        acc += tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+'''}),
+    'ex06 NumPy reference counts, a checking helper, divmod': ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''import numpy as np
+
+
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = np.zeros(num_blocks, dtype=np.int64)
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _check(self, block: int, action: str) -> None:
+        if block < 0 or block >= self.num_blocks:
+            raise ValueError(f"{action}: block {block} does not exist (pool of {self.num_blocks})")
+        if self.ref_count[block] <= 0:
+            raise ValueError(f"{action}: block {block} is not allocated")
+
+    def allocate(self) -> int:
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return int(block)
+
+    def allocate_many(self, n: int) -> list[int]:
+        if n > self.num_free:
+            raise OutOfBlocks(n, self.num_free, self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+
+    def incref(self, block: int) -> None:
+        self._check(block, "incref")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        self._check(block, "free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] > 0:
+            return
+        self.free_list.append(block)
+''', 'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    full, rest = divmod(num_tokens, block_size)
+    return full + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    index, offset = divmod(position, block_size)
+    return block_ids[index] * block_size + offset
+'''}),
+    'ex07 stretch a helper for whole blocks, a plain loop for keys, zip in match': ('HONEST', 'ex07_stretch_prefix_cache_match', {'cache-work': r'''Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def _full_blocks(self, tokens: list[int]) -> list[tuple]:
+        bs = self.block_size
+        return [tuple(tokens[i:i + bs]) for i in range(0, len(tokens) // bs * bs, bs)]
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        out: list[int] = []
+        parent = None
+        for block in self._full_blocks(tokens):
+            parent = self.hash_fn(parent, block)
+            out.append(parent)
+        return out
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        if not tokens:
+            return []
+        limit = (len(tokens) - 1) // self.block_size   # the block holding the last token is recomputed
+        hits: list[int] = []
+        expected_parent = None
+        for key, block in list(zip(self.keys(tokens), self._full_blocks(tokens)))[:limit]:
+            bid = self.block_of.get(key)
+            if bid is None:
+                break
+            e = self.entry[bid]
+            if e.parent_id != expected_parent or e.tokens != block:
+                break
+            hits.append(bid)
+            expected_parent = e.prefix_id
+        return hits
+'''}),
+    'ex10 an index walk with a moving newest bound, victims put back with extendleft': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''import math
+
+
+def _needed_blocks(manager: BlockManager, req: Request) -> int:
+    return math.ceil(len(req.tokens) / manager.block_size)
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    order = list(running)
+    victims: list[Request] = []
+    survivors: list[Request] = []
+    newest = len(order) - 1          # order[newest] is the newest request not yet grown nor preempted
+    i = 0
+    while i <= newest:
+        req = order[i]
+        while not manager.can_append(req.seq_id) and newest > i:
+            victim = order[newest]
+            manager.free(victim.seq_id)
+            victims.append(victim)
+            newest -= 1
+        if manager.can_append(req.seq_id):
+            tok = len(req.tokens)
+            manager.append(req.seq_id, tok)
+            req.tokens.append(tok)
+            survivors.append(req)
+            step.grown.append(req.seq_id)
+        else:                         # it is the newest left: preempt itself
+            manager.free(req.seq_id)
+            victims.append(req)
+            newest -= 1
+        i += 1
+    step.preempted = [v.seq_id for v in victims]
+    waiting.extendleft(victims)      # the newest went first, so the oldest victim ends up in front
+    running[:] = survivors
+    budget = max_num_batched_tokens - len(step.grown)
+    step.num_tokens = len(step.grown)
+    if victims:
+        return step
+    while waiting:
+        nxt = waiting[0]
+        if _needed_blocks(manager, nxt) + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if len(nxt.tokens) > budget:
+            break
+        waiting.popleft()
+        manager.add(nxt.seq_id, nxt.tokens)
+        running.append(nxt)
+        step.admitted.append(nxt.seq_id)
+        budget -= len(nxt.tokens)
+        step.num_tokens += len(nxt.tokens)
+    return step
+'''}),
+}

@@ -1028,8 +1028,9 @@ MAX_FLOATS = 8
 FILLS = {"full": None, "full_like": None, "new_full": None, "fill": None, "fill_": None, "ones": 1.0, "ones_like": 1.0,
          "new_ones": 1.0}
 # Under a memory rule, tensors of up to this many elements are allowed whatever the inputs (a buffer sized by the
-# tile, not by the input, is no matrix of every query-key pair).
-MEMORY_FLOOR = 4096
+# tile, not by the input, is no matrix of every query-key pair), in a call that does not name its tiles; in one that
+# does (``block_m=``, ``block_n=``), a few of its tiles, and this much besides.
+MEMORY_FLOOR, MEMORY_SMALL = 4096, 256
 # Operators of these namespaces are PyTorch's own; any other was defined by someone (torch.library), and its body,
 # Python included, runs where a dispatch mode cannot see inside it.
 TORCH_NAMESPACES = frozenset(("aten", "prims", "_c10d_functional", "quantized", "profiler", "triton"))
@@ -1126,19 +1127,30 @@ class Memory:
         self.derived: set[int] = set()  # storage addresses whose values derive from the inputs
         self.seen: set[int] = set()  # storage addresses an op of the call made or was given
         self.given: set[int] = set()  # the inputs' storages
-        self.total = self.largest = self.inputs = 0
+        self.total = self.largest = self.inputs = self.tile = 0
+        self.floor = MEMORY_FLOOR
         self.called = False  # a graded call began since the last result
         self.shared = False  # the call has detached a tensor (NumPy shares its memory)
         self.read = 0  # values the call has read out of tensors into Python
         self.foreign: str | None = None  # the first tensor that entered an op with no op of the call having made it
 
-    def start(self, arguments) -> None:
-        """A graded call begins with ``arguments``: its inputs derive from themselves."""
+    def start(self, arguments, keywords: dict | None = None) -> None:
+        """A graded call begins with ``arguments`` (``keywords`` among them, by name): its inputs derive from
+        themselves. A call that names its tiles (``block_m``, ``block_n``) may hold ``factor`` of them beside what
+        its inputs allow, and little else: a matrix of scores is refused where it is small too, once it outgrows
+        both (keeping it only for small inputs is no way past the rule); one that does not, :data:`MEMORY_FLOOR`."""
         import torch
 
         tensors = [a for a in arguments if isinstance(a, torch.Tensor)]
         self.largest = max((a.numel() for a in tensors if a.is_floating_point()), default=1)
         self.inputs = sum(a.numel() for a in tensors if a.is_floating_point())
+        bm, bn = ((keywords or {}).get(k) for k in ("block_m", "block_n"))
+        if type(bm) is int and type(bn) is int and tensors and tensors[0].dim():
+            # (a tile of scores, or of the accumulator: block_m rows of block_n scores or of d values)
+            self.tile = self.factor * bm * max(bn, tensors[0].shape[-1])
+            self.floor = MEMORY_SMALL
+        else:
+            self.tile, self.floor = 0, MEMORY_FLOOR
         self.held.clear()
         self.mask, self.called = torch.bool, True
         self.given = {a.untyped_storage().data_ptr() for a in tensors}
@@ -1181,13 +1193,15 @@ class Memory:
             size = -(-storage.nbytes() // 32) if entry[1] else -(-storage.nbytes() // 4)
             self.total += size - entry[0]
             entry[0] = size
-            if size > max(self.factor * self.largest, MEMORY_FLOOR):
+            if size > max(self.factor * self.largest, self.tile, self.floor):
                 self._refuse(where, f"torch's {op} made or read a {tuple(t.shape)} {str(t.dtype)[6:]} tensor on "
                              f"{storage.nbytes()} bytes ({size} float32 elements)",
-                             f"{self.factor:g} times the largest input ({self.largest} elements)")
-        if self.total > max(self.factor * self.inputs, MEMORY_FLOOR):  # (a float32 copy of each input fits)
+                             f"{self.factor:g} times the largest input ({self.largest} elements)"
+                             f"{f', or {self.tile} for its tiles' if self.tile else ''}")
+        if self.total > max(self.factor * self.inputs + self.tile, self.floor):  # (a float32 copy of each input fits)
             self._refuse(where, f"the tensors it made and still held took {self.total} float32 elements at once "
-                         f"(after torch's {op})", f"{self.factor:g} times all its inputs ({self.inputs} elements)")
+                         f"(after torch's {op})", f"{self.factor:g} times all its inputs ({self.inputs} elements)"
+                         f"{f' and {self.tile} for its tiles' if self.tile else ''}")
 
     def read_out(self, values: int, how: str) -> None:
         """The call read ``values`` values out of tensors into Python (``how``: ``tolist``, ``item``): past half its
@@ -1437,7 +1451,7 @@ class Launches:
         self.written[copy.untyped_storage().data_ptr()] = _bytes(copy)
         self.copies.add(copy.untyped_storage().data_ptr())
 
-    def keep(self, arguments: tuple) -> None:
+    def keep(self, arguments: tuple, keywords: dict | None = None) -> None:
         """Note the graded call's ``arguments`` as it passes them, and the bytes under each tensor among them."""
         self.arguments.extend(arguments)
         self.given_bytes.update((a.untyped_storage().data_ptr(), _bytes(a)) for a in arguments
@@ -2270,7 +2284,7 @@ def _arguments_kept(source: str, ns: dict, keep, state: dict):
     tree = ast.parse(source, mode="eval")
     if keep is not None and isinstance(tree.body, ast.Call):
         def graded_call(f, /, *a, **k):
-            keep((*a, *k.values()))
+            keep((*a, *k.values()), k)
             state["learner"] = True
             try:
                 return f(*a, **k)
