@@ -591,13 +591,7 @@ class Sources:
             file = getattr(sys.modules.get(file[8:-1]), "__file__", None) or file
         if os.path.isfile(file):
             if file not in _FILE_CODES:
-                try:
-                    import tokenize
-
-                    with tokenize.open(file) as f:
-                        _FILE_CODES[file] = _nested(compile(f.read(), file, "exec", dont_inherit=True))
-                except Exception:  # (not Python source: a program, a shared library)
-                    _FILE_CODES[file] = None
+                _FILE_CODES[file] = _file_codes(file)
             if _FILE_CODES[file] is None:
                 return f"code named after a file that is not Python source ({os.path.basename(file)})"
             if code in _FILE_CODES[file]:
@@ -712,6 +706,32 @@ _FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compil
 
 
 _FILE_CODES: dict = {}
+
+
+def _file_codes(file: str) -> set | None:
+    """The code objects the Python source ``file`` compiles to, nested ones included (None: it is not Python source:
+    a program, a shared library). Read from the bytecode Python cached for it where that cache is the source's
+    (its recorded size and time, or hash, match), as an import does: a tenth of compiling it."""
+    import importlib.util
+    import marshal
+    import tokenize
+
+    try:
+        with open(importlib.util.cache_from_source(file), "rb") as f:
+            data = f.read()
+        flags, stat = int.from_bytes(data[4:8], "little"), os.stat(file)
+        fresh = (data[:4] == importlib.util.MAGIC_NUMBER and flags == 0
+                 and int.from_bytes(data[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+                 and int.from_bytes(data[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+        if fresh:
+            return _nested(marshal.loads(data[16:]))
+    except (OSError, ValueError, EOFError, TypeError, NotImplementedError):
+        pass
+    try:
+        with tokenize.open(file) as f:
+            return _nested(compile(f.read(), file, "exec", dont_inherit=True))
+    except Exception:  # (not Python source: a program, a shared library)
+        return None
 """A file that was there before the kernel started -> the code objects its text compiles to (None: not Python
 source), read once per process."""
 
