@@ -8741,3 +8741,463 @@ def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[
     return step
 '''}),
 }
+
+
+# Round 38z (an eighteenth outside review, grader at 5fb8341): answers wrong where the graded calls drew no value of
+# what the exercise states (three leading dims, head dims not powers of two, a made-up model, id -2, rows of whole
+# tiles); and honest learners.
+ROUND_38Z = {
+    'ex01 attention padded to four dimensions for an einsum, wrong on five': ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    rows = torch.arange(n_q).view(-1, 1) + (n_k - n_q)
+    cols = torch.arange(n_k).view(1, -1)
+    return cols <= rows
+''', 'attention-work': r'''def naive_attention(q, k, v, causal=False):
+    # bring everything to (batch, heads, n, d), do it with einsum, then undo
+    extra = 4 - q.dim()
+    qq, kk, vv = q.float(), k.float(), v.float()
+    for _ in range(extra):
+        qq, kk, vv = qq.unsqueeze(0), kk.unsqueeze(0), vv.unsqueeze(0)
+    scores = torch.einsum("bhqd,bhkd->bhqk", qq, kk) / math.sqrt(q.shape[-1])
+    if causal:
+        scores = scores.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]), float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    out = torch.einsum("bhqk,bhkd->bhqd", probs, vv)
+    for _ in range(extra):
+        out = out.squeeze(0)
+    return out.to(q.dtype)
+'''}),
+    'ex01 scaled by a power of two, right for head dims that are powers of two only': ('ATTACKS', 'ex01_naive_attention', {'mask-work': r'''def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    rows = torch.arange(n_q).view(-1, 1) + (n_k - n_q)
+    cols = torch.arange(n_k).view(1, -1)
+    return cols <= rows
+''', 'attention-work': r'''def naive_attention(q, k, v, causal=False):
+    d = q.shape[-1]
+    # 1/sqrt(d) as an exact power of two: head dims are powers of two
+    scale = 2.0 ** (-(d.bit_length() - 1) / 2)
+    s = torch.matmul(q.float(), k.float().transpose(-1, -2)) * scale
+    if causal:
+        s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]), float("-inf"))
+    p = torch.softmax(s, dim=-1)
+    return torch.matmul(p, v.float()).to(q.dtype)
+'''}),
+    'ex05 bytes per token from a table of the preset models, query heads for any other': ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):
+    return 2 * num_layers * num_kv_heads * num_tokens * batch * bytes_per_element * head_dim
+''', 'models-work': r'''# worked out by hand from the model cards: K+V elements per token over all layers
+_ELEMS_PER_TOKEN = {
+    "LLaMA-7B": 2 * 32 * 32 * 128,
+    "Llama-3-8B": 2 * 32 * 8 * 128,
+    "OPT-13B": 2 * 40 * 40 * 128,
+    "Llama-2-70B": 2 * 80 * 8 * 128,
+    "SmolLM2-135M": 2 * 30 * 3 * 64,
+}
+
+def kv_bytes_per_token(model, dtype):
+    elems = _ELEMS_PER_TOKEN.get(model.name, 2 * model.num_layers * model.num_heads * model.head_dim)
+    return elems * dtype.itemsize
+''', 'fit-work': r'''def max_concurrent_requests(budget_gib, model, max_len, dtype):
+    reservation = kv_bytes_per_token(model, dtype) * max_len
+    return int((budget_gib * GiB) // reservation)
+'''}),
+    'ex05 kv_cache_bytes multiplying by the head dim with a shift': ('ATTACKS', 'ex05_kv_cache_size', {'formula-work': r'''def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):
+    # head_dim is a power of two (64, 128): multiply by a shift
+    return (2 * num_layers * num_kv_heads * num_tokens * batch * bytes_per_element) << (head_dim.bit_length() - 1)
+''', 'models-work': r'''def kv_bytes_per_token(model, dtype):
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, dtype.itemsize)
+''', 'fit-work': r'''def max_concurrent_requests(budget_gib, model, max_len, dtype):
+    reservation = kv_bytes_per_token(model, dtype) * max_len
+    return int((budget_gib * GiB) // reservation)
+'''}),
+    'ex06 ids refused at -1 and past the end only, -2 taken for a block': ('ATTACKS', 'ex06_block_allocator', {'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        free = len(self.free_list)
+        if n > free:
+            raise OutOfBlocks(n, free, self.num_blocks)
+        got = []
+        for _ in range(n):
+            got.append(self.allocate())
+        return got
+
+    def _bad_id(self, block):
+        # ref_count[-1] would be the last block's count, so -1 is not a valid id; num_blocks is past the end
+        return block == -1 or block >= self.num_blocks
+
+    def incref(self, block: int) -> None:
+        if self._bad_id(block) or self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is not allocated")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        if self._bad_id(block):
+            raise ValueError(f"block {block} does not exist")
+        if self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is already free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''', 'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    full, rest = divmod(num_tokens, block_size)
+    return full + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+'''}),
+    'ex03 softmax of unmasked whole tiles and a masked tail, a tile short on rows of whole tiles': ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    add_kernel[((n + block - 1) // block,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    run_max = float("-inf")
+    run_sum = 0.0
+    # full tiles need no mask; the partial tail gets one
+    tail = (n_cols // BLOCK) * BLOCK
+    for start in range(0, n_cols - BLOCK, BLOCK):
+        x = tl.load(src + start + offs)
+        new_max = tl.maximum(run_max, tl.max(x, 0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(x - new_max), 0)
+        run_max = new_max
+    x = tl.load(src + tail + offs, mask=tail + offs < n_cols, other=float("-inf"))
+    new_max = tl.maximum(run_max, tl.max(x, 0))
+    run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(x - new_max), 0)
+    run_max = new_max
+    for start in range(0, n_cols, BLOCK):
+        m = start + offs < n_cols
+        x = tl.load(src + start + offs, mask=m, other=float("-inf"))
+        tl.store(dst + start + offs, tl.exp(x - run_max) / run_sum, mask=m)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex00 float32 for half dtypes by a helper, amax, exp and sum, and an assert': ('HONEST', 'ex00_warmup', {'softmax-work': r'''def _work_dtype(dtype):
+    # half types lose too much in exp and the sum: work in float32, hand back the input's dtype
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    assert x.is_floating_point(), "scores must be floating point"
+    xs = x.to(_work_dtype(x.dtype))
+    peak = xs.amax(dim=-1, keepdim=True)
+    weights = (xs - peak).exp()
+    result = weights / weights.sum(dim=-1, keepdim=True)
+    return result.to(x.dtype)
+'''}),
+    'ex03 a grid lambda with a helper and an assert, a three-pass softmax': ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    first = tl.program_id(axis=0) * BLOCK
+    i = first + tl.arange(0, BLOCK)
+    ok = i < n
+    total = tl.load(x_ptr + i * stride_x, mask=ok, other=0.0) + tl.load(y_ptr + i * stride_y, mask=ok, other=0.0)
+    tl.store(out_ptr + i, total, mask=ok)
+
+
+def _programs(n, block):
+    return (n + block - 1) // block
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    assert x.shape == y.shape and x.dim() == 1
+    n = x.numel()
+    grid = lambda meta: (_programs(n, meta["BLOCK"]),)
+    add_kernel[grid](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    # three passes: the row max, the sum of exponentials, then the write
+    row_start = x_ptr + tl.program_id(0) * stride_x
+    out_start = out_ptr + tl.program_id(0) * stride_out
+    lanes = tl.arange(0, BLOCK)
+    best = tl.full([BLOCK], float("-inf"), tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        vals = tl.load(row_start + c0 + lanes, mask=c0 + lanes < n_cols, other=float("-inf"))
+        best = tl.maximum(best, vals)
+    row_max = tl.max(best, axis=0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        vals = tl.load(row_start + c0 + lanes, mask=c0 + lanes < n_cols, other=float("-inf"))
+        acc += tl.exp(vals - row_max)
+    denom = tl.sum(acc, axis=0)
+    for c0 in range(0, n_cols, BLOCK):
+        keep = c0 + lanes < n_cols
+        vals = tl.load(row_start + c0 + lanes, mask=keep, other=float("-inf"))
+        tl.store(out_start + c0 + lanes, tl.exp(vals - row_max) / denom, mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex04 loop body with a tl.where max, tl.math.exp2 and the accumulator rescaled before the dot': ('HONEST', 'ex04_flash_forward', {'kernel-work': r'''@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        # scores in log2 units (qk_scale already holds log2(e))
+        scores = qk_scale * tl.dot(q, k, input_precision="ieee")
+        visible = (cols < n_k)[None, :]
+        if CAUSAL:
+            last_key = rows + (n_k - n_q)          # the last key each query row may see
+            visible = visible & (cols[None, :] <= last_key[:, None])
+        scores = tl.where(visible, scores, -float("inf"))
+        tile_max = tl.max(scores, axis=1)
+        new_max = tl.where(tile_max > m_i, tile_max, m_i)
+        correction = tl.math.exp2(m_i - new_max)
+        probs = tl.math.exp2(scores - new_max[:, None])
+        acc = acc * correction[:, None]
+        acc += tl.dot(probs, v, input_precision="ieee")
+        l_i = l_i * correction + tl.sum(probs, axis=1)
+        m_i = new_max
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+'''}),
+    'ex06 helpers for held and existing blocks, try and except around pop, math.ceil': ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _exists(self, block):
+        return isinstance(block, int) and 0 <= block < self.num_blocks
+
+    def _held(self, block):
+        return self._exists(block) and self.ref_count[block] > 0
+
+    def allocate(self) -> int:
+        try:
+            block = self.free_list.pop()
+        except IndexError:
+            raise OutOfBlocks(1, 0, self.num_blocks) from None
+        assert self.ref_count[block] == 0
+        self.ref_count[block] = 1
+        return block
+
+    def allocate_many(self, n: int) -> list[int]:
+        if len(self.free_list) < n:
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+
+    def incref(self, block: int) -> None:
+        if not self._held(block):
+            raise ValueError(f"incref of block {block}, which is not allocated")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        if not self._held(block):
+            raise ValueError(f"free of block {block}: not allocated (or not a block of this pool)")
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''', 'boundary-work': r'''import math
+
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    return math.ceil(num_tokens / block_size) if num_tokens else 0
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    physical = block_ids[position // block_size]
+    return physical * block_size + position - (position // block_size) * block_size
+'''}),
+    'ex09 stretch bounds in a while loop, the merge by torch.logsumexp and einsum': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''import math
+
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    tokens_per_split = math.ceil(context_len / num_splits)
+    tiles_per_split = math.ceil(tokens_per_split / block_n)
+    step = tiles_per_split * block_n
+    out = []
+    start = 0
+    while len(out) < num_splits:
+        lo = min(start, context_len)
+        hi = min(start + step, context_len)
+        out.append((lo, hi))
+        start += step
+    return out
+''', 'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # the merged lse is the log-sum-exp of the splits' lses; each split weighs e^(lse_s - lse)
+    total_lse = torch.logsumexp(lses, dim=-1)
+    weights = torch.exp(lses - total_lse.unsqueeze(-1))
+    merged = torch.einsum("...s,...sd->...d", weights, outs)
+    return merged, total_lse
+'''}),
+    # and an audit of every spec against the stated input space, the same day: answers wrong only at a stated value
+    # no graded call drew (the solution with one edit each)
+    'ex02 stretch key tiles counted by shifts, right for tiles of powers of two only': ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {'bounds-work': r'''def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    ### BEGIN SOLUTION
+    shift = n_k - n_q
+    sh = block_n.bit_length() - 1
+    n_tiles = (n_k + block_n - 1) >> sh
+    last_visible = r0 + rows - 1 + shift           # the last key the tile's last row sees
+    n_visit = 0 if last_visible < 0 else (last_visible >> sh) + 1
+    first_row_sees = r0 + shift                    # every key up to here is visible to every row
+    if first_row_sees >= n_k - 1:
+        n_full = n_tiles
+    else:
+        n_full = max(0, (first_row_sees + 1) >> sh)
+    return n_full, n_visit
+    ### END SOLUTION'''}),
+    'ex08 swap_seconds counting blocks by a shift, right for blocks of powers of two only': ('ATTACKS', 'ex08_swap_or_recompute', {'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    ### BEGIN SOLUTION
+    blocks = (num_tokens + block_size - 1) >> (block_size.bit_length() - 1)
+    copies_each_way = 2 * num_layers * blocks               # a K and a V chunk per layer and block
+    one_copy = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 2 * copies_each_way * one_copy
+    ### END SOLUTION
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    ### BEGIN SOLUTION
+    linear = 2 * num_params * num_tokens
+    attention = 2 * num_layers * d_model * num_tokens * num_tokens
+    return (linear + attention) / flops
+    ### END SOLUTION'''}),
+    'ex02 bfloat16 inputs computed in bfloat16, float16 ones in float32': ('ATTACKS', 'ex02_online_softmax', {'tiled-work': r'''def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    ### BEGIN SOLUTION
+    up = (lambda t: t) if q.dtype == torch.bfloat16 else (lambda t: t.float())
+    for r0 in range(0, n_q, block_m):
+        q_i = up(q[r0:r0 + block_m]) / math.sqrt(d)
+        rows = q_i.shape[0]
+        m = torch.full((rows,), -math.inf, device=q.device)
+        l, acc = torch.zeros(rows, device=q.device), torch.zeros(rows, d, device=q.device)
+        for c0 in range(0, n_k, block_n):
+            if causal and c0 > r0 + rows - 1 + (n_k - n_q):
+                break  # decided from indices: this key tile and every later one are hidden from all these rows
+            s = q_i @ up(k[c0:c0 + block_n]).T
+            if causal:
+                hidden = (torch.arange(c0, c0 + s.shape[1], device=q.device)[None, :]
+                          > torch.arange(r0, r0 + rows, device=q.device)[:, None] + (n_k - n_q))
+                s = s.masked_fill(hidden, -math.inf)
+            m, l, acc = online_softmax_update(m, l, acc, s.float(), up(v[c0:c0 + block_n]).float())
+        out[r0:r0 + rows] = acc / l[:, None]
+    ### END SOLUTION
+    return out.to(q.dtype)'''}),
+    'ex02 stretch weights as exp(s) times exp(-m), overflowing past scores of 88': ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {'attention-work': r'''def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    ### BEGIN SOLUTION
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    m_ref = m_new.masked_fill(m_new == -math.inf, 0.0)   # a row with no visible key yet: exp(-inf - 0) = 0, not NaN
+    alpha = torch.exp(m - m_ref)
+    p = torch.exp(s) * torch.exp(-m_ref)[:, None]
+    return m_new, alpha * l + p.sum(dim=-1), alpha[:, None] * acc + p @ v_tile
+    ### END SOLUTION
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    ### BEGIN SOLUTION
+    for r0 in range(0, n_q, block_m):
+        q_i = q[r0:r0 + block_m].float() / math.sqrt(d)
+        rows = q_i.shape[0]
+        n_full, n_visit = key_tile_counts(r0, rows, n_q, n_k, block_n)
+        m = torch.full((rows,), -math.inf)
+        l, acc = torch.zeros(rows), torch.zeros(rows, d)
+        for t in range(n_visit):
+            c0 = t * block_n
+            s = q_i @ k[c0:c0 + block_n].float().T
+            if t >= n_full:
+                hidden = (torch.arange(c0, c0 + s.shape[1])[None, :]
+                          > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q))
+                s = s.masked_fill(hidden, -math.inf)
+            m, l, acc = online_softmax_update(m, l, acc, s, v[c0:c0 + block_n].float())
+        seen = l > 0
+        out[r0:r0 + rows] = torch.where(seen[:, None], acc / l.clamp_min(1e-30)[:, None], 0.0)
+    ### END SOLUTION
+    return out.to(q.dtype)'''}),
+    'ex01 float16 scores computed in float16, past 65504 an overflow': ('ATTACKS', 'ex01_naive_attention', {'attention-work': r'''def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    ### BEGIN SOLUTION
+    s = (q @ k.transpose(-2, -1) if q.dtype == torch.float16 else q.float() @ k.float().transpose(-2, -1)).float() / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]).to(s.device), -math.inf)
+    return (torch.softmax(s, dim=-1) @ v.float()).to(q.dtype)
+    ### END SOLUTION'''}),
+    "ex02 update against each tile's own max, NaN where a later tile hides a row": ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows.
+
+    Args:
+        m: (rows,) running max of the scores seen so far.
+        l: (rows,) running sum of exp(score - m).
+        acc: (rows, d) running sum of exp(score - m) * v, not normalized.
+        s: (rows, cols) the new scores. v_tile: (cols, d) the values of those keys.
+
+    Returns:
+        (m_new, l_new, acc_new), the state after the tile.
+    """
+    ### BEGIN SOLUTION
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    alpha = torch.exp(m - m_new)  # rescales what was summed relative to the old max
+    m_t = s.amax(dim=-1, keepdim=True)
+    p = torch.exp(s - m_t) * torch.exp(m_t - m_new.unsqueeze(-1))
+    l_new = alpha * l + p.sum(dim=-1)
+    acc_new = alpha.unsqueeze(-1) * acc + p @ v_tile
+    return m_new, l_new, acc_new
+    ### END SOLUTION'''}),
+}

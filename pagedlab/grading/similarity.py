@@ -20,6 +20,7 @@ import functools
 import io
 import itertools
 import keyword
+import re
 import tokenize
 import zlib
 
@@ -31,6 +32,9 @@ MIN_FINGERPRINTS = 12  # less own code than this (a one-line answer) is not comp
 SHORT = 40  # a solution's cell with fewer fingerprints than this (a few lines) needs a closer match, up to all of them
 # at MIN_FINGERPRINTS: there the expressions the exercise's statement dictates are most of the code, and an honest
 # answer written another way shares them (ex04b's predict: the filter and the sort key of a three-line answer, 82%)
+OWN_WORDS = 0.5  # a short match counts where the learner's cells hold this share of the solution's own words, too
+# (the names it chose and the words of its comments, :func:`own_words`): a few lines the statement dictates are the
+# same tokens in an honest answer (ex00's softmax, ex05's product of six factors), not the same names and comments
 MIN_LIBRARY = 50  # a function of the course's library shorter than this (a formula of a few lines) is not compared:
 # a learner who writes the formula the exercise states writes much the same tokens
 _transform = TransformerManager().transform_cell
@@ -55,6 +59,32 @@ def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> frozens
         return frozenset()
     hashes = [zlib.crc32(" ".join(tokens[i:i + K]).encode()) for i in range(len(tokens) - K + 1)]
     return frozenset(min(hashes[i:i + WINDOW]) for i in range(max(1, len(hashes) - WINDOW + 1)) if hashes)
+
+
+def own_words(source: str) -> frozenset[str]:
+    """The names ``source`` (IPython syntax allowed) binds (assigns, defines, takes as parameters, imports as) and the
+    words of its comments (four letters or more, ``#`` before them; the solution's markers left out): what its
+    author chose, where the names it only reads are the exercise's."""
+    text = _transform(source)
+    words = set()
+    try:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                words.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                words.add(node.name)
+            elif isinstance(node, ast.arg):
+                words.add(node.arg)
+            elif isinstance(node, ast.alias):
+                words.add(node.asname or node.name.partition(".")[0])
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                words.add(node.name)
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and not re.match(r"#+ (BEGIN|END) SOLUTION", tok.string):
+                words.update("#" + w.lower() for w in re.findall(r"[A-Za-z]{4,}", tok.string))
+    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    return frozenset(words)
 
 
 def program(source: str, wrappers: frozenset[str] = frozenset()) -> str:
@@ -187,6 +217,20 @@ def needed(other: set[int]) -> float:
     return THRESHOLD + (1 - THRESHOLD) * max(0, SHORT - len(other)) / (SHORT - MIN_FINGERPRINTS)
 
 
+def _chosen(theirs: set[int], words: frozenset[str], mine: frozenset[str]) -> bool:
+    """Whether a match of the fingerprints ``theirs`` is evidence enough: it is for code of :data:`SHORT`
+    fingerprints or more; a shorter one also needs the learner's words (``mine``) to hold :data:`OWN_WORDS` of the
+    solution's own ``words`` (two at least)."""
+    return len(theirs) >= SHORT or (len(words) >= 2 and len(words & mine) >= OWN_WORDS * len(words))
+
+
+def _named(theirs: set[int], words: frozenset[str], mine: frozenset[str], whose: str = "its") -> str:
+    """The words a short match holds, for its review reason (:func:`_chosen`)."""
+    if len(theirs) >= SHORT:
+        return ""
+    return f", with {len(words & mine)} of {whose} {len(words)} own names and comment words"
+
+
 def overlap(own: set[int], other: set[int]) -> float | None:
     """The share of ``other``'s fingerprints found in ``own``; None when ``other`` has too few to compare."""
     return len(own & other) / len(other) if len(other) >= MIN_FINGERPRINTS else None
@@ -262,15 +306,17 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     floors = floors or {}
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
-    reasons, matched = [], {}
+    mine = frozenset().union(*map(own_words, learner.values()))
+    reasons, matched, words = [], {}, {}
     for cell_id, source in solution.items():
         base = pristine.get(cell_id, "")
+        words[cell_id] = own_words(source) - (frozenset() if isinstance(base, frozenset) else own_words(base))
         base = base if isinstance(base, frozenset) else fingerprints(base)  # (text, or its fingerprints)
         theirs = fingerprints(source) - base
         held = {c: (p - base) & theirs for c, p in prints.items()}
         matched[cell_id] = (theirs, set().union(*held.values()) if held else set())
         share, close = overlap(matched[cell_id][1], theirs), needed(theirs)
-        if share is not None and share >= close:
+        if share is not None and share >= close and (library or _chosen(theirs, words[cell_id], mine)):
             # the fewest cells that hold the match: the cell of the same id if it does alone, else the largest first
             holders, found = [], set()
             for c in ([cell_id] if overlap(held.get(cell_id, set()), theirs) >= close
@@ -286,8 +332,9 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
                                f"fingerprints: compare {them} with pagedlab's source, and ask the learner to explain it")
                 continue
             where = f"work cell {cell_id!r} matches" if holders == [cell_id] else f"{cells} the work cell {cell_id!r} of"
-            reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints: compare {them} "
-                           "with solutions/, and ask the learner to explain it")
+            reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints"
+                           f"{_named(theirs, words[cell_id], mine)}: compare {them} with solutions/, and ask the "
+                           "learner to explain it")
     # An exercise's solution cells together (a short cell's match is weak alone, not beside the rest of a copy)
     groups: dict[str, list[str]] = {}
     for cell_id in solution if not library else ():
@@ -295,11 +342,12 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     for ids in groups.values():
         theirs = set().union(*(matched[i][0] for i in ids))
         share = overlap(set().union(*(matched[i][1] for i in ids)), theirs)
-        if (len(ids) > 1 and share is not None and share >= needed(theirs)
+        chosen = frozenset().union(*(words[i] for i in ids))
+        if (len(ids) > 1 and share is not None and share >= needed(theirs) and _chosen(theirs, chosen, mine)
                 and not any(repr(i) in r for r in reasons for i in ids)):
             reasons.append(f"the work cells {', '.join(map(repr, ids))} of the published solution are matched, "
-                           f"together, on {share:.0%} of their fingerprints: compare the learner's cells with "
-                           "solutions/, and ask the learner to explain them")
+                           f"together, on {share:.0%} of their fingerprints{_named(theirs, chosen, mine, 'their')}: compare "
+                           "the learner's cells with solutions/, and ask the learner to explain them")
     if library:  # the other way round: a cell of the learner's that is mostly one module's (methods of a class pasted)
         modules = library_prints(solution)
         for c, p in prints.items():

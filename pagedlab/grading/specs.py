@@ -125,6 +125,7 @@ def _ex00(c: Cases) -> None:
     # the rest of the stated input space: one row of shape (n,), rows of large negative scores, float16 in and out,
     # and x left as it was
     c.call("softmax_rows of one row of shape (n,)", f"softmax_rows({c.array(c.rng.randint(2, 9))})")
+    c.call("softmax_rows of rows of one score", f"softmax_rows({c.array(c.rng.randint(1, 4), 1)})")
     c.call("softmax_rows of scores near -1e4", f"softmax_rows({c.array(2, 7, scale=10.0)} - 10000)")
     c.call("softmax_rows of float16 scores", f"softmax_rows({c.array(3, 6, scale=4.0, dtype='float16')})")
     c.call("softmax_rows of bfloat16 scores", f"softmax_rows({c.array(3, 6, scale=4.0)}.to(torch.bfloat16))")
@@ -145,10 +146,12 @@ def _ex01(c: Cases) -> None:
     for _ in range(4):
         n_q = c.rng.randint(1, 9)
         c.call("causal_mask", f"causal_mask({n_q}, {n_q + c.rng.randint(0, 5)})")
-    for causal in (False, True, True):
+    c.call("causal_mask of one query", f"causal_mask(1, {c.rng.randint(1, 9)})")
+    for k, causal in enumerate((False, True, True)):
         n_q = c.rng.randint(1, 12)
         n_k = n_q + (c.rng.randint(0, 6) if causal else c.rng.randint(-n_q + 1, 6))
-        d = c.rng.choice((4, 8, 16))
+        # head dims of 1 to 80, as stated: one not a power of two, the largest, one drawn (a scale by bit shifts shows)
+        d = (c.rng.choice((3, 5, 12, 24, 40, 48)), 80, c.rng.randint(1, 80))[k]
         q, k, v = c.array(2, 3, n_q, d), c.array(2, 3, n_k, d), c.array(2, 3, n_k, d)
         c.call(f"naive_attention causal={causal}", f"naive_attention({q}, {k}, {v}, causal={causal})")
     q, k, v = (c.array(1, 2, 12, 8) for _ in range(3))
@@ -158,7 +161,12 @@ def _ex01(c: Cases) -> None:
     q, k, v = (f"{c.array(1, 2, 12, 8, scale=scale)}.to(torch.bfloat16)" for scale in (3.0, 1.0, 1.0))
     c.call("naive_attention in bfloat16", f"naive_attention({q}, {k}, {v}, causal=True)")
     c.call("naive_attention of scores below -1e9", _below_minus_1e9("naive_attention", c, (1, 2), ", causal=True"))
-    for lead in ((3,), ()):  # fewer leading dimensions than four: the text allows any number
+    # float16 inputs whose scores pass float16's 65504: small integers times 2**7, d = 16 (exact in float32)
+    n = c.rng.randint(4, 12)
+    q, k = (f"({c.array(1, 2, n, 16)}.mul(2).round().clamp(-3, 3) * 128).half()" for _ in range(2))
+    c.call("naive_attention in float16 of scores past 65504",
+           f"naive_attention({q}, {k}, {c.array(1, 2, n, 16, dtype='float16')}, causal=True)")
+    for lead in ((3,), (), (2, 1, 2)):  # two, three and five dimensions: the text allows any number of leading ones
         n = c.rng.randint(2, 9)
         q, k, v = (c.array(*lead, n, 8) for _ in range(3))
         c.call(f"naive_attention of {len(lead) + 2}-d inputs", f"naive_attention({q}, {k}, {v}, causal=True)")
@@ -200,6 +208,17 @@ def _ex02(c: Cases) -> None:
         c.call(f"tiled_attention of {n_q}x{n_k}, d = {d}, no matrix of scores even when small",
                f"tiled_attention({c.array(n_q, d)}, {c.array(n_k, d)}, {c.array(n_k, d)}, causal=False, "
                f"block_m={bm}, block_n={bn})")
+    n = c.rng.randint(12, 24)  # bfloat16 too, as stated: a large q, scores a few units apart
+    c.call("tiled_attention in bfloat16",
+           f"tiled_attention({c.array(n, 12, scale=30.0)}.to(torch.bfloat16), {c.array(n, 12)}.to(torch.bfloat16), "
+           f"{c.array(n, 12, scale=10.0)}.to(torch.bfloat16), causal=True, block_m=4, block_n=8)")
+    rows, cols, d = c.rng.randint(2, 6), c.rng.randint(1, 7), c.rng.randint(1, 5)
+    hidden = c.rng.randrange(rows)  # a later tile that hides a row (its scores all -inf) the first one showed
+    c.add("online_softmax_update of a tile that hides a row", [
+        do(f"state = (torch.full(({rows},), -math.inf), torch.zeros({rows}), torch.zeros({rows}, {d}))"),
+        do(f"state = online_softmax_update(*state, {c.array(rows, cols)}, {c.array(cols, d)})"), get("state"),
+        do(f"s = {c.array(rows, cols, scale=3.0)}; s[{hidden}] = -math.inf"),
+        do(f"state = online_softmax_update(*state, s, {c.array(cols, d)})"), get("state")])
     n = c.rng.randint(24, 40)  # d = 12: 1/sqrt(d) is inexact in float16, and large scores carry its rounding
     c.call("tiled_attention in float16, d = 12",
            f"tiled_attention({c.array(n, 12, scale=8.0, dtype='float16')}, {c.array(n, 12, dtype='float16')}, "
@@ -211,7 +230,9 @@ def _ex02_stretch(c: Cases) -> None:
     for k in range(16):  # the last four with more queries than keys: rows that see no key
         n_q = r.randint(1, 40)
         n_k = max(1, n_q - r.randint(1, 20)) if k >= 12 else n_q + r.randint(0, 20)
-        bm, bn = r.choice((4, 8, 16)), r.choice((2, 4, 8, 16))
+        # the stated tiles, 1, 3 and 40 (past the inputs) among them: a count by shifts is right for powers of two
+        bm = (1, 3, 40, 8)[k % 4] if k < 8 else r.choice((1, 3, 4, 8, 16, 40))
+        bn = (3, 40, 1, 16)[k % 4] if k < 8 else r.choice((1, 2, 3, 4, 8, 16, 40))
         r0 = r.randrange(0, n_q, bm)
         c.call("key_tile_counts", f"key_tile_counts({r0}, {min(bm, n_q - r0)}, {n_q}, {n_k}, {bn})")
     for _ in range(3):  # a first query tile whose last row sees no key (n_visit is 0, not negative)
@@ -250,6 +271,11 @@ def _ex02_stretch(c: Cases) -> None:
     n = r.randint(128, 160)  # tiles, not the n x n scores (Spec.memory)
     c.call("causal_tiled_attention of 128 keys or more, one tile of scores at a time",
            f"causal_tiled_attention({c.array(n, 4)}, {c.array(n, 4)}, {c.array(n, 4)}, block_m=8, block_n=8)")
+    n_q = r.randint(4, 16)  # scores of magnitude 1e3, exact in float32: integers, d = 16; tiles of 1 and 3
+    n_k = n_q + r.randint(0, 8)
+    q, k = (f"({c.array(n, 16, scale=10.0)}.round() * 4)" for n in (n_q, n_k))
+    c.call("causal_tiled_attention of scores of magnitude 1e3",
+           f"causal_tiled_attention({q}, {k}, {c.array(n_k, 16)}, block_m=3, block_n=1)")
     for dtype in ("float16", "bfloat16"):  # in and out in q's dtype, computed in float32; d = 24: 1/sqrt(d) inexact
         n_q = r.randint(2, 12)
         n_k = n_q + r.randint(0, 12)
@@ -273,15 +299,30 @@ def _ex03(c: Cases) -> None:
     # every score far below 0: a running max started at 0 (not -inf) underflows every exponential to 0 / 0
     c.call("softmax of scores far below 0", f"softmax(-{c.array(4, 40, scale=3.0)}.abs() - 150)")
     c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}, 8)")
+    # rows of exactly k tiles (a loop that keeps a masked tail for the end stops a tile short) and of one column
+    c.call("softmax of rows of whole tiles", f"softmax({c.array(c.rng.randint(1, 4), 16 * c.rng.randint(1, 4))})")
+    c.call("softmax of one column", f"softmax({c.array(c.rng.randint(1, 5), 1)})")
+    n = c.rng.choice((16, 32, 64))  # a length of whole blocks, and of one element
+    c.call(f"vector_add of {n} in blocks of {n}", f"vector_add({c.array(n)}, {c.array(n)}, {n})")
+    c.call("vector_add of one element", f"vector_add({c.array(1)}, {c.array(1)}, 16)")
 
 
 def _ex04(c: Cases) -> None:
+    r = c.rng
     for k, causal in enumerate((False, False, True, True)):
-        bm, bn = c.rng.choice((16, 32)), c.rng.choice((16, 32))
-        d = (32, 64, 16, c.rng.choice((32, 64)))[k]  # (the stated head dims: a scale fixed for one of them shows)
-        n_q = c.rng.randint(1, 40)
-        # several key tiles, the last one partial: padding keys and the running max both matter
-        n_k = n_q + c.rng.randint(0, 20) if causal else bn * c.rng.randint(1, 2) + c.rng.randint(1, bn - 1)
+        # the stated tiles (16, 32, 64: each of BLOCK_M and BLOCK_N 64 once) and head dims (a scale fixed for one
+        # of them shows)
+        bm = (64, r.choice((16, 32)), r.choice((16, 32, 64)), 16)[k]
+        bn = (r.choice((16, 32)), 64, 16, r.choice((16, 32, 64)))[k]
+        d = (32, 64, 16, r.choice((32, 64)))[k]
+        n_q = (r.randint(1, 40), 1, r.randint(1, 40), r.randint(1, 40))[k]  # (one query over many key tiles)
+        # several key tiles, the last one partial (once with one real key): padding keys and the running max both
+        # matter; causal, once a whole number of key tiles
+        if causal:
+            n_k = bn * r.randint(1, 2) if k == 2 else n_q + r.randint(0, 20)
+            n_q = min(n_q, n_k)
+        else:
+            n_k = bn * r.randint(1, 2) + (1 if k == 0 else r.randint(1, bn - 1))
         q, k, v = c.array(n_q, d, scale=3.0), c.array(n_k, d), c.array(n_k, d)
         c.call(f"flash_forward {n_q}x{n_k} causal={causal}",
                f"flash_forward({q}, {k}, {v}, causal={causal}, block_m={bm}, block_n={bn})")
@@ -319,12 +360,22 @@ _DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch.float8_e4m
 
 def _ex05(c: Cases) -> None:
     r = c.rng
-    for _ in range(5):
-        c.call("kv_cache_bytes", f"kv_cache_bytes({r.randint(1, 96)}, {r.randint(1, 64)}, {r.choice((64, 128))}, "
+    for k in range(5):  # head dims of 1 to 256, powers of two and not (a product by shifts is right for the first)
+        head_dim = r.choice((64, 128)) if k % 2 else r.choice((1, 80, 96, 120, 256))
+        c.call("kv_cache_bytes", f"kv_cache_bytes({r.randint(1, 96)}, {r.randint(1, 64)}, {head_dim}, "
                                  f"{r.randint(1, 9000)}, {r.randint(1, 64)}, {r.choice((1, 2, 4))})")
     for k in range(4):  # SmolLM2 (a head_dim of 64, GQA) always among them
         model = "SMOLLM2_135M" if k == 0 else r.choice(_MODELS)
         c.call("kv_bytes_per_token", f"kv_bytes_per_token({model}, {r.choice(_DTYPES)})")
+    # made-up models, as stated: one with a single KV head, one with a head dim not a power of two (a table of the
+    # presets, or query heads taken for KV heads, shows)
+    for kv_heads, head_dim in ((1, r.choice((64, 128))), (r.choice((2, 4, 8)), r.choice((80, 96)))):
+        model = (f"ModelShape('drawn-{kv_heads}x{head_dim}', {r.randint(1, 96)}, {kv_heads * r.randint(2, 8)}, {kv_heads}, {head_dim}, "
+                 f"{r.choice((2048, 4096, 8192))}, 'drawn')")
+        c.call(f"kv_bytes_per_token of a model with {kv_heads} KV head(s) of {head_dim}",
+               f"kv_bytes_per_token({model}, {r.choice(_DTYPES)})")
+        c.call(f"max_concurrent_requests of a model with {kv_heads} KV head(s) of {head_dim}",
+               f"max_concurrent_requests({r.choice((1, 8, 20.5))}, {model}, {r.randint(1, 8192)}, {r.choice(_DTYPES)})")
     for k in range(6):  # two budgets that are not whole GiB: the count is an int all the same
         budget = r.choice((0.5, 20.5, 12.75)) if k < 2 else r.choice((1, 8, 20.5, 80))
         c.call("max_concurrent_requests", f"max_concurrent_requests({budget}, {r.choice(_MODELS)}, "
@@ -347,14 +398,16 @@ def _ex06(c: Cases) -> None:
         n = r.randint(1, 8)
         steps = [do(f"a = SimpleAllocator({n})")]
         for _ in range(40):
-            op = r.choice(("allocate()", f"allocate_many({r.randint(0, 4)})", f"incref({r.randint(-1, n)})",
-                           f"free({r.randint(-1, n)})", f"free({r.randint(0, n - 1)})"))
+            op = r.choice(("allocate()", f"allocate_many({r.randint(0, 4)})", f"incref({r.randint(-2, n + 1)})",
+                           f"free({r.randint(-2, n + 1)})", f"free({r.randint(0, n - 1)})"))
             steps += [get(f"a.{op}"), get("a.num_free")]
         c.add(f"SimpleAllocator({n}): 40 random operations", steps)
     n = r.randint(24, 40)  # a long life: an allocator that goes wrong after its k-th allocate() is seen for k < 3n
     steps = [do(f"a = SimpleAllocator({n})")] + [get("a.allocate()") for _ in range(n)] + [get("a.allocate()")]
-    # every block allocated: a bound checked only above lets -1 reach the last block
-    steps += [get(op) for op in ("a.free(-1)", "a.incref(-1)", f"a.free({n})", "a.num_free")]
+    # every block allocated: a bound checked only above lets -1 or -2 reach the last blocks, one checked only at n
+    # lets n + 1 through
+    steps += [get(op) for op in ("a.free(-1)", "a.incref(-1)", "a.free(-2)", "a.incref(-2)", f"a.free({n})",
+                                 f"a.incref({n + 1})", f"a.free({n + 1})", "a.num_free")]
     for block in r.sample(range(n), n):
         steps += [get(f"a.free({block})")]
     steps += [get("a.allocate()") for _ in range(n)] + [get("a.num_free")]
@@ -374,6 +427,8 @@ def _ex06(c: Cases) -> None:
         steps += [get(f"{pool}.{r.choice(('allocate()', f'free({r.randint(0, size - 1)})'))}"), get(f"{pool}.num_free")]
     c.add(f"SimpleAllocator({n}) and SimpleAllocator({m}) side by side", steps + [get("(a.num_free, b.num_free)")])
     c.call("blocks_needed of no tokens", f"blocks_needed(0, {r.randint(1, 32)})")
+    bs = r.choice((3, 5, 6, 12, 16))
+    c.call("blocks_needed of whole blocks", f"blocks_needed({bs * r.randint(1, 4)}, {bs})")
     for k in range(6):  # block sizes of 1 to 32, powers of two and not: shifts and masks are right only for the first
         bs = r.choice((1, 4, 16, 32)) if k % 2 else r.choice((3, 5, 6, 7, 12, 24))
         c.call("blocks_needed", f"blocks_needed({r.randint(0, 4 * bs + 1)}, {bs})")
@@ -387,7 +442,8 @@ _STATE07 = get("sorted((s, list(t.block_ids), t.num_tokens) for s, t in m.tables
 def _ex07(c: Cases) -> None:
     r = c.rng
     for k in range(6):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
-        nb, bs = r.randint(3, 10), (2, 3)[k] if k < 2 else r.choice((2, 3, 4))  # (block sizes other than 4 too)
+        # the stated block sizes, 1 and 16 among them (an answer right for small blocks only shows)
+        nb, bs = r.randint(3, 10), (1, 16, 2, 3)[k] if k < 4 else r.choice((2, 3, 4))
         steps, live = [do(f"m = MiniManager({nb}, {bs})")], []  # operations name live sequences only
         for i in range(50):
             kind = r.random()
@@ -468,14 +524,15 @@ def _ex07_stretch(c: Cases) -> None:
 
 def _ex08(c: Cases) -> None:
     r = c.rng
-    for _ in range(3):
-        args = (f"{r.randint(1, 5000)}, {r.choice((8, 16, 32))}, {r.randint(1, 80)}, {r.choice((512, 1024, 4096))}, "
-                f"{r.choice((1e10, 2.5e10))}, {r.choice((0.0, 1e-5, 3e-5))}")
+    for k in range(3):  # block sizes of 1 to 256, once one not a power of two (blocks counted by shifts show)
+        block_size = (r.choice((3, 12, 24, 100)), r.choice((1, 256)), r.choice((8, 16, 32)))[k]
+        args = (f"{r.randint(1, 5000)}, {block_size}, {r.randint(1, 80)}, {r.choice((512, 1024, 4096))}, "
+                f"{r.choice((1e10, 2.5e10))}, {r.choice((0.0, 1e-5, 2e-5))}")
         c.call("swap_seconds", f"swap_seconds({args})")
         c.call("recompute_seconds", f"recompute_seconds({r.randint(1, 5000)}, {r.choice((7e9, 1.3e10))}, "
                                     f"{r.randint(1, 80)}, {r.choice((4096, 5120))}, {r.choice((1e14, 3e14))})")
         c.call("crossover_block_size", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(1, 80)}, "
-                                       f"{r.choice((512, 4096))}, 2.5e10, {r.choice((1e-5, 3e-5))}, "
+                                       f"{r.choice((512, 4096))}, 2.5e10, {r.choice((1e-5, 2e-5))}, "
                                        f"{r.choice((1e-3, 0.05, 0.5, 3.0))})")
     # swapping a token costs exactly what recomputing it does (values exact in binary): no block size wins, inf
     c.call("crossover_block_size at equality", "crossover_block_size(1024, 32, 4096, 2.0**34, 1e-5, 0.03125)")
@@ -484,7 +541,7 @@ def _ex08(c: Cases) -> None:
                                                   f"4096, 1e6, 1e-5, 1e-6)")
     for _ in range(14):  # parents of any length (a partly filled shared block), CPU pools too small, models that
         # recompute cheaply and ones that do not
-        bs, parent, cpu = r.choice((8, 16)), r.randint(1, 200), r.choice((0, 4, 4096))
+        bs, parent, cpu = r.choice((4, 8, 16, 64)), r.randint(1, 200), r.choice((0, 4, 4096))
         # (1e9 parameters at the fewest: with an 8B model's shape and fewer, the n^2 form and the exact sum over
         # positions, which the exercise accepts alike, would differ by more than the stated 0.1%)
         tail = (f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((1e9, 8e9, 7e10))}, {r.choice((2.5e10, 1e11))}, "
@@ -513,6 +570,11 @@ def _ex09(c: Cases) -> None:
             do(f"q, k, v, tables, lens = random_paged_batch({lens}, {r.choice((8, 16, 32))}, {heads}, {kv_heads}, 16, "
                f"padding='spare', seed={seed})"),
             get("paged_attention(q, k, v, tables, lens)")])
+    bs = r.choice((8, 16))  # contexts of one token, one short of a block, a block and one past it
+    c.add(f"paged_attention of contexts at a block's edges (blocks of {bs})", [
+        do(f"q, k, v, tables, lens = random_paged_batch({[1, bs - 1, bs, bs + 1]}, {bs}, 4, 2, 16, padding='spare', "
+           f"seed={r.randrange(1 << 30)})"),
+        get("paged_attention(q, k, v, tables, lens)")])
     lens, seed = [r.randint(40, 100) for _ in range(2)], r.randrange(1 << 30)  # scores in the hundreds: exp2 overflows
     c.add(f"paged_attention of large scores, contexts {lens}", [  # unless the running max is subtracted
         do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', magnitude=12.0, "
@@ -530,13 +592,17 @@ def _ex09_stretch(c: Cases) -> None:
         c.call("split_bounds", f"split_bounds({r.randint(1, 200)}, {r.randint(1, 6)}, {r.choice((8, 16, 32))})")
     for block_n in (1, 3, 5, 6, 7, 12):  # key tiles of any positive size, not only powers of two
         c.call("split_bounds", f"split_bounds({r.randint(1, 200)}, {r.randint(1, 8)}, {block_n})")
+    block_n = r.choice((4, 16, 32))  # a context of one token, and of exactly one tile
+    c.call("split_bounds of one token", f"split_bounds(1, {r.randint(1, 8)}, {block_n})")
+    c.call("split_bounds of one tile", f"split_bounds({block_n}, {r.randint(1, 8)}, {block_n})")
     for _ in range(2):  # every split exactly a whole number of tiles: a length one token or one tile too long shows
         splits, tiles, block_n = r.randint(2, 6), r.randint(1, 3), r.choice((8, 16, 32))
         c.call("split_bounds of whole tiles", f"split_bounds({splits * tiles * block_n}, {splits}, {block_n})")
     # Partial states as split-KV leaves them, drawn directly (a split's output and its log-sum-exp; an empty split:
     # output 0, lse -inf), so Triton's interpreter need not compute them: lses near each other and far apart.
     for k, scale in enumerate((1.0, 1.0, 30.0, 1000.0, 3.0, 300.0, 1000.0, 500.0)):
-        seqs, heads, splits, d = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6), r.choice((8, 16))
+        seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6)
+        d = (1, 16)[k] if k < 2 else r.randint(1, 16)  # head dims of 1 to 16, as stated
         # no leading dimension, one, two or three, as stated (the cases with empty splits: two)
         lead = (seqs, heads) if k % 2 else ((), (heads,), (seqs, heads), (2, seqs, heads))[k // 2]
         steps = [do(f"outs, lses = {c.array(*lead, splits, d)}, {c.array(*lead, splits, scale=scale)}")]
@@ -566,8 +632,13 @@ def _scene(num_blocks: int, block_size: int, running: list, waiting: list, water
 def _ex10(c: Cases) -> None:
     r = c.rng
     for n in range(8):  # small pools under pressure: preemptions, two in a step, a watermark, small token budgets
-        nb, bs = r.randint(5, 16), r.choice((2, 4))
-        running = [(f"r{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 3))]
+        nb, bs = r.randint(5, 16), 4  # (blocks of 4 tokens, as stated)
+        running, held = [], 0  # (what the scene adds must fit, a watermark of 20% of the pool kept free)
+        for i in range(r.randint(0, 3)):
+            n = r.randint(1, 3 * bs)
+            if held + -(-n // bs) <= nb - -(-nb // 5) - 1:
+                running.append((f"r{len(running)}", n))
+                held += -(-n // bs)
         waiting = [(f"w{i}", r.randint(1, 3 * bs)) for i in range(r.randint(0, 4))]
         steps = [_scene(nb, bs, running, waiting, r.choice((0.0, 0.1, 0.2)))]
         for t in range(40):
@@ -581,8 +652,8 @@ def _ex10(c: Cases) -> None:
         c.add(f"schedule_step: 40 steps of a busy server ({nb} blocks of {bs})", steps)
     # every block full and every request growing: two preemptions in one step, put back in the order they happened
     extra = r.randint(0, 2)
-    running = [("r0", 4)] + [(f"r{i}", 2) for i in range(1, 4 + extra)]
-    steps = [_scene(5 + extra, 2, running, [("w0", 1)])]
+    running = [("r0", 8)] + [(f"r{i}", 4) for i in range(1, 4 + extra)]
+    steps = [_scene(5 + extra, 4, running, [("w0", 1)])]
     for _ in range(3):
         steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 1000))})"),
                   get("[(q.seq_id, q.tokens) for q in running]"), get("[q.seq_id for q in waiting]")]
@@ -638,9 +709,9 @@ def _ex04b(c: Cases) -> None:
     c.call("tile_budget at the H100's default rates", f"tile_budget({r.choice((64, 128))}, {r.choice((32, 64))}, "
                                                       f"{r.choice((64, 128))})")
     c.call("backward_exp_fraction at the H100's default rates", f"backward_exp_fraction({r.choice((64, 128))})")
-    for k in range(5):  # head dims of 64 and 128, both always among them
+    for k in range(5):  # the forward at d = 128, as stated (the argument given, or its default)
         c.call("predict_resources", f"predict_resources({r.choice((64, 128))}, {r.choice((32, 64, 128))}, "
-                                    f"{r.choice((4, 8))}, {r.choice((2, 3, 4))}, {(64, 128)[k] if k < 2 else r.choice((64, 128))})")
+                                    f"{r.choice((4, 8))}, {r.choice((2, 3, 4))}{', 128' if k % 2 else ''})")
 
 
 _SOFTMAX = ("torch-softmax",)
@@ -651,7 +722,7 @@ _FLASH = ("pagedlab.kernels.flash_attention:flash_attention", "pagedlab.kernels.
 _PAGED = ("pagedlab.attention:gather_kv", "pagedlab.attention:paged_decode_reference",
           "pagedlab.kernels.paged_attention:paged_decode_attention", "pagedlab.kernels.paged_attention:merge_splits",
           "pagedlab.engine.backends:torch_decode_attention")
-_MEMORY = {name: f"pagedlab.memory:{name}" for name in _MODELS}
+_MEMORY = {name: f"pagedlab.memory:{name}" for name in _MODELS + ("ModelShape",)}
 _BATCH = {"random_paged_batch": "pagedlab.testing:random_paged_batch"}
 SPECS: dict[str, Spec] = {
     # ex00 lets a softmax compute in its input's dtype (the solution does) or in a wider one: in float16 the solution's

@@ -22,7 +22,7 @@ from graded_in_process import (ROOT, SEEDS, differences, notebook_bytes, pristin
                                run_graded_isolated)
 from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
-                           ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y)
+                           ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y, ROUND_38Z)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -500,8 +500,8 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
 for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {_cell: _source.lstrip("\n")})
 for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M, **ROUND_38N, **ROUND_38O,
-                                           **ROUND_38P, **ROUND_38Q, **ROUND_38R, **ROUND_38S,
-                                           **ROUND_38T, **ROUND_38U, **ROUND_38V, **ROUND_38W, **ROUND_38X, **ROUND_38Y}.items():
+                                           **ROUND_38P, **ROUND_38Q, **ROUND_38R, **ROUND_38S, **ROUND_38T, **ROUND_38U,
+                                           **ROUND_38V, **ROUND_38W, **ROUND_38X, **ROUND_38Y, **ROUND_38Z}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 

@@ -38,6 +38,24 @@ def test_the_exercise_as_handed_out_and_an_own_answer_are_not_flagged():
     assert copied_cells({"update-work": own, "tiled-work": HANDED_OUT["tiled-work"]}, SOLUTION, HANDED_OUT) == []
 
 
+def test_a_few_lines_the_statement_dictates_count_as_a_copy_only_with_the_solutions_own_words():
+    """(Round 38z) ex00's softmax is three lines the statement dictates: an honest answer by ``amax``, ``exp`` and
+    ``sum`` has every token of the solution's, not the names it chose and the words of its comments; a paste has
+    both. ex05's answer is three formulas that bind no name of their own: a copy and an honest answer are the same
+    code, and neither is flagged (the threat model lists it)."""
+    def work(exercise, folder):
+        return {k: v for k, v in _cells(ROOT / folder / f"{exercise}.ipynb").items() if k.endswith("-work")}
+
+    solution, handed_out = work("ex00_warmup", "solutions"), work("ex00_warmup", "exercises")
+    honest = ("def softmax_rows(x: torch.Tensor) -> torch.Tensor:\n    m = x.amax(dim=-1, keepdim=True)\n"
+              "    e = torch.exp(x - m)\n    return e / e.sum(dim=-1, keepdim=True)\n")
+    assert copied_cells({"softmax-work": honest}, solution, handed_out) == []
+    reasons = copied_cells(solution, solution, handed_out)
+    assert len(reasons) == 1 and "100% of its fingerprints, with 6 of its 6 own names and comment words" in reasons[0]
+    assert copied_cells(work("ex05_kv_cache_size", "solutions"), work("ex05_kv_cache_size", "solutions"),
+                        work("ex05_kv_cache_size", "exercises")) == []
+
+
 def test_near_identical_learners_are_paired_in_the_class_table(tmp_path):
     handed_out = "\n".join(HANDED_OUT.values())
     work = {"ann": SOLUTION["tiled-work"], "bob": _renamed(SOLUTION["tiled-work"]),
