@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import ast
 import faulthandler
+import fcntl
+import functools
+import importlib
 import linecache
 import multiprocessing
+import pickle
 import re
 import tempfile
 from dataclasses import dataclass
@@ -55,6 +59,45 @@ def pristine(exercise: str):
     return _PRISTINE[f"{exercise}.ipynb"]
 
 
+@functools.lru_cache(maxsize=None)
+def copy_of(exercise: str) -> tuple[dict, list[str]]:
+    """The exercise's grading copy of ``pagedlab`` (:func:`grading_copy` of its spec's rule): what it holds, and the
+    exercise checks it keeps wired whole. Once per process; a forked child inherits it."""
+    setup = [c.source for c in pristine(exercise).notebook.cells if c.cell_type == "code" and role(c) == "setup"]
+    return grading_copy(*SPECS[exercise].copy_rule(setup))
+
+
+# What a notebook's setup imports, and its graded calls use, that takes long to import (half a second of each row's
+# second or two): imported once here, before the fork, so that each child has it as every grading kernel has it
+# after its setup cells. (No module of the course: a child imports pagedlab as the exercise's grading copy allows.)
+_SLOW_IMPORTS = ("matplotlib", "triton.language")
+
+
+def warm(exercise: str) -> None:
+    """Read, in this process, what every forked child of ``exercise`` would read again: the pristine notebooks, the
+    grading copy, the slow imports."""
+    pristine(exercise)
+    copy_of(exercise)
+    for name in _SLOW_IMPORTS:
+        importlib.import_module(name)
+
+
+def shared(folder: Path | None, key: str, make):
+    """``make()``, computed once among the processes that share ``folder`` (pytest-xdist's workers of one run): the
+    first to ask computes and stores it (a pickle), the others wait for it and read it. None: in this process only."""
+    if folder is None:
+        return make()
+    path = folder / f"{key}.pickle"
+    with open(folder / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (released when the file closes)
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = make()
+        path.with_suffix(".part").write_bytes(pickle.dumps(value))
+        path.with_suffix(".part").replace(path)
+        return value
+
+
 def merged_cases(exercise: str, seeds=SEEDS) -> tuple[Cases, dict[int, tuple[Cases, int, int]]]:
     """One job holding every seed's cases (each ``T(i)`` renumbered), and where each seed's cases lie in it."""
     spec, merged, where = SPECS[exercise], Cases(0), {}
@@ -87,8 +130,7 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
     merged, where = merged_cases(exercise, seeds)
     errors = []
     namespace: dict = {"__name__": "__main__"}
-    setup = [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
-    kept = grading_copy(*spec.copy_rule(setup))[1] if kept is None else kept
+    kept = copy_of(exercise)[1] if kept is None else kept
     watch = watch_text(spec, kept, [c.source for c in p.notebook.cells if c.cell_type == "code" and role(c) != "work"])
     watching = None
     for c in cells:
@@ -121,6 +163,7 @@ def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: floa
     """:func:`run_graded` in a forked child: a planted bug that writes past a buffer in Triton's interpreter can
     crash the process, or loop forever, as it would crash a grading kernel or run out its time (a fail). None when
     the child died or ran past ``timeout_s``."""
+    warm(exercise)
     parent, child = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.get_context("fork").Process(target=_child, args=(child, exercise, data, seeds))
     process.start()

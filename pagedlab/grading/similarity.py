@@ -61,6 +61,7 @@ def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> frozens
     return frozenset(min(hashes[i:i + WINDOW]) for i in range(max(1, len(hashes) - WINDOW + 1)) if hashes)
 
 
+@functools.lru_cache(maxsize=4096)
 def own_words(source: str) -> frozenset[str]:
     """The names ``source`` (IPython syntax allowed) binds (assigns, defines, takes as parameters, imports as) and the
     words of its comments (four letters or more, ``#`` before them; the solution's markers left out): what its
@@ -217,18 +218,22 @@ def needed(other: set[int]) -> float:
     return THRESHOLD + (1 - THRESHOLD) * max(0, SHORT - len(other)) / (SHORT - MIN_FINGERPRINTS)
 
 
-def _chosen(theirs: set[int], words: frozenset[str], mine: frozenset[str]) -> bool:
-    """Whether a match of the fingerprints ``theirs`` is evidence enough: it is for code of :data:`SHORT`
-    fingerprints or more; a shorter one also needs the learner's words (``mine``) to hold :data:`OWN_WORDS` of the
-    solution's own ``words`` (two at least)."""
-    return len(theirs) >= SHORT or (len(words) >= 2 and len(words & mine) >= OWN_WORDS * len(words))
+def _chosen(theirs: set[int], words, ids: list[str], mine: frozenset[str]) -> bool:
+    """Whether a match of the fingerprints ``theirs`` (of the solution's cells ``ids``) is evidence enough: it is
+    for code of :data:`SHORT` fingerprints or more; a shorter one also needs the learner's words (``mine``) to hold
+    :data:`OWN_WORDS` of the solution's own words (``words(cell_id)``, two at least)."""
+    if len(theirs) >= SHORT:
+        return True
+    own = frozenset().union(*map(words, ids))
+    return len(own) >= 2 and len(own & mine) >= OWN_WORDS * len(own)
 
 
-def _named(theirs: set[int], words: frozenset[str], mine: frozenset[str], whose: str = "its") -> str:
+def _named(theirs: set[int], words, ids: list[str], mine: frozenset[str], whose: str = "its") -> str:
     """The words a short match holds, for its review reason (:func:`_chosen`)."""
     if len(theirs) >= SHORT:
         return ""
-    return f", with {len(words & mine)} of {whose} {len(words)} own names and comment words"
+    own = frozenset().union(*map(words, ids))
+    return f", with {len(own & mine)} of {whose} {len(own)} own names and comment words"
 
 
 def overlap(own: set[int], other: set[int]) -> float | None:
@@ -307,16 +312,20 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
     mine = frozenset().union(*map(own_words, learner.values()))
-    reasons, matched, words = [], {}, {}
+
+    def words(cell_id: str) -> frozenset[str]:  # (read only where a short match needs them)
+        base = pristine.get(cell_id, "")
+        return own_words(solution[cell_id]) - (frozenset() if isinstance(base, frozenset) else own_words(base))
+
+    reasons, matched = [], {}
     for cell_id, source in solution.items():
         base = pristine.get(cell_id, "")
-        words[cell_id] = own_words(source) - (frozenset() if isinstance(base, frozenset) else own_words(base))
         base = base if isinstance(base, frozenset) else fingerprints(base)  # (text, or its fingerprints)
         theirs = fingerprints(source) - base
         held = {c: (p - base) & theirs for c, p in prints.items()}
         matched[cell_id] = (theirs, set().union(*held.values()) if held else set())
         share, close = overlap(matched[cell_id][1], theirs), needed(theirs)
-        if share is not None and share >= close and (library or _chosen(theirs, words[cell_id], mine)):
+        if share is not None and share >= close and (library or _chosen(theirs, words, [cell_id], mine)):
             # the fewest cells that hold the match: the cell of the same id if it does alone, else the largest first
             holders, found = [], set()
             for c in ([cell_id] if overlap(held.get(cell_id, set()), theirs) >= close
@@ -333,7 +342,7 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
                 continue
             where = f"work cell {cell_id!r} matches" if holders == [cell_id] else f"{cells} the work cell {cell_id!r} of"
             reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints"
-                           f"{_named(theirs, words[cell_id], mine)}: compare {them} with solutions/, and ask the "
+                           f"{_named(theirs, words, [cell_id], mine)}: compare {them} with solutions/, and ask the "
                            "learner to explain it")
     # An exercise's solution cells together (a short cell's match is weak alone, not beside the rest of a copy)
     groups: dict[str, list[str]] = {}
@@ -342,11 +351,10 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     for ids in groups.values():
         theirs = set().union(*(matched[i][0] for i in ids))
         share = overlap(set().union(*(matched[i][1] for i in ids)), theirs)
-        chosen = frozenset().union(*(words[i] for i in ids))
-        if (len(ids) > 1 and share is not None and share >= needed(theirs) and _chosen(theirs, chosen, mine)
+        if (len(ids) > 1 and share is not None and share >= needed(theirs) and _chosen(theirs, words, ids, mine)
                 and not any(repr(i) in r for r in reasons for i in ids)):
             reasons.append(f"the work cells {', '.join(map(repr, ids))} of the published solution are matched, "
-                           f"together, on {share:.0%} of their fingerprints{_named(theirs, chosen, mine, 'their')}: compare "
+                           f"together, on {share:.0%} of their fingerprints{_named(theirs, words, ids, mine, 'their')}: compare "
                            "the learner's cells with solutions/, and ask the learner to explain them")
     if library:  # the other way round: a cell of the learner's that is mostly one module's (methods of a class pasted)
         modules = library_prints(solution)

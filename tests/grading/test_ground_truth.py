@@ -18,8 +18,8 @@ import pytest
 import torch
 
 import planted
-from graded_in_process import (ROOT, SEEDS, differences, notebook_bytes, pristine, run_graded,
-                               run_graded_isolated)
+from graded_in_process import (ROOT, SEEDS, copy_of, differences, notebook_bytes, pristine, run_graded,
+                               run_graded_isolated, shared, warm)
 from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
                            ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y, ROUND_38Z)
@@ -101,9 +101,22 @@ def _no_compile():
     perf_lab.compile_reports = real
 
 
+_SHARED: list = [None]  # a folder the workers of this run share (:func:`solution`)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _shared_folder(request, tmp_path_factory):
+    """Under pytest-xdist, the folder above each worker's own temporary one: the same for every worker of the run."""
+    _SHARED[0] = tmp_path_factory.getbasetemp().parent if hasattr(request.config, "workerinput") else None
+    yield
+    _SHARED[0] = None
+
+
 @functools.lru_cache(maxsize=None)
 def solution(exercise: str):
-    return run_graded(exercise, (ROOT / "solutions" / f"{exercise}.ipynb").read_bytes())
+    """The solution's outcomes on every seed, computed once in a run (by the first worker that needs them)."""
+    return shared(_SHARED[0], f"solution-{exercise}",
+                  lambda: run_graded(exercise, (ROOT / "solutions" / f"{exercise}.ipynb").read_bytes()))
 
 
 def test_every_exercise_has_graded_calls_and_a_table_of_planted_bugs():
@@ -511,12 +524,7 @@ def grading_copy_only(exercise: str) -> None:
     import sys
     import types
 
-    from pagedlab.grading.align import role
-    from pagedlab.grading.sandbox import grading_copy
-
-    p = pristine(exercise)
-    held, _ = grading_copy(*p.spec.copy_rule([c.source for c in p.notebook.cells
-                                              if c.cell_type == "code" and role(c) == "setup"]))
+    held, _ = copy_of(exercise)
     for name in sorted(n for n, source in held.items() if source is not None):
         importlib.import_module(name)  # (a module the copy holds is importable however the test was selected)
     for name in [m for m in sys.modules if m == "pagedlab" or m.startswith("pagedlab.")]:
@@ -555,7 +563,7 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS
         os.chdir(tempfile.mkdtemp(prefix="row-"))
         conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), seeds))
 
-    pristine(exercise)  # (read here, before the fork: each child inherits it instead of reading it again)
+    warm(exercise)  # (read here, before the fork: each child inherits it instead of reading it again)
     parent, end = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.get_context("fork").Process(target=child, args=(end,))
     process.start()
