@@ -9201,3 +9201,603 @@ def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
     return m_new, l_new, acc_new
     ### END SOLUTION'''}),
 }
+
+
+# Round 38z2 (a nineteenth outside review, grader at 745dac3): answers wrong at a stated boundary no graded call
+# drew (no tokens, blocks of one token), and honest learners (one written step by step as the statement says, whose
+# every token is the solution's).
+ROUND_38Z2 = {
+    'ex08 swap_seconds counting one block at least, wrong for no tokens': ('ATTACKS', 'ex08_swap_or_recompute', {'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    blocks = max(1, math.ceil(num_tokens / block_size))   # a sequence holds at least one block
+    return 4 * num_layers * blocks * (latency + block_size * chunk_bytes_per_token / bandwidth)
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    return (2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2) / flops
+''', 'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    per_token = recompute_seconds / (4 * num_layers * num_tokens)
+    wire = chunk_bytes_per_token / bandwidth
+    if per_token <= wire:
+        return math.inf
+    return latency / (per_token - wire)
+''', 'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    table = manager.table(seq_id)
+    bs = manager.block_size
+    counts = [manager.allocator.refcount(b) for b in table.block_ids]
+    private = sum(1 for c in counts if c == 1)
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1:
+        lead += 1
+    c = min(lead, table.num_tokens // bs) * bs
+    chunk = model.num_kv_heads * model.head_dim * 2
+    # nothing private: nothing to copy
+    t_swap = swap_seconds(private * bs, bs, model.num_layers, chunk, bandwidth, latency) if private else 0.0
+    d_model = model.num_heads * model.head_dim
+    n = table.num_tokens
+    t_rec = (2 * num_params * (n - c) + 2 * model.num_layers * d_model * (n * n - c * c)) / flops
+    return t_swap, t_rec
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if not manager.can_swap_out(seq_id):
+        return "recompute"
+    t_swap, t_rec = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    return "swap" if t_swap < t_rec else "recompute"
+'''}),
+    'ex08 swap_seconds counting n // B + 1 blocks, wrong on whole blocks': ('ATTACKS', 'ex08_swap_or_recompute', {'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    blocks = num_tokens // block_size + 1   # whole blocks and the one being filled
+    return 4 * num_layers * blocks * (latency + block_size * chunk_bytes_per_token / bandwidth)
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    return (2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2) / flops
+''', 'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    per_token = recompute_seconds / (4 * num_layers * num_tokens)
+    wire = chunk_bytes_per_token / bandwidth
+    if per_token <= wire:
+        return math.inf
+    return latency / (per_token - wire)
+''', 'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    table = manager.table(seq_id)
+    bs = manager.block_size
+    counts = [manager.allocator.refcount(b) for b in table.block_ids]
+    private = sum(1 for c in counts if c == 1)
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1:
+        lead += 1
+    c = min(lead, table.num_tokens // bs) * bs
+    chunk = model.num_kv_heads * model.head_dim * 2
+    # nothing private: nothing to copy
+    t_swap = swap_seconds(private * bs, bs, model.num_layers, chunk, bandwidth, latency) if private else 0.0
+    d_model = model.num_heads * model.head_dim
+    n = table.num_tokens
+    t_rec = (2 * num_params * (n - c) + 2 * model.num_layers * d_model * (n * n - c * c)) / flops
+    return t_swap, t_rec
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if not manager.can_swap_out(seq_id):
+        return "recompute"
+    t_swap, t_rec = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    return "swap" if t_swap < t_rec else "recompute"
+'''}),
+    'ex07 copy-on-write only where a block has two owners, three written in place': ('ATTACKS', 'ex07_copy_on_write', {'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        src = self.tables[parent]
+        for b in src.block_ids:
+            self.allocator.incref(b)
+        self.tables[child] = BlockTable(list(src.block_ids), src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        t = self.tables[seq]
+        pos = t.num_tokens
+        copy = None
+        if pos % self.block_size == 0:
+            t.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(t.block_ids[-1]) == 2:   # shared with the other sequence of the fork
+            new = self.allocator.allocate()
+            old = t.block_ids[-1]
+            self.allocator.free(old)
+            t.block_ids[-1] = new
+            copy = (old, new)
+        t.num_tokens = pos + 1
+        return t.slot(pos), copy
+'''}),
+    'ex10 admission refused where blocks and watermark equal the free blocks': ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''def _blocks_for(n_tokens: int, block_size: int) -> int:
+    return (n_tokens + block_size - 1) // block_size
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    pending = list(running)        # not grown yet, oldest first
+    grown: list[Request] = []
+    kicked: list[Request] = []     # preempted this step, in the order it happened
+    while pending:
+        req = pending[0]
+        if manager.can_append(req.seq_id):
+            pending.pop(0)
+            token = len(req.tokens)
+            manager.append(req.seq_id, token)
+            req.tokens.append(token)
+            grown.append(req)
+            step.grown.append(req.seq_id)
+            continue
+        victim = pending.pop()     # the newest that has not grown (may be req itself)
+        manager.free(victim.seq_id)
+        kicked.append(victim)
+        step.preempted.append(victim.seq_id)
+    # put them back at the front, older first (they were taken newest first)
+    for victim in kicked:
+        waiting.appendleft(victim)
+    running[:] = grown
+    step.num_tokens = len(grown)
+    if kicked:
+        return step
+    budget = max_num_batched_tokens - step.num_tokens
+    while waiting:
+        nxt = waiting[0]
+        need = _blocks_for(len(nxt.tokens), manager.block_size)
+        if need + manager.watermark_blocks >= manager.num_free_blocks and manager.watermark_blocks:
+            break
+        if len(nxt.tokens) > budget:
+            break
+        waiting.popleft()
+        manager.add(nxt.seq_id, nxt.tokens)
+        running.append(nxt)
+        step.admitted.append(nxt.seq_id)
+        step.num_tokens += len(nxt.tokens)
+        budget -= len(nxt.tokens)
+    return step
+'''}),
+    'ex08 helpers, the exact sum over positions in NumPy, choose by a flag': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''import numpy as np
+
+def _copies(n_blocks, layers):
+    """K and V chunk per layer and block, each way."""
+    return 2 * (2 * layers * n_blocks)
+
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    per_copy = latency + (block_size * chunk_bytes_per_token) / bandwidth
+    return _copies(n_blocks, num_layers) * per_copy
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    n = num_tokens
+    return (2.0 * num_params * n + 2.0 * num_layers * d_model * n ** 2) / flops
+''', 'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L n latency / B + 4 L n c / bw = t   =>   B = 4 L n latency / (t - 4 L n c / bw)
+    copies = 4 * num_layers * num_tokens
+    room = recompute_seconds - copies * chunk_bytes_per_token / bandwidth
+    if room <= 0:
+        return math.inf
+    return copies * latency / room
+''', 'choose-work': r'''def _attention_flops(layers, d_model, start, stop):
+    """Exact attention FLOPs of positions start..stop-1: each position p attends to p earlier tokens."""
+    p = np.arange(start, stop, dtype=np.float64)
+    return float(4.0 * layers * d_model * p.sum())
+
+
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    t = manager.table(seq_id)
+    B = manager.block_size
+    refs = [manager.allocator.refcount(b) for b in t.block_ids]
+    mine = refs.count(1)
+    shared_lead = 0
+    for r in refs:
+        if r == 1:
+            break
+        shared_lead += 1
+    cached = min(shared_lead * B, (t.num_tokens // B) * B)
+    bytes_per_tok = 2 * model.num_kv_heads * model.head_dim
+    t_swap = swap_seconds(mine * B, B, model.num_layers, bytes_per_tok, bandwidth, latency)
+    d_model = model.num_heads * model.head_dim
+    n = t.num_tokens
+    linear = 2.0 * num_params * (n - cached)
+    t_rec = (linear + _attention_flops(model.num_layers, d_model, cached, n)) / flops
+    return t_swap, t_rec
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    swap, recompute = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    fits = manager.can_swap_out(seq_id)
+    return "swap" if (fits and swap < recompute) else "recompute"
+'''}),
+    'ex07 helper methods, asserts, divmod and a star-unpacked copy of the block list': ('HONEST', 'ex07_copy_on_write', {'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    # -- helpers of my own ---------------------------------------------------------------------
+    def _table(self, seq: str) -> BlockTable:
+        assert seq in self.tables, f"unknown sequence {seq!r}"
+        return self.tables[seq]
+
+    def _is_shared(self, block: int) -> bool:
+        return self.allocator.refcount(block) > 1
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        ptab = self._table(parent)
+        shared = [*ptab.block_ids]
+        for block in shared:
+            self.allocator.incref(block)
+        ctab = BlockTable(shared, ptab.num_tokens, self.block_size)
+        self.tables[child] = ctab
+        return ctab
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        table = self._table(seq)
+        position = table.num_tokens
+        index, offset = divmod(position, self.block_size)
+        if offset == 0:                               # boundary: a fresh block (may raise, nothing changed yet)
+            fresh = self.allocator.allocate()
+            table.block_ids.append(fresh)
+            copy = None
+        else:
+            last = table.block_ids[index]
+            if self._is_shared(last):                 # copy-on-write
+                fresh = self.allocator.allocate()     # may raise: nothing changed yet
+                self.allocator.free(last)             # drop our share only
+                table.block_ids[index] = fresh
+                copy = (last, fresh)
+            else:
+                copy = None
+        table.num_tokens = position + 1
+        return table.slot(position), copy
+'''}),
+    'ex07 stretch a _blocks helper, islice over zip of blocks and keys, early returns': ('HONEST', 'ex07_stretch_prefix_cache_match', {'cache-work': r'''Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def _blocks(self, tokens):
+        """The full blocks of ``tokens``, as tuples."""
+        n_full = len(tokens) // self.block_size
+        return [tuple(tokens[j * self.block_size:(j + 1) * self.block_size]) for j in range(n_full)]
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        out = []
+        for blk in self._blocks(tokens):
+            out.append(self.hash_fn(out[-1] if out else None, blk))
+        return out
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        limit = (len(tokens) - 1) // self.block_size
+        found, previous = [], None
+        for blk, key in itertools.islice(zip(self._blocks(tokens), self.keys(tokens)), limit):
+            if key not in self.block_of:
+                return found
+            bid = self.block_of[key]
+            e = self.entry[bid]
+            ok_tokens = e.tokens == blk
+            ok_prefix = e.parent_id == previous
+            if not (ok_tokens and ok_prefix):
+                return found
+            found.append(bid)
+            previous = e.prefix_id
+        return found
+
+
+import itertools
+'''}),
+    'ex10 a list of pending requests, victims collected then put back, a budget counter': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''def _blocks_for(n_tokens: int, block_size: int) -> int:
+    return (n_tokens + block_size - 1) // block_size
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    pending = list(running)        # not grown yet, oldest first
+    grown: list[Request] = []
+    kicked: list[Request] = []     # preempted this step, in the order it happened
+    while pending:
+        req = pending[0]
+        if manager.can_append(req.seq_id):
+            pending.pop(0)
+            token = len(req.tokens)
+            manager.append(req.seq_id, token)
+            req.tokens.append(token)
+            grown.append(req)
+            step.grown.append(req.seq_id)
+            continue
+        victim = pending.pop()     # the newest that has not grown (may be req itself)
+        manager.free(victim.seq_id)
+        kicked.append(victim)
+        step.preempted.append(victim.seq_id)
+    # put them back at the front, older first (they were taken newest first)
+    for victim in kicked:
+        waiting.appendleft(victim)
+    running[:] = grown
+    step.num_tokens = len(grown)
+    if kicked:
+        return step
+    budget = max_num_batched_tokens - step.num_tokens
+    while waiting:
+        nxt = waiting[0]
+        need = _blocks_for(len(nxt.tokens), manager.block_size)
+        if need + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if len(nxt.tokens) > budget:
+            break
+        waiting.popleft()
+        manager.add(nxt.seq_id, nxt.tokens)
+        running.append(nxt)
+        step.admitted.append(nxt.seq_id)
+        step.num_tokens += len(nxt.tokens)
+        budget -= len(nxt.tokens)
+    return step
+'''}),
+    'ex03 softmax with a running max and sum per lane, merged after the first pass': ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    idx = start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + stride_x * idx, mask=inside, other=0.0)
+    b = tl.load(y_ptr + stride_y * idx, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = out.numel()
+    n_programs = (n + block - 1) // block
+    add_kernel[(n_programs,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    # one running max and running sum per lane, merged across lanes at the end
+    row = tl.program_id(0)
+    lane = tl.arange(0, BLOCK)
+    src = x_ptr + row * stride_x
+    dst = out_ptr + row * stride_out
+    lane_max = tl.full([BLOCK], float("-inf"), tl.float32)
+    lane_sum = tl.zeros([BLOCK], tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        cols = c0 + lane
+        vals = tl.load(src + cols, mask=cols < n_cols, other=float("-inf"))
+        new_max = tl.maximum(lane_max, vals)
+        safe = tl.where(new_max == float("-inf"), 0.0, new_max)
+        lane_sum = lane_sum * tl.exp(lane_max - safe) + tl.exp(vals - safe)
+        lane_max = new_max
+    row_max = tl.max(lane_max, axis=0)
+    total = tl.sum(lane_sum * tl.exp(lane_max - row_max), axis=0)
+    for c0 in range(0, n_cols, BLOCK):
+        cols = c0 + lane
+        keep = cols < n_cols
+        vals = tl.load(src + cols, mask=keep, other=float("-inf"))
+        tl.store(dst + cols, tl.exp(vals - row_max) / total, mask=keep)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex09 the loop body the statement dictates, with names of its own and a row offset': ('HONEST', 'ex09_paged_attention', {'kernel-work': r'''@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    first_head = kv_head * group          # query heads h with h // group == kv_head
+    heads = first_head + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        in_ctx = tokens < context_len
+        logical = tokens // BLOCK_SIZE
+        block_id = tl.load(table + logical, mask=in_ctx, other=0)
+        row_of_token = block_id.to(tl.int64) * stride_kb + (tokens - logical * BLOCK_SIZE) * stride_kt
+        kT = tl.load(k_head + offs_d[:, None] + row_of_token[None, :], mask=in_ctx[None, :], other=0.0)
+        vv = tl.load(v_head + row_of_token[:, None] + offs_d[None, :], mask=in_ctx[:, None], other=0.0)
+        scores = qk_scale * tl.dot(q, kT, input_precision="ieee")
+        scores = tl.where(in_ctx[None, :], scores, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(scores, axis=1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(scores - m_new[:, None])
+        acc = acc * alpha[:, None] + tl.dot(p, vv, input_precision="ieee")
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+'''}),
+    'ex07 stretch a block of one token hashed as the bare token, not a tuple': ('ATTACKS', 'ex07_stretch_prefix_cache_match', {'cache-work': r'''Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        bs, out, key = self.block_size, [], None
+        for start in range(0, len(tokens) - bs + 1, bs):
+            block = tuple(tokens[start:start + bs]) if bs > 1 else tokens[start]   # a one-token block is its token
+            key = self.hash_fn(key, block)
+            out.append(key)
+        return out
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        bs, hits, prev = self.block_size, [], None
+        for i, key in enumerate(self.keys(tokens)[:(len(tokens) - 1) // bs]):
+            if key not in self.block_of:
+                break
+            e = self.entry[self.block_of[key]]
+            if e.tokens != tuple(tokens[i * bs:(i + 1) * bs]) or e.parent_id != prev:
+                break
+            hits.append(self.block_of[key])
+            prev = e.prefix_id
+        return hits
+'''}),
+    'ex07 fork and append written step by step as the statement says, plain names': ('HONEST', 'ex07_copy_on_write', {'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        src = self.tables[parent]
+        for b in src.block_ids:
+            self.allocator.incref(b)
+        self.tables[child] = BlockTable(list(src.block_ids), src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        t = self.tables[seq]
+        pos = t.num_tokens
+        copy = None
+        if pos % self.block_size == 0:
+            t.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(t.block_ids[-1]) > 1:   # shared
+            new = self.allocator.allocate()
+            old = t.block_ids[-1]
+            self.allocator.free(old)
+            t.block_ids[-1] = new
+            copy = (old, new)
+        t.num_tokens = pos + 1
+        return t.slot(pos), copy
+'''}),
+}

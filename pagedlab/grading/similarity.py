@@ -5,11 +5,14 @@ Code is compared by winnowing (Schleimer, Wilkerson and Aiken, SIGMOD 2003, the 
 quote style and redundant parentheses are gone; so are docstrings, a ``pass`` beside other statements, the
 ``*[a, b]`` of a call and a value's wrappers such as ``[x][0]``), its tokens are normalized (every name not after a
 dot becomes ``N``, every string ``S``, every number ``0``), hashed in runs of :data:`K`, and the smallest hash of
-each window of :data:`WINDOW` runs is kept. Renaming variables, reformatting, recommenting or wrapping names in parentheses changes nothing; the
-exercise's own text (the signature and docstring every learner starts from) is subtracted first. A cell that does
-not parse is read as its text.
+each window of :data:`WINDOW` runs is kept. Renaming variables, reformatting, recommenting or wrapping names in
+parentheses changes no fingerprint; the exercise's own text (the signature and docstring every learner starts from)
+is subtracted first. A cell that does not parse is read as its text.
 
-This flags for a person to look; it proves nothing (two learners can write the same five-line loop).
+Where the statement dictates the code, an honest answer has the solution's fingerprints too: a match with the
+published solution counts only where the learner also chose its names or the words of its comments and messages
+(:func:`own_words`, :data:`OWN_WORDS`). This flags for a person to look; it proves nothing (two learners can write
+the same five-line loop).
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ MIN_FINGERPRINTS = 12  # less own code than this (a one-line answer) is not comp
 SHORT = 40  # a solution's cell with fewer fingerprints than this (a few lines) needs a closer match, up to all of them
 # at MIN_FINGERPRINTS: there the expressions the exercise's statement dictates are most of the code, and an honest
 # answer written another way shares them (ex04b's predict: the filter and the sort key of a three-line answer, 82%)
-OWN_WORDS = 0.5  # a short match counts where the learner's cells hold this share of the solution's own words, too
-# (the names it chose and the words of its comments, :func:`own_words`): a few lines the statement dictates are the
-# same tokens in an honest answer (ex00's softmax, ex05's product of six factors), not the same names and comments
+OWN_WORDS = 0.5  # a match counts where the learner's cells also hold this share of the solution's own names, or of
+# the words of its comments and messages (two at least; :func:`own_words`): code the statement dictates
+# is the same tokens in an honest answer (ex00's softmax and ex05's product, round 38z; ex07's fork and append written
+# step by step as the statement says them, 100% of 52 fingerprints, round 38z2), not the same names and comments
 MIN_LIBRARY = 50  # a function of the course's library shorter than this (a formula of a few lines) is not compared:
 # a learner who writes the formula the exercise states writes much the same tokens
 _transform = TransformerManager().transform_cell
@@ -63,9 +67,10 @@ def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> frozens
 
 @functools.lru_cache(maxsize=4096)
 def own_words(source: str) -> frozenset[str]:
-    """The names ``source`` (IPython syntax allowed) binds (assigns, defines, takes as parameters, imports as) and the
-    words of its comments (four letters or more, ``#`` before them; the solution's markers left out): what its
-    author chose, where the names it only reads are the exercise's."""
+    """The names ``source`` (IPython syntax allowed) binds (assigns, defines, takes as parameters, imports as), of
+    two letters or more, and the words of its comments and strings (four letters or more, ``#`` before them; the
+    solution's markers left out): what its author chose, where the names it only reads are the exercise's and a name
+    of one letter (``m``, ``l``, ``p``) is what any author writes."""
     text = _transform(source)
     words = set()
     try:
@@ -80,12 +85,14 @@ def own_words(source: str) -> frozenset[str]:
                 words.add(node.asname or node.name.partition(".")[0])
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 words.add(node.name)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):  # a message's words: as a comment's
+                words.update("#" + w.lower() for w in re.findall(r"[A-Za-z]{4,}", node.value))
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT and not re.match(r"#+ (BEGIN|END) SOLUTION", tok.string):
                 words.update("#" + w.lower() for w in re.findall(r"[A-Za-z]{4,}", tok.string))
     except (tokenize.TokenError, IndentationError, SyntaxError, ValueError, RecursionError, MemoryError):
         pass
-    return frozenset(words)
+    return frozenset(w for w in words if len(w) > 1)
 
 
 def program(source: str, wrappers: frozenset[str] = frozenset()) -> str:
@@ -218,22 +225,25 @@ def needed(other: set[int]) -> float:
     return THRESHOLD + (1 - THRESHOLD) * max(0, SHORT - len(other)) / (SHORT - MIN_FINGERPRINTS)
 
 
-def _chosen(theirs: set[int], words, ids: list[str], mine: frozenset[str]) -> bool:
-    """Whether a match of the fingerprints ``theirs`` (of the solution's cells ``ids``) is evidence enough: it is
-    for code of :data:`SHORT` fingerprints or more; a shorter one also needs the learner's words (``mine``) to hold
-    :data:`OWN_WORDS` of the solution's own words (``words(cell_id)``, two at least)."""
-    if len(theirs) >= SHORT:
-        return True
+def _parts(words, ids: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The own names and the comments' words of the solution's cells ``ids`` (``words(cell_id)``)."""
     own = frozenset().union(*map(words, ids))
-    return len(own) >= 2 and len(own & mine) >= OWN_WORDS * len(own)
+    names = frozenset(w for w in own if not w.startswith("#"))
+    return names, own - names
 
 
-def _named(theirs: set[int], words, ids: list[str], mine: frozenset[str], whose: str = "its") -> str:
-    """The words a short match holds, for its review reason (:func:`_chosen`)."""
-    if len(theirs) >= SHORT:
-        return ""
-    own = frozenset().union(*map(words, ids))
-    return f", with {len(own & mine)} of {whose} {len(own)} own names and comment words"
+def _chosen(words, ids: list[str], mine: frozenset[str]) -> bool:
+    """Whether a match of the solution's cells ``ids`` is evidence of a copy: the learner's words (``mine``) hold
+    :data:`OWN_WORDS` of the solution's own names, or of its comments' words (two at least)."""
+    return any(len(part) >= 2 and len(part & mine) >= OWN_WORDS * len(part) for part in _parts(words, ids))
+
+
+def _named(words, ids: list[str], mine: frozenset[str], whose: str = "its") -> str:
+    """The words a match holds, for its review reason (:func:`_chosen`)."""
+    names, notes = _parts(words, ids)
+    held = [f"{len(names & mine)} of {whose} {len(names)} own names"] * bool(names) + [
+        f"{len(notes & mine)} of the {len(notes)} words of {whose} comments and messages"] * bool(notes)
+    return ", with " + " and ".join(held) if held else ""
 
 
 def overlap(own: set[int], other: set[int]) -> float | None:
@@ -307,13 +317,14 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     functions, ``{"module:name": source}``, :func:`course_code`) whose code the learner's cells hold (``{cell id:
     source}``: the work cells and any cell the learner added; less ``pristine``'s, by cell id, as text or as
     fingerprints), in the cell of the same id, in another, or spread over several; with ``library``, also each learner cell that is mostly the library's code (past the share of the
-    solution's cell of the same id, ``floors``: :func:`library_share`)."""
+    solution's cell of the same id, ``floors``: :func:`library_share`). A match with the solution counts where the
+    learner also chose the solution's names or the words of its comments and messages (:func:`_chosen`)."""
     floors = floors or {}
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
     mine = frozenset().union(*map(own_words, learner.values()))
 
-    def words(cell_id: str) -> frozenset[str]:  # (read only where a short match needs them)
+    def words(cell_id: str) -> frozenset[str]:  # (read only where a match needs them)
         base = pristine.get(cell_id, "")
         return own_words(solution[cell_id]) - (frozenset() if isinstance(base, frozenset) else own_words(base))
 
@@ -325,7 +336,7 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
         held = {c: (p - base) & theirs for c, p in prints.items()}
         matched[cell_id] = (theirs, set().union(*held.values()) if held else set())
         share, close = overlap(matched[cell_id][1], theirs), needed(theirs)
-        if share is not None and share >= close and (library or _chosen(theirs, words, [cell_id], mine)):
+        if share is not None and share >= close and (library or _chosen(words, [cell_id], mine)):
             # the fewest cells that hold the match: the cell of the same id if it does alone, else the largest first
             holders, found = [], set()
             for c in ([cell_id] if overlap(held.get(cell_id, set()), theirs) >= close
@@ -342,7 +353,7 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
                 continue
             where = f"work cell {cell_id!r} matches" if holders == [cell_id] else f"{cells} the work cell {cell_id!r} of"
             reasons.append(f"{where} the published solution's on {share:.0%} of its fingerprints"
-                           f"{_named(theirs, words, [cell_id], mine)}: compare {them} with solutions/, and ask the "
+                           f"{_named(words, [cell_id], mine)}: compare {them} with solutions/, and ask the "
                            "learner to explain it")
     # An exercise's solution cells together (a short cell's match is weak alone, not beside the rest of a copy)
     groups: dict[str, list[str]] = {}
@@ -351,10 +362,10 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     for ids in groups.values():
         theirs = set().union(*(matched[i][0] for i in ids))
         share = overlap(set().union(*(matched[i][1] for i in ids)), theirs)
-        if (len(ids) > 1 and share is not None and share >= needed(theirs) and _chosen(theirs, words, ids, mine)
+        if (len(ids) > 1 and share is not None and share >= needed(theirs) and _chosen(words, ids, mine)
                 and not any(repr(i) in r for r in reasons for i in ids)):
             reasons.append(f"the work cells {', '.join(map(repr, ids))} of the published solution are matched, "
-                           f"together, on {share:.0%} of their fingerprints{_named(theirs, words, ids, mine, 'their')}: compare "
+                           f"together, on {share:.0%} of their fingerprints{_named(words, ids, mine, 'their')}: compare "
                            "the learner's cells with solutions/, and ask the learner to explain them")
     if library:  # the other way round: a cell of the learner's that is mostly one module's (methods of a class pasted)
         modules = library_prints(solution)

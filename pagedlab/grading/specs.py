@@ -484,11 +484,13 @@ def _ex07(c: Cases) -> None:
 
 def _ex07_stretch(c: Cases) -> None:
     r = c.rng
-    # A chained hash, and weak ones under which keys collide, one of them blind to the prefix (hash(None) is not the
-    # same in two processes, so None is given a number).
-    for hash_fn in ("lambda p, t: hash((-7 if p is None else p, t))", "lambda p, t: hash((-7 if p is None else p, t)) % 5",
-                    "lambda p, t: sum(t) % 3", "lambda p, t: hash(t)"):
-        bs = r.choice((2, 3))
+    # A chained hash, and weak ones under which keys collide, one of them blind to the prefix, one constant (every
+    # block collides; hash(None) is not the same in two processes, so None is given a number); blocks of 1 to 4
+    # tokens, 1 and 4 always.
+    for n, hash_fn in enumerate(("lambda p, t: hash((-7 if p is None else p, t))",
+                                 "lambda p, t: hash((-7 if p is None else p, t)) % 5", "lambda p, t: sum(t) % 3",
+                                 "lambda p, t: hash(t)", "lambda p, t: 0")):
+        bs = (1, 4)[n] if n < 2 else r.choice((1, 2, 3, 4))
         steps = [do(f"cache = MiniPrefixCache({bs}, hash_fn={hash_fn})")]
         prompts = [[r.randrange(3) for _ in range(r.randint(0, 4 * bs + 1))] for _ in range(6)]
         for k, tokens in enumerate(prompts[:2]):  # cached, then asked for with a block in their middle that is not
@@ -534,6 +536,13 @@ def _ex08(c: Cases) -> None:
         c.call("crossover_block_size", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(1, 80)}, "
                                        f"{r.choice((512, 4096))}, 2.5e10, {r.choice((1e-5, 2e-5))}, "
                                        f"{r.choice((1e-3, 0.05, 0.5, 3.0))})")
+    # no tokens (nothing to move, nothing to compute), and a whole number of blocks of a size other than 1
+    c.call("swap_seconds of no tokens", f"swap_seconds(0, {r.choice((1, 8, 12, 16))}, {r.randint(1, 80)}, 4096, "
+                                        f"2.5e10, {r.choice((1e-5, 2e-5))})")
+    c.call("recompute_seconds of no tokens", f"recompute_seconds(0, 7e9, {r.randint(1, 80)}, 4096, 1e14)")
+    block_size = r.choice((3, 8, 12, 16))
+    c.call("swap_seconds of whole blocks", f"swap_seconds({block_size * r.randint(1, 300)}, {block_size}, "
+                                           f"{r.randint(1, 80)}, 4096, 2.5e10, {r.choice((0.0, 1e-5, 2e-5))})")
     # swapping a token costs exactly what recomputing it does (values exact in binary): no block size wins, inf
     c.call("crossover_block_size at equality", "crossover_block_size(1024, 32, 4096, 2.0**34, 1e-5, 0.03125)")
     # a link so slow that recomputing a token beats moving its bytes, whatever the block size: no crossover

@@ -38,11 +38,55 @@ def test_the_exercise_as_handed_out_and_an_own_answer_are_not_flagged():
     assert copied_cells({"update-work": own, "tiled-work": HANDED_OUT["tiled-work"]}, SOLUTION, HANDED_OUT) == []
 
 
-def test_a_few_lines_the_statement_dictates_count_as_a_copy_only_with_the_solutions_own_words():
-    """(Round 38z) ex00's softmax is three lines the statement dictates: an honest answer by ``amax``, ``exp`` and
-    ``sum`` has every token of the solution's, not the names it chose and the words of its comments; a paste has
-    both. ex05's answer is three formulas that bind no name of their own: a copy and an honest answer are the same
-    code, and neither is flagged (the threat model lists it)."""
+STEP_BY_STEP_EX07 = r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        src = self.tables[parent]
+        for b in src.block_ids:
+            self.allocator.incref(b)
+        self.tables[child] = BlockTable(list(src.block_ids), src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        t = self.tables[seq]
+        pos = t.num_tokens
+        copy = None
+        if pos % self.block_size == 0:
+            t.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(t.block_ids[-1]) > 1:   # shared
+            new = self.allocator.allocate()
+            old = t.block_ids[-1]
+            self.allocator.free(old)
+            t.block_ids[-1] = new
+            copy = (old, new)
+        t.num_tokens = pos + 1
+        return t.slot(pos), copy
+'''
+"""Round 38z2's honest ex07, written before its author read the solution."""
+
+
+def test_code_the_statement_dictates_counts_as_a_copy_only_with_the_solutions_own_words():
+    """(Rounds 38z and 38z2) ex00's softmax is three lines the statement dictates: an honest answer by ``amax``,
+    ``exp`` and ``sum`` has every token of the solution's, not the words of its comments; a paste has both. ex07's
+    ``fork`` and ``append`` written step by step as the statement says them, by a reviewer who had not read the
+    solution, has every token of its 52 fingerprints, and two of its five own names. ex05's answer is three formulas
+    that bind one name of their own: a copy and an honest answer are the same code, and neither is flagged (the
+    threat model lists it)."""
     def work(exercise, folder):
         return {k: v for k, v in _cells(ROOT / folder / f"{exercise}.ipynb").items() if k.endswith("-work")}
 
@@ -51,7 +95,11 @@ def test_a_few_lines_the_statement_dictates_count_as_a_copy_only_with_the_soluti
               "    e = torch.exp(x - m)\n    return e / e.sum(dim=-1, keepdim=True)\n")
     assert copied_cells({"softmax-work": honest}, solution, handed_out) == []
     reasons = copied_cells(solution, solution, handed_out)
-    assert len(reasons) == 1 and "100% of its fingerprints, with 6 of its 6 own names and comment words" in reasons[0]
+    assert len(reasons) == 1 and "100% of its fingerprints, with 4 of the 4 words of its comments" in reasons[0]
+    solution, handed_out = work("ex07_copy_on_write", "solutions"), work("ex07_copy_on_write", "exercises")
+    assert copied_cells({"manager-work": STEP_BY_STEP_EX07}, solution, handed_out) == []
+    reasons = copied_cells(solution, solution, handed_out)
+    assert len(reasons) == 1 and "with 5 of its 5 own names and 5 of the 5 words" in reasons[0], reasons
     assert copied_cells(work("ex05_kv_cache_size", "solutions"), work("ex05_kv_cache_size", "solutions"),
                         work("ex05_kv_cache_size", "exercises")) == []
 
@@ -160,28 +208,28 @@ class MiniManager:
 
     def fork(self, parent: str, child: str) -> BlockTable:
         """Create ``child`` sharing every block of ``parent``; return the child's table."""
-        src: BlockTable = self.tables[parent]
-        bid: int
-        for bid in src.block_ids:
-            self.allocator.incref(bid)
-        self.tables[child]: BlockTable = BlockTable(list(src.block_ids), src.num_tokens, self.block_size)
+        table: BlockTable = self.tables[parent]
+        block: int
+        for block in table.block_ids:
+            self.allocator.incref(block)
+        self.tables[child]: BlockTable = BlockTable(list(table.block_ids), table.num_tokens, self.block_size)
         return self.tables[child]
 
     def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
         """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
-        tbl: BlockTable = self.tables[seq]
-        pos: int = tbl.num_tokens
-        cp: tuple | None = None
-        if pos % self.block_size == 0:
-            tbl.block_ids.append(self.allocator.allocate())
-        elif self.allocator.refcount(tbl.block_ids[-1]) > 1:
-            fresh: int = self.allocator.allocate()
-            old: int = tbl.block_ids[-1]
-            self.allocator.free(old)
-            tbl.block_ids[-1]: int = fresh
-            cp: tuple = (old, fresh)
-        tbl.num_tokens: int = pos + 1
-        return tbl.slot(pos), cp
+        table: BlockTable = self.tables[seq]
+        position: int = table.num_tokens
+        copy: tuple | None = None
+        if position % self.block_size == 0:
+            table.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(table.block_ids[-1]) > 1:
+            new: int = self.allocator.allocate()
+            shared: int = table.block_ids[-1]
+            self.allocator.free(shared)
+            table.block_ids[-1]: int = new
+            copy: tuple = (shared, new)
+        table.num_tokens: int = position + 1
+        return table.slot(position), copy
 '''.lstrip("\n")
 
 
