@@ -6,6 +6,7 @@ from pagedlab.grading.similarity import copied_cells, similar_pairs
 from pagedlab.grading.tables import write_similarity
 
 from graded_in_process import ROOT
+from review_rounds import ROUND_38Z2
 
 
 def _cells(path):
@@ -38,46 +39,9 @@ def test_the_exercise_as_handed_out_and_an_own_answer_are_not_flagged():
     assert copied_cells({"update-work": own, "tiled-work": HANDED_OUT["tiled-work"]}, SOLUTION, HANDED_OUT) == []
 
 
-STEP_BY_STEP_EX07 = r'''class MiniManager:
-    """Block tables over a shared pool, with fork and copy-on-write."""
-
-    def __init__(self, num_blocks: int, block_size: int):
-        self.allocator = BlockAllocator(num_blocks)
-        self.block_size = block_size
-        self.tables: dict[str, BlockTable] = {}
-
-    def add(self, seq: str, num_tokens: int) -> BlockTable:
-        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
-        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
-        return self.tables[seq]
-
-    def free(self, seq: str) -> None:
-        for block in self.tables.pop(seq).block_ids:
-            self.allocator.free(block)
-
-    def fork(self, parent: str, child: str) -> BlockTable:
-        src = self.tables[parent]
-        for b in src.block_ids:
-            self.allocator.incref(b)
-        self.tables[child] = BlockTable(list(src.block_ids), src.num_tokens, self.block_size)
-        return self.tables[child]
-
-    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
-        t = self.tables[seq]
-        pos = t.num_tokens
-        copy = None
-        if pos % self.block_size == 0:
-            t.block_ids.append(self.allocator.allocate())
-        elif self.allocator.refcount(t.block_ids[-1]) > 1:   # shared
-            new = self.allocator.allocate()
-            old = t.block_ids[-1]
-            self.allocator.free(old)
-            t.block_ids[-1] = new
-            copy = (old, new)
-        t.num_tokens = pos + 1
-        return t.slot(pos), copy
-'''
-"""Round 38z2's honest ex07, written before its author read the solution."""
+# Round 38z2's honest ex07, written before its author read the solution
+STEP_BY_STEP_EX07 = ROUND_38Z2["ex07 fork and append written step by step as the statement says, plain names"][2][
+    "manager-work"].lstrip("\n")
 
 
 def test_code_the_statement_dictates_counts_as_a_copy_only_with_the_solutions_own_words():
