@@ -1428,6 +1428,7 @@ class Launches:
         self.rebuilding: str | None = None  # while the interpreter rebuilds a function: the file it is named after
         self.notebook = vars(sys.modules["__main__"])  # (the notebook's globals, whatever its __name__ says)
         self.vetted: dict = {}  # id of code run inside the programs -> (it, what is wrong with it): judged once
+        self.fine: dict = {}  # id of code found the library's inside the programs -> (it, the globals it ran with)
         function = getattr(interpreter, "InterpretedFunction", None)
         if function is not None and self.rewriter is not None:  # (a jit function called inside a kernel: tl.softmax)
             put(function, "__call__", self._checked_call(function.__call__))
@@ -1529,19 +1530,37 @@ class Launches:
                                     "Python's, not the kernel's work")
                     raise Refused(self.refusal)
                 self.programs = _kernel_codes(kernel)  # (from here on, only these of the notebook's may run)
-                sys.setprofile(self._in_programs)  # (taken off when the launch returns)
+                sys.setprofile(self._in_programs())  # (taken off when the launch returns)
             return set_grid_dim(*args)
         return watched
 
-    def _in_programs(self, frame, event, arg) -> None:
+    def _in_programs(self):
         """A profile hook while a launch's programs run: code other than the kernel's own that is the notebook's (a
         cell's, or run with the notebook's globals, or compiled from a text while it ran: one the interpreter calls in
         place of a library's, ``numpy.exp`` replaced) is refused. Judged by the code, not by the ``__name__`` its
-        globals hold (which a ``for __name__ in ...`` rebinds); each code object once."""
-        if event != "call" or frame.f_code in self.programs or self.refusal:
-            return
+        globals hold (which a ``for __name__ in ...`` rebinds); each code object once, and once found the library's,
+        passed at the cost of a lookup while it runs with the same globals (the interpreter makes millions of calls:
+        the whole judgement on each made a launch four times slower)."""
+        # (by id: a code object's hash is computed again at each lookup, from its bytecode and constants)
+        programs, fine, judge = frozenset(map(id, self.programs)), self.fine, self._judge
+
+        def hook(frame, event, arg) -> None:
+            if event != "call":
+                return
+            code, where = id(frame.f_code), frame.f_globals
+            if code in programs or (fine.get(code, (None, None))[1] is where and where.get("__name__") != "__main__"):
+                return
+            if judge(frame):
+                fine[code] = (frame.f_code, where)  # (the code kept alive: its id stays its own)
+        return hook
+
+    def _judge(self, frame) -> bool:
+        """Whether the code ``frame`` runs inside the programs is not the notebook's (:meth:`_in_programs`); if it is,
+        the launch is refused."""
+        if self.refusal:
+            return False
         if frame.f_code.co_name == "<module>" and frame.f_code.co_filename == self.rebuilding:
-            return  # (the interpreter defining a body it rebuilt from that file's text: :meth:`rebuilt`)
+            return False  # (the interpreter defining a body it rebuilt from that file's text: :meth:`rebuilt`)
         seen = self.vetted.get(id(frame.f_code))
         if seen is None:
             seen = self.vetted[id(frame.f_code)] = (frame.f_code, self._foreign(frame))
@@ -1549,6 +1568,8 @@ class Launches:
             self.refusal = (f"{self.where}: Python of the notebook's ({frame.f_code.co_qualname}) ran inside its "
                             "Triton kernel's programs (a library function the interpreter calls, replaced by the "
                             "notebook's): what it computes is not the kernel's work")
+            return False
+        return True
 
     def _foreign(self, frame) -> bool:
         """Whether the code ``frame`` runs is the notebook's: a cell's, or not what its file compiles to, or compiled
