@@ -9801,3 +9801,411 @@ class MiniPrefixCache:
         return t.slot(pos), copy
 '''}),
 }
+
+
+# Round 38z3 (a twentieth outside review, grader at 308dbeb): answers wrong at a stated value no graded call drew
+# (ties, one split, a block's last position), and honest learners (a module constant aliasing math.inf).
+ROUND_38Z3 = {
+    'ex00 denominator one plus the scores below the max, wrong where the max is tied': ('ATTACKS', 'ex00_warmup', {'softmax-work': r'''def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    top = x.amax(dim=-1, keepdim=True)
+    e = torch.exp(x - top)
+    # the maximum's own term is exactly exp(0) = 1: add it as 1 and sum the rest, which are all below it
+    rest = torch.where(x < top, e, torch.zeros_like(e)).sum(dim=-1, keepdim=True)
+    return e / (1 + rest)
+'''}),
+    'ex09 stretch merged lse as max plus log1p of the lses below it, wrong on ties': ('ATTACKS', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    import math
+    tiles = math.ceil(math.ceil(context_len / num_splits) / block_n)
+    size = tiles * block_n
+    out = []
+    for s in range(num_splits):
+        a = min(s * size, context_len)
+        b = min(a + size, context_len)
+        out.append((a, b))
+    return out
+''', 'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    big = lses.amax(dim=-1, keepdim=True)
+    scaled = torch.exp(lses - big)              # the largest split weighs exactly 1
+    below = torch.where(lses < big, scaled, torch.zeros_like(scaled)).sum(dim=-1, keepdim=True)
+    out = (scaled.unsqueeze(-1) * outs).sum(dim=-2) / (1 + below)
+    lse = big + torch.log1p(below)              # log(1 + rest), accurate when the rest is tiny
+    return out, lse.squeeze(-1)
+'''}),
+    'ex09 stretch merge starting from splits 0 and 1, an IndexError with one split': ('ATTACKS', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    import math
+    tiles = math.ceil(math.ceil(context_len / num_splits) / block_n)
+    size = tiles * block_n
+    out = []
+    for s in range(num_splits):
+        a = min(s * size, context_len)
+        b = min(a + size, context_len)
+        out.append((a, b))
+    return out
+''', 'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # the merged lse: log-add the first two splits, then every further one
+    lse = torch.logaddexp(lses[..., 0], lses[..., 1])
+    for s in range(2, lses.shape[-1]):
+        lse = torch.logaddexp(lse, lses[..., s])
+    weights = torch.exp(lses - lse.unsqueeze(-1))   # each split's share of the softmax mass (empty: 0)
+    return (weights.unsqueeze(-1) * outs).sum(dim=-2), lse
+'''}),
+    "ex06 slot in block (position + 1) // block_size, wrong at each block's last position": ('ATTACKS', 'ex06_block_allocator', {'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _valid(self, block):
+        if not 0 <= block < self.num_blocks:
+            raise ValueError(f"block {block} does not exist")
+
+    def allocate(self) -> int:
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        if n > len(self.free_list):
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+
+    def incref(self, block: int) -> None:
+        self._valid(block)
+        if self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is not allocated")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        self._valid(block)
+        if self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is already free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''', 'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    return (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    # token `position` is the (position + 1)-th token: it sits in block (position + 1) // block_size
+    index = min((position + 1) // block_size, len(block_ids) - 1)
+    return block_ids[index] * block_size + position % block_size
+'''}),
+    'ex07 copy-on-write freeing the shared block before allocating its copy': ('ATTACKS', 'ex07_copy_on_write', {'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src = self.tables[parent]
+        for b in src.block_ids:
+            self.allocator.incref(b)
+        self.tables[child] = BlockTable(list(src.block_ids), src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        t = self.tables[seq]
+        pos = t.num_tokens
+        cow = None
+        if pos % self.block_size == 0:
+            t.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(t.block_ids[-1]) > 1:
+            old = t.block_ids[-1]
+            self.allocator.free(old)          # drop our share of the old block first
+            fresh = self.allocator.allocate()
+            t.block_ids[-1] = fresh
+            cow = (old, fresh)
+        t.num_tokens = pos + 1
+        return t.slot(pos), cow
+'''}),
+    'ex08 a module constant NO_CROSSOVER = math.inf and the exact sum over positions': ('HONEST', 'ex08_swap_or_recompute', {'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    chunks = 2 * num_layers * n_blocks          # K and V, every layer, every block
+    per_chunk = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 2 * chunks * per_chunk               # out and back in
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    n = num_tokens
+    return (2 * num_params * n + 2 * num_layers * d_model * n ** 2) / flops
+''', 'crossover-work': r'''NO_CROSSOVER = math.inf   # a link too slow for every block size
+
+
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L (n / B) latency + 4 L n c / bw = T  =>  B = 4 L n latency / (T - 4 L n c / bw)
+    fixed = 4 * num_layers * num_tokens
+    room = recompute_seconds - fixed * chunk_bytes_per_token / bandwidth
+    if room <= 0:
+        return NO_CROSSOVER
+    return fixed * latency / room
+''', 'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tab = manager.table(seq_id)
+    B = manager.block_size
+    counts = [manager.allocator.refcount(b) for b in tab.block_ids]
+    own = sum(1 for c in counts if c == 1)
+    lead = 0
+    for c in counts:
+        if c > 1:
+            lead += 1
+        else:
+            break
+    c_tokens = min(lead * B, (tab.num_tokens // B) * B)
+    width = model.num_kv_heads * model.head_dim * 2
+    t_swap = swap_seconds(own * B, B, model.num_layers, width, bandwidth, latency)
+    d = model.num_heads * model.head_dim
+    n = tab.num_tokens
+    flops_needed = 2 * num_params * (n - c_tokens) + 2 * model.num_layers * d * (n * n - c_tokens * c_tokens)
+    return t_swap, flops_needed / flops
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    t_swap, t_rec = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    if manager.can_swap_out(seq_id) and t_swap < t_rec:
+        return "swap"
+    return "recompute"
+'''}),
+    "ex03 in the Triton tutorials' style, a constexpr LOG2E global and exp2": ('HONEST', 'ex03_triton_basics', {'add-work': r'''LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    idx = pid * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = out.numel()
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+    add_kernel[grid](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''', 'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(axis=0)
+    src = x_ptr + row * stride_x
+    dst = out_ptr + row * stride_out
+    offs = tl.arange(0, BLOCK)
+    run_max = tl.full([BLOCK], float("-inf"), tl.float32)   # lane-wise running max and sum
+    run_sum = tl.zeros([BLOCK], tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        cols = c0 + offs
+        v = tl.load(src + cols, mask=cols < n_cols, other=float("-inf"))
+        new_max = tl.maximum(run_max, v)
+        safe = tl.where(new_max == float("-inf"), 0.0, new_max)
+        run_sum = run_sum * tl.exp2((run_max - safe) * LOG2E) + tl.exp2((v - safe) * LOG2E)
+        run_max = new_max
+    row_max = tl.max(run_max, axis=0)
+    total = tl.sum(run_sum * tl.exp2((run_max - row_max) * LOG2E), axis=0)
+    for c0 in range(0, n_cols, BLOCK):
+        cols = c0 + offs
+        v = tl.load(src + cols, mask=cols < n_cols, other=float("-inf"))
+        tl.store(dst + cols, tl.exp2((v - row_max) * LOG2E) / total, mask=cols < n_cols)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    rows, cols = x.shape
+    out = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    softmax_kernel[(rows,)](x, out, cols, x.stride(0), out.stride(0), BLOCK=block)
+    return out
+'''}),
+    'ex04 stretch pointers moved by +=, a divmod group check, a grid lambda of META': ('HONEST', 'ex04_stretch_gqa_forward', {'kernel-work': r'''@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    # which (batch, query head) this program is, and the K/V head its group reads
+    pid_bh = tl.program_id(1)
+    batch_idx = pid_bh // n_heads
+    q_head = pid_bh - batch_idx * n_heads
+    kv_head = q_head // group
+    Q += batch_idx * stride_qb + q_head * stride_qh
+    Out += batch_idx * stride_ob + q_head * stride_oh
+    K += batch_idx * stride_kb + kv_head * stride_kh
+    V += batch_idx * stride_vb + kv_head * stride_vh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    group, leftover = divmod(n_heads, n_kv_heads)
+    if leftover != 0 or group == 0:
+        raise ValueError(f"q has {n_heads} heads but k has {n_kv_heads}: not a whole group of query heads per K/V head")
+    grid = lambda META: (triton.cdiv(n_q, META["BLOCK_M"]), batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+'''}),
+    'ex10 an index loop over running, pop of the newest, extendleft of the preempted': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''import math
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    kicked = []                      # preempted this step, in the order it happened
+    i = 0
+    while i < len(running):
+        req = running[i]
+        if manager.can_append(req.seq_id):
+            tok = len(req.tokens)
+            manager.append(req.seq_id, tok)
+            req.tokens.append(tok)
+            step.grown.append(req.seq_id)
+            i += 1
+            continue
+        victim = running.pop()       # the newest one that has not grown (it may be req itself)
+        manager.free(victim.seq_id)
+        kicked.append(victim)
+        step.preempted.append(victim.seq_id)
+    # preempted ones go back to the front, older first (the last preempted is the oldest of them)
+    waiting.extendleft(kicked)
+    step.num_tokens = len(step.grown)
+    if kicked:
+        return step
+    while waiting:
+        nxt = waiting[0]
+        need = math.ceil(len(nxt.tokens) / manager.block_size)
+        if need + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if step.num_tokens + len(nxt.tokens) > max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(nxt.seq_id, nxt.tokens)
+        running.append(nxt)
+        step.admitted.append(nxt.seq_id)
+        step.num_tokens += len(nxt.tokens)
+    return step
+'''}),
+    'ex09 stretch the merge by torch.logsumexp and torch.softmax weights with einsum': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    per = (context_len + num_splits - 1) // num_splits        # ceil(context_len / num_splits)
+    per = (per + block_n - 1) // block_n * block_n            # ... rounded up to whole key tiles
+    return [(min(s * per, context_len), min((s + 1) * per, context_len)) for s in range(num_splits)]
+''', 'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # o = sum_s softmax(lse)_s o_s, and the merged lse is the log-sum-exp of the lses (both shift by the max inside)
+    total_lse = torch.logsumexp(lses, dim=-1)
+    weights = torch.softmax(lses, dim=-1)
+    return torch.einsum("...s,...sd->...d", weights, outs), total_lse
+'''}),
+    'ex06 allocate by allocate_many(1), a checking helper with isinstance, a __repr__': ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(free={self.num_free}/{self.num_blocks})"
+
+    def _require_allocated(self, block: int, action: str) -> None:
+        if not isinstance(block, int) or block < 0 or block >= self.num_blocks:
+            raise ValueError(f"cannot {action} block {block}: valid ids are 0..{self.num_blocks - 1}")
+        if self.ref_count[block] <= 0:
+            raise ValueError(f"cannot {action} block {block}: it is not allocated")
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        return self.allocate_many(1)[0]
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        available = len(self.free_list)
+        if n > available:
+            raise OutOfBlocks(n, available, self.num_blocks)
+        taken = []
+        for _ in range(n):
+            block = self.free_list.pop()
+            self.ref_count[block] = 1
+            taken.append(block)
+        return taken
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        self._require_allocated(block, "share")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        self._require_allocated(block, "free")
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''', 'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    full, extra = divmod(num_tokens, block_size)
+    return full + (1 if extra else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    logical, offset = divmod(position, block_size)
+    return block_ids[logical] * block_size + offset
+'''}),
+}

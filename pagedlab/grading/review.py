@@ -159,6 +159,7 @@ _transform = TransformerManager().transform_cell
 DTYPES = frozenset(("float16", "float32", "float64", "bfloat16", "half", "float", "double", "int1", "int8", "int16",
                     "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "bool_", "long", "complex64",
                     "complex128", "float8e4nv", "float8e5"))
+_NUMBERS = frozenset(("inf", "nan", "pi", "e", "tau"))  # a module's constants: a second name for a number runs nothing
 
 
 def imported_names(sources: list[str]) -> set[str]:
@@ -343,7 +344,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             root = _root(node.value)
             if (isinstance(node.value, (ast.Name, ast.Attribute)) and root in modules | {"check", "assert_close"}
-                    and id(node) not in jitted and getattr(node.value, "attr", None) not in DTYPES):
+                    and id(node) not in jitted and getattr(node.value, "attr", None) not in DTYPES
+                    and getattr(node.value, "attr", None) not in _NUMBERS):
                 found.append(f"aliases {ast.unparse(node.value)}{line}")
         for target in _targets(node):
             root = _root(target)

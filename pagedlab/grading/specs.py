@@ -126,6 +126,12 @@ def _ex00(c: Cases) -> None:
     # and x left as it was
     c.call("softmax_rows of one row of shape (n,)", f"softmax_rows({c.array(c.rng.randint(2, 9))})")
     c.call("softmax_rows of rows of one score", f"softmax_rows({c.array(c.rng.randint(1, 4), 1)})")
+    # ties, as stated: a row of equal scores, and a row whose maximum is there twice (in float32 and in float16)
+    cols, first, second = c.rng.randint(3, 8), *c.rng.sample(range(3), 2)
+    for dtype in ("float32", "float16"):
+        c.add(f"softmax_rows of tied scores in {dtype}", [
+            do(f"x = {c.array(3, cols, dtype=dtype)}; x[0] = {c.rng.randint(-3, 3)}; "
+               f"x[1, {first}] = x[1, {second}] = x[1].max() + 1"), get("softmax_rows(x)")])
     c.call("softmax_rows of scores near -1e4", f"softmax_rows({c.array(2, 7, scale=10.0)} - 10000)")
     c.call("softmax_rows of float16 scores", f"softmax_rows({c.array(3, 6, scale=4.0, dtype='float16')})")
     c.call("softmax_rows of bfloat16 scores", f"softmax_rows({c.array(3, 6, scale=4.0)}.to(torch.bfloat16))")
@@ -432,8 +438,8 @@ def _ex06(c: Cases) -> None:
     for k in range(6):  # block sizes of 1 to 32, powers of two and not: shifts and masks are right only for the first
         bs = r.choice((1, 4, 16, 32)) if k % 2 else r.choice((3, 5, 6, 7, 12, 24))
         c.call("blocks_needed", f"blocks_needed({r.randint(0, 4 * bs + 1)}, {bs})")
-        blocks = r.sample(range(100), r.randint(1, 4))
-        c.call("slot", f"slot({blocks}, {bs}, {r.randrange(len(blocks) * bs)})")
+        blocks = r.sample(range(100), r.randint(1, 4))  # every position: the first and last of each block
+        c.call("slot", f"[slot({blocks}, {bs}, p) for p in range({len(blocks) * bs})]")
 
 
 _STATE07 = get("sorted((s, list(t.block_ids), t.num_tokens) for s, t in m.tables.items())")
@@ -441,9 +447,10 @@ _STATE07 = get("sorted((s, list(t.block_ids), t.num_tokens) for s, t in m.tables
 
 def _ex07(c: Cases) -> None:
     r = c.rng
-    for k in range(6):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
-        # the stated block sizes, 1 and 16 among them (an answer right for small blocks only shows)
-        nb, bs = r.randint(3, 10), (1, 16, 2, 3)[k] if k < 4 else r.choice((2, 3, 4))
+    for k in range(8):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
+        # the stated block sizes, 1 and 16 among them (an answer right for small blocks only shows; a block of one
+        # token is full at once, and never copied)
+        nb, bs = r.randint(3, 10), (2, 3, 1, 16)[k] if k < 4 else r.choice((2, 3, 4))
         steps, live = [do(f"m = MiniManager({nb}, {bs})")], []  # operations name live sequences only
         for i in range(50):
             kind = r.random()
@@ -624,6 +631,15 @@ def _ex09_stretch(c: Cases) -> None:
         do(f"outs, lses = {c.array(seqs, heads, splits, 8)}, {c.array(seqs, heads, splits, scale=3.0)}"),
         do(f"lses[1, :, :{r.randint(1, splits - 1)}] = float('-inf'); outs[1][lses[1] == float('-inf')] = 0.0"),
         get("merge_states(outs, lses)")])
+    # tied lses, as stated: every split of a row equal, and two equal maxima
+    seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(3, 6)
+    tied = r.sample(range(splits), 2)
+    c.add("merge_states of tied lses", [
+        do(f"outs, lses = {c.array(seqs, heads, splits, 8)}, {c.array(seqs, heads, splits, scale=3.0)}"),
+        do(f"lses[0, 0] = {r.randint(-3, 3)}.0; lses[-1, -1, {tied[0]}] = lses[-1, -1, {tied[1]}] = "
+           "lses[-1, -1].max() + 1"), get("merge_states(outs, lses)")])
+    seqs, heads = r.randint(1, 3), r.randint(1, 4)  # one split (1 to 6 stated): the merge is that split
+    c.call("merge_states of one split", f"merge_states({c.array(seqs, heads, 1, 8)}, {c.array(seqs, heads, 1)})")
     seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6)  # every lse far below zero: e^lse is 0
     c.call("merge_states of lses near -300", f"merge_states({c.array(seqs, heads, splits, 8)}, "
                                              f"{c.array(seqs, heads, splits, scale=3.0)} - 300)")

@@ -22,7 +22,7 @@ from graded_in_process import (ROOT, SEEDS, copy_of, differences, notebook_bytes
                                run_graded_isolated, shared, warm)
 from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
-                           ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y, ROUND_38Z, ROUND_38Z2)
+                           ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y, ROUND_38Z, ROUND_38Z2, ROUND_38Z3)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -50,8 +50,6 @@ WHERE_ALLOCATED: set[tuple[str, str]] = {
 # None now: each one found was given a graded call that builds its case on every seed.
 SOME_SEEDS: dict[tuple[str, str], str] = {}
 INVISIBLE: dict[tuple[str, str], str] = {
-    ("ex02_stretch_causal_tile_skipping", "scores computed before deciding the tile is hidden (skip decided from the "
-                                          "mask)"): _TILES,
     ("ex02_stretch_causal_tile_skipping", "every visited tile masked"): _TILES,
     ("ex02_stretch_causal_tile_skipping", "every visited tile masked by an additive -inf bias"): _TILES,
     ("ex03_triton_basics", "three passes over the row"): _READS,
@@ -66,13 +64,7 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex04_stretch_gqa_forward", "ValueError that does not name k"): _MESSAGE,
     ("ex04_stretch_gqa_forward", "ValueError that names the count, not k (a bare letter k elsewhere does not count)"):
         _MESSAGE,
-    # Boundaries the visible checks try and the graded calls' draws (so far) do not: each is a wrong answer only there.
-    ("ex03_triton_basics", "the loops over the tiles one short (range(0, n_cols - 1, BLOCK))"):
-        "wrong only when n_cols - 1 is a multiple of the tile (1, 17, 33 columns in tiles of 16): check 7 tries 1",
-    ("ex06_block_allocator", "blocks_needed: one block for an empty sequence (wrong only at 0 tokens)"):
-        "wrong only at 0 tokens, which blocks_needed's draws (0 to 100) rarely hit: check 7 tries 0",
-    ("ex08_swap_or_recompute", "crossover: < where the text says at equality too (ZeroDivisionError at zero room)"):
-        "wrong only when the bytes alone cost exactly the prefill, which drawn floats never do: check 3 builds it",
+    # A choice the graded calls leave open on purpose.
     ("ex04b_performance_lab", "a tie broken by the last of equal maxima"):
         "the graded calls draw no tie on the largest tile, so that no learner's grade rests on a tie rule (the spec "
         "draws again); check 7, beside the text that states the rule, tries a tie",
@@ -514,7 +506,8 @@ for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {_cell: _source.lstrip("\n")})
 for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M, **ROUND_38N, **ROUND_38O,
                                            **ROUND_38P, **ROUND_38Q, **ROUND_38R, **ROUND_38S, **ROUND_38T, **ROUND_38U,
-                                           **ROUND_38V, **ROUND_38W, **ROUND_38X, **ROUND_38Y, **ROUND_38Z, **ROUND_38Z2}.items():
+                                           **ROUND_38V, **ROUND_38W, **ROUND_38X, **ROUND_38Y, **ROUND_38Z, **ROUND_38Z2,
+                                           **ROUND_38Z3}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 
