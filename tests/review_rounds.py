@@ -10209,3 +10209,249 @@ def slot(block_ids: list[int], block_size: int, position: int) -> int:
     return block_ids[logical] * block_size + offset
 '''}),
 }
+
+
+# Round 38z4 (a twenty-first outside review, grader at da018cc): answers wrong at a stated value drawn by chance
+# (a tile that ties the running max, a CPU pool that fits exactly), and honest learners (an order of two
+# instructions no statement gives, a docstring's names, an import the setup makes).
+ROUND_38Z4 = {
+    "ex02 update with the names its docstring's Returns line gives, a tiled loop of its own": ('HONEST', 'ex02_online_softmax', {'update-work': r'''def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows.
+
+    Args:
+        m: (rows,) running max of the scores seen so far.
+        l: (rows,) running sum of exp(score - m).
+        acc: (rows, d) running sum of exp(score - m) * v, not normalized.
+        s: (rows, cols) the new scores. v_tile: (cols, d) the values of those keys.
+
+    Returns:
+        (m_new, l_new, acc_new), the state after the tile.
+    """
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    correction = torch.exp(m - m_new)          # old sums were relative to m; bring them to m_new
+    p = torch.exp(s - m_new.unsqueeze(-1))
+    l_new = correction * l + p.sum(dim=-1)
+    acc_new = correction.unsqueeze(-1) * acc + p @ v_tile
+    return m_new, l_new, acc_new
+''', 'tiled-work': r'''def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    shift = n_k - n_q
+    for i in range(0, n_q, block_m):
+        qi = q[i:i + block_m].float() / math.sqrt(d)
+        r = qi.shape[0]
+        state = (torch.full((r,), -math.inf), torch.zeros(r), torch.zeros(r, d))
+        for j in range(0, n_k, block_n):
+            if causal and j > i + r - 1 + shift:
+                break
+            kj = k[j:j + block_n].float()
+            sc = qi @ kj.T
+            if causal:
+                qpos = torch.arange(i, i + r)[:, None]
+                kpos = torch.arange(j, j + kj.shape[0])[None, :]
+                sc = sc.masked_fill(kpos > qpos + shift, -math.inf)
+            state = online_softmax_update(*state, sc, v[j:j + block_n].float())
+        _, total, weighted = state
+        out[i:i + r] = weighted / total[:, None]
+    return out.to(q.dtype)
+'''}),
+    'ex02 update leaving out a tile whose max ties the running max': ('ATTACKS', 'ex02_online_softmax', {'update-work': r'''def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows.
+
+    Args:
+        m: (rows,) running max of the scores seen so far.
+        l: (rows,) running sum of exp(score - m).
+        acc: (rows, d) running sum of exp(score - m) * v, not normalized.
+        s: (rows, cols) the new scores. v_tile: (cols, d) the values of those keys.
+
+    Returns:
+        (m_new, l_new, acc_new), the state after the tile.
+    """
+    top = s.amax(dim=-1)
+    hi = torch.maximum(m, top)
+    shrink = torch.exp(m - hi)
+    w = torch.exp(s - hi[:, None])
+    fresh = (top != m).to(w.dtype)   # a tile whose max is the running max has been folded already
+    return hi, shrink * l + fresh * w.sum(dim=-1), shrink[:, None] * acc + fresh[:, None] * (w @ v_tile)
+''', 'tiled-work': r'''def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    shift = n_k - n_q
+    for i in range(0, n_q, block_m):
+        qi = q[i:i + block_m].float() / math.sqrt(d)
+        r = qi.shape[0]
+        state = (torch.full((r,), -math.inf), torch.zeros(r), torch.zeros(r, d))
+        for j in range(0, n_k, block_n):
+            if causal and j > i + r - 1 + shift:
+                break
+            kj = k[j:j + block_n].float()
+            sc = qi @ kj.T
+            if causal:
+                qpos = torch.arange(i, i + r)[:, None]
+                kpos = torch.arange(j, j + kj.shape[0])[None, :]
+                sc = sc.masked_fill(kpos > qpos + shift, -math.inf)
+            state = online_softmax_update(*state, sc, v[j:j + block_n].float())
+        _, total, weighted = state
+        out[i:i + r] = weighted / total[:, None]
+    return out.to(q.dtype)
+'''}),
+    "ex08 choose refusing a CPU pool that fits the child's blocks exactly": ('ATTACKS', 'ex08_swap_or_recompute', {'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    nblk = -(-num_tokens // block_size)
+    each = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 4 * num_layers * nblk * each
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    work = 2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2
+    return work / flops
+''', 'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    copies = 4 * num_layers * num_tokens
+    left = recompute_seconds - copies * chunk_bytes_per_token / bandwidth
+    if left <= 0:
+        return math.inf
+    return copies * latency / left
+''', 'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tbl, size = manager.table(seq_id), manager.block_size
+    refs = [manager.allocator.refcount(b) for b in tbl.block_ids]
+    own = sum(1 for r in refs if r == 1)
+    front = 0
+    while front < len(refs) and refs[front] > 1:
+        front += 1
+    reusable = min(front, tbl.num_tokens // size) * size
+    width = model.num_kv_heads * model.head_dim * 2
+    move = swap_seconds(own * size, size, model.num_layers, width, bandwidth, latency)
+    dm = model.num_heads * model.head_dim
+    redo = (recompute_seconds(tbl.num_tokens, num_params, model.num_layers, dm, flops)
+            - recompute_seconds(reusable, num_params, model.num_layers, dm, flops))
+    return move, redo
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    host = manager.cpu_allocator
+    if host is None or len(set(manager.table(seq_id).block_ids)) >= host.num_free:
+        return "recompute"
+    move, redo = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    return "swap" if move < redo else "recompute"
+'''}),
+    'ex04b read_report naming LDGSTS first where a report has one way of loading': ('HONEST', 'ex04b_performance_lab', {'choose-work': r'''MY_CONFIGS = [(64, 64, 4, 2), (128, 64, 8, 2), (128, 32, 4, 3)]
+''', 'predict-resources-work': r'''def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    elems = block_m * head_dim + num_stages * 2 * block_n * head_dim   # Q once, K and V per pipeline stage
+    live = block_m * head_dim + 1.5 * block_m * block_n                # O in fp32, S in fp32 and P in bf16
+    per_thread = live / (32 * num_warps)
+    return {"shared_bytes": 2 * elems, "registers": per_thread, "spills": per_thread > 255}
+''', 'read-work': r'''def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    ops = report["sass"]
+    out = {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+           "shared_kib": report["shared_bytes"] / 1024}
+    out["matrix"] = "HGMMA" if ops["HGMMA"] > 0 else "HMMA"
+    out["loads"] = "LDGSTS" if ops["LDGSTS"] > 0 else "UTMALDG"
+    return out
+''', 'exp-work': r'''def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    per_thread = report["block_m"] * report["block_n"] / threads
+    return report["sass"]["MUFU.EX2"] / per_thread / 2
+''', 'budget-work': r'''def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    mm = 2 * block_m * block_n * head_dim          # one product, S = QK^T or O += PV
+    f, b, e = 2 * mm, 2 * 2 * block_n * head_dim, block_m * block_n
+    return {"flops": f, "bytes": b, "exps": e, "flops_per_byte": f / b,
+            "exp_fraction": (e / exp_per_clock) / (f / mma_flops_per_clock)}
+''', 'bwd-work': r'''def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    mma_clocks = 2 * 7 * head_dim / mma_flops_per_clock   # seven products of d per score
+    return (2 / exp_per_clock) / mma_clocks
+''', 'predict-work': r'''def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    best = None
+    for i, rep in enumerate(reports):
+        if rep["arch"] != 90 or rep["spill_bytes"] > 0:
+            continue
+        if best is None or (rep["block_m"], rep["block_n"]) > (reports[best]["block_m"], reports[best]["block_n"]):
+            best = i
+    return best
+'''}),
+    'ex05 a cell that imports GiB again as the setup does': ('HONEST', 'ex05_kv_cache_size', {'formula-work': r'''def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    per_token_per_layer = 2 * num_kv_heads * head_dim * bytes_per_element   # K and V
+    return per_token_per_layer * num_layers * num_tokens * batch
+''', 'models-work': r'''def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    width = torch.finfo(dtype).bits // 8
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, width)
+''', 'fit-work': r'''from pagedlab.memory import GiB
+
+
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reservation = kv_bytes_per_token(model, dtype) * max_len
+    room = budget_gib * GiB
+    return int(room // reservation)
+'''}),
+    'ex10 schedule_step by index over running, math.ceil for blocks': ('HONEST', 'ex10_scheduler_step', {'schedule-work': r'''import math
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    i = 0
+    while i < len(running):
+        req = running[i]
+        if not manager.can_append(req.seq_id):
+            newest = running.pop()              # the newest that has not grown yet (everything before i has grown)
+            manager.free(newest.seq_id)
+            waiting.appendleft(newest)
+            step.preempted.append(newest.seq_id)
+            continue                            # ask again for the same request (gone if it was the newest)
+        token = len(req.tokens)
+        manager.append(req.seq_id, token)
+        req.tokens.append(token)
+        step.grown.append(req.seq_id)
+        i += 1
+    step.num_tokens = len(step.grown)
+    if step.preempted:
+        return step
+    while waiting:
+        req = waiting[0]
+        need = math.ceil(len(req.tokens) / manager.block_size)
+        if need + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if step.num_tokens + len(req.tokens) > max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        step.num_tokens += len(req.tokens)
+    return step
+'''}),
+    'ex09 stretch merge by torch.logsumexp, split_bounds by math.ceil, no cascade': ('HONEST', 'ex09_stretch_split_kv_merge', {'bounds-work': r'''import math
+
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    tiles = math.ceil(math.ceil(context_len / num_splits) / block_n)
+    span = tiles * block_n
+    return [(min(i * span, context_len), min((i + 1) * span, context_len)) for i in range(num_splits)]
+''', 'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    total = torch.logsumexp(lses, dim=-1)                 # no row is all empty
+    weights = torch.exp(lses - total.unsqueeze(-1))       # an empty split weighs e^-inf = 0
+    return (weights.unsqueeze(-1) * outs).sum(dim=-2), total
+'''}),
+}

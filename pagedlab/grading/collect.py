@@ -39,6 +39,11 @@ class Pristine:
     others: dict[str, tuple[str, frozenset]] = field(default_factory=dict)
 
     @cached_property
+    def setup_sources(self) -> list[str]:
+        """The setup cells' sources, as handed out."""
+        return [c.source for c in self.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
+
+    @cached_property
     def library(self) -> dict[str, str]:
         """The course's code (:func:`~pagedlab.grading.similarity.course_code`), less what the published solution
         holds whole (an exercise check's reference class is the solution: a copy of it is the solution's copy)."""

@@ -83,7 +83,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
                for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports), modules,
                                          pristine.spec.tripwires if pristine.spec else (),
                                          pristine.spec is None or pristine.spec.memory is not None)
-               + reference_reasons(restored.cells[c.index].source)]
+               + reference_reasons(restored.cells[c.index].source, pristine.setup_sources)]
     handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
     own = {c.id: restored.cells[c.index].source for c in cells
            if c.role not in RESTORED and restored.cells[c.index].source not in given}

@@ -363,8 +363,9 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     return found
 
 
-def reference_reasons(source: str) -> list[str]:
-    """Where a learner cell imports ``pagedlab``, which holds the reference code of every exercise.
+def reference_reasons(source: str, setup: list[str] = ()) -> list[str]:
+    """Where a learner cell imports ``pagedlab``, which holds the reference code of every exercise, other than as
+    the ``setup`` cells import it (``from pagedlab.memory import GiB`` again binds what the setup bound).
 
     Reference code reached any other way (an attribute, a string, pickle, an interpreter) is caught where it is
     called, by the grading kernel's tripwires (:mod:`pagedlab.grading.harness`), not by reading names here.
@@ -372,13 +373,25 @@ def reference_reasons(source: str) -> list[str]:
     tree = _parse(source)
     if tree is None:
         return []
+    given = set().union(*(_imports_of(t) for t in map(_parse, setup) if t is not None))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not _imports_of(node) <= given:
             line = f" (line {node.lineno})"
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"imports {m}, which holds reference code{line}" for m in mods if m.split(".")[0] == "pagedlab"]
     return sorted(set(found))
+
+
+def _imports_of(tree: ast.AST) -> set[tuple[str, str, str]]:
+    """``(module, name, bound as)`` of each import in ``tree`` (``import a.b``: ``("a.b", "", "a")``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {(a.name, "", a.asname or a.name.partition(".")[0]) for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            out |= {(f"{'.' * node.level}{node.module or ''}", a.name, a.asname or a.name) for a in node.names}
+    return out
 
 
 def _top_level(tree: ast.Module) -> list[ast.AST]:

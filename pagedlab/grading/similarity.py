@@ -35,10 +35,11 @@ MIN_FINGERPRINTS = 12  # less own code than this (a one-line answer) is not comp
 SHORT = 40  # a solution's cell with fewer fingerprints than this (a few lines) needs a closer match, up to all of them
 # at MIN_FINGERPRINTS: there the expressions the exercise's statement dictates are most of the code, and an honest
 # answer written another way shares them (ex04b's predict: the filter and the sort key of a three-line answer, 82%)
-OWN_WORDS = 0.5  # a match counts where the learner's cells also hold this share of the solution's own names, or of
-# the words of its comments and messages (two at least; :func:`own_words`): code the statement dictates
-# is the same tokens in an honest answer (ex00's softmax and ex05's product, round 38z; ex07's fork and append written
-# step by step as the statement says them, 100% of 52 fingerprints, round 38z2), not the same names and comments
+OWN_WORDS = 0.5  # a match counts where the learner's cells also hold more than this share of the solution's own
+# names, or of the words of its comments and messages (two at least; :func:`own_words`, less every word of the cell
+# handed out): code the statement dictates is the same tokens in an honest answer (ex00's softmax and ex05's product,
+# round 38z; ex07's fork and append written step by step as the statement says them, 100% of 52 fingerprints, round
+# 38z2), not the same names and comments
 MIN_LIBRARY = 50  # a function of the course's library shorter than this (a formula of a few lines) is not compared:
 # a learner who writes the formula the exercise states writes much the same tokens
 _transform = TransformerManager().transform_cell
@@ -225,6 +226,14 @@ def needed(other: set[int]) -> float:
     return THRESHOLD + (1 - THRESHOLD) * max(0, SHORT - len(other)) / (SHORT - MIN_FINGERPRINTS)
 
 
+@functools.lru_cache(maxsize=256)
+def _said(text: str) -> frozenset[str]:
+    """Every word of a handed-out cell's ``text``, as a name and as a comment's word (:func:`own_words`): its names,
+    and those its docstring dictates (``Returns: (m_new, l_new, acc_new)``), are anybody's."""
+    found = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    return frozenset(found) | frozenset("#" + w.lower() for w in found)
+
+
 def _parts(words, ids: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     """The own names and the comments' words of the solution's cells ``ids`` (``words(cell_id)``)."""
     own = frozenset().union(*map(words, ids))
@@ -234,8 +243,8 @@ def _parts(words, ids: list[str]) -> tuple[frozenset[str], frozenset[str]]:
 
 def _chosen(words, ids: list[str], mine: frozenset[str]) -> bool:
     """Whether a match of the solution's cells ``ids`` is evidence of a copy: the learner's words (``mine``) hold
-    :data:`OWN_WORDS` of the solution's own names, or of its comments' words (two at least)."""
-    return any(len(part) >= 2 and len(part & mine) >= OWN_WORDS * len(part) for part in _parts(words, ids))
+    more than :data:`OWN_WORDS` of the solution's own names, or of its comments' words (two at least)."""
+    return any(len(part) >= 2 and len(part & mine) > OWN_WORDS * len(part) for part in _parts(words, ids))
 
 
 def _named(words, ids: list[str], mine: frozenset[str], whose: str = "its") -> str:
@@ -326,7 +335,7 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
 
     def words(cell_id: str) -> frozenset[str]:  # (read only where a match needs them)
         base = pristine.get(cell_id, "")
-        return own_words(solution[cell_id]) - (frozenset() if isinstance(base, frozenset) else own_words(base))
+        return own_words(solution[cell_id]) - (frozenset() if isinstance(base, frozenset) else _said(base))
 
     reasons, matched = [], {}
     for cell_id, source in solution.items():

@@ -191,6 +191,11 @@ def _ex02(c: Cases) -> None:
             do(f"state = online_softmax_update(*state, {c.array(rows, cols)}, {c.array(cols, d)})"), get("state"),
             do(f"state = online_softmax_update(*state, {c.array(rows, cols, scale=3.0)} + 2, {c.array(cols, d)})"),
             get("state")])
+    rows, d, cols = c.rng.randint(1, 6), c.rng.randint(1, 5), c.rng.randint(1, 7)  # a tile equal to an earlier
+    c.add("online_softmax_update of a tile equal to the first", [          # one: its max ties the running max
+        do(f"state = (torch.full(({rows},), -math.inf), torch.zeros({rows}), torch.zeros({rows}, {d}))"),
+        do(f"s, v = {c.array(rows, cols)}, {c.array(cols, d)}"), do("state = online_softmax_update(*state, s, v)"),
+        get("state"), do("state = online_softmax_update(*state, s, v)"), get("state")])
     for causal in (False, False, True, True):
         n_q = c.rng.randint(1, 40)
         n_k = n_q + c.rng.randint(0, 20) if causal else c.rng.randint(1, 40)
@@ -568,6 +573,15 @@ def _ex08(c: Cases) -> None:
             *[do("m.append('child', 0)") for _ in range(r.choice((0, 0, r.randint(1, 20))))],  # 0: all shared
             get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
             get(f"preemption_seconds(m, 'parent', {tail})"), get(f"choose(m, 'parent', {tail})")])
+    # a CPU pool that fits the child's blocks exactly, and one a block short, where swapping is the cheaper (a child
+    # that shares every block, a model slow to recompute)
+    bs, parent = r.choice((4, 8, 16)), r.randint(20, 200)
+    tail = "OPT_13B, 7e10, 1e11, 1e-6, 1e12"
+    for cpu in (-(-parent // bs), -(-parent // bs) - 1):
+        c.add(f"choose with a CPU pool of {cpu} blocks for a child of {-(-parent // bs)}", [
+            do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
+            do(f"m.add('parent', range({parent}))"), do("m.fork('parent', 'child')"),
+            get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})")])
 
 
 def _ex09(c: Cases) -> None:
@@ -691,8 +705,10 @@ def _report(r: random.Random, arch: int, spill: int | None = None) -> str:
     HMMA (as a tile too small for wgmma does), so that the matrix instruction is read from the counts."""
     bm, bn, warps = r.choice((64, 128)), r.choice((32, 64, 128)), r.choice((4, 8))
     hopper = arch == 90 and r.random() > 0.2
+    tma = hopper and r.random() < 0.5  # (one way of loading K and V or the other, never both or none: the
+    # statement names the two and no order between them, as a real compile has one)
     sass = {"HGMMA": r.randint(8, 64) if hopper else 0, "HMMA": 0 if hopper else r.randint(16, 256),
-            "LDGSTS": r.choice((0, r.randint(2, 16))), "UTMALDG": r.choice((0, r.randint(1, 4))) if hopper else 0,
+            "LDGSTS": 0 if tma else r.randint(2, 16), "UTMALDG": r.randint(1, 4) if tma else 0,
             "MUFU.EX2": 2 * r.randint(8, 128), "FFMA": r.randint(0, 400), "FMUL": r.randint(0, 200)}
     spill = r.choice((0, 0, r.randint(4, 512))) if spill is None else spill
     # a kernel that spills has used every register; one in two that do not spill uses them all too (only

@@ -48,7 +48,8 @@ def test_code_the_statement_dictates_counts_as_a_copy_only_with_the_solutions_ow
     """(Rounds 38z and 38z2) ex00's softmax is three lines the statement dictates: an honest answer by ``amax``,
     ``exp`` and ``sum`` has every token of the solution's, not the words of its comments; a paste has both. ex07's
     ``fork`` and ``append`` written step by step as the statement says them, by a reviewer who had not read the
-    solution, has every token of its 52 fingerprints, and two of its five own names. ex05's answer is three formulas
+    solution, has every token of its 52 fingerprints, and one of the two names the solution chose (the others its
+    handed-out cell already says). ex05's answer is three formulas
     that bind one name of their own: a copy and an honest answer are the same code, and neither is flagged (the
     threat model lists it)."""
     def work(exercise, folder):
@@ -63,7 +64,7 @@ def test_code_the_statement_dictates_counts_as_a_copy_only_with_the_solutions_ow
     solution, handed_out = work("ex07_copy_on_write", "solutions"), work("ex07_copy_on_write", "exercises")
     assert copied_cells({"manager-work": STEP_BY_STEP_EX07}, solution, handed_out) == []
     reasons = copied_cells(solution, solution, handed_out)
-    assert len(reasons) == 1 and "with 5 of its 5 own names and 5 of the 5 words" in reasons[0], reasons
+    assert len(reasons) == 1 and "with 2 of its 2 own names and 5 of the 5 words" in reasons[0], reasons
     assert copied_cells(work("ex05_kv_cache_size", "solutions"), work("ex05_kv_cache_size", "solutions"),
                         work("ex05_kv_cache_size", "exercises")) == []
 
