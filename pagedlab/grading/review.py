@@ -14,6 +14,7 @@ the grader's probe of the kernel after the last cell (``pagedlab.grading.run.PRO
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import unicodedata
 
@@ -373,7 +374,7 @@ def reference_reasons(source: str, setup: list[str] = ()) -> list[str]:
     tree = _parse(source)
     if tree is None:
         return []
-    given = set().union(*(_imports_of(t) for t in map(_parse, setup) if t is not None))
+    given = _setup_imports(tuple(setup))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and not _imports_of(node) <= given:
@@ -381,6 +382,12 @@ def reference_reasons(source: str, setup: list[str] = ()) -> list[str]:
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found += [f"imports {m}, which holds reference code{line}" for m in mods if m.split(".")[0] == "pagedlab"]
     return sorted(set(found))
+
+
+@functools.lru_cache(maxsize=64)
+def _setup_imports(setup: tuple[str, ...]) -> frozenset[tuple[str, str, str]]:
+    """What the ``setup`` cells import (:func:`_imports_of`), read once for every learner cell of an exercise."""
+    return frozenset().union(*(_imports_of(t) for t in map(_parse, setup) if t is not None))
 
 
 def _imports_of(tree: ast.AST) -> set[tuple[str, str, str]]:
