@@ -308,14 +308,22 @@ def check_over_the_space(swap_seconds, recompute_seconds, crossover_block_size, 
             f"FLOPs.")
         if n == 0:
             continue
-        # A recompute time with room (the drawn one), with none (the bytes alone), with less than none.
+        # A recompute time with room (the drawn one), with none (the bytes alone), with less than none. Zero room
+        # over a power-of-two bandwidth near the drawn one: then the bytes' time is exact, and so is every way of
+        # writing "no room left" (a difference of 0, a ratio of 1); over another bandwidth, rounding leaves a
+        # residue of either sign, and an equivalent formula could land on the other side of it.
+        exact_bw = 2.0 ** round(math.log2(bw))
         bytes_alone = 4 * model.num_layers * n * chunk / bw
-        for t_rec, room in [(want, "the prefill above"), (bytes_alone, "exactly the bytes' time (zero room)"),
-                            (bytes_alone * 0.9, "less than the bytes' time")]:
-            per_token = t_rec / (4 * model.num_layers * n) - chunk / bw
+        for t_rec, link, room in [(want, bw, "the prefill above"),
+                                  (4 * model.num_layers * n * chunk / exact_bw, exact_bw,
+                                   "exactly the bytes' time (zero room)"),
+                                  (bytes_alone * 0.9, bw, "less than the bytes' time")]:
+            where = (f"{model.name}, {n} tokens, blocks of {bs}, {link / 1e9:.4g} GB/s, {lat * 1e6:.4g} us, "
+                     f"{flops / 1e12:.4g} TFLOP/s")
+            per_token = t_rec / (4 * model.num_layers * n) - chunk / link
             expected = lat / per_token if per_token > 0 else math.inf
             try:
-                got = crossover_block_size(n, model.num_layers, chunk, bw, lat, t_rec)
+                got = crossover_block_size(n, model.num_layers, chunk, link, lat, t_rec)
             except ZeroDivisionError:
                 raise AssertionError(
                     f"crossover_block_size, {where}, a recompute time of {room}: raised ZeroDivisionError, expected "

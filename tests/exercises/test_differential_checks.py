@@ -64,6 +64,20 @@ def test_ex08_accepts_the_exact_sum_over_positions():
     assert first_failure(EX08, exact) is None
 
 
+@pytest.mark.parametrize("form", [
+    "    d = recompute_seconds - 4 * num_layers * num_tokens * chunk_bytes_per_token / bandwidth\n"
+    "    return math.inf if d <= 0 else 4 * num_layers * num_tokens * latency / d",
+    "    r = recompute_seconds * bandwidth / (4 * num_layers * num_tokens * chunk_bytes_per_token)\n"
+    "    return math.inf if r <= 1 else latency * bandwidth / (chunk_bytes_per_token * (r - 1))"])
+def test_ex08_accepts_the_crossover_in_other_closed_forms(form):
+    """B* written as 4 L n latency over the room left, or through the ratio of prefill to bytes, passes every check:
+    where no room is left, each form finds exactly none (math.inf), not a residue of rounding."""
+    solution = nbformat.read(EX08, as_version=4)
+    cell = next(c for c in solution.cells if c.get("id") == "crossover-work").source
+    head = cell[:cell.index("    ### BEGIN SOLUTION")]
+    assert first_failure(EX08, {"crossover-work": head + form + "\n"}) is None
+
+
 EX04S = ROOT / "solutions" / "ex04_stretch_gqa_forward.ipynb"
 
 
