@@ -1225,9 +1225,10 @@ class Memory:
 
     def read_out(self, values: int, how: str) -> None:
         """The call read ``values`` values out of tensors into Python (``how``: ``tolist``, ``item``): past half its
-        inputs, recorded (the scores of every pair can be kept in Python's lists, where this rule does not follow)."""
+        inputs and past the tensor the rule would let it hold whatever its inputs (its floor), recorded (the scores of
+        every pair can be kept in Python's lists, where this rule does not follow)."""
         self.read += values
-        if self.read > self.inputs / 2 >= self.read - values:
+        if self.read > max(self.inputs / 2, self.floor) >= self.read - values:
             self.record(f"{self.read} values read out of tensors into Python ({how}), more than half of its inputs: "
                         "the memory rule follows what PyTorch holds, so a person checks that Python does not keep "
                         "every score")

@@ -441,6 +441,27 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
 }
 # Honest learners the grader once failed or flagged: each must pass on every seed, with no review reason.
 HONEST: dict[str, tuple[str, dict[str, str]]] = {
+    # a tile with no visible score skipped by asking for its max with .item(): one value per tile, on calls of a few
+    # inputs too (the memory rule lets a call hold its floor whatever its inputs; reading that much is no matrix)
+    "ex02 skips a tile whose every score is hidden by reading its max with item": ("ex02_online_softmax", {
+        "tiled-work": "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n"
+                      "    out = torch.zeros(n_q, d, device=q.device)\n"
+                      "    for r0 in range(0, n_q, block_m):\n"
+                      "        q_i = q[r0:r0 + block_m].float() / math.sqrt(d)\n"
+                      "        rows = q_i.shape[0]\n"
+                      "        m = torch.full((rows,), -math.inf)\n"
+                      "        l, acc = torch.zeros(rows), torch.zeros(rows, d)\n"
+                      "        for c0 in range(0, n_k, block_n):\n"
+                      "            s = q_i @ k[c0:c0 + block_n].float().T\n"
+                      "            if causal:\n"
+                      "                s = s.masked_fill(torch.arange(c0, c0 + s.shape[1])[None, :]\n"
+                      "                                  > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q), -math.inf)\n"
+                      "            if s.amax().item() == -math.inf:\n"
+                      "                continue  # every score of this tile is hidden: nothing to fold in\n"
+                      "            m, l, acc = online_softmax_update(m, l, acc, s, v[c0:c0 + block_n].float())\n"
+                      "        out[r0:r0 + rows] = acc / l[:, None]\n"
+                      "    return out.to(q.dtype)\n"}),
     "ex04b predict keeps the last of equal reports": ("ex04b_performance_lab", {
         "predict-work": "def predict(reports):\n    best = None\n    for i, r in enumerate(reports):\n"
                         "        if r['arch'] == 90 and r['spill_bytes'] == 0 and (best is None or (r['block_m'], "
