@@ -10455,3 +10455,346 @@ def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[
     return (weights.unsqueeze(-1) * outs).sum(dim=-2), total
 '''}),
 }
+
+
+ROUND_38Z5 = {
+    'ex06 OutOfBlocks from allocate() on a full pool with a total of 0': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if len(self.free_list) < 1:
+            raise OutOfBlocks(1, len(self.free_list), len(self.free_list))
+        got = self.free_list.pop()
+        self.ref_count[got] += 1
+        return got
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        if len(self.free_list) < n:
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+
+    def _check(self, block):
+        if block < 0 or block >= self.num_blocks or self.ref_count[block] < 1:
+            raise ValueError(f"block {block} is not allocated")
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        self._check(block)
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        self._check(block)
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''',
+        'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    full, rest = divmod(num_tokens, block_size)
+    return full + (rest > 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    return block_size * block_ids[position // block_size] + position % block_size
+''',
+    }),
+    'ex08 crossover that divides by the latency, wrong where the link has none': ('ATTACKS', 'ex08_swap_or_recompute', {
+        'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    per_chunk = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 4 * num_layers * n_blocks * per_chunk
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    n = num_tokens
+    return 2 * (num_params * n + num_layers * d_model * n * n) / flops
+''',
+        'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    copies = 4 * num_layers * num_tokens          # per unit of 1/B: t_swap(B) = copies * latency / B + copies * c / bw
+    slack = recompute_seconds - copies * chunk_bytes_per_token / bandwidth
+    if slack <= 0:
+        return math.inf
+    blocks_per_latency = slack / (copies * latency)   # 1 / B*
+    return 1.0 / blocks_per_latency
+''',
+        'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tab = manager.table(seq_id)
+    B = manager.block_size
+    counts = [manager.allocator.refcount(b) for b in tab.block_ids]
+    own = sum(1 for c in counts if c == 1)
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1 and (lead + 1) * B <= tab.num_tokens:
+        lead += 1
+    c = lead * B
+    n = tab.num_tokens
+    width = model.num_kv_heads * model.head_dim * 2
+    d_model = model.num_heads * model.head_dim
+    t_swap = swap_seconds(own * B, B, model.num_layers, width, bandwidth, latency)
+    t_rec = (2 * num_params * (n - c) + 2 * model.num_layers * d_model * (n * n - c * c)) / flops
+    return t_swap, t_rec
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    t_swap, t_rec = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    return "swap" if manager.can_swap_out(seq_id) and t_swap < t_rec else "recompute"
+''',
+    }),
+    'ex10 token budget refusing a prompt that reaches it exactly': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    todo = list(running)
+    running.clear()
+    out = []
+    while todo:
+        r = todo[0]
+        if manager.can_append(r.seq_id):
+            todo.pop(0)
+            manager.append(r.seq_id, len(r.tokens))
+            r.tokens.append(len(r.tokens))
+            running.append(r)
+            step.grown.append(r.seq_id)
+        else:
+            v = todo.pop()
+            manager.free(v.seq_id)
+            out.append(v)
+            step.preempted.append(v.seq_id)
+    waiting.extendleft(out)
+    used = len(step.grown)
+    while waiting and not out:
+        r = waiting[0]
+        blocks = (len(r.tokens) + manager.block_size - 1) // manager.block_size
+        if blocks + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if used + len(r.tokens) >= max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(r.seq_id, r.tokens)
+        running.append(r)
+        step.admitted.append(r.seq_id)
+        used += len(r.tokens)
+    step.num_tokens = used
+    return step
+''',
+    }),
+    "ex09 a loop of its own, a scratch cell trying it on inputs from pagedlab's testing module": ('HONEST', 'ex09_paged_attention', {
+        'kernel-work': r'''@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    first_head = kv_head * group          # heads first_head .. first_head + group - 1 read this K/V head
+    heads = first_head + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        in_ctx = tokens < context_len
+        logical_block = tokens // BLOCK_SIZE
+        block_id = tl.load(table + logical_block, mask=in_ctx, other=0).to(tl.int64)
+        row = block_id * stride_kb + (tokens - logical_block * BLOCK_SIZE) * stride_kt   # token's row in the pool
+        keys_t = tl.load(k_head + row[None, :] + offs_d[:, None], mask=in_ctx[None, :], other=0.0)
+        vals = tl.load(v_head + row[:, None] + offs_d[None, :], mask=in_ctx[:, None], other=0.0)
+        scores = tl.dot(q, keys_t, input_precision="ieee") * qk_scale
+        scores = tl.where(in_ctx[None, :], scores, float("-inf"))
+        top = tl.maximum(m_i, tl.max(scores, 1))
+        rescale = tl.exp2(m_i - top)
+        weights = tl.exp2(scores - top[:, None])
+        l_i = l_i * rescale + tl.sum(weights, 1)
+        acc = acc * rescale[:, None] + tl.dot(weights, vals, input_precision="ieee")
+        m_i = top
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+
+
+from pagedlab.testing import random_paged_batch
+q_, k_, v_, t_, l_ = random_paged_batch([5, 17], 8, 4, 2, 16, padding="spare", seed=3)
+print(q_.shape, t_.shape, l_)  # (the launcher, in the next cell, runs on them there)
+''',
+    }),
+    'ex07 a block boundary found by counting blocks, helper methods': ('HONEST', 'ex07_copy_on_write', {
+        'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def _is_shared(self, block: int) -> bool:
+        return self.allocator.refcount(block) > 1
+
+    def _room_in_last(self, t: BlockTable) -> bool:
+        return t.num_tokens < len(t.block_ids) * self.block_size
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src = self.tables[parent]
+        ids = [b for b in src.block_ids]
+        for b in ids:
+            self.allocator.incref(b)
+        self.tables[child] = BlockTable(ids, src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        t = self.tables[seq]
+        pos = t.num_tokens
+        cow = None
+        if not self._room_in_last(t):                  # no block yet, or the last one full
+            t.block_ids.append(self.allocator.allocate())
+        elif self._is_shared(t.block_ids[-1]):
+            old = t.block_ids[-1]
+            fresh = self.allocator.allocate()          # may raise: nothing changed yet
+            t.block_ids[-1] = fresh
+            self.allocator.free(old)                   # drop our share only
+            cow = (old, fresh)
+        t.num_tokens = pos + 1
+        return t.slot(pos), cow
+
+
+%config InlineBackend.figure_format = "retina"
+mm = MiniManager(6, 4)
+mm.add("p", 6)
+mm.fork("p", "c")
+print(mm.append("c"), mm.append("p"), mm.tables["c"].block_ids)
+''',
+    }),
+    'ex09 stretch bounds from a running start, a merge by logsumexp and einsum': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    # L = ceil(context_len / num_splits), then up to a whole number of tiles
+    per = (context_len + num_splits - 1) // num_splits
+    width = ((per + block_n - 1) // block_n) * block_n
+    out = []
+    start = 0
+    for _ in range(num_splits):
+        lo = start if start < context_len else context_len
+        hi = min(lo + width, context_len)
+        out.append((lo, hi))
+        start += width
+    return out
+''',
+        'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    total_lse = torch.logsumexp(lses, dim=-1)                 # finite: every row has a non-empty split
+    weights = torch.exp(lses - total_lse.unsqueeze(-1))       # every exponent <= 0; an empty split weighs 0
+    merged = torch.einsum("...s,...sd->...d", weights, outs)
+    return merged, total_lse
+''',
+        'cascade-work': r'''def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(n, 1)
+    shared_lens = torch.full_like(own_lens, prefix_len)
+    o_pre, l_pre = paged_decode_split(q, k_cache, v_cache, shared_tables, shared_lens, 1)
+    o_own, l_own = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.stack([o_pre[:, :, 0], o_own[:, :, 0]], dim=2),
+                             torch.stack([l_pre[:, :, 0], l_own[:, :, 0]], dim=2))
+    return merged
+''',
+    }),
+    'ex10 helper functions, an index loop, preempted requests put back after it': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''DEBUG = False
+
+
+def _blocks_for(num_tokens, block_size):
+    return (num_tokens + block_size - 1) // block_size
+
+
+def _grow(manager, req):
+    manager.append(req.seq_id, len(req.tokens))
+    req.tokens.append(len(req.tokens))
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    pending = list(running)          # oldest first; pending[i:] have not grown yet
+    kept, kicked = [], []
+    i = 0
+    while i < len(pending):
+        req = pending[i]
+        if manager.can_append(req.seq_id):
+            _grow(manager, req)
+            kept.append(req)
+            step.grown.append(req.seq_id)
+            i += 1
+            continue
+        newest = pending.pop()       # the newest that has not grown (req itself when it is the last)
+        manager.free(newest.seq_id)
+        kicked.append(newest)
+        step.preempted.append(newest.seq_id)
+    for req in kicked:               # newest first: each goes in front of the older ones' place
+        waiting.appendleft(req)
+    running[:] = kept
+    budget_used = len(kept)
+    if not kicked:
+        while waiting:
+            head = waiting[0]
+            need = _blocks_for(len(head.tokens), manager.block_size) + manager.watermark_blocks
+            if need > manager.num_free_blocks or budget_used + len(head.tokens) > max_num_batched_tokens:
+                break
+            manager.add(head.seq_id, head.tokens)
+            running.append(waiting.popleft())
+            step.admitted.append(head.seq_id)
+            budget_used += len(head.tokens)
+    step.num_tokens = budget_used
+    if DEBUG:
+        print(step)
+    return step
+
+
+m_ = BlockManager(6, 4)
+run_, wait_ = [], deque([Request("a", list(range(5))), Request("b", list(range(3)))])
+for _ in range(3):
+    print(schedule_step(m_, run_, wait_, 16), [len(r.tokens) for r in run_])
+''',
+    }),
+}
+

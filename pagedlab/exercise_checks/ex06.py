@@ -6,7 +6,8 @@ boundaries always included:
 * ``SimpleAllocator(num_blocks)``: pools of 1 to 64 blocks; any sequence of ``allocate``, ``allocate_many(n)`` (n from
   0 to one more than the free blocks), ``incref`` and ``free`` of ids from -2 to ``num_blocks + 1``: allocated ones
   (count 1 and shared), free ones (a double free), the last valid id ``num_blocks - 1`` and the first invalid one
-  ``num_blocks``, and negative ones. A wrong call raises (``ValueError``, ``OutOfBlocks``) and changes nothing.
+  ``num_blocks``, and negative ones. A wrong call raises (``ValueError``, ``OutOfBlocks``) and changes nothing;
+  an ``OutOfBlocks`` says what was asked for, what was free and the pool's size, whichever call raised it.
 * ``blocks_needed(num_tokens, block_size)``: ``num_tokens`` from 0 to 4 blocks and one (0, every exact fit, one past
   it), ``block_size`` 1 to 32.
 * ``slot(block_ids, block_size, position)``: every position of tables of 1 to 4 physical blocks (first and last of
@@ -40,8 +41,11 @@ def check_allocate_until_empty(SimpleAllocator) -> None:
     assert pool.num_free == 0, f"no block should be left on the free list, found {pool.free_list}"
     try:
         pool.allocate()
-    except OutOfBlocks:
-        pass
+    except OutOfBlocks as exc:
+        got = (exc.requested, exc.free, exc.total)
+        assert got == (1, 0, 4), (
+            f"allocate() on an empty pool of 4 raised OutOfBlocks(requested={got[0]}, free={got[1]}, total={got[2]}): "
+            f"it asked for one block with none free in a pool of 4, so it must say OutOfBlocks(1, 0, 4).")
     except Exception as exc:
         raise AssertionError(
             f"allocate() on an empty pool raised {type(exc).__name__}: {exc}. Hint: running out is OutOfBlocks "
@@ -256,8 +260,10 @@ def check_over_the_space(SimpleAllocator, blocks_needed, slot) -> None:
                     # what free and incref return is not part of the exercise (BlockAllocator.free returns a count)
                     outcome.append(("returned", result if op.startswith("allocate") else None))
                 except (ValueError, OutOfBlocks) as exc:
-                    # the exercise asks for these classes: a learner's subclass of ValueError is a ValueError
-                    outcome.append(("raised", "OutOfBlocks" if isinstance(exc, OutOfBlocks) else "ValueError"))
+                    # the exercise asks for these classes: a learner's subclass of ValueError is a ValueError; an
+                    # OutOfBlocks says what was asked for, what was free and the pool's size
+                    outcome.append(("raised", f"OutOfBlocks{(exc.requested, exc.free, exc.total)}"
+                                    if isinstance(exc, OutOfBlocks) else "ValueError"))
                 except Exception as exc:  # noqa: BLE001 - the learner's error is the difference to report
                     outcome.append(("raised", f"{type(exc).__name__}: {exc}"))
             want, got = outcome

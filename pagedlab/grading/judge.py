@@ -78,12 +78,13 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     learner = [restored.cells[c.index].source for c in cells
                if c.role not in RESTORED and restored.cells[c.index].source not in given]
     modules = set(pristine.setup_imports) | imported_names(learner)  # every module imported in any cell
+    answers = frozenset(pristine.spec.copy_rule([])[1]) if pristine.spec else None  # (where its reference code is)
     reasons = [f"{c.role} cell {c.id!r} {why}" for c in cells
                if c.role not in RESTORED and restored.cells[c.index].source not in given
                for why in review_reasons(restored.cells[c.index].source, set(pristine.setup_imports), modules,
                                          pristine.spec.tripwires if pristine.spec else (),
                                          pristine.spec is None or pristine.spec.memory is not None)
-               + reference_reasons(restored.cells[c.index].source, pristine.setup_sources)]
+               + reference_reasons(restored.cells[c.index].source, pristine.setup_sources, answers)]
     handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
     own = {c.id: restored.cells[c.index].source for c in cells
            if c.role not in RESTORED and restored.cells[c.index].source not in given}

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import re
+import types
 import unicodedata
+from pathlib import Path
 
 from IPython.core.inputtransformer2 import TransformerManager
 
@@ -364,9 +367,11 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     return found
 
 
-def reference_reasons(source: str, setup: list[str] = ()) -> list[str]:
-    """Where a learner cell imports ``pagedlab``, which holds the reference code of every exercise, other than as
-    the ``setup`` cells import it (``from pagedlab.memory import GiB`` again binds what the setup bound).
+def reference_reasons(source: str, setup: list[str] = (), answers: frozenset[str] | None = None) -> list[str]:
+    """Where a learner cell imports a module of ``pagedlab`` that holds the exercise's reference code (``answers``:
+    the modules of its tripwires and the exercise checks, or a package above one of them; None: every module of
+    ``pagedlab``), other than as the ``setup`` cells import it (``from pagedlab.memory import GiB`` again binds what
+    the setup bound). A course module with none of it (``pagedlab.testing``'s inputs) is the learner's to use.
 
     Reference code reached any other way (an attribute, a string, pickle, an interpreter) is caught where it is
     called, by the grading kernel's tripwires (:mod:`pagedlab.grading.harness`), not by reading names here.
@@ -377,11 +382,43 @@ def reference_reasons(source: str, setup: list[str] = ()) -> list[str]:
     given = _setup_imports(tuple(setup))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and not _imports_of(node) <= given:
-            line = f" (line {node.lineno})"
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found += [f"imports {m}, which holds reference code{line}" for m in mods if m.split(".")[0] == "pagedlab"]
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or all(
+                i in given or _data_of_a_setup_module(i, given) for i in _imports_of(node)):
+            continue
+        line = f" (line {node.lineno})"
+        mods = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                [f"{node.module}.{a.name}" if node.module and _is_module(f"{node.module}.{a.name}")
+                 else node.module or "" for a in node.names])
+        found += [f"imports {m}, which holds reference code{line}" for m in mods if m.split(".")[0] == "pagedlab"
+                  and (answers is None or any(m == a or m.startswith(a + ".") or a.startswith(m + ".")
+                                              for a in answers))]
     return sorted(set(found))
+
+
+def _data_of_a_setup_module(imported: tuple[str, str, str], given: frozenset) -> bool:
+    """``imported`` (:func:`_imports_of`) takes a value that computes nothing (a constant, a preset: not callable, not
+    a module) from a module the setup imports from: ex05's ``from pagedlab.memory import LLAMA3_8B`` beside the
+    setup's ``OPT_13B``. What its methods compute, the setup's own names reach as well, and the tripwires see."""
+    module, name, _ = imported
+    if not name or module not in {m for m, n, _ in given if n}:
+        return False
+    try:  # (a module the setup imports: the grader's process may import it too)
+        value = getattr(importlib.import_module(module), name, None)
+    except Exception:  # noqa: BLE001 - a module that cannot be read here is no setup module's data
+        return False
+    return value is not None and not callable(value) and not isinstance(value, types.ModuleType)
+
+
+@functools.lru_cache(maxsize=None)
+def _is_module(name: str) -> bool:
+    """``name`` (dotted, under ``pagedlab``) is a module or package of the course's, found without importing it."""
+    import pagedlab
+
+    parts, base = name.split(".")[1:], Path(pagedlab.__file__).parent
+    if parts[:1] == ["kernels"] and not (base / "kernels").is_dir():
+        base = base.parent  # (a checkout's kernels/ folder beside the package, as pagedlab maps it)
+    path = base.joinpath(*parts)
+    return name.startswith("pagedlab.") and (path.with_suffix(".py").is_file() or (path / "__init__.py").is_file())
 
 
 @functools.lru_cache(maxsize=64)

@@ -415,6 +415,10 @@ def _ex06(c: Cases) -> None:
         c.add(f"SimpleAllocator({n}): 40 random operations", steps)
     n = r.randint(24, 40)  # a long life: an allocator that goes wrong after its k-th allocate() is seen for k < 3n
     steps = [do(f"a = SimpleAllocator({n})")] + [get("a.allocate()") for _ in range(n)] + [get("a.allocate()")]
+    # the error of a full pool, raised by allocate() and by allocate_many(), says what was asked, free and the size
+    steps += [do(f"try:\n    a.{ask}\n    short = None\nexcept OutOfBlocks as e:\n"
+                 f"    short = (e.requested, e.free, e.total)") if i % 2 == 0 else get("short")
+              for ask in ("allocate()", f"allocate_many({r.randint(1, 3)})") for i in range(2)]
     # every block allocated: a bound checked only above lets -1 or -2 reach the last blocks, one checked only at n
     # lets n + 1 through
     steps += [get(op) for op in ("a.free(-1)", "a.incref(-1)", "a.free(-2)", "a.incref(-2)", f"a.free({n})",
@@ -557,6 +561,11 @@ def _ex08(c: Cases) -> None:
                                            f"{r.randint(1, 80)}, 4096, 2.5e10, {r.choice((0.0, 1e-5, 2e-5))})")
     # swapping a token costs exactly what recomputing it does (values exact in binary): no block size wins, inf
     c.call("crossover_block_size at equality", "crossover_block_size(1024, 32, 4096, 2.0**34, 1e-5, 0.03125)")
+    # a link with no latency (stated: 0 to 20 us) and room to spare (at most 0.27 s of bytes against 0.5 s or
+    # more): every block size is as cheap, the crossover is 0, and a formula that divides by the latency shows
+    c.call("crossover_block_size of a link with no latency", f"crossover_block_size({r.randint(16, 5000)}, "
+                                                             f"{r.randint(1, 80)}, {r.choice((512, 4096))}, 2.5e10, "
+                                                             f"0.0, {r.choice((0.5, 3.0))})")
     # a link so slow that recomputing a token beats moving its bytes, whatever the block size: no crossover
     c.call("crossover_block_size of a slow link", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(40, 80)}, "
                                                   f"4096, 1e6, 1e-5, 1e-6)")

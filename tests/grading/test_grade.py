@@ -343,6 +343,28 @@ def test_review_flags_imports_of_pagedlab_and_tampering_with_the_harness():
     assert any("__module__" in r for r in review_reasons("class E(ValueError):\n    __module__ = 'builtins'", set()))
 
 
+def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_reference_code():
+    """Of an exercise's spec, the modules of its tripwires and the exercise checks hold its reference code, and the
+    packages above them reach it; a course module with none of it (ex09's inputs from ``pagedlab.testing``), or a
+    constant of a module the setup imports from, is the learner's to use."""
+    answers = frozenset(SPECS["ex09_paged_attention"].copy_rule([])[1])
+    for honest in ("from pagedlab.testing import random_paged_batch", "from pagedlab import testing",
+                   "import pagedlab.testing as t", "from pagedlab.memory import GiB"):
+        assert reference_reasons(honest, [], answers) == [], honest
+    for reaching in ("from pagedlab.kernels.paged_attention import paged_attention", "import pagedlab",
+                     "from pagedlab import kernels", "from pagedlab.engine import LLM",
+                     "from pagedlab.exercise_checks import ex09", "import pagedlab.attention as a"):
+        assert reference_reasons(reaching, [], answers), reaching
+    # ex05: another preset from the module the setup takes OPT_13B from is data, not reference code; a function is
+    setup, answers = ["from pagedlab.memory import GiB, OPT_13B, ModelShape"], frozenset(
+        SPECS["ex05_kv_cache_size"].copy_rule([])[1])
+    assert reference_reasons("from pagedlab.memory import LLAMA3_8B", setup, answers) == []
+    assert reference_reasons("from pagedlab.memory import LLAMA3_8B, kv_cache_bytes", setup, answers)
+    # a class the package above re-exports: the package is named
+    assert reference_reasons("from pagedlab.paged import BlockAllocator", [],
+                             frozenset(SPECS["ex06_block_allocator"].copy_rule([])[1]))
+
+
 @pytest.mark.parametrize("source", [
     "def naive_attention(q, k, v, causal=False):\n    ref = q @ k.T\n    return ref @ v",  # a local named ref
     'if __name__ == "__main__":\n    print(1)',

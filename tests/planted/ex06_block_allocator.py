@@ -100,6 +100,11 @@ BUGS: dict[str, Plant] = {
         )},
         4, r"ref counts \[0, 1, 1\] -> \[-1, 1, 1\]\. Hint: your function changed a count and "
            r"then raised"),
+    "allocate's OutOfBlocks gives the free list's length as the pool's size": Plant(
+        {"allocator-work": (
+            ("            raise OutOfBlocks(1, 0, self.num_blocks)\n", "            raise OutOfBlocks(1, 0, len(self.free_list))\n"),
+        )},
+        1, r"allocate\(\) on an empty pool of 4 raised OutOfBlocks\(requested=1, free=0, total=0\).*OutOfBlocks\(1, 0, 4\)"),
     "allocate_many's OutOfBlocks reports one block, not the n asked for": Plant(
         {"allocator-work": (
             ("raise OutOfBlocks(n, len(self.free_list), self.num_blocks)", "raise OutOfBlocks(1, 0, self.num_blocks)"),
