@@ -135,6 +135,10 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
     ties[0] = 3.0                                    # a row of equal scores: uniform
     ties[1, 2] = ties[1, 4] = ties[1].max() + 1      # two equal maxima
     ties[2] = 1e4                                    # equal and large
+
+    def far(x):  # long rows of large scores, each maximum far from the start
+        x[0, 211], x[1, 97] = 5e4, 4e4
+        return x
     return [
         ("of shape (7,): one row, no leading dimension", randn(7)),
         ("of shape (1, 1): a row of one score", randn(1, 1)),
@@ -147,6 +151,8 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
         ("of shape (2, 4), scores up to the dtype's largest / 4", randn(2, 4, scale=1e300)),
         ("of shape (2, 3, 4, 6), scores of magnitude 50", randn(2, 3, 4, 6, scale=50)),
         ("of shape (2, 257), a long row", randn(2, 257, scale=3)),
+        ("of shape (2, 300), scores of magnitude 1e4, each row's maximum far from its start (columns 211 and 97)",
+         far(randn(2, 300, scale=1e4))),
     ]
 
 

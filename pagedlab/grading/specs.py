@@ -25,6 +25,8 @@ from typing import Callable
 
 import numpy as np
 
+from pagedlab.grading.checked import add_checked, published
+
 Step = tuple[str, str]  # ("do", statement) or ("get", expression)
 
 
@@ -79,6 +81,10 @@ class Spec:
         rounding: ``{dtype: (atol, rtol)}`` for results of that dtype, in place of ``atol, rtol``; a float16 or
             bfloat16 result not named is allowed at least one unit in the last place (a result computed in float32
             and rounded once, as the exercises state).
+        checked: the exercise's notebook, where its own check over its stated input space (``check-space``) is
+            graded too: each call it makes of a graded function is one more graded call
+            (:mod:`pagedlab.grading.checked`). Empty: the spec's cases alone (a class's methods, a Triton kernel's
+            launches in the interpreter, which would take too long).
         memory: no floating-point tensor made while a graded function runs may hold more than this many times the
             elements of its largest floating-point argument, or of its tiles where it names them (``block_m``,
             ``block_n``), else ``harness.MEMORY_FLOOR`` elements (tiled attention: one tile of scores at a time,
@@ -97,6 +103,7 @@ class Spec:
     rtol: float = 1e-4
     rounding: dict[str, tuple[float, float]] | None = None
     memory: float | None = None
+    checked: str = ""
 
     def copy_rule(self, setup: list[str]) -> tuple[list[str], set[str]]:
         """What the exercise's grading copy of ``pagedlab`` is built from (:func:`pagedlab.grading.sandbox.grading_copy`):
@@ -107,9 +114,14 @@ class Spec:
         answers = {"pagedlab.exercise_checks"} | {t.partition(":")[0] for t in self.tripwires if t.startswith("pagedlab")}
         return list(setup) + sorted(imports), answers
 
-    def cases(self, seed: int) -> Cases:
+    def cases(self, seed: int, solution: bytes | None = None) -> Cases:
+        """The graded calls of ``seed``, with those of the exercise's own check run on ``solution`` (a notebook's
+        bytes; None: the checkout's published one; empty: none) where the spec is :attr:`checked`."""
         c = Cases(seed)
         self.build(c)
+        if self.checked:
+            add_checked(c, published(self.checked) if solution is None else solution, self.graded, self.given,
+                        self.raises)
         return c
 
 
@@ -781,12 +793,15 @@ SPECS: dict[str, Spec] = {
     # stated tolerance of the exact softmax (exercise_checks.ex00.TOLERANCES), so the two within twice it. float64's
     # is a float64 softmax's own (an epsilon of 1e-9 in the sum, or float32 inside, fail it).
     "ex00_warmup": Spec(("softmax_rows",), _ex00, _SOFTMAX, rounding={"float16": (4e-3, 2e-2), "bfloat16": (3e-2, 6e-2),
-                                                                      "float64": (2e-15, 2e-13)}),
-    "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01, _ATTENTION[1:], atol=2e-3, rtol=2e-3),
+                                                                      "float64": (2e-15, 2e-13)},
+                        checked="ex00_warmup"),
+    "ex01_naive_attention": Spec(("causal_mask", "naive_attention"), _ex01, _ATTENTION[1:], atol=2e-3, rtol=2e-3,
+                                 checked="ex01_naive_attention"),
     "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4,
-                                memory=4.0),
+                                memory=4.0, checked="ex02_online_softmax"),
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
-                                              _ex02_stretch, _ATTENTION, atol=1e-4, memory=4.0),
+                                              _ex02_stretch, _ATTENTION, atol=1e-4, memory=4.0,
+                                              checked="ex02_stretch_causal_tile_skipping"),
     "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,
                                device=True, triton=True, atol=1e-5),
     "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, triton=True,
@@ -800,10 +815,12 @@ SPECS: dict[str, Spec] = {
                                   atol=1e-9, rtol=1e-9),
     "ex05_kv_cache_size": Spec(("kv_cache_bytes", "kv_bytes_per_token", "max_concurrent_requests"), _ex05,
                                ("pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape.kv_bytes_per_token",
-                                "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12),
+                                "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12,
+                               checked="ex05_kv_cache_size"),
     "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06,
                                  ("pagedlab.paged.allocator:BlockAllocator", "pagedlab.paged.block_table:BlockTable"),
-                                 {"OutOfBlocks": "pagedlab.paged.allocator:OutOfBlocks"}, raises=("ValueError", "OutOfBlocks")),
+                                 {"OutOfBlocks": "pagedlab.paged.allocator:OutOfBlocks"}, raises=("ValueError", "OutOfBlocks"),
+                                 checked="ex06_block_allocator"),
     "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("pagedlab.paged.manager:BlockManager",),
                                raises=("OutOfBlocks",)),
     "ex07_stretch_prefix_cache_match": Spec(("MiniPrefixCache",), _ex07_stretch,
@@ -814,10 +831,12 @@ SPECS: dict[str, Spec] = {
                                    tuple(f"pagedlab.paged.preemption:{f}" for f in (
                                        "swap_seconds", "recompute_seconds", "crossover_block_size", "prefill_flops")),
                                    {**{m: _MEMORY[m] for m in ("LLAMA3_8B", "OPT_13B")},
-                                    "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-3),
+                                    "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-3,
+                                   checked="ex08_swap_or_recompute"),
     "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09, _ATTENTION + _PAGED, _BATCH, device=True,
                                  triton=True, atol=1e-4, rtol=1e-4),
-    "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch, _PAGED, atol=1e-5),
+    "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch, _PAGED, atol=1e-5,
+                                        checked="ex09_stretch_split_kv_merge"),
     "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("pagedlab.engine.scheduler:Scheduler",
                                                             "pagedlab.engine.llm_engine:LLMEngine"),
                                 {"BlockManager": "pagedlab.paged.manager:BlockManager", "deque": "collections:deque"}),

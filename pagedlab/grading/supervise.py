@@ -99,7 +99,7 @@ def _watch(pristine: Pristine, sandbox: Sandbox, cells: list) -> dict | None:
 def expected_outcomes(pristine: Pristine, sandbox: Sandbox, seed: int) -> Expected:
     """The exercise's graded calls for ``seed`` and the solution's outcomes, from a kernel that ran only the solution."""
     digest = hashlib.sha256(f"{seed}:{pristine.name}".encode()).hexdigest()
-    expected = Expected(pristine.spec.cases(int(digest[:15], 16)))
+    expected = Expected(pristine.spec.cases(int(digest[:15], 16), pristine.solution or b""))
     if pristine.solution is None:
         expected.problem = f"no solutions/{pristine.name} beside the exercises"
         return expected

@@ -12,7 +12,9 @@ import tokenize
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
+import torch
 
 from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
@@ -463,6 +465,33 @@ def test_every_exercise_declares_graded_calls_the_solution_defines():
         a, b = SPECS[path.stem].cases(1), SPECS[path.stem].cases(2)
         assert a.cases and a.cases != b.cases or a.arrays, f"{path.stem}: the seed changes nothing"
     assert set(SPECS) == {p.stem for p in (ROOT / "exercises").glob("*.ipynb")}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_every_input_of_an_exercises_own_check_is_graded(path):
+    """Where the solution's check over the stated space calls a graded function, the spec grades every such call it
+    can write (:mod:`pagedlab.grading.checked`): each recorded call is in the cases of any seed, on the same inputs.
+    Only the Triton exercises and checks that call classes alone may leave it out."""
+    from pagedlab.grading.checked import published, recorded
+
+    spec, nb = SPECS[path.stem], nbformat.read(path, as_version=4)
+    if not any(c.get("id") == "check-space" for c in nb.cells) or spec.triton:
+        assert not spec.checked
+        return
+    calls = recorded(published(path.stem), spec.graded)
+    if not spec.checked:
+        assert not calls, f"{path.stem}: its check calls {sorted({c[0] for c in calls})}, and the spec grades none"
+        return
+    assert spec.checked == path.stem and calls
+    cases = spec.cases(7)
+    texts = "\n".join(source for case in cases.cases for _, source in case["steps"])
+    for name in {c[0] for c in calls}:
+        assert f"{name}(" in texts, f"{path.stem}: no graded call of {name} from its check"
+    # a tensor the check gave is there with its values: the first, by its bytes
+    tensors = [a for c in calls for a in c[1] if isinstance(a, torch.Tensor) and a.dtype is not torch.bfloat16]
+    if tensors:
+        assert any(arr.shape == tuple(tensors[0].shape) and np.array_equal(arr, tensors[0].numpy(), equal_nan=True)
+                   for arr in cases.arrays)
 
 
 def test_the_grading_copy_holds_every_module_the_course_cells_import():
