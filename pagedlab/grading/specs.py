@@ -581,9 +581,10 @@ def _ex08(c: Cases) -> None:
     # a link so slow that recomputing a token beats moving its bytes, whatever the block size: no crossover
     c.call("crossover_block_size of a slow link", f"crossover_block_size({r.randint(16, 5000)}, {r.randint(40, 80)}, "
                                                   f"4096, 1e6, 1e-5, 1e-6)")
-    for _ in range(14):  # parents of any length (a partly filled shared block), CPU pools too small, models that
-        # recompute cheaply and ones that do not
-        bs, parent, cpu = r.choice((4, 8, 16, 64)), r.randint(1, 200), r.choice((0, 4, 4096))
+    for k in range(14):  # parents of the stated 1 to 4,096 tokens (a partly filled shared block, and twice one at a
+        # block boundary), CPU pools too small, models that recompute cheaply and ones that do not
+        bs, cpu = r.choice((4, 8, 16, 64)), r.choice((0, 4, 4096))
+        parent = bs * r.randint(1, 4096 // bs) if k < 2 else r.choice((r.randint(1, 200), r.randint(1, 4096)))
         # (1e9 parameters at the fewest: with an 8B model's shape and fewer, the n^2 form and the exact sum over
         # positions, which the exercise accepts alike, would differ by more than the stated 0.1%)
         tail = (f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((1e9, 8e9, 7e10))}, {r.choice((2.5e10, 1e11))}, "
@@ -591,7 +592,8 @@ def _ex08(c: Cases) -> None:
         c.add("preemption_seconds and choose of a forked sequence", [
             do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
             do(f"m.add('parent', range({parent}))"), do("m.fork('parent', 'child')"),
-            *[do("m.append('child', 0)") for _ in range(r.choice((0, 0, r.randint(1, 20))))],  # 0: all shared
+            do(f"for _ in range({r.choice((0, 0, r.randint(1, 20), r.randint(1, 100)))}):\n"  # 0: all shared
+               f"    m.append('child', 0)"),
             get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
             get(f"preemption_seconds(m, 'parent', {tail})"), get(f"choose(m, 'parent', {tail})")])
     # a CPU pool that fits the child's blocks exactly, and one a block short, where swapping is the cheaper (a child
