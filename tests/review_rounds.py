@@ -10988,3 +10988,309 @@ print(kv_bytes_per_token(LLAMA3_8B, torch.bfloat16) / 1024, "KiB per token")
     }),
 }
 
+
+
+ROUND_38Z7 = {
+    'ex08 choose swapping on a tie, where a child that owns nothing costs 0 s both ways': ('ATTACKS', 'ex08_swap_or_recompute', {
+        'costs-work': r'''def swap_seconds(num_tokens, block_size, num_layers, chunk_bytes_per_token, bandwidth, latency):
+    n_blocks = -(-num_tokens // block_size)
+    per_copy = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 4 * num_layers * n_blocks * per_copy   # K and V, out and back
+
+
+def recompute_seconds(num_tokens, num_params, num_layers, d_model, flops):
+    return 2 * num_tokens * (num_params + num_layers * d_model * num_tokens) / flops
+''',
+        'crossover-work': r'''def crossover_block_size(num_tokens, num_layers, chunk_bytes_per_token, bandwidth, latency, recompute_seconds):
+    room = recompute_seconds / (4 * num_layers * num_tokens) - chunk_bytes_per_token / bandwidth
+    if room <= 0:
+        return math.inf
+    return latency / room
+''',
+        'choose-work': r'''def preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops):
+    bs = manager.block_size
+    table = manager.table(seq_id)
+    counts = [manager.allocator.refcount(b) for b in table.block_ids]
+    private = sum(1 for k in counts if k == 1)
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1:
+        lead += 1
+    n = table.num_tokens
+    c = min(lead * bs, (n // bs) * bs)
+    width = model.num_kv_heads * model.head_dim * 2
+    t_swap = swap_seconds(private * bs, bs, model.num_layers, width, bandwidth, latency)
+    d_model = model.num_heads * model.head_dim
+    work = 2 * num_params * (n - c) + 2 * model.num_layers * d_model * (n * n - c * c)
+    return t_swap, work / flops
+
+
+def choose(manager, seq_id, model, num_params, bandwidth, latency, flops):
+    s, r = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    if manager.can_swap_out(seq_id) and s <= r:
+        return "swap"
+    return "recompute"
+''',
+    }),
+    'ex00 softmax as exp of x less its logsumexp, which loses digits at 1e4': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    # softmax = exp(x - logsumexp(x)); half precisions go through float32 so large scores keep their digits
+    work = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    log_probs = work - torch.logsumexp(work, dim=-1, keepdim=True)
+    return log_probs.exp().to(x.dtype)
+''',
+    }),
+    'ex08 formulas of its own, the recompute time as the exact sum over positions': ('HONEST', 'ex08_swap_or_recompute', {
+        'costs-work': r'''def swap_seconds(num_tokens, block_size, num_layers, chunk_bytes_per_token, bandwidth, latency):
+    n_blocks = -(-num_tokens // block_size)
+    per_copy = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 4 * num_layers * n_blocks * per_copy   # K and V, out and back
+
+
+def recompute_seconds(num_tokens, num_params, num_layers, d_model, flops):
+    return 2 * num_tokens * (num_params + num_layers * d_model * num_tokens) / flops
+''',
+        'crossover-work': r'''def crossover_block_size(num_tokens, num_layers, chunk_bytes_per_token, bandwidth, latency, recompute_seconds):
+    room = recompute_seconds / (4 * num_layers * num_tokens) - chunk_bytes_per_token / bandwidth
+    if room <= 0:
+        return math.inf
+    return latency / room
+''',
+        'choose-work': r'''def preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops):
+    bs = manager.block_size
+    table = manager.table(seq_id)
+    counts = [manager.allocator.refcount(b) for b in table.block_ids]
+    private = sum(1 for k in counts if k == 1)
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1:
+        lead += 1
+    n = table.num_tokens
+    c = min(lead * bs, (n // bs) * bs)
+    width = model.num_kv_heads * model.head_dim * 2
+    t_swap = swap_seconds(private * bs, bs, model.num_layers, width, bandwidth, latency)
+    d_model = model.num_heads * model.head_dim
+    work = 2 * num_params * (n - c) + 4 * model.num_layers * d_model * (n * (n - 1) // 2 - c * (c - 1) // 2)
+    return t_swap, work / flops
+
+
+def choose(manager, seq_id, model, num_params, bandwidth, latency, flops):
+    s, r = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    if manager.can_swap_out(seq_id) and s < r:
+        return "swap"
+    return "recompute"
+''',
+    }),
+    'ex10 list pops, preempted requests put back with extendleft, running replaced in place': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''import math
+
+
+def schedule_step(manager, running, waiting, max_num_batched_tokens):
+    """Grow oldest first, preempting from the young end; admit only on a calm step."""
+    step = Step()
+    pending = list(running)
+    kept, evicted = [], []
+    while pending:
+        current = pending.pop(0)
+        while True:
+            if manager.can_append(current.seq_id):
+                manager.append(current.seq_id, len(current.tokens))
+                current.tokens.append(len(current.tokens))
+                kept.append(current)
+                step.grown.append(current.seq_id)
+                break
+            victim = pending.pop() if pending else current
+            manager.free(victim.seq_id)
+            evicted.append(victim)
+            step.preempted.append(victim.seq_id)
+            if victim is current:
+                break
+    waiting.extendleft(evicted)      # evicted newest first, so the oldest lands in front
+    running[:] = kept
+    step.num_tokens = len(step.grown)
+    if not step.preempted:
+        while waiting:
+            head = waiting[0]
+            need = math.ceil(len(head.tokens) / manager.block_size)
+            fits_blocks = need + manager.watermark_blocks <= manager.num_free_blocks
+            fits_budget = step.num_tokens + len(head.tokens) <= max_num_batched_tokens
+            if not (fits_blocks and fits_budget):
+                break
+            waiting.popleft()
+            manager.add(head.seq_id, head.tokens)
+            running.append(head)
+            step.admitted.append(head.seq_id)
+            step.num_tokens += len(head.tokens)
+    return step
+''',
+    }),
+    'ex07 stretch a chunk helper, the never-all-of-it limit tested inside the loop': ('HONEST', 'ex07_stretch_prefix_cache_match', {
+        'cache-work': r'''Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def _chunk(self, tokens, b):
+        return tuple(tokens[b * self.block_size:(b + 1) * self.block_size])
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        chain, prev = [], None
+        for b in range(len(tokens) // self.block_size):
+            prev = self.hash_fn(prev, self._chunk(tokens, b))
+            chain.append(prev)
+        return chain
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        allowed = (len(tokens) - 1) // self.block_size
+        found, want_parent = [], None
+        for b, key in enumerate(self.keys(tokens)):
+            if b >= allowed or key not in self.block_of:
+                break
+            bid = self.block_of[key]
+            e = self.entry[bid]
+            if e.parent_id != want_parent or e.tokens != self._chunk(tokens, b):
+                break
+            found.append(bid)
+            want_parent = e.prefix_id
+        return found
+''',
+    }),
+    'ex06 a must-be-live helper, membership in a range, divmod': ('HONEST', 'ex06_block_allocator', {
+        'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _must_be_live(self, block):
+        if block not in range(self.num_blocks) or self.ref_count[block] < 1:
+            raise ValueError(f"{block} is not a live block of this pool")
+
+    def allocate(self) -> int:
+        if self.num_free == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        if self.num_free < n:
+            raise OutOfBlocks(n, self.num_free, self.num_blocks)
+        got = []
+        for _ in range(n):
+            got.append(self.allocate())
+        return got
+
+    def incref(self, block: int) -> None:
+        self._must_be_live(block)
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        self._must_be_live(block)
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''',
+        'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    return (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+''',
+    }),
+    'ex00 computed in float32 by promote_types, a scratch cell comparing with torch': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Work in at least float32, hand back the input's dtype."""
+    wide = x.to(torch.promote_types(x.dtype, torch.float32))
+    top = wide.amax(dim=-1, keepdim=True)
+    weights = torch.exp(wide - top)
+    return (weights / weights.sum(dim=-1, keepdim=True)).to(x.dtype)
+
+
+%config InlineBackend.figure_format = "retina"
+# my own sanity check against PyTorch before running the course checks
+probe = torch.randn(3, 7) * 50
+print("max abs diff vs torch.softmax:", (softmax_rows(probe) - torch.softmax(probe, dim=-1)).abs().max().item())
+print(softmax_rows(probe.half()).dtype, softmax_rows(probe.bfloat16()).sum(-1))
+''',
+    }),
+    'ex06 allocate_many refusing even 0 blocks of a pool with none free': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+            if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return block
+    
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+            if not self.free_list or n > len(self.free_list):
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+    
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+            if not 0 <= block < self.num_blocks or self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is not allocated, so it cannot be shared")
+        self.ref_count[block] += 1
+    
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+            if not 0 <= block < self.num_blocks:
+            raise ValueError(f"block {block} is not in this pool")
+        if self.ref_count[block] == 0:
+            raise ValueError(f"double free: block {block} is already free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)''',
+    }),
+}

@@ -255,6 +255,7 @@ def check_decisions(choose) -> None:
         (manager_with(64, 1024, 8), OPT_13B, 12.9e9, "recompute", "the CPU pool has 8 free blocks, the sequence needs 16: it cannot be swapped"),
         (manager_with(16, 1024, 4096), LLAMA3_8B, 8.0e9, "swap", "32 layers x 64 blocks x K and V: 8,192 copies, about 90 ms, against a 107 ms prefill"),
         (forked(1024, 64), OPT_13B, 12.9e9, "swap", "only 4 private blocks to copy (9.7 ms) against 64 tokens to recompute that attend to 1,088 (10.9 ms)"),
+        (forked(1024, 0), OPT_13B, 12.9e9, "recompute", "forked at a block boundary, the child owns no block and has no token of its own: both cost 0 s, and swapping is not cheaper"),
     ]
     for manager, model, params, expected, why in cases:
         got = choose(manager, "child" if "child" in manager.seq_ids else "victim", model, params, **a100_pcie4)

@@ -431,6 +431,7 @@ def _ex06(c: Cases) -> None:
     steps += [do(f"try:\n    a.{ask}\n    short = None\nexcept OutOfBlocks as e:\n"
                  f"    short = (e.requested, e.free, e.total)") if i % 2 == 0 else get("short")
               for ask in ("allocate()", f"allocate_many({r.randint(1, 3)})") for i in range(2)]
+    steps += [get("a.allocate_many(0)"), get("a.num_free")]  # none asked of a pool with none free: nothing, no error
     # every block allocated: a bound checked only above lets -1 or -2 reach the last blocks, one checked only at n
     # lets n + 1 through
     steps += [get(op) for op in ("a.free(-1)", "a.incref(-1)", "a.free(-2)", "a.incref(-2)", f"a.free({n})",
@@ -596,6 +597,15 @@ def _ex08(c: Cases) -> None:
                f"    m.append('child', 0)"),
             get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
             get(f"preemption_seconds(m, 'parent', {tail})"), get(f"choose(m, 'parent', {tail})")])
+    # a child forked at a block boundary that appended nothing: it owns no block and has no token of its own, both
+    # cost 0, and swapping is not cheaper ("recompute"), for the child and for the parent it shares every block with
+    bs = r.choice((4, 8, 16))
+    tail = f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, 8e9, 2.5e10, 1e-5, 1e14"
+    c.add(f"choose for a child forked at a block boundary (blocks of {bs}) that owns nothing", [
+        do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks=4096)"),
+        do(f"m.add('parent', range({bs * r.randint(1, 64)}))"), do("m.fork('parent', 'child')"),
+        get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
+        get(f"choose(m, 'parent', {tail})")])
     # a CPU pool that fits the child's blocks exactly, and one a block short, where swapping is the cheaper (a child
     # that shares every block, a model slow to recompute)
     bs, parent = r.choice((4, 8, 16)), r.randint(20, 200)

@@ -96,6 +96,12 @@ BUGS: dict[str, Plant] = {
             ("    cached = min(leading, table.num_tokens // bs) * bs", "    cached = leading * bs"),
         )},
         4, "FULL"),
+    "choose swaps on a tie (a child that owns nothing costs 0 s both ways)": Plant(
+        {"choose-work": (
+            ('    return "swap" if t_swap < t_recompute else "recompute"',
+             '    return "swap" if t_swap <= t_recompute else "recompute"'),
+        )},
+        5, "expected 'recompute', got 'swap' \\(forked at a block boundary"),
     "choose swaps all blocks (sharing ignored in the decision)": Plant(
         {"choose-work": (
             ("    t_swap, t_recompute = preemption_seconds(manager, seq_id, model, num_params, "
