@@ -349,6 +349,15 @@ def _ex04(c: Cases) -> None:
         q, k, v = c.array(n_q, d, scale=3.0), c.array(n_k, d), c.array(n_k, d)
         c.call(f"flash_forward {n_q}x{n_k} causal={causal}",
                f"flash_forward({q}, {k}, {v}, causal={causal}, block_m={bm}, block_n={bn})")
+    # causal, one query and one key; causal, one query over key tiles the last of which is one key short
+    d, bn = r.choice((16, 32)), r.choice((16, 32))
+    c.call("flash_forward of one query and one key, causal",
+           f"flash_forward({c.array(1, d, scale=3.0)}, {c.array(1, d)}, {c.array(1, d)}, causal=True, block_m=16, "
+           f"block_n={bn})")
+    n_k = bn * r.randint(2, 3) - 1
+    c.call(f"flash_forward of one query over {n_k} keys, causal",
+           f"flash_forward({c.array(1, d, scale=3.0)}, {c.array(n_k, d)}, {c.array(n_k, d)}, causal=True, "
+           f"block_m=16, block_n={bn})")
     n = c.rng.randint(33, 60)  # scores in the thousands: exp2 overflows unless the max is subtracted
     c.call("flash_forward of large scores", f"flash_forward({c.array(n, 16, scale=300.0)}, {c.array(n, 16)}, "
                                             f"{c.array(n, 16)}, causal=True, block_m=16, block_n=16)")
@@ -357,7 +366,7 @@ def _ex04(c: Cases) -> None:
 
 
 def _ex04_stretch(c: Cases) -> None:
-    for (batch, heads, kv_heads), d in zip(((2, 2, 2), (1, 4, 2), (1, 3, 1)), (16, 32, 64)):  # small: Triton's
+    for (batch, heads, kv_heads), d in zip(((3, 2, 2), (1, 4, 2), (1, 3, 1)), (16, 32, 64)):  # small: Triton's
         n_q, n_k = c.rng.randint(1, 20), c.rng.randint(1, 36)                              # interpreter, on a CPU
         q, k, v = (c.array(batch, heads, n_q, d, scale=3.0), c.array(batch, kv_heads, n_k, d),
                    c.array(batch, kv_heads, n_k, d))
@@ -375,6 +384,14 @@ def _ex04_stretch(c: Cases) -> None:
     c.call("gqa_forward with v in a longer cache than k", f"gqa_forward({q}, {k}, {v}[:, :, :{n_k}])")
     c.call("gqa_forward with heads that do not divide",
            f"gqa_forward({c.array(1, 6, 8, 16)}, {c.array(1, 4, 8, 16)}, {c.array(1, 4, 8, 16)})")
+    c.call("gqa_forward with fewer query heads than K/V heads",  # (stated: it raises too; no launch)
+           f"gqa_forward({c.array(1, 2, 8, 16)}, {c.array(1, 4, 8, 16)}, {c.array(1, 4, 8, 16)})")
+    # a group of 4 (4 query heads over 1), k and v the two halves of one fused (batch, n_k, 2, d) projection, one
+    # query over keys of whole tiles, in tiles of 32 x 16 (the stated tiles besides the default)
+    n_k = 16 * c.rng.randint(1, 2)
+    c.call("gqa_forward in a group of 4, k and v halves of one fused projection, tiles of 32 x 16",
+           f"gqa_forward({c.array(1, 1, 4, 16)}.transpose(1, 2), *{c.array(1, n_k, 2, 16)}.transpose(1, 2).split(1, 1), "
+           f"block_m=32, block_n=16)")
 
 
 _MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B", "SMOLLM2_135M")  # (SmolLM2: a head_dim of 64)
@@ -472,7 +489,8 @@ def _ex07(c: Cases) -> None:
     for k in range(8):  # small pools: copy-on-write at a block boundary, and running out in the middle of it
         # the stated block sizes, 1 and 16 among them (an answer right for small blocks only shows; a block of one
         # token is full at once, and never copied)
-        nb, bs = r.randint(3, 10), (2, 3, 1, 16)[k] if k < 4 else r.choice((2, 3, 4))
+        # and pools of the stated 1 to 12 blocks, 1 and 12 always
+        nb, bs = {4: 1, 5: 12}.get(k, r.randint(3, 10)), (2, 3, 1, 16)[k] if k < 4 else r.choice((2, 3, 4))
         steps, live = [do(f"m = MiniManager({nb}, {bs})")], []  # operations name live sequences only
         for i in range(50):
             kind = r.random()
@@ -633,6 +651,11 @@ def _ex09(c: Cases) -> None:
             do(f"q, k, v, tables, lens = random_paged_batch({lens}, {r.choice((8, 16, 32))}, {heads}, {kv_heads}, 16, "
                f"padding='spare', seed={seed})"),
             get("paged_attention(q, k, v, tables, lens)")])
+    lens = [32 * r.randint(1, 3), r.randint(1, 100)]  # a context of whole key tiles (the kernel's are 32 keys)
+    c.add(f"paged_attention of a context of whole key tiles, contexts {lens}", [
+        do(f"q, k, v, tables, lens = random_paged_batch({lens}, {r.choice((8, 16, 32))}, 4, 2, 16, padding='spare', "
+           f"seed={r.randrange(1 << 30)})"),
+        get("paged_attention(q, k, v, tables, lens)")])
     bs = r.choice((8, 16))  # contexts of one token, one short of a block, a block and one past it
     c.add(f"paged_attention of contexts at a block's edges (blocks of {bs})", [
         do(f"q, k, v, tables, lens = random_paged_batch({[1, bs - 1, bs, bs + 1]}, {bs}, 4, 2, 16, padding='spare', "
