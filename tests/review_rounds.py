@@ -11546,3 +11546,184 @@ print(naive_attention(x, x, x, causal=True).shape)
     }),
 }
 
+
+
+ROUND_38Z9 = {
+    'ex03 softmax whose running max starts at -100, not -inf': ('ATTACKS', 'ex03_triton_basics', {
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    idx = pid * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''',
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mx = tl.max(tl.zeros([BLOCK], dtype=tl.float32), axis=0) - 100.0
+    acc = tl.sum(tl.zeros([BLOCK], dtype=tl.float32), axis=0)
+    for start in range(0, n_cols, BLOCK):
+        c = start + offs
+        v = tl.load(x_ptr + row * stride_x + c, mask=c < n_cols, other=float("-inf"))
+        new_mx = tl.maximum(mx, tl.max(v, axis=0))
+        acc = acc * tl.exp(mx - new_mx) + tl.sum(tl.exp(v - new_mx), axis=0)
+        mx = new_mx
+    for start in range(0, n_cols, BLOCK):
+        c = start + offs
+        v = tl.load(x_ptr + row * stride_x + c, mask=c < n_cols, other=float("-inf"))
+        tl.store(out_ptr + row * stride_out + c, tl.exp(v - mx) / acc, mask=c < n_cols)
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+''',
+    }),
+    'ex02 stretch computed in float64 inside, torch where guards': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+def _tiles_upto(last_key, block_n):
+    """How many tiles, from tile 0, hold keys 0..last_key (last_key may be negative)."""
+    return 0 if last_key < 0 else last_key // block_n + 1
+
+
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    total = (n_k + block_n - 1) // block_n
+    off = n_k - n_q
+    visit = min(total, _tiles_upto(r0 + rows - 1 + off, block_n))
+    first_sees = r0 + off          # keys 0..first_sees are visible to every row
+    if first_sees < 0:
+        full = 0
+    elif first_sees >= n_k - 1:
+        full = total
+    else:
+        full = (first_sees + 1) // block_n
+    return min(full, visit), visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    m_new = torch.maximum(m, s.max(dim=-1).values)
+    safe = torch.where(torch.isinf(m_new) & (m_new < 0), torch.zeros_like(m_new), m_new)
+    scale_old = torch.exp(m - safe)
+    p = torch.exp(s - safe.unsqueeze(-1))
+    return m_new, scale_old * l + p.sum(-1), scale_old.unsqueeze(-1) * acc + p @ v_tile
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, dtype=torch.float64)
+    f = lambda t: t.to(torch.float64)
+    for r0 in range(0, n_q, block_m):
+        qt = f(q[r0:r0 + block_m]) * d ** -0.5
+        h = qt.shape[0]
+        n_full, n_visit = key_tile_counts(r0, h, n_q, n_k, block_n)
+        m = torch.full((h,), -math.inf, dtype=torch.float64)
+        l = torch.zeros(h, dtype=torch.float64)
+        acc = torch.zeros(h, d, dtype=torch.float64)
+        for t in range(n_visit):
+            lo = t * block_n
+            kt, vt = f(k[lo:lo + block_n]), f(v[lo:lo + block_n])
+            s = qt @ kt.T
+            if t >= n_full:
+                qi = torch.arange(r0, r0 + h).unsqueeze(1)
+                kj = torch.arange(lo, lo + kt.shape[0]).unsqueeze(0)
+                s = s.masked_fill(kj > qi + (n_k - n_q), -math.inf)
+            m, l, acc = online_softmax_update(m, l, acc, s, vt)
+        denom = torch.where(l > 0, l, torch.ones_like(l))
+        out[r0:r0 + h] = torch.where((l > 0).unsqueeze(1), acc / denom.unsqueeze(1), torch.zeros_like(acc))
+    return out.to(q.dtype)
+''',
+    }),
+    'ex05 math prod, bytes from finfo bits over 8, a floor division of bytes': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+import math as _m
+
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element):
+    factors = (2, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)
+    return _m.prod(factors)
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model, dtype):
+    width = torch.finfo(dtype).bits // 8
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, width)
+''',
+        'fit-work': r'''
+def max_concurrent_requests(budget_gib, model, max_len, dtype):
+    need = kv_bytes_per_token(model, dtype) * max_len
+    have = budget_gib * 2**30
+    return int(have // need)
+''',
+    }),
+    'ex04b helpers, predict keeping the last of equal maxima, a scratch print of the rates': ('HONEST', 'ex04b_performance_lab', {
+        'choose-work': r'''%config InlineBackend.figure_format = 'retina'
+MY_CONFIGS = [
+    (128, 64, 8, 3),
+    (128, 128, 4, 3),   # I expect this one to spill
+    (128, 32, 4, 2),
+]''',
+        'predict-resources-work': r'''
+BYTES_BF16 = 2
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """My prediction."""
+    smem = BYTES_BF16 * head_dim * (block_m + 2 * num_stages * block_n)
+    regs = (head_dim + 1.5 * block_n) * block_m / (32.0 * num_warps)
+    return {"shared_bytes": int(smem), "registers": regs, "spills": regs > 255}
+''',
+        'read-work': r'''
+def _which(sass, a, b):
+    return a if sass.get(a, 0) > 0 else b
+
+def read_report(report: dict) -> dict:
+    out = {}
+    out["registers"] = report["registers"]
+    out["spill_bytes"] = report["spill_bytes"]
+    out["shared_kib"] = report["shared_bytes"] / 1024.0
+    out["matrix"] = _which(report["sass"], "HGMMA", "HMMA")
+    out["loads"] = _which(report["sass"], "UTMALDG", "LDGSTS")
+    return out
+''',
+        'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    scores_both_loops = 2 * report["block_m"] * report["block_n"]
+    return report["sass"]["MUFU.EX2"] * (32 * report["num_warps"]) / scores_both_loops
+''',
+        'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    f = 4 * block_m * block_n * head_dim
+    b = 4 * block_n * head_dim
+    e = block_m * block_n
+    return {"flops": f, "bytes": b, "exps": e, "flops_per_byte": f / b,
+            "exp_fraction": (e * mma_flops_per_clock) / (exp_per_clock * f)}
+''',
+        'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    return (2.0 * mma_flops_per_clock) / (14.0 * head_dim * exp_per_clock)
+''',
+        'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    usable = [(r["block_m"], r["block_n"], i) for i, r in enumerate(reports)
+              if r["arch"] == 90 and r["spill_bytes"] == 0]
+    usable.sort()
+    return usable[-1][2]
+
+
+print(perf_lab.H100_RATES)
+print(predict_resources(128, 64, 4, 3))''',
+    }),
+}
+

@@ -1172,7 +1172,7 @@ class Memory:
         else:
             self.tile, self.floor = 0, MEMORY_FLOOR
         self.held.clear()
-        self.mask, self.called = torch.bool, True
+        self.mask, self.wide, self.called = torch.bool, torch.float64, True
         self.given = {a.untyped_storage().data_ptr() for a in tensors}
         self.derived, self.seen, self.total = set(self.given), set(self.given), 0
         self.shared, self.read, self.foreign = False, 0, None
@@ -1209,8 +1209,9 @@ class Memory:
                 entry[1] = False  # a mask read as another dtype: each of its bytes holds a value now
             else:
                 continue
-            # (a bool holds one bit; a storage of a few bytes counts as a whole float32 element)
-            size = -(-storage.nbytes() // 32) if entry[1] else -(-storage.nbytes() // 4)
+            # (a bool holds one bit; a float64 value is one value, computed wider: the exercise's float32 may be
+            # worked in float64; a storage of a few bytes counts as a whole float32 element)
+            size = -(-storage.nbytes() // (32 if entry[1] else 8 if t.dtype is self.wide else 4))
             self.total += size - entry[0]
             entry[0] = size
             if size > max(self.factor * self.largest, self.tile, self.floor):

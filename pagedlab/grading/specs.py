@@ -320,7 +320,10 @@ def _ex03(c: Cases) -> None:
     c.call("softmax of strided rows", f"softmax({c.array(5, 64)}[:, :{c.rng.randint(20, 50)}])")
     c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)})")
     # every score far below 0: a running max started at 0 (not -inf) underflows every exponential to 0 / 0
-    c.call("softmax of scores far below 0", f"softmax(-{c.array(4, 40, scale=3.0)}.abs() - 150)")
+    # every score of a row far below 0, as stated (all about -200; near -1000): a running max that starts at a
+    # finite floor instead of -inf shows
+    c.call("softmax of scores far below 0", f"softmax(-{c.array(4, 40, scale=3.0)}.abs() - 200)")
+    c.call("softmax of scores near -1000", f"softmax({c.array(2, 24, scale=3.0)} - 1000)")
     c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}, 8)")
     # rows of exactly k tiles (a loop that keeps a masked tail for the end stops a tile short) and of one column
     c.call("softmax of rows of whole tiles", f"softmax({c.array(c.rng.randint(1, 4), 16 * c.rng.randint(1, 4))})")
