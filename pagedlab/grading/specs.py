@@ -310,6 +310,9 @@ def _ex03(c: Cases) -> None:
     for _ in range(3):
         n, block = c.rng.randint(1, 300), c.rng.choice((16, 32, 64))
         c.call(f"vector_add of {n}", f"vector_add({c.array(n)}, {c.array(n)}, {block})")
+    block = c.rng.choice((16, 32, 64))  # lengths one short of a block and one past it, as stated
+    for n in (block - 1, block + 1):
+        c.call(f"vector_add of {n} in blocks of {block}", f"vector_add({c.array(n)}, {c.array(n)}, {block})")
     for _ in range(2):  # x and y with different strides: a kernel that swaps them reads the wrong elements
         n, stride = c.rng.randint(20, 200), c.rng.randint(3, 5)
         c.call(f"vector_add of strided vectors of {n}",
@@ -319,9 +322,8 @@ def _ex03(c: Cases) -> None:
         c.call(f"softmax of {rows}x{cols}", f"softmax({c.array(rows, cols)})")
     c.call("softmax of strided rows", f"softmax({c.array(5, 64)}[:, :{c.rng.randint(20, 50)}])")
     c.call("softmax of large scores", f"softmax({c.array(4, 40, scale=1000.0)})")
-    # every score far below 0: a running max started at 0 (not -inf) underflows every exponential to 0 / 0
-    # every score of a row far below 0, as stated (all about -200; near -1000): a running max that starts at a
-    # finite floor instead of -inf shows
+    # every score of a row far below 0, as stated (all about -200; near -1000): a running max that starts at 0 or at
+    # another finite floor instead of -inf underflows every exponential
     c.call("softmax of scores far below 0", f"softmax(-{c.array(4, 40, scale=3.0)}.abs() - 200)")
     c.call("softmax of scores near -1000", f"softmax({c.array(2, 24, scale=3.0)} - 1000)")
     c.call("softmax in tiles of 8", f"softmax({c.array(3, c.rng.randint(20, 90))}, 8)")
