@@ -21,7 +21,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '951349f367e6e7d4a613e8e9eeeb1c07b5faf5b7d018a8481e854d83649b9f2f',
-    'specs.py': '76320036f9ae0ac3b0867132c948f7ebdac3c58c670ce260df330cb167fcc328',
+    'specs.py': 'edb145655a23e00b5c3bb473d4f141aaf9fb435428d81860ae8e486ee3142ca6',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }
