@@ -97,7 +97,9 @@ SHARED = ("from_dlpack", "to_dlpack", "frombuffer")
 BYTES = ("untyped_storage", "_typed_storage", "storage", "data_ptr", "tobytes")
 _SERIAL = ("save", "load", "serialization")
 ALLOWED_MAGICS = ("time", "timeit", "matplotlib", "autoreload")
-_ALLOWED_CONFIG = "InlineBackend."  # %config of the inline plots' options only (figure_format = "retina")
+# %config of what is shown only: the inline plots' options (figure_format = "retina") and which results a cell
+# displays (ast_node_interactivity = "all"), each set to a literal (IPython runs the line as Python)
+_ALLOWED_CONFIG = ("InlineBackend.", "InteractiveShell.ast_node_interactivity")
 _ALLOWED_EXTENSIONS = ("autoreload",)  # %load_ext of these only: an extension runs code of its own
 _TIMED = ("time", "timeit")
 # Special methods that change how Python, torch or NumPy treat an object: its attributes, its class, its conversion to
@@ -236,6 +238,9 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     # A cell magic's body is code (reviewed as such, below), not a string that mentions words.
     magic = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) and _timed_body(n) is not None for a in n.args}
+    magic |= {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr == "run_line_magic" and len(n.args) > 1 and isinstance(n.args[0], ast.Constant)
+              and n.args[0].value == "config" and _allowed_config(n.args[1])}  # (its option's name is no code)
     launched = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}  # x.kernel[grid]
     jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
@@ -605,6 +610,19 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _allowed_config(arg: ast.AST) -> bool:
+    """``%config``'s line is one of :data:`_ALLOWED_CONFIG`'s options, set to a literal or only read."""
+    if not isinstance(arg, ast.Constant) or not str(arg.value).strip().startswith(_ALLOWED_CONFIG):
+        return False
+    _, equals, value = str(arg.value).partition("=")
+    try:
+        if equals:
+            ast.literal_eval(value.strip())  # (raises for anything but a literal)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def _allowed_magic(name: ast.Name, tree: ast.Module) -> bool:
     """True for ``get_ipython().run_line_magic('timeit', ...)`` and the like (IPython's rewrite of ``%timeit``)."""
     for node in ast.walk(tree):
@@ -613,8 +631,7 @@ def _allowed_magic(name: ast.Name, tree: ast.Module) -> bool:
                 and node.func.value.func is name and node.args and isinstance(node.args[0], ast.Constant)):
             magic = node.args[0].value
             if magic == "config":
-                return (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
-                        and str(node.args[1].value).strip().startswith(_ALLOWED_CONFIG))
+                return len(node.args) > 1 and _allowed_config(node.args[1])
             if magic == "load_ext":
                 return (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
                         and str(node.args[1].value).strip() in _ALLOWED_EXTENSIONS)

@@ -130,6 +130,8 @@ def _ex00(c: Cases) -> None:
         c.call(f"softmax_rows of a {i + 1}-row matrix",
                f"softmax_rows({c.array(i + 1, c.rng.randint(1, 9))})")
     c.call("softmax_rows of scores near 1e4", f"softmax_rows({c.array(3, 6, scale=1e4)})")
+    n = c.rng.randint(301, 1000)  # rows of "a few hundred" scores and more, of magnitude 1e4
+    c.call(f"softmax_rows of 2 rows of {n} scores near 1e4", f"softmax_rows({c.array(2, n, scale=1e4)})")
     c.call("softmax_rows of a 4-d float64 tensor", f"softmax_rows({c.array(2, 3, 2, 5, scale=50, dtype='float64')})")
     rows, cols = c.rng.randint(1, 4), c.rng.randint(2, 9)  # one shape, three inputs: a cache by shape is wrong twice
     for k in range(3):
@@ -698,6 +700,12 @@ def _ex09_stretch(c: Cases) -> None:
         c.call("split_bounds", f"split_bounds({r.randint(1, 200)}, {r.randint(1, 6)}, {r.choice((8, 16, 32))})")
     for block_n in (1, 3, 5, 6, 7, 12):  # key tiles of any positive size, not only powers of two
         c.call("split_bounds", f"split_bounds({r.randint(1, 200)}, {r.randint(1, 8)}, {block_n})")
+    for extra in (1, r.choice((-1, 0))):  # long contexts (thousands of tokens): one token past whole tiles, and
+        splits, block_n = r.randint(2, 6), r.choice((16, 32, 64))  # whole tiles or one token short of them
+        length = splits * block_n * r.randint(30, 100) + extra
+        c.call("split_bounds of a long context", f"split_bounds({length}, {splits}, {block_n})")
+    c.call("split_bounds of a context in the thousands", f"split_bounds({r.randint(1000, 32_768)}, {r.randint(1, 6)}, "
+                                                         f"{r.choice((16, 32, 64))})")
     block_n = r.choice((4, 16, 32))  # a context of one token, and of exactly one tile
     c.call("split_bounds of one token", f"split_bounds(1, {r.randint(1, 8)}, {block_n})")
     c.call("split_bounds of one tile", f"split_bounds({block_n}, {r.randint(1, 8)}, {block_n})")

@@ -247,8 +247,14 @@ def test_a_tensors_bytes_are_flagged_only_where_a_memory_rule_counts_them():
         assert review_reasons(source, set(), memory=False) == [], source
 
 
-def test_config_magic_is_allowed_for_the_inline_backend_only():
-    assert review_reasons('%config InteractiveShell.ast_node_interactivity = "all"', set())
+def test_config_magic_is_allowed_for_what_is_shown_only():
+    """The inline plots' options and which results a cell shows, set to a literal: IPython runs %config's line as
+    Python, so a value that is code, or any other option of the shell, is flagged."""
+    for shown in ('%config InlineBackend.figure_format = "retina"', '%config InteractiveShell.ast_node_interactivity = "all"'):
+        assert review_reasons(shown, set()) == [], shown
+    for other in ('%config InteractiveShell.ast_node_interactivity = __import__("os").getcwd()',
+                  "%config InteractiveShell.ast_transformers = []", '%config InlineBackend.rc = {"a": print(1)}'):
+        assert review_reasons(other, set()), other
 
 
 # A setup as the exercises write theirs: imports (one aliased), a launcher it defines, a value it computes.
@@ -376,6 +382,7 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     "class Softmax:\n    def __call__(self, x):\n        return x\n"
     "    def __repr__(self):\n        return f'{self.__class__.__name__}()'",
     '%config InlineBackend.figure_format = "retina"',
+    '%config InteractiveShell.ast_node_interactivity = "all"',  # (round 38z11: which results a cell shows)
     # what the setup imports, imported again; modules an exercise has use for; own names like the reference's
     "import torch\nimport triton.language as tl\nfrom collections import deque\nq = deque([1, 2])",
     "import os\npath = os.path.join('runs', 'a.png')",
