@@ -12106,3 +12106,120 @@ print("OPT-13B fp16:", kv_bytes_per_token(OPT_13B, torch.float16))
     }),
 }
 
+
+
+# Round 38z12: each admission rule of ex10 where breaking it changes the step, drawn on every seed (rounds 38z10
+# and 38z11 measured the first two passing on 19 of 20 seeds: the busy server met them by chance).
+ROUND_38Z12 = {
+    'ex10 admitting after a step that preempted (right wherever the victim does not fit again)': ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import math
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    i = 0
+    while i < len(running):
+        req = running[i]
+        if not manager.can_append(req.seq_id):
+            newest = running.pop()              # the newest that has not grown yet (everything before i has grown)
+            manager.free(newest.seq_id)
+            waiting.appendleft(newest)
+            step.preempted.append(newest.seq_id)
+            continue                            # ask again for the same request (gone if it was the newest)
+        token = len(req.tokens)
+        manager.append(req.seq_id, token)
+        req.tokens.append(token)
+        step.grown.append(req.seq_id)
+        i += 1
+    step.num_tokens = len(step.grown)
+    while waiting:
+        req = waiting[0]
+        need = math.ceil(len(req.tokens) / manager.block_size)
+        if need + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if step.num_tokens + len(req.tokens) > max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        step.num_tokens += len(req.tokens)
+    return step
+'''}),
+    'ex10 admission by the free blocks alone, without the watermark': ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import math
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    i = 0
+    while i < len(running):
+        req = running[i]
+        if not manager.can_append(req.seq_id):
+            newest = running.pop()              # the newest that has not grown yet (everything before i has grown)
+            manager.free(newest.seq_id)
+            waiting.appendleft(newest)
+            step.preempted.append(newest.seq_id)
+            continue                            # ask again for the same request (gone if it was the newest)
+        token = len(req.tokens)
+        manager.append(req.seq_id, token)
+        req.tokens.append(token)
+        step.grown.append(req.seq_id)
+        i += 1
+    step.num_tokens = len(step.grown)
+    if step.preempted:
+        return step
+    while waiting:
+        req = waiting[0]
+        need = math.ceil(len(req.tokens) / manager.block_size)
+        if need > manager.num_free_blocks:
+            break
+        if step.num_tokens + len(req.tokens) > max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        step.num_tokens += len(req.tokens)
+    return step
+'''}),
+    'ex10 admission past a waiting request that does not fit (skips it, takes the next)': ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import math
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    i = 0
+    while i < len(running):
+        req = running[i]
+        if not manager.can_append(req.seq_id):
+            newest = running.pop()              # the newest that has not grown yet (everything before i has grown)
+            manager.free(newest.seq_id)
+            waiting.appendleft(newest)
+            step.preempted.append(newest.seq_id)
+            continue                            # ask again for the same request (gone if it was the newest)
+        token = len(req.tokens)
+        manager.append(req.seq_id, token)
+        req.tokens.append(token)
+        step.grown.append(req.seq_id)
+        i += 1
+    step.num_tokens = len(step.grown)
+    if step.preempted:
+        return step
+    for req in list(waiting):
+        need = math.ceil(len(req.tokens) / manager.block_size)
+        if need + manager.watermark_blocks > manager.num_free_blocks:
+            continue
+        if step.num_tokens + len(req.tokens) > max_num_batched_tokens:
+            continue
+        waiting.remove(req)
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        step.num_tokens += len(req.tokens)
+    return step
+'''}),
+}

@@ -781,6 +781,31 @@ def _ex10(c: Cases) -> None:
         steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 1000))})"),
                   get("[(q.seq_id, q.tokens) for q in running]"), get("[q.seq_id for q in waiting]")]
     c.add("schedule_step: two preemptions in one step", steps)
+    # Each admission rule where breaking it changes the step, on every seed (a busy server meets some by chance only).
+    # Nobody admitted in a step that preempted: the one preemption after which a waiting request fits again is the
+    # newest left preempting itself (its blocks are free, and it is first in line); a step later it is admitted.
+    nb = r.randint(1, 6)
+    steps = [_scene(nb, 4, [("r0", 4 * nb)], [("w0", 1)])]
+    for _ in range(3):
+        steps += [get("schedule_step(m, running, waiting, 1000)"),
+                  get("[(q.seq_id, len(q.tokens)) for q in running]"), get("[q.seq_id for q in waiting]")]
+    c.add(f"schedule_step: the newest left preempts itself ({nb} blocks), admitted a step later", steps)
+    # The watermark, and the stop at the first request that does not fit: the first waiting needs exactly the
+    # blocks the watermark leaves (admitted), or one more (not, and nor is the 1-token request behind it).
+    for past in (0, 1):
+        nb, w = r.randint(5, 16), r.choice((0.2, 0.3))  # (int(w * nb) >= 1 blocks kept free)
+        n = 4 * (nb - int(w * nb) - 1 + past) + r.randint(1, 4)
+        c.add(f"schedule_step: a prompt of {n} tokens, {nb} blocks, watermark {w}, a 1-token prompt behind it",
+              [_scene(nb, 4, [], [("w0", n), ("w1", 1)], w), get("schedule_step(m, running, waiting, 1000)"),
+               get("[q.seq_id for q in running]"), get("[q.seq_id for q in waiting]"), get("m.num_free_blocks")])
+    # The token budget counts each grown request's token and is reached exactly (admitted) or missed by one.
+    for short in (0, 1):
+        grow = [(f"r{i}", r.randint(1, 3)) for i in range(r.randint(1, 3))]
+        n = r.randint(1, 12)
+        c.add(f"schedule_step: {len(grow)} grown and a prompt of {n} tokens, a budget {short} short of both",
+              [_scene(16, 4, grow, [("w0", n), ("w1", 1)]),
+               get(f"schedule_step(m, running, waiting, {len(grow) + n - short})"),
+               get("[q.seq_id for q in running]"), get("[q.seq_id for q in waiting]")])
 
 
 def _report(r: random.Random, arch: int, spill: int | None = None) -> str:

@@ -23,7 +23,8 @@ from graded_in_process import (ROOT, SEEDS, copy_of, differences, notebook_bytes
 from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
                            ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y, ROUND_38Z, ROUND_38Z2, ROUND_38Z3,
-                           ROUND_38Z4, ROUND_38Z5, ROUND_38Z6, ROUND_38Z7, ROUND_38Z8, ROUND_38Z9, ROUND_38Z10, ROUND_38Z11)
+                           ROUND_38Z4, ROUND_38Z5, ROUND_38Z6, ROUND_38Z7, ROUND_38Z8, ROUND_38Z9, ROUND_38Z10, ROUND_38Z11,
+                           ROUND_38Z12)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -529,7 +530,8 @@ for _label, (_table, _exercise, _cell, _source) in ROUND_38I.items():
 for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38L, **ROUND_38M, **ROUND_38N, **ROUND_38O,
                                            **ROUND_38P, **ROUND_38Q, **ROUND_38R, **ROUND_38S, **ROUND_38T, **ROUND_38U,
                                            **ROUND_38V, **ROUND_38W, **ROUND_38X, **ROUND_38Y, **ROUND_38Z, **ROUND_38Z2,
-                                           **ROUND_38Z3, **ROUND_38Z4, **ROUND_38Z5, **ROUND_38Z6, **ROUND_38Z7, **ROUND_38Z8, **ROUND_38Z9, **ROUND_38Z10, **ROUND_38Z11}.items():
+                                           **ROUND_38Z3, **ROUND_38Z4, **ROUND_38Z5, **ROUND_38Z6, **ROUND_38Z7, **ROUND_38Z8, **ROUND_38Z9, **ROUND_38Z10, **ROUND_38Z11,
+                                           **ROUND_38Z12}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 
