@@ -1284,7 +1284,7 @@ class Others:
     number of times the system switched away from it changed (``/proc/self/task/*/status``), however short its work.
     """
 
-    SETTLE_S = 2.0
+    SETTLE_S = 5.0
 
     def __init__(self, tripped: list):
         import io
@@ -1318,12 +1318,14 @@ class Others:
                 parked = threading.Event()
                 loop.add_callback(self._park, parked)
                 parked.wait(self.SETTLE_S)
-        # The cell's own messages (its "busy" status) may still be on their way out: wait until nothing runs.
+        # The cell's own messages (its "busy" status) may still be on their way out: wait until nothing runs and
+        # nothing waits to run. (A thread ready to run but not given a core on a loaded machine switches no more
+        # than a sleeping one, and neither does one that keeps a core to itself: only its state tells them apart.)
         end, busy = time.monotonic() + self.SETTLE_S, []
         while time.monotonic() < end:
             before = self.counts()
             time.sleep(0.02)
-            busy = self.ran(before)
+            busy = self.ran(before) or [f"{self.names.get(tid, 'a native one')} ({tid})" for tid in sorted(self.ready)]
             if not busy:
                 break
         if busy:
@@ -1335,8 +1337,9 @@ class Others:
         self.release.wait()
 
     def counts(self) -> dict[int, int]:
-        """Each other thread of this process (its id) and how many times the system switched away from it."""
-        out = {}
+        """Each other thread of this process (its id) and how many times the system switched away from it; which
+        of them are running or ready to run is left in ``self.ready``."""
+        out, self.ready = {}, set()
         for tid in os.listdir("/proc/self/task"):
             if int(tid) == self.me:
                 continue
@@ -1349,6 +1352,8 @@ class Others:
                 continue  # CUDA's own threads wake on their own; renaming a thread takes /proc or prctl (reviewed)
             out[int(tid)] = sum(int(line.split()[1]) for line in lines
                                 if line.split(":")[0].endswith("ctxt_switches"))
+            if any(line.split()[:2] == ["State:", "R"] for line in lines):
+                self.ready.add(int(tid))
         return out
 
     def ran(self, before: dict[int, int]) -> list[str]:

@@ -98,6 +98,50 @@ def test_work_on_a_thread_the_kernel_already_has_is_not_unseen(route):
 
 
 @pytest.mark.slow
+def test_a_thread_of_the_kernels_kept_computing_when_the_calls_begin_is_recorded():
+    """Work handed to the control thread's loop before the driver runs, computing without a pause (on a core of its
+    own it switches no more than a sleeping thread): the calls do not begin as if it were still."""
+    cell = ("import threading, time\n"
+            "BOX, ASKED = [0], threading.Event()\n"
+            "def spin():\n"
+            "    end = time.monotonic() + 60\n"
+            "    while not ASKED.is_set() and time.monotonic() < end:\n"
+            "        BOX[0] = sum(range(10))\n"
+            "next(t for t in threading.enumerate() if t.name == 'Control').io_loop.add_callback(spin)\n"
+            "def answer():\n"
+            "    ASKED.set()\n"
+            "    return BOX[0]\n")
+    _, tripped, _ = load_outcomes(_graded(cell)["text"], _cases(), TOKEN)
+    assert any("kept running when the graded calls began" in t or "ran during the call" in t for t in tripped), tripped
+
+
+def test_a_thread_computing_is_ready_to_run_whether_or_not_it_switches():
+    """What the settling before the calls reads: a thread computing is running or ready, one waiting is neither."""
+    import threading
+    import time
+
+    from pagedlab.grading.harness import Others
+
+    stop, idle = threading.Event(), threading.Event()
+    spinner = threading.Thread(target=lambda: [None for _ in iter(stop.is_set, True)])
+    sleeper = threading.Thread(target=idle.wait)
+    spinner.start(), sleeper.start()
+    time.sleep(0.2)  # (each past its start: a thread being started runs)
+    try:
+        others = Others.__new__(Others)
+        others.me = threading.get_native_id()
+        seen = set()
+        for _ in range(50):  # (the spinner gives up the GIL to this thread now and then: sleeping, it waits for it)
+            others.counts()
+            seen |= others.ready
+            time.sleep(0.002)
+        assert spinner.native_id in seen and sleeper.native_id not in seen, (seen, spinner.native_id)
+    finally:
+        stop.set(), idle.set()
+        spinner.join(), sleeper.join()
+
+
+@pytest.mark.slow
 def test_code_from_a_zip_archive_on_a_relative_path_is_recorded():
     """The notebook writes its answer into a zip archive in the kernel's folder and imports it through a relative
     ``sys.path`` entry (the module's file name is relative then): recorded as code no cell shows."""
