@@ -3,10 +3,11 @@
 Code is compared by winnowing (Schleimer, Wilkerson and Aiken, SIGMOD 2003, the algorithm behind MOSS and the
 ``copydetect`` package): the cell is read as a program and written out again (``ast.unparse``: layout, comments,
 quote style and redundant parentheses are gone; so are docstrings, a ``pass`` beside other statements, the
-``*[a, b]`` of a call and a value's wrappers such as ``[x][0]``), its tokens are normalized (every name not after a
-dot becomes ``N``, every string ``S``, every number ``0``), hashed in runs of :data:`K`, and the smallest hash of
-each window of :data:`WINDOW` runs is kept. Renaming variables, reformatting, recommenting or wrapping names in
-parentheses changes no fingerprint; the exercise's own text (the signature and docstring every learner starts from)
+``*[a, b]`` of a call and a value's wrappers such as ``[x][0]``), the statements of each block are put in one order
+(by their tokens), its tokens are normalized (every name not after a dot becomes ``N``, every string ``S``, every
+number ``0``), hashed in runs of :data:`K`, and the smallest hash of each window of :data:`WINDOW` runs is kept.
+Renaming variables, reformatting, recommenting, reordering statements or wrapping names in parentheses changes no
+fingerprint; the exercise's own text (the signature and docstring every learner starts from)
 is subtracted first. A cell that does not parse is read as its text.
 
 Where the statement dictates the code, an honest answer has the solution's fingerprints too: a match with the
@@ -49,21 +50,50 @@ _transform = TransformerManager().transform_cell
 def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> frozenset[int]:
     """The winnowed fingerprints of ``source`` (IPython syntax allowed; code that does not tokenize gives none), a
     call of one of ``wrappers`` (:func:`identities`) read as its first argument."""
-    tokens, after_dot = [], False
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(program(source, wrappers)).readline):
-            if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                            tokenize.ENDMARKER):
-                continue
-            if tok.type == tokenize.NAME:
-                tokens.append(tok.string if after_dot or keyword.iskeyword(tok.string) else "N")
-            else:
-                tokens.append({tokenize.STRING: "S", tokenize.NUMBER: "0"}.get(tok.type, tok.string))
-            after_dot = tok.string == "."
+        tokens = _tokens(_in_one_order(program(source, wrappers)))
     except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
         return frozenset()
     hashes = [zlib.crc32(" ".join(tokens[i:i + K]).encode()) for i in range(len(tokens) - K + 1)]
     return frozenset(min(hashes[i:i + WINDOW]) for i in range(max(1, len(hashes) - WINDOW + 1)) if hashes)
+
+
+def _in_one_order(text: str) -> str:
+    """The program ``text`` with the statements of each block sorted by their shape (their tokens, every name read
+    as one), innermost blocks first: two statements swapped, or a loop's body in another order, write the same
+    program. (Fingerprints only: the order that changes the result changes no fingerprint of a statement either.)"""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    for node in reversed(list(ast.walk(tree))):  # (each node after everything below it)
+        for block in (getattr(node, name, None) for name in ("body", "orelse", "finalbody")):
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                block.sort(key=_shape)
+    return ast.unparse(tree)
+
+
+def _shape(statement: ast.stmt) -> str:
+    try:
+        return " ".join(_tokens(ast.unparse(statement)))
+    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
+        return ""
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens of ``text`` as they are compared: every name not after a dot ``N``, every string ``S``, every
+    number ``0``; comments and layout dropped. Raises what :mod:`tokenize` raises."""
+    tokens, after_dot = [], False
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                        tokenize.ENDMARKER):
+            continue
+        if tok.type == tokenize.NAME:
+            tokens.append(tok.string if after_dot or keyword.iskeyword(tok.string) else "N")
+        else:
+            tokens.append({tokenize.STRING: "S", tokenize.NUMBER: "0"}.get(tok.type, tok.string))
+        after_dot = tok.string == "."
+    return tokens
 
 
 @functools.lru_cache(maxsize=4096)

@@ -21,7 +21,8 @@ HANDED_OUT = _cells(ROOT / "exercises" / "ex02_online_softmax.ipynb")
 def _renamed(source: str) -> str:
     """The solution as a copier hides it: names changed, comments rewritten, blank lines added."""
     out = source.replace("acc", "accumulator").replace("m_new", "new_max").replace("block_n", "bn")
-    return "\n".join(line.split("#")[0].rstrip() + ("  # mine" if line.strip() else "") for line in out.splitlines())
+    return "\n".join(line.split("#")[0].rstrip() + ("  # mine" if line.strip() and not line.endswith("\\") else "")
+                     for line in out.splitlines())  # (a comment after a line continuation would not parse)
 
 
 def test_a_renamed_copy_of_the_solution_is_flagged_naming_the_cell():
@@ -214,6 +215,28 @@ def test_a_copy_with_a_type_hint_on_every_name_is_flagged():
         assert copied_cells({"manager-work": ANNOTATED_EX07}, solution, handed_out) == []
     finally:
         similarity._Plain.unhinted = unhinted
+        similarity.fingerprints.cache_clear()
+
+
+def test_a_copy_with_its_statements_in_another_order_is_flagged(monkeypatch):
+    """(Round 38z11) ex09 stretch's ``merge_states`` as published, its comments dropped and two independent lines
+    swapped: each block's statements are compared in one order. Broken on purpose (read in the order written), the
+    copy holds 83% of the short cell's 30 fingerprints, under the 87% it needs, and is not flagged."""
+    from pagedlab.grading import similarity
+
+    solution = {"merge-work": _cells(ROOT / "solutions" / "ex09_stretch_split_kv_merge.ipynb")["merge-work"]}
+    handed_out = _cells(ROOT / "exercises" / "ex09_stretch_split_kv_merge.ipynb")
+    lines = [line for line in solution["merge-work"].splitlines() if not line.lstrip().startswith("#")]
+    out, lse = (next(i for i, line in enumerate(lines) if line.startswith(f"    {name} = ")) for name in ("out", "lse"))
+    lines[out], lines[lse] = lines[lse], lines[out]
+    work = {"merge-work": "\n".join(lines)}
+    reasons = copied_cells(work, solution, handed_out)
+    assert len(reasons) == 1 and reasons[0].startswith("work cell 'merge-work' matches the published solution"), reasons
+    similarity.fingerprints.cache_clear()
+    monkeypatch.setattr(similarity, "_in_one_order", lambda text: text)
+    try:
+        assert copied_cells(work, solution, handed_out) == []
+    finally:
         similarity.fingerprints.cache_clear()
 
 
