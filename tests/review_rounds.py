@@ -12109,7 +12109,8 @@ print("OPT-13B fp16:", kv_bytes_per_token(OPT_13B, torch.float16))
 
 
 # Round 38z12: each admission rule of ex10 where breaking it changes the step, drawn on every seed (rounds 38z10
-# and 38z11 measured the first two passing on 19 of 20 seeds: the busy server met them by chance).
+# and 38z11 measured the first two passing on 19 of 20 seeds: the busy server met them by chance); then the round's
+# notebooks.
 ROUND_38Z12 = {
     'ex10 admitting after a step that preempted (right wherever the victim does not fit again)': ('ATTACKS', 'ex10_scheduler_step', {'schedule-work': r'''import math
 
@@ -12222,4 +12223,436 @@ def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[
         step.num_tokens += len(req.tokens)
     return step
 '''}),
+    'ex04 both products by tl_dot without input_precision ieee (TF32 on a GPU)': ('ATTACKS', 'ex04_flash_forward', {
+        'kernel-work': r'''@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        scores = tl.dot(q, k) * qk_scale
+        visible = cols[None, :] < n_k
+        if CAUSAL:
+            visible = visible & (rows[:, None] + (n_k - n_q) >= cols[None, :])
+        scores = tl.where(visible, scores, float("-inf"))
+        row_max = tl.maximum(m_i, tl.max(scores, 1))
+        weights = tl.exp2(scores - row_max[:, None])
+        rescale = tl.exp2(m_i - row_max)
+        l_i = l_i * rescale + tl.sum(weights, 1)
+        acc = acc * rescale[:, None] + tl.dot(weights, v)
+        m_i = row_max
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)''',
+    }),
+    'ex04 stretch batch and head flattened into one head index, the batch strides never read': ('ATTACKS', 'ex04_stretch_gqa_forward', {
+        'kernel-work': r'''@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    # Move Q, K, V and Out to the first row of this program's (batch, head): Q = Q + ..., and so on.
+    # program 1 numbers the (batch, head) pairs b * n_heads + h; the K/V pairs are b * (n_heads // group) + h // group,
+    # which is pid // group since a group never straddles two batches
+    pid_bh = tl.program_id(1)
+    pid_kv = pid_bh // group
+    Q += pid_bh * stride_qh
+    Out += pid_bh * stride_oh
+    K += pid_kv * stride_kh
+    V += pid_kv * stride_vh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    # Set group (query heads per K/V head) and grid (one program per query tile and (batch, head)).
+    if n_heads % n_kv_heads != 0:
+        raise ValueError(f"k has {n_kv_heads} heads: they must divide the {n_heads} heads of q")
+    group = n_heads // n_kv_heads
+    grid = (triton.cdiv(n_q, block_m), batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out''',
+    }),
+    'ex10 a request preempting itself put in front at once, newer victims put in front of it later': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    todo = deque(running)
+    running.clear()
+    victims = []                                 # newest first
+    while todo:
+        req = todo.popleft()
+        if not manager.can_append(req.seq_id):
+            while todo and not manager.can_append(req.seq_id):
+                v = todo.pop()
+                manager.free(v.seq_id)
+                victims.append(v)
+                step.preempted.append(v.seq_id)
+            if not manager.can_append(req.seq_id):   # nobody newer left: it goes itself
+                manager.free(req.seq_id)
+                waiting.appendleft(req)
+                step.preempted.append(req.seq_id)
+                continue
+        manager.append(req.seq_id, len(req.tokens))
+        req.tokens.append(len(req.tokens))
+        running.append(req)
+        step.grown.append(req.seq_id)
+    waiting.extendleft(victims)                  # extendleft reverses: the older victim ends in front
+    step.num_tokens = len(step.grown)
+    while waiting and not step.preempted:
+        req = waiting[0]
+        if -(-len(req.tokens) // manager.block_size) + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if step.num_tokens + len(req.tokens) > max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(req.seq_id, req.tokens)
+        running.append(req)
+        step.admitted.append(req.seq_id)
+        step.num_tokens += len(req.tokens)
+    return step''',
+    }),
+    'ex06 an ownership helper, allocate_many by repeated allocate, divmod for the slot': ('HONEST', 'ex06_block_allocator', {
+        'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        have = len(self.free_list)
+        if n > have:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        taken = []
+        while len(taken) < n:
+            taken.append(self.allocate())
+        return taken
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        self._owned(block, "incref")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        self._owned(block, "free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+
+    def _owned(self, block: int, what: str) -> None:
+        """Raise ValueError unless ``block`` is a real id that someone holds."""
+        if not isinstance(block, int) or not (0 <= block < self.num_blocks):
+            raise ValueError(f"{what}: no block {block} in a pool of {self.num_blocks}")
+        if self.ref_count[block] < 1:
+            raise ValueError(f"{what}: block {block} is not allocated")''',
+        'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    q, r = divmod(num_tokens, block_size)
+    return q + (r > 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset''',
+    }),
+    'ex07 stretch explicit loops, the limit tested inside the loop, a scratch cell with print and time': ('HONEST', 'ex07_stretch_prefix_cache_match', {
+        'cache-work': r'''Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        out = []
+        prev = None
+        n_full = len(tokens) // self.block_size
+        for i in range(n_full):
+            chunk = tuple(tokens[i * self.block_size:(i + 1) * self.block_size])
+            prev = self.hash_fn(prev, chunk)
+            out.append(prev)
+        return out
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        limit = (len(tokens) - 1) // self.block_size   # leave at least one token to compute
+        found = []
+        expected_parent = None
+        for i, key in enumerate(self.keys(tokens)):
+            if i >= limit or key not in self.block_of:
+                break
+            bid = self.block_of[key]
+            e = self.entry[bid]
+            same_tokens = e.tokens == tuple(tokens[i * self.block_size:(i + 1) * self.block_size])
+            if not same_tokens or e.parent_id != expected_parent:
+                break
+            found.append(bid)
+            expected_parent = e.prefix_id
+        return found
+
+
+# scratch: trying my match by hand
+demo = MiniPrefixCache(2)
+demo.insert([1, 2, 3, 4, 5], [7, 8])
+print(demo.keys([1, 2, 3, 4, 5]), demo.match([1, 2, 3, 4, 5]), demo.match([1, 2, 3, 4]))
+%time demo.match([1, 2, 9, 9, 5])''',
+    }),
+    'ex08 the exact sum over positions for recompute, one-line formulas': ('HONEST', 'ex08_swap_or_recompute', {
+        'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    per_chunk = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 4 * num_layers * n_blocks * per_chunk
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    return 2 * num_tokens * (num_params + num_layers * d_model * num_tokens) / flops''',
+        'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L n (latency / B + bytes / bw) = t  =>  latency / B = t / (4 L n) - bytes / bw
+    slack = recompute_seconds / (4 * num_layers * num_tokens) - chunk_bytes_per_token / bandwidth
+    return math.inf if slack <= 0 else latency / slack''',
+        'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tbl = manager.table(seq_id)
+    B, n = manager.block_size, tbl.num_tokens
+    counts = [manager.allocator.refcount(b) for b in tbl.block_ids]
+    mine = sum(1 for c in counts if c == 1)
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1 and (lead + 1) * B <= n:
+        lead += 1
+    c = lead * B                                         # tokens the prefix cache hands back
+    kv_bytes = 2 * model.num_kv_heads * model.head_dim   # bf16
+    t_swap = swap_seconds(mine * B, B, model.num_layers, kv_bytes, bandwidth, latency)
+    width = model.num_heads * model.head_dim
+    # exact sum over positions p = c .. n-1: 2N per token, and 4 L d p for attending to p earlier tokens
+    attention = 2 * model.num_layers * width * (n * (n - 1) - c * (c - 1))
+    t_rec = (2 * num_params * (n - c) + attention) / flops
+    return t_swap, t_rec
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if manager.can_swap_out(seq_id):
+        swap_t, rec_t = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if swap_t < rec_t:
+            return "swap"
+    return "recompute"''',
+    }),
+    'ex03 a grid lambda over meta BLOCK, softmax by exp2 of x times log2 e': ('HONEST', 'ex03_triton_basics', {
+        'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out''',
+        'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    lane = tl.arange(0, BLOCK)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    run_max = tl.full([1], float("-inf"), tl.float32)
+    run_sum = tl.zeros([1], tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + lane < n_cols
+        t = tl.load(src + c0 + lane, mask=ok, other=float("-inf"))
+        new_max = tl.maximum(run_max, tl.max(t, 0))
+        run_sum = run_sum * tl.exp2((run_max - new_max) * 1.4426950408889634) + tl.sum(tl.exp2((t - new_max) * 1.4426950408889634), 0)
+        run_max = new_max
+    inv = 1.0 / run_sum
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + lane < n_cols
+        t = tl.load(src + c0 + lane, mask=ok, other=float("-inf"))
+        tl.store(dst + c0 + lane, tl.exp2((t - run_max) * 1.4426950408889634) * inv, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out''',
+    }),
+    'ex09 the slot as t minus its block start, names of its own': ('HONEST', 'ex09_paged_attention', {
+        'kernel-work': r'''@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    first_head = kv_head * group          # heads h with h // group == kv_head start here
+    heads = first_head + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        in_ctx = tokens < context_len
+        logical = tokens // BLOCK_SIZE
+        within = tokens - logical * BLOCK_SIZE
+        blk = tl.load(table + logical, mask=in_ctx, other=0)
+        blk = blk.to(tl.int64)
+        kT = tl.load(k_head + blk[None, :] * stride_kb + within[None, :] * stride_kt + offs_d[:, None],
+                     mask=in_ctx[None, :], other=0.0)
+        vv = tl.load(v_head + blk[:, None] * stride_kb + within[:, None] * stride_kt + offs_d[None, :],
+                     mask=in_ctx[:, None], other=0.0)
+        sc = tl.dot(q, kT, input_precision="ieee") * qk_scale
+        sc = tl.where(in_ctx[None, :], sc, float("-inf"))
+        top = tl.maximum(m_i, tl.max(sc, 1))
+        corr = tl.exp2(m_i - top)
+        pr = tl.exp2(sc - top[:, None])
+        acc = acc * corr[:, None] + tl.dot(pr, vv, input_precision="ieee")
+        l_i = l_i * corr + tl.sum(pr, 1)
+        m_i = top
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])''',
+    }),
+    'ex10 two indices over a copy of running, preempted requests put back after the loop': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    import math
+    order = list(running)                      # oldest first
+    kept: list[Request] = []
+    lo, hi = 0, len(order)                     # order[lo:hi] have not grown yet
+    while lo < hi:
+        req = order[lo]
+        while not manager.can_append(req.seq_id):
+            hi -= 1                            # the newest not yet grown goes
+            gone = order[hi]
+            manager.free(gone.seq_id)
+            step.preempted.append(gone.seq_id)
+            if hi == lo:                       # it was req itself
+                break
+        if hi == lo:
+            break
+        manager.append(req.seq_id, len(req.tokens))
+        req.tokens.append(len(req.tokens))
+        kept.append(req)
+        step.grown.append(req.seq_id)
+        lo += 1
+    # preempted ones go back in front, oldest first (they were taken newest first)
+    for gone_id in step.preempted:
+        waiting.appendleft(next(q for q in order if q.seq_id == gone_id))
+    running[:] = kept
+    step.num_tokens = len(kept)
+    budget_left = max_num_batched_tokens - step.num_tokens
+    while not step.preempted and waiting:
+        head = waiting[0]
+        need = math.ceil(len(head.tokens) / manager.block_size)
+        if manager.num_free_blocks - need < manager.watermark_blocks or len(head.tokens) > budget_left:
+            break
+        waiting.popleft()
+        manager.add(head.seq_id, head.tokens)
+        running.append(head)
+        step.admitted.append(head.seq_id)
+        budget_left -= len(head.tokens)
+        step.num_tokens += len(head.tokens)
+    return step''',
+    }),
 }

@@ -41,6 +41,7 @@ def job_text(cases, spec, token: str, kept: list[str] = (), cells: list[str] | N
     targets = [t for t in wired if t.startswith("pagedlab")]
     return json.dumps({"cases": cases.cases, "arrays": arrays, "given": dict(spec.given), "token": token,
                        "tripwires": wired, "device": spec.device, "triton": spec.triton,
+                       "full_precision": spec.full_precision,
                        "memory": spec.memory, **({"cells": list(cells)} if cells is not None else {}),
                        **({"watch": targets} if watched else {})})
 

@@ -132,7 +132,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         sources = Sources(job["cells"], globals()) if job.get("cells") is not None else None
         for code in watched.codes() if watched is not None and sources is not None else ():
             sources.trust(code)
-        launches = Launches(put, record, sources) if job.get("triton") else None
+        launches = Launches(put, record, sources, job.get("full_precision", False)) if job.get("triton") else None
         if launches is not None and watched is not None:
             launches.held, launches.undo = watched.held, undo
 
@@ -1385,7 +1385,9 @@ class Launches:
     only the storages it was given, and those whose bytes it changed.
     """
 
-    def __init__(self, put, record, sources: Sources | None = None):
+    def __init__(self, put, record, sources: Sources | None = None, full_precision: bool = False):
+        self.full_precision = full_precision  # every tl.dot of float32 operands must ask for float32 products
+        self.loose_dot = ""  # the precision a tl.dot of float32 operands asked for in the call, where not float32
         self.written: dict[int, object] = {}  # storage address -> its bytes right after the notebook's kernel
         self.given: dict[int, int] = {}  # storage address -> its size in bytes, of each tensor the kernel was given
         self.current: dict[int, int] = {}  # the same, of the tensors the running launch was given
@@ -1425,6 +1427,8 @@ class Launches:
             put(builder, "set_grid_dim", self._programs_start(builder.set_grid_dim))
             put(builder, "create_masked_load", self._watch_memory(builder.create_masked_load, False, 0))
             put(builder, "create_masked_store", self._watch_memory(builder.create_masked_store, True, 1))
+            if full_precision and hasattr(builder, "create_dot"):
+                put(builder, "create_dot", self._watch_dot(builder.create_dot))
             for name, at in (("create_atomic_rmw", (1, 3)), ("create_atomic_cas", (0, None))):  # (their own route)
                 if hasattr(builder, name):
                     put(builder, name, self._watch_atomic(getattr(builder, name), *at))
@@ -1447,6 +1451,7 @@ class Launches:
         self.unmasked = 0
         self.constants.clear(), self.fills.clear(), self.copies.clear()
         self.compiled, self.host, self.where, self.refusal, self.computed = False, True, where, "", ""
+        self.loose_dot = ""
 
     def filled(self, outputs: list, value) -> None:
         """PyTorch filled ``outputs`` with the constant ``value``: the kernel may read it. The constant counts with
@@ -1518,6 +1523,17 @@ class Launches:
                                         f"through{self._past(self.accesses[-1][1][outside])}")
                         raise Refused(self.refusal)
             return access(ptrs, *args, **kwargs)
+        return watched
+
+    def _watch_dot(self, dot):
+        """``dot`` (the interpreter's ``tl.dot``, ``(a, b, acc, input_precision, max_num_imprecise_acc)``) noting a
+        product of float32 operands asked for in less than float32: the interpreter computes it in float32 anyway,
+        so only the request shows what a GPU would do (TF32 by default: about 1e-3 relative error)."""
+        def watched(a, b, *args):
+            if self.inside and not self.loose_dot and len(args) > 1 and "IEEE" not in str(args[1]).upper() and any(
+                    getattr(getattr(x, "dtype", None), "name", "") == "fp32" for x in (a, b)):
+                self.loose_dot = str(args[1]).rpartition(".")[2].lower() or "the default"
+            return dot(a, b, *args)
         return watched
 
     def _programs_start(self, set_grid_dim):
@@ -1837,6 +1853,12 @@ class Launches:
 
         if self.refusal:
             raise Refused(self.refusal)
+        if self.loose_dot:
+            raise Refused(f"{where}: a tl.dot of the notebook's Triton kernel multiplies float32 values in "
+                          f"{self.loose_dot.upper()} (its input_precision): on a GPU its products lose float32's "
+                          "precision (about 1e-3 relative error, past this exercise's tolerance), though Triton's "
+                          "interpreter computes them in float32 anyway. The exercise asks for "
+                          "input_precision=\"ieee\" on every tl.dot")
         for t in value if isinstance(value, (tuple, list)) else (value,):
             if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
                 continue

@@ -74,6 +74,9 @@ class Spec:
         device: ``T(i)`` is put on ``pagedlab.device.DEVICE`` (the Triton exercises).
         triton: a graded result (each floating-point tensor of it) counts only if a ``@triton.jit`` kernel defined
             in the notebook wrote it (:class:`pagedlab.grading.harness.Launches`); else the notebook fails.
+        full_precision: every ``tl.dot`` of float32 operands the notebook's kernel runs asks for float32 products
+            (``input_precision="ieee"``), as the exercise states; else the notebook fails. Triton's interpreter
+            computes a ``tl.dot`` in float32 whatever it is asked, a GPU in TF32 by default (about 1e-3 off).
         raises: the exceptions the exercise asks for (class names): the only ones a solution's graded call may
             raise (any other is a graded call that tests nothing, a bug of the spec's).
         atol, rtol: tolerance for floating-point results against the solution's (NaN never passes). An integer
@@ -98,6 +101,7 @@ class Spec:
     given: dict[str, str] = field(default_factory=dict)
     device: bool = False
     triton: bool = False
+    full_precision: bool = False
     raises: tuple[str, ...] = ()
     atol: float = 1e-5
     rtol: float = 1e-4
@@ -383,9 +387,12 @@ def _ex04_stretch(c: Cases) -> None:
         q, k, v = (c.array(batch, heads, n_q, d, scale=3.0), c.array(batch, kv_heads, n_k, d),
                    c.array(batch, kv_heads, n_k, d))
         c.call(f"gqa_forward {heads}/{kv_heads} heads", f"gqa_forward({q}, {k}, {v})")
-    q, k, v = c.array(1, 4, 9, 16), c.array(1, 2, 11, 16), c.array(1, 2, 11, 16)
-    c.call("gqa_forward of views", f"gqa_forward(*(t.transpose(1, 2).contiguous().transpose(1, 2) "
-                                   f"for t in ({q}, {k}, {v})))")
+    # views of (batch, seq, heads, d) tensors, more than one batch: a batch's stride is then no multiple of the
+    # heads' by the head count (a kernel that folds batch and head into one head index is wrong only here)
+    batch = c.rng.randint(2, 3)
+    q, k, v = c.array(batch, 4, 9, 16), c.array(batch, 2, 11, 16), c.array(batch, 2, 11, 16)
+    c.call(f"gqa_forward of views, batch {batch}", f"gqa_forward(*(t.transpose(1, 2).contiguous().transpose(1, 2) "
+                                                   f"for t in ({q}, {k}, {v})))")
     # more queries than keys, past the first query tile (16 rows by default): a grid counted from n_k stops short
     n_k = c.rng.randint(1, 16)
     q, k, v = c.array(1, 4, c.rng.randint(17, 30), 16), c.array(1, 2, n_k, 16), c.array(1, 2, n_k, 16)
@@ -400,10 +407,10 @@ def _ex04_stretch(c: Cases) -> None:
            f"gqa_forward({c.array(1, 2, 8, 16)}, {c.array(1, 4, 8, 16)}, {c.array(1, 4, 8, 16)})")
     # a group of 4 (4 query heads over 1), k and v the two halves of one fused (batch, n_k, 2, d) projection, one
     # query over keys of whole tiles, in tiles of 32 x 16 (the stated tiles besides the default)
-    n_k = 16 * c.rng.randint(1, 2)
-    c.call("gqa_forward in a group of 4, k and v halves of one fused projection, tiles of 32 x 16",
-           f"gqa_forward({c.array(1, 1, 4, 16)}.transpose(1, 2), *{c.array(1, n_k, 2, 16)}.transpose(1, 2).split(1, 1), "
-           f"block_m=32, block_n=16)")
+    n_k, batch = 16 * c.rng.randint(1, 2), c.rng.randint(1, 3)
+    c.call(f"gqa_forward in a group of 4, k and v halves of one fused projection, batch {batch}, tiles of 32 x 16",
+           f"gqa_forward({c.array(batch, 1, 4, 16)}.transpose(1, 2), "
+           f"*{c.array(batch, n_k, 2, 16)}.transpose(1, 2).split(1, 1), block_m=32, block_n=16)")
 
 
 _MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B", "SMOLLM2_135M")  # (SmolLM2: a head_dim of 64)
@@ -781,6 +788,14 @@ def _ex10(c: Cases) -> None:
         steps += [get(f"schedule_step(m, running, waiting, {r.choice((8, 1000))})"),
                   get("[(q.seq_id, q.tokens) for q in running]"), get("[q.seq_id for q in waiting]")]
     c.add("schedule_step: two preemptions in one step", steps)
+    # every request holding one full block of the pool: each of the older half grows in the block of the newest one
+    # left, preempted, and the middle one (n odd) then preempts itself; all at the front of waiting, the older first
+    n = r.choice((3, 5))
+    steps = [_scene(n, 4, [(f"r{i}", 4) for i in range(n)], [("w0", 1)])]
+    for _ in range(2):
+        steps += [get("schedule_step(m, running, waiting, 1000)"),
+                  get("[(q.seq_id, q.tokens) for q in running]"), get("[q.seq_id for q in waiting]")]
+    c.add(f"schedule_step: {n} requests in {n} full blocks, the newest preempted, then one preempting itself", steps)
     # Each admission rule where breaking it changes the step, on every seed (a busy server meets some by chance only).
     # Nobody admitted in a step that preempted: the one preemption after which a waiting request fits again is the
     # newest left preempting itself (its blocks are free, and it is first in line); a step later it is admitted.
@@ -893,9 +908,10 @@ SPECS: dict[str, Spec] = {
     "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,
                                device=True, triton=True, atol=1e-5),
     "ex04_flash_forward": Spec(("attention_kernel",), _ex04, _ATTENTION + _FLASH, device=True, triton=True,
-                               atol=1e-4, rtol=1e-4),
+                               full_precision=True, atol=1e-4, rtol=1e-4),
     "ex04_stretch_gqa_forward": Spec(("gqa_kernel", "gqa_forward"), _ex04_stretch, _ATTENTION + _FLASH, device=True,
-                                     triton=True, raises=("ValueError",), atol=1e-4, rtol=1e-4),
+                                     triton=True, full_precision=True, raises=("ValueError",), atol=1e-4,
+                                     rtol=1e-4),
     "ex04b_performance_lab": Spec(("predict_resources", "read_report", "exp2_per_score", "tile_budget",
                                    "backward_exp_fraction", "predict"), _ex04b,
                                   tuple(f"pagedlab.perf_lab:{f}" for f in ("exp_time_fraction", "score_budget",
@@ -922,7 +938,7 @@ SPECS: dict[str, Spec] = {
                                     "BlockManager": "pagedlab.paged.manager:BlockManager"}, atol=0, rtol=1e-3,
                                    checked="ex08_swap_or_recompute"),
     "ex09_paged_attention": Spec(("paged_decode_kernel",), _ex09, _ATTENTION + _PAGED, _BATCH, device=True,
-                                 triton=True, atol=1e-4, rtol=1e-4),
+                                 triton=True, full_precision=True, atol=1e-4, rtol=1e-4),
     "ex09_stretch_split_kv_merge": Spec(("split_bounds", "merge_states"), _ex09_stretch, _PAGED, atol=1e-5,
                                         checked="ex09_stretch_split_kv_merge"),
     "ex10_scheduler_step": Spec(("schedule_step",), _ex10, ("pagedlab.engine.scheduler:Scheduler",

@@ -57,10 +57,6 @@ INVISIBLE: dict[tuple[str, str], str] = {
     ("ex03_triton_basics", "three passes over the row"): _READS,
     ("ex09_stretch_split_kv_merge", "cascade: the suffix state forgotten"): _CASCADE,
     ("ex09_stretch_split_kv_merge", "cascade: states stacked on the wrong dimension"): _CASCADE,
-    ("ex09_paged_attention", 'tl.dot without input_precision="ieee" (TF32 on a GPU; the interpreter cannot show it)'):
-        "Triton's interpreter computes tl.dot in float32 whatever it is asked; check 9 reads the kernel's source",
-    ("ex04_flash_forward", 'tl.dot without input_precision="ieee" (TF32 on a GPU)'):
-        "Triton's interpreter computes tl.dot in float32 whatever it is asked; check 7 reads the kernel's source",
     ("ex04b_performance_lab", "no two configurations with the same BLOCK_M and different BLOCK_N"):
         "the configurations to compile are the learner's choice, a list no graded call makes (check 1 reads it)",
     ("ex04_stretch_gqa_forward", "ValueError that does not name k"): _MESSAGE,

@@ -21,7 +21,7 @@ from pagedlab.grading.specs import Cases
 from pagedlab.grading.supervise import _SUPERVISOR, supervise
 
 TOKEN = "9f2c41d7a0b35e68"
-SPEC = SimpleNamespace(given={}, tripwires=(), device=False, triton=False, memory=None)
+SPEC = SimpleNamespace(given={}, tripwires=(), device=False, triton=False, full_precision=False, memory=None)
 
 
 def _cases() -> Cases:
