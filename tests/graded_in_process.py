@@ -99,8 +99,11 @@ def shared(folder: Path | None, key: str, make):
         return value
 
 
-def merged_cases(exercise: str, seeds=SEEDS) -> tuple[Cases, dict[int, tuple[Cases, int, int]]]:
-    """One job holding every seed's cases (each ``T(i)`` renumbered), and where each seed's cases lie in it."""
+@functools.lru_cache(maxsize=None)
+def merged_cases(exercise: str, seeds: tuple[int, ...] = SEEDS) -> tuple[Cases, dict[int, tuple[Cases, int, int]]]:
+    """One job holding every seed's cases (each ``T(i)`` renumbered), and where each seed's cases lie in it. Once per
+    process (read only): a forked child finds it made, as the grader makes the cases outside the kernel, where
+    every module of ``pagedlab`` is there (ex08's spec reads the exercise check's costs)."""
     spec, merged, where = SPECS[exercise], Cases(0), {}
     for seed in seeds:
         c = spec.cases(seed)
@@ -128,7 +131,7 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
     p = pristine(exercise)
     spec = SPECS[exercise]
     restored, cells, _, _ = prepare(data, p, Limits())
-    merged, where = merged_cases(exercise, seeds)
+    merged, where = merged_cases(exercise, tuple(seeds))
     errors = []
     namespace: dict = {"__name__": "__main__"}
     kept = copy_of(exercise)[1] if kept is None else kept
@@ -165,6 +168,7 @@ def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: floa
     crash the process, or loop forever, as it would crash a grading kernel or run out its time (a fail). None when
     the child died or ran past ``timeout_s``."""
     warm(exercise)
+    merged_cases(exercise, tuple(seeds))  # (before the fork, as the grader makes them outside the kernel)
     parent, child = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.get_context("fork").Process(target=_child, args=(child, exercise, data, seeds))
     process.start()

@@ -21,7 +21,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': 'fd3ca676e74fa0a97aebc02897f92c06667f1a2f393f7e567af01b34a4709279',
-    'specs.py': '7f7d4bc61859906ad4be2dc3bbb933d62e5e8ae8c2a5542a31b24db94a541f52',
+    'specs.py': '54b7327091d86e15680d3989c1eaea6e6c6a8a048811dc8b51c40a41d5caab78',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 import planted
-from graded_in_process import (ROOT, SEEDS, copy_of, differences, notebook_bytes, pristine, run_graded,
-                               run_graded_isolated, shared, warm)
+from graded_in_process import (ROOT, SEEDS, copy_of, differences, merged_cases, notebook_bytes, pristine,
+                               run_graded, run_graded_isolated, shared, warm)
 from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
                            ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y, ROUND_38Z, ROUND_38Z2, ROUND_38Z3,
@@ -577,6 +577,7 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS
         conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), seeds))
 
     warm(exercise)  # (read here, before the fork: each child inherits it instead of reading it again)
+    merged_cases(exercise, tuple(seeds))  # (as the grader makes them, outside the kernel)
     parent, end = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.get_context("fork").Process(target=child, args=(end,))
     process.start()
