@@ -3,9 +3,10 @@
 Code is compared by winnowing (Schleimer, Wilkerson and Aiken, SIGMOD 2003, the algorithm behind MOSS and the
 ``copydetect`` package): the cell is read as a program and written out again (``ast.unparse``: layout, comments,
 quote style and redundant parentheses are gone; so are docstrings, a ``pass`` beside other statements, the
-``*[a, b]`` of a call and a value's wrappers such as ``[x][0]``), the statements of each block are put in one order
-(by their tokens), its tokens are normalized (every name not after a dot becomes ``N``, every string ``S``, every
-number ``0``), hashed in runs of :data:`K`, and the smallest hash of each window of :data:`WINDOW` runs is kept.
+``*[a, b]`` of a call and a value's wrappers such as ``[x][0]``), the statements of each block are put in one
+order (by the kinds of their nodes), its tokens are normalized (every name not after a dot becomes ``N``, every
+string ``S``, every number ``0``), hashed in runs of :data:`K`, and the smallest hash of each window of
+:data:`WINDOW` runs is kept.
 Renaming variables, reformatting, recommenting, reordering statements or wrapping names in parentheses changes no
 fingerprint; the exercise's own text (the signature and docstring every learner starts from)
 is subtracted first. A cell that does not parse is read as its text.
@@ -50,8 +51,17 @@ _transform = TransformerManager().transform_cell
 def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> frozenset[int]:
     """The winnowed fingerprints of ``source`` (IPython syntax allowed; code that does not tokenize gives none), a
     call of one of ``wrappers`` (:func:`identities`) read as its first argument."""
+    tokens, after_dot = [], False
     try:
-        tokens = _tokens(_in_one_order(program(source, wrappers)))
+        for tok in tokenize.generate_tokens(io.StringIO(_in_one_order(program(source, wrappers))).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                            tokenize.ENDMARKER):
+                continue
+            if tok.type == tokenize.NAME:
+                tokens.append(tok.string if after_dot or keyword.iskeyword(tok.string) else "N")
+            else:
+                tokens.append({tokenize.STRING: "S", tokenize.NUMBER: "0"}.get(tok.type, tok.string))
+            after_dot = tok.string == "."
     except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
         return frozenset()
     hashes = [zlib.crc32(" ".join(tokens[i:i + K]).encode()) for i in range(len(tokens) - K + 1)]
@@ -59,9 +69,9 @@ def fingerprints(source: str, wrappers: frozenset[str] = frozenset()) -> frozens
 
 
 def _in_one_order(text: str) -> str:
-    """The program ``text`` with the statements of each block sorted by their shape (their tokens, every name read
-    as one), innermost blocks first: two statements swapped, or a loop's body in another order, write the same
-    program. (Fingerprints only: the order that changes the result changes no fingerprint of a statement either.)"""
+    """The program ``text`` with the statements of each block sorted by their shape (:func:`_shape`), innermost
+    blocks first: two statements swapped, or a loop's body in another order, write the same program (read for its
+    fingerprints only, never run)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -73,27 +83,10 @@ def _in_one_order(text: str) -> str:
     return ast.unparse(tree)
 
 
-def _shape(statement: ast.stmt) -> str:
-    try:
-        return " ".join(_tokens(ast.unparse(statement)))
-    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
-        return ""
-
-
-def _tokens(text: str) -> list[str]:
-    """The tokens of ``text`` as they are compared: every name not after a dot ``N``, every string ``S``, every
-    number ``0``; comments and layout dropped. Raises what :mod:`tokenize` raises."""
-    tokens, after_dot = [], False
-    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                        tokenize.ENDMARKER):
-            continue
-        if tok.type == tokenize.NAME:
-            tokens.append(tok.string if after_dot or keyword.iskeyword(tok.string) else "N")
-        else:
-            tokens.append({tokenize.STRING: "S", tokenize.NUMBER: "0"}.get(tok.type, tok.string))
-        after_dot = tok.string == "."
-    return tokens
+def _shape(statement: ast.stmt) -> tuple[str, ...]:
+    """What orders ``statement`` among its block's: its nodes, by kind, attributes by name (names are anybody's)."""
+    return tuple(f"{type(n).__name__}.{n.attr}" if isinstance(n, ast.Attribute) else type(n).__name__
+                 for n in ast.walk(statement))
 
 
 @functools.lru_cache(maxsize=4096)
