@@ -21,7 +21,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': 'd49f6243a667186749e487e16898615c7e50656a75c3a04adc493e5638d4a1cf',
-    'specs.py': '54b7327091d86e15680d3989c1eaea6e6c6a8a048811dc8b51c40a41d5caab78',
+    'specs.py': '89289b1d8a165f504aa3ad71df6dfdd6ae990df3e99020939ad5ac2f11e5ea93',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

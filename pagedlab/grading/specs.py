@@ -536,6 +536,15 @@ def _ex07(c: Cases) -> None:
         do(f"m = MiniManager(8, {bs})"), get(f"m.add('s0', {bs + 1}).block_ids"), get("m.fork('s0', 's1').block_ids"),
         get("m.fork('s1', 's2').block_ids"), get("m.append('s2')"), get("m.append('s0')"), get("m.append('s1')"),
         _STATE07, get("[m.allocator.refcount(b) for b in range(8)]")])
+    # Out of blocks (the pool full), each way append takes one: a copy-on-write of the shared last block, by either
+    # owner, and a block boundary; each raises and leaves every table and count as it was, and the owner left
+    # alone then writes in place
+    bs = r.choice((2, 3, 4))
+    c.add(f"MiniManager(2, {bs}): out of blocks in a copy-on-write and at a block boundary", [
+        do(f"m = MiniManager(2, {bs})"), get(f"m.add('s0', {bs + 1}).block_ids"), get("m.fork('s0', 's1').block_ids"),
+        get("m.append('s1')"), _STATE07, get("[m.allocator.refcount(b) for b in range(2)]"),
+        get("m.append('s0')"), _STATE07, get("[m.allocator.refcount(b) for b in range(2)]"), do("m.free('s1')"),
+        *[get("m.append('s0')") for _ in range(bs)], _STATE07, get("[m.allocator.refcount(b) for b in range(2)]")])
     # A write inside a private block whose earlier blocks are shared, the pool empty: it must not copy (only the
     # block written decides), where a test of another block would run out.
     bs = r.choice((2, 3))
