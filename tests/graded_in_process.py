@@ -54,8 +54,8 @@ class Graded:
 def pristine(exercise: str):
     if not _PRISTINE:
         _PRISTINE.update(load_pristine(ROOT / "exercises", ROOT / "solutions"))
-        for p in _PRISTINE.values():  # (the library's fingerprints: once here, not once in each forked child)
-            p.library, p.library_floors
+        for p in _PRISTINE.values():  # (the library's fingerprints and words: once here, not in each forked child)
+            p.library, p.library_floors, p.handed_words
     return _PRISTINE[f"{exercise}.ipynb"]
 
 

@@ -12656,3 +12656,509 @@ def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
     return step''',
     }),
 }
+
+
+# Round 38z13: copies of the published solution in disguise (each must go to review), then the round's other notebooks.
+ROUND_38Z13_COPIES = {
+    "ex07's published fork and append split into three helper methods, names and comments kept": ('COPIES', 'ex07_copy_on_write', {
+        'manager-work': r'''
+class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def _share(self, table):
+        for block in table.block_ids:
+            self.allocator.incref(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        table = self.tables[parent]
+        self._share(table)
+        self.tables[child] = BlockTable(list(table.block_ids), table.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def _grow(self, table):
+        table.block_ids.append(self.allocator.allocate())
+
+    def _copy_last(self, table):
+        new = self.allocator.allocate()          # first, so that OutOfBlocks changes nothing
+        shared = table.block_ids[-1]
+        self.allocator.free(shared)
+        table.block_ids[-1] = new
+        return (shared, new)
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        table = self.tables[seq]
+        position = table.num_tokens
+        copy = None
+        if position % self.block_size == 0:
+            self._grow(table)
+        elif self.allocator.refcount(table.block_ids[-1]) > 1:
+            copy = self._copy_last(table)
+        table.num_tokens = position + 1
+        return table.slot(position), copy
+''',
+    }),
+    "ex06's published allocator with its guards turned round, messages kept word for word": ('COPIES', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if self.free_list:
+            block = self.free_list.pop()
+            self.ref_count[block] = 1
+            return block
+        raise OutOfBlocks(1, 0, self.num_blocks)
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        if n <= len(self.free_list):
+            return [self.allocate() for _ in range(n)]
+        raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        if 0 <= block < self.num_blocks and self.ref_count[block] != 0:
+            self.ref_count[block] += 1
+            return
+        raise ValueError(f"block {block} is not allocated, so it cannot be shared")
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        if block < 0 or block >= self.num_blocks:
+            raise ValueError(f"block {block} is not in this pool")
+        if not self.ref_count[block]:
+            raise ValueError(f"double free: block {block} is already free")
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''',
+        'boundary-work': r'''
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    return (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    return position % block_size + block_size * block_ids[position // block_size]
+''',
+    }),
+    "ex09 stretch's published merge with methods written as torch functions, its comment kept": ('COPIES', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    per_split = -(-context_len // num_splits)
+    length = -(-per_split // block_n) * block_n
+    bounds = []
+    s = 0
+    while s < num_splits:
+        start = min(s * length, context_len)
+        bounds.append((start, min(start + length, context_len)))
+        s += 1
+    return bounds
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # sum_j e^{x_j} v_j = sum_s l_s o_s = sum_s e^{lse_s} o_s and sum_j e^{x_j} = sum_s e^{lse_s}; multiplying both by
+    # e^{-m} changes nothing, and m = max_s lse_s makes every exponent <= 0 (an empty split: e^{-inf} = 0).
+    m = torch.amax(lses, -1, True)
+    w = torch.exp(torch.sub(lses, m))
+    total = torch.sum(w, -1, True)
+    out = torch.sum(w.unsqueeze(-1) * outs, -2) / total
+    lse = torch.squeeze(m + torch.log(total), -1)
+    return out, lse
+''',
+        'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    pt = prefix_table.unsqueeze(0).repeat(n, 1)
+    plen = torch.full_like(own_lens, prefix_len)
+    a = paged_decode_split(q, k_cache, v_cache, pt, plen, 1)
+    b = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat((a[0], b[0]), 2), torch.cat((a[1], b[1]), 2))
+    return merged
+''',
+    }),
+    "ex01's published mask and attention, lines swapped, comparisons flipped, @ as torch matmul": ('COPIES', 'ex01_naive_attention', {
+        'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    j = torch.arange(n_k).unsqueeze(0)  # a row of key positions
+    i = torch.arange(n_q).unsqueeze(1)  # a column of query positions
+    return i + (n_k - n_q) >= j
+''',
+        'attention-work': r'''
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    s = torch.matmul(q.float(), k.float().transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]).to(s.device), -math.inf)
+    return torch.matmul(s.softmax(dim=-1), v.float()).to(q.dtype)
+''',
+    }),
+}
+
+
+
+ROUND_38Z13 = {
+    'ex04b predict taking a report with HGMMA for an H100, dropping sm_90 compiles that use HMMA': ('ATTACKS', 'ex04b_performance_lab', {
+        'choose-work': r'''
+MY_CONFIGS = [(128, 64, 8, 2), (128, 128, 8, 2), (64, 32, 4, 2), (64, 128, 4, 3)]
+''',
+        'predict-resources-work': r'''
+def predict_resources(block_m, block_n, num_warps, num_stages, head_dim=128):
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    bf16 = 2
+    q_tile = block_m * head_dim * bf16
+    kv_ring = num_stages * (block_n * head_dim * bf16) * 2
+    threads = 32 * num_warps
+    live = block_m * head_dim + 1.5 * block_m * block_n
+    regs = live / threads
+    return {"shared_bytes": q_tile + kv_ring, "registers": regs, "spills": bool(regs > 255)}
+''',
+        'read-work': r'''
+def read_report(report):
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report.get("sass", {})
+    out = dict(registers=int(report["registers"]), spill_bytes=int(report["spill_bytes"]))
+    out["shared_kib"] = report["shared_bytes"] / 1024.0
+    out["matrix"] = "HMMA" if counts.get("HGMMA", 0) == 0 else "HGMMA"
+    out["loads"] = "LDGSTS" if counts.get("UTMALDG", 0) == 0 else "UTMALDG"
+    return out
+''',
+        'exp-work': r'''
+def exp2_per_score(report):
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    per_thread_one_loop = report["block_m"] * report["block_n"] / threads
+    return report["sass"]["MUFU.EX2"] / per_thread_one_loop / 2
+''',
+        'budget-work': r'''
+def tile_budget(block_m, block_n, head_dim, mma_flops_per_clock=4096, exp_per_clock=16):
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    one_product = 2 * block_m * block_n * head_dim
+    total_flops = one_product * 2
+    kv_bytes = 2 * (block_n * head_dim) * 2
+    n_exp = block_m * block_n
+    mma_clocks = total_flops / mma_flops_per_clock
+    exp_clocks = n_exp / exp_per_clock
+    return {"flops": total_flops, "bytes": kv_bytes, "exps": n_exp,
+            "flops_per_byte": total_flops / kv_bytes, "exp_fraction": exp_clocks / mma_clocks}
+''',
+        'bwd-work': r'''
+def backward_exp_fraction(head_dim, mma_flops_per_clock=4096, exp_per_clock=16):
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    exp_clocks = 2.0 / exp_per_clock
+    mma_clocks = 7 * (2.0 * head_dim) / mma_flops_per_clock
+    return exp_clocks / mma_clocks
+''',
+        'predict-work': r'''
+def predict(reports):
+    """Index of the report of the configuration that should run fastest on an H100."""
+    # wgmma (HGMMA) only exists on Hopper, so a report with HGMMA is an H100 compile
+    best, best_key = None, None
+    for idx, rep in enumerate(reports):
+        if rep["sass"]["HGMMA"] == 0 or rep["spill_bytes"] > 0:
+            continue
+        key = (rep["block_m"], rep["block_n"])
+        if best_key is None or key > best_key:
+            best, best_key = idx, key
+    return best
+''',
+    }),
+    'ex00 in float64 inside, an in-place divide on its own tensor, a scratch cell with time and prints': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    wide = x.to(torch.float64)                       # a little extra precision never hurts
+    shifted = wide - wide.max(dim=-1, keepdim=True).values
+    weights = shifted.exp()
+    weights /= weights.sum(dim=-1, keepdim=True)
+    return weights.to(x.dtype)
+
+
+%time _ = softmax_rows(torch.randn(64, 512))
+print(softmax_rows(torch.tensor([1.0, 2.0, 3.0])))
+print(softmax_rows(torch.tensor([[1e4, 1e4 - 1.0]])))
+''',
+    }),
+    'ex01 a mask by tril with a diagonal, a helper class, einsum, softmax by hand and torch where': ('HONEST', 'ex01_naive_attention', {
+        'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+''',
+        'attention-work': r'''
+class _Attn:
+    """Tiny helper so I can print the pieces while debugging."""
+    def __init__(self, q, k, v):
+        self.dtype = q.dtype
+        self.q, self.k, self.v = (t.to(torch.float32) for t in (q, k, v))
+        self.scale = q.shape[-1] ** -0.5
+
+    def scores(self):
+        return torch.einsum("...qd,...kd->...qk", self.q, self.k) * self.scale
+
+    def run(self, causal):
+        sc = self.scores()
+        if causal:
+            keep = causal_mask(sc.shape[-2], sc.shape[-1])
+            sc = torch.where(keep, sc, torch.tensor(float("-inf")))
+        sc = sc - sc.amax(dim=-1, keepdim=True)
+        w = sc.exp()
+        w = w / w.sum(dim=-1, keepdim=True)
+        return torch.einsum("...qk,...kd->...qd", w, self.v).to(self.dtype)
+
+
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    return _Attn(q, k, v).run(causal)
+''',
+    }),
+    'ex02 stretch closed forms of its own, an isinf anchor, nan_to_num for rows that see no key': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    offset = n_k - n_q
+    hi = r0 + rows - 1 + offset      # the furthest key any row of the tile sees
+    lo = r0 + offset                 # keys 0..lo are seen by every row of the tile
+    if hi < 0:
+        visit = 0
+    else:
+        visit = hi // block_n + 1
+    tiles = (n_k + block_n - 1) // block_n
+    if lo < 0:
+        full = 0
+    elif lo >= n_k - 1:
+        full = tiles
+    else:
+        full = (lo + 1) // block_n
+    return full, visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    m_next = torch.maximum(m, s.max(dim=-1).values)
+    anchor = torch.where(torch.isinf(m_next), torch.zeros_like(m_next), m_next)
+    shrink = (m - anchor).exp()
+    p = (s - anchor.unsqueeze(-1)).exp()
+    return m_next, l * shrink + p.sum(-1), acc * shrink.unsqueeze(-1) + p @ v_tile
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    for start in range(0, n_q, block_m):
+        stop = min(start + block_m, n_q)
+        qs = q[start:stop].float() / math.sqrt(d)
+        full, visit = key_tile_counts(start, stop - start, n_q, n_k, block_n)
+        state = (torch.full((stop - start,), -math.inf), torch.zeros(stop - start), torch.zeros(stop - start, d))
+        sees_up_to = torch.arange(start, stop).unsqueeze(1) + (n_k - n_q)
+        for t in range(visit):
+            lo, hi = t * block_n, min((t + 1) * block_n, n_k)
+            s = qs @ k[lo:hi].float().t()
+            if t >= full:   # only the diagonal tiles need the mask
+                s = s.masked_fill(torch.arange(lo, hi).unsqueeze(0) > sees_up_to, -math.inf)
+            state = online_softmax_update(*state, s, v[lo:hi].float())
+        _, l_fin, acc_fin = state
+        out[start:stop] = torch.nan_to_num(acc_fin / l_fin.unsqueeze(1), nan=0.0)
+    return out.to(q.dtype)
+''',
+    }),
+    'ex05 math prod, element_size of an empty tensor, an exact Fraction budget, scratch prints': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+import math
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    factors = (2, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element)
+    return math.prod(factors)
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    width = torch.empty((), dtype=dtype).element_size()
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, width)
+''',
+        'fit-work': r'''
+from fractions import Fraction
+
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    room = Fraction(budget_gib) * GiB                # exact, no float rounding at exact fits
+    one_request = kv_bytes_per_token(model, dtype) * max_len
+    return math.floor(room / one_request)
+
+
+print(kv_bytes_per_token(OPT_13B, torch.float16) / 2**20, "MiB per token")
+print(max_concurrent_requests(40, OPT_13B, 2048, torch.float16), "requests in 40 GiB")
+''',
+    }),
+    'ex09 stretch edges zipped, merge by softmax, einsum and logsumexp, cascade by stack': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    chunk = (context_len + num_splits - 1) // num_splits
+    chunk = ((chunk + block_n - 1) // block_n) * block_n      # whole key tiles
+    edges = [min(i * chunk, context_len) for i in range(num_splits + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    weights = torch.softmax(lses, dim=-1)                        # e^{lse_s} / sum e^{lse}, stable
+    merged = torch.einsum("...s,...sd->...d", weights, outs)
+    return merged, torch.logsumexp(lses, dim=-1)
+''',
+        'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    seqs = q.shape[0]
+    shared_rows = prefix_table.reshape(1, -1).expand(seqs, prefix_table.numel()).contiguous()
+    shared_lens = own_lens.new_full(own_lens.shape, prefix_len)
+    pre_o, pre_l = paged_decode_split(q, k_cache, v_cache, shared_rows, shared_lens, 1)
+    own_o, own_l = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    both_o = torch.stack([pre_o[:, :, 0], own_o[:, :, 0]], dim=2)
+    both_l = torch.stack([pre_l[:, :, 0], own_l[:, :, 0]], dim=2)
+    return merge_states(both_o, both_l)[0]
+''',
+    }),
+    'ex09 int64 row offsets per token, products by broadcasting and tl sum instead of tl dot': ('HONEST', 'ex09_paged_attention', {
+        'kernel-work': r'''
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    heads = offs_h + group * kv_head          # the query heads that read this K/V head
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        live = tokens < context_len
+        blk = tl.load(table + tokens // BLOCK_SIZE, mask=live, other=0)
+        row = blk.to(tl.int64) * stride_kb + (tokens % BLOCK_SIZE) * stride_kt     # where each token's K/V start
+        kt = tl.load(k_head + row[:, None] + offs_d[None, :], mask=live[:, None], other=0.0)   # (BLOCK_N, D)
+        vt = tl.load(v_head + row[:, None] + offs_d[None, :], mask=live[:, None], other=0.0)
+        scores = tl.sum(q[:, None, :] * kt[None, :, :], axis=2) * qk_scale             # (BLOCK_H, BLOCK_N)
+        scores = tl.where(live[None, :], scores, float("-inf"))
+        m_next = tl.maximum(m_i, tl.max(scores, axis=1))
+        corr = tl.exp2(m_i - m_next)
+        p = tl.exp2(scores - m_next[:, None])
+        l_i = l_i * corr + tl.sum(p, axis=1)
+        acc = acc * corr[:, None] + tl.sum(p[:, :, None] * vt[None, :, :], axis=1)
+        m_i = m_next
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+''',
+    }),
+    'ex04b a dataclass Tile, a namedtuple of report facts, a stable reverse sort, max over counts': ('HONEST', 'ex04b_performance_lab', {
+        'choose-work': r'''MY_CONFIGS = [(64, 32, 4, 2), (64, 128, 4, 2), (128, 128, 8, 2), (128, 64, 8, 3)]
+''',
+        'predict-resources-work': r'''
+from dataclasses import dataclass
+
+@dataclass
+class Tile:
+    block_m: int
+    block_n: int
+    head_dim: int = 128
+
+    def shared(self, stages):
+        return 2 * self.head_dim * (self.block_m + 2 * stages * self.block_n)
+
+    def live_registers(self, warps):
+        return (self.block_m * self.head_dim + 1.5 * self.block_m * self.block_n) / (32 * warps)
+
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    t = Tile(block_m, block_n, head_dim)
+    regs = t.live_registers(num_warps)
+    return {"shared_bytes": t.shared(num_stages), "registers": regs, "spills": regs > 255}
+''',
+        'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    ops = report["sass"]
+    matrix = max(("HGMMA", "HMMA"), key=lambda op: ops.get(op, 0))
+    loads = max(("UTMALDG", "LDGSTS"), key=lambda op: ops.get(op, 0))
+    return {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+            "shared_kib": report["shared_bytes"] / 2**10, "matrix": matrix, "loads": loads}
+''',
+        'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    scores_each = 2 * report["block_m"] * report["block_n"] / (32 * report["num_warps"])   # both loops
+    return report["sass"]["MUFU.EX2"] / scores_each
+''',
+        'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    b = {"flops": 4 * block_m * block_n * head_dim, "bytes": 4 * block_n * head_dim, "exps": block_m * block_n}
+    b["flops_per_byte"] = b["flops"] / b["bytes"]
+    b["exp_fraction"] = (b["exps"] * mma_flops_per_clock) / (b["flops"] * exp_per_clock)
+    return b
+''',
+        'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    return 2 * mma_flops_per_clock / (14 * head_dim * exp_per_clock)
+''',
+        'predict-work': r'''
+from collections import namedtuple
+
+Fact = namedtuple("Fact", "index arch block_m block_n spills")
+
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    facts = [Fact(i, r["arch"], r["block_m"], r["block_n"], r["spill_bytes"] > 0) for i, r in enumerate(reports)]
+    on_h100 = [f for f in facts if f.arch == 90 and not f.spills]
+    ranked = sorted(on_h100, key=lambda f: (f.block_m, f.block_n), reverse=True)   # stable: first of equals stays first
+    return ranked[0].index
+''',
+    }),
+}
+

@@ -17,7 +17,8 @@ import nbformat
 
 from pagedlab.grading.align import role
 from pagedlab.grading.review import setup_names
-from pagedlab.grading.similarity import THRESHOLD, course_code, fingerprints, library_prints, library_share, overlap
+from pagedlab.grading.similarity import (THRESHOLD, course_code, course_words, fingerprints, library_prints,
+                                         library_share, overlap, sentences_in)
 from pagedlab.grading.specs import SPECS, Spec
 
 _SKIPPED = ("__MACOSX",)  # besides every name that starts with a dot
@@ -50,6 +51,12 @@ class Pristine:
         solved = frozenset().union(*map(fingerprints, self.solution_work.values()))
         return {name: source for name, source in course_code(self.spec.tripwires if self.spec else ()).items()
                 if overlap(solved, fingerprints(source)) is None or overlap(solved, fingerprints(source)) < THRESHOLD}
+
+    @cached_property
+    def handed_words(self) -> str:
+        """The words of every comment, string and text of the exercise as handed out, the lectures and the library
+        (:func:`~pagedlab.grading.similarity.sentences_in`): a sentence of the solution's found there is anybody's."""
+        return sentences_in([(c.cell_type, c.source) for c in self.notebook.cells]) + " | " + course_words()
 
     @cached_property
     def library_floors(self) -> dict[str, float]:

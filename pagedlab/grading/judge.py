@@ -18,7 +18,7 @@ from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import imported_names, reference_reasons, review_reasons
-from pagedlab.grading.similarity import copied_cells
+from pagedlab.grading.similarity import copied_cells, kept_wording
 from pagedlab.grading.specs import Cases, Spec
 
 PASS, FAIL, REVIEW, ERROR, UNEXPECTED = "pass", "fail", "needs review", "grader error", "not graded: unexpected file"
@@ -89,7 +89,10 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     own = {c.id: restored.cells[c.index].source for c in cells
            if c.role not in RESTORED and restored.cells[c.index].source not in given}
     if published:
-        reasons += copied_cells(own, pristine.solution_work, handed_out)
+        copied = copied_cells(own, pristine.solution_work, handed_out)
+        named = {c for c in pristine.solution_work if any(repr(c) in r for r in copied)}  # (one reason a cell)
+        reasons += copied + kept_wording(own, {c: s for c, s in pristine.solution_work.items() if c not in named},
+                                         pristine.handed_words)
         reasons += copied_cells(own, {k: source for k, (source, _) in pristine.others.items()},
                                 {k: base for k, (_, base) in pristine.others.items()})
     reasons += copied_cells(own, pristine.library, handed_out, library=True, floors=pristine.library_floors)

@@ -42,6 +42,9 @@ OWN_WORDS = 0.5  # a match counts where the learner's cells also hold more than 
 # handed out): code the statement dictates is the same tokens in an honest answer (ex00's softmax and ex05's product,
 # round 38z; ex07's fork and append written step by step as the statement says them, 100% of 52 fingerprints, round
 # 38z2), not the same names and comments
+MIN_WORDS = 6  # a comment or message of the solution's this long, kept word for word, is a reason by itself: a
+# learner who writes the code another way (helpers pulled out, guards turned round, methods as functions) but keeps
+# the solution's own sentence has read it (round 38z13: three such copies, under every share of fingerprints)
 MIN_LIBRARY = 50  # a function of the course's library shorter than this (a formula of a few lines) is not compared:
 # a learner who writes the formula the exercise states writes much the same tokens
 _transform = TransformerManager().transform_cell
@@ -210,7 +213,7 @@ class _Plain(ast.NodeTransformer):
         if isinstance(node, ast.Call):
             node.args = [e for a in node.args for e in (a.value.elts if isinstance(a, ast.Starred)
                                                          and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
-        return _unwrapped(node)
+        return _respelled(_unwrapped(node))
 
     @staticmethod
     def unhinted(node: ast.AST) -> ast.AST:
@@ -223,6 +226,21 @@ class _Plain(ast.NodeTransformer):
         if isinstance(node, ast.AnnAssign):
             return ast.Assign([node.target], node.value, lineno=node.lineno) if node.value is not None else ast.Pass()
         return node
+
+
+def _respelled(node: ast.AST) -> ast.AST:
+    """``node`` in one of the spellings Python and PyTorch give the same operation: ``torch.f(x, ...)`` as
+    ``x.f(...)``, ``a @ b`` as ``a.matmul(b)``, ``a > b`` and ``a >= b`` as ``b < a`` and ``b <= a`` (round 38z13:
+    a copy respelled so held 64% of its fingerprints)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return ast.Call(ast.Attribute(node.left, "matmul", ast.Load()), [node.right], [])
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "torch" and node.args and not isinstance(node.args[0], ast.Starred)):
+        return ast.Call(ast.Attribute(node.args[0], node.func.attr, ast.Load()), node.args[1:], node.keywords)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.GtE)):
+        return ast.Compare(node.comparators[0], [ast.Lt() if isinstance(node.ops[0], ast.Gt) else ast.LtE()],
+                           [node.left])
+    return node
 
 
 def _unwrapped(node: ast.AST) -> ast.AST:
@@ -241,6 +259,74 @@ def _unwrapped(node: ast.AST) -> ast.AST:
     if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Constant):
         return node.body if node.test.value else node.orelse
     return node
+
+
+def sentences(source: str) -> tuple[str, ...]:
+    """The comments and strings of ``source`` (IPython syntax allowed), each as its words in lower case (layout,
+    punctuation, quotes and a string's prefix aside); the solution's markers left out."""
+    return tuple(words for words, _ in _sentences(source))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentences(source: str) -> tuple[tuple[str, str], ...]:
+    """:func:`sentences`, each beside the comment or string as written."""
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(_transform(source)).readline):
+            if (tok.type == tokenize.STRING or (tok.type == tokenize.COMMENT
+                                                and not re.match(r"#+ (BEGIN|END) SOLUTION", tok.string))):
+                words = " ".join(re.findall(r"[a-z0-9_]+", re.sub(r"^[a-z]+", "", tok.string.lower())))
+                out.append((words, tok.string))
+    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
+        pass
+    return tuple((words, text) for words, text in out if words)
+
+
+def kept_wording(learner: dict[str, str], solution: dict[str, str], elsewhere: str) -> list[str]:
+    """Review reasons for each of the solution's work cells (``{cell id: source}``) one of whose comments or messages,
+    of :data:`MIN_WORDS` words or more, a cell of the learner's (``{cell id: source}``) holds word for word, unless
+    the course hands it out anywhere else (``elsewhere``: :func:`sentences` of everything a learner reads, joined by
+    ``" | "``): a sentence is an author's choice, as names are, and outlasts any rewriting of the code."""
+    mine = {c: f" {' | '.join(sentences(source))} " for c, source in learner.items()}
+    elsewhere, reasons = f" {elsewhere} ", []
+    for cell_id, source in solution.items():
+        for phrase, text in _sentences(source):
+            if len(phrase.split()) < MIN_WORDS or f" {phrase} " in elsewhere:
+                continue
+            holders = [c for c, words in mine.items() if f" {phrase} " in words]
+            if holders:
+                text = text if len(text) <= 80 else text[:77] + "..."
+                reasons.append(f"cell {holders[0]!r} holds the words of the published solution's work cell "
+                               f"{cell_id!r} in {text} word for word: compare it with solutions/, and ask the "
+                               "learner to explain it")
+                break
+    return reasons
+
+
+@functools.lru_cache(maxsize=None)
+def course_words() -> str:
+    """:func:`sentences` of the course's library (every module of :func:`_library_modules`) and of its lectures
+    (``notebooks/`` beside the package, where it is a checkout), joined by ``" | "``: what every learner reads."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    texts = []
+    for module in _library_modules():
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin:
+            texts.append(Path(spec.origin).read_text(encoding="utf-8"))
+    lectures = Path(importlib.util.find_spec("pagedlab").origin).parent.parent / "notebooks"
+    cells = [(c["cell_type"], "".join(c["source"])) for path in sorted(lectures.glob("*.ipynb"))
+             for c in json.loads(path.read_text(encoding="utf-8"))["cells"]]
+    return " | ".join(" | ".join(sentences(t)) for t in texts) + " | " + sentences_in(cells)
+
+
+def sentences_in(cells: list[tuple[str, str]]) -> str:
+    """:func:`sentences` of a notebook's ``(cell type, source)`` cells, a text cell's words as one comment's, joined by
+    ``" | "``."""
+    return " | ".join(" | ".join(sentences(source if kind == "code" else "# " + source.replace("\n", " ")))
+                      for kind, source in cells)
 
 
 def needed(other: set[int]) -> float:

@@ -240,6 +240,51 @@ def test_a_copy_with_its_statements_in_another_order_is_flagged(monkeypatch):
         similarity.fingerprints.cache_clear()
 
 
+def test_a_sentence_of_the_solutions_kept_word_for_word_is_flagged_however_the_code_is_written(monkeypatch):
+    """(Round 38z13) ex06's allocator written another way but for one message of the published solution's, word for
+    word: flagged, quoting it. A sentence the course hands out (the cell's docstring) is anybody's; and with the rule
+    broken on purpose (sentences of a hundred words at least), the copy is not flagged."""
+    from pagedlab.grading import similarity
+    from pagedlab.grading.similarity import course_words, kept_wording, sentences_in
+
+    solution = {"allocator-work": _cells(ROOT / "solutions" / "ex06_block_allocator.ipynb")["allocator-work"]}
+    handed_out = _cells(ROOT / "exercises" / "ex06_block_allocator.ipynb")
+    elsewhere = sentences_in([("code", c) for c in handed_out.values()]) + " | " + course_words()
+    message = next(line.strip() for line in solution["allocator-work"].splitlines() if "cannot be shared" in line)
+    own = ("def check(pool, b):\n"
+           "    if not pool.counts.get(b):\n"
+           f"        {message}\n")
+    reasons = kept_wording({"scratch": own}, solution, elsewhere)
+    assert len(reasons) == 1 and "cannot be shared" in reasons[0] and "'scratch'" in reasons[0], reasons
+    docstring = f'"""{handed_out["allocator-work"].split(chr(34) * 3)[1]}"""'  # (the class's, handed out)
+    assert kept_wording({"scratch": docstring}, solution, elsewhere) == []
+    monkeypatch.setattr(similarity, "MIN_WORDS", 100)
+    assert kept_wording({"scratch": own}, solution, elsewhere) == []
+
+
+def test_a_copy_respelled_is_the_copy(monkeypatch):
+    """(Round 38z13) ex01's mask with ``>=`` for ``<=`` and its lines swapped, and its attention with
+    ``torch.matmul`` for ``@`` and ``s.softmax`` for ``torch.softmax``: one program to the comparison. Broken on
+    purpose (the spellings read as written), the mask cell holds under the share a short cell needs."""
+    from pagedlab.grading import similarity
+
+    solution = _cells(ROOT / "solutions" / "ex01_naive_attention.ipynb")
+    handed_out = _cells(ROOT / "exercises" / "ex01_naive_attention.ipynb")
+    body = [line for line in solution["mask-work"].splitlines() if "SOLUTION" not in line]
+    body[-3], body[-2] = body[-2], body[-3]
+    body[-1] = "    return i + (n_k - n_q) >= j"
+    work = {"mask-work": "\n".join(body)}
+    solution = {"mask-work": solution["mask-work"]}
+    reasons = copied_cells(work, solution, handed_out)
+    assert len(reasons) == 1 and reasons[0].startswith("work cell 'mask-work' matches the published solution"), reasons
+    similarity.fingerprints.cache_clear()
+    monkeypatch.setattr(similarity, "_respelled", lambda node: node)
+    try:
+        assert copied_cells(work, solution, handed_out) == []
+    finally:
+        similarity.fingerprints.cache_clear()
+
+
 def test_a_copy_of_the_course_librarys_answer_is_flagged():
     """(Round 38i) ex02's answer is also the course library's ``pagedlab.attention.tiled_attention``, which every
     learner has: a work cell holding it, renamed, is flagged naming the function; the solution's own cells are not
