@@ -218,26 +218,35 @@ def test_a_copy_with_a_type_hint_on_every_name_is_flagged():
         similarity.fingerprints.cache_clear()
 
 
+def _found_only_by(rule: str, identity, monkeypatch, work: dict, solution: dict, handed_out: dict) -> None:
+    """``work`` (one cell) is flagged as a copy of ``solution``'s cell of the same id, and is not once the comparison's
+    ``rule`` (a function of :mod:`pagedlab.grading.similarity`) does nothing (``identity``): the rule broken on
+    purpose."""
+    from pagedlab.grading import similarity
+
+    cell = next(iter(work))
+    reasons = copied_cells(work, solution, handed_out)
+    assert len(reasons) == 1 and reasons[0].startswith(f"work cell {cell!r} matches the published solution"), reasons
+    similarity.fingerprints.cache_clear()
+    monkeypatch.setattr(similarity, rule, identity)
+    try:
+        assert copied_cells(work, solution, handed_out) == []
+    finally:
+        similarity.fingerprints.cache_clear()
+
+
 def test_a_copy_with_its_statements_in_another_order_is_flagged(monkeypatch):
     """(Round 38z11) ex09 stretch's ``merge_states`` as published, its comments dropped and two independent lines
     swapped: each block's statements are compared in one order. Broken on purpose (read in the order written), the
-    copy holds 83% of the short cell's 30 fingerprints, under the 87% it needs, and is not flagged."""
-    from pagedlab.grading import similarity
-
+    copy holds less of the short cell's fingerprints than it needs (83% of 30, where 87% is needed, when the round
+    found it), and is not flagged."""
     solution = {"merge-work": _cells(ROOT / "solutions" / "ex09_stretch_split_kv_merge.ipynb")["merge-work"]}
     handed_out = _cells(ROOT / "exercises" / "ex09_stretch_split_kv_merge.ipynb")
     lines = [line for line in solution["merge-work"].splitlines() if not line.lstrip().startswith("#")]
     out, lse = (next(i for i, line in enumerate(lines) if line.startswith(f"    {name} = ")) for name in ("out", "lse"))
     lines[out], lines[lse] = lines[lse], lines[out]
-    work = {"merge-work": "\n".join(lines)}
-    reasons = copied_cells(work, solution, handed_out)
-    assert len(reasons) == 1 and reasons[0].startswith("work cell 'merge-work' matches the published solution"), reasons
-    similarity.fingerprints.cache_clear()
-    monkeypatch.setattr(similarity, "_in_one_order", lambda text: text)
-    try:
-        assert copied_cells(work, solution, handed_out) == []
-    finally:
-        similarity.fingerprints.cache_clear()
+    _found_only_by("_in_one_order", lambda text: text, monkeypatch, {"merge-work": "\n".join(lines)}, solution,
+                   handed_out)
 
 
 def test_a_sentence_of_the_solutions_kept_word_for_word_is_flagged_however_the_code_is_written(monkeypatch):
@@ -263,26 +272,16 @@ def test_a_sentence_of_the_solutions_kept_word_for_word_is_flagged_however_the_c
 
 
 def test_a_copy_respelled_is_the_copy(monkeypatch):
-    """(Round 38z13) ex01's mask with ``>=`` for ``<=`` and its lines swapped, and its attention with
-    ``torch.matmul`` for ``@`` and ``s.softmax`` for ``torch.softmax``: one program to the comparison. Broken on
-    purpose (the spellings read as written), the mask cell holds under the share a short cell needs."""
-    from pagedlab.grading import similarity
-
+    """(Round 38z13) ex01's mask with ``>=`` for ``<=`` and its lines swapped: one program to the comparison (the
+    round's copy also wrote ``torch.matmul`` for ``@``). Broken on purpose (the spellings read as written), the copy
+    holds less than the share a short cell needs."""
     solution = _cells(ROOT / "solutions" / "ex01_naive_attention.ipynb")
     handed_out = _cells(ROOT / "exercises" / "ex01_naive_attention.ipynb")
     body = [line for line in solution["mask-work"].splitlines() if "SOLUTION" not in line]
     body[-3], body[-2] = body[-2], body[-3]
     body[-1] = "    return i + (n_k - n_q) >= j"
-    work = {"mask-work": "\n".join(body)}
-    solution = {"mask-work": solution["mask-work"]}
-    reasons = copied_cells(work, solution, handed_out)
-    assert len(reasons) == 1 and reasons[0].startswith("work cell 'mask-work' matches the published solution"), reasons
-    similarity.fingerprints.cache_clear()
-    monkeypatch.setattr(similarity, "_respelled", lambda node: node)
-    try:
-        assert copied_cells(work, solution, handed_out) == []
-    finally:
-        similarity.fingerprints.cache_clear()
+    _found_only_by("_respelled", lambda node: node, monkeypatch, {"mask-work": "\n".join(body)},
+                   {"mask-work": solution["mask-work"]}, handed_out)
 
 
 def test_a_copy_of_the_course_librarys_answer_is_flagged():
