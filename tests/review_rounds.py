@@ -13162,3 +13162,473 @@ def predict(reports: list[dict]) -> int:
     }),
 }
 
+
+# Round 38z14: a copy of the published solution with its keyword arguments made positional (it must go to review), then
+# the round's other notebooks.
+ROUND_38Z14_COPIES = {
+    "ex09 stretch's published merge and cascade, comments dropped, keyword arguments made positional": ('COPIES', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    tiles = -(-context_len // (num_splits * block_n))
+    step_len = tiles * block_n
+    edges = [min(i * step_len, context_len) for i in range(num_splits + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+''',
+        'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    m = torch.amax(lses, -1, True)
+    w = torch.exp(lses - m)
+    total = torch.sum(w, -1, True)
+    out = torch.sum(w[..., None] * outs, -2) / total
+    lse = torch.squeeze(m + torch.log(total), -1)
+    return out, lse
+''',
+        'cascade-work': r'''def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    num_seqs = q.shape[0]
+    prefix_tables = torch.Tensor.contiguous(torch.Tensor.expand(prefix_table[None, :], num_seqs, -1))
+    prefix_out, prefix_lse = paged_decode_split(q, k_cache, v_cache, prefix_tables,
+                                                torch.full_like(own_lens, prefix_len), 1)
+    own_out, own_lse = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    out, _ = merge_states(torch.cat([prefix_out, own_out], 2), torch.cat([prefix_lse, own_lse], 2))
+    return out
+''',
+    }),
+}
+
+
+
+ROUND_38Z14 = {
+    'ex00 every dtype computed in float32 (float64 scores past its range give NaN)': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude.
+
+    Args:
+        x: (..., n) floating-point tensor of scores.
+
+    Returns:
+        A tensor like ``x`` (same shape and dtype) whose rows are non-negative and sum to 1.
+    """
+    work = x.float()                                # one working precision for every input
+    top = work.amax(dim=-1, keepdim=True)
+    ex = torch.exp(work - top)
+    return (ex / ex.sum(dim=-1, keepdim=True)).to(x.dtype)
+''',
+    }),
+    'ex03 its kernel copying x into out, y added by PyTorch after the launch': ('ATTACKS', 'ex03_triton_basics', {
+        'add-work': r'''@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    idx = pid * BLOCK + tl.arange(0, BLOCK)
+    ok = idx < n
+    xv = tl.load(x_ptr + idx * stride_x, mask=ok)
+    tl.store(out_ptr + idx, xv, mask=ok)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, block),)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    out += y
+    return out
+''',
+        'softmax-work': r'''@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    # pass 1: the row maximum
+    best = tl.full([BLOCK], float("-inf"), tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        vals = tl.load(src + c0 + offs, mask=c0 + offs < n_cols, other=float("-inf"))
+        best = tl.maximum(best, vals)
+    row_max = tl.max(best, 0)
+    # pass 2: the denominator
+    tot = tl.zeros([BLOCK], tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        vals = tl.load(src + c0 + offs, mask=c0 + offs < n_cols, other=float("-inf"))
+        tot += tl.exp(vals - row_max)
+    denom = tl.sum(tot, 0)
+    # pass 3: write
+    for c0 in range(0, n_cols, BLOCK):
+        vals = tl.load(src + c0 + offs, mask=c0 + offs < n_cols, other=float("-inf"))
+        tl.store(dst + c0 + offs, tl.exp(vals - row_max) / denom, mask=c0 + offs < n_cols)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+''',
+    }),
+    'ex10 the running requests counted again in the admission budget': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    todo = deque(running)          # oldest first
+    running.clear()
+    while todo:
+        cur = todo.popleft()
+        gone = False
+        while not manager.can_append(cur.seq_id):
+            loser = todo.pop() if todo else cur      # newest not yet grown; itself if it is the newest left
+            manager.free(loser.seq_id)
+            waiting.appendleft(loser)
+            step.preempted.append(loser.seq_id)
+            if loser is cur:
+                gone = True
+                break
+        if gone:
+            continue
+        tok = len(cur.tokens)
+        manager.append(cur.seq_id, tok)
+        cur.tokens.append(tok)
+        running.append(cur)
+        step.grown.append(cur.seq_id)
+    prompt_tokens = 0
+    if not step.preempted:
+        while waiting:
+            nxt = waiting[0]
+            need = -(-len(nxt.tokens) // manager.block_size)
+            if need + manager.watermark_blocks > manager.num_free_blocks:
+                break
+            # one decode token per running request, plus the prompts admitted so far
+            if len(running) + prompt_tokens + len(nxt.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(nxt.seq_id, nxt.tokens)
+            running.append(nxt)
+            step.admitted.append(nxt.seq_id)
+            prompt_tokens += len(nxt.tokens)
+    step.num_tokens = len(step.grown) + prompt_tokens
+    return step
+''',
+    }),
+    'ex00 in float64 cast back, comments, a scratch cell with time, asserts and prints': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude.
+
+    Args:
+        x: (..., n) floating-point tensor of scores.
+
+    Returns:
+        A tensor like ``x`` (same shape and dtype) whose rows are non-negative and sum to 1.
+    """
+    # My plan: do the arithmetic in double precision so that nothing is lost on the way,
+    # then hand back the dtype the caller gave me (the docstring wants "same shape and dtype").
+    wide = x.to(torch.float64)
+    # Shift every row so that its biggest score becomes 0. exp() of a non-positive number
+    # is at most 1, so nothing can overflow, however large the scores are.
+    biggest = wide.max(dim=-1, keepdim=True).values
+    shifted = wide - biggest
+    # The shift cancels between numerator and denominator: e^(s-c) / sum e^(s-c) = e^s / sum e^s.
+    numer = shifted.exp()
+    denom = numer.sum(dim=-1, keepdim=True)
+    probs = numer / denom
+    # back to the caller's precision
+    return probs.to(x.dtype)
+
+
+# scratch: my own sanity checks before running the real ones
+demo = torch.tensor([[1.0, 2.0, 3.0], [1000.0, 1000.0, 1000.0], [-5e4, 0.0, 5e4]])
+p = softmax_rows(demo)
+print(p)
+assert torch.allclose(p.sum(-1), torch.ones(3))
+assert (p >= 0).all()
+assert softmax_rows(demo.half()).dtype == torch.float16
+%time _ = softmax_rows(torch.randn(2000, 512))
+print("looks fine")
+''',
+    }),
+    'ex01 a tril mask, softmax by hand, comments restating the exercise, a matplotlib cell': ('HONEST', 'ex01_naive_attention', {
+        'mask-work': r'''def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    # The queries are the last n_q positions, after n_k - n_q cached tokens, so query i
+    # sees every key up to i + (n_k - n_q): that is a lower triangle moved right by the offset.
+    offset = n_k - n_q
+    allowed = torch.ones(n_q, n_k, dtype=torch.bool)
+    return torch.tril(allowed, diagonal=offset)
+''',
+        'attention-work': r'''def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    # Compute in float32 even for float16 / bfloat16 inputs (their scores can pass 65504),
+    # and give back the input dtype at the very end.
+    head_dim = q.size(-1)
+    q32, k32, v32 = q.to(torch.float32), k.to(torch.float32), v.to(torch.float32)
+    scores = torch.matmul(q32, k32.transpose(-1, -2)) * (1.0 / math.sqrt(head_dim))
+    if causal:
+        # hide the future keys with -inf so that exp() turns them into exact zeros
+        keep = causal_mask(q.size(-2), k.size(-2))
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    # softmax over the keys, by hand as in exercise 0: subtract the row maximum first
+    row_max = scores.amax(dim=-1, keepdim=True)
+    weights = torch.exp(scores - row_max)
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    return torch.matmul(weights, v32).to(q.dtype)
+
+
+# scratch: look at the mask the way the lecture drew it
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots(figsize=(3, 3))
+ax.imshow(causal_mask(4, 7).numpy(), cmap="Greys")
+ax.set_title("4 new tokens after 3 cached")
+plt.close(fig)
+print(causal_mask(3, 5).int())
+qq = torch.randn(2, 5, 16)
+print(naive_attention(qq, qq, qq, causal=True).shape)
+''',
+    }),
+    'ex05 bytes per element from finfo bits, the budget as whole bytes then floor division': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    # one vector has head_dim elements; K and V make two of them
+    per_vector = head_dim * bytes_per_element
+    per_token_per_layer = 2 * num_kv_heads * per_vector
+    return per_token_per_layer * num_layers * num_tokens * batch
+''',
+        'models-work': r'''def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    width = torch.finfo(dtype).bits // 8   # 2 for bf16/fp16, 4 for fp32, 1 for fp8
+    # only the KV heads are cached (GQA shares them among the query heads)
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, num_tokens=1, batch=1,
+                          bytes_per_element=width)
+''',
+        'fit-work': r'''def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    budget_bytes = int(budget_gib * GiB)          # whole bytes available
+    one_request = max_len * kv_bytes_per_token(model, dtype)
+    return budget_bytes // one_request            # round down: a partial request does not fit
+''',
+    }),
+    'ex06 a commented stack allocator, an id check helper, its own messages, divmod': ('HONEST', 'ex06_block_allocator', {
+        'allocator-work': r'''class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _check_id(self, block: int) -> None:
+        # Valid ids are 0 .. num_blocks - 1. Careful: Python would happily index ref_count[-1]
+        # (the last block), so negative ids must be refused explicitly.
+        if block < 0 or block >= self.num_blocks:
+            raise ValueError(f"there is no block {block} (valid ids: 0..{self.num_blocks - 1})")
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if len(self.free_list) == 0:
+            # nothing on the stack: report what was asked, what is free and the pool size
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()        # pop from the end of the list = top of the stack, O(1)
+        self.ref_count[b] = 1           # exactly one owner now
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        # all or nothing: decide before touching anything, so a failure leaks no block
+        available = self.num_free
+        if available < n:
+            raise OutOfBlocks(n, available, self.num_blocks)
+        taken = []
+        for _ in range(n):
+            taken.append(self.allocate())
+        return taken
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        self._check_id(block)
+        if self.ref_count[block] <= 0:
+            raise ValueError(f"cannot share block {block}: nobody owns it")
+        self.ref_count[block] += 1      # e.g. a fork: one more reader
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        self._check_id(block)
+        if self.ref_count[block] <= 0:
+            raise ValueError(f"block {block} was freed already")
+        self.ref_count[block] -= 1
+        # only when the last owner lets go does the block become reusable (someone may still read it)
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)   # push on top of the stack, O(1)
+''',
+        'boundary-work': r'''def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    # ceil(n / B) with integers only; 0 tokens -> 0 blocks
+    return (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which_block, offset = divmod(position, block_size)   # logical block, offset inside it
+    return block_ids[which_block] * block_size + offset
+
+
+a = SimpleAllocator(4)
+print([a.allocate() for _ in range(3)], a.free_list)
+a.incref(1); a.free(1); print(a.ref_count, a.num_free)
+try:
+    a.free(-1)
+except ValueError as e:
+    print("refused as expected:", e)
+assert blocks_needed(0, 16) == 0 and blocks_needed(17, 16) == 2
+''',
+    }),
+    'ex07 fork and append step by step with divmod and comments': ('HONEST', 'ex07_copy_on_write', {
+        'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src = self.tables[parent]
+        # the child reads the very same physical blocks: one more owner each
+        for b in src.block_ids:
+            self.allocator.incref(b)
+        # a new list, so that the two tables can diverge later
+        self.tables[child] = BlockTable(src.block_ids[:], src.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        tbl = self.tables[seq]
+        idx, off = divmod(tbl.num_tokens, self.block_size)
+        copied = None
+        if off == 0:
+            # the last block is full (or there is none yet): start a fresh block
+            tbl.block_ids.append(self.allocator.allocate())
+        elif self.allocator.refcount(tbl.block_ids[idx]) > 1:
+            # somebody else still reads this block: write into a private copy instead.
+            # allocate first, so that running out leaves everything untouched
+            fresh = self.allocator.allocate()
+            old = tbl.block_ids[idx]
+            self.allocator.free(old)            # we drop our reference to the shared one
+            tbl.block_ids[idx] = fresh
+            copied = (old, fresh)
+        tbl.num_tokens += 1
+        return tbl.block_ids[idx] * self.block_size + off, copied
+''',
+    }),
+    'ex08 the uncached tail recomputed by the exact sum, the crossover arranged its own way': ('HONEST', 'ex08_swap_or_recompute', {
+        'costs-work': r'''def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    n_chunks = 2 * num_layers * n_blocks          # K and V, every layer, every block
+    per_chunk = latency + (block_size * chunk_bytes_per_token) / bandwidth
+    return 2.0 * n_chunks * per_chunk             # out and back in
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    n = num_tokens
+    return (2 * num_params * n + 2 * num_layers * d_model * n ** 2) / flops
+''',
+        'crossover-work': r'''def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # With B | n:  t_swap(B) = 4 L n latency / B  +  4 L n c / bw.
+    # Setting it equal to T:  B* = 4 L n latency / (T - 4 L n c / bw), if the bracket is positive.
+    fixed = 4 * num_layers * num_tokens
+    bytes_part = fixed * chunk_bytes_per_token / bandwidth
+    room = recompute_seconds - bytes_part
+    if room <= 0:
+        return math.inf      # the bytes alone already cost as much as the prefill
+    return fixed * latency / room
+''',
+        'choose-work': r'''def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tbl = manager.table(seq_id)
+    B = manager.block_size
+    n = tbl.num_tokens
+    counts = [manager.allocator.refcount(b) for b in tbl.block_ids]
+    # swap: only the blocks nobody else holds
+    mine = sum(1 for rc in counts if rc == 1)
+    chunk = 2 * model.num_kv_heads * model.head_dim        # bf16: 2 bytes an element
+    t_swap = swap_seconds(mine * B, B, model.num_layers, chunk, bandwidth, latency)
+    # recompute: the leading shared *full* blocks stay cached
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1 and (lead + 1) * B <= n:
+        lead += 1
+    c = lead * B
+    d_model = model.num_heads * model.head_dim
+    # exact sum over the re-run positions p = c .. n-1: 2N per token, and 4 L d_model p for attending to p keys
+    linear = 2 * num_params * (n - c)
+    attention = 4 * model.num_layers * d_model * sum(range(c, n))
+    return t_swap, (linear + attention) / flops
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    t_swap, t_rec = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    if manager.can_swap_out(seq_id) and t_swap < t_rec:
+        return "swap"
+    return "recompute"
+''',
+    }),
+    'ex09 stretch weights by softmax of the lses, lse by logsumexp, bounds by math ceil': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''import math
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    # each split gets ceil(context_len / num_splits) keys, rounded up to whole key tiles
+    span = math.ceil(context_len / num_splits)
+    span = math.ceil(span / block_n) * block_n
+    result = []
+    for s in range(num_splits):
+        lo = min(s * span, context_len)          # an empty split sits at the end, never past it
+        hi = min((s + 1) * span, context_len)
+        result.append((lo, hi))
+    return result
+''',
+        'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # o = sum_s e^{lse_s} o_s / sum_s e^{lse_s}: the weights are exactly a softmax over the lses,
+    # and torch.softmax already subtracts the maximum (an empty split, lse = -inf, gets weight 0).
+    weights = torch.softmax(lses, dim=-1)
+    merged = (weights.unsqueeze(-1) * outs).sum(dim=-2)
+    # the merged lse is log sum_s e^{lse_s}, which logsumexp computes stably
+    return merged, torch.logsumexp(lses, dim=-1)
+''',
+        'cascade-work': r'''def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(n, 1)           # every sequence reads the same prefix
+    shared_lens = torch.full((n,), prefix_len, dtype=own_lens.dtype, device=own_lens.device)
+    o1, l1 = paged_decode_split(q, k_cache, v_cache, shared_tables, shared_lens, 1)
+    o2, l2 = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat((o1, o2), dim=-2), torch.cat((l1, l2), dim=-1))
+    return merged
+
+
+print(split_bounds(100, 3, 16))
+o = torch.randn(2, 3, 4); l = torch.tensor([[0.0, 500.0, float("-inf")], [1.0, 1.0, 1.0]])
+out, lse = merge_states(o, l)
+assert torch.isfinite(out).all() and torch.isfinite(lse).all()
+print(lse)
+''',
+    }),
+}
+

@@ -20,8 +20,8 @@ SHA256 = {
     'run.py': '0d038179f47121acf7adbdf9d442f99e7a96335d1843745a420b7351ed5f7b22',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
-    'similarity.py': 'd2976d2c134098aedf34eae3eedf2a645c86f159649459f1d4bdc65d8e9ea1d9',
-    'specs.py': 'c22ca64d850d011e60c2b1a71443740f2892da16b8db1d2085a28f17495a98cd',
+    'similarity.py': 'c632ec041077f8fe0c14f6d5bcac77d871aaa7d1e327fecb2537c7697cb49faf',
+    'specs.py': '084712498e36dffb9018a667284de3ae1aa3c6e0c882cb26f50c1645331fc040',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

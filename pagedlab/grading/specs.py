@@ -137,6 +137,8 @@ def _ex00(c: Cases) -> None:
     n = c.rng.randint(301, 1000)  # rows of "a few hundred" scores and more, of magnitude 1e4
     c.call(f"softmax_rows of 2 rows of {n} scores near 1e4", f"softmax_rows({c.array(2, n, scale=1e4)})")
     c.call("softmax_rows of a 4-d float64 tensor", f"softmax_rows({c.array(2, 3, 2, 5, scale=50, dtype='float64')})")
+    # "any magnitude" in float64 is past float32's range (3.4e38): an answer computed in float32 gives NaN there
+    c.call("softmax_rows of float64 scores near 1e300", f"softmax_rows({c.array(2, 6, scale=1e300, dtype='float64')})")
     rows, cols = c.rng.randint(1, 4), c.rng.randint(2, 9)  # one shape, three inputs: a cache by shape is wrong twice
     for k in range(3):
         c.call(f"softmax_rows of a {rows}x{cols} matrix, input {k + 1} of 3", f"softmax_rows({c.array(rows, cols)})")
@@ -845,6 +847,15 @@ def _ex10(c: Cases) -> None:
         c.add(f"schedule_step: a prompt of {n} tokens, {nb} blocks, watermark {w}, a 1-token prompt behind it",
               [_scene(nb, 4, [], [("w0", n), ("w1", 1)], w), get("schedule_step(m, running, waiting, 1000)"),
                get("[q.seq_id for q in running]"), get("[q.seq_id for q in waiting]"), get("m.num_free_blocks")])
+    # Two prompts admitted in one step, the budget reached exactly by both (or missed by one: the first only): each
+    # admitted prompt counted once, beside one token a grown request
+    for short in (0, 1):
+        grow = [(f"r{i}", r.randint(1, 3)) for i in range(r.randint(1, 3))]
+        n0, n1 = r.randint(1, 8), r.randint(1, 8)
+        c.add(f"schedule_step: {len(grow)} grown and prompts of {n0} and {n1} tokens, a budget {short} short of all",
+              [_scene(16, 4, grow, [("w0", n0), ("w1", n1)]),
+               get(f"schedule_step(m, running, waiting, {len(grow) + n0 + n1 - short})"),
+               get("[q.seq_id for q in running]"), get("[q.seq_id for q in waiting]")])
     # The token budget counts each grown request's token and is reached exactly (admitted) or missed by one.
     for short in (0, 1):
         grow = [(f"r{i}", r.randint(1, 3)) for i in range(r.randint(1, 3))]

@@ -24,7 +24,7 @@ from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
                            ROUND_38U, ROUND_38V, ROUND_38W, ROUND_38X, ROUND_38Y, ROUND_38Z, ROUND_38Z2, ROUND_38Z3,
                            ROUND_38Z4, ROUND_38Z5, ROUND_38Z6, ROUND_38Z7, ROUND_38Z8, ROUND_38Z9, ROUND_38Z10, ROUND_38Z11,
-                           ROUND_38Z12, ROUND_38Z13, ROUND_38Z13_COPIES)
+                           ROUND_38Z12, ROUND_38Z13, ROUND_38Z13_COPIES, ROUND_38Z14, ROUND_38Z14_COPIES)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -527,7 +527,7 @@ for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38
                                            **ROUND_38P, **ROUND_38Q, **ROUND_38R, **ROUND_38S, **ROUND_38T, **ROUND_38U,
                                            **ROUND_38V, **ROUND_38W, **ROUND_38X, **ROUND_38Y, **ROUND_38Z, **ROUND_38Z2,
                                            **ROUND_38Z3, **ROUND_38Z4, **ROUND_38Z5, **ROUND_38Z6, **ROUND_38Z7, **ROUND_38Z8, **ROUND_38Z9, **ROUND_38Z10, **ROUND_38Z11,
-                                           **ROUND_38Z12, **ROUND_38Z13}.items():
+                                           **ROUND_38Z12, **ROUND_38Z13, **ROUND_38Z14}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 
@@ -638,13 +638,13 @@ def test_a_copy_of_another_exercises_solution_or_of_any_library_module_is_flagge
         similarity._course_code.cache_clear()
 
 
-@pytest.mark.parametrize("label", ROUND_38Z13_COPIES)
+@pytest.mark.parametrize("label", {**ROUND_38Z13_COPIES, **ROUND_38Z14_COPIES})
 def test_a_copy_of_the_solution_in_disguise_goes_to_review(label):
-    """(Round 38z13) Copies of the published solution whose code was rewritten (helpers pulled out, guards turned
-    round, methods written as torch's functions, lines swapped and operators respelled) but whose names and
-    sentences were kept: each gets a reason naming the published solution (``test_similarity.py`` breaks each rule
-    on purpose)."""
-    _, exercise, replace = ROUND_38Z13_COPIES[label]
+    """(Rounds 38z13 and 38z14) Copies of the published solution whose code was rewritten (helpers pulled out, guards
+    turned round, methods written as torch's functions, lines swapped and operators respelled, keyword arguments made
+    positional) but whose names or sentences were kept: each gets a reason naming the published solution
+    (``test_similarity.py`` breaks each rule on purpose)."""
+    _, exercise, replace = {**ROUND_38Z13_COPIES, **ROUND_38Z14_COPIES}[label]
     data = notebook_bytes(ROOT / "exercises" / f"{exercise}.ipynb", {k: v.lstrip("\n") for k, v in replace.items()})
     reasons = prepare(data, pristine(exercise), Limits())[2]
     assert any("published solution" in r for r in reasons), reasons

@@ -284,6 +284,18 @@ def test_a_copy_respelled_is_the_copy(monkeypatch):
                    {"mask-work": solution["mask-work"]}, handed_out)
 
 
+def test_a_copy_with_its_arguments_by_position_is_the_copy(monkeypatch):
+    """(Round 38z14) ex09 stretch's ``merge_states`` as published, its comments dropped and every keyword argument
+    passed by position (``amax(-1, True)``): one program to the comparison. Broken on purpose (the spellings read as
+    written), the copy holds less of the short cell's fingerprints than it needs."""
+    solution = {"merge-work": _cells(ROOT / "solutions" / "ex09_stretch_split_kv_merge.ipynb")["merge-work"]}
+    handed_out = _cells(ROOT / "exercises" / "ex09_stretch_split_kv_merge.ipynb")
+    work = "\n".join(line for line in solution["merge-work"].splitlines() if not line.lstrip().startswith("#"))
+    for keyword in ("dim=", "keepdim="):
+        work = work.replace(keyword, "")
+    _found_only_by("_respelled", lambda node: node, monkeypatch, {"merge-work": work}, solution, handed_out)
+
+
 def test_a_copy_of_the_course_librarys_answer_is_flagged():
     """(Round 38i) ex02's answer is also the course library's ``pagedlab.attention.tiled_attention``, which every
     learner has: a work cell holding it, renamed, is flagged naming the function; the solution's own cells are not
