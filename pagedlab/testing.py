@@ -1,14 +1,16 @@
-"""Test inputs shared by the tests, the notebooks, the exercises and the grading specs.
+"""Test inputs and measures shared by the tests, the notebooks, the exercises and the grading specs.
 
 :func:`random_paged_batch` is a decode batch in a block pool booby-trapped with NaN and inf wherever the paged
 kernel must not read, so a kernel that reads one slot too far returns NaN instead of a plausible number.
+:func:`product_elements` counts the work a tiled attention's matrix products did, whatever it calls them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from pagedlab import device
 from pagedlab.validate import blocks_for
@@ -58,3 +60,28 @@ def random_paged_batch(context_lens: Sequence[int], block_size: int, heads: int,
     dev = device.DEVICE
     return (q.to(dev, dtype), k_cache.to(dev, dtype), v_cache.to(dev, dtype), tables.to(dev, torch.int32),
             lens.to(dev))
+
+
+class ProductCounter(TorchFunctionMode):
+    """Counts, while active, the elements every matrix product produces (``@``, ``matmul``, ``mm``, ``bmm``,
+    ``einsum``, ``tensordot``, ``addmm``, ``baddbmm``): the score tiles and P V products a tiled attention computed."""
+
+    PRODUCTS = frozenset(("matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "einsum", "tensordot", "addmm",
+                          "baddbmm"))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.product_elements = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") in self.PRODUCTS and isinstance(result, torch.Tensor):
+            self.product_elements += result.numel()
+        return result
+
+
+def product_elements(call: Callable[[], object]) -> int:
+    """How many elements the matrix products of ``call()`` produced (:class:`ProductCounter`)."""
+    with ProductCounter() as counter:
+        call()
+    return counter.product_elements

@@ -31,10 +31,10 @@ import time
 from typing import Callable
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from .. import attention as ref
 from ..checks import assert_close, differing_rows
+from ..testing import ProductCounter
 
 GEOMETRIES = [(n_q, n_k, bm, bn) for n_q, n_k in [(16, 16), (37, 37), (20, 37), (37, 20), (1, 9), (9, 1)]
               for bm, bn in [(8, 8), (5, 7), (16, 4)]]
@@ -207,18 +207,15 @@ def _no_key_hint(got: torch.Tensor, v: torch.Tensor, bad: list[int], blind: int)
             f"tiles they visit; any weight a hidden key gets makes it nonzero.")
 
 
-class WorkCounter(TorchFunctionMode):
-    """Counts, while active, the elements every matrix product produces, and the masking operations on score tiles,
-    whatever they are called: an operation that combines a 2-D float tensor with a boolean tensor of its shape (a
-    per-element mask applied: ``masked_fill``, ``where``, item assignment), or one that brings more ``-inf`` into a
-    2-D float tensor than its inputs held (an additive bias, a tile of ``-inf``). Tensors with one column are not
-    tiles (a per-row state broadcast over columns is not a mask)."""
-
-    PRODUCTS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "einsum", "tensordot", "addmm", "baddbmm"}
+class WorkCounter(ProductCounter):
+    """Counts, while active, the elements every matrix product produces (:class:`~pagedlab.testing.ProductCounter`),
+    and the masking operations on score tiles, whatever they are called: an operation that combines a 2-D float
+    tensor with a boolean tensor of its shape (a per-element mask applied: ``masked_fill``, ``where``, item
+    assignment), or one that brings more ``-inf`` into a 2-D float tensor than its inputs held (an additive bias, a
+    tile of ``-inf``). Tensors with one column are not tiles (a per-row state broadcast over columns is not a mask)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.product_elements = 0
         self.masking_ops = 0
 
     @staticmethod
@@ -233,14 +230,23 @@ class WorkCounter(TorchFunctionMode):
         inputs, masks = self._tiles(values), self._tiles(values, floating=False)
         applies_mask = any(m.shape == t.shape for m in masks for t in inputs)
         before = max((int(torch.isneginf(a).sum()) for a in inputs), default=0)
-        result = func(*args, **kwargs)
+        result = super().__torch_function__(func, types, args, kwargs)
         name = getattr(func, "__name__", "")
-        if name in self.PRODUCTS and isinstance(result, torch.Tensor):
-            self.product_elements += result.numel()
         outputs = self._tiles(args[:1] if name == "__setitem__" or name.endswith("_") else [result])
         brings_inf = any(int(torch.isneginf(o).sum()) > before for o in outputs)
         self.masking_ops += applies_mask or brings_inf
         return result
+
+
+def product_budget(n_q: int, n_k: int, block_m: int, block_n: int, d: int) -> int:
+    """The elements of the score tiles and P V products of the key tiles that hold a visible key, query tile by query
+    tile: what causal tile skipping computes at most."""
+    budget = 0
+    for r0 in range(0, n_q, block_m):
+        rows = min(block_m, n_q - r0)
+        _, n_visit = brute_force_counts(r0, rows, n_q, n_k, block_n)
+        budget += sum(rows * (min(block_n, n_k - t * block_n) + d) for t in range(n_visit))
+    return budget
 
 
 def check_skipping(causal_tiled_attention: Callable) -> None:
@@ -249,11 +255,7 @@ def check_skipping(causal_tiled_attention: Callable) -> None:
     d = 8
     for n_q, n_k, bm, bn in [(64, 64, 8, 8), (37, 50, 5, 7), (40, 24, 16, 4)]:
         visited, straddling = tile_census(n_q, n_k, bm, bn)
-        budget = 0
-        for r0 in range(0, n_q, bm):
-            rows = min(bm, n_q - r0)
-            _, n_visit = brute_force_counts(r0, rows, n_q, n_k, bn)
-            budget += sum(rows * (min(bn, n_k - t * bn) + d) for t in range(n_visit))
+        budget = product_budget(n_q, n_k, bm, bn, d)
         q, k, v = torch.randn(n_q, d), torch.randn(n_k, d), torch.randn(n_k, d)
         with WorkCounter() as work:
             causal_tiled_attention(q, k, v, block_m=bm, block_n=bn)

@@ -312,6 +312,17 @@ def _ex02_stretch(c: Cases) -> None:
         n_k = n_q + r.randint(0, 12)
         q, k, v = (f"{c.array(n, 24, scale=scale)}.to(torch.{dtype})" for n, scale in ((n_q, 8.0), (n_k, 1.0), (n_k, 10.0)))
         c.call(f"causal_tiled_attention in {dtype}", f"causal_tiled_attention({q}, {k}, {v}, block_m=4, block_n=8)")
+    # The skipping itself (the exercise's point, its check 5's first half): the matrix products of a call make no
+    # more elements than the key tiles that hold a visible key, query tile by query tile (round 38z15: an answer that
+    # visits and masks every tile passed on its results)
+    from pagedlab.exercise_checks.ex02_stretch import product_budget
+
+    for _ in range(2):
+        n_q, bm, bn = r.randint(16, 40), r.choice((4, 5, 8)), r.choice((4, 7, 8))
+        n_k = n_q + r.randint(-8, 8)
+        c.call(f"causal_tiled_attention {n_q}x{n_k} in tiles of {bm} x {bn}: products of visible tiles only",
+               f"product_elements(lambda: causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, "
+               f"{c.array(n_k, 8)}, block_m={bm}, block_n={bn})) <= {product_budget(n_q, n_k, bm, bn, 8)}")
 
 
 def _ex03(c: Cases) -> None:
@@ -607,6 +618,15 @@ def _ex07_stretch(c: Cases) -> None:
         do(f"cache = MiniPrefixCache({bs}, hash_fn=lambda p, t: sum(t) % 3)"),
         do(f"cache.insert({[1] * bs + cached + [1]}, [5, 8])"), get(f"cache.match({[1] * bs + other + [1]})"),
         get(f"cache.match({[1] * bs + cached + [1]})")])  # (the first block's sum, 2 or 3, is not the others' 1)
+    # A prompt asked for, then inserted, then asked for again (and a longer one sharing it): what match answers
+    # follows the cache as it is now (round 38z15: matches remembered per prompt passed on the seeds where no random
+    # prompt came back after its insert)
+    bs = r.choice((1, 2, 3, 4))
+    tokens = [r.randrange(3) for _ in range(2 * bs + 1)]
+    c.add(f"MiniPrefixCache({bs}): a prompt matched, inserted, matched again", [
+        do(f"cache = MiniPrefixCache({bs})"), get(f"cache.match({tokens})"),
+        do(f"cache.insert({tokens}, {[3 * j + 3 for j in range(len(tokens) // bs)]})"),
+        get(f"cache.match({tokens})"), get(f"cache.match({tokens + tokens})")])
 
 
 def _ex08(c: Cases) -> None:
@@ -949,7 +969,9 @@ SPECS: dict[str, Spec] = {
     "ex02_online_softmax": Spec(("online_softmax_update", "tiled_attention"), _ex02, _ATTENTION, atol=1e-4,
                                 memory=4.0, checked="ex02_online_softmax"),
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
-                                              _ex02_stretch, _ATTENTION, atol=1e-4, memory=4.0,
+                                              _ex02_stretch, _ATTENTION,
+                                              {"product_elements": "pagedlab.testing:product_elements"}, atol=1e-4,
+                                              memory=4.0,
                                               checked="ex02_stretch_causal_tile_skipping"),
     "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,
                                device=True, triton=True, atol=1e-5),
