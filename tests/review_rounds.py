@@ -14164,3 +14164,344 @@ def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
     }),
 }
 
+
+# Round 38z16 (its ex10 copy respelled statement by statement with its comments dropped is the copy the threat model
+# says is missed; its ex02 learner comparing with ref in a scratch cell goes to review: both open, no row).
+ROUND_38Z16 = {
+    'ex10 blocks counted as blocks of 4 tokens, manager block_size never read': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''def blocks_for(num_tokens, block_size=4):
+    """How many KV blocks a prompt of num_tokens needs (rounded up)."""
+    return (num_tokens + block_size - 1) // block_size
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    # phase 1: every running request decodes one token, oldest first
+    i = 0
+    while i < len(running):
+        r = running[i]
+        if manager.can_append(r.seq_id):
+            manager.append(r.seq_id, len(r.tokens))
+            r.tokens.append(len(r.tokens))
+            step.grown.append(r.seq_id)
+            i += 1
+            continue
+        # out of blocks: the youngest request that has not grown yet goes (maybe r itself)
+        victim = running.pop()
+        manager.free(victim.seq_id)
+        waiting.appendleft(victim)   # preempted youngest first, so the oldest ends up in front
+        step.preempted.append(victim.seq_id)
+    step.num_tokens = len(step.grown)
+    if step.preempted:
+        return step
+    # phase 2: admit from the front of the queue, first come first served
+    while waiting:
+        cand = waiting[0]
+        need = blocks_for(len(cand.tokens))
+        if need + manager.watermark_blocks > manager.num_free_blocks:
+            break
+        if step.num_tokens + len(cand.tokens) > max_num_batched_tokens:
+            break
+        waiting.popleft()
+        manager.add(cand.seq_id, cand.tokens)
+        running.append(cand)
+        step.admitted.append(cand.seq_id)
+        step.num_tokens += len(cand.tokens)
+    return step
+''',
+    }),
+    'ex01 view to batches for bmm, raising on strided inputs': ('ATTACKS', 'ex01_naive_attention', {
+        'mask-work': r'''def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    offset = n_k - n_q          # the cached keys in front of the new queries
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=offset)
+''',
+        'attention-work': r'''def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    *lead, n_q, d = q.shape
+    n_k = k.shape[-2]
+    # bmm wants exactly one batch dimension: fold every leading dim into it
+    Q = q.float().view(-1, n_q, d)
+    K = k.float().view(-1, n_k, d)
+    V = v.float().view(-1, n_k, d)
+    scores = torch.bmm(Q, K.transpose(1, 2)) * (1.0 / math.sqrt(d))
+    if causal:
+        scores = scores.masked_fill(~causal_mask(n_q, n_k), float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    out = torch.bmm(probs, V)
+    return out.view(*lead, n_q, d).to(q.dtype)
+''',
+    }),
+    'ex05 one byte for float8_e4m3fn only, four for float8_e5m2': ('ATTACKS', 'ex05_kv_cache_size', {
+        'formula-work': r'''def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    per_vector = head_dim * bytes_per_element          # one K (or V) vector of one head
+    per_token_layer = 2 * num_kv_heads * per_vector    # K and V, all KV heads
+    return per_token_layer * num_layers * num_tokens * batch
+''',
+        'models-work': r'''def element_bytes(dtype):
+    # fp8 is 1 byte, half types 2 bytes, otherwise fp32
+    if dtype == torch.float8_e4m3fn:
+        return 1
+    if dtype in (torch.float16, torch.bfloat16):
+        return 2
+    return 4
+
+
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, element_bytes(dtype))
+''',
+        'fit-work': r'''def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reservation = max_len * kv_bytes_per_token(model, dtype)
+    total_bytes = int(budget_gib * GiB)
+    return total_bytes // reservation
+''',
+    }),
+    'ex00 x viewed as rows, raising on a strided input': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude.
+
+    Args:
+        x: (..., n) floating-point tensor of scores.
+
+    Returns:
+        A tensor like ``x`` (same shape and dtype) whose rows are non-negative and sum to 1.
+    """
+    n = x.shape[-1]
+    rows = x.view(-1, n)                          # a 2-D table: one row of scores per line
+    biggest = rows.max(dim=1, keepdim=True).values
+    shifted = (rows - biggest).exp()              # every exponent <= 0, so no overflow
+    probs = shifted / shifted.sum(dim=1, keepdim=True)
+    return probs.view(x.shape)
+''',
+    }),
+    'ex07 helper methods, comments of its own, an assert cell': ('HONEST', 'ex07_copy_on_write', {
+        'manager-work': r'''class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    # my helpers ---------------------------------------------------------
+    def _is_shared(self, b):
+        # more than one table points at b -> nobody may write into it in place
+        return self.allocator.refcount(b) >= 2
+
+    def _needs_fresh_block(self, tbl):
+        # the next token starts a new block when the used slots fill whole blocks exactly
+        return tbl.num_tokens == len(tbl.block_ids) * self.block_size
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src_tbl = self.tables[parent]
+        ids = [b for b in src_tbl.block_ids]
+        for b in ids:                       # every block gains the child as an owner
+            self.allocator.incref(b)
+        new_tbl = BlockTable(ids, src_tbl.num_tokens, self.block_size)
+        self.tables[child] = new_tbl
+        return new_tbl
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        tbl = self.tables[seq]
+        pos = tbl.num_tokens
+        cow = None
+        if self._needs_fresh_block(tbl):
+            fresh = self.allocator.allocate()      # may raise; nothing touched yet
+            tbl.block_ids.append(fresh)
+        elif self._is_shared(tbl.block_ids[-1]):
+            fresh = self.allocator.allocate()      # may raise; nothing touched yet
+            old = tbl.block_ids[-1]
+            tbl.block_ids[-1] = fresh
+            self.allocator.free(old)               # drop just our reference; the other owner keeps it
+            cow = (old, fresh)
+        tbl.num_tokens = pos + 1
+        return tbl.slot(pos), cow
+
+
+# scratch: try it on a tiny pool
+_m = MiniManager(4, 2)
+_m.add("a", 3)
+_m.fork("a", "b")
+print(_m.append("b"))
+assert _m.allocator.refcount(_m.tables["a"].block_ids[0]) == 2
+print({s: list(t.block_ids) for s, t in _m.tables.items()})
+''',
+    }),
+    'ex09 stretch a while loop for bounds, merge by logsumexp and einsum in float64': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    # L = ceil(context_len / num_splits), then rounded up to whole key tiles
+    per = (context_len + num_splits - 1) // num_splits
+    tiles = (per + block_n - 1) // block_n
+    L = tiles * block_n
+    out = []
+    s = 0
+    while s < num_splits:
+        lo = s * L
+        if lo >= context_len:             # empty split: sits at the very end
+            out.append((context_len, context_len))
+        else:
+            out.append((lo, min(lo + L, context_len)))
+        s += 1
+    return out
+''',
+        'merge-work': r'''def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # The union's normaliser is sum_s exp(lse_s), i.e. the merged lse is logsumexp over the splits.
+    # Each split then weighs in with exp(lse_s - lse), a number in [0, 1]: no positive exponent anywhere.
+    o64, l64 = outs.double(), lses.double()
+    lse = torch.logsumexp(l64, dim=-1)                       # (...)
+    weights = torch.exp(l64 - lse.unsqueeze(-1))             # (..., S), empty splits give exactly 0
+    merged = torch.einsum("...s,...sd->...d", weights, o64)
+    return merged.to(outs.dtype), lse.to(lses.dtype)
+''',
+        'cascade-work': r'''def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(n, 1)
+    shared_lens = torch.full_like(own_lens, prefix_len)
+    o1, l1 = paged_decode_split(q, k_cache, v_cache, shared_tables, shared_lens, 1)
+    o2, l2 = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _lse = merge_states(torch.cat((o1, o2), 2), torch.cat((l1, l2), 2))
+    return merged
+
+
+_b = split_bounds(1000, 4, 16)
+print(_b)
+assert _b[0][0] == 0 and _b[-1][1] == 1000
+_o, _l = merge_states(torch.randn(2, 3, 8), torch.tensor([[0.0, float("-inf"), 5.0]] * 2))
+print(_o.shape, _l)
+''',
+    }),
+    'ex07 stretch blocks and genuine helpers, early returns': ('HONEST', 'ex07_stretch_prefix_cache_match', {
+        'cache-work': r'''Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def _blocks(self, tokens):
+        # only full blocks count; a tail shorter than block_size is dropped
+        bs = self.block_size
+        n_full = len(tokens) // bs
+        return [tuple(tokens[b * bs:(b + 1) * bs]) for b in range(n_full)]
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        chain, prev = [], None
+        for blk in self._blocks(tokens):
+            prev = self.hash_fn(prev, blk)   # key_i depends on key_{i-1}
+            chain.append(prev)
+        return chain
+
+    def _genuine(self, block_id, blk, expected_parent):
+        # a hash hit is only trusted when both the tokens and the predecessor agree
+        e = self.entry[block_id]
+        return e.tokens == blk and e.parent_id == expected_parent
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        limit = (len(tokens) - 1) // self.block_size     # leave at least one token to compute
+        found, parent = [], None
+        for blk, key in zip(self._blocks(tokens), self.keys(tokens)):
+            if len(found) == limit:
+                return found
+            bid = self.block_of.get(key)
+            if bid is None or not self._genuine(bid, blk, parent):
+                return found
+            found.append(bid)
+            parent = self.entry[bid].prefix_id
+        return found
+''',
+    }),
+    'ex10 a cursor, a list of victims, math ceil, asserts': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''import math
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    victims = []                 # preempted this step, newest first
+    nxt = 0                      # running[:nxt] have grown already
+    while nxt < len(running):
+        req = running[nxt]
+        if not manager.can_append(req.seq_id):
+            newest = running.pop()          # the newest not yet grown; possibly req itself
+            manager.free(newest.seq_id)
+            victims.append(newest)
+            step.preempted.append(newest.seq_id)
+            continue
+        token = len(req.tokens)
+        manager.append(req.seq_id, token)
+        req.tokens.append(token)
+        step.grown.append(req.seq_id)
+        nxt += 1
+    # back to the front of the queue, the oldest first
+    for req in victims:
+        waiting.appendleft(req)
+    step.num_tokens = len(step.grown)
+    assert len(running) == len(step.grown)
+    if victims:
+        return step
+    budget_left = max_num_batched_tokens - step.num_tokens
+    while len(waiting) > 0:
+        head = waiting[0]
+        blocks = math.ceil(len(head.tokens) / manager.block_size)
+        fits_pool = blocks + manager.watermark_blocks <= manager.num_free_blocks
+        fits_budget = len(head.tokens) <= budget_left
+        if not (fits_pool and fits_budget):
+            break                             # first come, first served: nobody jumps the queue
+        waiting.popleft()
+        manager.add(head.seq_id, head.tokens)
+        running.append(head)
+        step.admitted.append(head.seq_id)
+        step.num_tokens += len(head.tokens)
+        budget_left -= len(head.tokens)
+    return step
+''',
+    }),
+}
+

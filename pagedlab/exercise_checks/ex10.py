@@ -4,7 +4,8 @@ Each check builds a scene (a manager, running and waiting requests), runs the le
 says what it expected. An error raised inside the step keeps the learner's own line in the message (the check names
 the line of ``schedule_step`` that made the failing manager call); its hint depends on which manager call refused.
 
-The input space the instructions state: a ``BlockManager`` of a few to 64 blocks of 4 tokens, watermark 0 to 25%;
+The input space the instructions state: a ``BlockManager`` of a few to 64 blocks of 4 tokens (the checks'; blocks
+are counted by ``manager.block_size``, and the grader draws blocks of 1, 3 and 16 tokens as well), watermark 0 to 25%;
 running requests oldest first, at a block boundary (a new block needed to grow) or inside a block; waiting requests
 of 1 token to a few blocks; a token budget that a prompt reaches exactly, passes by one, or that decode tokens fill;
 boundaries: blocks plus watermark exactly equal to the free blocks and one more, no free block, the request that
