@@ -677,9 +677,10 @@ def _ex08(c: Cases) -> None:
         # positions, which the exercise accepts alike, would differ by more than the stated 0.1%)
         appended = r.choice((0, 0, r.randint(1, 20), r.randint(1, 100)))  # 0: every block shared
         while True:  # either choice wins, seed by seed; drawn again where the costs are too close to call
-            tail = (f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, {r.choice((1e9, 8e9, 7e10))}, "
-                    f"{r.choice((2.5e10, 1e11))}, {r.choice((1e-6, 1e-5))}, {r.choice((1e12, 1e14, 3e15))}")
-            if not _ex08_close(bs, parent, appended, tail):
+            model, *rates = (r.choice(('LLAMA3_8B', 'OPT_13B')), r.choice((1e9, 8e9, 7e10)), r.choice((2.5e10, 1e11)),
+                             r.choice((1e-6, 1e-5)), r.choice((1e12, 1e14, 3e15)))
+            tail = ", ".join([model, *map(str, rates)])
+            if not _ex08_close(bs, parent, appended, model, rates):
                 break
         c.add("preemption_seconds and choose of a forked sequence", [
             do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
@@ -708,14 +709,14 @@ def _ex08(c: Cases) -> None:
             get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})")])
 
 
-def _ex08_close(block_size: int, parent: int, appended: int, tail: str) -> bool:
-    """Whether swapping and recomputing the child or the parent of the scene cost within ex08's "approximately"
-    (0.1%) of each other: there the exercise accepts formulas that choose either way (its check skips such a case)."""
+def _ex08_close(block_size: int, parent: int, appended: int, model: str, rates: list[float]) -> bool:
+    """Whether swapping and recomputing the child or the parent of the scene (``model``, a preset's name, and the
+    parameters, bandwidth, latency and FLOP rate ``rates``) cost within ex08's "approximately" (0.1%) of each other:
+    there the exercise accepts formulas that choose either way (its check skips such a case)."""
     from pagedlab import memory
     from pagedlab.exercise_checks import ex08
     from pagedlab.paged import BlockManager
 
-    model, *rates = (getattr(memory, word) if word.isidentifier() else float(word) for word in tail.split(", "))
     m = BlockManager(num_blocks=4096, block_size=block_size)
     m.add("parent", range(parent))
     m.fork("parent", "child")
@@ -723,8 +724,8 @@ def _ex08_close(block_size: int, parent: int, appended: int, tail: str) -> bool:
         m.append("child", 0)
     # (both 0, a sequence that owns no block and has nothing to recompute, is no near tie: the statement's rule,
     # swap only where it is cheaper, says recompute)
-    return any(abs(t_swap - t_rec) <= ex08.RECOMPUTE_RTOL * t_rec and t_rec > 0
-               for t_swap, t_rec in (ex08._costs(m, seq, model, *rates) for seq in ("child", "parent")))
+    costs = (ex08._costs(m, seq, getattr(memory, model), *rates) for seq in ("child", "parent"))
+    return any(abs(t_swap - t_rec) <= ex08.RECOMPUTE_RTOL * t_rec and t_rec > 0 for t_swap, t_rec in costs)
 
 
 def _ex09(c: Cases) -> None:
