@@ -14505,3 +14505,707 @@ def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[
     }),
 }
 
+
+
+# Round 38z17 (an outside review against c182031; its wrong answers that passed, and its honest learners)
+ROUND_38Z17 = {
+    "ex04b read_report's shared_kib by floor division, whole KiB": ('ATTACKS', 'ex04b_performance_lab', {
+        'choose-work': r'''
+# my picks from the fwd autotuning space (BLOCK_M, BLOCK_N, num_warps, num_stages)
+MY_CONFIGS = [
+    (64, 32, 4, 2),     # small, should fit easily
+    (64, 128, 4, 3),    # same BLOCK_M, wider BLOCK_N
+    (128, 128, 4, 2),   # probably spills: 128*128 acc + scores on 128 threads
+]
+''',
+        'predict-resources-work': r'''
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    BF16 = 2
+    q_tile = block_m * head_dim * BF16
+    kv_buffers = num_stages * (block_n * head_dim * BF16) * 2      # K and V, each num_stages deep
+    threads = 32 * num_warps
+    live = block_m * head_dim + 1.5 * block_m * block_n            # O in fp32 + S/P (1.5 regs per score)
+    regs = live / threads
+    return {"shared_bytes": q_tile + kv_buffers, "registers": regs, "spills": regs > 255}
+''',
+        'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    n_threads = 32 * report["num_warps"]
+    per_thread = report["block_m"] * report["block_n"] / n_threads
+    loops = 2   # fwd_tiles unmasked + masked
+    return report["sass"]["MUFU.EX2"] / (loops * per_thread)
+''',
+        'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    per_product = 2 * block_m * block_n * head_dim
+    total_flops = 2 * per_product                  # S = QK^T and PV
+    kv_bytes = 2 * (block_n * head_dim) * 2        # a K tile and a V tile, bf16
+    n_exp = block_m * block_n
+    mma_clocks = total_flops / mma_flops_per_clock
+    exp_clocks = n_exp / exp_per_clock
+    return dict(flops=total_flops, bytes=kv_bytes, exps=n_exp, flops_per_byte=total_flops / kv_bytes,
+                exp_fraction=exp_clocks / mma_clocks)
+''',
+        'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    exps_per_score, products = 2, 7
+    mma_clocks_per_score = products * 2 * head_dim / mma_flops_per_clock
+    return (exps_per_score / exp_per_clock) / mma_clocks_per_score
+''',
+        'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    best, best_key = None, None
+    for idx, rep in enumerate(reports):
+        if rep["arch"] != 90 or rep["spill_bytes"] > 0:
+            continue        # only non-spilling H100 compiles count
+        key = (rep["block_m"], rep["block_n"])
+        if best_key is None or key > best_key:
+            best, best_key = idx, key
+    return best
+''',
+        'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    mma = "HGMMA" if counts["HGMMA"] else "HMMA"
+    load = "UTMALDG" if counts["UTMALDG"] else "LDGSTS"
+    return {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+            "shared_kib": report["shared_bytes"] // 1024, "matrix": mma, "loads": load}
+''',
+    }),
+    'ex04b predict keeping the last of equal maxima, its own read_report': ('HONEST', 'ex04b_performance_lab', {
+        'choose-work': r'''
+# my picks from the fwd autotuning space (BLOCK_M, BLOCK_N, num_warps, num_stages)
+MY_CONFIGS = [
+    (64, 32, 4, 2),     # small, should fit easily
+    (64, 128, 4, 3),    # same BLOCK_M, wider BLOCK_N
+    (128, 128, 4, 2),   # probably spills: 128*128 acc + scores on 128 threads
+]
+''',
+        'predict-resources-work': r'''
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    BF16 = 2
+    q_tile = block_m * head_dim * BF16
+    kv_buffers = num_stages * (block_n * head_dim * BF16) * 2      # K and V, each num_stages deep
+    threads = 32 * num_warps
+    live = block_m * head_dim + 1.5 * block_m * block_n            # O in fp32 + S/P (1.5 regs per score)
+    regs = live / threads
+    return {"shared_bytes": q_tile + kv_buffers, "registers": regs, "spills": regs > 255}
+''',
+        'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    n_threads = 32 * report["num_warps"]
+    per_thread = report["block_m"] * report["block_n"] / n_threads
+    loops = 2   # fwd_tiles unmasked + masked
+    return report["sass"]["MUFU.EX2"] / (loops * per_thread)
+''',
+        'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    per_product = 2 * block_m * block_n * head_dim
+    total_flops = 2 * per_product                  # S = QK^T and PV
+    kv_bytes = 2 * (block_n * head_dim) * 2        # a K tile and a V tile, bf16
+    n_exp = block_m * block_n
+    mma_clocks = total_flops / mma_flops_per_clock
+    exp_clocks = n_exp / exp_per_clock
+    return dict(flops=total_flops, bytes=kv_bytes, exps=n_exp, flops_per_byte=total_flops / kv_bytes,
+                exp_fraction=exp_clocks / mma_clocks)
+''',
+        'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    exps_per_score, products = 2, 7
+    mma_clocks_per_score = products * 2 * head_dim / mma_flops_per_clock
+    return (exps_per_score / exp_per_clock) / mma_clocks_per_score
+''',
+        'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    mma = "HGMMA" if counts["HGMMA"] else "HMMA"
+    load = "UTMALDG" if counts["UTMALDG"] else "LDGSTS"
+    return {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+            "shared_kib": report["shared_bytes"] / 1024, "matrix": mma, "loads": load}
+''',
+        'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    best, best_key = None, None
+    for idx, rep in enumerate(reports):
+        if rep["arch"] != 90 or rep["spill_bytes"] > 0:
+            continue        # only non-spilling H100 compiles count
+        key = (rep["block_m"], rep["block_n"])
+        if best_key is None or key >= best_key:
+            best, best_key = idx, key
+    return best
+''',
+    }),
+    "ex02 tiled_attention by query tiles only, a strip of every key's scores softmaxed at once": ('ATTACKS', 'ex02_online_softmax', {
+        'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    new_max = torch.maximum(m, s.amax(dim=-1))
+    rescale = torch.exp(m - new_max)
+    weights = torch.exp(s - new_max[:, None])
+    return new_max, rescale * l + weights.sum(dim=-1), rescale[:, None] * acc + weights @ v_tile
+''',
+        'tiled-work': r'''
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    kf, vf = k.float(), v.float()
+    for start in range(0, n_q, block_m):
+        qt = q[start:start + block_m].float() / math.sqrt(d)
+        nrows = qt.shape[0]
+        scores = qt @ kf.T                       # this query tile against all keys
+        if causal:
+            pos_q = torch.arange(start, start + nrows)[:, None] + (n_k - n_q)
+            scores = scores.masked_fill(torch.arange(n_k)[None, :] > pos_q, -math.inf)
+        mx = scores.amax(dim=-1, keepdim=True)
+        w = torch.exp(scores - mx)
+        out[start:start + nrows] = (w @ vf) / w.sum(dim=-1, keepdim=True)
+    return out.to(q.dtype)
+''',
+    }),
+    "ex07 stretch's match dropping the prompt's last token by tokens pop, the caller's list cut": ('ATTACKS', 'ex07_stretch_prefix_cache_match', {
+        'cache-work': r'''
+Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        out, prev = [], None
+        n_full = len(tokens) // self.block_size
+        for b in range(n_full):
+            chunk = tuple(tokens[b * self.block_size:(b + 1) * self.block_size])
+            prev = self.hash_fn(prev, chunk)
+            out.append(prev)
+        return out
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        tokens.pop()            # the last token must always be recomputed, so drop it before looking up
+        found, parent = [], None
+        for b, key in enumerate(self.keys(tokens)):
+            if key not in self.block_of:
+                break
+            e = self.entry[self.block_of[key]]
+            if e.parent_id != parent or e.tokens != tuple(tokens[b * self.block_size:(b + 1) * self.block_size]):
+                break
+            found.append(self.block_of[key])
+            parent = e.prefix_id
+        return found
+''',
+    }),
+    'ex00 softmax by logsumexp of max-shifted scores, float32 inside for half types, scratch prints': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    work = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    shifted = work - work.amax(dim=-1, keepdim=True)      # largest score becomes 0: nothing overflows
+    log_norm = torch.logsumexp(shifted, dim=-1, keepdim=True)   # in [0, log n]: no precision lost
+    probs = torch.exp(shifted - log_norm)
+    return probs.to(x.dtype)
+
+demo = torch.tensor([[1.0, 2.0, 3.0], [1e4, 1e4 + 1, -1e4]])
+print(softmax_rows(demo))
+print(softmax_rows(demo).sum(-1))
+assert torch.allclose(softmax_rows(demo), torch.softmax(demo, -1))
+%timeit softmax_rows(torch.randn(64, 512))
+''',
+    }),
+    'ex05 own formulas, the budget divided by a reservation in GiB': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    one_vector = head_dim * bytes_per_element           # one K (or V) vector of one head
+    per_layer_per_token = 2 * num_kv_heads * one_vector  # K and V for every KV head
+    return per_layer_per_token * num_layers * num_tokens * batch
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    size = dtype.itemsize                 # bytes, not bits
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, num_tokens=1, batch=1,
+                          bytes_per_element=size)
+
+assert kv_bytes_per_token(OPT_13B, torch.float16) == 800 * 1024
+''',
+        'fit-work': r'''
+import math
+
+def reservation_gib(model, max_len, dtype):
+    return kv_bytes_per_token(model, dtype) * max_len / GiB
+
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    return math.floor(budget_gib / reservation_gib(model, max_len, dtype))
+
+print(max_concurrent_requests(12, OPT_13B, 2048, torch.float16), "OPT-13B requests in 12 GiB")
+''',
+    }),
+    'ex08 preemption_seconds by the exact sum over positions, own helper': ('HONEST', 'ex08_swap_or_recompute', {
+        'costs-work': r'''
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    chunks = 2 * num_layers * n_blocks              # K and V per layer per block
+    per_chunk = latency + (block_size * chunk_bytes_per_token) / bandwidth
+    return 2 * chunks * per_chunk                   # out and back in
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    total = 2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2
+    return total / flops
+
+print(swap_seconds(1024, 16, 40, 10240, 31.5e9, 10e-6), recompute_seconds(1024, 12.9e9, 40, 5120, 156e12))
+''',
+        'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L n latency / B + 4 L n c / bw = T   =>   B = 4 L n latency / (T - 4 L n c / bw)
+    k = 4 * num_layers * num_tokens
+    room = recompute_seconds - k * chunk_bytes_per_token / bandwidth
+    if room <= 0:
+        return math.inf
+    return k * latency / room
+''',
+        'choose-work': r'''
+def _cached_tokens(manager, table):
+    """Tokens in the leading blocks that are shared and full."""
+    count = 0
+    for i, b in enumerate(table.block_ids):
+        full = (i + 1) * manager.block_size <= table.num_tokens
+        if manager.allocator.refcount(b) > 1 and full:
+            count += manager.block_size
+        else:
+            break
+    return count
+
+
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    table = manager.table(seq_id)
+    bs = manager.block_size
+    private = sum(1 for b in table.block_ids if manager.allocator.refcount(b) == 1)
+    per_token_chunk = model.num_kv_heads * model.head_dim * 2      # bf16
+    t_swap = swap_seconds(private * bs, bs, model.num_layers, per_token_chunk, bandwidth, latency)
+    c, n = _cached_tokens(manager, table), table.num_tokens
+    d_model = model.num_heads * model.head_dim
+    # exact: token p costs 2N + 4 L d_model p FLOPs; summed over p = c .. n-1
+    attn = 4 * model.num_layers * d_model * (n * (n - 1) - c * (c - 1)) / 2
+    t_rec = (2 * num_params * (n - c) + attn) / flops
+    return t_swap, t_rec
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if manager.can_swap_out(seq_id):
+        swap_t, rec_t = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if swap_t < rec_t:
+            return "swap"
+    return "recompute"
+''',
+    }),
+    'ex09 stretch merge by torch softmax of the lses, split_bounds as a comprehension': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    tiles = -(-context_len // block_n)              # key tiles in the context
+    tiles_per_split = -(-tiles // num_splits)       # whole tiles each split gets
+    span = tiles_per_split * block_n
+    return [(min(i * span, context_len), min((i + 1) * span, context_len)) for i in range(num_splits)]
+
+print(split_bounds(100, 3, 16))
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # weight of split s is e^{lse_s} / sum_t e^{lse_t}: a softmax over the splits (stable, -inf gives 0)
+    weights = torch.softmax(lses, dim=-1)
+    merged = torch.einsum("...s,...sd->...d", weights, outs)
+    return merged, torch.logsumexp(lses, dim=-1)
+''',
+    }),
+    'ex10 schedule_step by an index over running, victims put back after': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def _blocks_for(manager, req):
+    return (len(req.tokens) + manager.block_size - 1) // manager.block_size
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    victims = []                       # newest first, as they are taken
+    i = 0
+    while i < len(running):
+        req = running[i]
+        while not manager.can_append(req.seq_id) and len(running) - 1 > i:
+            victim = running.pop()     # newest that has not grown yet
+            manager.free(victim.seq_id)
+            victims.append(victim)
+            step.preempted.append(victim.seq_id)
+        if not manager.can_append(req.seq_id):
+            running.pop(i)             # it is the newest left: preempt itself
+            manager.free(req.seq_id)
+            victims.append(req)
+            step.preempted.append(req.seq_id)
+            break
+        tok = len(req.tokens)
+        manager.append(req.seq_id, tok)
+        req.tokens.append(tok)
+        step.grown.append(req.seq_id)
+        i += 1
+    for v in victims:                  # newest first: the oldest ends up at the very front
+        waiting.appendleft(v)
+    budget_used = len(step.grown)
+    if not step.preempted:
+        while waiting:
+            cand = waiting[0]
+            need = _blocks_for(manager, cand) + manager.watermark_blocks
+            if need > manager.num_free_blocks or budget_used + len(cand.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(cand.seq_id, cand.tokens)
+            running.append(cand)
+            step.admitted.append(cand.seq_id)
+            budget_used += len(cand.tokens)
+    step.num_tokens = budget_used
+    return step
+''',
+    }),
+    'ex06 allocator with its own validation helper and divmod boundaries': ('HONEST', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _valid(self, block):
+        return isinstance(block, int) and 0 <= block < self.num_blocks
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        return self.allocate_many(1)[0]
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        have = len(self.free_list)
+        if n > have:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        taken = []
+        for _ in range(n):
+            blk = self.free_list.pop()
+            self.ref_count[blk] = 1
+            taken.append(blk)
+        return taken
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        if not self._valid(block) or self.ref_count[block] < 1:
+            raise ValueError(f"incref({block}): not an allocated block")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        if not self._valid(block):
+            raise ValueError(f"free({block}): id out of range 0..{self.num_blocks - 1}")
+        if self.ref_count[block] < 1:
+            raise ValueError(f"free({block}): already free")
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''',
+        'boundary-work': r'''
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    whole, rest = divmod(num_tokens, block_size)
+    return whole + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    logical, offset = divmod(position, block_size)
+    return block_ids[logical] * block_size + offset
+
+pool = SimpleAllocator(4)
+a, b = pool.allocate(), pool.allocate()
+pool.incref(a)
+pool.free(a)
+print(a, b, pool.ref_count, pool.num_free, blocks_needed(17, 16), slot([7, 3], 16, 17))
+''',
+    }),
+}
+
+
+# An audit of every spec against its statement after round 38z17 (each stated value drawn on some seeds only, or never)
+ROUND_38Z17_AUDIT = {
+    'ex04b spills judged against the 64K register file': ('ATTACKS', 'ex04b_performance_lab', {
+        'predict-resources-work': r'''
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    shared = (block_m * head_dim + num_stages * 2 * block_n * head_dim) * 2
+    registers = (block_m * head_dim + 1.5 * block_m * block_n) / (32 * num_warps)
+    return {"shared_bytes": shared, "registers": registers, "spills": registers * 32 * num_warps > 65536}
+''',
+    }),
+    'ex04b spills with 32 registers of overhead': ('ATTACKS', 'ex04b_performance_lab', {
+        'predict-resources-work': r'''
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    shared = (block_m * head_dim + num_stages * 2 * block_n * head_dim) * 2
+    registers = (block_m * head_dim + 1.5 * block_m * block_n) / (32 * num_warps)
+    return {"shared_bytes": shared, "registers": registers, "spills": registers + 32 > 255}
+''',
+    }),
+    'ex04b matrix instruction told by the arch': ('ATTACKS', 'ex04b_performance_lab', {
+        'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    sass = report["sass"]
+    return {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+            "shared_kib": report["shared_bytes"] / 1024,
+            "matrix": "HGMMA" if report["arch"] == 90 else "HMMA",
+            "loads": "UTMALDG" if sass["UTMALDG"] > 0 else "LDGSTS"}
+''',
+    }),
+    'ex04b predict by tile area': ('ATTACKS', 'ex04b_performance_lab', {
+        'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    hopper = [i for i, r in enumerate(reports) if r["arch"] == 90 and r["spill_bytes"] == 0]
+    return max(hopper, key=lambda i: reports[i]["block_m"] * reports[i]["block_n"])
+''',
+    }),
+    'ex04b predict ignoring the arch': ('ATTACKS', 'ex04b_performance_lab', {
+        'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    hopper = [i for i, r in enumerate(reports) if r["spill_bytes"] == 0]
+    return max(hopper, key=lambda i: (reports[i]["block_m"], reports[i]["block_n"]))
+''',
+    }),
+    'ex04b predict by BLOCK_N first': ('ATTACKS', 'ex04b_performance_lab', {
+        'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    hopper = [i for i, r in enumerate(reports) if r["arch"] == 90 and r["spill_bytes"] == 0]
+    return max(hopper, key=lambda i: (reports[i]["block_n"], reports[i]["block_m"]))
+''',
+    }),
+    'ex06 allocate_many by a negative slice, none asked takes all': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        ### BEGIN SOLUTION
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return block
+        ### END SOLUTION
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        ### BEGIN SOLUTION
+        if n > len(self.free_list):
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        taken = self.free_list[-n:][::-1]
+        del self.free_list[-n:]
+        for b in taken:
+            self.ref_count[b] = 1
+        return taken
+        ### END SOLUTION
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        ### BEGIN SOLUTION
+        if not 0 <= block < self.num_blocks or self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is not allocated, so it cannot be shared")
+        self.ref_count[block] += 1
+        ### END SOLUTION
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        ### BEGIN SOLUTION
+        if not 0 <= block < self.num_blocks:
+            raise ValueError(f"block {block} is not in this pool")
+        if self.ref_count[block] == 0:
+            raise ValueError(f"double free: block {block} is already free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+        ### END SOLUTION''',
+    }),
+    'ex06 incref letting num_blocks through': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        ### BEGIN SOLUTION
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return block
+        ### END SOLUTION
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        ### BEGIN SOLUTION
+        if n > len(self.free_list):
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+        ### END SOLUTION
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        ### BEGIN SOLUTION
+        if block < 0 or block > self.num_blocks or self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is not allocated, so it cannot be shared")
+        self.ref_count[block] += 1
+        ### END SOLUTION
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        ### BEGIN SOLUTION
+        if not 0 <= block < self.num_blocks:
+            raise ValueError(f"block {block} is not in this pool")
+        if self.ref_count[block] == 0:
+            raise ValueError(f"double free: block {block} is already free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+        ### END SOLUTION''',
+    }),
+    'ex06 incref refusing the last block': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        ### BEGIN SOLUTION
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return block
+        ### END SOLUTION
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        ### BEGIN SOLUTION
+        if n > len(self.free_list):
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+        ### END SOLUTION
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        ### BEGIN SOLUTION
+        if not 0 <= block < self.num_blocks - 1 or self.ref_count[block] == 0:
+            raise ValueError(f"block {block} is not allocated, so it cannot be shared")
+        self.ref_count[block] += 1
+        ### END SOLUTION
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        ### BEGIN SOLUTION
+        if not 0 <= block < self.num_blocks:
+            raise ValueError(f"block {block} is not in this pool")
+        if self.ref_count[block] == 0:
+            raise ValueError(f"double free: block {block} is already free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+        ### END SOLUTION''',
+    }),
+}
