@@ -14989,6 +14989,22 @@ pool.free(a)
 print(a, b, pool.ref_count, pool.num_free, blocks_needed(17, 16), slot([7, 3], 16, 17))
 ''',
     }),
+    # (fay's scratch cell of ex02 compares with ref.tiled_attention, which ex02's grading copy does not hold: there
+    # the cell raises, and the notebook passed in the sandbox; here, a reference the grading copy keeps and watches)
+    'ex05 kv_bytes_per_token checked against OPT_13B own method by assert and assert_close': ('HONEST', 'ex05_kv_cache_size', {
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, 1, 1, dtype.itemsize)
+
+
+# my own check against the course's numbers
+for dt in (torch.float16, torch.float32, torch.bfloat16):
+    assert kv_bytes_per_token(OPT_13B, dt) == OPT_13B.kv_bytes_per_token(dt.itemsize), dt
+torch.testing.assert_close(kv_bytes_per_token(OPT_13B, torch.float8_e4m3fn), OPT_13B.kv_bytes_per_token(1))
+print("per token, fp16:", kv_bytes_per_token(OPT_13B, torch.float16))
+''',
+    }),
 }
 
 
@@ -15207,5 +15223,752 @@ class SimpleAllocator:
         if self.ref_count[block] == 0:
             self.free_list.append(block)
         ### END SOLUTION''',
+    }),
+}
+
+
+# Round 38z18 (an outside review against 1183afc; its wrong answers, caught or not, and its honest learners)
+ROUND_38Z18 = {
+    'ex01 naive_attention scaling q in place on the path without the mask': ('ATTACKS', 'ex01_naive_attention', {
+        'attention-work': r'''
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    d = q.shape[-1]
+    q32, k32, v32 = q.float(), k.float(), v.float()
+    if causal:
+        scores = q32 @ k32.transpose(-2, -1) / math.sqrt(d)
+        keep = causal_mask(q.shape[-2], k.shape[-2])
+        scores = scores.masked_fill(~keep, float("-inf"))
+    else:
+        # no mask needed: fold the 1/sqrt(d) into q first, one multiply per q element instead of per score
+        scores = q32.mul_(1.0 / math.sqrt(d)) @ k32.transpose(-2, -1)
+    probs = torch.softmax(scores, dim=-1)
+    return (probs @ v32).to(q.dtype)
+''',
+        'mask-work': r'''
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+''',
+    }),
+    'ex03 softmax_kernel of one block, its launcher widening BLOCK to the row': ('ATTACKS', 'ex03_triton_basics', {
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    # one program per row; the whole row sits in one block of BLOCK lanes
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    valid = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=valid, other=float("-inf"))
+    mx = tl.max(x, 0)
+    e = tl.exp(x - mx)
+    total = tl.sum(e, 0)
+    tl.store(out_ptr + row * stride_out + cols, e / total, mask=valid)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    lanes = max(block, triton.next_power_of_2(x.shape[1]))  # a block wide enough for the whole row
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=lanes)
+    return out
+''',
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    first = tl.program_id(axis=0) * BLOCK
+    idx = first + tl.arange(0, BLOCK)
+    live = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=live, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=live, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=live)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    num_programs = (n + block - 1) // block
+    add_kernel[(num_programs,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''',
+    }),
+    'ex09 stretch merge_states flattening by view, raising on transposed inputs': ('ATTACKS', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    chunk = (context_len + num_splits - 1) // num_splits
+    chunk = ((chunk + block_n - 1) // block_n) * block_n
+    result = []
+    for s in range(num_splits):
+        lo = min(s * chunk, context_len)
+        hi = min(lo + chunk, context_len)
+        result.append((lo, hi))
+    return result
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # flatten every leading dimension into one row index, merge row by row, then put the shape back
+    lead = lses.shape[:-1]
+    n_splits, d = outs.shape[-2], outs.shape[-1]
+    o2 = outs.view(-1, n_splits, d)
+    l2 = lses.view(-1, n_splits)
+    top = l2.max(dim=1, keepdim=True).values
+    wts = torch.exp(l2 - top)
+    denom = wts.sum(dim=1, keepdim=True)
+    merged = torch.einsum("rs,rsd->rd", wts, o2) / denom
+    merged_lse = top.squeeze(1) + torch.log(denom.squeeze(1))
+    return merged.view(*lead, d), merged_lse.view(lead)
+''',
+        'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    pt = prefix_table.unsqueeze(0).repeat(n, 1).contiguous()
+    plen = torch.full_like(own_lens, prefix_len)
+    a_out, a_lse = paged_decode_split(q, k_cache, v_cache, pt, plen, 1)
+    b_out, b_lse = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat([a_out, b_out], dim=2), torch.cat([a_lse, b_lse], dim=2))
+    return merged
+''',
+    }),
+    'ex08 cached prefix as the last shared block plus one, wrong for a sequence never forked': ('ATTACKS', 'ex08_swap_or_recompute', {
+        'costs-work': r'''
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    n_chunks = 2 * num_layers * n_blocks           # K and V, every layer, every block
+    per_chunk = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 2 * n_chunks * per_chunk                # out and back in
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    work = 2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2
+    return work / flops
+''',
+        'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L n latency / B + 4 L n c / bw = T  =>  B = 4 L n latency / (T - 4 L n c / bw)
+    fixed = 4 * num_layers * num_tokens
+    room = recompute_seconds - fixed * chunk_bytes_per_token / bandwidth
+    if room <= 0:
+        return math.inf
+    return fixed * latency / room
+''',
+        'choose-work': r'''
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    bs = manager.block_size
+    tab = manager.table(seq_id)
+    n = tab.num_tokens
+    counts = [manager.allocator.refcount(b) for b in tab.block_ids]
+    mine = sum(1 for c in counts if c == 1)
+    # shared blocks come first (the fork's prefix): the prefix ends after the last shared one
+    last_shared = max((i for i, c in enumerate(counts) if c > 1), default=0)
+    full = n // bs
+    cached_tokens = min(last_shared + 1, full) * bs
+    kv_chunk = model.num_kv_heads * model.head_dim * 2   # bf16
+    t_swap = swap_seconds(mine * bs, bs, model.num_layers, kv_chunk, bandwidth, latency)
+    width = model.num_heads * model.head_dim
+    t_rec = (recompute_seconds(n, num_params, model.num_layers, width, flops)
+             - recompute_seconds(cached_tokens, num_params, model.num_layers, width, flops))
+    return t_swap, t_rec
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    t_swap, t_rec = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    if manager.can_swap_out(seq_id) and t_swap < t_rec:
+        return "swap"
+    return "recompute"
+''',
+    }),
+    "ex05 kv_bytes_per_token by the library's ModelShape method": ('ATTACKS', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    return 2 * num_layers * num_kv_heads * head_dim * num_tokens * batch * bytes_per_element
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    # ModelShape already knows its own cache size: one token, one sequence
+    return ModelShape.kv_cache_bytes(model, 1, 1, dtype.itemsize)
+''',
+        'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reservation = kv_bytes_per_token(model, dtype) * max_len
+    return int(budget_gib * GiB // reservation)
+''',
+    }),
+    'ex10 a request grown by its last token plus one': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    pending = list(running)      # oldest first
+    running.clear()
+    bumped = []                  # preempted this step, newest first
+    while pending:
+        req = pending.pop(0)
+        if not manager.can_append(req.seq_id):
+            victim = pending.pop() if pending else req
+            manager.free(victim.seq_id)
+            bumped.append(victim)
+            step.preempted.append(victim.seq_id)
+            if victim is req:
+                continue
+            pending.insert(0, req)   # try this one again
+            continue
+        nxt = req.tokens[-1] + 1     # the next token id
+        manager.append(req.seq_id, nxt)
+        req.tokens.append(nxt)
+        running.append(req)
+        step.grown.append(req.seq_id)
+    for victim in bumped:            # newest first, so the oldest ends up in front
+        waiting.appendleft(victim)
+    used = len(step.grown)
+    if not step.preempted:
+        while waiting:
+            cand = waiting[0]
+            need = -(-len(cand.tokens) // manager.block_size)
+            if need + manager.watermark_blocks > manager.num_free_blocks:
+                break
+            if used + len(cand.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(cand.seq_id, cand.tokens)
+            running.append(cand)
+            step.admitted.append(cand.seq_id)
+            used += len(cand.tokens)
+    step.num_tokens = used
+    return step
+''',
+    }),
+    'ex03 own names, loads with other 0, scratch cells and cell magic time': ('HONEST', 'ex03_triton_basics', {
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    block_start = tl.program_id(axis=0) * BLOCK
+    idx = block_start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    num_programs = (n + block - 1) // block
+    add_kernel[(num_programs,)](x, y, out, n, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''',
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    run_max = tl.full((), float("-inf"), tl.float32)
+    run_sum = tl.full((), 0.0, tl.float32)
+    # pass 1: online max and sum
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + offs < n_cols
+        tile = tl.load(src + c0 + offs, mask=ok, other=float("-inf"))
+        new_max = tl.maximum(run_max, tl.max(tile, axis=0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(tile - new_max), axis=0)
+        run_max = new_max
+    # pass 2: write normalized values
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + offs < n_cols
+        tile = tl.load(src + c0 + offs, mask=ok, other=float("-inf"))
+        tl.store(dst + c0 + offs, tl.exp(tile - run_max) / run_sum, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+# my own quick test before the checks
+a = torch.arange(10, dtype=torch.float32)
+b = torch.ones(20)[::2]
+res = vector_add(a, b, 4)
+print(res)
+assert torch.allclose(res, a + b)
+
+# (a %%time cell in the notebook: one cell here, where a cell magic cannot stand mid-cell)
+m = torch.randn(3, 50) * 10
+mine = softmax(m, 8)
+print("max abs diff vs torch:", (mine - torch.softmax(m, dim=1)).abs().max().item())
+print("rows sum to", mine.sum(dim=1))
+''',
+    }),
+    'ex05 factor by factor, keyword call, a print loop, guarded floor division': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    per_vector = head_dim * bytes_per_element          # one head's key (or value) for one token
+    per_token_layer = 2 * num_kv_heads * per_vector    # K and V
+    total = per_token_layer * num_layers * num_tokens * batch
+    return total
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    nbytes = dtype.itemsize
+    return kv_cache_bytes(num_layers=model.num_layers, num_kv_heads=model.num_kv_heads, head_dim=model.head_dim,
+                          num_tokens=1, batch=1, bytes_per_element=nbytes)
+''',
+        'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    budget_bytes = budget_gib * 2**30
+    one_request = max_len * kv_bytes_per_token(model, dtype)
+    count = 0
+    if budget_bytes >= one_request:
+        count = int(budget_bytes // one_request)
+    return count
+
+for shape in (OPT_13B,):
+    for dt in (torch.float32, torch.float16, torch.float8_e4m3fn):
+        print(shape.name, dt, kv_bytes_per_token(shape, dt) / 1024, "KiB per token")
+''',
+    }),
+    'ex08 exact sum over positions, a helper, a matplotlib cell': ('HONEST', 'ex08_swap_or_recompute', {
+        'costs-work': r'''
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    n_chunks = 2 * num_layers * n_blocks           # K and V, every layer, every block
+    per_chunk = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 2 * n_chunks * per_chunk                # out and back in
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    work = 2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2
+    return work / flops
+''',
+        'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # 4 L n latency / B + 4 L n c / bw = T  =>  B = 4 L n latency / (T - 4 L n c / bw)
+    fixed = 4 * num_layers * num_tokens
+    room = recompute_seconds - fixed * chunk_bytes_per_token / bandwidth
+    if room <= 0:
+        return math.inf
+    return fixed * latency / room
+''',
+        'choose-work': r'''
+def _private_and_cached(manager, seq_id):
+    """(number of blocks only this sequence holds, tokens in its leading full shared blocks)"""
+    table = manager.table(seq_id)
+    refs = [manager.allocator.refcount(block) for block in table.block_ids]
+    private = len([r for r in refs if r == 1])
+    lead = 0
+    while lead < len(refs) and refs[lead] > 1:
+        lead += 1
+    lead = min(lead, table.num_tokens // manager.block_size)
+    return private, lead * manager.block_size
+
+
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    private, cached = _private_and_cached(manager, seq_id)
+    n = manager.table(seq_id).num_tokens
+    B = manager.block_size
+    swap = swap_seconds(private * B, B, model.num_layers, 2 * model.num_kv_heads * model.head_dim, bandwidth, latency)
+    d_model = model.num_heads * model.head_dim
+    # exact sum over the recomputed positions p = cached .. n-1 of 2 N + 4 L d_model p
+    linear = 2 * num_params * (n - cached)
+    attn = 4 * model.num_layers * d_model * (n * (n - 1) // 2 - cached * (cached - 1) // 2)
+    return swap, (linear + attn) / flops
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if manager.can_swap_out(seq_id):
+        t_s, t_r = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+        if t_s < t_r:
+            return "swap"
+    return "recompute"
+
+import matplotlib.pyplot as plt
+sizes = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+swap_t = [swap_seconds(2048, b, 40, 10240, 31.5e9, 10e-6) for b in sizes]
+plt.loglog(sizes, swap_t, marker="o", label="swap")
+plt.axhline(recompute_seconds(2048, 12.9e9, 40, 5120, 156e12), color="r", label="recompute")
+plt.xlabel("block size"); plt.legend(); plt.show()
+''',
+    }),
+    'ex09 stretch bounds from a list of edges, merge by unsqueeze, a scratch logsumexp test': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    import math
+    per = math.ceil(context_len / num_splits)
+    per = math.ceil(per / block_n) * block_n
+    edges = [min(i * per, context_len) for i in range(num_splits + 1)]
+    return [(edges[i], edges[i + 1]) for i in range(num_splits)]
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    ref_lse = torch.max(lses, dim=-1).values                 # (...)
+    scale = torch.exp(lses - ref_lse.unsqueeze(-1))          # (..., S), every exponent <= 0
+    norm = torch.sum(scale, dim=-1)                          # (...)
+    o = torch.sum(outs * scale.unsqueeze(-1), dim=-2) / norm.unsqueeze(-1)
+    return o, ref_lse + torch.log(norm)
+''',
+        'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    pt = prefix_table.unsqueeze(0).repeat(n, 1).contiguous()
+    plen = torch.full_like(own_lens, prefix_len)
+    a_out, a_lse = paged_decode_split(q, k_cache, v_cache, pt, plen, 1)
+    b_out, b_lse = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat([a_out, b_out], dim=2), torch.cat([a_lse, b_lse], dim=2))
+    return merged
+
+# two halves of one row of scores, merged, must equal the softmax over the whole row
+x = torch.randn(10); vv = torch.randn(10, 4)
+def state(idx):
+    w = torch.softmax(x[idx], 0)
+    return w @ vv[idx], torch.logsumexp(x[idx], 0)
+o1, l1 = state(slice(0, 6)); o2, l2 = state(slice(6, 10))
+o, l = merge_states(torch.stack([o1, o2]), torch.stack([l1, l2]))
+print(torch.allclose(o, torch.softmax(x, 0) @ vv, atol=1e-6), torch.allclose(l, torch.logsumexp(x, 0)))
+''',
+    }),
+    'ex10 index loop with while else, extendleft of reversed victims, budget counted down': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    i = 0
+    kicked = []
+    while i < len(running):
+        r = running[i]
+        while not manager.can_append(r.seq_id):
+            newest = running.pop()          # the newest not yet grown (may be r itself)
+            manager.free(newest.seq_id)
+            kicked.insert(0, newest)        # older ones go in front
+            step.preempted.append(newest.seq_id)
+            if newest is r:
+                break
+        else:
+            t = len(r.tokens)
+            manager.append(r.seq_id, t)
+            r.tokens.append(t)
+            step.grown.append(r.seq_id)
+            i += 1
+            continue
+        break   # r preempted itself: it was the last one
+    waiting.extendleft(reversed(kicked))
+    budget = max_num_batched_tokens - len(step.grown)
+    while waiting and len(step.preempted) == 0:
+        head = waiting[0]
+        blocks = math.ceil(len(head.tokens) / manager.block_size)
+        fits_pool = blocks + manager.watermark_blocks <= manager.num_free_blocks
+        fits_budget = len(head.tokens) <= budget
+        if not (fits_pool and fits_budget):
+            break
+        waiting.popleft()
+        manager.add(head.seq_id, head.tokens)
+        running.append(head)
+        step.admitted.append(head.seq_id)
+        budget -= len(head.tokens)
+    step.num_tokens = max_num_batched_tokens - budget
+    return step
+
+import math
+''',
+    }),
+    'ex09 block-table load without its mask': ('ATTACKS', 'ex09_paged_attention', {
+        'kernel-work': r'''
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    heads = group * kv_head + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        in_ctx = tokens < context_len
+        # block ids of the tile's tokens; the K/V loads below are masked, so garbage ids past the context are harmless
+        blk = tl.load(table + tokens // BLOCK_SIZE).to(tl.int64)
+        pos = tokens % BLOCK_SIZE
+        kt = tl.load(k_head + blk[None, :] * stride_kb + pos[None, :] * stride_kt + offs_d[:, None],
+                     mask=in_ctx[None, :], other=0.0)
+        vt = tl.load(v_head + blk[:, None] * stride_kb + pos[:, None] * stride_kt + offs_d[None, :],
+                     mask=in_ctx[:, None], other=0.0)
+        sc = tl.dot(q, kt, input_precision="ieee") * qk_scale
+        sc = tl.where(in_ctx[None, :], sc, float("-inf"))
+        mx = tl.maximum(m_i, tl.max(sc, 1))
+        pr = tl.exp2(sc - mx[:, None])
+        corr = tl.exp2(m_i - mx)
+        l_i = corr * l_i + tl.sum(pr, 1)
+        acc = corr[:, None] * acc + tl.dot(pr, vt, input_precision="ieee")
+        m_i = mx
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+''',
+    }),
+}
+
+
+# An audit of every stated rule of behaviour after round 38z17 (inputs left as they were, a failed call changing nothing)
+ROUND_38Z18_AUDIT = {
+    'ex00 softmax in float64 in place, a float64 x overwritten': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    y = x.to(torch.float64)            # exact for every input dtype
+    y -= y.amax(dim=-1, keepdim=True)  # in place: saves a copy
+    y.exp_()
+    y /= y.sum(dim=-1, keepdim=True)
+    return y.to(x.dtype)
+''',
+    }),
+    'ex02 tiled_attention scaling q in place': ('ATTACKS', 'ex02_online_softmax', {
+        'tiled-work': r'''
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    qs = q.float()
+    qs /= math.sqrt(d)          # scale once, up front (in place: q itself when q is float32)
+    for r0 in range(0, n_q, block_m):
+        q_i = qs[r0:r0 + block_m]
+        rows = q_i.shape[0]
+        m = torch.full((rows,), -math.inf, device=q.device)
+        l, acc = torch.zeros(rows, device=q.device), torch.zeros(rows, d, device=q.device)
+        for c0 in range(0, n_k, block_n):
+            if causal and c0 > r0 + rows - 1 + (n_k - n_q):
+                break
+            s = q_i @ k[c0:c0 + block_n].float().T
+            if causal:
+                hidden = (torch.arange(c0, c0 + s.shape[1], device=q.device)[None, :]
+                          > torch.arange(r0, r0 + rows, device=q.device)[:, None] + (n_k - n_q))
+                s = s.masked_fill(hidden, -math.inf)
+            m, l, acc = online_softmax_update(m, l, acc, s, v[c0:c0 + block_n].float())
+        out[r0:r0 + rows] = acc / l[:, None]
+    return out.to(q.dtype)
+''',
+    }),
+    'ex02 update overwriting its score tile s in place': ('ATTACKS', 'ex02_online_softmax', {
+        'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    alpha = torch.exp(m - m_new)
+    p = s.sub_(m_new.unsqueeze(-1)).exp_()   # the tile's scores are not needed again: reuse their memory
+    l_new = alpha * l + p.sum(dim=-1)
+    acc_new = alpha.unsqueeze(-1) * acc + p @ v_tile
+    return m_new, l_new, acc_new
+''',
+    }),
+    'ex02 update accumulating l and acc in place': ('HONEST', 'ex02_online_softmax', {
+        'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    alpha = torch.exp(m - m_new)
+    p = torch.exp(s - m_new.unsqueeze(-1))
+    l.mul_(alpha).add_(p.sum(dim=-1))
+    acc.mul_(alpha.unsqueeze(-1)).add_(p @ v_tile)
+    return m_new, l, acc
+''',
+    }),
+    'ex02 stretch scaling its query tile in place': ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    ### BEGIN SOLUTION
+    m_new = torch.maximum(m, s.amax(dim=-1))
+    m_ref = m_new.masked_fill(m_new == -math.inf, 0.0)   # a row with no visible key yet: exp(-inf - 0) = 0, not NaN
+    alpha = torch.exp(m - m_ref)
+    p = torch.exp(s - m_ref[:, None])
+    return m_new, alpha * l + p.sum(dim=-1), alpha[:, None] * acc + p @ v_tile
+    ### END SOLUTION
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    ### BEGIN SOLUTION
+    for r0 in range(0, n_q, block_m):
+        q_i = q[r0:r0 + block_m].float()
+        q_i *= d ** -0.5
+        rows = q_i.shape[0]
+        n_full, n_visit = key_tile_counts(r0, rows, n_q, n_k, block_n)
+        m = torch.full((rows,), -math.inf)
+        l, acc = torch.zeros(rows), torch.zeros(rows, d)
+        for t in range(n_visit):
+            c0 = t * block_n
+            s = q_i @ k[c0:c0 + block_n].float().T
+            if t >= n_full:
+                hidden = (torch.arange(c0, c0 + s.shape[1])[None, :]
+                          > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q))
+                s = s.masked_fill(hidden, -math.inf)
+            m, l, acc = online_softmax_update(m, l, acc, s, v[c0:c0 + block_n].float())
+        seen = l > 0
+        out[r0:r0 + rows] = torch.where(seen[:, None], acc / l.clamp_min(1e-30)[:, None], 0.0)
+    ### END SOLUTION
+    return out.to(q.dtype)''',
+    }),
+    'ex06 free counting down before its check': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return block
+
+    def allocate_many(self, n: int) -> list[int]:
+        if n > len(self.free_list):
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+
+    def incref(self, block: int) -> None:
+        if not 0 <= block < self.num_blocks or self.ref_count[block] <= 0:
+            raise ValueError("not allocated")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        if not 0 <= block < self.num_blocks:
+            raise ValueError("not in this pool")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] < 0:
+            raise ValueError("double free")
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''',
+    }),
+    'ex06 incref counting up before its check': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return block
+
+    def allocate_many(self, n: int) -> list[int]:
+        if n > len(self.free_list):
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return [self.allocate() for _ in range(n)]
+
+    def incref(self, block: int) -> None:
+        if not 0 <= block < self.num_blocks:
+            raise ValueError("not in this pool")
+        self.ref_count[block] += 1
+        if self.ref_count[block] < 2:
+            raise ValueError("not allocated")
+
+    def free(self, block: int) -> None:
+        if not 0 <= block < self.num_blocks:
+            raise ValueError("not in this pool")
+        if self.ref_count[block] == 0:
+            raise ValueError("double free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''',
+    }),
+    'ex06 allocate_many giving blocks back with their counts left at 1': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        if not self.free_list:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        block = self.free_list.pop()
+        self.ref_count[block] = 1
+        return block
+
+    def allocate_many(self, n: int) -> list[int]:
+        taken = []
+        try:
+            for _ in range(n):
+                taken.append(self.allocate())
+        except OutOfBlocks:
+            self.free_list.extend(reversed(taken))
+            raise OutOfBlocks(n, len(self.free_list), self.num_blocks)
+        return taken
+
+    def incref(self, block: int) -> None:
+        if not 0 <= block < self.num_blocks or self.ref_count[block] == 0:
+            raise ValueError("not allocated")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        if not 0 <= block < self.num_blocks:
+            raise ValueError("not in this pool")
+        if self.ref_count[block] == 0:
+            raise ValueError("double free")
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''',
     }),
 }

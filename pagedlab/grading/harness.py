@@ -1348,8 +1348,11 @@ class Others:
                     lines = f.read().splitlines()
             except OSError:  # (it ended)
                 continue
-            if lines and lines[0].split()[-1].startswith("cuda"):
-                continue  # CUDA's own threads wake on their own; renaming a thread takes /proc or prctl (reviewed)
+            if lines and lines[0].split()[-1].startswith(("cuda", "ZMQbg/")):
+                # CUDA's own threads wake on their own, and so do ZeroMQ's I/O threads, to move the kernel's messages
+                # on the network (round 38z18: one woke during ex10's longest call on a loaded machine); neither runs
+                # Python. Renaming a thread takes /proc or prctl (reviewed)
+                continue
             out[int(tid)] = sum(int(line.split()[1]) for line in lines
                                 if line.split(":")[0].endswith("ctxt_switches"))
             if any(line.split()[:2] == ["State:", "R"] for line in lines):
@@ -2535,6 +2538,68 @@ def _kinds(namespace) -> dict:
     return {k: (v, type(v)) for k, v in dict(namespace).items()}
 
 
+# What a learner's cell may do with a reference function's result and leave no table of answers behind: compare it
+# with its own answer (``assert_close``, ``allclose``, ``equal``, whose value is discarded or asserted, or an
+# ``assert``), or print one number it reduces to (the largest difference), through arithmetic and methods; never where
+# a ``try`` or a ``with`` could read how the comparison went, nor with an argument that could keep the message
+# (``msg=``, ``file=``).
+COMPARISONS = frozenset(("assert_close", "allclose", "equal", "assert_allclose"))
+_REDUCTIONS = frozenset(("max", "min", "amax", "amin", "sum", "mean", "norm", "all", "any"))
+_THROUGH = _REDUCTIONS | {"abs", "item", "float", "double", "cpu", "to", "sub", "eq", "ne"}
+_TOLERANCES = frozenset(("rtol", "atol", "equal_nan", "check_dtype", "check_device", "check_stride"))
+
+
+def compared_only(tree: ast.AST, call: ast.Call) -> bool:
+    """Whether the value of ``call``, a node of ``tree`` (a learner's cell), goes only into a comparison with another
+    answer (see :data:`COMPARISONS`): an honest learner checks an answer against the course's reference so, and what
+    such a cell keeps of the result (a bool, None, a printed largest difference) answers no graded call."""
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    node, reduced = call, False
+    while True:
+        p = parents.get(id(node))
+        if isinstance(p, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue, ast.JoinedStr)):
+            node = p
+        elif (isinstance(p, ast.Attribute) and p.attr in _THROUGH and isinstance(parents.get(id(p)), ast.Call)
+              and parents[id(p)].func is p):
+            node, reduced = parents[id(p)], reduced or p.attr in _REDUCTIONS
+        elif isinstance(p, ast.Call) and node in p.args:
+            name = p.func.attr if isinstance(p.func, ast.Attribute) else getattr(p.func, "id", None)
+            keywords = {k.arg for k in p.keywords}
+            if name in COMPARISONS and keywords <= _TOLERANCES:
+                sink = parents.get(id(p))
+                done = isinstance(sink, ast.Expr) or (isinstance(sink, ast.Assert) and sink.test is p)
+                break
+            if name == "print" and reduced and not keywords - {"sep", "end"}:
+                done = isinstance(parents.get(id(p)), ast.Expr)
+                break
+            if name not in ("float", "abs", "round"):
+                return False
+            node = p
+        elif isinstance(p, ast.Assert) and p.test is node:  # assert mine == ref.f(x): it passes or stops the cell
+            done = True
+            break
+        else:
+            return False
+    while done and p is not None:  # no try or with around it (a comparison's outcome read from its exception)
+        done = not isinstance(p, (ast.Try, ast.With, ast.AsyncWith, getattr(ast, "TryStar", ast.Try)))
+        p = parents.get(id(p))
+    return done
+
+
+def _compared_in_cell(frame) -> bool:
+    """Whether ``frame``, a cell's, is making a call whose value only a comparison reads (:func:`compared_only`)."""
+    text = _cell_text(frame.f_code.co_filename)
+    if text is None:
+        return False
+    try:
+        where = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        tree = ast.parse(text)
+    except (IndexError, SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, ast.Call) and (n.lineno, n.end_lineno, n.col_offset, n.end_col_offset) == where
+               and compared_only(tree, n) for n in ast.walk(tree))
+
+
 WATCH = "__pagedlab_watch__"
 """The global name, in each watched module, of the :class:`Watch` its functions' code calls."""
 
@@ -2550,8 +2615,8 @@ class Watch:
     ``functools.partial``, ``map``), and no copy of it that does not count is kept. A call counts unless the course's
     own code made it, naming the function (a reference function calling another), or it comes from a cell the
     exercise hands out as it is, a setup or a demonstration cell (the innermost cell on the stack is one: a function
-    of the notebook's that such a cell calls is the notebook's). The driver reads the counts when it starts
-    (:func:`drive`).
+    of the notebook's that such a cell calls is the notebook's), or a cell's call whose value only a comparison with
+    another answer reads (:func:`compared_only`). The driver reads the counts when it starts (:func:`drive`).
     """
 
     def __init__(self, targets: list[str], given: list[str], triton: bool = False):
@@ -2585,7 +2650,7 @@ class Watch:
         caller = sys._getframe(2)  # (above this call and the function's own frame)
         name = label.rpartition(".")[2]
         if not ((caller.f_code.co_filename.startswith(self.course) and name in caller.f_code.co_names)
-                or self._from_given(caller)):
+                or self._from_given(caller) or _compared_in_cell(caller)):
             self.calls[label] = self.calls.get(label, 0) + 1
 
     def _from_given(self, frame) -> bool:

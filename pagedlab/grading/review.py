@@ -23,6 +23,7 @@ from pathlib import Path
 
 from IPython.core.inputtransformer2 import TransformerManager
 
+from pagedlab.grading.harness import compared_only
 from pagedlab.grading.similarity import magic_body, string_code
 
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
@@ -245,6 +246,11 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
     instance, shell = _own_instance(tree), _shell_commands(tree)
+    # a reference function's call whose value only a comparison with another answer reads (an honest check against
+    # the course's reference, as the exercise's own checks make): no table of answers comes of it
+    compared = {id(n) for call in ast.walk(tree) if isinstance(call, ast.Call)
+                and all(isinstance(n, (ast.Name, ast.Attribute, ast.expr_context)) for n in ast.walk(call.func))
+                and compared_only(tree, call) for n in ast.walk(call.func)} if wired else set()
     found, kept = [], set()
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
@@ -311,7 +317,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found += [f"a string mentions {m.group(0)}{line}" for m in _STRING_WORDS.finditer(node.value)]
         elif isinstance(node, ast.Constant) and isinstance(node.value, bytes) and _PICKLE.match(node.value):
             found.append(f"a bytes constant is a pickle: {node.value[:40]!r}{line}")
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Call)) and wired:
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Call)) and wired and id(node) not in compared:
             path = _path(node)
             if path and path[0] in modules and any(path[-len(t):] == t for t in wired if len(path) >= len(t)):
                 found.append(f"uses the exercise's reference code: {ast.unparse(node)}{line}")

@@ -158,8 +158,12 @@ def _ex00(c: Cases) -> None:
     c.call("softmax_rows of scores near -1e4", f"softmax_rows({c.array(2, 7, scale=10.0)} - 10000)")
     c.call("softmax_rows of float16 scores", f"softmax_rows({c.array(3, 6, scale=4.0, dtype='float16')})")
     c.call("softmax_rows of bfloat16 scores", f"softmax_rows({c.array(3, 6, scale=4.0)}.to(torch.bfloat16))")
-    c.add("softmax_rows leaves x unchanged", [do(f"x = {c.array(2, 5, scale=5.0)}"), do("y = softmax_rows(x)"),
-                                              get("x")])
+    # x left as it was, in every stated dtype: x.to(torch.float64) of a float64 x is x itself, so an answer computed in
+    # float64 in place overwrote only float64 inputs (passed 5 of 5 seeds where x was float32 alone)
+    for dtype in ("float32", "float64", "float16", "bfloat16"):
+        x = c.array(2, 5, scale=5.0, dtype="float32" if dtype == "bfloat16" else dtype)
+        c.add(f"softmax_rows leaves a {dtype} x unchanged", [do(f"x = {x}.to(torch.{dtype})"), do("y = softmax_rows(x)"),
+                                                             get("x")])
 
 
 def _below_minus_1e9(function: str, c: Cases, lead: tuple[int, ...], rest: str) -> str:
@@ -205,11 +209,12 @@ def _ex01(c: Cases) -> None:
         n = c.rng.randint(2, 9)
         q, k, v = (c.array(*lead, n, 8) for _ in range(3))
         c.call(f"naive_attention of {len(lead) + 2}-d inputs", f"naive_attention({q}, {k}, {v}, causal=True)")
-    n = c.rng.randint(2, 9)
-    q, k, v = (c.array(1, 2, n, 8) for _ in range(3))  # (q.float() of a float32 q is q itself)
-    c.add("naive_attention leaves q, k and v unchanged", [do(f"q, k, v = {q}, {k}, {v}"),
-                                                          do("out = naive_attention(q, k, v, causal=True)"),
-                                                          get("q"), get("k"), get("v")])
+    for causal in (True, False):  # (q.float() of a float32 q is q itself; round 38z18: q scaled in place on the
+        n = c.rng.randint(2, 9)     # path without the mask passed, where only causal calls read the inputs back)
+        q, k, v = (c.array(1, 2, n, 8) for _ in range(3))
+        c.add(f"naive_attention leaves q, k and v unchanged, causal={causal}", [
+            do(f"q, k, v = {q}, {k}, {v}"), do(f"out = naive_attention(q, k, v, causal={causal})"),
+            get("q"), get("k"), get("v")])
 
 
 def _ex02(c: Cases) -> None:
@@ -267,6 +272,11 @@ def _ex02(c: Cases) -> None:
         do(f"state = online_softmax_update(*state, {c.array(rows, cols)}, {c.array(cols, d)})"), get("state"),
         do(f"s = {c.array(rows, cols, scale=3.0)}; s[{hidden}] = -math.inf"),
         do(f"state = online_softmax_update(*state, s, {c.array(cols, d)})"), get("state")])
+    n_q = c.rng.randint(2, 20)  # q, k and v left as they were (a float32 q scaled in place passed 5 of 5 seeds)
+    n_k = n_q + c.rng.randint(0, 8)
+    c.add("tiled_attention leaves q, k and v unchanged", [
+        do(f"q, k, v = {c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}"),
+        do("out = tiled_attention(q, k, v, causal=True, block_m=4, block_n=4)"), get("q"), get("k"), get("v")])
     n = c.rng.randint(24, 40)  # d = 12: 1/sqrt(d) is inexact in float16, and large scores carry its rounding
     c.call("tiled_attention in float16, d = 12",
            f"tiled_attention({c.array(n, 12, scale=8.0, dtype='float16')}, {c.array(n, 12, dtype='float16')}, "
@@ -334,6 +344,11 @@ def _ex02_stretch(c: Cases) -> None:
         n_k = n_q + r.randint(0, 12)
         q, k, v = (f"{c.array(n, 24, scale=scale)}.to(torch.{dtype})" for n, scale in ((n_q, 8.0), (n_k, 1.0), (n_k, 10.0)))
         c.call(f"causal_tiled_attention in {dtype}", f"causal_tiled_attention({q}, {k}, {v}, block_m=4, block_n=8)")
+    n_q = r.randint(2, 20)  # q, k and v left as they were (a float32 query tile scaled in place passed 5 of 5 seeds)
+    n_k = n_q + r.randint(0, 8)
+    c.add("causal_tiled_attention leaves q, k and v unchanged", [
+        do(f"q, k, v = {c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}"),
+        do("out = causal_tiled_attention(q, k, v, block_m=4, block_n=4)"), get("q"), get("k"), get("v")])
     # The skipping itself (the exercise's point, its check 5's first half): the matrix products of a call make no
     # more elements than the key tiles that hold a visible key, query tile by query tile (round 38z15: an answer that
     # visits and masks every tile passed on its results)
@@ -371,6 +386,13 @@ def _ex03(c: Cases) -> None:
     # rows of exactly k tiles (a loop that keeps a masked tail for the end stops a tile short) and of one column
     c.call("softmax of rows of whole tiles", f"softmax({c.array(c.rng.randint(1, 4), 16 * c.rng.randint(1, 4))})")
     c.call("softmax of one column", f"softmax({c.array(c.rng.randint(1, 5), 1)})")
+    # the kernel launched as the statement launches it, in blocks shorter than the row (round 38z18: a launcher that
+    # widened BLOCK to the row, and a kernel of one block, passed every call made through the launcher)
+    rows, cols, block = c.rng.randint(2, 4), c.rng.randint(40, 90), c.rng.choice((8, 16))
+    c.add(f"softmax_kernel launched over rows of {cols} in blocks of {block}", [
+        # (one step, its input drawn in it: a graded result is the kernel's of its own step, from that step's inputs)
+        get(f"(lambda x: (softmax_kernel[({rows},)](x, out := torch.empty_like(x), {cols}, x.stride(0), out.stride(0), "
+            f"BLOCK={block}), out)[1])({c.array(rows, cols)})")])
     n = c.rng.choice((16, 32, 64))  # a length of whole blocks, and of one element
     c.call(f"vector_add of {n} in blocks of {n}", f"vector_add({c.array(n)}, {c.array(n)}, {n})")
     c.call("vector_add of one element", f"vector_add({c.array(1)}, {c.array(1)}, 16)")
@@ -533,6 +555,18 @@ def _ex06(c: Cases) -> None:
         pool, size = r.choice((("a", n), ("b", m)))
         steps += [get(f"{pool}.{r.choice(('allocate()', f'free({r.randint(0, size - 1)})'))}"), get(f"{pool}.num_free")]
     c.add(f"SimpleAllocator({n}) and SimpleAllocator({m}) side by side", steps + [get("(a.num_free, b.num_free)")])
+    # A failed call changes nothing (free, incref, allocate_many): after each, the blocks it named behave as before
+    # and their counts read the same (a count changed before the check and left so passed on 4 to 20 of 20 seeds)
+    n = r.randint(2, 8)
+    held, spare = r.sample(range(n), 2)
+    counts = get(f"[a.ref_count[b] for b in range({n})]")  # (the statement's ref_count[b], list or dict alike)
+    steps = [do(f"a = SimpleAllocator({n})"), get(f"a.allocate_many({n + r.randint(1, 3)})"), counts,
+             get("a.free(0)"), get("a.incref(0)"), get("a.num_free"), get(f"a.allocate_many({n})"),
+             get(f"a.free({spare})"), get(f"a.free({spare})"), counts, get(f"a.incref({spare})"),
+             get(f"a.free({spare})"), counts, get("a.num_free"), get(f"a.incref({held})"),
+             get(f"a.free({held})"), get(f"a.free({held})"), get(f"a.free({held})"), counts,
+             get("a.num_free")]
+    c.add(f"SimpleAllocator({n}): each failed call changes nothing", steps)
     c.call("blocks_needed of no tokens", f"blocks_needed(0, {r.randint(1, 32)})")
     bs = r.choice((3, 5, 6, 12, 16))
     c.call("blocks_needed of whole blocks", f"blocks_needed({bs * r.randint(1, 4)}, {bs})")
@@ -719,6 +753,14 @@ def _ex08(c: Cases) -> None:
         do(f"m.add('parent', range({bs * r.randint(1, 64)}))"), do("m.fork('parent', 'child')"),
         get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})"),
         get(f"choose(m, 'parent', {tail})")])
+    # a sequence never forked, of a whole block or more: no block of it is cached, its whole prompt is recomputed
+    # (round 38z18: a cached prefix counted up to the last shared block, one block where none is, passed on the
+    # seeds where every sequence asked about had been forked)
+    bs = r.choice((4, 8, 16))
+    c.add(f"preemption_seconds of a sequence never forked (blocks of {bs})", [
+        do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks=4096)"),
+        do(f"m.add('solo', range({bs * r.randint(1, 64) + r.randint(0, bs - 1)}))"),
+        get(f"preemption_seconds(m, 'solo', {r.choice(('LLAMA3_8B', 'OPT_13B'))}, 8e9, 2.5e10, 1e-5, 1e14)")])
     # a CPU pool that fits the child's blocks exactly, and one a block short, where swapping is the cheaper (a child
     # that shares every block, a model slow to recompute; its last block partly filled, so that recomputing costs
     # something: with whole blocks both cost 0 and either pool gives "recompute", as on one seed in five before)
@@ -830,6 +872,9 @@ def _ex09_stretch(c: Cases) -> None:
         do(f"outs, lses = {c.array(seqs, heads, splits, 8)}, {c.array(seqs, heads, splits, scale=3.0)}"),
         do(f"lses[0, 0] = {r.randint(-3, 3)}.0; lses[-1, -1, {tied[0]}] = lses[-1, -1, {tied[1]}] = "
            "lses[-1, -1].max() + 1"), get("merge_states(outs, lses)")])
+    seqs, heads, splits = r.randint(2, 3), r.randint(2, 4), r.randint(2, 6)  # views, as any tensor may be (round
+    c.call("merge_states of transposed views", f"merge_states({c.array(heads, seqs, splits, 8)}.transpose(0, 1), "
+                                               f"{c.array(heads, seqs, splits)}.transpose(0, 1))")  # 38z18: .view)
     seqs, heads = r.randint(1, 3), r.randint(1, 4)  # one split (1 to 6 stated): the merge is that split
     c.call("merge_states of one split", f"merge_states({c.array(seqs, heads, 1, 8)}, {c.array(seqs, heads, 1)})")
     seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6)  # every lse far below zero: e^lse is 0
@@ -839,11 +884,12 @@ def _ex09_stretch(c: Cases) -> None:
 
 def _scene(num_blocks: int, block_size: int, running: list, waiting: list, watermark: float = 0.0) -> Step:
     """A manager with ``running`` requests added (oldest first) and ``waiting`` ones queued, each ``(name, n)`` a
-    ``Request(name, list(range(n)))`` of the notebook's own class."""
+    ``Request(name, list(range(1000, 1000 + n)))`` of the notebook's own class: token ids that are not positions
+    (round 38z18: a step that grew a request by its last token plus one passed on prompts ``list(range(n))``)."""
     return do(f"m = BlockManager({num_blocks}, {block_size}, watermark={watermark})\n"
-              f"running = [Request(name, list(range(n))) for name, n in {running}]\n"
+              f"running = [Request(name, list(range(1000, 1000 + n))) for name, n in {running}]\n"
               "for q in running:\n    m.add(q.seq_id, q.tokens)\n"
-              f"waiting = deque(Request(name, list(range(n))) for name, n in {waiting})")
+              f"waiting = deque(Request(name, list(range(1000, 1000 + n))) for name, n in {waiting})")
 
 
 def _ex10(c: Cases) -> None:
@@ -862,7 +908,7 @@ def _ex10(c: Cases) -> None:
         steps = [_scene(nb, bs, running, waiting, r.choice((0.0, 0.1, 0.2)))]
         for t in range(40):
             if r.random() < 0.4:
-                steps.append(do(f"waiting.append(Request('n{t}', list(range({r.randint(1, 3 * bs)}))))"))
+                steps.append(do(f"waiting.append(Request('n{t}', list(range(1000, {1000 + r.randint(1, 3 * bs)}))))"))
             if r.random() < 0.15:
                 steps.append(do("if running:\n    m.free(running.pop(0).seq_id)"))
             steps += [get(f"schedule_step(m, running, waiting, {r.choice((3, 6, 8, 16, 1000))})"),

@@ -307,7 +307,32 @@ SETUP_ATTACKS = {
     # (round 38q) the reference named in a string annotation, which typing.get_type_hints turns into the function
     "import typing\ndef _m(tb: 'perf_lab.tile_budget'):\n    pass\nf = typing.get_type_hints(_m)['tb']":
         "reference code: a string names perf_lab.tile_budget",
+    # (round 38z17) a comparison with the reference whose outcome, message or value is kept: a table can come of it
+    "ok = torch.allclose(mine, ref.naive_attention(q, k, v))": "reference code: ref.naive_attention",
+    "try:\n    assert_close(g, ref.naive_attention(q, k, v))\nexcept AssertionError as e:\n    seen.append(e)":
+        "reference code: ref.naive_attention",
+    "with contextlib.suppress(AssertionError):\n    assert_close(g, ref.naive_attention(q, k, v))":
+        "reference code: ref.naive_attention",
+    "assert_close(g, ref.naive_attention(q, k, v), msg=seen.append)": "reference code: ref.naive_attention",
+    "print(ref.naive_attention(q, k, v))": "reference code: ref.naive_attention",
+    "print((g - ref.naive_attention(q, k, v)).abs(), file=buf)": "reference code: ref.naive_attention",
+    "print((g - ref.naive_attention(q, k, v)).abs().max(), file=buf)": "reference code: ref.naive_attention",
+    "table[key] = (ref.naive_attention(q, k, v) - 0).abs().max()": "reference code: ref.naive_attention",
+    "assert_close(g, table.setdefault(key, ref.naive_attention(q, k, v)))": "reference code: ref.naive_attention",
 }
+
+# (round 38z17) An honest learner's check of an answer against the course's reference, as the exercise's own checks
+# make: the reference's value goes only into a comparison with another answer, or into one number printed.
+COMPARED = ("torch.testing.assert_close(mine, ref.naive_attention(q, k, v, causal=True))",
+            "assert torch.allclose(mine, ref.naive_attention(q, k, v), atol=1e-5)",
+            "print('max diff', (mine - ref.naive_attention(q, k, v)).abs().max().item())",
+            "print(f'{(mine - ref.naive_attention(q, k, v)).abs().max():.2e}')",
+            "assert (mine - ref.naive_attention(q, k, v)).abs().max() < 1e-4")
+
+
+@pytest.mark.parametrize("source", COMPARED)
+def test_an_answer_compared_with_the_reference_is_not_flagged(source):
+    assert review_reasons(source, setup_names([SETUP]), tripwires=TRIPWIRES) == []
 
 
 @pytest.mark.parametrize("source", SETUP_ATTACKS)

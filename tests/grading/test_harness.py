@@ -758,6 +758,16 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
         linecache.cache["<mine>"] = (len(hinted), None, hinted.splitlines(keepends=True), "<mine>")
         exec(compile(hinted, "<mine>", "exec"), ns)
         assert ns["got"] == [4, 4, 4] and watch.calls == {"pagedlab.memory.kv_cache_bytes": 6}
+        # (round 38z17) a value only a comparison reads does not count (an honest check against the reference);
+        # kept, it does
+        compared = ("import math, torch\n"
+                    "torch.testing.assert_close(4, memory.kv_cache_bytes(1, 1, 1, 1, 1, 2))\n"
+                    "print('difference', (torch.tensor(4) - memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)).abs().max())\n"
+                    "kept = [memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)]\n"
+                    "ok = torch.allclose(torch.tensor(4.0), torch.tensor(4.0) + memory.kv_cache_bytes(1, 1, 1, 1, 1, 2) * 0)\n")
+        linecache.cache["<mine>"] = (len(compared), None, compared.splitlines(keepends=True), "<mine>")
+        exec(compile(compared, "<mine>", "exec"), ns)
+        assert ns["kept"] == [4] and watch.calls == {"pagedlab.memory.kv_cache_bytes": 8}
         assert "functions" not in vars(watch)  # (no copy of the function that does not count)
     finally:
         watch.close()
