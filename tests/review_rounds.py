@@ -4827,7 +4827,9 @@ def softmax_rows(x: torch.Tensor) -> torch.Tensor:
     p = e / e.sum(axis=-1, keepdims=True)
     return torch.from_numpy(np.ascontiguousarray(p.astype(a.dtype))).to(x.device)
 '''}),
-    "ex03's softmax in three launches: atomic max, atomic add, normalise": ('HONEST', 'ex03_triton_basics', {'add-work': r'''@triton.jit
+    # (judged honest until round 38z18: the statement's softmax_kernel computes a row's softmax from the arguments it
+    # names, and this one, given more, is a stage of three; it is graded as launched now)
+    "ex03's softmax in three launches: atomic max, atomic add, normalise": ('ATTACKS', 'ex03_triton_basics', {'add-work': r'''@triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
     idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = idx < n
@@ -5785,6 +5787,8 @@ causal_mask = _unit.causal_mask''', 'attention-work': r'''naive_attention = _uni
 
 _unit = torch.jit.CompilationUnit(codecs.decode('\nqrs fcyvg_obhaqf(pbagrkg_yra: vag, ahz_fcyvgf: vag, oybpx_a: vag) -> Yvfg[Ghcyr[vag, vag]]:\n    cre_fcyvg = -(-pbagrkg_yra // ahz_fcyvgf)\n    yratgu = -(-cre_fcyvg // oybpx_a) * oybpx_a\n    obhaqf: Yvfg[Ghcyr[vag, vag]] = []\n    sbe f va enatr(ahz_fcyvgf):\n        fgneg = zva(f * yratgu, pbagrkg_yra)\n        obhaqf.nccraq((fgneg, zva(fgneg + yratgu, pbagrkg_yra)))\n    erghea obhaqf\n\nqrs zretr_fgngrf(bhgf: gbepu.Grafbe, yfrf: gbepu.Grafbe) -> Ghcyr[gbepu.Grafbe, gbepu.Grafbe]:\n    z = yfrf.nznk(qvz=-1, xrrcqvz=Gehr)\n    j = gbepu.rkc(yfrf - z)\n    gbgny = j.fhz(qvz=-1, xrrcqvz=Gehr)\n    bhg = (j.hafdhrrmr(-1) * bhgf).fhz(qvz=-2) / gbgny\n    yfr = (z + gbepu.ybt(gbgny)).fdhrrmr(-1)\n    erghea bhg, yfr\n', "rot13"))
 split_bounds = _unit.split_bounds''', 'merge-work': r'''merge_states = _unit.merge_states'''}),
+    # (its counts kept under the statement's name, ref_count, which the graded calls read since the audit after
+    # round 38z18)
     'ex06 with %%time work cells, a Counter and a checking decorator': ('HONEST', 'ex06_block_allocator', {'allocator-work': r'''%%time
 from collections import Counter, deque
 from functools import wraps
@@ -5795,7 +5799,7 @@ def _must_be_live(method):
     def checked(self, block):
         if not (0 <= block < self.num_blocks):
             raise ValueError(f"block {block} is outside a pool of {self.num_blocks}")
-        if self.refs[block] == 0:
+        if self.ref_count[block] == 0:
             raise ValueError(f"block {block} is not allocated")
         return method(self, block)
     return checked
@@ -5807,7 +5811,7 @@ class SimpleAllocator:
     def __init__(self, num_blocks: int):
         self.num_blocks = num_blocks
         self.free_stack = deque(range(num_blocks - 1, -1, -1))
-        self.refs = Counter()
+        self.ref_count = Counter()
 
     @property
     def num_free(self) -> int:
@@ -5818,7 +5822,7 @@ class SimpleAllocator:
             block = self.free_stack.pop()
         except IndexError:
             raise OutOfBlocks(1, 0, self.num_blocks) from None
-        self.refs[block] = 1
+        self.ref_count[block] = 1
         return block
 
     def allocate_many(self, n: int) -> list[int]:
@@ -5828,12 +5832,12 @@ class SimpleAllocator:
 
     @_must_be_live
     def incref(self, block: int) -> None:
-        self.refs[block] += 1
+        self.ref_count[block] += 1
 
     @_must_be_live
     def free(self, block: int) -> None:
-        self.refs[block] -= 1
-        if self.refs[block] == 0:
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
             self.free_stack.append(block)''', 'boundary-work': r'''%%time
 import math
 
@@ -15972,3 +15976,595 @@ class SimpleAllocator:
 ''',
     }),
 }
+
+
+# Round 38z19 (an outside review against bd456e2; its wrong answers, caught or not, and its honest learners)
+ROUND_38Z19 = {
+    "ex07 fork returning the parent's table": ('ATTACKS', 'ex07_copy_on_write', {
+        'manager-work': r'''
+class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src = self.tables[parent]
+        for b in src.block_ids:
+            self.allocator.incref(b)     # one more owner per block
+        self.tables[child] = BlockTable(src.block_ids.copy(), src.num_tokens, self.block_size)
+        return src
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        tab = self.tables[seq]
+        pos = tab.num_tokens
+        cow = None
+        if pos % self.block_size == 0:
+            fresh = self.allocator.allocate()
+            tab.block_ids.append(fresh)
+        else:
+            last = tab.block_ids[-1]
+            if self.allocator.refcount(last) > 1:
+                fresh = self.allocator.allocate()   # may raise: nothing touched yet
+                self.allocator.free(last)
+                tab.block_ids[-1] = fresh
+                cow = (last, fresh)
+        tab.num_tokens = pos + 1
+        return tab.slot(pos), cow
+''',
+    }),
+    'ex10 a preempted request put back as a copy': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    todo = list(running)
+    done = []
+    kicked = []
+    while todo:
+        req = todo.pop(0)
+        ok = True
+        while not manager.can_append(req.seq_id):
+            victim = todo.pop() if todo else req
+            manager.free(victim.seq_id)
+            kicked.append(victim)
+            step.preempted.append(victim.seq_id)
+            if victim is req:
+                ok = False
+                break
+        if ok:
+            manager.append(req.seq_id, len(req.tokens))
+            req.tokens.append(len(req.tokens))
+            done.append(req)
+            step.grown.append(req.seq_id)
+    # back to the front of the queue, the older first; it will recompute from a fresh request
+    for victim in kicked:
+        waiting.appendleft(Request(victim.seq_id, list(victim.tokens)))
+    running[:] = done
+    step.num_tokens = len(step.grown)
+    if not step.preempted:
+        while waiting:
+            nxt = waiting[0]
+            need = -(-len(nxt.tokens) // manager.block_size)
+            if need + manager.watermark_blocks > manager.num_free_blocks:
+                break
+            if step.num_tokens + len(nxt.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(nxt.seq_id, nxt.tokens)
+            running.append(nxt)
+            step.admitted.append(nxt.seq_id)
+            step.num_tokens += len(nxt.tokens)
+    return step
+''',
+    }),
+    'ex04 stretch output made by empty_like of a view, not contiguous': ('ATTACKS', 'ex04_stretch_gqa_forward', {
+        'kernel-work': r'''
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    pid = tl.program_id(1)
+    batch_idx = pid // n_heads
+    head_idx = pid - batch_idx * n_heads
+    kv_idx = head_idx // group
+    Q += batch_idx * stride_qb + head_idx * stride_qh
+    Out += batch_idx * stride_ob + head_idx * stride_oh
+    K += batch_idx * stride_kb + kv_idx * stride_kh
+    V += batch_idx * stride_vb + kv_idx * stride_vh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty_like(q)   # same shape, dtype and device as q
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    if n_heads % n_kv_heads != 0:
+        raise ValueError(f"n_heads={n_heads} is not a multiple of the {n_kv_heads} heads of k")
+    group = n_heads // n_kv_heads
+    grid = (triton.cdiv(n_q, block_m), batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+''',
+    }),
+    "ex02 stretch update writing into the caller's score tile": ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    new_max = torch.maximum(m, s.max(dim=1).values)
+    # rows that have seen no key yet: shift by 0 so that -inf - (-inf) never happens
+    shift = torch.where(torch.isinf(new_max) & (new_max < 0), torch.zeros_like(new_max), new_max)
+    scale_old = torch.exp(m - shift)
+    probs = s.sub_(shift.unsqueeze(1)).exp_()   # reuse the score tile's memory for the weights
+    l_next = scale_old * l + probs.sum(dim=1)
+    acc_next = scale_old.unsqueeze(1) * acc + probs @ v_tile
+    return new_max, l_next, acc_next
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    sm_scale = 1.0 / math.sqrt(d)
+    for start in range(0, n_q, block_m):
+        stop = min(start + block_m, n_q)
+        qt = q[start:stop].to(torch.float32) * sm_scale
+        nr = stop - start
+        full, visit = key_tile_counts(start, nr, n_q, n_k, block_n)
+        m = torch.full((nr,), -math.inf)
+        l = torch.zeros(nr)
+        acc = torch.zeros(nr, d)
+        for t in range(visit):
+            lo, hi = t * block_n, min((t + 1) * block_n, n_k)
+            scores = qt @ k[lo:hi].to(torch.float32).T
+            if t >= full:
+                qpos = torch.arange(start, stop).unsqueeze(1)
+                kpos = torch.arange(lo, hi).unsqueeze(0)
+                scores = scores.masked_fill(kpos > qpos + offset, -math.inf)
+            m, l, acc = online_softmax_update(m, l, acc, scores, v[lo:hi].to(torch.float32))
+        has_key = l > 0
+        safe_l = torch.where(has_key, l, torch.ones_like(l))
+        out[start:stop] = torch.where(has_key.unsqueeze(1), acc / safe_l.unsqueeze(1), torch.zeros_like(acc))
+    return out.to(q.dtype)
+''',
+    }),
+    'ex06 allocate_many rolling back in the order taken': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        free_before = len(self.free_list)
+        taken = []
+        try:
+            for _ in range(n):
+                taken.append(self.allocate())
+        except OutOfBlocks:
+            for b in taken:          # give back what we took: nothing leaks
+                self.free(b)
+            raise OutOfBlocks(n, free_before, self.num_blocks) from None
+        return taken
+
+    def _check(self, block):
+        if block < 0 or block >= self.num_blocks or self.ref_count[block] <= 0:
+            raise ValueError(f"block {block} is not allocated")
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        self._check(block)
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        self._check(block)
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''',
+        'boundary-work': r'''
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    return (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    blk, off = divmod(position, block_size)
+    return block_ids[blk] * block_size + off
+''',
+    }),
+    'ex08 a partly filled shared block counted as cached': ('ATTACKS', 'ex08_swap_or_recompute', {
+        'costs-work': r'''
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    nblocks = -(-num_tokens // block_size)
+    per_chunk = latency + block_size * chunk_bytes_per_token / bandwidth
+    return 4 * num_layers * nblocks * per_chunk
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    n = num_tokens
+    return (2 * num_params * n + 2 * num_layers * d_model * n * n) / flops
+''',
+        'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    fixed = 4 * num_layers * num_tokens * chunk_bytes_per_token / bandwidth
+    room = recompute_seconds - fixed
+    if room <= 0:
+        return math.inf
+    return 4 * num_layers * num_tokens * latency / room
+''',
+        'choose-work': r'''
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tbl = manager.table(seq_id)
+    B = manager.block_size
+    refs = [manager.allocator.refcount(b) for b in tbl.block_ids]
+    own = sum(1 for r in refs if r == 1)
+    lead = 0
+    for r in refs:
+        if r > 1:
+            lead += 1
+        else:
+            break
+    n = tbl.num_tokens
+    c = min(lead * B, n)
+    chunk = 2 * model.num_kv_heads * model.head_dim
+    t_swap = swap_seconds(own * B, B, model.num_layers, chunk, bandwidth, latency)
+    dm = model.num_heads * model.head_dim
+    flop = 2 * num_params * (n - c) + 2 * model.num_layers * dm * (n * n - c * c)
+    return t_swap, flop / flops
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    if not manager.can_swap_out(seq_id):
+        return "recompute"
+    t_s, t_r = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    return "swap" if t_s < t_r else "recompute"
+''',
+    }),
+    'ex04 hidden scores set to minus 1e9': ('ATTACKS', 'ex04_flash_forward', {
+        'kernel-work': r'''
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.dot(q, k, input_precision="ieee") * qk_scale
+        keep = (rows[:, None] >= 0) & (cols[None, :] < n_k)
+        if CAUSAL:
+            keep = keep & (cols[None, :] <= rows[:, None] + (n_k - n_q))
+        s = tl.where(keep, s, -1.0e9)   # a very negative score: weight ~0
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+''',
+    }),
+    'ex04 stretch own offsets, a divmod check, a scratch repeat_interleave comparison': ('HONEST', 'ex04_stretch_gqa_forward', {
+        'kernel-work': r'''
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    # which (batch, query head) this program owns, and the K/V head its group reads
+    flat = tl.program_id(1)
+    which_b = flat // n_heads
+    which_h = flat % n_heads
+    which_kv = which_h // group
+    Q = Q + which_b * stride_qb + which_h * stride_qh
+    Out = Out + which_b * stride_ob + which_h * stride_oh
+    K = K + which_b * stride_kb + which_kv * stride_kh
+    V = V + which_b * stride_vb + which_kv * stride_vh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    group, leftover = divmod(n_heads, n_kv_heads)
+    if leftover or group == 0:
+        raise ValueError(f"bad head counts: q has {n_heads} heads but k has {n_kv_heads}")
+    programs_per_head = triton.cdiv(n_q, block_m)
+    grid = (programs_per_head, batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+
+# my own sanity check: repeat K/V per group and do plain attention after the launch
+qq = torch.randn(2, 4, 5, 16)
+kk, vv = torch.randn(2, 2, 7, 16), torch.randn(2, 2, 7, 16)
+mine = gqa_forward(qq, kk, vv)
+k_rep, v_rep = kk.repeat_interleave(2, dim=1), vv.repeat_interleave(2, dim=1)
+w = (qq @ k_rep.transpose(-1, -2) / 4.0).softmax(-1)
+print("max diff:", (mine - w @ v_rep).abs().max().item())
+assert torch.allclose(mine, w @ v_rep, atol=1e-4)
+''',
+    }),
+    'ex06 guard helper, checks before allocating, a cell magic demo': ('HONEST', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _valid(self, b: int) -> bool:
+        return isinstance(b, int) and 0 <= b < self.num_blocks
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if not self.free_list:
+            raise OutOfBlocks(1, self.num_free, self.num_blocks)
+        top = self.free_list.pop()
+        self.ref_count[top] += 1
+        return top
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        have = self.num_free
+        if have < n:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        got = []
+        while len(got) < n:
+            got.append(self.allocate())
+        return got
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        if not self._valid(block):
+            raise ValueError(f"no such block: {block}")
+        if self.ref_count[block] < 1:
+            raise ValueError(f"cannot share free block {block}")
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        if not self._valid(block):
+            raise ValueError(f"no such block: {block}")
+        if self.ref_count[block] < 1:
+            raise ValueError(f"block {block} freed twice")
+        self.ref_count[block] -= 1
+        if not self.ref_count[block]:
+            self.free_list.append(block)
+''',
+        'boundary-work': r'''
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    full, rest = divmod(num_tokens, block_size)
+    return full + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which = position // block_size
+    return block_size * block_ids[which] + (position - which * block_size)
+
+# (a %%time cell in the notebook: one cell here, where a cell magic cannot stand mid-cell)
+demo = SimpleAllocator(4)
+xs = demo.allocate_many(3)
+demo.incref(xs[0]); demo.free(xs[0]); demo.free(xs[0])
+print(xs, demo.free_list, demo.ref_count)
+assert blocks_needed(0, 16) == 0 and blocks_needed(17, 16) == 2
+print([slot([7, 2], 4, p) for p in range(8)])
+''',
+    }),
+    'ex10 a shrinking end pointer, extendleft, named admission conditions': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    i, end = 0, len(running)          # running[i:end] have not grown yet
+    bumped = []                       # newest first, as they are preempted
+    while i < end:
+        r = running[i]
+        if manager.can_append(r.seq_id):
+            manager.append(r.seq_id, len(r.tokens))
+            r.tokens.append(len(r.tokens))
+            step.grown.append(r.seq_id)
+            i += 1
+            continue
+        end -= 1                      # the newest not grown yet (maybe r itself)
+        gone = running[end]
+        manager.free(gone.seq_id)
+        bumped.append(gone)
+        step.preempted.append(gone.seq_id)
+    del running[end:]
+    waiting.extendleft(bumped)        # extendleft reverses: the oldest ends up first
+    step.num_tokens = len(step.grown)
+    if bumped:
+        return step
+    while len(waiting) > 0:
+        cand = waiting[0]
+        blocks = (len(cand.tokens) + manager.block_size - 1) // manager.block_size
+        fits_blocks = blocks + manager.watermark_blocks <= manager.num_free_blocks
+        fits_tokens = step.num_tokens + len(cand.tokens) <= max_num_batched_tokens
+        if not (fits_blocks and fits_tokens):
+            break
+        manager.add(cand.seq_id, cand.tokens)
+        running.append(waiting.popleft())
+        step.admitted.append(cand.seq_id)
+        step.num_tokens += len(cand.tokens)
+    return step
+
+# quick try of my own before the checks
+mgr = BlockManager(4, 4)
+run_q = [Request("a", [1, 2, 3, 4]), Request("b", [5, 6, 7, 8])]
+for q_ in run_q:
+    mgr.add(q_.seq_id, q_.tokens)
+wait_q = deque([Request("c", [9])])
+print(schedule_step(mgr, run_q, wait_q, 100), [q_.seq_id for q_ in run_q], list(x.seq_id for x in wait_q))
+''',
+    }),
+    'ex00 float64 inside through a helper, torch max values, a matplotlib cell': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''
+def _work_dtype(dt):
+    # halves are computed in float32, everything else in float64
+    return torch.float32 if dt in (torch.float16, torch.bfloat16) else torch.float64
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude.
+
+    Args:
+        x: (..., n) floating-point tensor of scores.
+
+    Returns:
+        A tensor like ``x`` (same shape and dtype) whose rows are non-negative and sum to 1.
+    """
+    z = x.to(_work_dtype(x.dtype))
+    top = torch.max(z, dim=-1, keepdim=True).values
+    w = (z - top).exp()
+    total = w.sum(dim=-1, keepdim=True)
+    return (w / total).to(x.dtype)
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+row = torch.linspace(-3, 3, 7)
+plt.bar(range(7), softmax_rows(row).numpy())
+plt.title("softmax of a ramp")
+print(softmax_rows(torch.tensor([[1e4, 1e4 - 1.0]])))
+%timeit softmax_rows(torch.randn(64, 128))
+''',
+    }),
+    'ex05 named factors, bytes from finfo bits': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    K_AND_V = 2
+    elements_per_token = K_AND_V * num_layers * num_kv_heads * head_dim
+    return elements_per_token * bytes_per_element * num_tokens * batch
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    size = torch.finfo(dtype).bits // 8   # bits -> bytes
+    return kv_cache_bytes(model.num_layers, model.num_kv_heads, model.head_dim, num_tokens=1, batch=1,
+                          bytes_per_element=size)
+''',
+        'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    one_request = max_len * kv_bytes_per_token(model, dtype)
+    budget_bytes = budget_gib * 2**30
+    return int(budget_bytes // one_request)
+
+toy = ModelShape("toy", 4, 8, 2, 96, 2048, "mine")
+for mdl in (OPT_13B, toy):
+    print(f"{mdl.name:>16}: {kv_bytes_per_token(mdl, torch.float16) / 1024:8.1f} KiB/token, "
+          f"{max_concurrent_requests(40, mdl, 4096, torch.float16)} requests in 40 GiB")
+''',
+    }),
+}
+

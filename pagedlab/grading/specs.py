@@ -311,6 +311,7 @@ def _ex02_stretch(c: Cases) -> None:
             do(f"state = (torch.full(({rows},), -math.inf), torch.zeros({rows}), torch.zeros({rows}, {d}))"),
             do(f"s = {c.array(rows, cols)}; s[{hidden}] = -math.inf"),
             do(f"state = online_softmax_update(*state, s, {c.array(cols, d)})"), get("state"),
+            get("s"),  # (only read, as stated: round 38z19's update that wrote into the caller's tile passed)
             do(f"state = online_softmax_update(*state, {c.array(rows, cols, scale=3.0)}, {c.array(cols, d)})"),
             get("state")])
     for k in range(5):  # the last two with rows that see no key: their output is 0
@@ -448,8 +449,11 @@ def _ex04_stretch(c: Cases) -> None:
     # heads' by the head count (a kernel that folds batch and head into one head index is wrong only here)
     batch = c.rng.randint(2, 3)
     q, k, v = c.array(batch, 4, 9, 16), c.array(batch, 2, 11, 16), c.array(batch, 2, 11, 16)
-    c.call(f"gqa_forward of views, batch {batch}", f"gqa_forward(*(t.transpose(1, 2).contiguous().transpose(1, 2) "
-                                                   f"for t in ({q}, {k}, {v})))")
+    views = f"*(t.transpose(1, 2).contiguous().transpose(1, 2) for t in ({q}, {k}, {v}))"
+    c.call(f"gqa_forward of views, batch {batch}", f"gqa_forward({views})")
+    # its output a new contiguous tensor, as stated, whatever the inputs' layout (round 38z19: empty_like(q) passed)
+    c.add("gqa_forward of views gives a contiguous output", [do(f"out = gqa_forward({views})"),
+                                                              get("out.is_contiguous()")])
     # more queries than keys, past the first query tile (16 rows by default): a grid counted from n_k stops short
     n_k = c.rng.randint(1, 16)
     q, k, v = c.array(1, 4, c.rng.randint(17, 30), 16), c.array(1, 2, n_k, 16), c.array(1, 2, n_k, 16)
@@ -637,7 +641,10 @@ def _ex07(c: Cases) -> None:
     c.add(f"MiniManager(4, {bs}): append changes the table in place", [
         do(f"m = MiniManager(4, {bs})"), do(f"t = m.add('s0', {bs})"), do("m.append('s0')"),
         get("(m.tables['s0'] is t, t.num_tokens, list(t.block_ids))"), do("m.fork('s0', 's1')"),
-        do("c = m.tables['s1']"), do("m.append('s1')"), get("(m.tables['s1'] is c, c.num_tokens, list(c.block_ids))")])
+        do("c = m.tables['s1']"), do("m.append('s1')"), get("(m.tables['s1'] is c, c.num_tokens, list(c.block_ids))"),
+        # and the table fork returns is the child's own, as stated (round 38z18: the parent's passed, its blocks the
+        # same until one of the two appends)
+        do("f = m.fork('s0', 's2')"), do("m.append('s2')"), get("(m.tables['s2'] is f, f.num_tokens, list(f.block_ids))")])
 
 
 def _ex07_stretch(c: Cases) -> None:
@@ -889,7 +896,8 @@ def _scene(num_blocks: int, block_size: int, running: list, waiting: list, water
     return do(f"m = BlockManager({num_blocks}, {block_size}, watermark={watermark})\n"
               f"running = [Request(name, list(range(1000, 1000 + n))) for name, n in {running}]\n"
               "for q in running:\n    m.add(q.seq_id, q.tokens)\n"
-              f"waiting = deque(Request(name, list(range(1000, 1000 + n))) for name, n in {waiting})")
+              f"waiting = deque(Request(name, list(range(1000, 1000 + n))) for name, n in {waiting})\n"
+              "requests = [*running, *waiting]")  # (each request the caller made: a step moves them, never copies)
 
 
 def _ex10(c: Cases) -> None:
@@ -908,12 +916,14 @@ def _ex10(c: Cases) -> None:
         steps = [_scene(nb, bs, running, waiting, r.choice((0.0, 0.1, 0.2)))]
         for t in range(40):
             if r.random() < 0.4:
-                steps.append(do(f"waiting.append(Request('n{t}', list(range(1000, {1000 + r.randint(1, 3 * bs)}))))"))
+                steps.append(do(f"waiting.append(q := Request('n{t}', list(range(1000, {1000 + r.randint(1, 3 * bs)}))))\n"
+                                "requests.append(q)"))
             if r.random() < 0.15:
                 steps.append(do("if running:\n    m.free(running.pop(0).seq_id)"))
+            # (the requests waiting are the caller's own objects: round 38z19's copy of a preempted one passed)
             steps += [get(f"schedule_step(m, running, waiting, {r.choice((3, 6, 8, 16, 1000))})"),
-                      get("[(q.seq_id, q.tokens) for q in running]"), get("[q.seq_id for q in waiting]"),
-                      get("m.num_free_blocks")]
+                      get("[(q.seq_id, q.tokens) for q in running]"),
+                      get("[(q.seq_id, any(q is o for o in requests)) for q in waiting]"), get("m.num_free_blocks")]
         c.add(f"schedule_step: 40 steps of a busy server ({nb} blocks of {bs})", steps)
     # every block full and every request growing: two preemptions in one step, put back in the order they happened
     extra = r.randint(0, 2)
