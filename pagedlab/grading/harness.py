@@ -41,6 +41,7 @@ import gc
 import glob
 import importlib
 import importlib.util
+import itertools
 import json
 import math
 import numbers
@@ -2549,11 +2550,15 @@ _THROUGH = _REDUCTIONS | {"abs", "item", "float", "double", "cpu", "to", "sub", 
 _TOLERANCES = frozenset(("rtol", "atol", "equal_nan", "check_dtype", "check_device", "check_stride"))
 
 
-def compared_only(tree: ast.AST, call: ast.Call) -> bool:
-    """Whether the value of ``call``, a node of ``tree`` (a learner's cell), goes only into a comparison with another
-    answer (see :data:`COMPARISONS`): an honest learner checks an answer against the course's reference so, and what
-    such a cell keeps of the result (a bool, None, a printed largest difference) answers no graded call."""
+def compared_calls(tree: ast.AST) -> list[ast.Call]:
+    """The calls of ``tree`` (a learner's cell) whose value goes only into a comparison with another answer (see
+    :data:`COMPARISONS`): an honest learner checks an answer against the course's reference so, and what such a cell
+    keeps of the result (a bool, None, a printed largest difference) answers no graded call."""
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _compared(n, parents)]
+
+
+def _compared(call: ast.Call, parents: dict) -> bool:
     node, reduced = call, False
     while True:
         p = parents.get(id(node))
@@ -2586,18 +2591,24 @@ def compared_only(tree: ast.AST, call: ast.Call) -> bool:
     return done
 
 
+@functools.lru_cache(maxsize=64)
+def _compared_positions(text: str) -> frozenset:
+    """Where (line, end line, column, end column) the calls of a cell's ``text`` that only a comparison reads are:
+    read once a cell, however many reference calls it makes."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset((n.lineno, n.end_lineno, n.col_offset, n.end_col_offset) for n in compared_calls(tree))
+
+
 def _compared_in_cell(frame) -> bool:
-    """Whether ``frame``, a cell's, is making a call whose value only a comparison reads (:func:`compared_only`)."""
+    """Whether ``frame``, a cell's, is making a call whose value only a comparison reads (:func:`compared_calls`)."""
     text = _cell_text(frame.f_code.co_filename)
     if text is None:
         return False
-    try:
-        where = list(frame.f_code.co_positions())[frame.f_lasti // 2]
-        tree = ast.parse(text)
-    except (IndexError, SyntaxError, ValueError):
-        return False
-    return any(isinstance(n, ast.Call) and (n.lineno, n.end_lineno, n.col_offset, n.end_col_offset) == where
-               and compared_only(tree, n) for n in ast.walk(tree))
+    where = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None), None)
+    return where in _compared_positions(text)
 
 
 WATCH = "__pagedlab_watch__"
@@ -2616,7 +2627,7 @@ class Watch:
     own code made it, naming the function (a reference function calling another), or it comes from a cell the
     exercise hands out as it is, a setup or a demonstration cell (the innermost cell on the stack is one: a function
     of the notebook's that such a cell calls is the notebook's), or a cell's call whose value only a comparison with
-    another answer reads (:func:`compared_only`). The driver reads the counts when it starts (:func:`drive`).
+    another answer reads (:func:`compared_calls`). The driver reads the counts when it starts (:func:`drive`).
     """
 
     def __init__(self, targets: list[str], given: list[str], triton: bool = False):

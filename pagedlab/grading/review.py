@@ -23,7 +23,7 @@ from pathlib import Path
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from pagedlab.grading.harness import compared_only
+from pagedlab.grading.harness import compared_calls
 from pagedlab.grading.similarity import magic_body, string_code
 
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
@@ -248,9 +248,9 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     instance, shell = _own_instance(tree), _shell_commands(tree)
     # a reference function's call whose value only a comparison with another answer reads (an honest check against
     # the course's reference, as the exercise's own checks make): no table of answers comes of it
-    compared = {id(n) for call in ast.walk(tree) if isinstance(call, ast.Call)
-                and all(isinstance(n, (ast.Name, ast.Attribute, ast.expr_context)) for n in ast.walk(call.func))
-                and compared_only(tree, call) for n in ast.walk(call.func)} if wired else set()
+    compared = {id(n) for call in (compared_calls(tree) if wired else ())
+                if all(isinstance(n, (ast.Name, ast.Attribute, ast.expr_context)) for n in ast.walk(call.func))
+                for n in ast.walk(call.func)}
     found, kept = [], set()
     for node in ast.walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""

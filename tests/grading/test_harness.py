@@ -737,16 +737,20 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
     mine = ("import functools\n"
             "table = list(map(functools.partial(memory.kv_cache_bytes, 1, 1, 1, 1), [1, 2], [2, 2]))\n")
     own = memory.kv_cache_bytes.__code__
-    for name, text in (("<given>", given), ("<mine>", mine)):
-        linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
+    ns: dict = {}
+
+    def run(text: str, cell: str) -> None:
+        """Run ``text`` as the cell named ``cell``, its text in the line cache as IPython keeps a cell's."""
+        linecache.cache[cell] = (len(text), None, text.splitlines(keepends=True), cell)
+        exec(compile(text, cell, "exec"), ns)
+
     watch = harness.Watch(["pagedlab.memory:kv_cache_bytes", "pagedlab.memory:ModelShape"], [given])
     try:
-        ns: dict = {}
-        exec(compile(given, "<given>", "exec"), ns)
+        run(given, "<given>")
         assert watch.calls == {} and ns["first"] == 4
-        exec(compile(mine, "<mine>", "exec"), ns)
+        run(mine, "<mine>")
         assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 2} and ns["table"] == [4, 8]
-        exec(compile("memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)\n", "<given>", "exec"), ns)
+        exec(compile("memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)\n", "<given>", "exec"), ns)  # (not the given text)
         assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 3}
         # (round 38x) called from C under a frame of the course's (a check's hint function: list.extend over a
         # starmap), by code that does not name it: the notebook's call
@@ -755,8 +759,7 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
                   "got = []\ntry:\n    with check('t', errors=got.extend):\n"
                   "        raise Rows(itertools.starmap(memory.kv_cache_bytes, [(1, 1, 1, 1, 1, 2)] * 3))\n"
                   "except Exception:\n    pass\n")
-        linecache.cache["<mine>"] = (len(hinted), None, hinted.splitlines(keepends=True), "<mine>")
-        exec(compile(hinted, "<mine>", "exec"), ns)
+        run(hinted, "<mine>")
         assert ns["got"] == [4, 4, 4] and watch.calls == {"pagedlab.memory.kv_cache_bytes": 6}
         # (round 38z17) a value only a comparison reads does not count (an honest check against the reference);
         # kept, it does
@@ -765,8 +768,7 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
                     "print('difference', (torch.tensor(4) - memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)).abs().max())\n"
                     "kept = [memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)]\n"
                     "ok = torch.allclose(torch.tensor(4.0), torch.tensor(4.0) + memory.kv_cache_bytes(1, 1, 1, 1, 1, 2) * 0)\n")
-        linecache.cache["<mine>"] = (len(compared), None, compared.splitlines(keepends=True), "<mine>")
-        exec(compile(compared, "<mine>", "exec"), ns)
+        run(compared, "<mine>")
         assert ns["kept"] == [4] and watch.calls == {"pagedlab.memory.kv_cache_bytes": 8}
         assert "functions" not in vars(watch)  # (no copy of the function that does not count)
     finally:
