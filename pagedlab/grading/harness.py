@@ -294,7 +294,9 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 put(owner, "run", _foreign_launches(owner.run, record, memory is not None))
         if kernel:
             others = Others(state["tripped"])
-        scripts = Scripts(torch, state["tripped"]) if torch is not None else None
+        if torch is not None:
+            scripts = others.starting(Scripts, torch, state["tripped"]) if others is not None else \
+                Scripts(torch, state["tripped"])
         outcomes = []
         for n, case in enumerate(job["cases"], 1):
             ns = dict(namespace)
@@ -305,7 +307,6 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 state["where"] = f"graded call {n} ({case['label']})"
                 state["on"] = True
                 children = _children()
-                still = others.counts() if others is not None else None
                 if launches is not None:
                     launches.reset(state["where"])
                 active = mode() if mode is not None else None
@@ -348,7 +349,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                     after, tool = _children(), state.pop("tool", False)
                     if (after[0] > children[0] and not tool) or set(after[1]) - set(children[1]):
                         record("a new process (a child of the kernel's), out of the grader's sight")
-                    for name in others.ran(still) if others is not None else ():
+                    for name in others.ran() if others is not None else ():
                         record(f"work on the kernel's thread {name}, which ran during the call: the op watcher and "
                                "the profile hook see the calling thread only")
                     state["on"] = False
@@ -1286,6 +1287,7 @@ class Others:
     """
 
     SETTLE_S = 5.0
+    own: frozenset[int] = frozenset()  # native threads the grader itself started (:meth:`starting`): not watched
 
     def __init__(self, tripped: list):
         import io
@@ -1324,14 +1326,27 @@ class Others:
         # than a sleeping one, and neither does one that keeps a core to itself: only its state tells them apart.)
         end, busy = time.monotonic() + self.SETTLE_S, []
         while time.monotonic() < end:
-            before = self.counts()
+            self.last = self.counts()
             time.sleep(0.02)
-            busy = self.ran(before) or [f"{self.names.get(tid, 'a native one')} ({tid})" for tid in sorted(self.ready)]
+            busy = self.ran() or [f"{self.names.get(tid, 'a native one')} ({tid})" for tid in sorted(self.ready)]
             if not busy:
                 break
         if busy:
             tripped.append(f"the kernel's thread(s) {', '.join(busy)} kept running when the graded calls began: "
                            "work there is out of the op watcher's sight")
+        # (:meth:`ran` left ``self.last``, what the first call is compared with: from here on no moment goes unseen)
+
+    def starting(self, make, *args):
+        """``make(*args)``, whose new native threads are the grader's own and not watched: torch's profiler starts
+        one (round 38z20: it wakes every 5 s, runs no Python, and once woke during ex10's longest call). A thread of
+        the notebook's that ran meanwhile, to start one of its own then, is seen by the next :meth:`ran`."""
+        import threading
+
+        before = set(os.listdir("/proc/self/task"))
+        made = make(*args)
+        python = {t.native_id for t in threading.enumerate()}
+        self.own = self.own | {int(tid) for tid in set(os.listdir("/proc/self/task")) - before} - python
+        return made
 
     def _park(self, parked) -> None:
         parked.set()
@@ -1342,7 +1357,7 @@ class Others:
         of them are running or ready to run is left in ``self.ready``."""
         out, self.ready = {}, set()
         for tid in os.listdir("/proc/self/task"):
-            if int(tid) == self.me:
+            if int(tid) == self.me or int(tid) in self.own:
                 continue
             try:
                 with open(f"/proc/self/task/{tid}/status") as f:
@@ -1350,9 +1365,8 @@ class Others:
             except OSError:  # (it ended)
                 continue
             if lines and lines[0].split()[-1].startswith(("cuda", "ZMQbg/")):
-                # CUDA's own threads wake on their own, and so do ZeroMQ's I/O threads, to move the kernel's messages
-                # on the network (round 38z18: one woke during ex10's longest call on a loaded machine); neither runs
-                # Python. Renaming a thread takes /proc or prctl (reviewed)
+                # CUDA's own threads wake on their own, and ZeroMQ's I/O threads move the kernel's messages on the
+                # network; neither runs Python. Renaming a thread takes /proc or prctl (reviewed)
                 continue
             out[int(tid)] = sum(int(line.split()[1]) for line in lines
                                 if line.split(":")[0].endswith("ctxt_switches"))
@@ -1360,9 +1374,11 @@ class Others:
                 self.ready.add(int(tid))
         return out
 
-    def ran(self, before: dict[int, int]) -> list[str]:
-        """The threads that ran, began or ended since ``before`` (from :meth:`counts`), by name."""
-        after = self.counts()
+    def ran(self) -> list[str]:
+        """The threads that ran, began or ended since the last look (the settling before the calls, or the end of
+        the call before: work between two calls is seen too), by name."""
+        before, after = self.last, self.counts()
+        self.last = after
         return [f"{self.names.get(tid, 'a native one')} ({tid})" for tid in sorted(set(before) | set(after))
                 if before.get(tid) != after.get(tid)]
 
