@@ -6956,7 +6956,9 @@ def softmax(x, block=16):
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
     return out'''}),
-    'ex04 with a jit helper that rescales and no causal tile skipping': ('HONEST', 'ex04_flash_forward', {'kernel-work': r'''@triton.jit
+    # (honest until round 38z20: its -1e30 fill, p masked after, gives 0/0 where every visible score is below -1e30,
+    # a stated float32 input; the statement asks for -inf)
+    'ex04 with a jit helper that rescales and no causal tile skipping, hidden scores at -1e30': ('ATTACKS', 'ex04_flash_forward', {'kernel-work': r'''@triton.jit
 def _rescale(m_old, m_new):
     return tl.exp2(m_old - m_new)
 
@@ -16568,3 +16570,575 @@ for mdl in (OPT_13B, toy):
     }),
 }
 
+
+
+# Round 38z20 (against 870f6a8): an outside class of 12; the wrong verdicts it found, and its honest learners.
+ROUND_38Z20 = {
+    "ex01 causal_mask slicing a 1024-square lower triangle built once (nanoGPT's buffer)": ('ATTACKS', 'ex01_naive_attention', {
+        'mask-work': r'''
+# like nanoGPT's register_buffer("bias", tril(ones(block_size, block_size))): build the lower triangle once
+_MAX_CONTEXT = 1024
+_TRIL = torch.tril(torch.ones(_MAX_CONTEXT, _MAX_CONTEXT, dtype=torch.bool))
+
+
+def causal_mask(n_q: int, n_k: int) -> torch.Tensor:
+    """(n_q, n_k) bool tensor: True where query i may see key j, i.e. j <= i + (n_k - n_q)."""
+    # the queries are the last n_q positions: rows n_k - n_q .. n_k - 1 of the big triangle
+    return _TRIL[n_k - n_q:n_k, :n_k]
+''',
+        'attention-work': r'''
+def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over the last two dimensions; same shape and dtype as q."""
+    out_dtype = q.dtype
+    qf, kf, vf = q.to(torch.float32), k.to(torch.float32), v.to(torch.float32)
+    scores = torch.matmul(qf, kf.transpose(-1, -2)) * (1.0 / math.sqrt(q.size(-1)))
+    if causal:
+        allowed = causal_mask(q.size(-2), k.size(-2)).to(scores.device)
+        scores = torch.where(allowed, scores, torch.tensor(float("-inf"), device=scores.device))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.matmul(weights, vf).to(out_dtype)
+''',
+    }),
+    'ex04 hidden scores filled with -1e30, not -inf': ('ATTACKS', 'ex04_flash_forward', {
+        'kernel-work': r'''
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        # masked scores get a big negative number (like the CUDA kernels I read), avoids inf - inf
+        NEG_BIG = -1.0e30
+        scores = tl.dot(q, k, input_precision="ieee") * qk_scale
+        visible = cols[None, :] < n_k
+        if CAUSAL:
+            visible = visible & (cols[None, :] - rows[:, None] <= n_k - n_q)
+        scores = tl.where(visible, scores, NEG_BIG)
+        row_max = tl.maximum(m_i, tl.max(scores, axis=1))
+        probs = tl.exp2(scores - row_max[:, None])
+        rescale = tl.exp2(m_i - row_max)
+        acc = acc * rescale[:, None] + tl.dot(probs, v, input_precision="ieee")
+        l_i = l_i * rescale + tl.sum(probs, axis=1)
+        m_i = row_max
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+''',
+    }),
+    'ex10 a request grown by reqtokens = reqtokens + [t], a new list, not in place': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    pending = list(running)          # oldest first, not grown yet
+    grown = []
+    kicked = []
+    while pending:
+        req = pending[0]
+        if manager.can_append(req.seq_id):
+            nxt = len(req.tokens)
+            manager.append(req.seq_id, nxt)
+            req.tokens = req.tokens + [nxt]
+            grown.append(pending.pop(0))
+            step.grown.append(req.seq_id)
+            continue
+        victim = pending.pop()       # newest not grown yet (maybe req itself)
+        manager.free(victim.seq_id)
+        kicked.append(victim)
+        step.preempted.append(victim.seq_id)
+    for victim in sorted(kicked, key=lambda r: [x.seq_id for x in running].index(r.seq_id), reverse=True):
+        waiting.appendleft(victim)
+    running[:] = grown
+    budget_used = len(grown)
+    if not kicked:
+        while waiting:
+            cand = waiting[0]
+            need = -(-len(cand.tokens) // manager.block_size)
+            if need + manager.watermark_blocks > manager.num_free_blocks:
+                break
+            if budget_used + len(cand.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(cand.seq_id, cand.tokens)
+            running.append(cand)
+            step.admitted.append(cand.seq_id)
+            budget_used += len(cand.tokens)
+    step.num_tokens = budget_used
+    return step
+''',
+    }),
+    'ex05 math prod, element_size of an empty tensor, keyword arguments, a scratch cell of asserts': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+from math import prod
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    K_AND_V = 2
+    return prod((K_AND_V, num_layers, num_kv_heads, head_dim, num_tokens, batch, bytes_per_element))
+
+# quick sanity check against the lecture's number
+assert kv_cache_bytes(32, 32, 128, 32 * 1024, 16, 2) == 256 * 2**30
+print(f"{kv_cache_bytes(32, 32, 128, 32 * 1024, 16, 2) / 2**30:.0f} GiB")
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    elem = torch.empty((), dtype=dtype).element_size()
+    return kv_cache_bytes(num_layers=model.num_layers, num_kv_heads=model.num_kv_heads, head_dim=model.head_dim,
+                          num_tokens=1, batch=1, bytes_per_element=elem)
+''',
+        'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    total_bytes = budget_gib * (1 << 30)
+    one_request = max_len * kv_bytes_per_token(model, dtype)
+    count = 0
+    # whole reservations only; total_bytes may be a float
+    count = int(total_bytes // one_request)
+    return count
+
+print(max_concurrent_requests(12, OPT_13B, 2048, torch.float16))
+
+from pagedlab.memory import LLAMA3_8B
+for dt in (torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn):
+    print(dt, kv_bytes_per_token(OPT_13B, dt), kv_bytes_per_token(LLAMA3_8B, dt))
+''',
+    }),
+    'ex07 own helper, branches reordered, a scratch cell of asserts': ('HONEST', 'ex07_copy_on_write', {
+        'manager-work': r'''
+class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    # --- my part -------------------------------------------------------
+    def _needs_new_block(self, table) -> bool:
+        return table.num_tokens == len(table.block_ids) * self.block_size
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        p = self.tables[parent]
+        shared = list(p.block_ids)
+        for blk in shared:
+            self.allocator.incref(blk)          # one more owner each
+        self.tables[child] = BlockTable(shared, p.num_tokens, self.block_size)
+        return self.tables[child]
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        tab = self.tables[seq]
+        if self._needs_new_block(tab):
+            tab.block_ids.append(self.allocator.allocate())
+            pending = None
+        elif self.allocator.refcount(tab.block_ids[-1]) == 1:
+            pending = None                      # private: write in place
+        else:
+            dst = self.allocator.allocate()     # may raise OutOfBlocks: nothing touched yet
+            src = tab.block_ids[-1]
+            tab.block_ids[-1] = dst
+            self.allocator.free(src)            # drop our share only
+            pending = (src, dst)
+        where = tab.num_tokens
+        tab.num_tokens += 1
+        return tab.slot(where), pending
+
+# scratch: walk through check 4 by hand
+mm = MiniManager(6, 4)
+mm.add("a", 6)
+mm.fork("a", "b")
+print(mm.append("b"), mm.append("a"), mm.tables["a"].block_ids, mm.tables["b"].block_ids)
+assert mm.allocator.refcount(mm.tables["a"].block_ids[0]) == 2
+del mm
+''',
+    }),
+    'ex10 grow and admit helpers, an index loop, a logging scratch cell': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def _blocks(n_tokens: int, block_size: int) -> int:
+    return (n_tokens + block_size - 1) // block_size
+
+
+def _grow(manager, running, waiting, step):
+    i = 0                                   # running[:i] have grown
+    preempted_here = []
+    while i < len(running):
+        req = running[i]
+        if manager.can_append(req.seq_id):
+            tok = len(req.tokens)
+            manager.append(req.seq_id, tok)
+            req.tokens.append(tok)
+            step.grown.append(req.seq_id)
+            i += 1
+        else:
+            victim = running.pop()           # newest that has not grown (could be req itself)
+            manager.free(victim.seq_id)
+            preempted_here.append(victim)
+            step.preempted.append(victim.seq_id)
+    # victims were taken newest first; the oldest must end up first in line
+    for victim in preempted_here:
+        waiting.appendleft(victim)
+
+
+def _admit(manager, running, waiting, step, max_num_batched_tokens):
+    used = len(step.grown)
+    while len(waiting) > 0:
+        head = waiting[0]
+        fits_blocks = _blocks(len(head.tokens), manager.block_size) + manager.watermark_blocks <= manager.num_free_blocks
+        fits_budget = used + len(head.tokens) <= max_num_batched_tokens
+        if not (fits_blocks and fits_budget):
+            break
+        waiting.popleft()
+        manager.add(head.seq_id, head.tokens)
+        running.append(head)
+        step.admitted.append(head.seq_id)
+        used += len(head.tokens)
+    return used
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    _grow(manager, running, waiting, step)
+    step.num_tokens = len(step.grown)
+    if not step.preempted:
+        step.num_tokens = _admit(manager, running, waiting, step, max_num_batched_tokens)
+    return step
+
+import logging
+logging.basicConfig(level=logging.INFO)
+_m = BlockManager(4, 4)
+_run = [Request("a", list(range(4))), Request("b", list(range(4)))]
+for _q in _run:
+    _m.add(_q.seq_id, _q.tokens)
+_wait = deque([Request("c", [7, 7])])
+logging.info("%s", schedule_step(_m, _run, _wait, 100))
+print([q.seq_id for q in _run], [q.seq_id for q in _wait], _m.num_free_blocks)
+''',
+    }),
+    'ex04 the loop body in its own order and names, acc += tldot': ('HONEST', 'ex04_flash_forward', {
+        'kernel-work': r'''
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        # 1) raw scores of this key tile, already in base-2 units
+        t = tl.dot(q, k, input_precision="ieee")
+        t = t * qk_scale
+        # 2) which (row, col) pairs count: real keys, and (causal) not in the future
+        in_range = cols[None, :] < n_k
+        seen = in_range
+        if CAUSAL:
+            offset = n_k - n_q
+            seen = in_range & (rows[:, None] + offset >= cols[None, :])
+        t = tl.where(seen, t, float("-inf"))
+        # 3) online softmax update
+        tile_max = tl.max(t, 1)
+        new_max = tl.maximum(tile_max, m_i)
+        correction = tl.exp2(m_i - new_max)
+        weights = tl.exp2(t - new_max[:, None])
+        l_i = l_i * correction + tl.sum(weights, 1)
+        acc = acc * correction[:, None]
+        acc += tl.dot(weights, v, input_precision="ieee")
+        m_i = new_max
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+''',
+    }),
+    'ex08 own helpers, the crossover from the byte-time slack, recompute as n squared minus c squared': ('HONEST', 'ex08_swap_or_recompute', {
+        'costs-work': r'''
+import math as _m
+
+def _n_blocks(tokens, size):
+    return _m.ceil(tokens / size) if tokens else 0
+
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    chunk_bytes = block_size * chunk_bytes_per_token
+    one_way = 2 * num_layers * _n_blocks(num_tokens, block_size) * (latency + chunk_bytes / bandwidth)
+    return one_way + one_way
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    n = num_tokens
+    mlp_ish = 2.0 * num_params * n
+    attn = 2.0 * num_layers * d_model * n * n
+    return (mlp_ish + attn) / flops
+
+print(swap_seconds(1024, 16, 40, 10240, 31.5e9, 1e-5), recompute_seconds(1024, 12.9e9, 40, 5120, 156e12))
+''',
+        'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    copies = 4 * num_layers * num_tokens        # per unit of 1/B: latency paid n/B times, 2 dirs x K,V x L
+    bytes_only = copies * chunk_bytes_per_token / bandwidth   # independent of B
+    slack = recompute_seconds - bytes_only
+    if not slack > 0:
+        return math.inf
+    return copies * latency / slack
+''',
+        'choose-work': r'''
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    tab = manager.table(seq_id)
+    bsz = manager.block_size
+    refs = [manager.allocator.refcount(b) for b in tab.block_ids]
+    mine = [r for r in refs if r == 1]
+    k = 0
+    while k < len(refs) and refs[k] > 1 and (k + 1) * bsz <= tab.num_tokens:
+        k += 1
+    c, n = k * bsz, tab.num_tokens
+    L, dm = model.num_layers, model.num_heads * model.head_dim
+    t_s = swap_seconds(len(mine) * bsz, bsz, L, model.num_kv_heads * model.head_dim * 2, bandwidth, latency)
+    t_r = (2 * num_params * (n - c) + 2 * L * dm * (n * n - c * c)) / flops
+    return (t_s, t_r)
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    t_s, t_r = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    room = manager.can_swap_out(seq_id)
+    return "swap" if (room and t_s < t_r) else "recompute"
+''',
+    }),
+    'ex07 append returning lists [slot, [src, dst]], not the stated tuples': ('ATTACKS', 'ex07_copy_on_write', {
+        'manager-work': r'''
+class MiniManager:
+    """Block tables over a shared pool, with fork and copy-on-write."""
+
+    def __init__(self, num_blocks: int, block_size: int):
+        self.allocator = BlockAllocator(num_blocks)
+        self.block_size = block_size
+        self.tables: dict[str, BlockTable] = {}
+
+    def add(self, seq: str, num_tokens: int) -> BlockTable:
+        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))
+        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)
+        return self.tables[seq]
+
+    def free(self, seq: str) -> None:
+        for block in self.tables.pop(seq).block_ids:
+            self.allocator.free(block)
+
+    def fork(self, parent: str, child: str) -> BlockTable:
+        """Create ``child`` sharing every block of ``parent``; return the child's table."""
+        src = self.tables[parent]
+        ids = [b for b in src.block_ids]
+        for b in ids:
+            self.allocator.incref(b)
+        new_table = BlockTable(ids, src.num_tokens, self.block_size)
+        self.tables[child] = new_table
+        return new_table
+
+    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:
+        """Reserve the next token's slot of ``seq``; return ``(slot, copy)`` as described above."""
+        t = self.tables[seq]
+        pos = t.num_tokens
+        cow = None
+        if pos % self.block_size == 0:          # need a fresh block
+            fresh = self.allocator.allocate()
+            t.block_ids.append(fresh)
+        else:
+            last = t.block_ids[-1]
+            if self.allocator.refcount(last) > 1:
+                fresh = self.allocator.allocate()
+                self.allocator.free(last)
+                t.block_ids[-1] = fresh
+                cow = [last, fresh]             # src, dst
+        t.num_tokens = pos + 1
+        return [t.slot(pos), cow]
+''',
+    }),
+}
+
+
+# An audit of what each returned value must be beyond its numbers (identity, layout, what is left behind) and what
+# a chosen configuration must be, against the statements: each answer passed on every seed before its fix.
+ROUND_38Z20_AUDIT = {
+    'ex04 stretch out = qcontiguous() (aliases q when q is contiguous; q overwritten)': ('ATTACKS', 'ex04_stretch_gqa_forward', {
+        'kernel-work': r'''
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    # Move Q, K, V and Out to the first row of this program's (batch, head): Q = Q + ..., and so on.
+    ### BEGIN SOLUTION
+    bh = tl.program_id(1)
+    b = bh // n_heads
+    h = bh % n_heads
+    h_kv = h // group  # consecutive query heads share one K/V head
+    Q = Q + b * stride_qb + h * stride_qh
+    K = K + b * stride_kb + h_kv * stride_kh
+    V = V + b * stride_vb + h_kv * stride_vh
+    Out = Out + b * stride_ob + h * stride_oh
+    ### END SOLUTION
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = q.contiguous()
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    # Set group (query heads per K/V head) and grid (one program per query tile and (batch, head)).
+    ### BEGIN SOLUTION
+    if n_heads % n_kv_heads:
+        raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")
+    group = n_heads // n_kv_heads
+    grid = (triton.cdiv(n_q, block_m), batch * n_heads)
+    ### END SOLUTION
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out''',
+    }),
+    'ex03 vector_add: out = xcontiguous() (x overwritten with x + y when contiguous)': ('ATTACKS', 'ex03_triton_basics', {
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    ### BEGIN SOLUTION
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets * stride_x, mask=mask)
+    y = tl.load(y_ptr + offsets * stride_y, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+    ### END SOLUTION
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is contiguous."""
+    out = x.contiguous()
+    ### BEGIN SOLUTION
+    grid = (triton.cdiv(x.numel(), block),)
+    add_kernel[grid](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)
+    ### END SOLUTION
+    return out''',
+    }),
+    'ex03 softmax: out = xcontiguous() (x overwritten when contiguous)': ('ATTACKS', 'ex03_triton_basics', {
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    ### BEGIN SOLUTION
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x_row = x_ptr + row * stride_x
+    out_row = out_ptr + row * stride_out
+    m = float("-inf")
+    l = 0.0
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_row + start + cols, mask=mask, other=float("-inf"))
+        m_new = tl.maximum(m, tl.max(x, 0))
+        l = l * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), 0)
+        m = m_new
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_row + start + cols, mask=mask, other=float("-inf"))
+        tl.store(out_row + start + cols, tl.exp(x - m) / l, mask=mask)
+    ### END SOLUTION
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns."""
+    out = x.contiguous()
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out''',
+    }),
+    'ex04b MY_CONFIGS of one configuration': ('ATTACKS', 'ex04b_performance_lab', {
+        'choose-work': r'''
+MY_CONFIGS = [(64, 64, 4, 3)]
+''',
+    }),
+    'ex04b MY_CONFIGS of three with no two sharing BLOCK_M at different BLOCK_N': ('ATTACKS', 'ex04b_performance_lab', {
+        'choose-work': r'''
+MY_CONFIGS = [(128, 128, 8, 3), (64, 64, 4, 3), (64, 64, 8, 2)]
+''',
+    }),
+    'ex00 one output buffer per shape, reused (an earlier result is overwritten by the next call)': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''
+_OUT = {}
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    m = x.amax(dim=-1, keepdim=True)
+    e = torch.exp(x - m)
+    out = _OUT.get((x.shape, x.dtype))
+    if out is None:
+        out = _OUT[(x.shape, x.dtype)] = torch.empty_like(e)
+    return torch.div(e, e.sum(dim=-1, keepdim=True), out=out)
+''',
+    }),
+    "ex09 stretch merge rescales the caller's lses and outs in place": ('ATTACKS', 'ex09_stretch_split_kv_merge', {
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    m = lses.amax(dim=-1, keepdim=True)
+    lses -= m                                   # rescaled in place
+    w = torch.exp(lses)
+    total = w.sum(dim=-1, keepdim=True)
+    outs *= w[..., None]                        # weighted in place
+    out = outs.sum(dim=-2) / total
+    lse = (m + torch.log(total)).squeeze(-1)
+    return out, lse
+''',
+    }),
+}

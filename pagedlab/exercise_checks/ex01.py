@@ -10,8 +10,8 @@ boundaries always included:
   ``n_q > n_k`` only without ``causal`` (with it the text lets us assume ``n_q <= n_k``); ``d`` from 1 to 80 (not
   only powers of two; 1 and 16 for huge scores); dtypes ``float32``, ``float16`` and ``bfloat16`` (computed in
   float32, returned in the input's dtype); ordinary scores and huge ones: scores of float16 inputs up to ~3e5 (past
-  float16's 65504), of float32 inputs up to ~1e12, exact in float32 (integers times a power of two), with a row whose
-  every visible score is below -1e9. The output has ``q``'s shape and dtype and the inputs are left as they were;
+  float16's 65504), of float32 inputs up to ~1e32, exact in float32 (integers times a power of two), with a row whose
+  every visible score is below -1e30. The output has ``q``'s shape and dtype and the inputs are left as they were;
   compared with the definition computed in float64, within the output dtype's rounding.
 """
 
@@ -256,14 +256,14 @@ def _cases() -> list[tuple[tuple[int, ...], int, int, int, str]]:
 def _inputs(g, lead, n_q, n_k, d, scores, dtype):
     """q, k, v for one case. Huge scores are exact in float32 whatever the order of the sums and wherever the scale
     is applied (d is 1 or 16, so 1 / sqrt(d) and d ** -0.25 are powers of two): small integers times a power of two
-    (2**7 in float16 and bfloat16: scores up to ~3e5; 2**17 in float32: up to ~1e12). At that size any rounding of a
+    (2**7 in float16 and bfloat16: scores up to ~3e5; 2**50 in float32: up to ~1e32). At that size any rounding of a
     score would change the softmax, so only exact scores make a fair reference."""
     if scores == "ordinary":
         return [torch.randn(*lead, n, d, generator=g).to(dtype) for n in (n_q, n_k, n_k)]
-    scale = 2.0 ** (7 if dtype != torch.float32 else 17)
+    scale = 2.0 ** (7 if dtype != torch.float32 else 50)
     q = torch.randint(-3, 4, (*lead, n_q, d), generator=g) * scale
     k = torch.randint(-3, 4, (*lead, n_k, d), generator=g) * scale
-    if n_q <= n_k:      # the first query's visible keys (0 .. n_k - n_q) all score below -1e9 (in float32)
+    if n_q <= n_k:      # the first query's visible keys (0 .. n_k - n_q) all score below -1e30 (in float32)
         seen = n_k - n_q + 1
         q[..., 0, :] = -scale
         k[..., :seen, :] = k[..., :seen, :].abs().clamp(min=scale)
@@ -287,9 +287,9 @@ def _attention_hint(exc: BaseException | None, lead: tuple[int, ...], got, q, k,
         visible = ref.causal_mask(q.shape[-2], k.shape[-2])
         top = s.masked_fill(~visible, -math.inf).amax(dim=-1)
         if (top < -1e8).any():
-            return (f"some rows' visible scores are all below {top.min().item():.3g}: a finite fill such as -1e9 or "
-                    f"-1e4 is then larger than every visible score, and the hidden keys take the weight. Hide them "
-                    f"with -inf, as the instructions say.")
+            return (f"some rows' visible scores are all below {top.min().item():.3g}: a finite fill such as -1e30, "
+                    f"-1e9 or -1e4 is then larger than every visible score, and the hidden keys take the weight. Hide "
+                    f"them with -inf, as the instructions say.")
     if q.dtype != torch.float32:
         return (f"compute in float32 from the scores on ({q.dtype} loses the scores' low digits), then convert the "
                 f"result back to {q.dtype}: convert q, k and v, whatever their half-precision dtype.")

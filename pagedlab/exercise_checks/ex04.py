@@ -9,8 +9,8 @@ boundaries always included: one head, ``q`` ``(n_q, d)`` and ``k``, ``v`` ``(n_k
 n_k``; ``d`` 16, 32 and 64 (``tl.arange`` and ``tl.dot`` need a power of two of at least 16); ``BLOCK_M`` and
 ``BLOCK_N`` 16, 32 and 64, square or not, larger than the lengths; lengths of one, an exact multiple of the tile, one
 short of it and one past it (a last key tile of one real key and ``BLOCK_N - 1`` padding keys); one query over many
-key tiles; causal or not; ordinary scores, scores in the hundreds, and huge ones (up to ~1e11, exact in float32:
-integers times a power of two) with a row whose every visible score is below -1e9. Compared with the definition
+key tiles; causal or not; ordinary scores, scores in the hundreds, and huge ones (up to ~1e32, exact in float32:
+integers times a power of two) with a row whose every visible score is below -1e30. Compared with the definition
 (float64), the hidden scores at -inf.
 """
 
@@ -154,9 +154,10 @@ def check_large_scores(flash_forward: Callable) -> None:
 
 
 def _huge_inputs(g: torch.Generator, n_q: int, n_k: int, d: int):
-    """q, k, v with scores up to ~1e11 that float32 computes exactly in any order: small integers times 2**17 (so a
-    score is an integer times 2**34 times the scale); row 0's visible keys (0 .. n_k - n_q) all score below -1e9."""
-    scale = 2.0 ** 17
+    """q, k, v with scores up to ~1e32 that float32 computes exactly in any order: small integers times 2**50 (so a
+    score is an integer times 2**100 times the scale); row 0's visible keys (0 .. n_k - n_q) all score below -1e30,
+    so that a finite fill, -1e9 or -1e30, is larger than every one of them."""
+    scale = 2.0 ** 50
     q = torch.randint(-3, 4, (n_q, d), generator=g) * scale
     k = torch.randint(-3, 4, (n_k, d), generator=g) * scale
     seen = n_k - n_q + 1
@@ -189,9 +190,10 @@ def check_over_the_space(flash_forward: Callable) -> None:
         top = (q[0] @ k[:n_k - n_q + 1].T).max().item() / 4
         bad = differing_rows(got.detach().cpu(), want.float(), atol=1e-4, rtol=1e-4)
         hint = (f"row 0 sees keys 0 to {n_k - n_q}, whose scores are all at most {top:.3g}: a finite fill such as -1e9 "
-                f"is larger than every one of them, so the hidden keys take the weight. A hidden score is -inf."
+                f"or -1e30 is larger than every one of them, so the hidden keys take the weight. A hidden score is "
+                f"-inf."
                 if 0 in bad else "the scores are exact here: the same masks, with -inf, as for ordinary scores.")
         assert_close(got.detach().cpu(), want.float(), atol=1e-4, rtol=1e-4,
                      name=f"attention with n_q = {n_q}, n_k = {n_k}, causal = True, BLOCK_M = {block_m}, BLOCK_N = "
-                          f"{block_n}, huge scores (up to ~1e11, exact in float32)",
+                          f"{block_n}, huge scores (up to ~1e32, exact in float32)",
                      hint=f"rows {bad[:8]} of {n_q} differ. {hint}")
