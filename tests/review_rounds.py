@@ -17142,3 +17142,361 @@ def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, 
 ''',
     }),
 }
+
+
+# Round 38z21 (against 10d51a2): an outside class of 12; the wrong verdicts it found, and its honest learners.
+# (Its float divisions of sizes past 2**53, ex02 stretch, ex06 and ex09 stretch, are outside every stated space.)
+ROUND_38Z21 = {
+    'ex00 rows softmaxed one at a time and stacked, raising on a batch of no rows': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, one row at a time."""
+    n = x.shape[-1]
+    flat = x.reshape(-1, n)
+    results = []
+    for row in flat:
+        z = row - row.max()
+        ez = torch.exp(z)
+        results.append(ez / ez.sum())
+    return torch.stack(results).reshape(x.shape)
+''',
+    }),
+    'ex02 key tiles block_m wide, block_n ignored': ('ATTACKS', 'ex02_online_softmax', {
+        'update-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running state."""
+    row_max = s.max(dim=1).values
+    m_next = torch.maximum(m, row_max)
+    decay = torch.exp(m - m_next)
+    probs = torch.exp(s - m_next[:, None])
+    return m_next, decay * l + probs.sum(dim=1), decay[:, None] * acc + probs @ v_tile
+''',
+        'tiled-work': r'''
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    scale = 1.0 / math.sqrt(d)
+    shift = n_k - n_q
+    for i0 in range(0, n_q, block_m):
+        qt = q[i0:i0 + block_m].float() * scale
+        nr = qt.shape[0]
+        run_m = torch.full((nr,), -math.inf)
+        run_l = torch.zeros(nr)
+        run_acc = torch.zeros(nr, d)
+        for j0 in range(0, n_k, block_m):          # walk the keys tile by tile
+            kt = k[j0:j0 + block_m].float()
+            vt = v[j0:j0 + block_m].float()
+            sc = qt @ kt.T
+            if causal:
+                qi = torch.arange(i0, i0 + nr)[:, None]
+                kj = torch.arange(j0, j0 + kt.shape[0])[None, :]
+                sc = sc.masked_fill(kj > qi + shift, -math.inf)
+            run_m, run_l, run_acc = online_softmax_update(run_m, run_l, run_acc, sc, vt)
+        out[i0:i0 + nr] = run_acc / run_l[:, None]
+    return out.to(q.dtype)
+''',
+    }),
+    'ex06 a double free found by a scan of the free list, O(n) where O(1) is stated': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def allocate(self) -> int:
+        """Take one free block; its count becomes 1. Raises OutOfBlocks when none is free."""
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def allocate_many(self, n: int) -> list[int]:
+        """Take ``n`` blocks, all or nothing. Raises OutOfBlocks, having taken none, when fewer are free."""
+        have = len(self.free_list)
+        if n > have:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        got = []
+        for _ in range(n):
+            got.append(self.allocate())
+        return got
+
+    def _must_be_held(self, block):
+        # a block is held exactly when it is not sitting on the free list
+        if block not in range(self.num_blocks) or block in self.free_list:
+            raise ValueError(f"{block} is not a held block")
+
+    def incref(self, block: int) -> None:
+        """Another sequence shares ``block``, which must already be allocated (else ValueError)."""
+        self._must_be_held(block)
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        """Drop one reference to ``block``; at zero it goes back on the free list. ValueError if not allocated."""
+        self._must_be_held(block)
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+''',
+        'boundary-work': r'''
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    """Blocks that hold ``num_tokens`` tokens."""
+    return (num_tokens + block_size - 1) // block_size
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    """The pool slot of token ``position`` of a sequence whose block table is ``block_ids``."""
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+''',
+    }),
+    'ex00 own helper, a scratch cell comparing with torch softmax, a timing magic and a plot': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''
+def _stable_exp(scores):
+    # shift every row so that its largest entry is 0 -> exp never overflows
+    peak = scores.max(dim=-1, keepdim=True).values
+    return (scores - peak).exp()
+
+
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    numer = _stable_exp(x)
+    denom = numer.sum(dim=-1, keepdim=True)
+    return numer / denom
+
+# my own quick tests before running the checks
+demo = torch.tensor([[1.0, 2.0, 3.0], [1000.0, 1001.0, 1002.0]])
+probs = softmax_rows(demo)
+print(probs)
+print("row sums:", probs.sum(-1))
+assert torch.allclose(probs[0], probs[1])
+torch.testing.assert_close(softmax_rows(demo), torch.softmax(demo, dim=-1))
+big = torch.randn(64, 512) * 1e4
+assert torch.isfinite(softmax_rows(big)).all()
+
+%timeit softmax_rows(torch.randn(256, 1024))
+
+%matplotlib inline
+import matplotlib.pyplot as plt
+xs = torch.linspace(-5, 5, 50)
+for temp in (0.5, 1.0, 2.0):
+    plt.plot(xs.numpy(), softmax_rows(xs / temp).numpy(), label=f"T={temp}")
+plt.legend(); plt.title("softmax of a ramp"); plt.show()
+''',
+    }),
+    'ex03 own kernels and names, the grid by integer ceiling, a multiply by the reciprocal sum, a scratch allclose': ('HONEST', 'ex03_triton_basics', {
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    lane = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    live = lane < n                                 # lanes past the end neither read nor write
+    xs = tl.load(x_ptr + lane * stride_x, mask=live, other=0.0)
+    ys = tl.load(y_ptr + lane * stride_y, mask=live, other=0.0)
+    tl.store(out_ptr + lane, xs + ys, mask=live)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is a new contiguous
+    tensor (``x`` and ``y`` are only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    length = x.shape[0]
+    programs = (length + block - 1) // block
+    add_kernel[(programs,)](x, y, out, length, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''',
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    in_base = x_ptr + r * stride_x
+    out_base = out_ptr + r * stride_out
+    # pass 1: online max and sum of exponentials
+    best = float("-inf")
+    acc = 0.0
+    for c0 in range(0, n_cols, BLOCK):
+        ok = (c0 + lanes) < n_cols
+        t = tl.load(in_base + c0 + lanes, mask=ok, other=-float("inf"))
+        hi = tl.maximum(best, tl.max(t, 0))
+        acc = acc * tl.exp(best - hi) + tl.sum(tl.exp(t - hi), 0)
+        best = hi
+    inv = 1.0 / acc
+    # pass 2: write the normalised tile
+    for c0 in range(0, n_cols, BLOCK):
+        ok = (c0 + lanes) < n_cols
+        t = tl.load(in_base + c0 + lanes, mask=ok, other=-float("inf"))
+        tl.store(out_base + c0 + lanes, tl.exp(t - best) * inv, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns;
+    the result is a new tensor (``x`` is only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+# quick sanity checks of my own (after the launches)
+mat = torch.arange(30, dtype=torch.float32).reshape(10, 3)
+col = mat[:, 2]
+evens = torch.ones(20, dtype=torch.float32)[::2]
+summed = vector_add(col, evens, 4)
+print(summed)
+assert torch.allclose(summed, col + evens)
+rows = torch.randn(3, 37) * 50
+got = softmax(rows, 8)
+print("row sums", got.sum(dim=1))
+''',
+    }),
+    'ex07 stretch a chunk helper, the hit limit checked inside the loop, a scratch cell': ('HONEST', 'ex07_stretch_prefix_cache_match', {
+        'cache-work': r'''
+Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def _chunk(self, tokens, i):
+        size = self.block_size
+        return tuple(tokens[i * size:(i + 1) * size])
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        chain, prev = [], None
+        for i in range(len(tokens) // self.block_size):
+            prev = self.hash_fn(prev, self._chunk(tokens, i))
+            chain.append(prev)
+        return chain
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        allowed = (len(tokens) - 1) // self.block_size   # leave at least one token to compute
+        found, expected_parent = [], None
+        for i, k in enumerate(self.keys(tokens)):
+            if i >= allowed or k not in self.block_of:
+                break
+            blk = self.block_of[k]
+            ent = self.entry[blk]
+            if ent.tokens != self._chunk(tokens, i) or ent.parent_id != expected_parent:
+                break   # same key, different prefix: a collision
+            found.append(blk)
+            expected_parent = ent.prefix_id
+        return found
+
+c = MiniPrefixCache(2)
+c.insert([1, 2, 3, 4, 5], [7, 8])
+print(c.keys([1, 2, 3, 4, 5]), c.match([1, 2, 3, 4, 5]), c.match([1, 2, 3, 4]))
+assert c.match([1, 2, 3, 4, 5]) == [7, 8] and c.match([1, 2, 3, 4]) == [7]
+weak = MiniPrefixCache(2, hash_fn=lambda p, t: 0)
+weak.insert([1, 1, 2, 2, 0], [3, 4])
+print(weak.match([2, 2, 1, 1, 0]))
+''',
+    }),
+    'ex09 stretch split edges by integer ceiling, the merge by torch logsumexp, a time magic': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    share = -(-context_len // num_splits)           # ceil without floats
+    width = -(-share // block_n) * block_n          # whole tiles
+    edges = [min(i * width, context_len) for i in range(num_splits + 1)]
+    return [(edges[i], edges[i + 1]) for i in range(num_splits)]
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    merged_lse = torch.logsumexp(lses, dim=-1)
+    coef = torch.exp(lses - merged_lse.unsqueeze(-1))
+    return (coef.unsqueeze(-1) * outs).sum(dim=-2), merged_lse
+
+print(split_bounds(100, 3, 16), split_bounds(5, 4, 4))
+o = torch.randn(2, 3, 4, 8)
+s = torch.randn(2, 3, 4)
+s[0, :, 2:] = float("-inf"); o[0, :, 2:] = 0
+mo, ml = merge_states(o, s)
+print(mo.shape, ml.shape, torch.isfinite(mo).all().item())
+''',
+    }),
+    'ex10 requests to grow popped from the front of a list, while and else, its own block helper': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def _blocks_for(n_tokens, size):
+    return (n_tokens + size - 1) // size
+
+
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    to_grow = list(running)          # oldest first, none grown yet
+    running.clear()
+    while to_grow:
+        req = to_grow.pop(0)
+        while not manager.can_append(req.seq_id):
+            victim = to_grow.pop() if to_grow else req
+            manager.free(victim.seq_id)
+            waiting.appendleft(victim)
+            step.preempted.append(victim.seq_id)
+            if victim is req:
+                break
+        else:
+            nxt = len(req.tokens)
+            manager.append(req.seq_id, nxt)
+            req.tokens.append(nxt)
+            running.append(req)
+            step.grown.append(req.seq_id)
+    used = len(step.grown)
+    if not step.preempted:
+        while waiting:
+            head = waiting[0]
+            if _blocks_for(len(head.tokens), manager.block_size) + manager.watermark_blocks > manager.num_free_blocks:
+                break
+            if used + len(head.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(head.seq_id, head.tokens)
+            running.append(head)
+            step.admitted.append(head.seq_id)
+            used += len(head.tokens)
+    step.num_tokens = used
+    return step
+
+mgr = BlockManager(6, 4)
+run = [Request("a", [5, 6, 7, 8])]
+mgr.add("a", run[0].tokens)
+wait = deque([Request("b", [1, 2, 3]), Request("c", list(range(9)))])
+st = schedule_step(mgr, run, wait, 100)
+print(st, [r.seq_id for r in run], [r.seq_id for r in wait], mgr.num_free_blocks)
+''',
+    }),
+}

@@ -152,6 +152,9 @@ def _ex00(c: Cases) -> None:
     # the rest of the stated input space: one row of shape (n,), rows of large negative scores, float16 in and out,
     # and x left as it was
     c.call("softmax_rows of one row of shape (n,)", f"softmax_rows({c.array(c.rng.randint(2, 9))})")
+    # (..., n) with a leading dimension of 0: a batch of no rows (round 38z21: rows softmaxed one by one and stacked
+    # raised there)
+    c.call("softmax_rows of a batch of no rows", f"softmax_rows(torch.empty(0, {c.rng.randint(2, 9)}))")
     c.call("softmax_rows of rows of one score", f"softmax_rows({c.array(c.rng.randint(1, 4), 1)})")
     # ties, as stated: a row of equal scores, and a row whose maximum is there twice (in float32 and in float16)
     cols, first, second = c.rng.randint(3, 8), *c.rng.sample(range(3), 2)
@@ -267,6 +270,14 @@ def _ex02(c: Cases) -> None:
     c.call(f"tiled_attention of {n_q}x{n_k}, d = 2, tiles of 16: no strip of scores",
            f"tiled_attention({c.array(n_q, 2)}, {c.array(n_k, 2)}, {c.array(n_k, 2)}, causal={c.rng.random() < 0.5}, "
            f"block_m=16, block_n=16)")
+    # Tiles of block_m x block_n as given, one much larger than the other: a learner who uses one size for both
+    # makes tiles 32 times the stated one (round 38z21: key tiles block_m wide passed, every call's tiles near square)
+    for bm, bn in ((64, 2), (2, 64)):
+        n_q = c.rng.randint(96, 128)
+        n_k = n_q + c.rng.randint(0, 16)
+        c.call(f"tiled_attention of {n_q}x{n_k}, d = 1, tiles of {bm}x{bn}",
+               f"tiled_attention({c.array(n_q, 1)}, {c.array(n_k, 1)}, {c.array(n_k, 1)}, "
+               f"causal={c.rng.random() < 0.5}, block_m={bm}, block_n={bn})")
     for d, bm, bn in ((1, 2, 2), (2, 4, 4)):  # small, with d and tiles smaller still: a matrix of the scores
         n_q, n_k = c.rng.randint(10, 24), c.rng.randint(10, 24)  # outgrows both even here (Spec.memory)
         c.call(f"tiled_attention of {n_q}x{n_k}, d = {d}, no matrix of scores even when small",
@@ -581,6 +592,25 @@ def _ex06(c: Cases) -> None:
                  f"except OutOfBlocks as e:\n    short = (e.requested, e.free, e.total)"), get("short"),
               get("a.num_free"), get(f"a.allocate_many({n // 2})"), get("a.num_free"), get("a.allocate()")]
     c.add(f"SimpleAllocator({n}): every block twice over", steps)
+    # O(1), as stated: incref and free (and allocate) in a pool of a GPU's size take as long as in a pool of 64,
+    # timed side by side, call by call, so that a loaded machine slows both (round 38z21: a double free found by
+    # `block in self.free_list`, a scan of every free block, passed: no value shows it)
+    n = r.randint(300_000, 500_000)
+    c.add(f"SimpleAllocator({n}): incref, free and allocate as fast as in a pool of 64 (O(1), as stated)", [
+        do("import time\n"
+           f"big, small = SimpleAllocator({n}), SimpleAllocator(64)\n"
+           "held = [(big.allocate(), small.allocate()) for _ in range(8)]\n"
+           "t_big = t_small = 0.0\n"
+           "for i in range(2000):\n"
+           "    b, s = held[i % 8]\n"
+           "    t0 = time.perf_counter()\n"
+           "    big.incref(b); big.free(b); big.free(big.allocate())\n"
+           "    t1 = time.perf_counter()\n"
+           "    small.incref(s); small.free(s); small.free(small.allocate())\n"
+           "    t_big, t_small = t_big + t1 - t0, t_small + time.perf_counter() - t1\n"
+           "    if t_big > 2 + 20 * t_small:\n"
+           "        break\n"
+           "constant = t_big <= 20 * t_small + 0.05"), get("constant")])
     # two pools alive at once, their operations interleaved: one pool's state is its own (one small, one of 64)
     n, m = r.randint(2, 6), 64
     steps = [do(f"a = SimpleAllocator({n})"), do(f"b = SimpleAllocator({m})")]

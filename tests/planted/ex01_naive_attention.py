@@ -1,7 +1,7 @@
 """Wrong causal masks (off by one, aligned top-left, 0/1 floats, not applied) and wrong attention (no scale, a scale
 of 1/d or 1/sqrt(n_q), q scaled in place, softmax over the queries, overflow, the wrong dtype) planted in
 solutions/ex01_naive_attention.ipynb; and those only Check 7 (the whole input space) sees: dimensions counted from
-the front (4-D only), bfloat16 computed in bfloat16, hidden keys filled with -1e9."""
+the front (4-D only), bfloat16 computed in bfloat16, hidden keys filled with -1e9 or -1e30."""
 
 from __future__ import annotations
 
@@ -86,6 +86,10 @@ BUGS: dict[str, Plant] = {
            r"half-precision dtype"),
     "hidden keys filled with -1e9 instead of -inf": Plant(
         {"attention-work": (("-math.inf)", "-1e9)"),)},
+        7, r"torch\.float32, huge scores, causal=True: .*elements differ.*visible scores are all below .*Hide them "
+           r"with -inf"),
+    "hidden keys filled with -1e30 instead of -inf": Plant(  # (round 38z20: every visible score was above -1e12 then)
+        {"attention-work": (("-math.inf)", "-1e30)"),)},
         7, r"torch\.float32, huge scores, causal=True: .*elements differ.*visible scores are all below .*Hide them "
            r"with -inf"),
 }

@@ -1,6 +1,6 @@
 """Wrong FlashAttention forward loops planted in solutions/ex04_flash_forward.ipynb: the online softmax's rescaling
 and exp2 (the same edits as the paged kernel's, from ``planted``), the padding and causal masks; and the one only
-Check 6 (the whole input space) sees: hidden scores filled with -1e9 instead of -inf."""
+Check 6 (the whole input space) sees: hidden scores filled with -1e9 or -1e30 instead of -inf."""
 
 from __future__ import annotations
 
@@ -51,7 +51,13 @@ BUGS: dict[str, Plant] = {
             ("tl.where(keep, s, float(\"-inf\"))", "tl.where(keep, s, -1e9)"),
         )},
         6, r"n_q = 6, n_k = 9, causal = True.*huge scores.*rows \[0\] of 6 differ\. row 0 sees keys 0 to 3.*a finite "
-           r"fill such as -1e9 is larger than every one of them"),
+           r"fill such as -1e9 or -1e30 is larger than every one of them"),
+    "hidden scores filled with -1e30, not -inf": Plant(  # (round 38z20: every visible score was above -1e12 then)
+        {"kernel-work": (
+            ("tl.where(keep, s, float(\"-inf\"))", "tl.where(keep, s, -1e30)"),
+        )},
+        6, r"n_q = 6, n_k = 9, causal = True.*huge scores.*rows \[0\] of 6 differ\. row 0 sees keys 0 to 3.*a finite "
+           r"fill such as -1e9 or -1e30 is larger than every one of them"),
     # The interpreter computes tl.dot in float32 whatever it is asked: only the source shows it
     "tl.dot without input_precision=\"ieee\" (TF32 on a GPU)": Plant(
         {"kernel-work": (
