@@ -17500,3 +17500,372 @@ print(st, [r.seq_id for r in run], [r.seq_id for r in wait], mgr.num_free_blocks
 ''',
     }),
 }
+
+
+# Round 38z22 (against 70ccb53): an outside class of 12 (11 right verdicts); its one wrong answer that passed, the
+# honest answer it found outside the class (its statement now says no copy of an input), and its honest learners.
+ROUND_38Z22 = {
+    'ex04b predict_resources with d = 128 written in, its head_dim argument ignored': ('ATTACKS', 'ex04b_performance_lab', {
+        'choose-work': r'''
+# (BLOCK_M, BLOCK_N, num_warps, num_stages), three or more
+MY_CONFIGS = [(128, 64, 8, 2), (128, 32, 4, 3), (64, 64, 4, 2), (128, 128, 4, 2)]
+''',
+        'read-work': r'''
+def read_report(report: dict) -> dict:
+    """{"registers": int, "spill_bytes": int, "shared_kib": float, "matrix": "HGMMA" or "HMMA",
+    "loads": "UTMALDG" or "LDGSTS"} of a compile report."""
+    counts = report["sass"]
+    kib = report["shared_bytes"] / 1024.0
+    mat = "HMMA" if counts["HGMMA"] == 0 else "HGMMA"
+    ld = "LDGSTS" if counts["UTMALDG"] == 0 else "UTMALDG"
+    return dict(registers=report["registers"], spill_bytes=report["spill_bytes"], shared_kib=kib, matrix=mat, loads=ld)
+''',
+        'exp-work': r'''
+def exp2_per_score(report: dict) -> float:
+    """Static MUFU.EX2 instructions per score a thread computes in one pass of the forward's two loops."""
+    threads = 32 * report["num_warps"]
+    per_thread_one_loop = report["block_m"] * report["block_n"] / threads
+    both_loops = 2 * per_thread_one_loop
+    return report["sass"]["MUFU.EX2"] / both_loops
+''',
+        'budget-work': r'''
+def tile_budget(block_m: int, block_n: int, head_dim: int, mma_flops_per_clock: float = 4096,
+                exp_per_clock: float = 16) -> dict:
+    """{"flops", "bytes", "exps", "flops_per_byte", "exp_fraction"} of one pass of the forward's loop, bf16."""
+    one_product = 2 * block_m * block_n * head_dim
+    fl = 2 * one_product                          # S = Q K^T and P V
+    by = 2 * (block_n * head_dim) * 2             # a K tile and a V tile, 2 bytes each element
+    ex = block_m * block_n
+    exp_clocks = ex / exp_per_clock
+    mma_clocks = fl / mma_flops_per_clock
+    return {"flops": fl, "bytes": by, "exps": ex, "flops_per_byte": fl / by, "exp_fraction": exp_clocks / mma_clocks}
+''',
+        'bwd-work': r'''
+def backward_exp_fraction(head_dim: int, mma_flops_per_clock: float = 4096, exp_per_clock: float = 16) -> float:
+    """Clocks of the backward's exponentials per score as a fraction of the clocks of its matrix products."""
+    exp_clk_per_score = 2 / exp_per_clock
+    mma_clk_per_score = 7 * (2 * head_dim) / mma_flops_per_clock
+    return exp_clk_per_score / mma_clk_per_score
+''',
+        'predict-work': r'''
+def predict(reports: list[dict]) -> int:
+    """Index of the report of the configuration that should run fastest on an H100."""
+    best_i, best_key = None, None
+    for i, rep in enumerate(reports):
+        if rep["arch"] != 90 or rep["spill_bytes"] > 0:
+            continue
+        key = (rep["block_m"], rep["block_n"])
+        if best_key is None or key > best_key:
+            best_i, best_key = i, key
+    return best_i
+''',
+        'predict-resources-work': r'''
+D = 128   # the lab's head dim
+
+def predict_resources(block_m: int, block_n: int, num_warps: int, num_stages: int, head_dim: int = 128) -> dict:
+    """{"shared_bytes": int, "registers": float, "spills": bool} predicted for the forward, sm_90, bf16."""
+    q_tile = block_m * D * 2
+    kv_stages = num_stages * (2 * block_n * D * 2)
+    live = block_m * D + 1.5 * block_m * block_n
+    regs = live / (32 * num_warps)
+    return {"shared_bytes": q_tile + kv_stages, "registers": regs, "spills": regs > 255}
+''',
+    }),
+    'ex04 stretch own offsets and names, a divmod check, a hand-written cdiv, a scratch cell of exp and sum': ('HONEST', 'ex04_stretch_gqa_forward', {
+        'kernel-work': r'''
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    # which (batch, query head) am I? program_id(1) runs over batch * n_heads
+    pid_bh = tl.program_id(1)
+    which_batch = pid_bh // n_heads
+    qhead = pid_bh - which_batch * n_heads
+    kvhead = qhead // group            # heads 0..group-1 -> kv 0, next group -> kv 1, ...
+    Q += which_batch * stride_qb + qhead * stride_qh
+    Out += which_batch * stride_ob + qhead * stride_oh
+    K += which_batch * stride_kb + kvhead * stride_kh
+    V += which_batch * stride_vb + kvhead * stride_vh
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    per_kv, leftover = divmod(n_heads, n_kv_heads)
+    if leftover != 0 or per_kv == 0:
+        raise ValueError(f"the number of K/V heads of k ({n_kv_heads}) must divide q's {n_heads} query heads")
+    group = per_kv
+    n_tiles = (n_q + block_m - 1) // block_m
+    grid = (n_tiles, batch * n_heads)
+    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,
+                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
+                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+
+# my own check against plain PyTorch math (no softmax call: exp / sum by hand)
+torch.manual_seed(1)
+qq, kk, vv = torch.randn(2, 6, 19, 32), torch.randn(2, 2, 23, 32), torch.randn(2, 2, 23, 32)
+mine = gqa_forward(qq, kk, vv)
+kr, vr = kk.repeat_interleave(3, dim=1), vv.repeat_interleave(3, dim=1)
+w = (qq @ kr.transpose(-1, -2) / 32 ** 0.5)
+w = (w - w.amax(-1, keepdim=True)).exp()
+w = w / w.sum(-1, keepdim=True)
+print("max abs err:", (mine - w @ vr).abs().max().item())
+''',
+    }),
+    'ex05 named parts, bytes from finfo bits, a keyword call, print, assert and table cells': ('HONEST', 'ex05_kv_cache_size', {
+        'formula-work': r'''
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, num_tokens: int, batch: int,
+                   bytes_per_element: int) -> int:
+    """Bytes of KV cache: a key and a value vector per layer, KV head and token, for each sequence."""
+    per_token_per_layer = num_kv_heads * head_dim * bytes_per_element   # one K (or one V) vector
+    k_and_v = 2
+    total = k_and_v * per_token_per_layer * num_layers
+    total *= num_tokens * batch
+    return total
+''',
+        'models-work': r'''
+def kv_bytes_per_token(model: ModelShape, dtype: torch.dtype) -> int:
+    """KV-cache bytes of one token of ``model`` across all its layers, stored in ``dtype``."""
+    elem = torch.finfo(dtype).bits // 8
+    return kv_cache_bytes(num_layers=model.num_layers, num_kv_heads=model.num_kv_heads, head_dim=model.head_dim,
+                          num_tokens=1, batch=1, bytes_per_element=elem)
+''',
+        'fit-work': r'''
+def max_concurrent_requests(budget_gib: float, model: ModelShape, max_len: int, dtype: torch.dtype) -> int:
+    """How many requests fit in ``budget_gib`` GiB of KV cache when each reserves ``max_len`` tokens."""
+    reservation = max_len * kv_bytes_per_token(model, dtype)
+    budget_bytes = budget_gib * 2 ** 30
+    how_many = 0
+    how_many = int(budget_bytes // reservation)
+    return how_many
+
+print(kv_cache_bytes(32, 32, 128, 32 * 1024, 16, 2) / 2**30, "GiB for LLaMA-7B")
+assert kv_cache_bytes(32, 32, 128, 32 * 1024, 16, 2) == 274_877_906_944
+
+for name_, mdl in [("OPT-13B", OPT_13B)]:
+    for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float8_e4m3fn):
+        print(f"{name_:8} {str(dt):20} {kv_bytes_per_token(mdl, dt):>9,} B/token  "
+              f"{max_concurrent_requests(12, mdl, 2048, dt):3d} requests in 12 GiB")
+''',
+    }),
+    'ex08 its own costs helper, refcount loops, the crossover derived, a sanity print': ('HONEST', 'ex08_swap_or_recompute', {
+        'costs-work': r'''
+def swap_seconds(num_tokens: int, block_size: int, num_layers: int, chunk_bytes_per_token: int,
+                 bandwidth: float, latency: float) -> float:
+    """Seconds to copy a sequence's K and V chunks to the host and back, one copy per chunk."""
+    n_blocks = -(-num_tokens // block_size)
+    chunks = n_blocks * num_layers * 2                    # K and V per layer per block
+    per_chunk = latency + (block_size * chunk_bytes_per_token) / bandwidth
+    out_and_back = 2
+    return out_and_back * chunks * per_chunk
+
+
+def recompute_seconds(num_tokens: int, num_params: float, num_layers: int, d_model: int, flops: float) -> float:
+    """Seconds of a causal prefill over ``num_tokens`` tokens at ``flops`` FLOP/s."""
+    work = 2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2
+    return work / flops
+''',
+        'crossover-work': r'''
+def crossover_block_size(num_tokens: int, num_layers: int, chunk_bytes_per_token: int, bandwidth: float,
+                         latency: float, recompute_seconds: float) -> float:
+    """The block size B* at which swapping costs exactly recompute_seconds (B dividing n); math.inf if none."""
+    # t_swap(B) = 4 L n latency / B + 4 L n c / bw  =  t_rec   =>   B = 4 L n latency / (t_rec - 4 L n c / bw)
+    fixed = 4 * num_layers * num_tokens
+    byte_part = fixed * chunk_bytes_per_token / bandwidth
+    room = recompute_seconds - byte_part
+    if not recompute_seconds / fixed > chunk_bytes_per_token / bandwidth:
+        return math.inf
+    return fixed * latency / room
+''',
+        'choose-work': r'''
+def _costs_of(manager, seq_id, model, num_params, bandwidth, latency, flops):
+    tab = manager.table(seq_id)
+    B = manager.block_size
+    counts = [manager.allocator.refcount(b) for b in tab.block_ids]
+    n_private = sum(1 for c in counts if c == 1)
+    lead = 0
+    while lead < len(counts) and counts[lead] > 1:
+        lead += 1
+    full_blocks = tab.num_tokens // B
+    c_tokens = B * min(lead, full_blocks)
+    bytes_per_tok = 2 * model.num_kv_heads * model.head_dim        # bf16
+    ts = swap_seconds(n_private * B, B, model.num_layers, bytes_per_tok, bandwidth, latency)
+    width = model.num_heads * model.head_dim
+    full = recompute_seconds(tab.num_tokens, num_params, model.num_layers, width, flops)
+    cached_part = recompute_seconds(c_tokens, num_params, model.num_layers, width, flops)
+    return ts, full - cached_part
+
+
+def preemption_seconds(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+                       latency: float, flops: float) -> tuple[float, float]:
+    """(t_swap, t_recompute) for preempting ``seq_id``, counting only its private blocks and uncached tokens."""
+    return _costs_of(manager, seq_id, model, num_params, bandwidth, latency, flops)
+
+
+def choose(manager: BlockManager, seq_id, model: ModelShape, num_params: float, bandwidth: float,
+           latency: float, flops: float) -> str:
+    """"swap" when the CPU pool has room for ``seq_id`` and swapping is cheaper, else "recompute"."""
+    t_s, t_r = preemption_seconds(manager, seq_id, model, num_params, bandwidth, latency, flops)
+    fits = manager.can_swap_out(seq_id)
+    if fits and t_s < t_r:
+        return "swap"
+    return "recompute"
+
+# sanity: at B* the two costs agree
+n_, L_, c_ = 2048, 40, 10240
+t_rec_ = recompute_seconds(n_, 12.9e9, L_, 5120, 156e12)
+b_star = crossover_block_size(n_, L_, c_, 31.5e9, 1e-5, t_rec_)
+print("B* =", b_star, swap_seconds(n_, b_star, L_, c_, 31.5e9, 1e-5), t_rec_)
+''',
+    }),
+    'ex10 pending and evicted lists, can_add for admission, a smoke-test cell with an assert': ('HONEST', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    pending = list(running)          # not yet grown, oldest first
+    kept = []
+    evicted = []                     # in the order they were preempted (newest first)
+    while pending:
+        cur = pending.pop(0)
+        grew = False
+        while True:
+            if manager.can_append(cur.seq_id):
+                nxt = len(cur.tokens)
+                manager.append(cur.seq_id, nxt)
+                cur.tokens.append(nxt)
+                grew = True
+                break
+            victim = pending.pop() if pending else cur
+            manager.free(victim.seq_id)
+            evicted.append(victim)
+            step.preempted.append(victim.seq_id)
+            if victim is cur:
+                break
+        if grew:
+            kept.append(cur)
+            step.grown.append(cur.seq_id)
+    for victim in evicted:           # newest preempted first, so the oldest ends up in front
+        waiting.appendleft(victim)
+    running[:] = kept
+    budget_used = len(kept)
+    if not evicted:
+        while len(waiting) > 0:
+            head = waiting[0]
+            if not manager.can_add(len(head.tokens)):
+                break
+            if budget_used + len(head.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(head.seq_id, head.tokens)
+            running.append(head)
+            step.admitted.append(head.seq_id)
+            budget_used += len(head.tokens)
+    step.num_tokens = budget_used
+    return step
+
+# quick smoke test of my own
+m_demo = BlockManager(6, 4, watermark=0.0)
+rs = [Request("a", [1, 2, 3, 4]), Request("b", [5, 6, 7, 8])]
+for r_ in rs:
+    m_demo.add(r_.seq_id, r_.tokens)
+wq = deque([Request("c", [9] * 5)])
+st = schedule_step(m_demo, rs, wq, 100)
+print(st, [x.seq_id for x in rs], [x.seq_id for x in wq], m_demo.num_free_blocks)
+assert st.grown == ["a", "b"]
+''',
+    }),
+    'ex07 stretch match walking the keys of all tokens but the last': ('HONEST', 'ex07_stretch_prefix_cache_match', {
+        'cache-work': r'''
+Entry = namedtuple("Entry", "parent_id tokens prefix_id")
+
+
+class MiniPrefixCache:
+    """Full blocks by chained key; ``match`` finds the cached blocks of a prompt's longest cached prefix."""
+
+    BROKEN = -1  # the prefix id after a block that could not be cached: nothing after it is cached either
+
+    def __init__(self, block_size: int, hash_fn=lambda parent_key, tokens: hash((parent_key, tokens))):
+        self.block_size = block_size
+        self.hash_fn = hash_fn
+        self.block_of: dict[int, int] = {}      # key -> block id
+        self.entry: dict[int, Entry] = {}       # block id -> what it holds
+        self.next_prefix_id = 1
+
+    def register(self, block_id: int, key: int, parent_id, tokens: tuple) -> int:
+        """Cache ``block_id`` under ``key`` if the key is free; return the prefix id to chain the next block on."""
+        if parent_id == self.BROKEN:
+            return self.BROKEN
+        if key in self.block_of:
+            stored = self.entry[self.block_of[key]]
+            return stored.prefix_id if (stored.parent_id, stored.tokens) == (parent_id, tokens) else self.BROKEN
+        prefix_id, self.next_prefix_id = self.next_prefix_id, self.next_prefix_id + 1
+        self.block_of[key] = block_id
+        self.entry[block_id] = Entry(parent_id, tokens, prefix_id)
+        return prefix_id
+
+    def insert(self, tokens: list[int], block_ids: list[int]) -> None:
+        """Cache the full blocks of a prompt whose K/V were computed into ``block_ids``."""
+        parent_id, bs = None, self.block_size
+        for i, key in enumerate(self.keys(tokens)):
+            parent_id = self.register(block_ids[i], key, parent_id, tuple(tokens[i * bs:(i + 1) * bs]))
+
+    def keys(self, tokens: list[int]) -> list[int]:
+        """The chained key of every full block of ``tokens``."""
+        out = []
+        chain = None
+        n_full = len(tokens) // self.block_size
+        for j in range(n_full):
+            piece = tuple(tokens[j * self.block_size:(j + 1) * self.block_size])
+            chain = self.hash_fn(chain, piece)
+            out.append(chain)
+        return out
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """The cached block ids of the longest cached prefix of ``tokens`` (never all of it)."""
+        # leave the last token out: its block can then never be a full block of what is looked up
+        usable = self.keys(tokens[:-1])
+        found = []
+        expected_parent = None
+        for j, k in enumerate(usable):
+            if k not in self.block_of:
+                break
+            bid = self.block_of[k]
+            e = self.entry[bid]
+            same_tokens = list(e.tokens) == tokens[j * self.block_size:(j + 1) * self.block_size]
+            if not same_tokens or e.parent_id != expected_parent:
+                break
+            found.append(bid)
+            expected_parent = e.prefix_id
+        return found
+''',
+    }),
+    'ex04 stretch inputs copied by contiguous() in the launcher, the kernel reading the copies': ('ATTACKS', 'ex04_stretch_gqa_forward', {
+        'kernel-work': '@triton.jit\ndef gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,\n               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,\n               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,\n               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    start_m = tl.program_id(0) * BLOCK_M\n    # which (batch, query head) am I? program_id(1) runs over batch * n_heads\n    pid_bh = tl.program_id(1)\n    which_batch = pid_bh // n_heads\n    qhead = pid_bh - which_batch * n_heads\n    kvhead = qhead // group            # heads 0..group-1 -> kv 0, next group -> kv 1, ...\n    Q += which_batch * stride_qb + qhead * stride_qh\n    Out += which_batch * stride_ob + qhead * stride_oh\n    K += which_batch * stride_kb + kvhead * stride_kh\n    V += which_batch * stride_vb + kvhead * stride_vh\n    rows = start_m + tl.arange(0, BLOCK_M)\n    offs_d = tl.arange(0, HEAD_DIM)\n    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)\n    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)\n    l_i = tl.zeros([BLOCK_M], tl.float32)\n    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)\n    for start_n in range(0, n_k, BLOCK_N):\n        cols = start_n + tl.arange(0, BLOCK_N)\n        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)\n        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)\n        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))\n        m_new = tl.maximum(m_i, tl.max(s, 1))\n        p = tl.exp2(s - m_new[:, None])\n        alpha = tl.exp2(m_i - m_new)\n        l_i = alpha * l_i + tl.sum(p, 1)\n        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")\n        m_i = m_new\n    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)\n\n\ndef gqa_forward(q, k, v, block_m=16, block_n=32):\n    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""\n    batch, n_heads, n_q, d = q.shape\n    n_kv_heads, n_k = k.shape[1], k.shape[2]\n    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)\n    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)\n    per_kv, leftover = divmod(n_heads, n_kv_heads)\n    if leftover != 0 or per_kv == 0:\n        raise ValueError(f"the number of K/V heads of k ({n_kv_heads}) must divide q\'s {n_heads} query heads")\n    group = per_kv\n    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()   # simpler strides\n    n_tiles = (n_q + block_m - 1) // block_m\n    grid = (n_tiles, batch * n_heads)\n    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,\n                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],\n                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)\n    return out\n',
+    }),
+}
