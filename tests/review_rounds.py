@@ -17869,3 +17869,229 @@ class MiniPrefixCache:
         'kernel-work': '@triton.jit\ndef gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,\n               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,\n               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,\n               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    start_m = tl.program_id(0) * BLOCK_M\n    # which (batch, query head) am I? program_id(1) runs over batch * n_heads\n    pid_bh = tl.program_id(1)\n    which_batch = pid_bh // n_heads\n    qhead = pid_bh - which_batch * n_heads\n    kvhead = qhead // group            # heads 0..group-1 -> kv 0, next group -> kv 1, ...\n    Q += which_batch * stride_qb + qhead * stride_qh\n    Out += which_batch * stride_ob + qhead * stride_oh\n    K += which_batch * stride_kb + kvhead * stride_kh\n    V += which_batch * stride_vb + kvhead * stride_vh\n    rows = start_m + tl.arange(0, BLOCK_M)\n    offs_d = tl.arange(0, HEAD_DIM)\n    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)\n    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)\n    l_i = tl.zeros([BLOCK_M], tl.float32)\n    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)\n    for start_n in range(0, n_k, BLOCK_N):\n        cols = start_n + tl.arange(0, BLOCK_N)\n        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)\n        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)\n        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))\n        m_new = tl.maximum(m_i, tl.max(s, 1))\n        p = tl.exp2(s - m_new[:, None])\n        alpha = tl.exp2(m_i - m_new)\n        l_i = alpha * l_i + tl.sum(p, 1)\n        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")\n        m_i = m_new\n    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)\n\n\ndef gqa_forward(q, k, v, block_m=16, block_n=32):\n    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""\n    batch, n_heads, n_q, d = q.shape\n    n_kv_heads, n_k = k.shape[1], k.shape[2]\n    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)\n    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)\n    per_kv, leftover = divmod(n_heads, n_kv_heads)\n    if leftover != 0 or per_kv == 0:\n        raise ValueError(f"the number of K/V heads of k ({n_kv_heads}) must divide q\'s {n_heads} query heads")\n    group = per_kv\n    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()   # simpler strides\n    n_tiles = (n_q + block_m - 1) // block_m\n    grid = (n_tiles, batch * n_heads)\n    gqa_kernel[grid](q, k, v, out, n_heads, group, n_q, n_k, qk_scale,\n                     *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],\n                     HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n)\n    return out\n',
     }),
 }
+
+
+# Round 38z23 (against 7cb7dba): an outside class of 9; its wrong answers that passed and its honest learners (its
+# three-pass softmax and its cascade without a merge are listed: reads and cascade_attention are not graded).
+ROUND_38Z23 = {
+    'ex06 allocate_many copying the whole free list at each call': ('ATTACKS', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _valid(self, b):
+        return 0 <= b < self.num_blocks
+
+    def allocate(self) -> int:
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def incref(self, block: int) -> None:
+        if not self._valid(block) or self.ref_count[block] < 1:
+            raise ValueError("incref of a block nobody holds: %r" % block)
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        if not self._valid(block):
+            raise ValueError("no such block: %r" % block)
+        if self.ref_count[block] < 1:
+            raise ValueError("block %r is free already" % block)
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+
+    def allocate_many(self, n: int) -> list[int]:
+        have = len(self.free_list)
+        if n > have:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        taken = self.free_list[have - n:][::-1]   # the top n, in pop order
+        self.free_list = self.free_list[:have - n]
+        for b in taken:
+            self.ref_count[b] = 1
+        return taken
+''',
+        'boundary-work': r'''
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    full, rest = divmod(num_tokens, block_size)
+    return full + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+''',
+    }),
+    'ex00 x itself returned when it has no elements': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    if x.numel() == 0:          # nothing to normalise
+        return x
+    peak = torch.max(x, dim=-1, keepdim=True).values
+    shifted = torch.exp(x - peak)
+    return shifted / torch.sum(shifted, dim=-1, keepdim=True)
+''',
+    }),
+    'ex00 torch max, exp and sum with its own names, a scratch cell': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    peak = torch.max(x, dim=-1, keepdim=True).values
+    shifted = torch.exp(x - peak)
+    total = torch.sum(shifted, dim=-1, keepdim=True)
+    return shifted / total
+
+demo = torch.tensor([[1.0, 2.0, 3.0], [1e4, 1e4, -1e4]])
+p = softmax_rows(demo)
+print(p, p.sum(-1))
+assert torch.allclose(p.sum(-1), torch.ones(2))
+''',
+    }),
+    'ex03 its own add kernel and online softmax kernel': ('HONEST', 'ex03_triton_basics', {
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """x + y, strided inputs read in place."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    count = x.shape[0]
+    n_programs = triton.cdiv(count, block)
+    add_kernel[(n_programs,)](x, y, out, count, x.stride(0), y.stride(0), BLOCK=block)
+    return out
+''',
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    run_max = float("-inf")
+    run_sum = 0.0
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + lanes < n_cols
+        tile = tl.load(src + c0 + lanes, mask=ok, other=float("-inf"))
+        new_max = tl.maximum(run_max, tl.max(tile, 0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(tile - new_max), 0)
+        run_max = new_max
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + lanes < n_cols
+        tile = tl.load(src + c0 + lanes, mask=ok, other=float("-inf"))
+        tl.store(dst + c0 + lanes, tl.exp(tile - run_max) / run_sum, mask=ok)
+
+
+def softmax(x, block=16):
+    """Row softmax in tiles of `block` columns."""
+    result = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n_rows, n_cols = x.shape
+    softmax_kernel[(n_rows,)](x, result, n_cols, x.stride(0), result.stride(0), BLOCK=block)
+    return result
+''',
+    }),
+    'ex06 a valid helper, allocate_many by a while loop, divmod for the boundaries': ('HONEST', 'ex06_block_allocator', {
+        'allocator-work': r'''
+class SimpleAllocator:
+    """``num_blocks`` KV blocks with reference counts; the free list is a stack."""
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.free_list = list(range(num_blocks - 1, -1, -1))   # the top of the stack is the end: block 0
+        self.ref_count = [0] * num_blocks
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list)
+
+    def _valid(self, b):
+        return 0 <= b < self.num_blocks
+
+    def allocate(self) -> int:
+        if len(self.free_list) == 0:
+            raise OutOfBlocks(1, 0, self.num_blocks)
+        b = self.free_list.pop()
+        self.ref_count[b] = 1
+        return b
+
+    def incref(self, block: int) -> None:
+        if not self._valid(block) or self.ref_count[block] < 1:
+            raise ValueError("incref of a block nobody holds: %r" % block)
+        self.ref_count[block] += 1
+
+    def free(self, block: int) -> None:
+        if not self._valid(block):
+            raise ValueError("no such block: %r" % block)
+        if self.ref_count[block] < 1:
+            raise ValueError("block %r is free already" % block)
+        self.ref_count[block] -= 1
+        if self.ref_count[block] == 0:
+            self.free_list.append(block)
+
+    def allocate_many(self, n: int) -> list[int]:
+        have = len(self.free_list)
+        if have < n:
+            raise OutOfBlocks(n, have, self.num_blocks)
+        got = []
+        while len(got) < n:
+            got.append(self.allocate())
+        return got
+''',
+        'boundary-work': r'''
+def blocks_needed(num_tokens: int, block_size: int) -> int:
+    full, rest = divmod(num_tokens, block_size)
+    return full + (1 if rest else 0)
+
+
+def slot(block_ids: list[int], block_size: int, position: int) -> int:
+    which, offset = divmod(position, block_size)
+    return block_ids[which] * block_size + offset
+''',
+    }),
+    'ex09 stretch integer split bounds, the merge by einsum, cascade as two states merged': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    share = (context_len + num_splits - 1) // num_splits
+    width = (share + block_n - 1) // block_n * block_n
+    pairs = []
+    for i in range(num_splits):
+        lo = min(i * width, context_len)
+        hi = min(lo + width, context_len)
+        pairs.append((lo, hi))
+    return pairs
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    ref = torch.max(lses, dim=-1, keepdim=True).values      # largest lse: all exponents <= 0
+    weights = (lses - ref).exp()                            # empty split: exp(-inf) = 0
+    denom = weights.sum(-1)
+    merged = torch.einsum("...s,...sd->...d", weights, outs) / denom.unsqueeze(-1)
+    return merged, ref.squeeze(-1) + denom.log()
+''',
+        'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    b = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(b, 1)
+    shared_lens = torch.full_like(own_lens, prefix_len)
+    o1, l1 = paged_decode_split(q, k_cache, v_cache, shared_tables, shared_lens, 1)
+    o2, l2 = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat((o1, o2), dim=2), torch.cat((l1, l2), dim=2))
+    return merged
+''',
+    }),
+}

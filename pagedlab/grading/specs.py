@@ -153,8 +153,9 @@ def _ex00(c: Cases) -> None:
     # and x left as it was
     c.call("softmax_rows of one row of shape (n,)", f"softmax_rows({c.array(c.rng.randint(2, 9))})")
     # (..., n) with a leading dimension of 0: a batch of no rows (round 38z21: rows softmaxed one by one and stacked
-    # raised there)
-    c.call("softmax_rows of a batch of no rows", f"softmax_rows(torch.empty(0, {c.rng.randint(2, 9)}))")
+    # raised there), a new tensor there too (round 38z23: x itself passed)
+    c.add("softmax_rows of a batch of no rows, a new tensor", [do(f"x = torch.empty(0, {c.rng.randint(2, 9)})"),
+                                                              get("softmax_rows(x)"), get("softmax_rows(x) is x")])
     c.call("softmax_rows of rows of one score", f"softmax_rows({c.array(c.rng.randint(1, 4), 1)})")
     # ties, as stated: a row of equal scores, and a row whose maximum is there twice (in float32 and in float16)
     cols, first, second = c.rng.randint(3, 8), *c.rng.sample(range(3), 2)
@@ -596,7 +597,9 @@ def _ex06(c: Cases) -> None:
     # timed side by side, call by call, so that a loaded machine slows both (round 38z21: a double free found by
     # `block in self.free_list`, a scan of every free block, passed: no value shows it)
     n = r.randint(300_000, 500_000)
-    c.add(f"SimpleAllocator({n}): incref, free and allocate as fast as in a pool of 64 (O(1), as stated)", [
+    # (and allocate_many(1): round 38z23's copy of the whole free list at each call passed)
+    c.add(f"SimpleAllocator({n}): incref, free, allocate and allocate_many as fast as in a pool of 64 (O(1), as "
+          "stated)", [
         do("import time\n"
            f"big, small = SimpleAllocator({n}), SimpleAllocator(64)\n"
            "held = [(big.allocate(), small.allocate()) for _ in range(8)]\n"
@@ -604,9 +607,9 @@ def _ex06(c: Cases) -> None:
            "for i in range(2000):\n"
            "    b, s = held[i % 8]\n"
            "    t0 = time.perf_counter()\n"
-           "    big.incref(b); big.free(b); big.free(big.allocate())\n"
+           "    big.incref(b); big.free(b); big.free(big.allocate()); big.free(*big.allocate_many(1))\n"
            "    t1 = time.perf_counter()\n"
-           "    small.incref(s); small.free(s); small.free(small.allocate())\n"
+           "    small.incref(s); small.free(s); small.free(small.allocate()); small.free(*small.allocate_many(1))\n"
            "    t_big, t_small = t_big + t1 - t0, t_small + time.perf_counter() - t1\n"
            "    if t_big > 2 + 20 * t_small:\n"
            "        break\n"
