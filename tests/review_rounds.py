@@ -18095,3 +18095,153 @@ def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables,
 ''',
     }),
 }
+
+
+# Round 38z25 (against e2752d1): an outside class of 8; its one wrong answer that passed (ex00 on x of shape (1,)) and
+# two of its honest learners.
+ROUND_38Z25 = {
+    'ex00 a row of shape (n,) made 2-d and squeezed back, 0-d for n = 1': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    flat = x.unsqueeze(0) if x.dim() == 1 else x.reshape(-1, x.shape[-1])
+    top = flat.max(dim=1, keepdim=True).values
+    e = (flat - top).exp()
+    p = e / e.sum(dim=1, keepdim=True)
+    return p.squeeze() if x.dim() == 1 else p.reshape(x.shape)
+''',
+    }),
+    'ex00 max()values, an in-place divide of its own tensor and a scratch cell timed against torch': ('HONEST', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, stable for scores of any magnitude."""
+    shift = x.max(dim=-1, keepdim=True).values   # largest score of each row
+    z = (x - shift).exp()                        # every entry in (0, 1]
+    z /= z.sum(dim=-1, keepdim=True)             # z is ours (a new tensor), so in place is fine
+    return z
+
+demo = torch.tensor([[1.0, 2.0, 3.0], [1e4, 1e4, -1e4]])
+probs = softmax_rows(demo)
+print(probs)
+assert torch.allclose(probs.sum(-1), torch.ones(2))
+assert torch.allclose(probs, torch.softmax(demo, dim=-1))
+''',
+    }),
+    'ex03 softmax with a running max and sum per lane merged after the first pass, a grid function': ('HONEST', 'ex03_triton_basics', {
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    i = start + tl.arange(0, BLOCK)
+    inside = i < n                     # lanes past the end neither read nor write
+    a = tl.load(x_ptr + i * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + i * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + i, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is a new contiguous
+    tensor (``x`` and ``y`` are only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = out.numel()
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+    add_kernel[grid](x, y, out, n, x.stride()[0], y.stride()[0], BLOCK=block)
+    return out
+''',
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    lanes = tl.arange(0, BLOCK)
+    # pass 1: a running max and sum per lane, merged across lanes at the end
+    lane_max = tl.full([BLOCK], float("-inf"), tl.float32)
+    lane_sum = tl.zeros([BLOCK], dtype=tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        idx = c0 + lanes
+        ok = idx < n_cols
+        vals = tl.load(src + idx, mask=ok, other=float("-inf"))
+        new_max = tl.maximum(lane_max, vals)
+        ref = tl.where(new_max == float("-inf"), 0.0, new_max)   # a lane that saw nothing yet stays (-inf, 0)
+        lane_sum = lane_sum * tl.exp(lane_max - ref) + tl.exp(vals - ref)
+        lane_max = new_max
+    row_max = tl.max(lane_max, 0)
+    total = tl.sum(lane_sum * tl.exp(lane_max - row_max), 0)
+    # pass 2: write
+    for c0 in range(0, n_cols, BLOCK):
+        idx = c0 + lanes
+        ok = idx < n_cols
+        vals = tl.load(src + idx, mask=ok, other=float("-inf"))
+        tl.store(dst + idx, tl.exp(vals - row_max) / total, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns;
+    the result is a new tensor (``x`` is only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+# quick look before the checks
+w = torch.randn(5, 40)[:, 3:37]
+mine = softmax(w, block=8)
+print("max error vs torch:", (mine - torch.softmax(w, -1)).abs().max().item())
+col = torch.arange(30.0).reshape(10, 3)[:, 1]
+print(vector_add(col, col))
+''',
+    }),
+}
+
+
+# Round 38z26 (against e2752d1): an outside class of 8, every verdict right; one honest learner in a style no row had.
+ROUND_38Z26 = {
+    'ex09 stretch bounds counted in whole tiles, a merge by logsumexp and softmax weights in einsum': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    n_tiles = (context_len + block_n - 1) // block_n
+    tiles_each = (n_tiles + num_splits - 1) // num_splits
+    span = tiles_each * block_n
+    result = []
+    for s in range(num_splits):
+        lo = min(s * span, context_len)
+        hi = min(lo + span, context_len)
+        result.append((lo, hi))
+    return result
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    lse_total = torch.logsumexp(lses, dim=-1)
+    probs = torch.softmax(lses, dim=-1)          # e^{lse_s - lse_total}, stable for any lses
+    out = torch.einsum("...s,...sd->...d", probs, outs)
+    return out, lse_total
+''',
+        'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    shared_tables = prefix_table.unsqueeze(0).repeat(n, 1)
+    shared_lens = torch.full_like(own_lens, prefix_len)
+    o1, l1 = paged_decode_split(q, k_cache, v_cache, shared_tables, shared_lens, 1)
+    o2, l2 = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat((o1, o2), dim=2), torch.cat((l1, l2), dim=2))
+    return merged
+
+for args in [(10, 3, 4), (5, 4, 2), (0, 2, 8), (64, 4, 16)]:
+    print(args, split_bounds(*args))
+
+# sanity check: merging two halves of a softmax gives the full softmax
+_x = torch.randn(2, 3, 10)
+_v = torch.randn(2, 3, 10, 4)
+_parts_o, _parts_l = [], []
+for _a, _b in [(0, 6), (6, 10)]:
+    _l = torch.logsumexp(_x[..., _a:_b], -1)
+    _parts_l.append(_l)
+    _parts_o.append((torch.softmax(_x[..., _a:_b], -1)[..., None] * _v[..., _a:_b, :]).sum(-2))
+_o, _L = merge_states(torch.stack(_parts_o, -2), torch.stack(_parts_l, -1))
+_full = (torch.softmax(_x, -1)[..., None] * _v).sum(-2)
+assert torch.allclose(_o, _full, atol=1e-5) and torch.allclose(_L, torch.logsumexp(_x, -1), atol=1e-5)
+print("merge ok", _o.shape, _L.shape)
+''',
+    }),
+}

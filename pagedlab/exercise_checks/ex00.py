@@ -141,8 +141,10 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
         return x
     return [
         ("of shape (7,): one row, no leading dimension", randn(7)),
+        ("of shape (1,): one row of one score, no leading dimension", randn(1)),
         ("of shape (1, 1): a row of one score", randn(1, 1)),
         ("of shape (4, 1): rows of one score", randn(4, 1, scale=100)),
+        ("of shape (2, 3, 4, 1): rows of one score under three leading dimensions", randn(2, 3, 4, 1, scale=100)),
         ("of shape (3, 7), ordinary scores", randn(3, 7)),
         ("of shape (4, 6) with ties (row 0 all equal, row 1 two equal maxima, row 2 all 1e4)", ties),
         ("of shape (3, 6), scores of magnitude 1e4", randn(3, 6, scale=1e4)),

@@ -156,7 +156,12 @@ def _ex00(c: Cases) -> None:
     # raised there), a new tensor there too (round 38z23: x itself passed)
     c.add("softmax_rows of a batch of no rows, a new tensor", [do(f"x = torch.empty(0, {c.rng.randint(2, 9)})"),
                                                               get("softmax_rows(x)"), get("softmax_rows(x) is x")])
+    # n = 1 under each stated number of leading dimensions, none, one or three (round 38z25: a row of shape (n,) made
+    # 2-d and squeezed back came back 0-d for n = 1, and only (n,) with n >= 2 was drawn)
+    c.call("softmax_rows of one score, shape (1,)", f"softmax_rows({c.array(1)})")
     c.call("softmax_rows of rows of one score", f"softmax_rows({c.array(c.rng.randint(1, 4), 1)})")
+    c.call("softmax_rows of rows of one score under three leading dimensions",
+           f"softmax_rows({c.array(2, c.rng.randint(1, 3), 2, 1)})")
     # ties, as stated: a row of equal scores, and a row whose maximum is there twice (in float32 and in float16)
     cols, first, second = c.rng.randint(3, 8), *c.rng.sample(range(3), 2)
     for dtype in ("float32", "float16"):

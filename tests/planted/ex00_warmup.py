@@ -1,7 +1,7 @@
 """Wrong softmaxes planted in solutions/ex00_warmup.ipynb: no max subtracted, the wrong dimension or max, no
 normalization, the wrong dtype, a reduction without keepdim; and those only Check 4 (the whole input space) sees: the
 caller's x changed in place, an epsilon in the sum (1e-6, and 1e-9 that only float64 shows), a reshape that breaks
-on one row of shape (n,), the maximum subtracted only when positive or only when the scores are large (NaN on rows of
+on one row of shape (n,), a row of shape (n,) squeezed back to 0-d for n = 1, the maximum subtracted only when positive or only when the scores are large (NaN on rows of
 large negative scores), float32 returned for float16."""
 
 from __future__ import annotations
@@ -60,6 +60,13 @@ BUGS: dict[str, Plant] = {
                          "    e = torch.exp(rows - rows.amax(1, keepdim=True))\n"
                          "    return (e / e.sum(1, keepdim=True)).view(x.shape)"},
         4, r"x of shape \(7,\).*raised IndexError.*a single row of shape \(n,\)"),
+    "a row of shape (n,) made 2-d and squeezed back (0-d for n = 1)": Plant(
+        {"softmax-work": "def softmax_rows(x):\n"
+                         "    rows = x.unsqueeze(0) if x.dim() == 1 else x\n"
+                         "    e = torch.exp(rows - rows.amax(-1, keepdim=True))\n"
+                         "    p = e / e.sum(-1, keepdim=True)\n"
+                         "    return p.squeeze() if x.dim() == 1 else p"},
+        4, r"x of shape \(1,\): one row of one score.*expected shape \(1,\), got \(\)"),
     "the max subtracted only when positive (clamp(min=0))": Plant(
         {"softmax-work": "def softmax_rows(x):\n"
                          "    e = torch.exp(x - x.amax(-1, keepdim=True).clamp(min=0))\n"
@@ -71,7 +78,7 @@ BUGS: dict[str, Plant] = {
                          "        x = x - x.amax(-1, keepdim=True)\n"
                          "    e = torch.exp(x)\n"
                          "    return e / e.sum(-1, keepdim=True)"},
-        4, r"every score near -1e4.*15 elements are NaN.*NaN in rows whose largest score is -9999"),
+        4, r"every score near -1e4.*15 elements are NaN.*NaN in rows whose largest score is -999\d"),
     "float64 computed in float32 (x.float() ... .to(x.dtype))": Plant(
         {"softmax-work": "def softmax_rows(x):\n"
                          "    y = x.float()\n"
