@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import importlib
 import os
 import tempfile
@@ -577,6 +578,9 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS
         # A forked child that runs a parallel op waits forever on the parent's OpenMP pool, once this process
         # has used it (an earlier test's big tensor op): one thread, as in a grading kernel of its own.
         torch.set_num_threads(1)
+        # the test process's own objects (every row, every loaded module) left out of the collector's walks: the
+        # grader collects once per notebook, which in a kernel of its own walks the notebook's objects alone
+        gc.freeze()
         grading_copy_only(exercise)
         # in a folder of its own, as a grading kernel runs in its notebook's: what a row writes stays out of the tree
         os.chdir(tempfile.mkdtemp(prefix="row-"))
