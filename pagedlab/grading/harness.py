@@ -38,7 +38,6 @@ import ast
 import dataclasses
 import functools
 import gc
-import glob
 import importlib
 import importlib.util
 import itertools
@@ -868,9 +867,13 @@ def _children() -> tuple[float, list[int]]:
     has now (Linux's ``/proc``; none elsewhere)."""
     times = os.times()
     pids = []
-    for path in glob.glob("/proc/self/task/*/children"):
+    try:
+        tasks = os.listdir("/proc/self/task")  # (not glob: this runs twice a graded call, and glob's matching costs)
+    except OSError:
+        tasks = []
+    for task in tasks:
         try:
-            with open(path) as f:
+            with open(f"/proc/self/task/{task}/children") as f:
                 pids += [int(p) for p in f.read().split()]
         except OSError:
             continue
@@ -2427,6 +2430,8 @@ def _plain(v, torch, record, depth: int = 0):
         return {"dict": [[_plain(k, torch, record, depth + 1), _plain(x, torch, record, depth + 1)]
                          for k, x in sorted(dict.items(v), key=lambda kv: repr(kv[0]))]}
     if isinstance(v, (list, tuple)) or type(v).__name__ == "deque":
+        if all(type(x) is int for x in v):  # (a token list, a block table: each int is its own plain value)
+            return list(v)
         return [_plain(x, torch, record, depth + 1) for x in v]
     return {"object": type(v).__name__}
 
