@@ -18245,3 +18245,91 @@ print("merge ok", _o.shape, _L.shape)
 ''',
     }),
 }
+
+
+# Audits E1 and E2 (against 89b45ab): pairs of stated edges, each drawn alone and never together; the wrong answers
+# that passed (ex04 on 4 of 5 seeds, ex00 on 5 of 5, ex04b on 4 of 25).
+ROUND_38Z26_AUDIT = {
+    'ex04 the causal mask left off key tiles one key past those wholly visible': ('ATTACKS', 'ex04_flash_forward', {
+        'kernel-work': r'''
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        ### BEGIN SOLUTION
+        s = tl.dot(q, k, input_precision="ieee") * qk_scale
+        keep = cols[None, :] < n_k
+        if CAUSAL:
+            if start_n + BLOCK_N - 1 > start_m + n_k - n_q + 1:  # (off by one: a tile whose last key only row start_m+1 sees)
+                keep = keep & (cols[None, :] <= rows[:, None] + n_k - n_q)
+        s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+        ### END SOLUTION
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)''',
+    }),
+    'ex00 rows softmaxed one by one and stacked, no rows answered by a float32 torch empty': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    if x.numel() == 0:
+        return torch.empty(x.shape)
+    rows = x.reshape(-1, x.shape[-1])
+    out = []
+    for r in rows:
+        e = torch.exp(r - r.max())
+        out.append(e / e.sum())
+    return torch.stack(out).reshape(x.shape)
+''',
+    }),
+    'ex00 rows softmaxed one by one and stacked, no rows told by the first dimension alone': ('ATTACKS', 'ex00_warmup', {
+        'softmax-work': r'''
+def softmax_rows(x: torch.Tensor) -> torch.Tensor:
+    if x.shape[0] == 0:
+        return x.new_empty(x.shape)
+    rows = x.reshape(-1, x.shape[-1])
+    out = []
+    for r in rows:
+        e = torch.exp(r - r.max())
+        out.append(e / e.sum())
+    return torch.stack(out).reshape(x.shape)
+''',
+    }),
+    'ex04b read_report telling the loads by the matrix instruction': ('ATTACKS', 'ex04b_performance_lab', {
+        'read-work': r'''
+def read_report(report: dict) -> dict:
+    sass = report["sass"]
+    matrix = "HGMMA" if sass["HGMMA"] > 0 else "HMMA"
+    return {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+            "shared_kib": report["shared_bytes"] / 1024, "matrix": matrix,
+            "loads": "UTMALDG" if matrix == "HGMMA" else "LDGSTS"}
+''',
+    }),
+    'ex04b read_report telling the matrix instruction by the loads': ('ATTACKS', 'ex04b_performance_lab', {
+        'read-work': r'''
+def read_report(report: dict) -> dict:
+    sass = report["sass"]
+    loads = "UTMALDG" if sass["UTMALDG"] > 0 else "LDGSTS"
+    return {"registers": report["registers"], "spill_bytes": report["spill_bytes"],
+            "shared_kib": report["shared_bytes"] / 1024,
+            "matrix": "HGMMA" if loads == "UTMALDG" else "HMMA", "loads": loads}
+''',
+    }),
+}

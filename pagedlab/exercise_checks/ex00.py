@@ -2,11 +2,12 @@
 
 The input space the instructions state, which the differential check (:func:`check_over_the_space`) draws from, its
 boundaries always included: ``x`` a floating-point tensor of shape ``(..., n)``, with no leading dimension (one
-row), one, or three (attention's ``(batch, heads, n_q, n_k)``); ``n`` from 1 (a row of one score) to a few hundred;
-dtypes ``float32``, ``float64``, ``float16`` and ``bfloat16``; scores "of any magnitude": ordinary ones, of
-magnitude 1e4 and up to the dtype's largest finite value / 4, rows whose every score is large and negative (no
-score near 0), and ties (a row of equal scores, two equal maxima). The result has ``x``'s shape and dtype, rows that
-sum to 1, and ``x`` is left as it was. Compared with ``torch.softmax`` in float64, within the dtype's precision.
+row), one, or three (attention's ``(batch, heads, n_q, n_k)``), and a batch of no rows (a 0 among the leading
+dimensions); ``n`` from 1 (a row of one score) to a few hundred; dtypes ``float32``, ``float64``, ``float16`` and
+``bfloat16``; scores "of any magnitude": ordinary ones, of magnitude 1e4 and up to the dtype's largest finite value
+/ 4, rows whose every score is large and negative (no score near 0), and ties (a row of equal scores, two equal
+maxima). The result has ``x``'s shape and dtype, rows that sum to 1, and ``x`` is left as it was. Compared with
+``torch.softmax`` in float64, within the dtype's precision.
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
         ("of shape (4, 1): rows of one score", randn(4, 1, scale=100)),
         ("of shape (2, 3, 4, 1): rows of one score under three leading dimensions", randn(2, 3, 4, 1, scale=100)),
         ("of shape (3, 7), ordinary scores", randn(3, 7)),
+        ("of shape (0, 5): a batch of no rows", randn(0, 5)),
+        ("of shape (2, 3, 0, 5): no rows under three leading dimensions (attention with no queries)", randn(2, 3, 0, 5)),
         ("of shape (4, 6) with ties (row 0 all equal, row 1 two equal maxima, row 2 all 1e4)", ties),
         ("of shape (3, 6), scores of magnitude 1e4", randn(3, 6, scale=1e4)),
         ("of shape (3, 5), every score near -1e4 (large and negative: none near 0)", randn(3, 5, shift=-1e4)),

@@ -1087,10 +1087,12 @@ def _report(r: random.Random, arch: int, spill: int | None = None, tile: tuple[i
 
 def _ex04b(c: Cases) -> None:
     r = c.rng
-    reports: list[str] = []  # drawn again until both matrix instructions are among them, and an sm_90 compile
-    # with the warp-level HMMA (a matrix instruction told by the arch passed on 5 of 20 seeds)
+    # drawn again until every pair of matrix instruction and loads a compile gives is among them (HGMMA with TMA,
+    # HGMMA with LDGSTS, HMMA with LDGSTS: the loads told by the matrix instruction, or the reverse, passed 4 of 25
+    # seeds), and an sm_90 compile with the warp-level HMMA (a matrix instruction told by the arch passed 5 of 20)
+    reports: list[str] = []
     while not any(d["arch"] == 90 and d["sass"]["HMMA"] for d in map(ast.literal_eval, reports)) or len(
-            {ast.literal_eval(x)["sass"]["HGMMA"] > 0 for x in reports}) < 2:
+            {(d["sass"]["HGMMA"] > 0, d["sass"]["UTMALDG"] > 0) for d in map(ast.literal_eval, reports)}) < 3:
         reports = [_report(r, r.choice((80, 90))) for _ in range(12)]
     for report in reports:
         c.call("read_report", f"read_report({report})")

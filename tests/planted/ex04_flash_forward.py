@@ -1,6 +1,7 @@
 """Wrong FlashAttention forward loops planted in solutions/ex04_flash_forward.ipynb: the online softmax's rescaling
-and exp2 (the same edits as the paged kernel's, from ``planted``), the padding and causal masks; and the one only
-Check 6 (the whole input space) sees: hidden scores filled with -1e9 or -1e30 instead of -inf."""
+and exp2 (the same edits as the paged kernel's, from ``planted``), the padding and causal masks; and those only
+Check 6 (the whole input space) sees: hidden scores filled with -1e9 or -1e30 instead of -inf, the mask left off a
+key tile one key too far past the diagonal."""
 
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ BUGS: dict[str, Plant] = {
             (CAUSAL, "keep = keep & (cols[None, :] <= rows[:, None])"),
         )},
         4, "aligned top-left"),
+    "the causal mask left off key tiles one key past those wholly visible": Plant(  # (audit E1: 4 of 5 seeds passed)
+        {"kernel-work": (
+            ("if CAUSAL:\n            " + CAUSAL,
+             "if CAUSAL:\n            if start_n + BLOCK_N - 1 > start_m + n_k - n_q + 1:\n                " + CAUSAL),
+        )},
+        6, r"n_q = 10, n_k = 40, causal = True, BLOCK_M = 16, BLOCK_N = 16.*rows \[0\] of 10 differ"),
     "causal mask forgotten": Plant({"kernel-work": ((CAUSAL, "keep = keep"),)}, 4, "without the causal mask"),
     "no max subtracted": Plant(
         {"kernel-work": (NO_MAX_IN_P, *L_NOT_RESCALED, *ACC_NOT_RESCALED)},
