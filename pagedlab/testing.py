@@ -2,7 +2,8 @@
 
 :func:`random_paged_batch` is a decode batch in a block pool booby-trapped with NaN and inf wherever the paged
 kernel must not read, so a kernel that reads one slot too far returns NaN instead of a plausible number.
-:func:`product_elements` counts the work a tiled attention's matrix products did, whatever it calls them.
+:func:`product_elements` counts the work a tiled attention's matrix products did, whatever it calls them, and
+:func:`masking_ops` the masks it applied to score tiles.
 """
 
 from __future__ import annotations
@@ -85,3 +86,38 @@ def product_elements(call: Callable[[], object]) -> int:
     with ProductCounter() as counter:
         call()
     return counter.product_elements
+
+
+def score_tiles(values, floating: bool = True) -> list[torch.Tensor]:
+    """The 2-D tensors of more than one column among ``values`` (tuples and lists opened): the float ones (score
+    tiles), or with ``floating=False`` the boolean ones (their masks). A tensor of one column is a per-row state."""
+    flat = [a for v in values for a in (v if isinstance(v, (tuple, list)) else (v,))]
+    return [a for a in flat if isinstance(a, torch.Tensor) and a.dim() == 2 and a.shape[1] > 1
+            and (a.is_floating_point() if floating else a.dtype == torch.bool)]
+
+
+def applies_mask(values) -> bool:
+    """Whether an operation on ``values`` combines a score tile with a boolean mask of its shape (``masked_fill``,
+    ``where``, item assignment, a product with the mask), whatever it is called; no value is read."""
+    masks = score_tiles(values, floating=False)
+    return any(m.shape == t.shape for m in masks for t in score_tiles(values))
+
+
+class MaskCounter(TorchFunctionMode):
+    """Counts, while active, the operations that apply a per-element mask to a score tile (:func:`applies_mask`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.masking_ops = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.masking_ops += applies_mask(list(args) + list(kwargs.values()))
+        return func(*args, **kwargs)
+
+
+def masking_ops(call: Callable[[], object]) -> int:
+    """How many operations of ``call()`` applied a per-element mask to a score tile (:class:`MaskCounter`)."""
+    with MaskCounter() as counter:
+        call()
+    return counter.masking_ops

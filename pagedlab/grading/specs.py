@@ -381,7 +381,7 @@ def _ex02_stretch(c: Cases) -> None:
     # The skipping itself (the exercise's point, its check 5's first half): the matrix products of a call make no
     # more elements than the key tiles that hold a visible key, query tile by query tile (round 38z15: an answer that
     # visits and masks every tile passed on its results)
-    from pagedlab.exercise_checks.ex02_stretch import product_budget
+    from pagedlab.exercise_checks.ex02_stretch import product_budget, tile_census
 
     for _ in range(2):
         n_q, bm, bn = r.randint(16, 40), r.choice((4, 5, 8)), r.choice((4, 7, 8))
@@ -389,6 +389,20 @@ def _ex02_stretch(c: Cases) -> None:
         c.call(f"causal_tiled_attention {n_q}x{n_k} in tiles of {bm} x {bn}: products of visible tiles only",
                f"product_elements(lambda: causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, "
                f"{c.array(n_k, 8)}, block_m={bm}, block_n={bn})) <= {product_budget(n_q, n_k, bm, bn, 8)}")
+    # ... and its second half: a mask only on the tiles that straddle the diagonal ("the first n_full need no mask";
+    # audit E4: an answer that masked every visited tile passed 15 of 15 seeds, as did round 38z24's). Masks applied
+    # are counted by the tensors an operation combines, no value read; up to two per straddling tile (a padding mask
+    # beside the causal one, or the weights masked again, are honest), in a grid whose visited tiles are more than
+    # twice as many
+    while True:
+        n_q, bm, bn = r.randint(24, 40), r.choice((4, 5, 8)), r.choice((4, 7, 8))
+        n_k = n_q + r.randint(0, 8)
+        visited, straddling = tile_census(n_q, n_k, bm, bn)
+        if visited > 2 * straddling:
+            break
+    c.call(f"causal_tiled_attention {n_q}x{n_k} in tiles of {bm} x {bn}: masks on the straddling tiles only",
+           f"masking_ops(lambda: causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
+           f"block_m={bm}, block_n={bn})) <= {2 * straddling}")
 
 
 def _ex03(c: Cases) -> None:
@@ -1171,7 +1185,8 @@ SPECS: dict[str, Spec] = {
                                 memory=4.0, checked="ex02_online_softmax"),
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
                                               _ex02_stretch, _ATTENTION,
-                                              {"product_elements": "pagedlab.testing:product_elements"}, atol=1e-4,
+                                              {"product_elements": "pagedlab.testing:product_elements",
+                                               "masking_ops": "pagedlab.testing:masking_ops"}, atol=1e-4,
                                               memory=4.0,
                                               checked="ex02_stretch_causal_tile_skipping"),
     "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,

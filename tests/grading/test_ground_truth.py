@@ -38,8 +38,6 @@ TABLES = planted.tables()
 
 # (exercise, bug): why the graded calls cannot see it. Each is caught by a visible check (the planted table says
 # which); the graded calls compare results, and these bugs change none.
-_TILES = ("the output and the products are the same; only which tiles are masked differs (check 5 counts the masking; "
-          "the graded calls count the products, which the masking leaves as they are)")
 _READS = "the stored values are the same; what is read past the end, or read twice, is what checks 1, 4 and 6 measure"
 _MESSAGE = "the exception's class is compared, not its message (check 4 reads the message)"
 _CASCADE = ("cascade_attention is not graded: it runs the split kernel in Triton's interpreter, seconds a call on a "
@@ -58,8 +56,6 @@ WHERE_ALLOCATED: set[tuple[str, str]] = {
 # None now: each one found was given a graded call that builds its case on every seed.
 SOME_SEEDS: dict[tuple[str, str], str] = {}
 INVISIBLE: dict[tuple[str, str], str] = {
-    ("ex02_stretch_causal_tile_skipping", "every visited tile masked"): _TILES,
-    ("ex02_stretch_causal_tile_skipping", "every visited tile masked by an additive -inf bias"): _TILES,
     ("ex03_triton_basics", "three passes over the row"): _READS,
     ("ex09_stretch_split_kv_merge", "cascade: the suffix state forgotten"): _CASCADE,
     ("ex09_stretch_split_kv_merge", "cascade: states stacked on the wrong dimension"): _CASCADE,
