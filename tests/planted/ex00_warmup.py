@@ -1,8 +1,8 @@
 """Wrong softmaxes planted in solutions/ex00_warmup.ipynb: no max subtracted, the wrong dimension or max, no
 normalization, the wrong dtype, a reduction without keepdim; and those only Check 4 (the whole input space) sees: the
 caller's x changed in place, an epsilon in the sum (1e-6, and 1e-9 that only float64 shows), a reshape that breaks
-on one row of shape (n,), a row of shape (n,) squeezed back to 0-d for n = 1, the maximum subtracted only when positive or only when the scores are large (NaN on rows of
-large negative scores), float32 returned for float16."""
+on one row of shape (n,), a row of shape (n,) squeezed back to 0-d for n = 1, the maximum subtracted only when
+positive or only when the scores are large (NaN on rows of large negative scores), float32 returned for float16."""
 
 from __future__ import annotations
 
