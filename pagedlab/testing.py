@@ -96,15 +96,17 @@ def score_tiles(values, floating: bool = True) -> list[torch.Tensor]:
             and (a.is_floating_point() if floating else a.dtype == torch.bool)]
 
 
-def applies_mask(values) -> bool:
-    """Whether an operation on ``values`` combines a score tile with a boolean mask of its shape (``masked_fill``,
-    ``where``, item assignment, a product with the mask), whatever it is called; no value is read."""
-    masks = score_tiles(values, floating=False)
-    return any(m.shape == t.shape for m in masks for t in score_tiles(values))
+def applies_mask(inputs, result) -> bool:
+    """Whether an operation on ``inputs`` that gave ``result`` applied a boolean mask to a score tile: a mask among
+    its inputs of the shape of a score tile among its inputs or its results (``masked_fill``, ``where``, item
+    assignment, a product with the mask, a tile of ``-inf`` made from the mask), whatever it is called; no value is
+    read."""
+    tiles = score_tiles([*inputs, result])
+    return any(m.shape == t.shape for m in score_tiles(inputs, floating=False) for t in tiles)
 
 
 class MaskCounter(TorchFunctionMode):
-    """Counts, while active, the operations that apply a per-element mask to a score tile (:func:`applies_mask`)."""
+    """Counts, while active, the operations that apply a boolean mask to a score tile (:func:`applies_mask`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -112,12 +114,13 @@ class MaskCounter(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        self.masking_ops += applies_mask(list(args) + list(kwargs.values()))
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        self.masking_ops += applies_mask(list(args) + list(kwargs.values()), result)
+        return result
 
 
 def masking_ops(call: Callable[[], object]) -> int:
-    """How many operations of ``call()`` applied a per-element mask to a score tile (:class:`MaskCounter`)."""
+    """How many operations of ``call()`` applied a boolean mask to a score tile (:class:`MaskCounter`)."""
     with MaskCounter() as counter:
         call()
     return counter.masking_ops

@@ -18248,8 +18248,8 @@ print("merge ok", _o.shape, _L.shape)
 
 
 # Audits E1 and E2 (against 89b45ab): pairs of stated edges, each drawn alone and never together; the wrong answers
-# that passed (ex04 on 4 of 5 seeds, ex00 on 5 of 5, ex04b on 4 of 25), and an honest ex02 stretch whose masks, now
-# counted, are two operations a straddling tile by the check's count.
+# that passed (ex04 on 4 of 5 seeds, ex00 on 5 of 5, ex04b on 4 of 25), and an honest ex02 stretch masking by where
+# with a tile of -inf (two operations a tile by check 5's count of values, which failed it; one by the count of masks).
 ROUND_38Z26_AUDIT = {
     'ex04 the causal mask left off key tiles one key past those wholly visible': ('ATTACKS', 'ex04_flash_forward', {
         'kernel-work': r'''
@@ -18369,6 +18369,218 @@ def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
         denom = torch.where(has_key, run_sum, torch.ones_like(run_sum))
         result[start:stop] = torch.where(has_key[:, None], run_acc / denom[:, None], torch.zeros_like(run_acc))
     return result.to(q.dtype)
+''',
+    }),
+}
+
+
+# Round 38z29 (against 801d78e): an outside class of 8 aimed at ex02 stretch's new count of masks; its one wrong answer
+# that passed (a bound of two masks a tile let one extra tile a query tile through) and two honest maskers.
+ROUND_38Z29 = {
+    'ex02 stretch masking the tile before the diagonal too, one operation a tile': ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    offset = n_k - n_q                      # row i sees keys 0 .. i + offset
+    top_sees = r0 + offset                  # last key seen by the top row of the tile
+    bottom_sees = r0 + rows - 1 + offset    # last key seen by the bottom row
+    tiles = (n_k + block_n - 1) // block_n
+    if bottom_sees < 0:
+        return 0, 0
+    visit = min(tiles, bottom_sees // block_n + 1)
+    if top_sees < 0:
+        full = 0
+    elif top_sees >= n_k - 1:
+        full = tiles                        # the top row sees every key, the short last tile included
+    else:
+        full = (top_sees + 1) // block_n    # tiles wholly inside 0 .. top_sees
+    return full, visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    # rows still blind: shift by 0 so that exp(-inf - 0) = 0 and nothing turns into NaN
+    shift = torch.where(torch.isinf(new_max), torch.zeros_like(new_max), new_max)
+    weights = torch.exp(s - shift.unsqueeze(1))
+    scale_old = torch.exp(m - shift)
+    new_l = l * scale_old + weights.sum(dim=1)
+    new_acc = acc * scale_old.unsqueeze(1) + weights @ v_tile
+    return new_max, new_l, new_acc
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        bottom = min(top + block_m, n_q)
+        rows = bottom - top
+        qt = q[top:bottom].float() * inv
+        full, visit = key_tile_counts(top, rows, n_q, n_k, block_n)
+        m = torch.full((rows,), -math.inf)
+        l = torch.zeros(rows)
+        acc = torch.zeros(rows, d)
+        for t in range(visit):
+            lo = t * block_n
+            hi = min(lo + block_n, n_k)
+            kt = k[lo:hi].float()
+            vt = v[lo:hi].float()
+            scores = qt @ kt.T
+            if t >= full - 1:
+                key_pos = torch.arange(lo, hi)
+                row_pos = torch.arange(top, bottom)
+                hidden = key_pos.unsqueeze(0) > (row_pos + offset).unsqueeze(1)
+                scores = torch.where(hidden, torch.full_like(scores, -math.inf), scores)
+            m, l, acc = online_softmax_update(m.to(scores.dtype), l.to(scores.dtype), acc.to(scores.dtype), scores, vt)
+        has_key = l > 0
+        safe_l = torch.where(has_key, l, torch.ones_like(l))
+        out[top:bottom] = (acc / safe_l.unsqueeze(1)).float() * has_key.unsqueeze(1)
+    return out.to(q.dtype)
+''',
+    }),
+    'ex02 stretch tile bounds of its own, straddling tiles masked by where with a tile of -inf': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    offset = n_k - n_q                      # row i sees keys 0 .. i + offset
+    top_sees = r0 + offset                  # last key seen by the top row of the tile
+    bottom_sees = r0 + rows - 1 + offset    # last key seen by the bottom row
+    tiles = (n_k + block_n - 1) // block_n
+    if bottom_sees < 0:
+        return 0, 0
+    visit = min(tiles, bottom_sees // block_n + 1)
+    if top_sees < 0:
+        full = 0
+    elif top_sees >= n_k - 1:
+        full = tiles                        # the top row sees every key, the short last tile included
+    else:
+        full = (top_sees + 1) // block_n    # tiles wholly inside 0 .. top_sees
+    return full, visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    # rows still blind: shift by 0 so that exp(-inf - 0) = 0 and nothing turns into NaN
+    shift = torch.where(torch.isinf(new_max), torch.zeros_like(new_max), new_max)
+    weights = torch.exp(s - shift.unsqueeze(1))
+    scale_old = torch.exp(m - shift)
+    new_l = l * scale_old + weights.sum(dim=1)
+    new_acc = acc * scale_old.unsqueeze(1) + weights @ v_tile
+    return new_max, new_l, new_acc
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        bottom = min(top + block_m, n_q)
+        rows = bottom - top
+        qt = q[top:bottom].float() * inv
+        full, visit = key_tile_counts(top, rows, n_q, n_k, block_n)
+        m = torch.full((rows,), -math.inf)
+        l = torch.zeros(rows)
+        acc = torch.zeros(rows, d)
+        for t in range(visit):
+            lo = t * block_n
+            hi = min(lo + block_n, n_k)
+            kt = k[lo:hi].float()
+            vt = v[lo:hi].float()
+            scores = qt @ kt.T
+            if t >= full:
+                key_pos = torch.arange(lo, hi)
+                row_pos = torch.arange(top, bottom)
+                hidden = key_pos.unsqueeze(0) > (row_pos + offset).unsqueeze(1)
+                scores = torch.where(hidden, torch.full_like(scores, -math.inf), scores)
+            m, l, acc = online_softmax_update(m.to(scores.dtype), l.to(scores.dtype), acc.to(scores.dtype), scores, vt)
+        has_key = l > 0
+        safe_l = torch.where(has_key, l, torch.ones_like(l))
+        out[top:bottom] = (acc / safe_l.unsqueeze(1)).float() * has_key.unsqueeze(1)
+    return out.to(q.dtype)
+
+# my own scratch checks
+for (r0, rows, nq, nk, bn) in [(0, 4, 8, 8, 4), (4, 4, 8, 8, 4), (0, 4, 10, 6, 4), (8, 8, 16, 19, 8)]:
+    print((r0, rows, nq, nk, bn), key_tile_counts(r0, rows, nq, nk, bn))
+qq, kk = torch.randn(13, 5), torch.randn(17, 5)
+vv = torch.randn(17, 5)
+full_scores = (qq @ kk.T) / math.sqrt(5)
+full_scores = full_scores.masked_fill(torch.ones(13, 17, dtype=torch.bool).triu(17 - 13 + 1), -math.inf)
+expected = torch.softmax(full_scores, dim=-1) @ vv
+mine = causal_tiled_attention(qq, kk, vv, block_m=4, block_n=3)
+print("max diff", (mine - expected).abs().max().item())
+assert torch.allclose(mine, expected, atol=1e-5)
+''',
+    }),
+    'ex02 stretch a mask helper applied by item assignment, a while loop, bounds by math ceil': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+import math as _m
+
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    n_tiles = _m.ceil(n_k / block_n) if n_k < 2**52 else -(-n_k // block_n)
+    last_key_of_last_row = r0 + rows - 1 + n_k - n_q
+    last_key_of_first_row = r0 + n_k - n_q
+    n_visit = max(0, min(n_tiles, (last_key_of_last_row + block_n) // block_n)) if last_key_of_last_row >= 0 else 0
+    # a tile is full when its last key index (min((t+1)*bn, n_k) - 1) <= last_key_of_first_row
+    if last_key_of_first_row < 0:
+        n_full = 0
+    elif last_key_of_first_row >= n_k - 1:
+        n_full = n_tiles
+    else:
+        n_full = (last_key_of_first_row + 1) // block_n
+    return n_full, n_visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    m_next = torch.max(torch.stack([m, s.amax(-1)]), dim=0).values
+    ref = m_next.clone()
+    ref[ref == float("-inf")] = 0.0          # no visible key yet in these rows
+    correction = (m - ref).exp()
+    p = (s - ref[:, None]).exp()
+    return m_next, correction * l + p.sum(-1), correction[:, None] * acc + torch.matmul(p, v_tile)
+
+
+def _tile_mask(first_row, n_rows, first_key, n_keys, diag_shift):
+    r = torch.arange(first_row, first_row + n_rows).view(-1, 1)
+    c = torch.arange(first_key, first_key + n_keys).view(1, -1)
+    return c - r > diag_shift                # True = hidden
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    diag = n_k - n_q
+    scale = d ** -0.5
+    r0 = 0
+    while r0 < n_q:
+        qb = q[r0:r0 + block_m].to(torch.float32) * scale
+        nr = qb.shape[0]
+        no_mask_upto, visit_upto = key_tile_counts(r0, nr, n_q, n_k, block_n)
+        state = (torch.full((nr,), float("-inf")), torch.zeros(nr), torch.zeros(nr, d))
+        for tile in range(visit_upto):
+            k0 = tile * block_n
+            kb = k[k0:k0 + block_n].to(torch.float32)
+            s = qb @ kb.t()
+            if tile >= no_mask_upto:
+                s[_tile_mask(r0, nr, k0, kb.shape[0], diag)] = float("-inf")
+            state = online_softmax_update(*state, s, v[k0:k0 + block_n].to(torch.float32))
+        mm, ll, aa = state
+        res = torch.zeros(nr, d)
+        ok = ll > 0
+        res[ok] = aa[ok] / ll[ok].unsqueeze(-1)
+        out[r0:r0 + nr] = res
+        r0 += block_m
+    return out.to(q.dtype)
 ''',
     }),
 }

@@ -34,7 +34,7 @@ import torch
 
 from .. import attention as ref
 from ..checks import assert_close, differing_rows
-from ..testing import ProductCounter, applies_mask, score_tiles
+from ..testing import ProductCounter, applies_mask
 
 GEOMETRIES = [(n_q, n_k, bm, bn) for n_q, n_k in [(16, 16), (37, 37), (20, 37), (37, 20), (1, 9), (9, 1)]
               for bm, bn in [(8, 8), (5, 7), (16, 4)]]
@@ -209,9 +209,8 @@ def _no_key_hint(got: torch.Tensor, v: torch.Tensor, bad: list[int], blind: int)
 
 class WorkCounter(ProductCounter):
     """Counts, while active, the elements every matrix product produces (:class:`~pagedlab.testing.ProductCounter`),
-    and the masking operations on score tiles, whatever they are called: a mask applied
-    (:func:`~pagedlab.testing.applies_mask`), or an operation that brings more ``-inf`` into a score tile than its
-    inputs held (an additive bias, a tile of ``-inf``), which the grader, reading no value, does not count."""
+    and the operations that apply a boolean mask to a score tile, whatever they are called
+    (:func:`~pagedlab.testing.applies_mask`, as the graded calls count them)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -219,14 +218,8 @@ class WorkCounter(ProductCounter):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        values = list(args) + list(kwargs.values())
-        inputs, masked = score_tiles(values), applies_mask(values)
-        before = max((int(torch.isneginf(a).sum()) for a in inputs), default=0)
         result = super().__torch_function__(func, types, args, kwargs)
-        name = getattr(func, "__name__", "")
-        outputs = score_tiles(args[:1] if name == "__setitem__" or name.endswith("_") else [result])
-        brings_inf = any(int(torch.isneginf(o).sum()) > before for o in outputs)
-        self.masking_ops += masked or brings_inf
+        self.masking_ops += applies_mask(list(args) + list(kwargs.values()), result)
         return result
 
 
@@ -258,12 +251,12 @@ def check_skipping(causal_tiled_attention: Callable) -> None:
                 f"P V products, but your products made {work.product_elements}. Hint: scores were computed for keys "
                 f"hidden from every row of the query tile; which tiles to visit is decided from the indices BEFORE "
                 f"computing a tile (not from its scores or its mask).")
-        if work.masking_ops > 2 * straddling:  # (a tile of -inf and a where are two; the grid visits more than twice)
+        if work.masking_ops > straddling:
             raise AssertionError(
-                f"{geometry}: only {straddling} tiles straddle the diagonal (two masking operations each at most), but "
-                f"{work.masking_ops} operations put -inf into a score tile (or built a tile of -inf, as a bias). Hint: "
-                f"the first n_full tiles of each query tile are visible to every row and need no mask; mask only from "
-                f"n_full on.")
+                f"{geometry}: only {straddling} tiles straddle the diagonal, but {work.masking_ops} operations applied "
+                f"a boolean mask to a score tile (masked_fill, where, s[mask] = ..., or a tile of -inf built from the "
+                f"mask). Hint: the first n_full tiles of each query tile are visible to every row and need no mask; "
+                f"mask only from n_full on, one operation per tile.")
 
 
 def counts_by_tiles(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:

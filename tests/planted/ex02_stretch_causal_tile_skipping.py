@@ -117,7 +117,7 @@ BUGS: dict[str, Plant] = {
              "                      > torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q))\n"
              "            s = s + torch.zeros_like(s).masked_fill(hidden, -math.inf)\n"),
         )},
-        5, r"operations put\s+-inf into a score tile"),
+        5, r"operations applied\s+a boolean mask to a score tile"),
     "q scaled in its own dtype, then converted to float32": Plant(
         {"attention-work": (
             ("q_i = q[r0:r0 + block_m].float() / math.sqrt(d)", "q_i = (q[r0:r0 + block_m] / math.sqrt(d)).float()"),
