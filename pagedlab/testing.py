@@ -76,9 +76,12 @@ class ProductCounter(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
+        self.note_product(func, result)
+        return result
+
+    def note_product(self, func, result) -> None:
         if getattr(func, "__name__", "") in self.PRODUCTS and isinstance(result, torch.Tensor):
             self.product_elements += result.numel()
-        return result
 
 
 def product_elements(call: Callable[[], object]) -> int:
@@ -106,17 +109,51 @@ def applies_mask(inputs, result) -> bool:
 
 
 class MaskCounter(TorchFunctionMode):
-    """Counts, while active, the operations that apply a boolean mask to a score tile (:func:`applies_mask`)."""
+    """Counts, while active, the operations that apply a boolean mask to a score tile (:func:`applies_mask`).
+
+    A mask turned into floats and back is one mask, applied once: ``m = visible.float()`` counts (a tile made from the
+    mask), and the first operation whose every mask was made back from ``m`` (``s.masked_fill(m == 0, -inf)``, with
+    ``m``'s elementwise derivatives such as ``1 - m``) is not counted again. A slice of ``m`` is a new tile, not ``m``.
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.masking_ops = 0
+        # Float tiles made from a mask, and masks made back from them, each with its origin: [the first counted
+        # operation that made a float tile from a mask, not yet paired with an application of a mask made back].
+        self._float_masks: list[tuple[torch.Tensor, list[bool]]] = []
+        self._made_back: list[tuple[torch.Tensor, list[bool]]] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
-        self.masking_ops += applies_mask(list(args) + list(kwargs.values()), result)
+        self.note_masks(list(args) + list(kwargs.values()), result)
         return result
+
+    def note_masks(self, inputs, result) -> None:
+        masks, floats = score_tiles(inputs, floating=False), score_tiles(inputs)
+        if applies_mask(inputs, result):
+            origins = [_origin(self._made_back, m) for m in masks]
+            if all(o is not None and o[0] for o in origins):
+                for o in origins:
+                    o[0] = False  # (the float tile it came from was counted: this is the same mask, applied)
+            else:
+                self.masking_ops += 1
+            if not floats:  # float tiles made from the mask alone: the mask in floats
+                origin = [True]
+                self._float_masks += [(t, origin) for t in score_tiles([result])]
+            return
+        # A float mask's elementwise derivatives (1 - m, m * -1e9) stay float masks; a boolean made from one (m == 0,
+        # m > 0) is the mask made back.
+        sources = [o for t in floats if (o := _origin(self._float_masks, t)) is not None]
+        if sources and len(sources) == len(floats):
+            shape = floats[0].shape
+            self._float_masks += [(t, sources[0]) for t in score_tiles([result]) if t.shape == shape]
+            self._made_back += [(t, sources[0]) for t in score_tiles([result], floating=False) if t.shape == shape]
+
+
+def _origin(tiles: list[tuple[torch.Tensor, list[bool]]], tensor: torch.Tensor) -> list[bool] | None:
+    return next((origin for t, origin in tiles if t is tensor), None)
 
 
 def masking_ops(call: Callable[[], object]) -> int:

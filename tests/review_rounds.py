@@ -18584,3 +18584,240 @@ def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
 ''',
     }),
 }
+
+
+
+# Masks turned into floats and back (after round 38z29): the count of masks took a float mask and the mask made back
+# from it for two masks a tile, where it is one mask applied once. Two honest maskers in that style (round 38z29's
+# honest bounds), and every visited tile masked that way (the statement's first n_full need none).
+MASKS_IN_FLOATS = {
+    'ex02 stretch straddling tiles masked through a float mask of ones and zeros, made back by == 0': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    offset = n_k - n_q                      # row i sees keys 0 .. i + offset
+    top_sees = r0 + offset                  # last key seen by the top row of the tile
+    bottom_sees = r0 + rows - 1 + offset    # last key seen by the bottom row
+    tiles = (n_k + block_n - 1) // block_n
+    if bottom_sees < 0:
+        return 0, 0
+    visit = min(tiles, bottom_sees // block_n + 1)
+    if top_sees < 0:
+        full = 0
+    elif top_sees >= n_k - 1:
+        full = tiles                        # the top row sees every key, the short last tile included
+    else:
+        full = (top_sees + 1) // block_n    # tiles wholly inside 0 .. top_sees
+    return full, visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    # rows still blind: shift by 0 so that exp(-inf - 0) = 0 and nothing turns into NaN
+    shift = torch.where(torch.isinf(new_max), torch.zeros_like(new_max), new_max)
+    weights = torch.exp(s - shift.unsqueeze(1))
+    scale_old = torch.exp(m - shift)
+    new_l = l * scale_old + weights.sum(dim=1)
+    new_acc = acc * scale_old.unsqueeze(1) + weights @ v_tile
+    return new_max, new_l, new_acc
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        bottom = min(top + block_m, n_q)
+        rows = bottom - top
+        qt = q[top:bottom].float() * inv
+        full, visit = key_tile_counts(top, rows, n_q, n_k, block_n)
+        m = torch.full((rows,), -math.inf)
+        l = torch.zeros(rows)
+        acc = torch.zeros(rows, d)
+        for t in range(visit):
+            lo = t * block_n
+            hi = min(lo + block_n, n_k)
+            kt = k[lo:hi].float()
+            vt = v[lo:hi].float()
+            scores = qt @ kt.T
+            if t >= full:
+                key_pos = torch.arange(lo, hi)
+                row_pos = torch.arange(top, bottom)
+                keep = (key_pos.unsqueeze(0) <= (row_pos + offset).unsqueeze(1)).float()   # 1 = visible, 0 = hidden
+                scores = scores.masked_fill(keep == 0, -math.inf)
+            m, l, acc = online_softmax_update(m.to(scores.dtype), l.to(scores.dtype), acc.to(scores.dtype), scores, vt)
+        has_key = l > 0
+        safe_l = torch.where(has_key, l, torch.ones_like(l))
+        out[top:bottom] = (acc / safe_l.unsqueeze(1)).float() * has_key.unsqueeze(1)
+    return out.to(q.dtype)
+
+# my own scratch checks
+for (r0, rows, nq, nk, bn) in [(0, 4, 8, 8, 4), (4, 4, 8, 8, 4), (0, 4, 10, 6, 4), (8, 8, 16, 19, 8)]:
+    print((r0, rows, nq, nk, bn), key_tile_counts(r0, rows, nq, nk, bn))
+qq, kk = torch.randn(13, 5), torch.randn(17, 5)
+vv = torch.randn(17, 5)
+full_scores = (qq @ kk.T) / math.sqrt(5)
+full_scores = full_scores.masked_fill(torch.ones(13, 17, dtype=torch.bool).triu(17 - 13 + 1), -math.inf)
+expected = torch.softmax(full_scores, dim=-1) @ vv
+mine = causal_tiled_attention(qq, kk, vv, block_m=4, block_n=3)
+print("max diff", (mine - expected).abs().max().item())
+assert torch.allclose(mine, expected, atol=1e-5)
+''',
+    }),
+    'ex02 stretch straddling tiles masked by where on a mask in the score dtype, made back by > 0': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    offset = n_k - n_q                      # row i sees keys 0 .. i + offset
+    top_sees = r0 + offset                  # last key seen by the top row of the tile
+    bottom_sees = r0 + rows - 1 + offset    # last key seen by the bottom row
+    tiles = (n_k + block_n - 1) // block_n
+    if bottom_sees < 0:
+        return 0, 0
+    visit = min(tiles, bottom_sees // block_n + 1)
+    if top_sees < 0:
+        full = 0
+    elif top_sees >= n_k - 1:
+        full = tiles                        # the top row sees every key, the short last tile included
+    else:
+        full = (top_sees + 1) // block_n    # tiles wholly inside 0 .. top_sees
+    return full, visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    # rows still blind: shift by 0 so that exp(-inf - 0) = 0 and nothing turns into NaN
+    shift = torch.where(torch.isinf(new_max), torch.zeros_like(new_max), new_max)
+    weights = torch.exp(s - shift.unsqueeze(1))
+    scale_old = torch.exp(m - shift)
+    new_l = l * scale_old + weights.sum(dim=1)
+    new_acc = acc * scale_old.unsqueeze(1) + weights @ v_tile
+    return new_max, new_l, new_acc
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        bottom = min(top + block_m, n_q)
+        rows = bottom - top
+        qt = q[top:bottom].float() * inv
+        full, visit = key_tile_counts(top, rows, n_q, n_k, block_n)
+        m = torch.full((rows,), -math.inf)
+        l = torch.zeros(rows)
+        acc = torch.zeros(rows, d)
+        for t in range(visit):
+            lo = t * block_n
+            hi = min(lo + block_n, n_k)
+            kt = k[lo:hi].float()
+            vt = v[lo:hi].float()
+            scores = qt @ kt.T
+            if t >= full:
+                visible = torch.arange(lo, hi)[None, :] <= torch.arange(top, bottom)[:, None] + offset
+                weights = visible.to(scores.dtype)
+                scores = torch.where(weights > 0, scores, torch.tensor(-math.inf))
+            m, l, acc = online_softmax_update(m.to(scores.dtype), l.to(scores.dtype), acc.to(scores.dtype), scores, vt)
+        has_key = l > 0
+        safe_l = torch.where(has_key, l, torch.ones_like(l))
+        out[top:bottom] = (acc / safe_l.unsqueeze(1)).float() * has_key.unsqueeze(1)
+    return out.to(q.dtype)
+
+# my own scratch checks
+for (r0, rows, nq, nk, bn) in [(0, 4, 8, 8, 4), (4, 4, 8, 8, 4), (0, 4, 10, 6, 4), (8, 8, 16, 19, 8)]:
+    print((r0, rows, nq, nk, bn), key_tile_counts(r0, rows, nq, nk, bn))
+qq, kk = torch.randn(13, 5), torch.randn(17, 5)
+vv = torch.randn(17, 5)
+full_scores = (qq @ kk.T) / math.sqrt(5)
+full_scores = full_scores.masked_fill(torch.ones(13, 17, dtype=torch.bool).triu(17 - 13 + 1), -math.inf)
+expected = torch.softmax(full_scores, dim=-1) @ vv
+mine = causal_tiled_attention(qq, kk, vv, block_m=4, block_n=3)
+print("max diff", (mine - expected).abs().max().item())
+assert torch.allclose(mine, expected, atol=1e-5)
+''',
+    }),
+    'ex02 stretch every visited tile masked through a float mask made back by == 0': ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    offset = n_k - n_q                      # row i sees keys 0 .. i + offset
+    top_sees = r0 + offset                  # last key seen by the top row of the tile
+    bottom_sees = r0 + rows - 1 + offset    # last key seen by the bottom row
+    tiles = (n_k + block_n - 1) // block_n
+    if bottom_sees < 0:
+        return 0, 0
+    visit = min(tiles, bottom_sees // block_n + 1)
+    if top_sees < 0:
+        full = 0
+    elif top_sees >= n_k - 1:
+        full = tiles                        # the top row sees every key, the short last tile included
+    else:
+        full = (top_sees + 1) // block_n    # tiles wholly inside 0 .. top_sees
+    return full, visit
+''',
+        'attention-work': r'''
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    # rows still blind: shift by 0 so that exp(-inf - 0) = 0 and nothing turns into NaN
+    shift = torch.where(torch.isinf(new_max), torch.zeros_like(new_max), new_max)
+    weights = torch.exp(s - shift.unsqueeze(1))
+    scale_old = torch.exp(m - shift)
+    new_l = l * scale_old + weights.sum(dim=1)
+    new_acc = acc * scale_old.unsqueeze(1) + weights @ v_tile
+    return new_max, new_l, new_acc
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        bottom = min(top + block_m, n_q)
+        rows = bottom - top
+        qt = q[top:bottom].float() * inv
+        full, visit = key_tile_counts(top, rows, n_q, n_k, block_n)
+        m = torch.full((rows,), -math.inf)
+        l = torch.zeros(rows)
+        acc = torch.zeros(rows, d)
+        for t in range(visit):
+            lo = t * block_n
+            hi = min(lo + block_n, n_k)
+            kt = k[lo:hi].float()
+            vt = v[lo:hi].float()
+            scores = qt @ kt.T
+            key_pos = torch.arange(lo, hi)
+            row_pos = torch.arange(top, bottom)
+            keep = (key_pos.unsqueeze(0) <= (row_pos + offset).unsqueeze(1)).float()   # 1 = visible, 0 = hidden
+            scores = scores.masked_fill(keep == 0, -math.inf)
+            m, l, acc = online_softmax_update(m.to(scores.dtype), l.to(scores.dtype), acc.to(scores.dtype), scores, vt)
+        has_key = l > 0
+        safe_l = torch.where(has_key, l, torch.ones_like(l))
+        out[top:bottom] = (acc / safe_l.unsqueeze(1)).float() * has_key.unsqueeze(1)
+    return out.to(q.dtype)
+
+# my own scratch checks
+for (r0, rows, nq, nk, bn) in [(0, 4, 8, 8, 4), (4, 4, 8, 8, 4), (0, 4, 10, 6, 4), (8, 8, 16, 19, 8)]:
+    print((r0, rows, nq, nk, bn), key_tile_counts(r0, rows, nq, nk, bn))
+qq, kk = torch.randn(13, 5), torch.randn(17, 5)
+vv = torch.randn(17, 5)
+full_scores = (qq @ kk.T) / math.sqrt(5)
+full_scores = full_scores.masked_fill(torch.ones(13, 17, dtype=torch.bool).triu(17 - 13 + 1), -math.inf)
+expected = torch.softmax(full_scores, dim=-1) @ vv
+mine = causal_tiled_attention(qq, kk, vv, block_m=4, block_n=3)
+print("max diff", (mine - expected).abs().max().item())
+assert torch.allclose(mine, expected, atol=1e-5)
+''',
+    }),
+}

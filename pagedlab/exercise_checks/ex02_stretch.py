@@ -34,7 +34,7 @@ import torch
 
 from .. import attention as ref
 from ..checks import assert_close, differing_rows
-from ..testing import ProductCounter, applies_mask
+from ..testing import MaskCounter, ProductCounter
 
 GEOMETRIES = [(n_q, n_k, bm, bn) for n_q, n_k in [(16, 16), (37, 37), (20, 37), (37, 20), (1, 9), (9, 1)]
               for bm, bn in [(8, 8), (5, 7), (16, 4)]]
@@ -207,19 +207,16 @@ def _no_key_hint(got: torch.Tensor, v: torch.Tensor, bad: list[int], blind: int)
             f"tiles they visit; any weight a hidden key gets makes it nonzero.")
 
 
-class WorkCounter(ProductCounter):
+class WorkCounter(ProductCounter, MaskCounter):
     """Counts, while active, the elements every matrix product produces (:class:`~pagedlab.testing.ProductCounter`),
     and the operations that apply a boolean mask to a score tile, whatever they are called
-    (:func:`~pagedlab.testing.applies_mask`, as the graded calls count them)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.masking_ops = 0
+    (:class:`~pagedlab.testing.MaskCounter`, as the graded calls count them)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        result = super().__torch_function__(func, types, args, kwargs)
-        self.masking_ops += applies_mask(list(args) + list(kwargs.values()), result)
+        result = func(*args, **kwargs)
+        self.note_product(func, result)
+        self.note_masks(list(args) + list(kwargs.values()), result)
         return result
 
 

@@ -12,7 +12,7 @@ boundaries always included:
 * ``crossover_block_size``: the same links and models; a recompute time with room to spare, with none (the bytes
   alone take exactly the prefill: ``math.inf``) and with less than none.
 * ``preemption_seconds`` and ``choose``: a child forked from a parent of 1 to 4,096 tokens (at a block boundary and
-  inside a block), having generated 0 to 100 tokens, blocks of 4 to 64, MHA and GQA models, and a CPU pool that
+  inside a block), once or twice (three owners of a block), having generated 0 to 100 tokens, blocks of 4 to 64, MHA and GQA models, and a CPU pool that
   fits the child's blocks exactly or is one block short. ``t_recompute`` is compared within
   :data:`RECOMPUTE_RTOL` (the instructions' "approximately": the n^2 form and the exact sum over positions agree to
   that); ``choose`` is compared where the two costs differ by more than that.
@@ -43,12 +43,15 @@ def _differ(got: float, want: float) -> str:
     return f"{(got - want) / want:+.2e} relative" if want else f"{got - want:+.3g} absolute"
 
 
-def forked(parent_tokens, child_tokens, block_size=16, cpu_blocks=4096):
+def forked(parent_tokens, child_tokens, block_size=16, cpu_blocks=4096, siblings=0):
     """A manager whose "child" was forked from a "parent" of ``parent_tokens`` and appended ``child_tokens``, with
-    ``cpu_blocks`` blocks in its CPU pool."""
+    ``cpu_blocks`` blocks in its CPU pool; ``siblings`` more children forked from the parent before it appends (the
+    parent's blocks then have ``2 + siblings`` owners)."""
     m = BlockManager(num_blocks=4096, block_size=block_size, num_cpu_blocks=cpu_blocks)
     m.add("parent", range(parent_tokens))
     m.fork("parent", "child")
+    for i in range(siblings):
+        m.fork("parent", f"sibling {i}")
     for t in range(child_tokens):
         m.append("child", t)
     return m
@@ -186,7 +189,12 @@ def _sharing_message(what: str, got: tuple, manager: BlockManager, seq_id, model
     link, gpu = preemption.Link("", bandwidth, latency), preemption.Accelerator("", flops, 1.0)
     chunk, d_model = model.num_kv_heads * model.head_dim * 2, model.num_heads * model.head_dim
     if not math.isclose(got_swap, want_swap, rel_tol=1e-9):
-        if math.isclose(got_swap, preemption.swap_seconds(blocks * bs, bs, layers, chunk, link), rel_tol=1e-9):
+        owners = [manager.allocator.refcount(b) for b in table.block_ids]
+        if max(owners) > 2 and math.isclose(got_swap, preemption.swap_seconds(
+                sum(o != 2 for o in owners) * bs, bs, layers, chunk, link), rel_tol=1e-9):
+            hint = (f"a block is shared when its reference count is above 1, not when it is 2: here the parent was "
+                    f"forked twice, and {owners.count(max(owners))} blocks have {max(owners)} owners.")
+        elif math.isclose(got_swap, preemption.swap_seconds(blocks * bs, bs, layers, chunk, link), rel_tol=1e-9):
             hint = (f"your t_swap copies all {blocks} blocks. The {blocks - private} shared ones stay on the GPU "
                     f"for the other sequence: swap copies only the {private} private blocks (refcount == 1).")
         elif math.isclose(got_swap, preemption.swap_seconds(private * bs, bs, layers, 2 * chunk, link), rel_tol=1e-9):
@@ -227,15 +235,17 @@ def _sharing_message(what: str, got: tuple, manager: BlockManager, seq_id, model
 def check_forked_sequence(preemption_seconds) -> None:
     """Check 4: a forked sequence costs less to preempt, for an MHA model (OPT-13B) and a GQA one (Llama-3-8B)."""
     __tracebackhide__ = True
-    # (model, parameters, parent tokens, child tokens)
-    for model, params, parent_tokens, child_tokens in [(OPT_13B, 12.9e9, 1024, 64), (OPT_13B, 12.9e9, 1000, 20),
-                                                       (OPT_13B, 12.9e9, 1000, 0), (LLAMA3_8B, 8.0e9, 4096, 64)]:
-        m = forked(parent_tokens, child_tokens)
+    # (model, parameters, parent tokens, child tokens, other children of the parent)
+    for model, params, parent_tokens, child_tokens, siblings in [
+            (OPT_13B, 12.9e9, 1024, 64, 0), (OPT_13B, 12.9e9, 1000, 20, 0), (OPT_13B, 12.9e9, 1000, 0, 0),
+            (LLAMA3_8B, 8.0e9, 4096, 64, 0), (OPT_13B, 12.9e9, 1000, 20, 1)]:
+        m = forked(parent_tokens, child_tokens, siblings=siblings)
         private, _ = _private_and_cached(m, "child")
         n, blocks = m.table("child").num_tokens, m.table("child").num_blocks
         got = preemption_seconds(m, "child", model, params, 31.5e9, 10e-6, 156e12)
-        what = (f"{model.name}, a child of {n} tokens forked from {parent_tokens} ({private} of its {blocks} blocks "
-                f"private)")
+        what = (f"{model.name}, a child of {n} tokens forked from {parent_tokens}"
+                f"{' with a sibling (three owners of a shared block)' if siblings else ''} ({private} of its "
+                f"{blocks} blocks private)")
         message = _sharing_message(what, got, m, "child", model, params, 31.5e9, 10e-6, 156e12)
         assert message is None, message
 

@@ -871,6 +871,17 @@ def _ex08(c: Cases) -> None:
             do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks={cpu})"),
             do(f"m.add('parent', range({parent}))"), do("m.fork('parent', 'child')"),
             get(f"preemption_seconds(m, 'child', {tail})"), get(f"choose(m, 'child', {tail})")])
+    # parallel sampling of three: a parent forked twice, so its blocks have three owners (the statement's "reference
+    # count above 1"), a child appending past them; each of the three asked about (audit F1: a block counted shared
+    # only at a count of 2 passed every seed, where no block had more than two owners)
+    bs = r.choice((4, 8, 16))
+    tail = f"{r.choice(('LLAMA3_8B', 'OPT_13B'))}, 8e9, 2.5e10, 1e-5, 1e14"
+    c.add(f"preemption_seconds of a parent forked twice (blocks of {bs}): three owners of its blocks", [
+        do(f"m = BlockManager(num_blocks=4096, block_size={bs}, num_cpu_blocks=4096)"),
+        do(f"m.add('parent', range({bs * r.randint(2, 64) + r.randint(0, bs - 1)}))"),
+        do("m.fork('parent', 'child')"), do("m.fork('parent', 'sibling')"),
+        do(f"for _ in range({r.randint(1, 3 * bs)}):\n    m.append('child', 0)"),
+        *[get(f"preemption_seconds(m, {s!r}, {tail})") for s in ("child", "sibling", "parent")]])
 
 
 def _ex08_close(block_size: int, parent: int, appended: int, model: str, rates: list[float]) -> bool:

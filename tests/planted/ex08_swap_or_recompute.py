@@ -91,6 +91,13 @@ BUGS: dict[str, Plant] = {
              "model.num_layers, d_model, flops)"),
         )},
         4, "attend to every earlier token, the 1024 cached ones included"),
+    "sharing: a block shared only when its count is 2 (a parent forked twice has blocks of 3)": Plant(
+        {"choose-work": (
+            ("    shared = [manager.allocator.refcount(b) > 1 for b in table.block_ids]",
+             "    shared = [manager.allocator.refcount(b) == 2 for b in table.block_ids]"),
+        )},
+        4, r"with a sibling \(three owners of a shared block\).*Hint: a block is shared when its reference count is "
+           r"above 1, not when it is 2: here the parent was forked twice, and 62 blocks have 3 owners"),
     "sharing: a partly filled shared block counted as cached": Plant(
         {"choose-work": (
             ("    cached = min(leading, table.num_tokens // bs) * bs", "    cached = leading * bs"),
