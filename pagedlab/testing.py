@@ -2,12 +2,17 @@
 
 :func:`random_paged_batch` is a decode batch in a block pool booby-trapped with NaN and inf wherever the paged
 kernel must not read, so a kernel that reads one slot too far returns NaN instead of a plausible number.
+:func:`exact_huge_scores` gives scores below -1e30 that float32 computes exactly, where a finite stand-in for -inf
+shows.
 :func:`product_elements` counts the work a tiled attention's matrix products did, whatever it calls them, and
 :func:`masking_ops` the masks it applied to score tiles.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
 from collections.abc import Callable, Sequence
 
 import torch
@@ -63,6 +68,43 @@ def random_paged_batch(context_lens: Sequence[int], block_size: int, heads: int,
             lens.to(dev))
 
 
+def exact_huge_scores(g: torch.Generator, n_q: int, n_k: int, d: int = 16
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Float32 ``q`` ``(n_q, d)``, ``k`` and ``v`` ``(n_k, d)`` whose scores reach ~1e32 and are computed exactly in any
+    order: small integers times 2**50, so each score is an integer times 2**100 times ``1 / sqrt(d)`` (a power of two
+    for d = 16). Row 0's visible keys under the causal mask aligned bottom-right (0 .. n_k - n_q, so ``n_q <= n_k``)
+    all score below -1e30: a finite stand-in for -inf (a hidden key filled with -1e9 or -1e30, a running max that
+    starts there or at 0) is above every one of them."""
+    scale = 2.0 ** 50
+    q = torch.randint(-3, 4, (n_q, d), generator=g) * scale
+    k = torch.randint(-3, 4, (n_k, d), generator=g) * scale
+    seen = n_k - n_q + 1
+    q[0] = -scale
+    k[:seen] = k[:seen].abs().clamp(min=scale)
+    return q.float(), k.float(), torch.randn(n_k, d, generator=g)
+
+
+def within(seconds: float, fn: Callable, *args):
+    """``fn(*args)``, raising ``TimeoutError`` after ``seconds`` of wall time (a timer signal where the platform has one
+    and this is the main thread; else measured after the call): a bound on work that must not grow with a size."""
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        def expire(signum, frame):
+            raise TimeoutError(f"still running after {seconds:g} s")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return fn(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    start = time.perf_counter()
+    result = fn(*args)
+    if time.perf_counter() - start > seconds:
+        raise TimeoutError(f"took {time.perf_counter() - start:.1f} s")
+    return result
+
+
 class ProductCounter(TorchFunctionMode):
     """Counts, while active, the elements every matrix product produces (``@``, ``matmul``, ``mm``, ``bmm``,
     ``einsum``, ``tensordot``, ``addmm``, ``baddbmm``): the score tiles and P V products a tiled attention computed."""
@@ -113,7 +155,8 @@ class MaskCounter(TorchFunctionMode):
 
     A mask turned into floats and back is one mask, applied once: ``m = visible.float()`` counts (a tile made from the
     mask), and the first operation whose every mask was made back from ``m`` (``s.masked_fill(m == 0, -inf)``, with
-    ``m``'s elementwise derivatives such as ``1 - m``) is not counted again. A slice of ``m`` is a new tile, not ``m``.
+    ``m``'s elementwise derivatives such as ``1 - m``, and the made-back mask's, such as ``~(m > 0)``) is not counted
+    again. A slice of ``m`` is a new tile, not ``m``.
     """
 
     def __init__(self) -> None:
@@ -144,11 +187,17 @@ class MaskCounter(TorchFunctionMode):
                 self._float_masks += [(t, origin) for t in score_tiles([result])]
             return
         # A float mask's elementwise derivatives (1 - m, m * -1e9) stay float masks; a boolean made from one (m == 0,
-        # m > 0) is the mask made back.
-        sources = [o for t in floats if (o := _origin(self._float_masks, t)) is not None]
-        if sources and len(sources) == len(floats):
-            shape = floats[0].shape
-            self._float_masks += [(t, sources[0]) for t in score_tiles([result]) if t.shape == shape]
+        # m > 0, m.bool()) is the mask made back, and so are that boolean's own (~b, b & b2 of two made back).
+        if floats:
+            sources = [o for t in floats if (o := _origin(self._float_masks, t)) is not None]
+            complete = len(sources) == len(floats)
+        else:
+            sources = [o for t in masks if (o := _origin(self._made_back, t)) is not None]
+            complete = bool(masks) and len(sources) == len(masks)
+        if complete and sources:
+            shape = (floats or masks)[0].shape
+            if floats:
+                self._float_masks += [(t, sources[0]) for t in score_tiles([result]) if t.shape == shape]
             self._made_back += [(t, sources[0]) for t in score_tiles([result], floating=False) if t.shape == shape]
 
 

@@ -18821,3 +18821,293 @@ assert torch.allclose(mine, expected, atol=1e-5)
 ''',
     }),
 }
+
+
+# Round 38z30 (against 1b5ad4e): an outside class of 8 aimed at ex02 stretch's count of masks again; its three wrong
+# verdicts (a loop over the key tiles, an empty split's lse taken as -10000, and an honest masker whose mask made back
+# from floats was inverted, counted twice), and its honest learner who adds the log of a 0/1 mask.
+ROUND_38Z30 = {
+    'ex02 stretch key tiles counted by a loop over the tiles up to the first hidden one': ('ATTACKS', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    off = n_k - n_q
+    ntiles = -(-n_k // block_n)
+    fulls = visits = 0
+    for t in range(ntiles):                      # walk the key tiles until one is hidden from the whole tile
+        first_key = t * block_n
+        last_key = min(first_key + block_n, n_k) - 1
+        if first_key > r0 + rows - 1 + off:
+            break                                # this and every later tile: hidden from every row
+        visits += 1
+        if fulls == t and last_key <= r0 + off:  # still in the leading run of fully visible tiles
+            fulls += 1
+    return fulls, visits
+''',
+        'attention-work': r'''
+
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    ref = torch.where(torch.isneginf(new_max), torch.zeros_like(new_max), new_max)  # subtract 0 for empty rows
+    shrink = (m - ref).exp()
+    probs = (s - ref.unsqueeze(1)).exp()
+    return new_max, l * shrink + probs.sum(dim=1), acc * shrink.unsqueeze(1) + probs @ v_tile
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        qt = q[top:top + block_m].float() * inv
+        nr = qt.shape[0]
+        nf, nv = key_tile_counts(top, nr, n_q, n_k, block_n)
+        run_m = torch.full((nr,), float("-inf"))
+        run_l = torch.zeros(nr)
+        run_acc = torch.zeros(nr, d)
+        qpos = torch.arange(top, top + nr)
+        for j in range(nv):
+            lo, hi = j * block_n, min((j + 1) * block_n, n_k)
+            qk = qt @ k[lo:hi].float().T
+            if j >= nf:
+                hidden = torch.arange(lo, hi)[None, :] > qpos[:, None] + offset
+                qk = qk.masked_fill(hidden, float("-inf"))
+            run_m, run_l, run_acc = online_softmax_update(run_m, run_l, run_acc, qk, v[lo:hi].float())
+        good = run_l > 0
+        res = torch.zeros(nr, d)
+        res[good] = run_acc[good] / run_l[good].unsqueeze(1)
+        out[top:top + nr] = res
+    return out.to(q.dtype)
+''',
+    }),
+    "ex09 stretch an empty split's lse replaced by -10000 before the max": ('ATTACKS', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    tiles = -(-context_len // block_n)
+    span = -(-tiles // num_splits) * block_n          # keys per split, whole tiles
+    result = []
+    for i in range(num_splits):
+        lo = min(i * span, context_len)
+        result.append((lo, min(lo + span, context_len)))
+    return result
+''',
+        'merge-work': r'''
+
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # empty splits carry lse = -inf; give them a large negative finite value instead (like a -10000 attention mask)
+    # so that no -inf - (-inf) can appear
+    safe = torch.where(torch.isinf(lses), torch.full_like(lses, -10000.0), lses)
+    top = safe.max(dim=-1, keepdim=True).values
+    wts = (safe - top).exp()
+    denom = wts.sum(dim=-1)
+    merged = (outs * wts.unsqueeze(-1)).sum(dim=-2) / denom.unsqueeze(-1)
+    return merged, top.squeeze(-1) + denom.log()
+''',
+        'cascade-work': r'''
+
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    pre_tables = prefix_table.unsqueeze(0).repeat(n, 1)
+    pre_lens = torch.full_like(own_lens, prefix_len)
+    o1, s1 = paged_decode_split(q, k_cache, v_cache, pre_tables, pre_lens, 1)
+    o2, s2 = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    merged, _ = merge_states(torch.cat((o1, o2), dim=2), torch.cat((s1, s2), dim=2))
+    return merged
+''',
+    }),
+    'ex02 stretch visibility as 0/1 floats made back by ~visbool(), -inf put in by masked_scatter': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    off = n_k - n_q                       # row i sees key j iff j <= i + off
+    ntiles = (n_k + block_n - 1) // block_n
+    top_reach = r0 + rows - 1 + off       # furthest key the bottom row of the tile can see
+    if top_reach < 0:
+        visits = 0
+    else:
+        visits = min(ntiles, top_reach // block_n + 1)
+    low_reach = r0 + off                  # furthest key the top row can see: everything up to it is seen by all rows
+    if low_reach >= n_k - 1:
+        fulls = ntiles
+    elif low_reach < 0:
+        fulls = 0
+    else:
+        fulls = (low_reach + 1) // block_n
+    return fulls, visits
+''',
+        'attention-work': r'''
+
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    ref = torch.where(torch.isneginf(new_max), torch.zeros_like(new_max), new_max)  # subtract 0 for empty rows
+    shrink = (m - ref).exp()
+    probs = (s - ref.unsqueeze(1)).exp()
+    return new_max, l * shrink + probs.sum(dim=1), acc * shrink.unsqueeze(1) + probs @ v_tile
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        qt = q[top:top + block_m].float() * inv
+        nr = qt.shape[0]
+        nf, nv = key_tile_counts(top, nr, n_q, n_k, block_n)
+        run_m = torch.full((nr,), float("-inf"))
+        run_l = torch.zeros(nr)
+        run_acc = torch.zeros(nr, d)
+        qpos = torch.arange(top, top + nr)
+        for j in range(nv):
+            lo, hi = j * block_n, min((j + 1) * block_n, n_k)
+            qk = qt @ k[lo:hi].float().T
+            if j >= nf:
+                vis = (torch.arange(lo, hi).unsqueeze(0) - qpos.unsqueeze(1) <= offset).float()  # 1 = seen
+                blocked = ~vis.bool()
+                qk = qk.masked_scatter(blocked, torch.full_like(qk, -math.inf))
+            run_m, run_l, run_acc = online_softmax_update(run_m, run_l, run_acc, qk, v[lo:hi].float())
+        good = run_l > 0
+        res = torch.zeros(nr, d)
+        res[good] = run_acc[good] / run_l[good].unsqueeze(1)
+        out[top:top + nr] = res
+    return out.to(q.dtype)
+''',
+    }),
+    'ex02 stretch straddling tiles masked by adding the log of a 0/1 float mask': ('HONEST', 'ex02_stretch_causal_tile_skipping', {
+        'bounds-work': r'''
+
+def key_tile_counts(r0: int, rows: int, n_q: int, n_k: int, block_n: int) -> tuple[int, int]:
+    """(n_full, n_visit) for query rows r0 .. r0 + rows - 1 of causal attention aligned bottom-right."""
+    off = n_k - n_q                       # row i sees key j iff j <= i + off
+    ntiles = (n_k + block_n - 1) // block_n
+    top_reach = r0 + rows - 1 + off       # furthest key the bottom row of the tile can see
+    if top_reach < 0:
+        visits = 0
+    else:
+        visits = min(ntiles, top_reach // block_n + 1)
+    low_reach = r0 + off                  # furthest key the top row can see: everything up to it is seen by all rows
+    if low_reach >= n_k - 1:
+        fulls = ntiles
+    elif low_reach < 0:
+        fulls = 0
+    else:
+        fulls = (low_reach + 1) // block_n
+    return fulls, visits
+''',
+        'attention-work': r'''
+
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Exercise 2's update, safe for rows whose scores so far are all -inf."""
+    tile_max = s.max(dim=1).values
+    new_max = torch.maximum(m, tile_max)
+    ref = torch.where(torch.isneginf(new_max), torch.zeros_like(new_max), new_max)  # subtract 0 for empty rows
+    shrink = (m - ref).exp()
+    probs = (s - ref.unsqueeze(1)).exp()
+    return new_max, l * shrink + probs.sum(dim=1), acc * shrink.unsqueeze(1) + probs @ v_tile
+
+
+def causal_tiled_attention(q, k, v, block_m=16, block_n=16):
+    """Causal attention of (n_q, d) queries over (n_k, d) keys, visiting and masking only the tiles that need it."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d)
+    offset = n_k - n_q
+    inv = 1.0 / math.sqrt(d)
+    for top in range(0, n_q, block_m):
+        qt = q[top:top + block_m].float() * inv
+        nr = qt.shape[0]
+        nf, nv = key_tile_counts(top, nr, n_q, n_k, block_n)
+        run_m = torch.full((nr,), float("-inf"))
+        run_l = torch.zeros(nr)
+        run_acc = torch.zeros(nr, d)
+        qpos = torch.arange(top, top + nr)
+        for j in range(nv):
+            lo, hi = j * block_n, min((j + 1) * block_n, n_k)
+            qk = qt @ k[lo:hi].float().T
+            if j >= nf:
+                keep = (torch.arange(lo, hi)[None, :] <= qpos[:, None] + offset).to(torch.float32)
+                qk = qk + keep.log()   # log(1) = 0 keeps a score, log(0) = -inf hides it
+            run_m, run_l, run_acc = online_softmax_update(run_m, run_l, run_acc, qk, v[lo:hi].float())
+        good = run_l > 0
+        res = torch.zeros(nr, d)
+        res[good] = run_acc[good] / run_l[good].unsqueeze(1)
+        out[top:top + nr] = res
+    return out.to(q.dtype)
+
+
+# my own sanity check against a dense masked softmax (small sizes only)
+qq, kk, vv = torch.randn(11, 4), torch.randn(15, 4), torch.randn(15, 4)
+sc = (qq @ kk.T) / 2.0
+sc = sc.masked_fill(torch.ones(11, 15, dtype=torch.bool).triu(15 - 11 + 1), -math.inf)
+dense = torch.softmax(sc, dim=-1) @ vv
+print("max diff vs dense:", (causal_tiled_attention(qq, kk, vv, 4, 3) - dense).abs().max().item())
+print(key_tile_counts(0, 4, 11, 15, 3), key_tile_counts(8, 3, 11, 15, 3))
+''',
+    }),
+}
+
+
+# Audits of this stop (against 1b5ad4e and 7646277): histories (F1), values (F2) and stated rules of cost (G). Their
+# other wrong answers are planted bugs now (tests/planted); this one rewrites the given launch line.
+AUDIT_FG = {
+    "ex04 stretch launched once per (batch, head) on that head's views, the kernel blind to program_id(1)": ('ATTACKS', 'ex04_stretch_gqa_forward', {
+        'kernel-work': r'''
+@triton.jit
+def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
+               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
+               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    # Move Q, K, V and Out to the first row of this program's (batch, head): Q = Q + ..., and so on.
+    pass  # each launch is given one (batch, head): its tensors start where the pointers point
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, n_k, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, 1)
+        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+
+
+def gqa_forward(q, k, v, block_m=16, block_n=32):
+    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
+    batch, n_heads, n_q, d = q.shape
+    n_kv_heads, n_k = k.shape[1], k.shape[2]
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
+    # Set group (query heads per K/V head) and grid (one program per query tile and (batch, head)).
+    if n_heads % n_kv_heads:
+        raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")
+    group = n_heads // n_kv_heads
+    for b in range(batch):  # one launch per (batch, head), on views of that head
+        for h in range(n_heads):
+            qs, ks, vs, os_ = q[b, h], k[b, h // group], v[b, h // group], out[b, h]
+            gqa_kernel[(triton.cdiv(n_q, block_m), 1)](qs, ks, vs, os_, n_heads, group, n_q, n_k, qk_scale,
+                                                       0, 0, qs.stride(0), 0, 0, ks.stride(0), 0, 0, vs.stride(0),
+                                                       0, 0, os_.stride(0), HEAD_DIM=d, BLOCK_M=block_m,
+                                                       BLOCK_N=block_n)
+    return out
+''',
+    }),
+}

@@ -12,7 +12,8 @@ boundaries always included:
 * ``tiled_attention(q, k, v, causal, block_m, block_n)``: 2-D ``q`` ``(n_q, d)``, ``k`` and ``v`` ``(n_k, d)``; one
   query, one key, ``n_q > n_k`` only without ``causal``; tiles of 1, tiles that divide the lengths exactly, one
   shorter or one longer than them, larger than the inputs; ``d`` from 1 to 24 (not only powers of two); scores of
-  magnitude 1e3 (with d = 16, whose 1 / sqrt(d) is exact); float32, and float16 and bfloat16 inputs with a large
+  magnitude 1e3 (with d = 16, whose 1 / sqrt(d) is exact), and causal rows whose visible scores are all below -1e30
+  (exact in float32: a finite stand-in for ``-inf`` shows); float32, and float16 and bfloat16 inputs with a large
   ``q`` (~1000) whose scores differ by a few units, and ``d`` whose square root is not a power of two (computed in
   float32, returned in ``q``'s dtype). Compared with ``naive_attention``.
 """
@@ -26,6 +27,7 @@ import torch
 
 from .. import attention as ref
 from ..checks import assert_close, differing_rows
+from ..testing import exact_huge_scores
 
 
 def run_tiles(online_softmax_update, scores, values, block):
@@ -322,3 +324,17 @@ def check_over_the_space(tiled_attention, online_softmax_update) -> None:
             want = ref.naive_attention(q.float(), k.float(), v.float(), causal=causal)
             assert_close(got.float(), want, atol=atol, rtol=rtol, name=where,
                          hint=_half_hint(got, q, k, v, causal))
+    # row 0's visible scores all below -1e30, exact in float32: a finite stand-in for -inf (a hidden key filled with
+    # -1e9 or -1e30, a running max that starts at -1e9 or at 0) is above every one of them
+    for n_q, n_k, bm, bn in ((6, 9, 4, 4), (13, 20, 4, 8)):
+        q, k, v = exact_huge_scores(g, n_q, n_k)
+        want = ref.naive_attention(q.double(), k.double(), v.double(), causal=True)
+        got = tiled_attention(q, k, v, True, bm, bn)
+        bad = differing_rows(got, want, atol=1e-5, rtol=1e-5) if isinstance(got, torch.Tensor) else []
+        assert_close(got, want.float(), atol=1e-5, rtol=1e-5,
+                     name=f"tiled_attention with n_q = {n_q}, n_k = {n_k}, causal = True, tiles {bm} x {bn}, row 0's "
+                          f"visible scores all below -1e30 (exact in float32)",
+                     hint=(f"rows {bad[:8]} differ. Row 0 sees keys 0 to {n_k - n_q}, whose scores are all below "
+                           f"-1e30: a finite stand-in for -inf (a hidden key filled with -1e9 or -1e30, a running max "
+                           f"that starts at -1e9 or at 0) is above every one of them, so the hidden keys take the "
+                           f"weight, or every exp underflows to 0. Use -math.inf for both."))

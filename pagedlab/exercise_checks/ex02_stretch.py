@@ -12,11 +12,13 @@ boundaries always included:
   ``rows = min(block_m, n_q - r0)`` (the last one shorter), for ``n_q`` and ``n_k`` of 1, one below, at and one past
   a tile (7, 8, 9, 15, 16, 17) and 33, ``n_q < n_k``, ``n_q == n_k`` and ``n_q > n_k`` (rows that see no key),
   tiles of 1, 3, 8, 16 and 40 (larger than the inputs) for both ``block_m`` and ``block_n``. Compared with the
-  counts read off the causal mask tile by tile.
+  counts read off the causal mask tile by tile. Check 1 also asks for ten million keys, and a billion in tiles of
+  one, within 2 seconds each.
 * ``causal_tiled_attention(q, k, v, block_m, block_n)``: 2-D ``q`` ``(n_q, d)``, ``k`` and ``v`` ``(n_k, d)``; one
   query, one key, ``n_q > n_k`` (rows that see no key: output 0); tiles of 1, tiles that fit the lengths exactly,
   one shorter or one longer than them, larger than the inputs; ``d`` from 1 to 24; scores of magnitude 1e3 (integer
-  ``q`` and ``k`` with d = 16: every score exact in float32, many rows whose visible scores are all far below 0);
+  ``q`` and ``k`` with d = 16: every score exact in float32, many rows whose visible scores are all far below 0), and
+  rows whose visible scores are all below -1e30 (exact in float32: a finite stand-in for ``-inf`` shows);
   float32, and float16 and bfloat16 inputs with a large ``q`` (~1000) whose scores differ by a few units, with ``d``
   whose square root is not a power of two (computed in float32, returned in ``q``'s dtype). Compared with
   :func:`pagedlab.attention.naive_attention` in float64.
@@ -25,16 +27,13 @@ boundaries always included:
 from __future__ import annotations
 
 import math
-import signal
-import threading
-import time
 from typing import Callable
 
 import torch
 
 from .. import attention as ref
 from ..checks import assert_close, differing_rows
-from ..testing import MaskCounter, ProductCounter
+from ..testing import MaskCounter, ProductCounter, exact_huge_scores, within
 
 GEOMETRIES = [(n_q, n_k, bm, bn) for n_q, n_k in [(16, 16), (37, 37), (20, 37), (37, 20), (1, 9), (9, 1)]
               for bm, bn in [(8, 8), (5, 7), (16, 4)]]
@@ -70,26 +69,6 @@ def error_hint(exc: BaseException) -> str:
     return ""
 
 
-def _within(seconds: float, fn: Callable, *args):
-    """``fn(*args)``, raising ``TimeoutError`` after ``seconds`` (where a timer signal exists; else measured after)."""
-    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-        def expire(signum, frame):
-            raise TimeoutError(f"still running after {seconds:g} s")
-
-        previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            return fn(*args)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-    start = time.perf_counter()
-    result = fn(*args)
-    if time.perf_counter() - start > seconds:
-        raise TimeoutError(f"took {time.perf_counter() - start:.1f} s")
-    return result
-
-
 def check_key_tiles(key_tile_counts: Callable) -> None:
     """Check 1: ``key_tile_counts`` against the brute force on small grids, then on a huge one, from indices alone."""
     __tracebackhide__ = True
@@ -113,16 +92,19 @@ def check_key_tiles(key_tile_counts: Callable) -> None:
                         f"when its LAST key, min((t + 1) * block_n, n_k) - 1, is at most that (the last tile is "
                         f"shorter).")
             raise AssertionError(f"{where}. Hint: {hint}")
-    huge = (0, 64, 10**7, 10**7, 64)
-    try:
-        got = _within(2.0, key_tile_counts, *huge)
-    except (TimeoutError, MemoryError, RuntimeError) as exc:
-        raise AssertionError(
-            f"key_tile_counts(0, 64, 10**7, 10**7, 64) failed ({type(exc).__name__}: {str(exc)[:200]}): with 10**7 "
-            f"queries and keys, a mask or a loop over the keys is 10**14 entries or 10**7 steps. Hint: decide from "
-            f"the indices alone, with a few integer operations and no tensor.") from None
-    if tuple(got) != (0, 1):
-        raise AssertionError(f"key_tile_counts(0, 64, 10**7, 10**7, 64): expected (0, 1), got {got!r}")
+    # ten million queries and keys, then a billion in key tiles of one key, at the last query tile: a mask is 10**14
+    # entries, a loop over the keys 10**7 steps, a loop over the key tiles a billion
+    for huge, want in (((0, 64, 10**7, 10**7, 64), (0, 1)), ((10**9 - 64, 64, 10**9, 10**9, 1), (10**9 - 63, 10**9))):
+        call = f"key_tile_counts{huge}"
+        try:
+            got = within(2.0, key_tile_counts, *huge)
+        except (TimeoutError, MemoryError, RuntimeError) as exc:
+            raise AssertionError(
+                f"{call} failed ({type(exc).__name__}: {str(exc)[:200]}): a mask of every query and key, or a loop "
+                f"over the keys or over the key tiles, takes as many entries or steps as there are keys. Hint: decide "
+                f"from the indices alone, with a few integer operations, no loop and no tensor.") from None
+        if not isinstance(got, (tuple, list)) or tuple(got) != want:
+            raise AssertionError(f"{call}: expected {want}, got {got!r}")
 
 
 def _assert_causal(causal_tiled_attention: Callable, n_q: int, n_k: int, block_m: int, block_n: int,
@@ -270,6 +252,8 @@ SPACE_TILES = (1, 3, 8, 16, 40)
 
 
 def _space_inputs(g: torch.Generator, n_q: int, n_k: int, d: int, kind: str, dtype: torch.dtype):
+    if kind == "below":     # row 0's visible scores all below -1e30, exact in float32
+        return exact_huge_scores(g, n_q, n_k, d)
     if kind == "huge":      # integers: every score exact in float32, of magnitude 1e3
         q, k = (torch.randint(-40, 41, (n, d), generator=g).float() for n in (n_q, n_k))
         return q, k, torch.randn(n_k, d, generator=g)
@@ -314,10 +298,12 @@ def check_over_the_space(key_tile_counts: Callable, causal_tiled_attention: Call
         n_q, n_k, bm, bn, d = (int(torch.randint(lo, hi, (1,), generator=g))
                                for lo, hi in ((1, 30), (1, 30), (1, 17), (1, 17), (1, 25)))
         cases.append((n_q, n_k, bm, bn, d, "", f32))
+    cases += [(9, 14, 4, 4, 16, "below", f32), (20, 20, 8, 2, 16, "below", f32)]  # (last: the draws above stay)
     for n_q, n_k, bm, bn, d, kind, dtype in cases:
         q, k, v = _space_inputs(g, n_q, n_k, d, kind, dtype)
         where = (f"causal_tiled_attention of {str(dtype).removeprefix('torch.')} inputs, n_q = {n_q}, n_k = {n_k}, "
-                 f"d = {d}, tiles {bm} x {bn}" + (", scores of magnitude 1e3" if kind else "") +
+                 f"d = {d}, tiles {bm} x {bn}" + {"huge": ", scores of magnitude 1e3", "": "",
+                                                   "below": ", row 0's visible scores all below -1e30"}[kind] +
                  (", a large q (~1000) whose scores differ by a few units" if dtype != f32 else ""))
         got = causal_tiled_attention(q, k, v, block_m=bm, block_n=bn)
         if not isinstance(got, torch.Tensor) or got.dtype != dtype:
@@ -331,6 +317,10 @@ def check_over_the_space(key_tile_counts: Callable, causal_tiled_attention: Call
                     f"{dtype} rounds a q of ~1000 by a quarter or more, which moves every score."
                     if torch.allclose(got.float(), rounded.to(dtype).float(), atol=1e-3, rtol=1e-2) else
                     f"convert q, k and v to float32 before any arithmetic, and return q's dtype ({dtype}).")
+        elif kind == "below":
+            hint = (f"row 0 sees keys 0 to {n_k - n_q}, whose scores are all below -1e30 (exact in float32): a running "
+                    f"max that starts at a finite value (-1e9, 0) instead of -inf is above every one of them, and "
+                    f"every exp underflows to 0; hidden scores and the first running max are -math.inf.")
         elif kind:
             hint = ("rows whose visible scores are all far below 0: subtract the row's running max itself (only a "
                     "max of -inf is replaced by 0), or every exp underflows and the row looks as if it saw no key.")

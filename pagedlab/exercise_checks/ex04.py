@@ -24,6 +24,7 @@ import torch
 from .. import device
 from ..attention import naive_attention
 from ..checks import assert_close, differing_rows
+from ..testing import exact_huge_scores
 from ..validate import blocks_for
 from . import check_full_precision_products, kernel_error_hint
 
@@ -153,19 +154,6 @@ def check_large_scores(flash_forward: Callable) -> None:
         "Scores in the hundreds: every exponent must be a score minus the running max (<= 0), or exp2 overflows."))
 
 
-def _huge_inputs(g: torch.Generator, n_q: int, n_k: int, d: int):
-    """q, k, v with scores up to ~1e32 that float32 computes exactly in any order: small integers times 2**50 (so a
-    score is an integer times 2**100 times the scale); row 0's visible keys (0 .. n_k - n_q) all score below -1e30,
-    so that a finite fill, -1e9 or -1e30, is larger than every one of them."""
-    scale = 2.0 ** 50
-    q = torch.randint(-3, 4, (n_q, d), generator=g) * scale
-    k = torch.randint(-3, 4, (n_k, d), generator=g) * scale
-    seen = n_k - n_q + 1
-    q[0] = -scale
-    k[:seen] = k[:seen].abs().clamp(min=scale)
-    return q.float(), k.float(), torch.randn(n_k, d, generator=g)
-
-
 def check_over_the_space(flash_forward: Callable) -> None:
     """Check 6: your kernel against the definition on inputs drawn from the whole stated space (the module
     docstring), boundaries included: the first input where yours differs, which rows, by how much."""
@@ -185,7 +173,7 @@ def check_over_the_space(flash_forward: Callable) -> None:
                    "j > i + n_k - n_q get -inf, with global row and key positions."))
     g = torch.Generator().manual_seed(6)
     for n_q, n_k, block_m, block_n in [(6, 9, 16, 16), (20, 37, 16, 32)]:
-        q, k, v = _huge_inputs(g, n_q, n_k, 16)
+        q, k, v = exact_huge_scores(g, n_q, n_k)
         rows, cols = torch.arange(n_q)[:, None], torch.arange(n_k)[None, :]
         want = _attend(q, k, v, cols <= rows + (n_k - n_q))
         got = flash_forward(q.to(device.DEVICE), k.to(device.DEVICE), v.to(device.DEVICE), causal=True,

@@ -10,7 +10,7 @@ boundaries always included: ``q`` (num_seqs, heads, d) float32 with ``d`` 16 or 
 kv_heads, d) with ``block_size`` 8, 16, 32 or 64 (smaller than the key tile of 32, equal, larger), MHA (heads =
 kv_heads), GQA (4 query heads per K/V head) and MQA (one K/V head); block tables int32, shuffled, padded past each
 sequence's last block; context lengths 1, block_size - 1, block_size, block_size + 1, a multiple of the key tile and
-one past it; scores near 1 and in the hundreds; block ids whose offset passes 2**31 elements (check 10).
+one past it; scores near 1, in the hundreds, and all below -1e30 (exact in float32); block ids whose offset passes 2**31 elements (check 10).
 """
 
 from __future__ import annotations
@@ -422,3 +422,14 @@ def check_over_the_space(paged_attention: Launcher) -> None:
 
         _compare(paged_attention, lens, block_size, heads, kv_heads, hint, d=d, magnitude=magnitude, seed=seed,
                  padding="spare", extra_columns=2)
+
+    # every valid score below -1e30 (integers times 2**50, exact in float32), each context ending in a partial key
+    # tile: an invalid token's score set to a finite stand-in for -inf (-1e9, -1e30) outweighs every valid one
+    def below(q, k, v, tables, lens):
+        return torch.full_like(q, -2.0 ** 50), (k.abs().round() + 1) * 2.0 ** 50, v, tables, lens
+
+    _compare(paged_attention, [37, 50], 16, 4, 2, lambda *_: (
+        "every valid score is below -1e30 here: an invalid token's score set to a finite value (-1e9, -1e30) is above "
+        "them all and takes the weight, and a running max that starts at a finite value is above them too. Invalid "
+        "scores and the first running max are float(\"-inf\")."), prepare=below, seed=11, padding="spare",
+        extra_columns=2)

@@ -15,8 +15,9 @@ boundaries always included:
 * ``merge_states(outs, lses)``: ``outs`` ``(..., num_splits, d)`` and ``lses`` ``(..., num_splits)``, float32, with
   no leading dimension, one, two or three, leading dimensions of size 1 among them (one sequence, one head); 1 to 6
   splits; ``d`` from 1 to 16; lses of magnitude 1, in the hundreds (past float32's ``exp``), all far below zero
-  (about -300, as very negative scores give), far apart within one row (3 and 120), tied (every split of a row
-  equal, two maxima equal); empty splits (lse ``-inf``, output 0) anywhere but never a whole row. Compared with the
+  (about -300, as very negative scores give; near -20000 and below -1e30, beside empty splits), far apart within one
+  row (3 and 120), tied (every split of a row equal, two maxima equal); empty splits (lse ``-inf``, output 0)
+  anywhere but never a whole row. Compared with the
   float64 merge: the softmax of the lses weighting the outputs, and their log-sum-exp.
 
 ``cascade_attention`` runs the kernel twice in Triton's interpreter (seconds on a CPU): check 6 covers it alone.
@@ -318,7 +319,10 @@ def _merge_cases(g: torch.Generator) -> list[tuple[str, torch.Tensor, torch.Tens
               torch.tensor([[3.0, 120.0], [120.0, 3.0]])),
              ("empty splits (lse -inf) first, between and last", *states((2, 2), 5, 8, [inf, 0.3, inf, -0.4, inf])),
              ("every split empty but one, far below zero", *states((3,), 4, 8, [inf, inf, -250.0, inf])),
-             ("every split empty but one, in the hundreds", *states((1,), 3, 4, [inf, 200.0, inf]))]
+             ("every split empty but one, in the hundreds", *states((1,), 3, 4, [inf, 200.0, inf])),
+             # far below any finite stand-in for -inf a merge might put in an empty split's place (-1e4, -1e30)
+             ("lses near -20000 beside empty splits", *states((2,), 4, 8, [inf, -20003.0, -20001.5, inf])),
+             ("lses below -1e30 beside an empty split", *states((2,), 3, 8, [-3 * 2.0**100, inf, -2 * 2.0**100]))]
     for _ in range(6):
         lead = tuple(int(x) for x in torch.randint(1, 4, (int(torch.randint(0, 4, (1,), generator=g)),), generator=g))
         num_splits, d = int(torch.randint(1, 7, (1,), generator=g)), int(torch.randint(1, 17, (1,), generator=g))

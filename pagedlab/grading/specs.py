@@ -309,6 +309,10 @@ def _ex02(c: Cases) -> None:
     c.call("tiled_attention in float16, d = 12",
            f"tiled_attention({c.array(n, 12, scale=8.0, dtype='float16')}, {c.array(n, 12, dtype='float16')}, "
            f"{c.array(n, 12, scale=10.0, dtype='float16')}, causal=True, block_m=8, block_n=8)")
+    # "huge scores", every visible one below -1e30, over several tiles: a hidden key filled with -1e9 or -1e30 instead
+    # of -inf, or a running max that starts at 0 or at -1e9, passed 15 of 15 seeds without it (audit F2)
+    c.call("tiled_attention of scores below -1e30",
+           _below_minus_1e30("tiled_attention", c, (), f", causal=True, block_m={c.rng.choice((2, 4))}, block_n=4"))
 
 
 def _ex02_stretch(c: Cases) -> None:
@@ -332,6 +336,12 @@ def _ex02_stretch(c: Cases) -> None:
         c.call("key_tile_counts of the last row", f"key_tile_counts({n_q - 1}, 1, {n_q}, {n_k}, {bn})")
     n = 10**7 + r.randint(0, 999)  # from the indices alone: an n x n mask of this size does not fit anywhere
     c.call("key_tile_counts of ten million keys", f"key_tile_counts({64 * r.randint(0, 1000)}, 64, {n}, {n}, 64)")
+    # a billion keys in tiles of one, the last query tile: "no loop over keys" is no loop over key tiles either, here
+    # a billion of them (round 38z30: a loop over the key tiles up to the first hidden one passed, as the call above
+    # stops it after a thousand); a few integer operations take microseconds, the bound is 5 s
+    n = 10**9 + r.randint(0, 999)
+    c.call("key_tile_counts of a billion keys in tiles of one, the last query tile",
+           f"within(5.0, key_tile_counts, {n - 64}, 64, {n}, {n}, 1)")
     for _ in range(2):
         rows, cols, d = r.randint(2, 6), r.randint(1, 7), r.randint(1, 5)
         hidden = r.randrange(rows)  # this row's scores are all -inf in the first tile: a row that sees no key yet
@@ -402,6 +412,10 @@ def _ex02_stretch(c: Cases) -> None:
     c.call(f"causal_tiled_attention {n_q}x{n_k} in tiles of {bm} x {bn}: masks on the straddling tiles only",
            f"masking_ops(lambda: causal_tiled_attention({c.array(n_q, 8)}, {c.array(n_k, 8)}, {c.array(n_k, 8)}, "
            f"block_m={bm}, block_n={bn})) <= {straddling}")
+    # every visible score below -1e30, over several tiles: a running max that starts at -1e9 (or 0) instead of -inf
+    # passed 5 of 5 seeds without it (audit F2)
+    c.call("causal_tiled_attention of scores below -1e30",
+           _below_minus_1e30("causal_tiled_attention", c, (), f", block_m={r.choice((2, 4))}, block_n=4"))
 
 
 def _ex03(c: Cases) -> None:
@@ -447,6 +461,13 @@ def _ex03(c: Cases) -> None:
     c.add("softmax leaves a contiguous x as it was", [
         do(f"x = {c.array(rows, cols)}; x0 = x.clone()"), do("out = softmax(x)"), do("same = torch.equal(x, x0)"),
         get("same")])
+    # "program pid handles the elements pid * BLOCK .. pid * BLOCK + BLOCK - 1", as stated: program 0 alone, launched
+    # over a longer vector, writes its block and nothing past it (audit G: a kernel whose one program loops over
+    # every block, launched on a grid of one, gave the same values and passed every seed)
+    n, block = c.rng.randint(40, 120), c.rng.choice((8, 16))
+    c.call(f"add_kernel's program 0 of {n} elements in blocks of {block}: its block, nothing past it",
+           f"(lambda x, y: (add_kernel[(1,)](x, y, out := torch.full_like(x, float('nan')), {n}, 1, 1, BLOCK={block}), "
+           f"out[:{block}], out[{block}:].isnan().all().item())[1:])({c.array(n)}, {c.array(n)})")
 
 
 def _ex04(c: Cases) -> None:
@@ -540,6 +561,15 @@ def _ex04_stretch(c: Cases) -> None:
     c.call(f"gqa_forward in a group of 4, k and v halves of one fused projection, batch {batch}, tiles of 32 x 16",
            f"gqa_forward({c.array(batch, 1, 4, 16)}.transpose(1, 2), "
            f"*{c.array(batch, n_k, 2, 16)}.transpose(1, 2).split(1, 1), block_m=32, block_n=16)")
+    # the kernel launched as the statement launches it, "batch x heads of them in one launch": tl.program_id(1) names
+    # the (batch, head) pair (audit G: a launcher that looped over (batch, head) in Python, one launch on each head's
+    # views, and a kernel that ignored program_id(1), gave the same values and passed every seed)
+    batch, n_q, n_k = c.rng.randint(2, 3), c.rng.randint(1, 20), c.rng.randint(1, 36)
+    c.call(f"gqa_kernel launched once over batch {batch} x 4 heads, a group of 2", "(lambda q, k, v: (gqa_kernel["
+           f"(triton.cdiv({n_q}, 16), {batch * 4})](q, k, v, out := torch.empty_like(q), 4, 2, {n_q}, {n_k}, "
+           "0.25 * 1.4426950408889634, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3], "
+           f"HEAD_DIM=16, BLOCK_M=16, BLOCK_N=32), out)[1])({c.array(batch, 4, n_q, 16, scale=3.0)}, "
+           f"{c.array(batch, 2, n_k, 16)}, {c.array(batch, 2, n_k, 16)})")
 
 
 _MODELS = ("LLAMA_7B", "LLAMA3_8B", "LLAMA2_70B", "OPT_13B", "SMOLLM2_135M")  # (SmolLM2: a head_dim of 64)
@@ -938,6 +968,14 @@ def _ex09(c: Cases) -> None:
     c.add(f"paged_attention of negative scores, contexts {lens}", [  # max that a masked 0 wins underflows to 0 / 0
         do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', seed={seed})"),
         do("q, k = -q.abs() * 20, k.abs() * 20"), get("paged_attention(q, k, v, tables, lens)")])
+    # every score below -1e30, exact in float32 (as _below_minus_1e30's: integers times 2**50, d = 16), each context
+    # ending in a partial key tile: an invalid token's score set to -1e9 or -1e30 instead of -inf outweighs every valid
+    # one (it passed 5 of 5 seeds without this call; audit F2); the pool's NaN and inf poison stays as it was
+    lens, seed = [r.randint(33, 63) for _ in range(2)], r.randrange(1 << 30)
+    c.add(f"paged_attention of scores below -1e30, contexts {lens}", [
+        do(f"q, k, v, tables, lens = random_paged_batch({lens}, 16, 4, 2, 16, padding='spare', seed={seed})"),
+        do("q, k = torch.full_like(q, -2.0**50), (k.abs().round() + 1) * 2.0**50"),
+        get("paged_attention(q, k, v, tables, lens)")])
 
 
 def _ex09_stretch(c: Cases) -> None:
@@ -992,6 +1030,15 @@ def _ex09_stretch(c: Cases) -> None:
     seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6)  # every lse far below zero: e^lse is 0
     c.call("merge_states of lses near -300", f"merge_states({c.array(seqs, heads, splits, 8)}, "
                                              f"{c.array(seqs, heads, splits, scale=3.0)} - 300)")
+    # lses far below any finite stand-in for -inf that a merge might put in an empty split's place, beside empty
+    # splits: near -20000 (round 38z30: -inf replaced by -10000 passed, every lse drawn was above it), and integers
+    # times -2**100, below -1e30 and exact in float32
+    for far in ("- 20000", ".abs().round().add(2).mul(-2.0**100)"):
+        seqs, heads, splits = r.randint(1, 3), r.randint(1, 4), r.randint(2, 6)
+        c.add(f"merge_states of lses {'near -20000' if far == '- 20000' else 'below -1e30'} beside empty splits", [
+            do(f"outs, lses = {c.array(seqs, heads, splits, 8)}, {c.array(seqs, heads, splits, scale=3.0)}{far}"),
+            do(f"lses[:, :, {r.randrange(splits)}] = float('-inf'); outs[lses == float('-inf')] = 0.0"),
+            get("merge_states(outs, lses)")])
 
 
 def _scene(num_blocks: int, block_size: int, running: list, waiting: list, watermark: float = 0.0) -> Step:
@@ -1196,7 +1243,8 @@ SPECS: dict[str, Spec] = {
     "ex02_stretch_causal_tile_skipping": Spec(("key_tile_counts", "online_softmax_update", "causal_tiled_attention"),
                                               _ex02_stretch, _ATTENTION,
                                               {"product_elements": "pagedlab.testing:product_elements",
-                                               "masking_ops": "pagedlab.testing:masking_ops"}, atol=1e-4,
+                                               "masking_ops": "pagedlab.testing:masking_ops",
+                                               "within": "pagedlab.testing:within"}, atol=1e-4,
                                               memory=4.0,
                                               checked="ex02_stretch_causal_tile_skipping"),
     "ex03_triton_basics": Spec(("add_kernel", "vector_add", "softmax_kernel", "softmax"), _ex03, _SOFTMAX,

@@ -143,4 +143,10 @@ BUGS: dict[str, Plant] = {
         )},
         9, r"tiled_attention of torch\.float16 inputs, .*d = 12.*elements differ.*what q / sqrt\(d\) rounded to "
            r"torch\.float16 gives: convert to float32 FIRST"),
+    "hidden keys filled with -1e9 instead of -inf": Plant(
+        {"tiled-work": (("s = s.masked_fill(hidden, -math.inf)", "s = s.masked_fill(hidden, -1e9)"),)},
+        9, r"visible scores all below -1e30.*finite stand-in for -inf"),
+    "the running max starts at 0": Plant(
+        {"tiled-work": (("m = torch.full((rows,), -math.inf, device=q.device)", "m = torch.zeros(rows, device=q.device)"),)},
+        9, r"visible scores all below -1e30.*finite stand-in for -inf"),
 }

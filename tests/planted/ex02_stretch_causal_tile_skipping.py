@@ -73,7 +73,7 @@ BUGS: dict[str, Plant] = {
         {"bounds-work": (
             (BOUNDS, BRUTE_COUNTS),
         )},
-        1, r"key_tile_counts\(0, 64, 10\*\*7, 10\*\*7, 64\) failed.*indices alone"),
+        1, r"key_tile_counts\(0, 64, 10000000, 10000000, 64\) failed.*indices alone"),
     "no -inf guard in the update (the final where hides the NaN state)": Plant(
         {"attention-work": (
             GUARD,
@@ -135,4 +135,13 @@ BUGS: dict[str, Plant] = {
              "online_softmax_update(m, l, acc, s, v[c0:c0 + block_n])"),
         )},
         6, r"RuntimeError: expected m1 and m2 to have the same dtype.*in online_softmax_update.*convert q, k AND v"),
+    "the running max starts at -1e9": Plant(
+        {"attention-work": (("m = torch.full((rows,), -math.inf)", "m = torch.full((rows,), -1e9)"),)},
+        6, r"row 0's visible scores all below -1e30.*a running max that starts at a finite value"),
+    "key tiles counted by a loop up to the first hidden one": Plant(
+        {"bounds-work": (("    n_visit = 0 if last_visible < 0 else last_visible // block_n + 1",
+                          "    n_visit = 0\n"
+                          "    while n_visit < n_tiles and n_visit * block_n <= last_visible:\n"
+                          "        n_visit += 1"),)},
+        1, r"key_tile_counts\(999999936, 64, 1000000000, 1000000000, 1\) failed \(TimeoutError.*over the key tiles"),
 }

@@ -104,4 +104,7 @@ BUGS: dict[str, Plant] = {
         {"kernel-work": (("heads = kv_head * group + offs_h", "heads = offs_h"),)},
         1, r"The output of query head 0 is that head's attention with K/V head 1, not with K/V head 0 .*heads = offs_h "
            r"alone"),
+    "invalid tokens' scores set to -1e30 instead of -inf": Plant(
+        {"kernel-work": (('s = tl.where(valid[None, :], s, float("-inf"))', "s = tl.where(valid[None, :], s, -1e30)"),)},
+        11, r"every valid score is below -1e30 here"),
 }

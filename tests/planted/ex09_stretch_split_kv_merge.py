@@ -126,4 +126,8 @@ BUGS: dict[str, Plant] = {
     return acc / l[..., None], m + torch.log(l)"""),
         )},
         7, r"NaN"),
+    "an empty split's lse taken as -10000": Plant(
+        {"merge-work": (("    m = lses.amax(dim=-1, keepdim=True)",
+                         "    lses = lses.clamp(min=-1e4)\n    m = lses.amax(dim=-1, keepdim=True)"),)},
+        7, r"lses near -20000 beside empty splits"),
 }
