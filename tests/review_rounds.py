@@ -7367,7 +7367,9 @@ def softmax(x, block=16):
     softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block)
     return out
 '''}),
-    'ex09 with scores summed elementwise, a helper returning a tuple and a global mask value': ('HONEST', 'ex09_paged_attention', {'kernel-work': r'''LN2 = 0.6931471805599453
+    # (judged honest until audit F2: its running max starts at -1e30, a finite stand-in the statement's -inf is not,
+    # wrong where every valid score is below it, which the stated space holds now)
+    'ex09 with scores summed elementwise, a helper returning a tuple and a global mask value': ('ATTACKS', 'ex09_paged_attention', {'kernel-work': r'''LN2 = 0.6931471805599453
 MASK_VALUE = -1.0e30
 
 
@@ -19057,57 +19059,59 @@ print(key_tile_counts(0, 4, 11, 15, 3), key_tile_counts(8, 3, 11, 15, 3))
 }
 
 
-# Audits of this stop (against 1b5ad4e and 7646277): histories (F1), values (F2) and stated rules of cost (G). Their
-# other wrong answers are planted bugs now (tests/planted); this one rewrites the given launch line.
-AUDIT_FG = {
-    "ex04 stretch launched once per (batch, head) on that head's views, the kernel blind to program_id(1)": ('ATTACKS', 'ex04_stretch_gqa_forward', {
-        'kernel-work': r'''
-@triton.jit
-def gqa_kernel(Q, K, V, Out, n_heads, group, n_q, n_k, qk_scale,
-               stride_qb, stride_qh, stride_qn, stride_kb, stride_kh, stride_kn,
-               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_on,
-               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = tl.program_id(0) * BLOCK_M
-    # Move Q, K, V and Out to the first row of this program's (batch, head): Q = Q + ..., and so on.
-    pass  # each launch is given one (batch, head): its tensors start where the pointers point
-    rows = start_m + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(Q + rows[:, None] * stride_qn + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
-    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    l_i = tl.zeros([BLOCK_M], tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
-    for start_n in range(0, n_k, BLOCK_N):
-        cols = start_n + tl.arange(0, BLOCK_N)
-        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
-        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
-        s = tl.where(cols[None, :] < n_k, tl.dot(q, k, input_precision="ieee") * qk_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.exp2(s - m_new[:, None])
-        alpha = tl.exp2(m_i - m_new)
-        l_i = alpha * l_i + tl.sum(p, 1)
-        acc = alpha[:, None] * acc + tl.dot(p, v, input_precision="ieee")
-        m_i = m_new
-    tl.store(Out + rows[:, None] * stride_on + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+# Round 38z31 (against dc60ede): an outside class of 8 (3 wrong, 5 honest) aimed at the calls added after round 38z30;
+# its one wrong verdict, an honest learner sent to review for a largest difference from the reference printed behind a
+# conditional expression.
+ROUND_38Z31 = {
+    'ex02 masked by where, a bounded key loop, a timed scratch cell printing its largest difference from the reference behind a hasattr guard': ('HONEST', 'ex02_online_softmax', {
+        'update-work': r'''
+
+def online_softmax_update(m, l, acc, s, v_tile):
+    """Fold one tile of scores into the running softmax state of some query rows."""
+    tile_max = s.max(dim=1).values
+    new_m = torch.max(m, tile_max)
+    scale = (m - new_m).exp()                 # old max -> new max
+    weights = (s - new_m[:, None]).exp()
+    new_l = l * scale + weights.sum(dim=1)
+    new_acc = acc * scale[:, None] + weights @ v_tile
+    return new_m, new_l, new_acc
+''',
+        'tiled-work': r'''
+
+def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
+    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""
+    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]
+    out = torch.zeros(n_q, d, device=q.device)
+    offset = n_k - n_q
+    inv_sqrt_d = 1.0 / math.sqrt(d)
+    for i0 in range(0, n_q, block_m):
+        qt = q[i0:i0 + block_m].float()
+        nr = qt.shape[0]
+        key_end = n_k
+        if causal:
+            key_end = min(n_k, i0 + nr + offset)    # last row sees keys up to i0 + nr - 1 + offset
+        m = torch.full((nr,), -math.inf, device=q.device)
+        l = torch.zeros(nr, device=q.device)
+        acc = torch.zeros(nr, d, device=q.device)
+        for j0 in range(0, key_end, block_n):
+            kt = k[j0:j0 + block_n].float()
+            vt = v[j0:j0 + block_n].float()
+            s = (qt @ kt.T) * inv_sqrt_d
+            if causal:
+                qpos = torch.arange(i0, i0 + nr, device=q.device)
+                kpos = torch.arange(j0, j0 + kt.shape[0], device=q.device)
+                blocked = kpos[None, :] > qpos[:, None] + offset
+                s = torch.where(blocked, torch.full_like(s, -math.inf), s)
+            m, l, acc = online_softmax_update(m, l, acc, s, vt)
+        out[i0:i0 + nr] = acc / l[:, None]
+    return out.to(q.dtype)
 
 
-def gqa_forward(q, k, v, block_m=16, block_n=32):
-    """Attention of q (batch, n_heads, n_q, d) over k, v (batch, n_kv_heads, n_k, d), without a causal mask."""
-    batch, n_heads, n_q, d = q.shape
-    n_kv_heads, n_k = k.shape[1], k.shape[2]
-    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-    qk_scale = d ** -0.5 * 1.4426950408889634  # softmax scale times log2(e)
-    # Set group (query heads per K/V head) and grid (one program per query tile and (batch, head)).
-    if n_heads % n_kv_heads:
-        raise ValueError(f"k has {n_kv_heads} heads, which must divide the {n_heads} query heads of q")
-    group = n_heads // n_kv_heads
-    for b in range(batch):  # one launch per (batch, head), on views of that head
-        for h in range(n_heads):
-            qs, ks, vs, os_ = q[b, h], k[b, h // group], v[b, h // group], out[b, h]
-            gqa_kernel[(triton.cdiv(n_q, block_m), 1)](qs, ks, vs, os_, n_heads, group, n_q, n_k, qk_scale,
-                                                       0, 0, qs.stride(0), 0, 0, ks.stride(0), 0, 0, vs.stride(0),
-                                                       0, 0, os_.stride(0), HEAD_DIM=d, BLOCK_M=block_m,
-                                                       BLOCK_N=block_n)
-    return out
+%%time
+_q, _k, _v = torch.randn(9, 4), torch.randn(13, 4), torch.randn(13, 4)
+_mine = tiled_attention(_q, _k, _v, causal=True, block_m=4, block_n=3)
+print("max diff vs ref:", (_mine - ref.naive_attention(_q, _k, _v, causal=True)).abs().max().item()
+      if hasattr(ref, "naive_attention") else _mine.shape)
 ''',
     }),
 }

@@ -102,33 +102,6 @@ def check_grouped(gqa_forward: Callable) -> None:
                     f"consecutive query heads share one K/V head; K and V move by the K/V head's stride.")
 
         _assert_gqa(gqa_forward, 2, n_heads, n_kv_heads, 21, 40, hint)
-    _launched_once(gqa_forward)
-
-
-def _launched_once(gqa_forward: Callable, batch=2, n_heads=4, n_kv_heads=2, n_q=21, n_k=40) -> None:
-    """The notebook's ``gqa_kernel`` launched as the given launch line launches it: once, over every (batch, head)
-    pair (a launcher that loops over the heads in Python, one launch on each head's views, hides a kernel that
-    ignores ``tl.program_id(1)``)."""
-    __tracebackhide__ = True
-    import triton
-
-    kernel = getattr(gqa_forward, "__globals__", {}).get("gqa_kernel")
-    if kernel is None:
-        return
-    q, k, v = attention_inputs(batch, n_heads, n_kv_heads, n_q, n_k, seed=5)
-    out, group = torch.zeros_like(q), n_heads // n_kv_heads
-    kernel[(triton.cdiv(n_q, 16), batch * n_heads)](q, k, v, out, n_heads, group, n_q, n_k, 16 ** -0.5 * math.log2(math.e),
-                                                    *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
-                                                    *out.stride()[:3], HEAD_DIM=16, BLOCK_M=16, BLOCK_N=32)
-    want = naive_attention(q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1))
-    bad = [(b, h) for b in range(batch) for h in range(n_heads)
-           if differing_rows(out[b, h], want[b, h], atol=1e-4, rtol=1e-4)]
-    assert_close(out, want, atol=1e-4, rtol=1e-4,
-                 name=f"gqa_kernel launched once, as the given launch line does, over batch {batch} x {n_heads} heads "
-                      f"({n_kv_heads} K/V heads)",
-                 hint=f"(batch, head) pairs {bad[:8]} are wrong. One launch covers every (batch, head) pair: program "
-                      f"id 1 is the pair, the grid (cdiv(n_q, BLOCK_M), batch x n_heads); the launcher sets group and "
-                      f"the grid and launches the kernel once, as given, not once per head." if bad else "")
 
 
 def check_views(gqa_forward: Callable) -> None:

@@ -2583,7 +2583,8 @@ def _compared(call: ast.Call, parents: dict) -> bool:
     node, reduced = call, False
     while True:
         p = parents.get(id(node))
-        if isinstance(p, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue, ast.JoinedStr)):
+        if isinstance(p, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue, ast.JoinedStr)) or (
+                isinstance(p, ast.IfExp) and node is not p.test):  # (a branch's value goes where the choice goes)
             node = p
         elif (isinstance(p, ast.Attribute) and p.attr in _THROUGH and isinstance(parents.get(id(p)), ast.Call)
               and parents[id(p)].func is p):

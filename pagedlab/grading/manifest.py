@@ -11,7 +11,7 @@ SHA256 = {
     'cli.py': 'f01417e01e4e805e79a9315371113a5348d402dfd88b9e5c1352106056bb81c1',
     'collect.py': 'cf03884537d21af0f58b97d380a8d2639c5dfaddc87192ae40a54c48819bbf84',
     'grade.py': '09b40f243d340d3e27aa7ef2f0db2536fb473fdf85044d9a9051a6e7138dafeb',
-    'harness.py': 'c4e76101db4f7c940ead2a4f7c43c5e63728847e53ca24dee7825e7f98881d4f',
+    'harness.py': '18bef47382863387af3c3b03019a1f530c14fdca5a8c4a56cc8fabc6cc92057d',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'c4810c95b2fe55da72c99fbc782b56b3da7d1b8b5df656139b9bf197b7d390b1',
     'procs.py': '7007046f4f999e82e6713b5ff2af5ac99a7806173aeb318959ba1fa0dfd50726',
@@ -21,7 +21,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': 'c632ec041077f8fe0c14f6d5bcac77d871aaa7d1e327fecb2537c7697cb49faf',
-    'specs.py': '76ba83fa86971a5c78b1fb532467ed949e0739ae580de8ae9f6f66a36203d66d',
+    'specs.py': '59a5bfb4d11bec7755bdaaa5af0eb0aa90052b22a61d44e36a4436e6df1a3a1a',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

@@ -133,7 +133,4 @@ BUGS: dict[str, Plant] = {
             ("range(0, n_cols, BLOCK)", "range(0, n_cols - 1, BLOCK)"),
         )},
         7, r"your kernel never read columns 0 to 0 of a 1-column row: its loop over the tiles stops short"),
-    "one program walks every block, launched on a grid of one": Plant(
-        {"add-work": '@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):\n    # one program walks every block (a loop, as the softmax does), instead of one program per block\n    for start in range(0, n, BLOCK):\n        offsets = start + tl.arange(0, BLOCK)\n        mask = offsets < n\n        x = tl.load(x_ptr + offsets * stride_x, mask=mask)\n        y = tl.load(y_ptr + offsets * stride_y, mask=mask)\n        tl.store(out_ptr + offsets, x + y, mask=mask)\n\n\ndef vector_add(x, y, block=64):\n    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is a new contiguous\n    tensor (``x`` and ``y`` are only read)."""\n    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)\n    add_kernel[(1,)](x, y, out, x.numel(), x.stride(0), y.stride(0), BLOCK=block)\n    return out\n'},
-        1, r"add_kernel launched with program 0 alone .* it also wrote .*no loop"),
 }
