@@ -871,12 +871,18 @@ def _children() -> tuple[float, list[int]]:
         tasks = os.listdir("/proc/self/task")  # (not glob: this runs twice a graded call, and glob's matching costs)
     except OSError:
         tasks = []
-    for task in tasks:
+    for task in tasks:  # (os.open and os.read: a third of the time of open(), twice a graded call)
         try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids += [int(p) for p in f.read().split()]
+            fd = os.open(f"/proc/self/task/{task}/children", os.O_RDONLY)
         except OSError:
             continue
+        try:
+            text = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+            pids += [int(p) for p in text.split()]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return times.children_user + times.children_system, sorted(pids)
 
 
@@ -2406,8 +2412,14 @@ class Refused(Exception):
     in a Triton exercise, a tensor past a memory rule."""
 
 
+_SCALARS = frozenset((int, float, str, bool, type(None)))
+"""The types whose values are plain data as they are (subclasses excepted: their values are read as below)."""
+
+
 def _plain(v, torch, record, depth: int = 0):
     """``v`` as plain data (numbers by value, tensors as dtype, shape and a flat list)."""
+    if type(v) in _SCALARS:
+        return v
     if depth > 12:
         raise ValueError("nested too deeply")
     if torch is not None and isinstance(v, torch.Tensor):
@@ -2430,7 +2442,7 @@ def _plain(v, torch, record, depth: int = 0):
         return {"dict": [[_plain(k, torch, record, depth + 1), _plain(x, torch, record, depth + 1)]
                          for k, x in sorted(dict.items(v), key=lambda kv: repr(kv[0]))]}
     if isinstance(v, (list, tuple)) or type(v).__name__ == "deque":
-        if all(type(x) is int for x in v):  # (a token list, a block table: each int is its own plain value)
+        if all(type(x) in _SCALARS for x in v):  # (a token list, a block table: each is its own plain value)
             return list(v)
         return [_plain(x, torch, record, depth + 1) for x in v]
     return {"object": type(v).__name__}
