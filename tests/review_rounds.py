@@ -19115,3 +19115,48 @@ print("max diff vs ref:", (_mine - ref.naive_attention(_q, _k, _v, causal=True))
 ''',
     }),
 }
+
+
+# Round 38z32 (against 0d63576): an outside class of 8 (5 wrong, 3 honest) aimed at ex01, ex06, ex07 and its stretch,
+# ex10; its one wrong verdict, the manager told the next position (no scene's manager kept its tokens).
+ROUND_38Z32 = {
+    'ex10 the manager told the next position, the request grown first': ('ATTACKS', 'ex10_scheduler_step', {
+        'schedule-work': r'''
+def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[Request],
+                  max_num_batched_tokens: int) -> Step:
+    """One step: grow every running request (preempting the newest when blocks run out), then admit."""
+    step = Step()
+    todo = list(running)          # oldest first; todo[i:] have not grown yet
+    i = 0
+    while i < len(todo):
+        req = todo[i]
+        if manager.can_append(req.seq_id):
+            req.tokens.append(len(req.tokens))            # the new token
+            manager.append(req.seq_id, len(req.tokens))   # tell the manager about it
+            step.grown.append(req.seq_id)
+            i += 1
+            continue
+        victim = todo.pop()       # newest not grown yet (req itself when it is the last)
+        manager.free(victim.seq_id)
+        waiting.appendleft(victim)
+        step.preempted.append(victim.seq_id)
+    running[:] = todo
+    used = len(step.grown)
+    if not step.preempted:
+        while waiting:
+            nxt = waiting[0]
+            need = (len(nxt.tokens) + manager.block_size - 1) // manager.block_size
+            if need + manager.watermark_blocks > manager.num_free_blocks:
+                break
+            if used + len(nxt.tokens) > max_num_batched_tokens:
+                break
+            waiting.popleft()
+            manager.add(nxt.seq_id, nxt.tokens)
+            running.append(nxt)
+            step.admitted.append(nxt.seq_id)
+            used += len(nxt.tokens)
+    step.num_tokens = used
+    return step
+''',
+    }),
+}

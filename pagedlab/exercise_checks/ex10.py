@@ -164,6 +164,20 @@ def check_growth(schedule_step: ScheduleStep, request: type) -> None:
     if step.num_tokens != 3 + 2 or _ids(running) != ["A", "B", "C", "D"]:
         raise AssertionError(f"3 decode tokens and D's 2 prompt tokens, running oldest first A, B, C, D; got "
                              f"num_tokens {step.num_tokens}, running {_ids(running)}")
+    # the same tokens, not only as many: with prefix caching on, the manager hashes the tokens it is told, and a
+    # prompt of A's own tokens finds A's full blocks cached only if they were A's
+    m = BlockManager(16, 2, enable_prefix_caching=True)
+    running = [request("A", [0, 1, 2])]
+    m.add("A", running[0].tokens)
+    for _ in range(3):
+        schedule_step(m, running, deque(), 1000)
+    m.add("probe", running[0].tokens + [9])
+    if m.num_cached_tokens("probe") != 6:
+        raise AssertionError(
+            f"with prefix caching on, A grew three times to {running[0].tokens}; a prompt of those tokens and one more "
+            f"should find A's three full blocks cached (6 tokens), found {m.num_cached_tokens('probe')}. Hint: the "
+            f"manager was told other tokens than A holds: token = len(req.tokens), then manager.append(req.seq_id, "
+            f"token), then req.tokens.append(token), the same token in both.")
 
 
 def check_budget_counts_decode(schedule_step: ScheduleStep, request: type) -> None:

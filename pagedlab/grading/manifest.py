@@ -21,7 +21,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': 'c632ec041077f8fe0c14f6d5bcac77d871aaa7d1e327fecb2537c7697cb49faf',
-    'specs.py': '59a5bfb4d11bec7755bdaaa5af0eb0aa90052b22a61d44e36a4436e6df1a3a1a',
+    'specs.py': '0bb5e89405540822f930c204b60c02e397f8a29a899e1c4a41de7cf71a129cea',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

@@ -1128,6 +1128,18 @@ def _ex10(c: Cases) -> None:
               [_scene(16, 4, grow, [("w0", n), ("w1", 1)]),
                get(f"schedule_step(m, running, waiting, {len(grow) + n - short})"),
                get("[q.seq_id for q in running]"), get("[q.seq_id for q in waiting]")])
+    # the token each step tells the manager, as stated (manager.append(req.seq_id, token) with token =
+    # len(req.tokens), then req.tokens.append(token)): with prefix caching on, the manager hashes the tokens it is
+    # told, and a later prompt of a request's own tokens finds its full blocks cached only if they were the request's
+    # (round 38z32: the next position told instead passed, as no scene's manager kept its tokens)
+    bs, n0 = r.choice((2, 4)), r.randint(1, 5)
+    c.add(f"schedule_step with prefix caching on (blocks of {bs}): the tokens the manager was told", [
+        do(f"m = BlockManager(64, {bs}, enable_prefix_caching=True)\n"
+           f"running, waiting = [Request('r0', list(range(1000, {1000 + n0})))], deque()\n"
+           "m.add('r0', running[0].tokens)"),
+        *[get("schedule_step(m, running, waiting, 1000)") for _ in range(2 * bs + 1)],
+        do("m.add('probe', running[0].tokens + [7])"), get("running[0].tokens"),
+        get("m.num_cached_tokens('probe')")])
 
 
 def _report(r: random.Random, arch: int, spill: int | None = None, tile: tuple[int, int] | None = None) -> str:

@@ -124,4 +124,10 @@ BUGS: dict[str, Plant] = {
         )},
         1, r"A and B \(4 tokens each\) take one full block each, and both fit; admitted \['A'\]\. Hint: an exactly "
            r"full block needs no extra one"),
+    "the request grown first, the manager told the next position": Plant(
+        {"schedule-work": (
+            ("            manager.append(req.seq_id, len(req.tokens))\n            req.tokens.append(len(req.tokens))",
+             "            req.tokens.append(len(req.tokens))\n            manager.append(req.seq_id, len(req.tokens))"),
+        )},
+        2, r"with prefix caching on, A grew three times .*found 2\. Hint: the manager was told other tokens"),
 }
