@@ -13,6 +13,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 
 import torch
@@ -164,8 +165,9 @@ class MaskCounter(TorchFunctionMode):
         self.masking_ops = 0
         # Float tiles made from a mask, and masks made back from them, each with its origin: [the first counted
         # operation that made a float tile from a mask, not yet paired with an application of a mask made back].
-        self._float_masks: list[tuple[torch.Tensor, list[bool]]] = []
-        self._made_back: list[tuple[torch.Tensor, list[bool]]] = []
+        # Weak references: a tile the call has let go of is not kept alive here (the memory rule counts what is held).
+        self._float_masks: list[tuple[weakref.ref, list[bool]]] = []
+        self._made_back: list[tuple[weakref.ref, list[bool]]] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -184,7 +186,7 @@ class MaskCounter(TorchFunctionMode):
                 self.masking_ops += 1
             if not floats:  # float tiles made from the mask alone: the mask in floats
                 origin = [True]
-                self._float_masks += [(t, origin) for t in score_tiles([result])]
+                self._float_masks += [(weakref.ref(t), origin) for t in score_tiles([result])]
             return
         # A float mask's elementwise derivatives (1 - m, m * -1e9) stay float masks; a boolean made from one (m == 0,
         # m > 0, m.bool()) is the mask made back, and so are that boolean's own (~b, b & b2 of two made back).
@@ -197,12 +199,13 @@ class MaskCounter(TorchFunctionMode):
         if complete and sources:
             shape = (floats or masks)[0].shape
             if floats:
-                self._float_masks += [(t, sources[0]) for t in score_tiles([result]) if t.shape == shape]
-            self._made_back += [(t, sources[0]) for t in score_tiles([result], floating=False) if t.shape == shape]
+                self._float_masks += [(weakref.ref(t), sources[0]) for t in score_tiles([result]) if t.shape == shape]
+            self._made_back += [(weakref.ref(t), sources[0]) for t in score_tiles([result], floating=False)
+                                if t.shape == shape]
 
 
-def _origin(tiles: list[tuple[torch.Tensor, list[bool]]], tensor: torch.Tensor) -> list[bool] | None:
-    return next((origin for t, origin in tiles if t is tensor), None)
+def _origin(tiles: list[tuple[weakref.ref, list[bool]]], tensor: torch.Tensor) -> list[bool] | None:
+    return next((origin for t, origin in tiles if t() is tensor), None)
 
 
 def masking_ops(call: Callable[[], object]) -> int:
