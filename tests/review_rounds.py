@@ -19063,7 +19063,7 @@ print(key_tile_counts(0, 4, 11, 15, 3), key_tile_counts(8, 3, 11, 15, 3))
 # its one wrong verdict, an honest learner sent to review for a largest difference from the reference printed behind a
 # conditional expression.
 ROUND_38Z31 = {
-    'ex02 masked by where, a bounded key loop, a timed scratch cell printing its largest difference from the reference behind a hasattr guard': ('HONEST', 'ex02_online_softmax', {
+    'ex02 masked by where, a bounded key loop, a scratch cell printing its largest difference from the reference behind a hasattr guard': ('HONEST', 'ex02_online_softmax', {
         'update-work': r'''
 
 def online_softmax_update(m, l, acc, s, v_tile):
@@ -19107,7 +19107,6 @@ def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):
     return out.to(q.dtype)
 
 
-%%time
 _q, _k, _v = torch.randn(9, 4), torch.randn(13, 4), torch.randn(13, 4)
 _mine = tiled_attention(_q, _k, _v, causal=True, block_m=4, block_n=3)
 print("max diff vs ref:", (_mine - ref.naive_attention(_q, _k, _v, causal=True)).abs().max().item()
