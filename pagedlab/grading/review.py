@@ -194,6 +194,49 @@ def setup_names(sources: list[str]) -> set[str]:
     return names
 
 
+def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine: list[str]) -> list[str]:
+    """Why a person must read the learner's cells that the grader does not run (empty when none matters).
+
+    The grader runs the exercise's own setup and check cells in place of the learner's: a learner's cell that
+    claims their role (an edited check, a copy of a setup cell with its tag, a cell at a check's place in a notebook
+    matched by position) is left out. Where such a cell binds a name that the exercise's cells bind (the answer's
+    function, a setup import), the notebook the learner ran ends with another definition than the one graded.
+
+    Args:
+        submitted: the learner's code cells, ``(where, source)`` in order (``where`` names the cell in a reason).
+        running: the sources of the code cells that run, and of those the exercise hands out: a cell that is one
+            of them but for its layout and comments changes nothing when it is left out.
+        pristine: the sources of the exercise's setup and work cells.
+    """
+    names = {n for n in setup_names(pristine) if "=" not in n}
+    ran = {ast.dump(tree) for tree in map(_parse, running) if tree}  # (line endings, layout and comments aside)
+    reasons = []
+    for where, source in submitted:
+        tree = _parse(source)
+        nodes = _top_level(tree) if tree and ast.dump(tree) not in ran else []
+        # (a definition first: a copied setup cell's imports are rarely what it changes)
+        bound = sorted({(isinstance(node, (ast.Import, ast.ImportFrom)), n) for node in nodes for n in _bound(node)
+                        if n in names})
+        if bound:
+            reasons.append(f"{where} is not run (the grader runs the exercise's own cell in its place) and binds "
+                           f"{', '.join(repr(n) for _, n in bound[:3])}: the notebook as the learner ran it ends with that "
+                           f"definition, the grade with the work cell's; a person reads which one is the answer")
+    return reasons
+
+
+def _bound(node: ast.AST) -> list[str]:
+    """The global names that a top-level ``node`` binds, or whose attributes or items it sets."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [name for name, _ in _bindings(node)]
+    roots = []
+    for t in _targets(node):
+        while isinstance(t, (ast.Attribute, ast.Subscript)):
+            t = t.value
+        if isinstance(t, ast.Name):
+            roots.append(t.id)
+    return roots
+
+
 def review_reasons(source: str, protected: set[str], modules: set[str] = frozenset(),
                    tripwires: tuple[str, ...] = (), memory: bool = True) -> list[str]:
     """Why a learner cell needs review (empty when it looks harmless).

@@ -20,7 +20,8 @@ from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_subm
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import collect, load_pristine
 from pagedlab.grading.grade import SandboxMissing, grade_class
-from pagedlab.grading.judge import ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, judge, judge_graded
+from pagedlab.grading.judge import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, judge, judge_graded,
+                                   prepare)
 from pagedlab.grading.shards import merge
 from pagedlab.grading.similarity import copied_cells
 from pagedlab.grading.tables import md, write_tables
@@ -107,6 +108,52 @@ def test_unmatchable_cells_need_review(pristine, solved):
     learner.cells.append(nbformat.v4.new_code_cell("scratch = 1"))
     with pytest.raises(Unalignable, match="cannot match"):
         restore(read_submission(without_ids(learner, 0, keep_tags=False).encode())[0], pristine)
+
+
+WRONG = "def softmax_rows(x):\n    return x.exp() / x.exp().sum(-1, keepdim=True)  # no max subtracted\n"
+
+
+def _edited(solved, cell_id: str, source: str, tags=None, new_id: str | None = None):
+    """``solved`` with cell ``cell_id``'s source replaced, or (``new_id``) a copy of it appended under that id."""
+    nb = nbformat.from_dict(solved)
+    cell = next(c for c in nb.cells if c.get("id") == cell_id)
+    if new_id is not None:
+        cell = nbformat.from_dict(json.loads(json.dumps(cell)))
+        cell.id = new_id
+        nb.cells.append(cell)
+    cell.source = source
+    if tags is not None:
+        cell.metadata["tags"] = tags
+    return nb
+
+
+UNRUN = [
+    # round 38z35: each ran a wrong definition after the right one, in a cell the grader does not run, and passed
+    ("a check cell edited to define the answer again", lambda s: _submit(_edited(s, "check-space", WRONG)), True),
+    ("a copy of a setup cell, its tag kept, that defines the answer again",
+     lambda s: _submit(_edited(s, "imports", "import torch\n" + WRONG, new_id="my-imports")), True),
+    ("a notebook matched by position whose last code cell defines the answer again",
+     lambda s: without_ids(_edited(s, "check-space", WRONG), 0, keep_tags=False).encode(), True),
+    # a learner's own changes that change nothing the grade reads
+    ("a check cell edited to print", lambda s: _submit(_edited(s, "check-space", "print(softmax_rows(torch.ones(2, 3)))")),
+     False),
+    ("setup cells with Windows line endings, tabs for spaces and a comment",
+     lambda s: _submit(_edited(s, "imports", next(c.source for c in s.cells if c.get("id") == "imports")
+                               .replace("\n", "  # mine\r\n").replace("    ", "\t"))), False),
+    ("the checks as handed out, in a notebook matched by position", lambda s: without_ids(s, 0, keep_tags=False).encode(),
+     False),
+]
+
+
+@pytest.mark.parametrize("label, make, flagged", UNRUN, ids=[label for label, *_ in UNRUN])
+def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answer_again(solved, label, make, flagged):
+    """The grader runs the exercise's setup and check cells in place of the learner's. A learner's cell left out so
+    that binds a name of the exercise's (the answer's function) makes the notebook the learner ran end with another
+    definition than the one graded: review, naming the cell and the name."""
+    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex00_warmup.ipynb"]
+    reasons = [r for r in prepare(make(solved), p, Limits())[2] if "is not run" in r]
+    assert bool(reasons) == flagged, reasons
+    assert all("'softmax_rows'" in r for r in reasons), reasons
 
 
 def test_read_submission_repairs_malformed_tags(solved):
