@@ -19159,3 +19159,60 @@ def schedule_step(manager: BlockManager, running: list[Request], waiting: deque[
 ''',
     }),
 }
+
+
+# Round 38z36 (against e7935e1): an outside class of 8 (5 wrong, 3 honest) aimed at ex01, ex03, ex06, ex08, ex10 and
+# the all-or-nothing rules; its one wrong verdict, ex03's softmax floored at -1e4 (no row drawn below -1200).
+ROUND_38Z36 = {
+    "ex03 softmax's running max started at -1e4 and its padding loaded as -1e4": ('ATTACKS', 'ex03_triton_basics', {
+        'softmax-work': r'''
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    src = x_ptr + r * stride_x
+    dst = out_ptr + r * stride_out
+    run_max = -10000.0          # below any score we will see; avoids inf - inf
+    run_sum = 0.0
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + lanes < n_cols
+        t = tl.load(src + c0 + lanes, mask=ok, other=-10000.0)
+        new_max = tl.maximum(run_max, tl.max(t, 0))
+        e = tl.where(ok, tl.exp(t - new_max), 0.0)
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(e, 0)
+        run_max = new_max
+    for c0 in range(0, n_cols, BLOCK):
+        ok = c0 + lanes < n_cols
+        t = tl.load(src + c0 + lanes, mask=ok, other=0.0)
+        tl.store(dst + c0 + lanes, tl.exp(t - run_max) / run_sum, mask=ok)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns;
+    the result is a new tensor (``x`` is only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+''',
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    pos = start + tl.arange(0, BLOCK)
+    inside = pos < n
+    a = tl.load(x_ptr + pos * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + pos * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + pos, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is a new contiguous
+    tensor (``x`` and ``y`` are only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    nprog = (n + block - 1) // block
+    add_kernel[(nprog,)](x, y, out, n, x.stride()[0], y.stride()[0], BLOCK=block)
+    return out
+''',
+    }),
+}

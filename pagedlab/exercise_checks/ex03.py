@@ -4,7 +4,8 @@ The input space the instructions state: ``vector_add(x, y, block)``: 1-D float32
 ``n`` >= 1 (1, one short of a block, a block, one past it, many blocks), each with any stride (contiguous, a column of
 a matrix, every other element), read where they are (no copy), ``out`` contiguous; ``softmax(x, block)``: 2-D
 float32 ``x`` of any number of rows and of columns >= 1 (one tile, exactly k tiles, a partial last tile, one column),
-rows any stride apart (a slice of a wider matrix), scores of any size (near +-1000, all about -200). Nothing is read
+rows any stride apart (a slice of a wider matrix), scores of any size (near +-1000, all about -200, all below -1e30).
+Nothing is read
 or written past ``n`` or ``n_cols``, and each element is read at most twice.
 """
 
@@ -358,6 +359,18 @@ def check_large_scores(softmax) -> None:
         f"scores are all lower, every exp(score - max) underflows to 0, and the sum is 0: 0 / 0.")
     _assert_softmax(softmax, low, 16, "rows whose scores are all about -200, in tiles of 16",
                     lambda got, want: "the running max starts at -inf and is the row's own maximum at the end.")
+    # every score below -1e30 (round 38z36: a running max started at -1e4, the padding loaded as -1e4): exact in
+    # float32, the softmax of such a row is 1 / (how many maxima) at its maxima and 0 elsewhere
+    lowest = -1e35 * (1 + torch.tensor([[0.0, 2, 1, 3] * 10, [2.0, 1, 3, 1, 2] * 8, [4.0, 3, 1, 2, 1] * 8]))
+    floor = ("any finite start for the running max, or value for the padding (-1e4, -1e30), sits above such a row: it "
+             "stays the max, and every exp(score - max) underflows to 0 (a sum of 0, or of the padding's terms alone). "
+             "Start at -inf and pad with -inf.")
+    got = softmax(lowest.to(device.DEVICE), 16)
+    assert torch.isfinite(got).all(), (
+        f"softmax of rows whose scores are all below -1e30, in tiles of 16, gave {(~torch.isfinite(got)).sum().item()} "
+        f"NaN or inf values (rows about -200 passed). Hint: {floor}")
+    _assert_softmax(softmax, lowest.to(device.DEVICE), 16, "rows whose scores are all below -1e30, in tiles of 16",
+                    lambda got, want: floor)
 
 
 def check_over_the_space(vector_add, softmax) -> None:

@@ -29,7 +29,8 @@ from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M
                            ROUND_38Z15, ROUND_38Z16, ROUND_38Z17, ROUND_38Z17_AUDIT,
                            ROUND_38Z18, ROUND_38Z18_AUDIT, ROUND_38Z19, ROUND_38Z20, ROUND_38Z20_AUDIT,
                            ROUND_38Z21, ROUND_38Z22, ROUND_38Z23, ROUND_38Z25, ROUND_38Z26,
-                           ROUND_38Z26_AUDIT, ROUND_38Z29, MASKS_IN_FLOATS, ROUND_38Z30, ROUND_38Z31, ROUND_38Z32)
+                           ROUND_38Z26_AUDIT, ROUND_38Z29, MASKS_IN_FLOATS, ROUND_38Z30, ROUND_38Z31, ROUND_38Z32,
+                           ROUND_38Z36)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -532,7 +533,8 @@ for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38
                                            **ROUND_38Z18, **ROUND_38Z18_AUDIT, **ROUND_38Z19,
                                            **ROUND_38Z20, **ROUND_38Z20_AUDIT, **ROUND_38Z21,
                                            **ROUND_38Z22, **ROUND_38Z23, **ROUND_38Z25, **ROUND_38Z26,
-                                           **ROUND_38Z26_AUDIT, **ROUND_38Z29, **MASKS_IN_FLOATS, **ROUND_38Z30, **ROUND_38Z31, **ROUND_38Z32}.items():
+                                           **ROUND_38Z26_AUDIT, **ROUND_38Z29, **MASKS_IN_FLOATS, **ROUND_38Z30, **ROUND_38Z31, **ROUND_38Z32,
+                                           **ROUND_38Z36}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 

@@ -118,6 +118,9 @@ BUGS: dict[str, Plant] = {
     "running max starts at 0, not -inf": Plant(
         {"softmax-work": (('m = float("-inf")', "m = 0.0"),)},
         9, r"scores are all about -200.*NaN.*must start at -inf"),
+    "running max and padding at -1e4, not -inf": Plant(
+        {"softmax-work": (('m = float("-inf")', "m = -1e4"), ('other=float("-inf"))', "other=-1e4)")),},
+        9, r"all below -1e30.*Start at -inf and pad with -inf"),
     "running sum rescaled the wrong way round (exp(m_new - m))": Plant(
         {"softmax-work": (("l = l * tl.exp(m - m_new)", "l = l * tl.exp(m_new - m)"),)},
         5, r"whole rows are NaN: the first tile already rescales the empty state"),
