@@ -19216,3 +19216,203 @@ def vector_add(x, y, block=64):
 ''',
     }),
 }
+
+
+# Honest learners of rounds 38z33, 38z34 and 38z36 (against e7935e1), each passed unflagged: in the styles of the
+# calls changed last (ex04's kernel, ex09's addresses, ex09 stretch's merge near -20000, ex03's rows below -1e30).
+ROUNDS_38Z33_36_HONEST = {
+    'ex04 with its own names and one tlwhere per mask (round 38z33)': ('HONEST', 'ex04_flash_forward', {
+        'kernel-work': r'''
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        # scores of this key tile, in log2 units
+        scores = tl.dot(q, k, input_precision="ieee") * qk_scale
+        # padding: columns past n_k were loaded as zeros -> hide them
+        scores = tl.where(cols[None, :] < n_k, scores, float("-inf"))
+        if CAUSAL:
+            # bottom-right aligned: row i sees key j iff j <= i + (n_k - n_q)
+            visible = cols[None, :] <= (rows[:, None] + n_k - n_q)
+            scores = tl.where(visible, scores, float("-inf"))
+        row_max = tl.max(scores, 1)
+        new_max = tl.maximum(m_i, row_max)
+        rescale = tl.exp2(m_i - new_max)
+        probs = tl.exp2(scores - new_max[:, None])
+        l_i = l_i * rescale + tl.sum(probs, 1)
+        acc = acc * rescale[:, None] + tl.dot(probs, v, input_precision="ieee")
+        m_i = new_max
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+''',
+    }),
+    'ex09 with the slot as t - logical * B and one row offset for K and V (round 38z34)': ('HONEST', 'ex09_paged_attention', {
+        'kernel-work': r'''
+@triton.jit
+def paged_decode_kernel(Q, K, V, BlockTables, ContextLens, Out,
+                        stride_qs, stride_qh, stride_kb, stride_kt, stride_kh, stride_bs, stride_os, stride_oh,
+                        group, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, BLOCK_H: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    first_head = kv_head * group          # heads first_head .. first_head + group - 1 read this K/V head
+    heads = first_head + offs_h
+    head_ok = offs_h < group
+    q = tl.load(Q + seq * stride_qs + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    context_len = tl.load(ContextLens + seq)
+    table = BlockTables + seq * stride_bs          # this sequence's row of the block table
+    k_head = K + kv_head * stride_kh               # K and V of this program's K/V head (V has K's strides)
+    v_head = V + kv_head * stride_kh
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], tl.float32)
+    for start_n in range(0, context_len, BLOCK_N):
+        tokens = start_n + offs_n
+        in_ctx = tokens < context_len
+        logical = tokens // BLOCK_SIZE
+        phys = tl.load(table + logical, mask=in_ctx, other=0)
+        phys = phys.to(tl.int64)                   # pools past 2**31 elements
+        within = tokens - logical * BLOCK_SIZE     # slot inside the block
+        row_off = phys * stride_kb + within * stride_kt
+        k = tl.load(k_head + row_off[None, :] + offs_d[:, None], mask=in_ctx[None, :], other=0.0)
+        v = tl.load(v_head + row_off[:, None] + offs_d[None, :], mask=in_ctx[:, None], other=0.0)
+        scores = tl.dot(q, k, input_precision="ieee")
+        scores = scores * qk_scale
+        scores = tl.where(in_ctx[None, :], scores, float("-inf"))
+        tile_max = tl.max(scores, axis=1)
+        m_new = tl.maximum(m_i, tile_max)
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(scores - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        acc += tl.dot(p, v, input_precision="ieee")
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_os + heads[:, None] * stride_oh + offs_d[None, :], out, mask=head_ok[:, None])
+''',
+    }),
+    'ex09 stretch merging by logsumexp, softmax and einsum, integer ceilings (round 38z34)': ('HONEST', 'ex09_stretch_split_kv_merge', {
+        'bounds-work': r'''
+def split_bounds(context_len: int, num_splits: int, block_n: int) -> list[tuple[int, int]]:
+    per_split = (context_len + num_splits - 1) // num_splits      # ceil
+    n_tiles = (per_split + block_n - 1) // block_n
+    L = n_tiles * block_n                                          # whole tiles per split
+    result = []
+    for s in range(num_splits):
+        lo = s * L
+        if lo >= context_len:
+            result.append((context_len, context_len))   # empty split
+            continue
+        hi = lo + L
+        if hi > context_len:
+            hi = context_len
+        result.append((lo, hi))
+    return result
+''',
+        'merge-work': r'''
+def merge_states(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # o = sum_s e^{lse_s} o_s / sum_s e^{lse_s} = sum_s softmax(lse)_s o_s ; lse = logsumexp(lse_s)
+    lse = torch.logsumexp(lses, dim=-1)
+    weights = torch.softmax(lses, dim=-1)          # empty splits (-inf) get weight exactly 0
+    out = torch.einsum("...s,...sd->...d", weights, outs)
+    return out, lse
+''',
+        'cascade-work': r'''
+def cascade_attention(q, k_cache, v_cache, prefix_table, prefix_len, own_tables, own_lens):
+    """Decode attention over a shared prefix then each sequence's own tokens, as two states merged."""
+    n = q.shape[0]
+    tables_p = prefix_table.unsqueeze(0).repeat(n, 1)
+    lens_p = torch.full_like(own_lens, prefix_len)
+    o_pre, l_pre = paged_decode_split(q, k_cache, v_cache, tables_p, lens_p, 1)
+    o_own, l_own = paged_decode_split(q, k_cache, v_cache, own_tables, own_lens, 1)
+    out, _ = merge_states(torch.cat((o_pre, o_own), dim=2), torch.cat((l_pre, l_own), dim=2))
+    return out
+''',
+    }),
+    'ex03 with a jit helper for the online merge and a checked scratch cell (round 38z36)': ('HONEST', 'ex03_triton_basics', {
+        'add-work': r'''
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, stride_x, stride_y, BLOCK: tl.constexpr):
+    start = tl.program_id(axis=0) * BLOCK
+    idx = start + tl.arange(0, BLOCK)
+    inside = idx < n
+    a = tl.load(x_ptr + idx * stride_x, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx * stride_y, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def vector_add(x, y, block=64):
+    """``x + y`` for 1-D float32 tensors of the same length, each with any stride; the result is a new contiguous
+    tensor (``x`` and ``y`` are only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.shape[0]
+    n_programs = (n + block - 1) // block
+    add_kernel[(n_programs,)](x, y, out, n, x.stride()[0], y.stride()[0], BLOCK=block)
+    return out
+''',
+        'softmax-work': r'''
+@triton.jit
+def _online_merge(m_old, s_old, tile):
+    m_tile = tl.max(tile, axis=0)
+    m_new = tl.maximum(m_old, m_tile)
+    s_new = s_old * tl.exp(m_old - m_new) + tl.sum(tl.exp(tile - m_new), axis=0)
+    return m_new, s_new
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
+    row_id = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    in_row = x_ptr + row_id * stride_x
+    out_row = out_ptr + row_id * stride_out
+    best = float("-inf")
+    total = 0.0
+    # pass 1: running max and rescaled running sum
+    for lo in range(0, n_cols, BLOCK):
+        valid = lo + offs < n_cols
+        tile = tl.load(in_row + lo + offs, mask=valid, other=float("-inf"))
+        best, total = _online_merge(best, total, tile)
+    inv = 1.0 / total
+    # pass 2: write the normalised tile
+    for lo in range(0, n_cols, BLOCK):
+        valid = lo + offs < n_cols
+        tile = tl.load(in_row + lo + offs, mask=valid, other=float("-inf"))
+        tl.store(out_row + lo + offs, tl.exp(tile - best) * inv, mask=valid)
+
+
+def softmax(x, block=16):
+    """The softmax of each row of the 2-D float32 tensor ``x`` (rows of any stride), in tiles of ``block`` columns;
+    the result is a new tensor (``x`` is only read)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=block)
+    return out
+
+# my own quick test before running the checks
+m = torch.randn(5, 40)
+col = m[:, 3]
+got = vector_add(col, m[:, 7])
+print("max err add:", (got - (col + m[:, 7])).abs().max().item())
+wide = torch.randn(3, 50)[:, :37]
+sm = softmax(wide, block=8)
+assert torch.allclose(sm, torch.softmax(wide, dim=1), atol=1e-6)
+print("rows sum to", sm.sum(1))
+''',
+    }),
+}
