@@ -8,7 +8,8 @@ cell) from the learner. Cells are matched
 
 1. by cell id, when the learner's notebook still has pristine ids (a deleted check is put back after the cell
    that preceded it; a learner cell that claims a restored role under an unknown id is dropped);
-2. else by tag order (the k-th ``work`` cell is the learner's answer to the k-th pristine ``work`` cell);
+2. else by tag order (the k-th ``work`` cell is the learner's answer to the k-th pristine ``work`` cell; where a
+   run of consecutive ``work`` cells makes the count right, a cell split in two, the run is one answer);
 3. else by position, when the learner's notebook has exactly as many code cells as the pristine one.
 
 When none applies, the notebook cannot be graded automatically: :class:`Unalignable` ("needs review").
@@ -207,6 +208,11 @@ def _by_role(submitted, pristine) -> tuple[list[dict], str]:
     s_code = [c for c in submitted.cells if c.cell_type == "code"]
     p_work = [c for c in p_code if role(c) == "work"]
     roles = [role(c) for c in s_code]
+    if roles.count("work") != len(p_work):
+        # a work cell split in two keeps its tag on both halves (JupyterLab's split): the later cells of a run of
+        # consecutive work cells run after the first, as the learner's own
+        merged = [None if r == "work" and i and roles[i - 1] == "work" else r for i, r in enumerate(roles)]
+        roles = merged if merged.count("work") == len(p_work) else roles
     if roles.count("work") == len(p_work) and p_work:
         method = "tag order"
     elif len(s_code) == len(p_code):

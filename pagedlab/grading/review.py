@@ -17,6 +17,7 @@ import ast
 import functools
 import importlib
 import re
+import shlex
 import types
 import unicodedata
 from pathlib import Path
@@ -224,6 +225,24 @@ def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine:
     return reasons
 
 
+def conditional_reasons(source: str, answers: set[str]) -> list[str]:
+    """Why a person must read a learner's cell that binds one of ``answers`` (the names the exercise's work cells
+    bind) only under a condition: the grade is of the branch the grading machine takes, and another machine (a GPU,
+    Colab) may take the other (round 38z37: ``if torch.cuda.is_available(): def vector_add(x, y): return x + y``)."""
+    tree = _parse(source)
+    reasons = []
+    for statement in tree.body if tree else ():
+        if not isinstance(statement, (ast.If, ast.Try, ast.While, ast.For, ast.AsyncFor, ast.Match)):
+            continue
+        bound = sorted({n for node in _top_level(ast.Module([statement], [])) for n in _bound(node)} & answers)
+        if bound:
+            head = ast.unparse(statement).splitlines()[0]
+            reasons.append(f"binds {', '.join(map(repr, bound[:3]))} only under a condition (line {statement.lineno}: "
+                           f"{head[:60]}): the grade is of the branch this machine took, and another machine (a GPU, "
+                           f"Colab) may take the other; a person reads both")
+    return reasons
+
+
 def _bound(node: ast.AST) -> list[str]:
     """The global names that a top-level ``node`` binds, or whose attributes or items it sets."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -286,6 +305,10 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
               and n.func.attr == "run_line_magic" and len(n.args) > 1 and isinstance(n.args[0], ast.Constant)
               and n.args[0].value == "config" and _allowed_config(n.args[1])}  # (its option's name is no code)
     launched = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}  # x.kernel[grid]
+    # ``"google.colab" in sys.modules``, as the setup cells ask where they run: a name's presence, no module reached
+    asked = {id(n.comparators[0]) for n in ast.walk(tree) if isinstance(n, ast.Compare) and len(n.ops) == 1
+             and isinstance(n.ops[0], (ast.In, ast.NotIn)) and isinstance(n.left, ast.Constant)
+             and isinstance(n.left.value, str)}
     jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
     instance, shell = _own_instance(tree), _shell_commands(tree)
@@ -304,7 +327,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found.append(f"touches .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION and not (
                 node.attr in _OWN and (id(node) in launched or _root(node) in ("self", "cls"))
-                or node.attr == "__dict__" and id(node.value) in instance):
+                or node.attr == "__dict__" and id(node.value) in instance
+                or node.attr == "modules" and id(node) in asked and ast.unparse(node) == "sys.modules"):
             found.append(f"uses .{node.attr}{line}")
         elif isinstance(node, ast.Attribute) and node.attr == "compile" and _root(node) in modules | {"torch"}:
             found.append(f"runs code torch generates: {ast.unparse(node)}{line}")
@@ -330,7 +354,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found.append(f"mentions the grading harness ({node.id}){line}")
         elif isinstance(node, ast.Attribute) and _HARNESS.search(node.attr):
             found.append(f"mentions the grading harness (.{node.attr}){line}")
-        elif isinstance(node, ast.Name) and node.id == "get_ipython" and id(node) in shell:
+        elif isinstance(node, ast.Name) and node.id == "get_ipython" and id(node) in shell and not _installs(
+                shell[id(node)]):
             found.append(f"starts a process: the shell command {shell[id(node)]!r}{line}")
         elif (isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython")
               and not _allowed_magic(node, tree)):
@@ -672,15 +697,44 @@ def _allowed_config(arg: ast.AST) -> bool:
     return True
 
 
+# ``pip install`` of packages by name and version only, as the setup cells' comments advise on Colab
+# (``%pip install -q "triton==3.6.*"``): the grading kernel has no network and a read-only environment, so it installs
+# nothing there; a path, a URL, an index or a requirements file would name code of the learner's, and is flagged.
+_PIP_OPTIONS = frozenset(("-q", "-qq", "-qqq", "--quiet", "-U", "--upgrade", "--no-deps"))
+_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?"
+                          r"((==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!-]+(,(==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!-]+)*)?")
+
+
+def _installs(command: str) -> bool:
+    """True for ``pip install`` (``pip3``, ``python -m pip``) of packages named by name and version only."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    for start in (["pip"], ["pip3"], ["python", "-m", "pip"], ["python3", "-m", "pip"]):
+        if words[:len(start) + 1] == [*start, "install"]:
+            rest = words[len(start) + 1:]
+            return bool(rest) and all(w in _PIP_OPTIONS or _REQUIREMENT.fullmatch(w) for w in rest) and any(
+                w not in _PIP_OPTIONS for w in rest)
+    return False
+
+
 def _allowed_magic(name: ast.Name, tree: ast.Module) -> bool:
     """True for ``get_ipython().run_line_magic('timeit', ...)`` and the like (IPython's rewrite of ``%timeit``)."""
     for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "system"
+                and isinstance(node.func.value, ast.Call) and node.func.value.func is name and len(node.args) == 1
+                and isinstance(node.args[0], ast.Constant)):
+            return _installs(str(node.args[0].value))  # ``!pip install -q triton==3.6.*``
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("run_line_magic", "run_cell_magic") and isinstance(node.func.value, ast.Call)
                 and node.func.value.func is name and node.args and isinstance(node.args[0], ast.Constant)):
             magic = node.args[0].value
             if magic == "config":
                 return len(node.args) > 1 and _allowed_config(node.args[1])
+            if magic == "pip":
+                return len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and _installs(
+                    f"pip {node.args[1].value}")
             if magic == "load_ext":
                 return (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
                         and str(node.args[1].value).strip() in _ALLOWED_EXTENSIONS)

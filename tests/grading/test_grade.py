@@ -96,6 +96,22 @@ def test_restore_an_idless_nbformat_44_notebook_by_tag_order(pristine, solved):
     assert _sources(nb, "check") == _sources(pristine, "check")
 
 
+def test_restore_an_idless_notebook_whose_work_cell_was_split_in_two(pristine, solved):
+    """JupyterLab's split keeps the work tag on both halves: a run of consecutive work cells that makes the count
+    right is one answer, its later cells the learner's own after it (round 38z37: sent to review, unmatched)."""
+    learner = nbformat.from_dict(solved)
+    work = next(i for i, c in enumerate(learner.cells) if role(c) == "work")
+    half = nbformat.v4.new_code_cell("print(softmax_rows(torch.ones(2, 3)))", metadata={"tags": ["work"]})
+    learner.cells.insert(work + 1, half)
+    nb, cells, method = restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
+    assert method == "tag order"
+    assert [c.role for c in cells][:4] == ["setup", "setup", "work", "extra"]
+    assert nb.cells[cells[3].index].source == half.source
+    learner.cells.append(nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["work"]}))  # after the checks: no run
+    with pytest.raises(Unalignable):
+        restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
+
+
 def test_restore_a_colab_notebook_without_ids_or_tags_by_position(pristine, solved):
     nb, cells, method = restore(read_submission(without_ids(solved, 0, keep_tags=False).encode())[0], pristine)
     assert method == "position"
@@ -142,6 +158,13 @@ UNRUN = [
                                .replace("\n", "  # mine\r\n").replace("    ", "\t"))), False),
     ("the checks as handed out, in a notebook matched by position", lambda s: without_ids(s, 0, keep_tags=False).encode(),
      False),
+    # round 38z37: on a GPU (Colab's) the notebook's answer is the other branch's
+    ("a cell that defines the answer again only where a GPU is", lambda s: _submit(_edited(
+        s, "softmax-work", "if torch.cuda.is_available():\n    " + WRONG.replace("\n    ", "\n        "),
+        new_id="on-a-gpu")), True),
+    ("a cell that picks a device under a condition", lambda s: _submit(_edited(
+        s, "softmax-work", "if torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'",
+        new_id="device")), False),
 ]
 
 
@@ -149,9 +172,10 @@ UNRUN = [
 def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answer_again(solved, label, make, flagged):
     """The grader runs the exercise's setup and check cells in place of the learner's. A learner's cell left out so
     that binds a name of the exercise's (the answer's function) makes the notebook the learner ran end with another
-    definition than the one graded: review, naming the cell and the name."""
+    definition than the one graded: review, naming the cell and the name. So does a cell that binds one only under a
+    condition (the branch another machine takes is not graded)."""
     p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex00_warmup.ipynb"]
-    reasons = [r for r in prepare(make(solved), p, Limits())[2] if "is not run" in r]
+    reasons = [r for r in prepare(make(solved), p, Limits())[2] if "is not run" in r or "under a condition" in r]
     assert bool(reasons) == flagged, reasons
     assert all("'softmax_rows'" in r for r in reasons), reasons
 
@@ -275,6 +299,11 @@ ATTACKS = {
     "import string\nf = string.Formatter().get_field('0.tile_budget', (lab,), {})[0]": "uses .get_field",
     "import logging.config\nf = logging.config.BaseConfigurator({}).resolve(name)": "imports logging.config",
     "@torch.compile(backend='eager')\ndef f(x):\n    return x": "runs code torch generates: torch.compile",
+    # (round 38z37) a pip install of anything but a package by name and version, and sys.modules read, not asked
+    "%pip install -q ./mine": "uses get_ipython",
+    "!pip install git+https://example.org/x": "starts a process: the shell command 'pip install git+",
+    "!pip install -r requirements.txt": "starts a process: the shell command 'pip install -r",
+    "import sys\nm = sys.modules['torch']": "uses .modules",
 }
 
 
