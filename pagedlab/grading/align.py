@@ -9,7 +9,8 @@ cell) from the learner. Cells are matched
 1. by cell id, when the learner's notebook still has pristine ids (a deleted check is put back after the cell
    that preceded it; a learner cell that claims a restored role under an unknown id is dropped);
 2. else by tag order (the k-th ``work`` cell is the learner's answer to the k-th pristine ``work`` cell; where a
-   run of consecutive ``work`` cells makes the count right, a cell split in two, the run is one answer);
+   run of consecutive ``work`` cells makes the count right, a cell split in two, the run is one answer; where fewer
+   cells define, in order, every name of the exercise's work cells, cells merged, each answers those it defines);
 3. else by position, when the learner's notebook has exactly as many code cells as the pristine one.
 
 When none applies, the notebook cannot be graded automatically: :class:`Unalignable` ("needs review").
@@ -17,6 +18,7 @@ When none applies, the notebook cannot be graded automatically: :class:`Unaligna
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -211,31 +213,39 @@ def _by_role(submitted, pristine) -> tuple[list[dict], str]:
     if roles.count("work") != len(p_work):
         # a work cell split in two keeps its tag on both halves (JupyterLab's split): the later cells of a run of
         # consecutive work cells run after the first, as the learner's own
-        merged = [None if r == "work" and i and roles[i - 1] == "work" else r for i, r in enumerate(roles)]
-        roles = merged if merged.count("work") == len(p_work) else roles
-    if roles.count("work") == len(p_work) and p_work:
-        method = "tag order"
+        runs = [None if r == "work" and i and roles[i - 1] == "work" else r for i, r in enumerate(roles)]
+        roles = runs if runs.count("work") == len(p_work) else roles
+    work = [c.source for c, r in zip(s_code, roles) if r == "work"]
+    covers = _covers(work, [c.source for c in p_work]) if 0 < len(work) < len(p_work) else None
+    if len(work) == len(p_work) and p_work:
+        method, answers, last = "tag order", work, list(range(len(work)))
+    elif covers is not None:  # work cells merged into one: each answers the cells whose every name it defines
+        method, answers, last = "tag order", [""] * len(p_work), [group[-1] for group in covers]
+        for source, group in zip(work, covers):
+            answers[group[0]] = source
     elif len(s_code) == len(p_code):
         roles, method = [role(c) for c in p_code], "position"
+        answers = [c.source for c, r in zip(s_code, roles) if r == "work"]
+        last = list(range(len(answers)))
     else:
         raise Unalignable(
             f"cannot match this notebook's cells to the exercise: no cell ids of the exercise, "
             f"{roles.count('work')} cells tagged 'work' (the exercise has {len(p_work)}), and "
             f"{len(s_code)} code cells (the exercise has {len(p_code)})")
-    answers = iter(c for c, r in zip(s_code, roles) if r == "work")
+    answers = iter(answers)
     skeleton = []  # the pristine notebook, each work cell holding the learner's answer
     for cell in pristine.cells:
         if cell.cell_type == "code" and role(cell) == "work":
-            skeleton.append({**_pristine(cell), "source": next(answers).source})
+            skeleton.append({**_pristine(cell), "source": next(answers)})
         else:
             skeleton.append(_pristine(cell))
     # The learner's own untagged code cells run where they were: after the pristine cell matching the learner's
-    # previous work cell (or at the start).
+    # previous work cell (the last it answers), or at the start.
     extras_after: dict[int, list[dict]] = {}
-    k = -1
+    k, answered = -1, iter(last)
     for cell, r in zip(s_code, roles):
         if r == "work":
-            k += 1
+            k = next(answered)
         elif r is None:
             extras_after.setdefault(k, []).append({key: v for key, v in _clean(cell).items() if key != "id"})
     k = -1
@@ -246,3 +256,29 @@ def _by_role(submitted, pristine) -> tuple[list[dict], str]:
             k += 1
             out += extras_after.get(k, [])
     return out, method
+
+
+def _covers(work: list[str], pristine: list[str]) -> list[list[int]] | None:
+    """For learner work cells that merged the exercise's (fewer than it has, in its order): the pristine work cells
+    each one answers, those whose every name it defines, in order and all of them; None if they do not so."""
+    names = [_defined(source) for source in pristine]
+    groups, k = [], 0
+    for source in work:
+        mine, group = _defined(source), []
+        while k < len(names) and names[k] and names[k] <= mine:
+            group.append(k)
+            k += 1
+        if not group:
+            return None
+        groups.append(group)
+    return groups if k == len(names) else None
+
+
+def _defined(source: str) -> set[str]:
+    """The names a cell's top-level defs, classes and assignments bind (empty if it does not parse)."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return ({n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+            | {t.id for n in body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)})

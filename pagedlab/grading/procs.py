@@ -20,7 +20,7 @@ class Limits:
 
     wall_s: int = 300  # kernel start and every cell together
     max_cells: int = 400  # cells of every kind
-    max_output_bytes: int = 5_000_000  # all outputs a notebook prints or displays
+    max_output_bytes: int = 50_000_000  # all outputs a notebook prints or displays (round 38z39: 7.9 MB, an honest print)
     max_file_bytes: int = 20_000_000  # a submitted notebook larger than this is not read
     memory_bytes: int = 8 << 30  # address space of each process
     written_file_bytes: int = 256 << 20  # largest file a process may write

@@ -171,13 +171,29 @@ _NUMBERS = frozenset(("inf", "nan", "pi", "e", "tau"))  # a module's constants: 
 
 
 def imported_names(sources: list[str]) -> set[str]:
-    """Names that ``import`` statements in ``sources`` bind (``import torch.nn as nn`` binds ``nn``)."""
+    """Names that ``import`` statements in ``sources`` bind (``import torch.nn as nn`` binds ``nn``), and the second
+    names of types for annotations (``Tensor = torch.Tensor``, as ``from torch import Tensor`` binds it): setting an
+    attribute on any of them, in any cell, is flagged."""
     names = set()
     for tree in filter(None, map(_parse, sources)):
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif _type_alias(node):
+                names.add(node.targets[0].id)
     return names
+
+
+# Types a learner names in annotations by a second name (audit H: ``Tensor = torch.Tensor`` was flagged as an alias,
+# where ``from torch import Tensor``, the same object, was not).
+_TYPES = frozenset(("torch.Tensor", "torch.dtype", "torch.device", "torch.Size", "torch.Generator", "np.ndarray",
+                    "numpy.ndarray", "tl.tensor", "tl.constexpr", "triton.language.tensor", "triton.language.constexpr"))
+
+
+def _type_alias(node: ast.AST) -> bool:
+    """``Name = torch.Tensor`` and the like (:data:`_TYPES`)."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Attribute) and ast.unparse(node.value) in _TYPES)
 
 
 def setup_names(sources: list[str]) -> set[str]:
@@ -232,15 +248,23 @@ def conditional_reasons(source: str, answers: set[str]) -> list[str]:
     tree = _parse(source)
     reasons = []
     for statement in tree.body if tree else ():
-        if not isinstance(statement, (ast.If, ast.Try, ast.While, ast.For, ast.AsyncFor, ast.Match)):
-            continue
-        bound = sorted({n for node in _top_level(ast.Module([statement], [])) for n in _bound(node)} & answers)
+        nodes = _top_level(ast.Module([statement], []))
+        if isinstance(statement, _BRANCHING):
+            chosen = nodes  # (a context manager may suppress what its body raises: contextlib.suppress)
+        else:  # a value that chooses: ``f = (lambda x: x + 1) if torch.cuda.is_available() else f``, ``a or b``
+            chosen = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign))
+                      and n.value is not None and isinstance(n.value, (ast.IfExp, ast.BoolOp, ast.Subscript))]
+        bound = sorted({n for node in chosen for n in _bound(node)} & answers)
         if bound:
             head = ast.unparse(statement).splitlines()[0]
             reasons.append(f"binds {', '.join(map(repr, bound[:3]))} only under a condition (line {statement.lineno}: "
                            f"{head[:60]}): the grade is of the branch this machine took, and another machine (a GPU, "
                            f"Colab) may take the other; a person reads both")
     return reasons
+
+
+_BRANCHING = (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try), ast.While, ast.For, ast.AsyncFor, ast.Match, ast.With,
+              ast.AsyncWith)
 
 
 def _bound(node: ast.AST) -> list[str]:
@@ -312,6 +336,10 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
     instance, shell = _own_instance(tree), _shell_commands(tree)
+    # a command that only reports, or installs a named package, run as ``!cmd`` (its output printed, not kept)
+    reporting = {i for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "system" and isinstance(n.func.value, ast.Call)
+                 for i in [id(n.func.value.func)] if i in shell and (_installs(shell[i]) or _looks(shell[i]))}
     # a reference function's call whose value only a comparison with another answer reads (an honest check against
     # the course's reference, as the exercise's own checks make): no table of answers comes of it
     compared = {id(n) for call in (compared_calls(tree) if wired else ())
@@ -354,8 +382,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found.append(f"mentions the grading harness ({node.id}){line}")
         elif isinstance(node, ast.Attribute) and _HARNESS.search(node.attr):
             found.append(f"mentions the grading harness (.{node.attr}){line}")
-        elif isinstance(node, ast.Name) and node.id == "get_ipython" and id(node) in shell and not _installs(
-                shell[id(node)]):
+        elif isinstance(node, ast.Name) and node.id == "get_ipython" and id(node) in shell and id(node) not in reporting:
             found.append(f"starts a process: the shell command {shell[id(node)]!r}{line}")
         elif (isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython")
               and not _allowed_magic(node, tree)):
@@ -364,7 +391,9 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             found.append(f"mentions {node.id}{line}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found += [f"{what}imports {m}{line}" for m in mods for what in [_module(m)] if what is not None]
+            if not (isinstance(node, ast.ImportFrom) and node.module == "IPython.display" and node.level == 0
+                    and {a.name for a in node.names} <= _DISPLAYS):
+                found += [f"{what}imports {m}{line}" for m in mods for what in [_module(m)] if what is not None]
             if isinstance(node, ast.ImportFrom):
                 found += [f"{what}imports {a.name} from {node.module}{line}" for a in node.names
                           for what in [_module(f"{node.module}.{a.name}")]
@@ -428,6 +457,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             root = _root(node.value)
             if (isinstance(node.value, (ast.Name, ast.Attribute)) and root in modules | {"check", "assert_close"}
                     and id(node) not in jitted and getattr(node.value, "attr", None) not in DTYPES
+                    and not (_type_alias(node) and id(node) in top)
                     and getattr(node.value, "attr", None) not in _NUMBERS):
                 found.append(f"aliases {ast.unparse(node.value)}{line}")
         for target in _targets(node):
@@ -645,6 +675,13 @@ def _bindings(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
     return [(a.asname or a.name, f"{module}.{a.name}") for a in node.names if a.name != "*"]
 
 
+# What a notebook shows its results with (audit H: ``from IPython.display import Markdown, display`` was flagged): objects
+# that are shown, and the functions that show them; nothing that reaches the kernel or its shell.
+_DISPLAYS = frozenset(("display", "update_display", "clear_output", "Markdown", "HTML", "Latex", "Math", "Image",
+                       "SVG", "JSON", "Pretty", "Code", "Audio", "Video", "IFrame", "FileLink", "FileLinks",
+                       "ProgressBar", "Javascript"))
+
+
 def _module(path: str) -> str | None:
     """The start of the reason for importing module ``path`` (``""``, ``"starts a process: "``), None if fine."""
     return next((f"{what}: " if what else "" for what, mods in MODULES.items() for m in mods
@@ -705,6 +742,26 @@ _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?"
                           r"((==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!-]+(,(==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!-]+)*)?")
 
 
+# Shell commands that only report on the machine, as a first cell on Colab runs them (``!nvidia-smi``): each word of
+# the command one of these (a command, then its options and plain names), no shell syntax (``;``, ``|``, ``>``, ``$``).
+_LOOKS = {("nvidia-smi",): r"-L|-q|--query-gpu=[a-z_.,]+|--format=[a-z,]+", ("nproc",): "", ("lscpu",): "",
+          ("pwd",): "", ("free",): r"-[hmgb]", ("uname",): r"-[asrmnpo]+", ("df",): r"-h", ("nvcc",): r"--version|-V",
+          ("python",): r"--version|-V", ("python3",): r"--version|-V", ("ls",): r"-[lahtr1]+|[\w./-]+",
+          ("pip", "list"): "", ("pip", "freeze"): "", ("pip", "show"): r"[A-Za-z0-9._-]+"}
+
+
+def _looks(command: str) -> bool:
+    """True for a shell command that only reports on the machine (:data:`_LOOKS`)."""
+    if re.search(r"[;&|<>$`(){}\n\\*?]", command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return any(tuple(words[:len(head)]) == head and all(re.fullmatch(rest, w) for w in words[len(head):])
+               for head, rest in _LOOKS.items() if rest or len(words) == len(head))
+
+
 def _installs(command: str) -> bool:
     """True for ``pip install`` (``pip3``, ``python -m pip``) of packages named by name and version only."""
     try:
@@ -725,7 +782,7 @@ def _allowed_magic(name: ast.Name, tree: ast.Module) -> bool:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "system"
                 and isinstance(node.func.value, ast.Call) and node.func.value.func is name and len(node.args) == 1
                 and isinstance(node.args[0], ast.Constant)):
-            return _installs(str(node.args[0].value))  # ``!pip install -q triton==3.6.*``
+            return _installs(str(node.args[0].value)) or _looks(str(node.args[0].value))  # ``!nvidia-smi``
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("run_line_magic", "run_cell_magic") and isinstance(node.func.value, ast.Call)
                 and node.func.value.func is name and node.args and isinstance(node.args[0], ast.Constant)):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -234,10 +235,33 @@ async def run(job: dict) -> dict:
             "graded": graded}
 
 
+_QUIET_TQDM = """\
+def _quiet_tqdm():
+    import sys
+    todo = [getattr(sys.modules.get("tqdm.std"), "tqdm", None)]
+    while todo:  # (tqdm.auto's bars are a subclass's, which keeps a monitor of its own)
+        bar = todo.pop()
+        if isinstance(bar, type):
+            bar.monitor_interval = 0
+            monitor, bar.monitor = bar.__dict__.get("monitor"), None
+            if monitor is not None:
+                monitor.exit()
+            todo += bar.__subclasses__()
+_quiet_tqdm()
+del _quiet_tqdm
+"""
+
+
 async def _graded_calls(client: GradingClient, job: dict, folder: Path, deadline: float, fresh: int,
                         kernel: int | None) -> dict:
     """Run the driver in the kernel (process ``kernel``); what it wrote (untrusted text, parsed by the grader) if it
     stopped the kernel when it had written it."""
+    # tqdm's monitor, a thread the first progress bar starts and leaves asleep (audit H: an honest scratch loop over
+    # tqdm sent the notebook to review): stopped, as tqdm stops it when its last bar closes, and not started again,
+    # before the threads are counted. A thread it does not stop is counted.
+    with contextlib.suppress(Exception):  # (a learner's tqdm that hangs here leaves the driver no time: a fail)
+        await asyncio.wait_for(_reply(client, client.kc.execute(_QUIET_TQDM, silent=True, store_history=False)),
+                               timeout=max(1.0, min(10.0, deadline - time.monotonic())))
     threads = threads_below(os.getpid()) - fresh
     path_out = folder / f"graded-{secrets.token_hex(16)}.json"  # a name no learner cell could know
     msg_id = client.kc.execute(driver_cell(job["harness"], job["graded"], str(path_out)), silent=True,

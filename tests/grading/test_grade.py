@@ -112,6 +112,24 @@ def test_restore_an_idless_notebook_whose_work_cell_was_split_in_two(pristine, s
         restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
 
 
+def test_restore_an_idless_notebook_whose_work_cells_were_merged():
+    """Two work cells merged into one, in a notebook without ids (round 38z39: sent to review, unmatched): the cell
+    that defines every name of both answers both, in the first's place; a cell that defines one name only is no
+    answer to two."""
+    pristine = nbformat.read(ROOT / "exercises" / "ex05_kv_cache_size.ipynb", as_version=4)
+    learner = nbformat.read(ROOT / "solutions" / "ex05_kv_cache_size.ipynb", as_version=4)
+    work = [i for i, c in enumerate(learner.cells) if role(c) == "work"]
+    learner.cells[work[0]].source += "\n\n" + learner.cells[work[1]].source
+    merged = learner.cells[work[0]].source
+    del learner.cells[work[1]]
+    nb, cells, method = restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
+    answers = [nb.cells[c.index].source for c in cells if c.role == "work"]
+    assert method == "tag order" and answers[:2] == [merged, ""] and "BEGIN SOLUTION" in answers[2]
+    learner.cells[work[0]].source = "def kv_cache_bytes(*args):\n    return 0\n"  # kv_bytes_per_token missing
+    with pytest.raises(Unalignable):
+        restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
+
+
 def test_restore_a_colab_notebook_without_ids_or_tags_by_position(pristine, solved):
     nb, cells, method = restore(read_submission(without_ids(solved, 0, keep_tags=False).encode())[0], pristine)
     assert method == "position"
@@ -165,6 +183,16 @@ UNRUN = [
     ("a cell that picks a device under a condition", lambda s: _submit(_edited(
         s, "softmax-work", "if torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'",
         new_id="device")), False),
+    # round 38z39: the same branch as a conditional expression, and behind a context manager that may suppress
+    ("the answer chosen by a conditional expression", lambda s: _submit(_edited(
+        s, "softmax-work", "softmax_rows = (lambda x: x.softmax(-1)) if torch.cuda.is_available() else softmax_rows",
+        new_id="on-a-gpu")), True),
+    ("the answer defined again inside contextlib.suppress", lambda s: _submit(_edited(
+        s, "softmax-work", "import contextlib\nwith contextlib.suppress(AssertionError):\n"
+                           "    assert torch.cuda.is_available()\n    " + WRONG.replace("\n    ", "\n        "),
+        new_id="on-a-gpu")), True),
+    ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
+        s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
 
 
@@ -220,7 +248,7 @@ ATTACKS = {
     "type.__setattr__(check, '__exit__', lambda *a: True)": "__setattr__",
     "vars()['assert_close'] = lambda *a, **k: None": "vars",
     "assert_close.__globals__.update(torch=None)": "__globals__",
-    "T = torch.Tensor\nT.any = lambda self: True": "aliases torch.Tensor",
+    "T = torch.Tensor\nT.any = lambda self: True": "replaces T.any",  # (the second name is a type's: its attribute set is)
     "import sys\nsys.modules['pagedlab.checks'] = None": "sys.modules",
     "import sys\nf = sys._getframe(1)": "_getframe",
     "class Fake(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, *a, **k):\n        return True":
@@ -286,7 +314,7 @@ ATTACKS = {
     # shell command, named as such; an instance's __dict__ is its own, a rebound "self" is not
     "import linecache\nlinecache.cache.clear()": "rewrites the text Python keeps of the cells: imports linecache",
     "import traceback\ntraceback.linecache.cache.clear()": "rewrites the text Python keeps of the cells: uses .linecache",
-    "!nvidia-smi -L": "starts a process: the shell command 'nvidia-smi -L'",
+    "!nvidia-smi -q -d POWER": "starts a process: the shell command 'nvidia-smi -q -d POWER'",
     "files = !ls": "starts a process: the shell command 'ls'",
     "%%bash\necho hi": "starts a process: the shell command '%%bash\\necho hi",
     "class B:\n    def f(self):\n        self = torch\n        return self.__dict__": "uses .__dict__",
@@ -304,6 +332,10 @@ ATTACKS = {
     "!pip install git+https://example.org/x": "starts a process: the shell command 'pip install git+",
     "!pip install -r requirements.txt": "starts a process: the shell command 'pip install -r",
     "import sys\nm = sys.modules['torch']": "uses .modules",
+    "!nvidia-smi > gpu.txt": "starts a process: the shell command 'nvidia-smi > gpu.txt'",
+    "!ls; rm -r runs": "starts a process: the shell command 'ls; rm -r runs'",
+    "from IPython.display import get_ipython": "imports IPython.display",
+    "Tensor = torch.Tensor\nTensor.softmax = lambda self, d: self": "replaces Tensor.softmax",
 }
 
 
@@ -484,6 +516,13 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     "    def __repr__(self):\n        return f'{self.__class__.__name__}()'",
     '%config InlineBackend.figure_format = "retina"',
     '%config InteractiveShell.ast_node_interactivity = "all"',  # (round 38z11: which results a cell shows)
+    # (rounds 38z37, 38z39, audit H) what the setup cell's own comment advises on Colab, a package pinned by name and
+    # version, a Colab first cell, display helpers, a second name of a type for annotations
+    'import sys\nif "google.colab" in sys.modules:\n    %pip install -q "triton==3.6.*"',
+    "!pip install -q triton==3.6.* numpy",
+    "!nvidia-smi\n!nvidia-smi -L\n!pip list",
+    "from IPython.display import Markdown, display\ndisplay(Markdown('**done**'))",
+    "Tensor = torch.Tensor\ndef f(x: Tensor) -> Tensor:\n    return x",
     # what the setup imports, imported again; modules an exercise has use for; own names like the reference's
     "import torch\nimport triton.language as tl\nfrom collections import deque\nq = deque([1, 2])",
     "import os\npath = os.path.join('runs', 'a.png')",

@@ -627,7 +627,7 @@ MESSAGES_FULL_CLASS = [
     ("c08-unstable-softmax", "ex00_warmup", "scores near 1e4"),
     ("b01-alias-check-exit", "ex00_warmup", "aliases check"), ("b02-type-setattr", "ex00_warmup", "__setattr__"),
     ("b03-vars-assert-close", "ex00_warmup", "vars"), ("b04-globals-update", "ex00_warmup", "__globals__"),
-    ("b05-tensor-alias", "ex00_warmup", "aliases torch.Tensor"),
+    ("b05-tensor-alias", "ex00_warmup", "replaces T.any"),
     ("b06-tensor-subclass", "ex00_warmup", "__torch_function__"), ("b09-do-execute", "ex00_warmup", "do_execute"),
     ("b10-timed-base64-exec", "ex00_warmup", "%%time body"), ("b11-cell-before-markdown", "ex00_warmup", "sys.modules"),
     ("b12-reference-softmax", "ex00_warmup", "called torch.softmax"),

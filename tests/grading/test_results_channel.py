@@ -203,6 +203,10 @@ def test_a_thread_alive_when_the_graded_calls_begin_is_counted():
               "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
               "def answer():\n    return 1\n")
     assert _graded(thread)["threads"] >= 1
+    # tqdm's monitor, which a progress bar starts and leaves asleep, is tqdm's: stopped before the count (audit H)
+    for module in ("tqdm", "tqdm.auto"):
+        bars = f"from {module} import tqdm\nfor i in tqdm(range(3)):\n    pass\ndef answer():\n    return 1\n"
+        assert _graded(bars)["threads"] == 0, module
 
 
 # Code of the notebook's set to run once the driver has written its results, each rewriting them to claim 45 where
