@@ -16,7 +16,7 @@ SHA256 = {
     'judge.py': 'deece47d1f4238636dd036f8c07f856a2504deda2bc00fc62affca12cdf3d304',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
-    'review.py': '4f2a7a6817c15cb1a64e890ef24f3e043b41643bca7153c705db670b1b0b9ef8',
+    'review.py': '6c9cdc2cdab358a7afb4f9ce061c760151e114b7a8cb30c35633adddefa4781a',
     'run.py': '19f553c0a15058ce342ddafa4d8208e42fb46b277cb1296c7119ac2df34ff077',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',

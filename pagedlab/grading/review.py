@@ -249,6 +249,8 @@ def conditional_reasons(source: str, answers: set[str]) -> list[str]:
     reasons = []
     for statement in tree.body if tree else ():
         nodes = _top_level(ast.Module([statement], []))
+        if isinstance(statement, ast.If) and ast.unparse(statement.test) in _MAIN:
+            continue  # true in every notebook's kernel: a script's habit, no choice
         if isinstance(statement, _BRANCHING):
             chosen = nodes  # (a context manager may suppress what its body raises: contextlib.suppress)
         else:  # a value that chooses: ``f = (lambda x: x + 1) if torch.cuda.is_available() else f``, ``a or b``
@@ -263,6 +265,7 @@ def conditional_reasons(source: str, answers: set[str]) -> list[str]:
     return reasons
 
 
+_MAIN = ("__name__ == '__main__'", "'__main__' == __name__")
 _BRANCHING = (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try), ast.While, ast.For, ast.AsyncFor, ast.Match, ast.With,
               ast.AsyncWith)
 

@@ -191,6 +191,9 @@ UNRUN = [
         s, "softmax-work", "import contextlib\nwith contextlib.suppress(AssertionError):\n"
                            "    assert torch.cuda.is_available()\n    " + WRONG.replace("\n    ", "\n        "),
         new_id="on-a-gpu")), True),
+    ("the answer defined under if __name__ == '__main__'", lambda s: _submit(_edited(
+        s, "softmax-work", 'if __name__ == "__main__":\n    ' + WRONG.replace("\n    ", "\n        "), new_id="main")),
+     False),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
