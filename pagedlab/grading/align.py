@@ -214,7 +214,11 @@ def _by_role(submitted, pristine) -> tuple[list[dict], str]:
         # a work cell split in two keeps its tag on both halves (JupyterLab's split): the later cells of a run of
         # consecutive work cells run after the first, as the learner's own
         runs = [None if r == "work" and i and roles[i - 1] == "work" else r for i, r in enumerate(roles)]
-        roles = runs if runs.count("work") == len(p_work) else roles
+        # a copy of a handed-out work cell kept as it was (round 38z40: the stub pasted above the answer, its tag
+        # with it): the learner's own cell, which runs where it stands
+        stubs = {_shape(c.source) for c in p_work}
+        kept = [None if r == "work" and _shape(c.source) in stubs else r for c, r in zip(s_code, roles)]
+        roles = next((option for option in (runs, kept) if option.count("work") == len(p_work)), roles)
     work = [c.source for c, r in zip(s_code, roles) if r == "work"]
     covers = _covers(work, [c.source for c in p_work]) if 0 < len(work) < len(p_work) else None
     if len(work) == len(p_work) and p_work:
@@ -256,6 +260,14 @@ def _by_role(submitted, pristine) -> tuple[list[dict], str]:
             k += 1
             out += extras_after.get(k, [])
     return out, method
+
+
+def _shape(source: str) -> str:
+    """A cell's code, layout and comments aside (its source where it does not parse)."""
+    try:
+        return ast.dump(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
 
 
 def _covers(work: list[str], pristine: list[str]) -> list[list[int]] | None:

@@ -18,6 +18,7 @@ import functools
 import importlib
 import re
 import shlex
+import symtable
 import types
 import unicodedata
 from pathlib import Path
@@ -211,7 +212,8 @@ def setup_names(sources: list[str]) -> set[str]:
     return names
 
 
-def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine: list[str]) -> list[str]:
+def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine: list[str],
+                  helpers: set[str] = frozenset()) -> list[str]:
     """Why a person must read the learner's cells that the grader does not run (empty when none matters).
 
     The grader runs the exercise's own setup and check cells in place of the learner's: a learner's cell that
@@ -224,8 +226,10 @@ def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine:
         running: the sources of the code cells that run, and of those the exercise hands out: a cell that is one
             of them but for its layout and comments changes nothing when it is left out.
         pristine: the sources of the exercise's setup and work cells.
+        helpers: the globals the learner's answer reads besides (:func:`answer_helpers`): a left-out cell that binds
+            one changes the answer too (round 38z41: a helper redefined in an edited check cell).
     """
-    names = {n for n in setup_names(pristine) if "=" not in n}
+    names = {n for n in setup_names(pristine) if "=" not in n} | set(helpers)
     ran = {ast.dump(tree) for tree in map(_parse, running) if tree}  # (line endings, layout and comments aside)
     reasons = []
     for where, source in submitted:
@@ -241,10 +245,49 @@ def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine:
     return reasons
 
 
-def conditional_reasons(source: str, answers: set[str]) -> list[str]:
+def answer_helpers(sources: list[str], answers: set[str]) -> set[str]:
+    """The global names, other than ``answers``, that the learner's definitions of ``answers`` in ``sources`` read,
+    and what those read in turn (a helper ``_launch`` that ``vector_add`` calls, a constant it reads)."""
+    reads: dict[str, set[str]] = {}
+    for tree in filter(None, map(_parse, sources)):
+        for node in _top_level(tree):
+            for name in _bound(node):
+                reads.setdefault(name, set()).update(_globals_read(node))
+    seen, todo = set(answers), list(answers)
+    while todo:
+        for name in reads.get(todo.pop(), ()):
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen - set(answers)
+
+
+def _globals_read(node: ast.AST) -> set[str]:
+    """The global names a top-level ``node`` reads: a function's or class's free globals (not its parameters or
+    locals), its decorators', defaults' and annotations'; an assignment's value's names."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        value = getattr(node, "value", None)
+        return {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
+    try:
+        table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    names = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
+    todo = list(table.get_children())
+    while todo:
+        scope = todo.pop()
+        names |= {s.get_name() for s in scope.get_symbols() if s.is_global() and s.is_referenced()}
+        todo += scope.get_children()
+    return names
+
+
+def conditional_reasons(source: str, answers: set[str], helpers: set[str] = frozenset()) -> list[str]:
     """Why a person must read a learner's cell that binds one of ``answers`` (the names the exercise's work cells
     bind) only under a condition: the grade is of the branch the grading machine takes, and another machine (a GPU,
-    Colab) may take the other (round 38z37: ``if torch.cuda.is_available(): def vector_add(x, y): return x + y``)."""
+    Colab) may take the other (round 38z37: ``if torch.cuda.is_available(): def vector_add(x, y): return x + y``). So
+    for a function or class of ``helpers`` (:func:`answer_helpers`) the answer calls (round 38z41: ``_launch_add``
+    defined as ``torch.add`` under that condition); a helper that is a value, a device or a dtype chosen by the
+    machine (``DEVICE = "cuda" if ... else "cpu"``), is the learner's to choose."""
     tree = _parse(source)
     reasons = []
     for statement in tree.body if tree else ():
@@ -256,13 +299,43 @@ def conditional_reasons(source: str, answers: set[str]) -> list[str]:
         else:  # a value that chooses: ``f = (lambda x: x + 1) if torch.cuda.is_available() else f``, ``a or b``
             chosen = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign))
                       and n.value is not None and isinstance(n.value, (ast.IfExp, ast.BoolOp, ast.Subscript))]
-        bound = sorted({n for node in chosen for n in _bound(node)} & answers)
+        bound = sorted({n for node in chosen for n in _bound(node)} & answers
+                       | {n for node in chosen if _code(node) for n in _bound(node)} & set(helpers))
         if bound:
             head = ast.unparse(statement).splitlines()[0]
             reasons.append(f"binds {', '.join(map(repr, bound[:3]))} only under a condition (line {statement.lineno}: "
                            f"{head[:60]}): the grade is of the branch this machine took, and another machine (a GPU, "
                            f"Colab) may take the other; a person reads both")
     return reasons
+
+
+def _code(node: ast.AST) -> bool:
+    """Whether ``node`` binds code: a def or class, or a value that may be a function (:func:`_holds_code`)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    value = getattr(node, "value", None)
+    return value is not None and _holds_code(value)
+
+
+def _holds_code(v: ast.AST) -> bool:
+    """Whether what expression ``v`` gives may be a function: a lambda, a name, an attribute that is no dtype
+    (``torch.add``), a call given one (``functools.partial(torch.add)``), or one of them chosen (``a if c else b``,
+    ``a or b``, ``table[key]``); a constant, a dtype, or a call of constants (``torch.device("cuda")``) is not."""
+    if isinstance(v, ast.IfExp):
+        return _holds_code(v.body) or _holds_code(v.orelse)
+    if isinstance(v, ast.BoolOp):
+        return any(map(_holds_code, v.values))
+    if isinstance(v, ast.Subscript):
+        return _holds_code(v.value)
+    if isinstance(v, (ast.Tuple, ast.List, ast.Set)):
+        return any(map(_holds_code, v.elts))
+    if isinstance(v, ast.Dict):
+        return any(_holds_code(x) for x in v.values if x is not None)
+    if isinstance(v, ast.Call):
+        return any(_holds_code(a) for a in [*v.args, *(k.value for k in v.keywords)])
+    if isinstance(v, ast.Attribute):
+        return v.attr not in DTYPES
+    return isinstance(v, (ast.Lambda, ast.Name))
 
 
 _MAIN = ("__name__ == '__main__'", "'__main__' == __name__")
@@ -336,6 +409,9 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
     asked = {id(n.comparators[0]) for n in ast.walk(tree) if isinstance(n, ast.Compare) and len(n.ops) == 1
              and isinstance(n.ops[0], (ast.In, ast.NotIn)) and isinstance(n.left, ast.Constant)
              and isinstance(n.left.value, str)}
+    # ``"name" in globals()``: whether the notebook defined a name yet (round 38z40), no object reached
+    asked |= {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and id(n) in asked
+              and isinstance(n.func, ast.Name) and n.func.id in ("globals", "locals") and not n.args and not n.keywords}
     jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
     instance, shell = _own_instance(tree), _shell_commands(tree)
@@ -390,7 +466,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
         elif (isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython")
               and not _allowed_magic(node, tree)):
             found.append(f"uses {node.id}{line}")
-        elif isinstance(node, ast.Name) and node.id in DYNAMIC + INTROSPECTION[1:3] and id(node) not in instance:
+        elif (isinstance(node, ast.Name) and node.id in DYNAMIC + INTROSPECTION[1:3] and id(node) not in instance
+              and id(node) not in asked):
             found.append(f"mentions {node.id}{line}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]

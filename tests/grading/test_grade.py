@@ -130,6 +130,21 @@ def test_restore_an_idless_notebook_whose_work_cells_were_merged():
         restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
 
 
+def test_restore_an_idless_notebook_that_kept_a_copy_of_the_handed_out_cell(pristine, solved):
+    """The handed-out work cell pasted above the answer, its tag with it (round 38z40: sent to review, unmatched): the
+    copy is the learner's own cell, run where it stands, and the answer below it is the answer."""
+    learner = nbformat.from_dict(solved)
+    work = next(i for i, c in enumerate(learner.cells) if role(c) == "work")
+    stub = next(c for c in pristine.cells if role(c) == "work")
+    learner.cells.insert(work, nbformat.from_dict({**json.loads(json.dumps(stub)), "id": "stub-copy"}))
+    learner.cells.insert(work + 1, nbformat.v4.new_code_cell("print('scratch')"))
+    nb, cells, method = restore(read_submission(without_ids(learner, 4).encode())[0], pristine)
+    assert method == "tag order"
+    runs = [(c.role, nb.cells[c.index].source) for c in cells]
+    assert runs[2:5] == [("extra", stub.source), ("extra", "print('scratch')"),
+                         ("work", next(c.source for c in solved.cells if role(c) == "work"))], runs[:5]
+
+
 def test_restore_a_colab_notebook_without_ids_or_tags_by_position(pristine, solved):
     nb, cells, method = restore(read_submission(without_ids(solved, 0, keep_tags=False).encode())[0], pristine)
     assert method == "position"
@@ -145,6 +160,8 @@ def test_unmatchable_cells_need_review(pristine, solved):
 
 
 WRONG = "def softmax_rows(x):\n    return x.exp() / x.exp().sum(-1, keepdim=True)  # no max subtracted\n"
+HELPED = ("def _rows(x, dim=-1):\n    return (x - x.amax(dim, keepdim=True)).exp().div_((x - x.amax(dim, keepdim=True))"
+          ".exp().sum(dim, keepdim=True))\n\n\ndef softmax_rows(x):\n    return _rows(x)\n")
 
 
 def _edited(solved, cell_id: str, source: str, tags=None, new_id: str | None = None):
@@ -194,6 +211,16 @@ UNRUN = [
     ("the answer defined under if __name__ == '__main__'", lambda s: _submit(_edited(
         s, "softmax-work", 'if __name__ == "__main__":\n    ' + WRONG.replace("\n    ", "\n        "), new_id="main")),
      False),
+    # round 38z41: the same one name down, a helper the answer calls; a device chosen by the machine is no answer
+    ("a helper the answer calls, defined as torch's where a GPU is", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("def _rows", "if torch.cuda.is_available():\n    _rows = torch.softmax\n"
+                                          "else:\n    def _rows").replace("\n    return (x - x", "\n        return (x - x"))),
+     True),
+    ("a device the answer uses, chosen by the machine", lambda s: _submit(_edited(
+        s, "softmax-work", 'DEVICE = "cuda" if torch.cuda.is_available() else "cpu"\n'
+                           + HELPED.replace("return _rows(x)", "return _rows(x.to(DEVICE)).cpu()"))), False),
+    ("a check cell edited to define again a helper the answer calls", lambda s: _submit(_edited(
+        _edited(s, "softmax-work", HELPED), "check-space", WRONG.replace("softmax_rows", "_rows"))), True),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
@@ -208,7 +235,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex00_warmup.ipynb"]
     reasons = [r for r in prepare(make(solved), p, Limits())[2] if "is not run" in r or "under a condition" in r]
     assert bool(reasons) == flagged, reasons
-    assert all("'softmax_rows'" in r for r in reasons), reasons
+    assert all("'softmax_rows'" in r or "'_rows'" in r for r in reasons), reasons
 
 
 def test_read_submission_repairs_malformed_tags(solved):
@@ -526,6 +553,7 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     "!nvidia-smi\n!nvidia-smi -L\n!pip list",
     "from IPython.display import Markdown, display\ndisplay(Markdown('**done**'))",
     "Tensor = torch.Tensor\ndef f(x: Tensor) -> Tensor:\n    return x",
+    "print(kv_bytes_per_token(LLAMA_3_8B) if 'LLAMA_3_8B' in globals() else 'n/a')",  # (round 38z40)
     # what the setup imports, imported again; modules an exercise has use for; own names like the reference's
     "import torch\nimport triton.language as tl\nfrom collections import deque\nq = deque([1, 2])",
     "import os\npath = os.path.join('runs', 'a.png')",
