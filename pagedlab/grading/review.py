@@ -19,6 +19,7 @@ import importlib
 import re
 import shlex
 import symtable
+import sys
 import types
 import unicodedata
 from pathlib import Path
@@ -191,6 +192,11 @@ _TYPES = frozenset(("torch.Tensor", "torch.dtype", "torch.device", "torch.Size",
                     "numpy.ndarray", "tl.tensor", "tl.constexpr", "triton.language.tensor", "triton.language.constexpr"))
 
 
+# The course's own settings, a device and a dtype (``dev = device.DEVICE``, as lecture 09 writes it; round 38z43):
+# values, as a dtype is.
+_SETTINGS = frozenset(("DEVICE", "DTYPE"))
+
+
 def _type_alias(node: ast.AST) -> bool:
     """``Name = torch.Tensor`` and the like (:data:`_TYPES`)."""
     return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -262,6 +268,43 @@ def answer_helpers(sources: list[str], answers: set[str]) -> set[str]:
     return seen - set(answers)
 
 
+def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset()) -> list[str]:
+    """Why a person must read a learner's cell whose statement that binds one of ``answers``, or code among
+    ``helpers`` (:func:`answer_helpers`), asks which machine it runs on: a GPU (``torch.cuda.is_available()``,
+    ``x.is_cuda``, ``x.device.type``), the platform, the environment. The grade is of what this machine's branch
+    computes; on a GPU, Colab's, the notebook may compute another way (rounds 38z37 to 38z42: ``x + y`` or
+    ``torch.softmax`` there). A helper that is a value (``DEVICE = "cuda" if ... else "cpu"``) is the learner's."""
+    tree = _parse(source)
+    reasons = []
+    for statement in tree.body if tree else ():
+        nodes = _top_level(ast.Module([statement], []))
+        bound = sorted({n for node in nodes for n in _bound(node)} & answers
+                       | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
+        asked = next((n for n in ast.walk(statement) if _asks_machine(n)), None) if bound else None
+        if asked is not None:
+            reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
+                           f"defines {', '.join(map(repr, bound[:3]))}: the grade is of this machine's branch, and on "
+                           f"a GPU (Colab's) the notebook may compute another way; a person reads every branch")
+    return reasons
+
+
+# What tells one machine from another: a GPU present, where a tensor lives, the platform, the environment.
+_MACHINE_ATTRS = frozenset(("is_available", "device_count", "is_cuda", "is_mps", "get_device_name",
+                            "get_device_capability", "get_device_properties", "current_device", "environ", "getenv",
+                            "platform", "system", "machine", "node"))
+
+
+def _asks_machine(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute):
+        path = ast.unparse(node)
+        return (node.attr in _MACHINE_ATTRS and (node.attr not in ("system", "machine", "node", "platform")
+                                                 or path.split(".")[0] in ("platform", "sys", "os"))
+                or node.attr == "type" and path.endswith("device.type") or path == "torch.version.cuda")
+    if isinstance(node, ast.Compare):  # x.device == torch.device("cuda"), "cuda" in str(x.device)
+        return any(isinstance(n, ast.Constant) and n.value in ("cuda", "cpu", "mps") for n in ast.walk(node))
+    return False
+
+
 def _globals_read(node: ast.AST) -> set[str]:
     """The global names a top-level ``node`` reads: a function's or class's free globals (not its parameters or
     locals), its decorators', defaults' and annotations'; an assignment's value's names."""
@@ -292,8 +335,12 @@ def conditional_reasons(source: str, answers: set[str], helpers: set[str] = froz
     reasons = []
     for statement in tree.body if tree else ():
         nodes = _top_level(ast.Module([statement], []))
-        if isinstance(statement, ast.If) and ast.unparse(statement.test) in _MAIN:
-            continue  # true in every notebook's kernel: a script's habit, no choice
+        if isinstance(statement, ast.If) and ast.unparse(statement.test) in _MAIN and not statement.orelse:
+            # true in every notebook's kernel, a script's habit: no choice; what its body chooses is
+            reasons += conditional_reasons("\n".join(ast.unparse(n) for n in statement.body), answers, helpers)
+            continue
+        if isinstance(statement, ast.Try) and _imports_from_the_library(statement):
+            continue  # try: from math import prod / except ImportError: a fallback for an older Python, no choice
         if isinstance(statement, _BRANCHING):
             chosen = nodes  # (a context manager may suppress what its body raises: contextlib.suppress)
         else:  # a value that chooses: ``f = (lambda x: x + 1) if torch.cuda.is_available() else f``, ``a or b``
@@ -339,6 +386,18 @@ def _holds_code(v: ast.AST) -> bool:
 
 
 _MAIN = ("__name__ == '__main__'", "'__main__' == __name__")
+
+
+def _imports_from_the_library(statement: ast.Try) -> bool:
+    """``try:`` of imports of Python's standard library only, whose handlers catch ImportError only: what it picks
+    depends on the Python version, the same on every machine of one (a package that only a GPU machine has is not
+    the standard library's)."""
+    return (all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in statement.body) and not statement.orelse
+            and all(n.module and n.level == 0 and n.module.split(".")[0] in sys.stdlib_module_names
+                    if isinstance(n, ast.ImportFrom) else
+                    all(a.name.split(".")[0] in sys.stdlib_module_names for a in n.names) for n in statement.body)
+            and all(h.type is not None and ast.unparse(h.type) in ("ImportError", "ModuleNotFoundError")
+                    for h in statement.handlers))
 _BRANCHING = (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try), ast.While, ast.For, ast.AsyncFor, ast.Match, ast.With,
               ast.AsyncWith)
 
@@ -536,7 +595,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             root = _root(node.value)
             if (isinstance(node.value, (ast.Name, ast.Attribute)) and root in modules | {"check", "assert_close"}
-                    and id(node) not in jitted and getattr(node.value, "attr", None) not in DTYPES
+                    and id(node) not in jitted and getattr(node.value, "attr", None) not in DTYPES | _SETTINGS
                     and not (_type_alias(node) and id(node) in top)
                     and getattr(node.value, "attr", None) not in _NUMBERS):
                 found.append(f"aliases {ast.unparse(node.value)}{line}")

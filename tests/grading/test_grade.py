@@ -221,6 +221,23 @@ UNRUN = [
                            + HELPED.replace("return _rows(x)", "return _rows(x.to(DEVICE)).cpu()"))), False),
     ("a check cell edited to define again a helper the answer calls", lambda s: _submit(_edited(
         _edited(s, "softmax-work", HELPED), "check-space", WRONG.replace("softmax_rows", "_rows"))), True),
+    # round 38z42: the GPU branch nested in a __main__ guard, chosen by a call, and inside the answer itself; an
+    # import that falls back on an older Python's is no choice
+    ("the GPU branch inside if __name__ == '__main__'", lambda s: _submit(_edited(
+        s, "softmax-work", 'if __name__ == "__main__":\n    if torch.cuda.is_available():\n        '
+                           + WRONG.replace("\n    ", "\n            "), new_id="main")), True),
+    ("a helper chosen by a call that asks for a GPU", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("def softmax_rows", "_PICK = {True: torch.softmax}.get(torch.cuda.is_available()"
+                                          ", _rows)\n\n\ndef softmax_rows").replace("return _rows(x)", "return _PICK(x, -1)"))),
+     True),
+    ("the answer that takes torch's softmax for a tensor on a GPU", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "if x.is_cuda:\n        return x.softmax(-1)\n"
+                                          "    return _rows(x)"))), True),
+    ("a standard-library import with a fallback for an older Python", lambda s: _submit(_edited(
+        s, "softmax-work", "try:\n    from math import prod\nexcept ImportError:\n    def prod(xs):\n        p = 1\n"
+                           "        for x in xs:\n            p *= x\n        return p\n\n\n"
+                           + HELPED.replace("return _rows(x)", "assert prod(x.shape) == x.numel()\n    return _rows(x)"))),
+     False),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
@@ -233,9 +250,10 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     definition than the one graded: review, naming the cell and the name. So does a cell that binds one only under a
     condition (the branch another machine takes is not graded)."""
     p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex00_warmup.ipynb"]
-    reasons = [r for r in prepare(make(solved), p, Limits())[2] if "is not run" in r or "under a condition" in r]
+    reasons = [r for r in prepare(make(solved), p, Limits())[2]
+               if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
-    assert all("'softmax_rows'" in r or "'_rows'" in r for r in reasons), reasons
+    assert all(any(f"'{name}'" in r for name in ("softmax_rows", "_rows", "_PICK")) for r in reasons), reasons
 
 
 def test_read_submission_repairs_malformed_tags(solved):
@@ -554,6 +572,7 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     "from IPython.display import Markdown, display\ndisplay(Markdown('**done**'))",
     "Tensor = torch.Tensor\ndef f(x: Tensor) -> Tensor:\n    return x",
     "print(kv_bytes_per_token(LLAMA_3_8B) if 'LLAMA_3_8B' in globals() else 'n/a')",  # (round 38z40)
+    "dev = device.DEVICE\nx = torch.randn(5, 37, device=dev)",  # (round 38z43: as lecture 09 writes it)
     # what the setup imports, imported again; modules an exercise has use for; own names like the reference's
     "import torch\nimport triton.language as tl\nfrom collections import deque\nq = deque([1, 2])",
     "import os\npath = os.path.join('runs', 'a.png')",
