@@ -19416,3 +19416,43 @@ print("rows sum to", sm.sum(1))
 ''',
     }),
 }
+
+
+# Round 38z44 (against a0d8330): an honest ex04 kernel of its own names that kept the handed-out comment, flagged
+# as a copy on fragments of that comment's names (start_m, BLOCK_M); the handed-out words count whole and in part.
+ROUND_38Z44 = {
+    'ex04 kernel of its own names that kept the handed-out comment (round 38z44)': ('HONEST', 'ex04_flash_forward', {
+        'kernel-work': r'''
+@triton.jit
+def attention_kernel(Q, K, V, Out, n_q, n_k, qk_scale, stride_q, stride_k, stride_v, stride_o,
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + rows[:, None] * stride_q + offs_d[None, :], mask=rows[:, None] < n_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:  # the tile's last row sees keys up to start_m + BLOCK_M - 1 + n_k - n_q: skip the tiles after
+        hi = tl.minimum(n_k, start_m + BLOCK_M + n_k - n_q)
+    else:
+        hi = n_k
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(K + cols[None, :] * stride_k + offs_d[:, None], mask=cols[None, :] < n_k, other=0.0)
+        v = tl.load(V + cols[:, None] * stride_v + offs_d[None, :], mask=cols[:, None] < n_k, other=0.0)
+        qk = tl.dot(q, k, input_precision="ieee") * qk_scale
+        ok = cols[None, :] < n_k
+        if CAUSAL:
+            ok = ok & (cols[None, :] - rows[:, None] <= n_k - n_q)
+        qk = tl.where(ok, qk, float("-inf"))
+        top = tl.maximum(m_i, tl.max(qk, 1))
+        w = tl.exp2(qk - top[:, None])
+        fade = tl.exp2(m_i - top)
+        l_i = fade * l_i + tl.sum(w, 1)
+        acc = fade[:, None] * acc + tl.dot(w, v, input_precision="ieee")
+        m_i = top
+    tl.store(Out + rows[:, None] * stride_o + offs_d[None, :], acc / l_i[:, None], mask=rows[:, None] < n_q)
+''',
+    }),
+}

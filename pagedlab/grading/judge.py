@@ -17,8 +17,8 @@ from pagedlab.grading.align import RESTORED, Cell, SubmissionError, Unalignable,
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
-from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names, machine_reasons,
-                                    reference_reasons, review_reasons, setup_names, unrun_reasons)
+from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names, machine_names,
+                                    machine_reasons, reference_reasons, review_reasons, setup_names, unrun_reasons)
 from pagedlab.grading.similarity import copied_cells, kept_wording
 from pagedlab.grading.specs import Cases, Spec
 
@@ -89,11 +89,12 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
     work = {n for n in setup_names([c.source for c in pristine.notebook.cells if c.cell_type == "code"
                                     and role(c) == "work"]) if "=" not in n}
-    helpers = answer_helpers([restored.cells[c.index].source for c in cells if c.role not in RESTORED], work)
+    running = [restored.cells[c.index].source for c in cells if c.role not in RESTORED]
+    helpers, machine = answer_helpers(running, work), machine_names(running)
     reasons += [f"{c.role} cell {c.id!r} {why}" for c in cells
                 if c.role not in RESTORED and restored.cells[c.index].source not in given
                 for why in conditional_reasons(restored.cells[c.index].source, work, helpers)
-                + machine_reasons(restored.cells[c.index].source, work, helpers)]
+                + machine_reasons(restored.cells[c.index].source, work, helpers, machine)]
     reasons += unrun_reasons(
         [(f"the learner's code cell {k + 1}" + ("" if c.id.startswith("no-id-") else f" ({c.id!r})"), c.source)
          for k, c in enumerate(c for c in nb.cells if c.cell_type == "code")],

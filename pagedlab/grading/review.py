@@ -268,7 +268,16 @@ def answer_helpers(sources: list[str], answers: set[str]) -> set[str]:
     return seen - set(answers)
 
 
-def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset()) -> list[str]:
+def machine_names(sources: list[str]) -> set[str]:
+    """The names the learner's cells bind by a statement that asks which machine it runs on (``ON_GPU =
+    torch.cuda.is_available()``): a branch on one of them is a branch on the machine."""
+    return {n for tree in filter(None, map(_parse, sources)) for statement in tree.body
+            if any(_asks_machine(node) for node in ast.walk(statement))
+            for node in _top_level(ast.Module([statement], [])) for n in _bound(node)}
+
+
+def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
+                    machine: set[str] = frozenset()) -> list[str]:
     """Why a person must read a learner's cell whose statement that binds one of ``answers``, or code among
     ``helpers`` (:func:`answer_helpers`), asks which machine it runs on: a GPU (``torch.cuda.is_available()``,
     ``x.is_cuda``, ``x.device.type``), the platform, the environment. The grade is of what this machine's branch
@@ -281,6 +290,10 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
         bound = sorted({n for node in nodes for n in _bound(node)} & answers
                        | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
         asked = next((n for n in ast.walk(statement) if _asks_machine(n)), None) if bound else None
+        if bound and asked is None:  # a branch on where a tensor lives, or on a value of the machine's (``machine``)
+            asked = next((n for test in _tests(statement) for n in ast.walk(test)
+                          if isinstance(n, ast.Name) and n.id in machine
+                          or isinstance(n, ast.Attribute) and n.attr in _WHERE), None)
         if asked is not None:
             reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
                            f"defines {', '.join(map(repr, bound[:3]))}: the grade is of this machine's branch, and on "
@@ -288,10 +301,27 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
     return reasons
 
 
-# What tells one machine from another: a GPU present, where a tensor lives, the platform, the environment.
-_MACHINE_ATTRS = frozenset(("is_available", "device_count", "is_cuda", "is_mps", "get_device_name",
-                            "get_device_capability", "get_device_properties", "current_device", "environ", "getenv",
-                            "platform", "system", "machine", "node"))
+# What tells one machine from another: a GPU present, where a tensor lives, the platform, the environment; and
+# autocast, which computes in another precision on a GPU only (round 38z44).
+_MACHINE_ATTRS = frozenset(("is_available", "device_count", "is_cuda", "is_mps", "is_xpu", "get_device",
+                            "get_device_name", "get_device_capability", "get_device_properties", "current_device",
+                            "is_built", "environ", "getenv", "platform", "system", "machine", "node", "autocast"))
+# In a condition of the answer's, where a tensor lives (``str(x.device).startswith("cuda")``, ``x.device.index``).
+_WHERE = frozenset(("device", "get_device", "is_cuda", "type", "index"))
+
+
+def _tests(statement: ast.AST) -> list[ast.AST]:
+    """The conditions inside ``statement`` that choose what runs (``if``, ``while``, ``a if c else b``, ``match``,
+    a comprehension's ``if``); an ``assert``'s is none (it raises or goes on)."""
+    out = []
+    for n in ast.walk(statement):
+        if isinstance(n, (ast.If, ast.While, ast.IfExp)):
+            out.append(n.test)
+        elif isinstance(n, ast.Match):
+            out.append(n.subject)
+        elif isinstance(n, ast.comprehension):
+            out += n.ifs
+    return out
 
 
 def _asks_machine(node: ast.AST) -> bool:
@@ -299,7 +329,8 @@ def _asks_machine(node: ast.AST) -> bool:
         path = ast.unparse(node)
         return (node.attr in _MACHINE_ATTRS and (node.attr not in ("system", "machine", "node", "platform")
                                                  or path.split(".")[0] in ("platform", "sys", "os"))
-                or node.attr == "type" and path.endswith("device.type") or path == "torch.version.cuda")
+                or node.attr == "type" and path.endswith("device.type")
+                or path in ("torch.version.cuda", "torch.version.hip", "os.name"))
     if isinstance(node, ast.Compare):  # x.device == torch.device("cuda"), "cuda" in str(x.device)
         return any(isinstance(n, ast.Constant) and n.value in ("cuda", "cpu", "mps") for n in ast.walk(node))
     return False

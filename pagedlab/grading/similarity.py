@@ -344,7 +344,10 @@ def _said(text: str) -> frozenset[str]:
     """Every word of a handed-out cell's ``text``, as a name and as a comment's word (:func:`own_words`): its names,
     and those its docstring dictates (``Returns: (m_new, l_new, acc_new)``), are anybody's."""
     found = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
-    return frozenset(found) | frozenset("#" + w.lower() for w in found)
+    # (a comment's words are read as runs of four letters or more: ``start_m`` in a handed-out comment gives #start;
+    # round 38z44: an honest kernel that kept the handed-out comment matched the solution on those fragments)
+    return (frozenset(found) | frozenset("#" + w.lower() for w in found)
+            | frozenset("#" + w.lower() for w in re.findall(r"[A-Za-z]{4,}", text)))
 
 
 def _parts(words, ids: list[str]) -> tuple[frozenset[str], frozenset[str]]:

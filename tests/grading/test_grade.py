@@ -238,6 +238,20 @@ UNRUN = [
                            "        for x in xs:\n            p *= x\n        return p\n\n\n"
                            + HELPED.replace("return _rows(x)", "assert prod(x.shape) == x.numel()\n    return _rows(x)"))),
      False),
+    # round 38z44: a value of the machine's branched on in the answer, where a tensor lives, autocast; a check of the
+    # devices or an output made where the input lives is no choice
+    ("a value of the machine's the answer branches on", lambda s: _submit(_edited(
+        s, "softmax-work", "ON_GPU = torch.cuda.is_available()\n" + HELPED.replace(
+            "return _rows(x)", "return x.softmax(-1) if ON_GPU else _rows(x)"))), True),
+    ("the answer that asks where its tensor lives", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "if str(x.device).startswith('cuda'):\n"
+                                          "        return x.softmax(-1)\n    return _rows(x)"))), True),
+    ("the answer under autocast", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "with torch.autocast('cuda', dtype=torch.float16):\n"
+                                          "        return _rows(x)"))), True),
+    ("the answer that checks its input's device and makes its output there", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "assert x.device == x.new_empty(0).device\n"
+                                          "    return _rows(x).to(x.device)"))), False),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]

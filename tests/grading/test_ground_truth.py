@@ -30,7 +30,7 @@ from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M
                            ROUND_38Z18, ROUND_38Z18_AUDIT, ROUND_38Z19, ROUND_38Z20, ROUND_38Z20_AUDIT,
                            ROUND_38Z21, ROUND_38Z22, ROUND_38Z23, ROUND_38Z25, ROUND_38Z26,
                            ROUND_38Z26_AUDIT, ROUND_38Z29, MASKS_IN_FLOATS, ROUND_38Z30, ROUND_38Z31, ROUND_38Z32,
-                           ROUND_38Z36, ROUNDS_38Z33_36_HONEST)
+                           ROUND_38Z36, ROUNDS_38Z33_36_HONEST, ROUND_38Z44)
 from pagedlab.grading.judge import prepare
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.specs import SPECS
@@ -534,7 +534,7 @@ for _label, (_table, _exercise, _cells) in {**ROUND_38J, **ROUND_38K, **ROUND_38
                                            **ROUND_38Z20, **ROUND_38Z20_AUDIT, **ROUND_38Z21,
                                            **ROUND_38Z22, **ROUND_38Z23, **ROUND_38Z25, **ROUND_38Z26,
                                            **ROUND_38Z26_AUDIT, **ROUND_38Z29, **MASKS_IN_FLOATS, **ROUND_38Z30, **ROUND_38Z31, **ROUND_38Z32,
-                                           **ROUND_38Z36, **ROUNDS_38Z33_36_HONEST}.items():
+                                           **ROUND_38Z36, **ROUNDS_38Z33_36_HONEST, **ROUND_38Z44}.items():
     (ATTACKS if _table == "ATTACKS" else HONEST)[_label] = (_exercise, {k: v.lstrip("\n") for k, v in _cells.items()})
 
 
