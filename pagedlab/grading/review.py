@@ -272,8 +272,19 @@ def machine_names(sources: list[str]) -> set[str]:
     """The names the learner's cells bind by a statement that asks which machine it runs on (``ON_GPU =
     torch.cuda.is_available()``): a branch on one of them is a branch on the machine."""
     return {n for tree in filter(None, map(_parse, sources)) for statement in tree.body
-            if any(_asks_machine(node) for node in ast.walk(statement))
+            if any(_asks_machine(node) for node in ast.walk(statement)) or _machine_import(statement)
             for node in _top_level(ast.Module([statement], [])) for n in _bound(node)}
+
+
+# Modules whose names answer which machine this is (``from torch.cuda import is_available as gpu_ready``, round
+# 38z46): a name imported from one is the machine's.
+_MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "platform", "os",
+                    "shutil", "multiprocessing", "psutil", "importlib.util")
+
+
+def _machine_import(statement: ast.AST) -> bool:
+    return isinstance(statement, ast.ImportFrom) and statement.level == 0 and any(
+        (statement.module or "") == m or (statement.module or "").startswith(m + ".") for m in _MACHINE_MODULES)
 
 
 def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
@@ -293,7 +304,8 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
         if bound and asked is None:  # a branch on where a tensor lives, or on a value of the machine's (``machine``)
             asked = next((n for test in _tests(statement) for n in ast.walk(test)
                           if isinstance(n, ast.Name) and n.id in machine
-                          or isinstance(n, ast.Attribute) and n.attr in _WHERE), None)
+                          or isinstance(n, ast.Constant) and isinstance(n.value, str)
+                          and n.value.split(":")[0] in _DEVICES), None)
         if asked is not None:
             reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
                            f"defines {', '.join(map(repr, bound[:3]))}: the grade is of this machine's branch, and on "
@@ -303,11 +315,13 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
 
 # What tells one machine from another: a GPU present, where a tensor lives, the platform, the environment; and
 # autocast, which computes in another precision on a GPU only (round 38z44).
-_MACHINE_ATTRS = frozenset(("is_available", "device_count", "is_cuda", "is_mps", "is_xpu", "get_device",
-                            "get_device_name", "get_device_capability", "get_device_properties", "current_device",
-                            "is_built", "environ", "getenv", "platform", "system", "machine", "node", "autocast"))
-# In a condition of the answer's, where a tensor lives (``str(x.device).startswith("cuda")``, ``x.device.index``).
-_WHERE = frozenset(("device", "get_device", "is_cuda", "type", "index"))
+_MACHINE_ATTRS = frozenset(("is_available", "device_count", "is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta",
+                            "get_device", "get_device_name", "get_device_capability", "get_device_properties",
+                            "current_device", "is_built", "environ", "getenv", "platform", "system", "machine", "node",
+                            "autocast", "cpu_count", "which", "find_spec"))
+# In a condition of the answer's, a device named (``str(x.device).startswith("cuda")``, ``x.device.type == "cpu"``);
+# two inputs' devices compared with each other (``x.device != y.device``) name none.
+_DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
 
 
 def _tests(statement: ast.AST) -> list[ast.AST]:
@@ -332,7 +346,8 @@ def _asks_machine(node: ast.AST) -> bool:
                 or node.attr == "type" and path.endswith("device.type")
                 or path in ("torch.version.cuda", "torch.version.hip", "os.name"))
     if isinstance(node, ast.Compare):  # x.device == torch.device("cuda"), "cuda" in str(x.device)
-        return any(isinstance(n, ast.Constant) and n.value in ("cuda", "cpu", "mps") for n in ast.walk(node))
+        return (any(isinstance(n, ast.Constant) and n.value in ("cuda", "cpu", "mps") for n in ast.walk(node))
+                or any(ast.unparse(c) in ("sys.modules", "os.environ") for c in node.comparators))  # "google.colab"
     return False
 
 

@@ -252,6 +252,19 @@ UNRUN = [
     ("the answer that checks its input's device and makes its output there", lambda s: _submit(_edited(
         s, "softmax-work", HELPED.replace("return _rows(x)", "assert x.device == x.new_empty(0).device\n"
                                           "    return _rows(x).to(x.device)"))), False),
+    # round 38z46: the question imported under a name of its own, asked as is_cpu, asked of Colab; two devices compared
+    ("a machine's function imported under a name of the learner's", lambda s: _submit(_edited(
+        s, "softmax-work", "from torch.cuda import is_available as gpu_ready\n" + HELPED.replace(
+            "return _rows(x)", "return x.softmax(-1) if gpu_ready() else _rows(x)"))), True),
+    ("the answer off the CPU", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "if not x.is_cpu:\n        return x.softmax(-1)\n"
+                                          "    return _rows(x)"))), True),
+    ("the answer on Colab", lambda s: _submit(_edited(
+        s, "softmax-work", 'import sys\nIN_COLAB = "google.colab" in sys.modules\n' + HELPED.replace(
+            "return _rows(x)", "return x.softmax(-1) if IN_COLAB else _rows(x)"))), True),
+    ("the answer that raises for inputs on two devices", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "if x.device != x.new_empty(0).device:\n"
+                                          "        raise ValueError('one device')\n    return _rows(x)"))), False),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
