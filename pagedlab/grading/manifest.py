@@ -16,7 +16,7 @@ SHA256 = {
     'judge.py': '2faaaacd0785737abd53a11d56b6068c35003d0368cd06e13a5ed55940a02f04',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
-    'review.py': '71130b845163d88c59e878c776f648ac960836e20f2214c1765f2b01d1f4d68c',
+    'review.py': '0d7756332cba6885a4ac716db82e0a8d24d6bb067c6c6fb25c3864bf3bda7007',
     'run.py': '19f553c0a15058ce342ddafa4d8208e42fb46b277cb1296c7119ac2df34ff077',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',

@@ -270,10 +270,53 @@ def answer_helpers(sources: list[str], answers: set[str]) -> set[str]:
 
 def machine_names(sources: list[str]) -> set[str]:
     """The names the learner's cells bind by a statement that asks which machine it runs on (``ON_GPU =
-    torch.cuda.is_available()``): a branch on one of them is a branch on the machine."""
-    return {n for tree in filter(None, map(_parse, sources)) for statement in tree.body
-            if any(_asks_machine(node) for node in ast.walk(statement)) or _machine_import(statement)
-            for node in _top_level(ast.Module([statement], [])) for n in _bound(node)}
+    torch.cuda.is_available()``), or from such a name (``FAST = ON_GPU``, round 38z47), a device aside
+    (``DEVICE = "cuda" if ... else "cpu"``: where tensors live, not what is computed): reading one in the answer's
+    code is asking the machine."""
+    statements = [st for tree in filter(None, map(_parse, sources)) for st in tree.body]
+    names: set[str] = set()
+    while True:
+        found = {n for st in statements
+                 if any(_asks_machine(node) or isinstance(node, ast.Name) and node.id in names
+                        for node in _read(st)) or _machine_import(st)
+                 for node in _top_level(ast.Module([st], [])) if not _placement(node) for n in _bound(node)}
+        if found <= names:
+            return names
+        names |= found
+
+
+def _placement(node: ast.AST) -> bool:
+    """Whether ``node`` binds a device, a place for tensors: a device's name, ``torch.device(...)`` of one, or one of
+    them chosen."""
+    def device(v) -> bool:
+        if isinstance(v, ast.IfExp):
+            return device(v.body) and device(v.orelse)
+        if isinstance(v, ast.Constant):
+            return isinstance(v.value, str) and v.value.split(":")[0] in _DEVICES
+        return (isinstance(v, ast.Call) and ast.unparse(v.func) in ("torch.device", "device")
+                and all(isinstance(a, ast.Constant) for a in v.args))
+    return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and device(node.value)
+
+
+def _read(statement: ast.AST) -> list[ast.AST]:
+    """The nodes of ``statement``, but for the branches that only print or log and the conditions that choose them
+    (``if VERBOSE: print(...)``, round 38z47: the same results on every machine)."""
+    out, todo = [], [statement]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and all(_only_says(b) for b in node.body + node.orelse):
+            continue
+        out.append(node)
+        todo += ast.iter_child_nodes(node)
+    return out
+
+
+def _only_says(statement: ast.AST) -> bool:
+    """A statement that only prints, logs or warns."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return isinstance(statement, ast.Pass)
+    func = ast.unparse(statement.value.func)
+    return func in ("print", "display", "warnings.warn") or func.split(".")[0] in ("logging", "logger", "log")
 
 
 # Modules whose names answer which machine this is (``from torch.cuda import is_available as gpu_ready``, round
@@ -300,11 +343,11 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
         nodes = _top_level(ast.Module([statement], []))
         bound = sorted({n for node in nodes for n in _bound(node)} & answers
                        | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
-        asked = next((n for n in ast.walk(statement) if _asks_machine(n)), None) if bound else None
-        if bound and asked is None:  # a branch on where a tensor lives, or on a value of the machine's (``machine``)
+        read = _read(statement) if bound else []
+        asked = next((n for n in read if _asks_machine(n) or isinstance(n, ast.Name) and n.id in machine), None)
+        if bound and asked is None:  # a branch on where a tensor lives
             asked = next((n for test in _tests(statement) for n in ast.walk(test)
-                          if isinstance(n, ast.Name) and n.id in machine
-                          or isinstance(n, ast.Constant) and isinstance(n.value, str)
+                          if isinstance(n, ast.Constant) and isinstance(n.value, str)
                           and n.value.split(":")[0] in _DEVICES), None)
         if asked is not None:
             reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
@@ -318,7 +361,8 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
 _MACHINE_ATTRS = frozenset(("is_available", "device_count", "is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta",
                             "get_device", "get_device_name", "get_device_capability", "get_device_properties",
                             "current_device", "is_built", "environ", "getenv", "platform", "system", "machine", "node",
-                            "autocast", "cpu_count", "which", "find_spec"))
+                            "autocast", "cpu_count", "which", "find_spec",
+                            "ON_GPU", "INTERPRET", "IN_COLAB"))  # (the course's own: pagedlab.device, round 38z47)
 # In a condition of the answer's, a device named (``str(x.device).startswith("cuda")``, ``x.device.type == "cpu"``);
 # two inputs' devices compared with each other (``x.device != y.device``) name none.
 _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))

@@ -265,6 +265,20 @@ UNRUN = [
     ("the answer that raises for inputs on two devices", lambda s: _submit(_edited(
         s, "softmax-work", HELPED.replace("return _rows(x)", "if x.device != x.new_empty(0).device:\n"
                                           "        raise ValueError('one device')\n    return _rows(x)"))), False),
+    # round 38z47: the course's own device.ON_GPU, a machine's value passed on by a second name, a dtype the machine
+    # chose and the answer computes in; an environment variable that only makes the answer print is no choice
+    ("the answer on the course's ON_GPU", lambda s: _submit(_edited(
+        s, "softmax-work", "from pagedlab import device\n" + HELPED.replace(
+            "return _rows(x)", "return x.softmax(-1) if device.ON_GPU else _rows(x)"))), True),
+    ("a machine's value under a second name", lambda s: _submit(_edited(
+        s, "softmax-work", "HAS_GPU = torch.cuda.is_available()\nFAST = HAS_GPU\n" + HELPED.replace(
+            "return _rows(x)", "return x.softmax(-1) if FAST else _rows(x)"))), True),
+    ("a dtype the machine chose, the answer computes in", lambda s: _submit(_edited(
+        s, "softmax-work", "ACC = torch.float16 if torch.cuda.is_available() else torch.float32\n" + HELPED.replace(
+            "return _rows(x)", "return _rows(x.to(ACC)).to(x.dtype)"))), True),
+    ("an environment variable that only makes the answer print", lambda s: _submit(_edited(
+        s, "softmax-work", "import os\nVERBOSE = os.environ.get('VERBOSE', '0') == '1'\n" + HELPED.replace(
+            "return _rows(x)", "if VERBOSE:\n        print(x.shape)\n    return _rows(x)"))), False),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
@@ -280,7 +294,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     reasons = [r for r in prepare(make(solved), p, Limits())[2]
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
-    assert all(any(f"'{name}'" in r for name in ("softmax_rows", "_rows", "_PICK")) for r in reasons), reasons
+    assert all(any(f"'{name}'" in r for name in ("softmax_rows", "_rows", "_PICK", "FAST")) for r in reasons), reasons
 
 
 def test_read_submission_repairs_malformed_tags(solved):
