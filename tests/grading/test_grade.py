@@ -164,6 +164,12 @@ HELPED = ("def _rows(x, dim=-1):\n    return (x - x.amax(dim, keepdim=True)).exp
           ".exp().sum(dim, keepdim=True))\n\n\ndef softmax_rows(x):\n    return _rows(x)\n")
 
 
+def _answer(returns: str, before: str = ""):
+    """A notebook whose answer calls a helper (:data:`HELPED`), with ``return _rows(x)`` replaced by ``returns`` and
+    ``before`` above it, in the solution's work cell."""
+    return lambda s: _submit(_edited(s, "softmax-work", before + HELPED.replace("return _rows(x)", returns)))
+
+
 def _edited(solved, cell_id: str, source: str, tags=None, new_id: str | None = None):
     """``solved`` with cell ``cell_id``'s source replaced, or (``new_id``) a copy of it appended under that id."""
     nb = nbformat.from_dict(solved)
@@ -216,9 +222,8 @@ UNRUN = [
         s, "softmax-work", HELPED.replace("def _rows", "if torch.cuda.is_available():\n    _rows = torch.softmax\n"
                                           "else:\n    def _rows").replace("\n    return (x - x", "\n        return (x - x"))),
      True),
-    ("a device the answer uses, chosen by the machine", lambda s: _submit(_edited(
-        s, "softmax-work", 'DEVICE = "cuda" if torch.cuda.is_available() else "cpu"\n'
-                           + HELPED.replace("return _rows(x)", "return _rows(x.to(DEVICE)).cpu()"))), False),
+    ("a device the answer uses, chosen by the machine",
+     _answer("return _rows(x.to(DEVICE)).cpu()", 'DEVICE = "cuda" if torch.cuda.is_available() else "cpu"\n'), False),
     ("a check cell edited to define again a helper the answer calls", lambda s: _submit(_edited(
         _edited(s, "softmax-work", HELPED), "check-space", WRONG.replace("softmax_rows", "_rows"))), True),
     # round 38z42: the GPU branch nested in a __main__ guard, chosen by a call, and inside the answer itself; an
@@ -227,58 +232,46 @@ UNRUN = [
         s, "softmax-work", 'if __name__ == "__main__":\n    if torch.cuda.is_available():\n        '
                            + WRONG.replace("\n    ", "\n            "), new_id="main")), True),
     ("a helper chosen by a call that asks for a GPU", lambda s: _submit(_edited(
-        s, "softmax-work", HELPED.replace("def softmax_rows", "_PICK = {True: torch.softmax}.get(torch.cuda.is_available()"
-                                          ", _rows)\n\n\ndef softmax_rows").replace("return _rows(x)", "return _PICK(x, -1)"))),
-     True),
-    ("the answer that takes torch's softmax for a tensor on a GPU", lambda s: _submit(_edited(
-        s, "softmax-work", HELPED.replace("return _rows(x)", "if x.is_cuda:\n        return x.softmax(-1)\n"
-                                          "    return _rows(x)"))), True),
-    ("a standard-library import with a fallback for an older Python", lambda s: _submit(_edited(
-        s, "softmax-work", "try:\n    from math import prod\nexcept ImportError:\n    def prod(xs):\n        p = 1\n"
-                           "        for x in xs:\n            p *= x\n        return p\n\n\n"
-                           + HELPED.replace("return _rows(x)", "assert prod(x.shape) == x.numel()\n    return _rows(x)"))),
-     False),
+        s, "softmax-work", HELPED.replace("return _rows(x)", "return _PICK(x, -1)")
+        + "_PICK = {True: torch.softmax}.get(torch.cuda.is_available(), _rows)\n")), True),
+    ("the answer that takes torch's softmax for a tensor on a GPU",
+     _answer("if x.is_cuda:\n        return x.softmax(-1)\n    return _rows(x)"), True),
+    ("a standard-library import with a fallback for an older Python",
+     _answer("assert prod(x.shape) == x.numel()\n    return _rows(x)",
+             "try:\n    from math import prod\nexcept ImportError:\n    def prod(xs):\n        p = 1\n"
+             "        for x in xs:\n            p *= x\n        return p\n\n\n"), False),
     # round 38z44: a value of the machine's branched on in the answer, where a tensor lives, autocast; a check of the
     # devices or an output made where the input lives is no choice
-    ("a value of the machine's the answer branches on", lambda s: _submit(_edited(
-        s, "softmax-work", "ON_GPU = torch.cuda.is_available()\n" + HELPED.replace(
-            "return _rows(x)", "return x.softmax(-1) if ON_GPU else _rows(x)"))), True),
-    ("the answer that asks where its tensor lives", lambda s: _submit(_edited(
-        s, "softmax-work", HELPED.replace("return _rows(x)", "if str(x.device).startswith('cuda'):\n"
-                                          "        return x.softmax(-1)\n    return _rows(x)"))), True),
-    ("the answer under autocast", lambda s: _submit(_edited(
-        s, "softmax-work", HELPED.replace("return _rows(x)", "with torch.autocast('cuda', dtype=torch.float16):\n"
-                                          "        return _rows(x)"))), True),
-    ("the answer that checks its input's device and makes its output there", lambda s: _submit(_edited(
-        s, "softmax-work", HELPED.replace("return _rows(x)", "assert x.device == x.new_empty(0).device\n"
-                                          "    return _rows(x).to(x.device)"))), False),
+    ("a value of the machine's the answer branches on",
+     _answer("return x.softmax(-1) if ON_GPU else _rows(x)", "ON_GPU = torch.cuda.is_available()\n"), True),
+    ("the answer that asks where its tensor lives",
+     _answer("if str(x.device).startswith('cuda'):\n        return x.softmax(-1)\n    return _rows(x)"), True),
+    ("the answer under autocast",
+     _answer("with torch.autocast('cuda', dtype=torch.float16):\n        return _rows(x)"), True),
+    ("the answer that checks its input's device and makes its output there",
+     _answer("assert x.device == x.new_empty(0).device\n    return _rows(x).to(x.device)"), False),
     # round 38z46: the question imported under a name of its own, asked as is_cpu, asked of Colab; two devices compared
-    ("a machine's function imported under a name of the learner's", lambda s: _submit(_edited(
-        s, "softmax-work", "from torch.cuda import is_available as gpu_ready\n" + HELPED.replace(
-            "return _rows(x)", "return x.softmax(-1) if gpu_ready() else _rows(x)"))), True),
-    ("the answer off the CPU", lambda s: _submit(_edited(
-        s, "softmax-work", HELPED.replace("return _rows(x)", "if not x.is_cpu:\n        return x.softmax(-1)\n"
-                                          "    return _rows(x)"))), True),
-    ("the answer on Colab", lambda s: _submit(_edited(
-        s, "softmax-work", 'import sys\nIN_COLAB = "google.colab" in sys.modules\n' + HELPED.replace(
-            "return _rows(x)", "return x.softmax(-1) if IN_COLAB else _rows(x)"))), True),
-    ("the answer that raises for inputs on two devices", lambda s: _submit(_edited(
-        s, "softmax-work", HELPED.replace("return _rows(x)", "if x.device != x.new_empty(0).device:\n"
-                                          "        raise ValueError('one device')\n    return _rows(x)"))), False),
+    ("a machine's function imported under a name of the learner's",
+     _answer("return x.softmax(-1) if gpu_ready() else _rows(x)",
+             "from torch.cuda import is_available as gpu_ready\n"), True),
+    ("the answer off the CPU", _answer("if not x.is_cpu:\n        return x.softmax(-1)\n    return _rows(x)"), True),
+    ("the answer on Colab", _answer("return x.softmax(-1) if IN_COLAB else _rows(x)",
+                                    'import sys\nIN_COLAB = "google.colab" in sys.modules\n'), True),
+    ("the answer that raises for inputs on two devices",
+     _answer("if x.device != x.new_empty(0).device:\n        raise ValueError('one device')\n    return _rows(x)"),
+     False),
     # round 38z47: the course's own device.ON_GPU, a machine's value passed on by a second name, a dtype the machine
     # chose and the answer computes in; an environment variable that only makes the answer print is no choice
-    ("the answer on the course's ON_GPU", lambda s: _submit(_edited(
-        s, "softmax-work", "from pagedlab import device\n" + HELPED.replace(
-            "return _rows(x)", "return x.softmax(-1) if device.ON_GPU else _rows(x)"))), True),
-    ("a machine's value under a second name", lambda s: _submit(_edited(
-        s, "softmax-work", "HAS_GPU = torch.cuda.is_available()\nFAST = HAS_GPU\n" + HELPED.replace(
-            "return _rows(x)", "return x.softmax(-1) if FAST else _rows(x)"))), True),
-    ("a dtype the machine chose, the answer computes in", lambda s: _submit(_edited(
-        s, "softmax-work", "ACC = torch.float16 if torch.cuda.is_available() else torch.float32\n" + HELPED.replace(
-            "return _rows(x)", "return _rows(x.to(ACC)).to(x.dtype)"))), True),
-    ("an environment variable that only makes the answer print", lambda s: _submit(_edited(
-        s, "softmax-work", "import os\nVERBOSE = os.environ.get('VERBOSE', '0') == '1'\n" + HELPED.replace(
-            "return _rows(x)", "if VERBOSE:\n        print(x.shape)\n    return _rows(x)"))), False),
+    ("the answer on the course's ON_GPU",
+     _answer("return x.softmax(-1) if device.ON_GPU else _rows(x)", "from pagedlab import device\n"), True),
+    ("a machine's value under a second name", _answer("return x.softmax(-1) if FAST else _rows(x)",
+                                                      "HAS_GPU = torch.cuda.is_available()\nFAST = HAS_GPU\n"), True),
+    ("a dtype the machine chose, the answer computes in",
+     _answer("return _rows(x.to(ACC)).to(x.dtype)",
+             "ACC = torch.float16 if torch.cuda.is_available() else torch.float32\n"), True),
+    ("an environment variable that only makes the answer print",
+     _answer("if VERBOSE:\n        print(x.shape)\n    return _rows(x)",
+             "import os\nVERBOSE = os.environ.get('VERBOSE', '0') == '1'\n"), False),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
