@@ -90,7 +90,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     work = {n for n in setup_names([c.source for c in pristine.notebook.cells if c.cell_type == "code"
                                     and role(c) == "work"]) if "=" not in n}
     running = [restored.cells[c.index].source for c in cells if c.role not in RESTORED]
-    helpers, machine = answer_helpers(running, work), machine_names(running)
+    helpers, machine = answer_helpers(running, work), machine_names(pristine.setup_sources + running)
     reasons += [f"{c.role} cell {c.id!r} {why}" for c in cells
                 if c.role not in RESTORED and restored.cells[c.index].source not in given
                 for why in conditional_reasons(restored.cells[c.index].source, work, helpers)

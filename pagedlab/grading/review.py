@@ -22,6 +22,7 @@ import symtable
 import sys
 import types
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 from IPython.core.inputtransformer2 import TransformerManager
@@ -268,87 +269,48 @@ def answer_helpers(sources: list[str], answers: set[str]) -> set[str]:
     return seen - set(answers)
 
 
-def machine_names(sources: list[str]) -> set[str]:
-    """The names the learner's cells bind by a statement that asks which machine it runs on (``ON_GPU =
-    torch.cuda.is_available()``), or from such a name (``FAST = ON_GPU``, round 38z47), a device aside
-    (``DEVICE = "cuda" if ... else "cpu"``: where tensors live, not what is computed): reading one in the answer's
-    code is asking the machine."""
+@dataclass(frozen=True)
+class Machine:
+    """What the learner's cells (and the setup's) say of the machine: the names bound from a question to it, the
+    names of places for tensors, and what each imported name is (``gpu_ready`` is ``torch.cuda.is_available``)."""
+
+    names: frozenset[str]
+    places: frozenset[str]
+    aliases: dict[str, str]
+
+
+def machine_names(sources: list[str]) -> Machine:
+    """The names that statements of ``sources`` bind from a question to the machine (``ON_GPU =
+    torch.cuda.is_available()``, ``FAST = ON_GPU``: round 38z47), and the names they bind to a place for tensors
+    (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``), which the answer may only place tensors with."""
     statements = [st for tree in filter(None, map(_parse, sources)) for st in tree.body]
-    names: set[str] = set()
+    aliases = {name: path for st in statements for node in ast.walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
+               for name, path in _bindings(node)}
+    names, places = frozenset(), frozenset()
     while True:
-        found = {n for st in statements
-                 if any(_asks_machine(node) or isinstance(node, ast.Name) and node.id in names
-                        for node in _read(st)) or _machine_import(st)
-                 for node in _top_level(ast.Module([st], [])) if not _placement(node) for n in _bound(node)}
-        if found <= names:
-            return names
-        names |= found
-
-
-def _placement(node: ast.AST) -> bool:
-    """Whether ``node`` binds a device, a place for tensors: a device's name, ``torch.device(...)`` of one, or one of
-    them chosen."""
-    def device(v) -> bool:
-        if isinstance(v, ast.IfExp):
-            return device(v.body) and device(v.orelse)
-        if isinstance(v, ast.Constant):
-            return isinstance(v.value, str) and v.value.split(":")[0] in _DEVICES
-        return (isinstance(v, ast.Call) and ast.unparse(v.func) in ("torch.device", "device")
-                and all(isinstance(a, ast.Constant) for a in v.args))
-    return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and device(node.value)
-
-
-def _read(statement: ast.AST) -> list[ast.AST]:
-    """The nodes of ``statement``, but for the branches that only print or log and the conditions that choose them
-    (``if VERBOSE: print(...)``, round 38z47: the same results on every machine)."""
-    out, todo = [], [statement]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.If) and all(_only_says(b) for b in node.body + node.orelse):
-            continue
-        out.append(node)
-        todo += ast.iter_child_nodes(node)
-    return out
-
-
-def _only_says(statement: ast.AST) -> bool:
-    """A statement that only prints, logs or warns."""
-    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-        return isinstance(statement, ast.Pass)
-    func = ast.unparse(statement.value.func)
-    return func in ("print", "display", "warnings.warn") or func.split(".")[0] in ("logging", "logger", "log")
-
-
-# Modules whose names answer which machine this is (``from torch.cuda import is_available as gpu_ready``, round
-# 38z46): a name imported from one is the machine's.
-_MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "platform", "os",
-                    "shutil", "multiprocessing", "psutil", "importlib.util")
-
-
-def _machine_import(statement: ast.AST) -> bool:
-    return isinstance(statement, ast.ImportFrom) and statement.level == 0 and any(
-        (statement.module or "") == m or (statement.module or "").startswith(m + ".") for m in _MACHINE_MODULES)
+        machine = Machine(names, places, aliases)
+        found = {n for st in statements for node in _top_level(ast.Module([st], []))
+                 if not _placing(node, machine) and _asked(st, machine) is not None for n in _bound(node)}
+        placed = {n for st in statements for node in _top_level(ast.Module([st], []))
+                  if _placing(node, machine) for n in _bound(node)}
+        if found <= names and placed <= places:
+            return machine
+        names, places = names | found, places | placed
 
 
 def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
-                    machine: set[str] = frozenset()) -> list[str]:
+                    machine: Machine = Machine(frozenset(), frozenset(), {})) -> list[str]:
     """Why a person must read a learner's cell whose statement that binds one of ``answers``, or code among
-    ``helpers`` (:func:`answer_helpers`), asks which machine it runs on: a GPU (``torch.cuda.is_available()``,
-    ``x.is_cuda``, ``x.device.type``), the platform, the environment. The grade is of what this machine's branch
-    computes; on a GPU, Colab's, the notebook may compute another way (rounds 38z37 to 38z42: ``x + y`` or
-    ``torch.softmax`` there). A helper that is a value (``DEVICE = "cuda" if ... else "cpu"``) is the learner's."""
+    ``helpers`` (:func:`answer_helpers`), asks which machine it runs on (:func:`_asked`): the grade is of what this
+    machine's branch computes; on a GPU, Colab's, the notebook may compute another way (rounds 38z37 to 38z47:
+    ``x + y`` or ``torch.softmax`` there)."""
     tree = _parse(source)
     reasons = []
     for statement in tree.body if tree else ():
         nodes = _top_level(ast.Module([statement], []))
         bound = sorted({n for node in nodes for n in _bound(node)} & answers
                        | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
-        read = _read(statement) if bound else []
-        asked = next((n for n in read if _asks_machine(n) or isinstance(n, ast.Name) and n.id in machine), None)
-        if bound and asked is None:  # a branch on where a tensor lives
-            asked = next((n for test in _tests(statement) for n in ast.walk(test)
-                          if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                          and n.value.split(":")[0] in _DEVICES), None)
+        asked = _asked(statement, machine) if bound else None
         if asked is not None:
             reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
                            f"defines {', '.join(map(repr, bound[:3]))}: the grade is of this machine's branch, and on "
@@ -356,43 +318,120 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
     return reasons
 
 
-# What tells one machine from another: a GPU present, where a tensor lives, the platform, the environment; and
-# autocast, which computes in another precision on a GPU only (round 38z44).
-_MACHINE_ATTRS = frozenset(("is_available", "device_count", "is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta",
-                            "get_device", "get_device_name", "get_device_capability", "get_device_properties",
-                            "current_device", "is_built", "environ", "getenv", "platform", "system", "machine", "node",
-                            "autocast", "cpu_count", "which", "find_spec",
-                            "ON_GPU", "INTERPRET", "IN_COLAB"))  # (the course's own: pagedlab.device, round 38z47)
-# In a condition of the answer's, a device named (``str(x.device).startswith("cuda")``, ``x.device.type == "cpu"``);
-# two inputs' devices compared with each other (``x.device != y.device``) name none.
+# The machine is asked through modules, whatever the name of the function or attribute read from one (rounds 38z37 to
+# 38z47 found a new name each time: is_available, is_cpu, find_spec, cpu_count, environ...): a GPU, the platform, the
+# environment, the installed packages, the course's own choice of device; autocast computes in another precision on a
+# GPU only (round 38z44). A few of their values are the same on every machine.
+_MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "torch.cpu",
+                    "torch.accelerator", "torch.autocast", "torch.amp", "torch.get_default_device",
+                    "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
+                    "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
+                    "sysconfig", "site", "locale", "getpass", "ctypes")
+_SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
+                    "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",
+                    "pagedlab.device.size")  # (the course's problem sizes: how work is tiled; graded calls pick theirs)
+# What a tensor says of where it lives (``x.device`` is a place: :func:`_place`).
+_PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
+                          "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned"))
 _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
+_SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 
 
-def _tests(statement: ast.AST) -> list[ast.AST]:
-    """The conditions inside ``statement`` that choose what runs (``if``, ``while``, ``a if c else b``, ``match``,
-    a comprehension's ``if``); an ``assert``'s is none (it raises or goes on)."""
-    out = []
-    for n in ast.walk(statement):
-        if isinstance(n, (ast.If, ast.While, ast.IfExp)):
-            out.append(n.test)
-        elif isinstance(n, ast.Match):
-            out.append(n.subject)
-        elif isinstance(n, ast.comprehension):
-            out += n.ifs
-    return out
+def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]] | None = None) -> ast.AST | None:
+    """The first expression in ``node`` whose value may differ from one machine to another, or None: a value read
+    from a module of :data:`_MACHINE_MODULES` (after the learner's imports), a name bound from one
+    (:func:`machine_names`), what a tensor says of where it lives, or a place (``x.device``, ``DEVICE``) used for
+    anything but placing tensors or comparing with another place (``x.device != y.device``). What only prints, logs,
+    warns, raises or asserts changes no result and is not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
+    scope = scope or _scope(node, machine)
+    if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse))) or _only_says(node) \
+            or isinstance(node, ast.Assert) or isinstance(node, ast.keyword) and node.arg == "device" \
+            or _placing(node, machine, scope):
+        return None
+    children = list(ast.iter_child_nodes(node))
+    if isinstance(node, ast.Compare) and all(isinstance(o, _SAME) for o in node.ops) \
+            and all(_place(o, machine, scope) for o in [node.left, *node.comparators]):
+        return None
+    if isinstance(node, ast.Call):
+        if _resolved(node.func, machine, scope) == "torch.device":
+            return None
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"):  # x.to(DEVICE): a move
+            children = [node.func, *(a for a in node.args if not _place(a, machine, scope) and not _device_name(a)),
+                        *node.keywords]
+    path = _resolved(node, machine, scope)
+    if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope[0]
+            or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
+                path not in _SAME_EVERYWHERE and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)))
+            or isinstance(node, ast.Attribute) and node.attr in _PLACE_ATTRS or _place(node, machine, scope)):
+        return node
+    if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
+        return None  # (a module's name read for it, ``device`` of ``device.size``, is no question of its own)
+    return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
 
 
-def _asks_machine(node: ast.AST) -> bool:
-    if isinstance(node, ast.Attribute):
-        path = ast.unparse(node)
-        return (node.attr in _MACHINE_ATTRS and (node.attr not in ("system", "machine", "node", "platform")
-                                                 or path.split(".")[0] in ("platform", "sys", "os"))
-                or node.attr == "type" and path.endswith("device.type")
-                or path in ("torch.version.cuda", "torch.version.hip", "os.name"))
-    if isinstance(node, ast.Compare):  # x.device == torch.device("cuda"), "cuda" in str(x.device)
-        return (any(isinstance(n, ast.Constant) and n.value in ("cuda", "cpu", "mps") for n in ast.walk(node))
-                or any(ast.unparse(c) in ("sys.modules", "os.environ") for c in node.comparators))  # "google.colab"
-    return False
+def _scope(statement: ast.AST, machine: Machine) -> tuple[frozenset[str], frozenset[str]]:
+    """The names ``statement``'s functions bind for themselves (parameters, locals: no global of the same name is
+    read through them), and those of them bound to a place (``dev = x.device``)."""
+    local = set()
+    for f in ast.walk(statement):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = f.args
+            local |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    places: set[str] = set()
+    while True:
+        scope = (frozenset(local), frozenset(places))
+        found = {t.id for n in ast.walk(statement) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                 and _placing(n, machine, scope) for t in _targets(n) if isinstance(t, ast.Name) and t.id in local}
+        if found <= places:
+            return scope
+        places |= found
+
+
+def _placing(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]] = (frozenset(),) * 2) -> bool:
+    """Whether ``node`` binds a place for tensors: a device's name, a place (:func:`_place`), or one of them chosen
+    (``"cuda" if torch.cuda.is_available() else "cpu"``)."""
+    def place(v) -> bool:
+        if isinstance(v, ast.IfExp):
+            return place(v.body) and place(v.orelse)
+        if isinstance(v, ast.BoolOp):
+            return place(v.values[-1])
+        return _device_name(v) or _place(v, machine, scope)
+    return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and place(node.value)
+
+
+def _resolved(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> str | None:
+    """``torch.cuda.is_available`` for ``gpu_ready`` after ``from torch.cuda import is_available as gpu_ready``, or
+    for ``getattr(torch, "cuda").is_available``; a name not imported stands for itself; None for a local one."""
+    path = _path(node)
+    if not path or path[0] in scope[0]:
+        return None
+    return ".".join((machine.aliases.get(path[0], path[0]), *path[1:]))
+
+
+def _place(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """A place for tensors: a tensor's ``.device``, a name bound to one (:func:`machine_names`, :func:`_scope`), the
+    course's ``device.DEVICE``, or ``torch.device(...)``."""
+    if isinstance(node, ast.Call):
+        return _resolved(node.func, machine, scope) == "torch.device"
+    if isinstance(node, ast.Name):
+        return node.id in scope[1] or node.id in machine.places and node.id not in scope[0]
+    path = _resolved(node, machine, scope)
+    return path == "pagedlab.device.DEVICE" or (isinstance(node, ast.Attribute) and node.attr == "device"
+                                                and path != "torch.device")
+
+
+def _device_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] in _DEVICES
+
+
+def _only_says(statement: ast.AST) -> bool:
+    """A statement that only prints, logs, warns or raises."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return isinstance(statement, (ast.Pass, ast.Raise))
+    func = ast.unparse(statement.value.func)
+    return func in ("print", "display", "warnings.warn") or func.split(".")[0] in ("logging", "logger", "log")
 
 
 def _globals_read(node: ast.AST) -> set[str]:

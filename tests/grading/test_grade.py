@@ -272,6 +272,32 @@ UNRUN = [
     ("an environment variable that only makes the answer print",
      _answer("if VERBOSE:\n        print(x.shape)\n    return _rows(x)",
              "import os\nVERBOSE = os.environ.get('VERBOSE', '0') == '1'\n"), False),
+    # the rule as derived, not as found: a value read from a module that answers which machine this is (under any
+    # name), or a place for tensors used for anything but placing them; cases no round wrote
+    ("a machine's module imported under another name",
+     _answer("return x.softmax(-1) if tc.device_count() else _rows(x)", "import torch.cuda as tc\n"), True),
+    ("the answer on PyTorch's accelerator API",
+     _answer("if torch.accelerator.is_available():\n        return x.softmax(-1)\n    return _rows(x)"), True),
+    ("the answer that reads its device's index",
+     _answer("if x.device.index is not None:\n        return x.softmax(-1)\n    return _rows(x)"), True),
+    ("a machine's answer in the arithmetic, no branch",
+     _answer("k = int(torch.cuda.is_available())\n    return (1 - k) * _rows(x) + k * x.softmax(-1)"), True),
+    ("a device's name the answer inspects",
+     _answer("return x.softmax(-1) if DEVICE.startswith('cu') else _rows(x)",
+             'DEVICE = "cuda" if torch.cuda.is_available() else "cpu"\n'), True),
+    ("the Python version the answer branches on",
+     _answer("return x.softmax(-1) if sys.version_info >= (3, 12) else _rows(x)", "import sys\n"), True),
+    ("a device taken from the input and passed on",
+     _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
+             "    return out"), False),
+    ("a parameter that shadows the course's device module",
+     _answer("return (lambda device=None: _rows(x if device is None else x.to(device)))()",
+             "from pagedlab import device\n"), False),
+    ("a line that says where the answer runs",
+     _answer("print(f'softmax on {x.device}, gpu: {torch.cuda.is_available()}')\n    return _rows(x)"), False),
+    ("a scratch tensor placed where a GPU is",
+     _answer("scratch = torch.zeros(1, device='cuda' if torch.cuda.is_available() else 'cpu')\n"
+             "    return _rows(x) + scratch.sum().cpu()"), False),
     ("the answer given a second name of the learner's own", lambda s: _submit(_edited(
         s, "softmax-work", WRONG.replace("softmax_rows", "mine") + "softmax_rows = mine\n", new_id="mine")), False),
 ]
