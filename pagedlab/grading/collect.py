@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from pagedlab.grading.align import role
-from pagedlab.grading.review import setup_names
+from pagedlab.grading.review import bound_names, setup_names
 from pagedlab.grading.similarity import (THRESHOLD, course_code, course_words, fingerprints, library_prints,
                                          library_share, overlap, sentences_in)
 from pagedlab.grading.specs import SPECS, Spec
@@ -42,7 +42,21 @@ class Pristine:
     @cached_property
     def setup_sources(self) -> list[str]:
         """The setup cells' sources, as handed out."""
-        return [c.source for c in self.notebook.cells if c.cell_type == "code" and role(c) == "setup"]
+        return self._sources("setup")
+
+    @cached_property
+    def work_names(self) -> frozenset[str]:
+        """The names the work cells bind: the answer's."""
+        return bound_names(self._sources("work"))
+
+    @cached_property
+    def own_names(self) -> frozenset[str]:
+        """The names the setup and work cells bind: a learner's cell the grader leaves out that binds one changes the
+        notebook the learner ran (:func:`~pagedlab.grading.review.unrun_reasons`)."""
+        return bound_names(self._sources("setup", "work"))
+
+    def _sources(self, *roles: str) -> list[str]:
+        return [c.source for c in self.notebook.cells if c.cell_type == "code" and role(c) in roles]
 
     @cached_property
     def library(self) -> dict[str, str]:

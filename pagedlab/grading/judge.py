@@ -18,7 +18,7 @@ from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names, machine_names,
-                                    machine_reasons, reference_reasons, review_reasons, setup_names, unrun_reasons)
+                                    machine_reasons, reference_reasons, review_reasons, unrun_reasons)
 from pagedlab.grading.similarity import copied_cells, kept_wording
 from pagedlab.grading.specs import Cases, Spec
 
@@ -87,8 +87,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
                                          pristine.spec is None or pristine.spec.memory is not None)
                + reference_reasons(restored.cells[c.index].source, pristine.setup_sources, answers)]
     handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
-    work = {n for n in setup_names([c.source for c in pristine.notebook.cells if c.cell_type == "code"
-                                    and role(c) == "work"]) if "=" not in n}
+    work = pristine.work_names
     running = [restored.cells[c.index].source for c in cells if c.role not in RESTORED]
     helpers, machine = answer_helpers(running, work), machine_names(pristine.setup_sources + running)
     reasons += [f"{c.role} cell {c.id!r} {why}" for c in cells
@@ -99,8 +98,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
         [(f"the learner's code cell {k + 1}" + ("" if c.id.startswith("no-id-") else f" ({c.id!r})"), c.source)
          for k, c in enumerate(c for c in nb.cells if c.cell_type == "code")],
         {c.source for c in restored.cells if c.cell_type == "code"} | set(handed_out.values()),
-        [c.source for c in pristine.notebook.cells if c.cell_type == "code" and role(c) in ("setup", "work")],
-        helpers)
+        pristine.own_names | helpers)
     own = {c.id: restored.cells[c.index].source for c in cells
            if c.role not in RESTORED and restored.cells[c.index].source not in given}
     if published:

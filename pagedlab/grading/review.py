@@ -219,8 +219,12 @@ def setup_names(sources: list[str]) -> set[str]:
     return names
 
 
-def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine: list[str],
-                  helpers: set[str] = frozenset()) -> list[str]:
+def bound_names(sources: list[str]) -> frozenset[str]:
+    """The names :func:`setup_names` finds, less what each import binds them to."""
+    return frozenset(n for n in setup_names(sources) if "=" not in n)
+
+
+def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], names: set[str]) -> list[str]:
     """Why a person must read the learner's cells that the grader does not run (empty when none matters).
 
     The grader runs the exercise's own setup and check cells in place of the learner's: a learner's cell that
@@ -232,11 +236,10 @@ def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], pristine:
         submitted: the learner's code cells, ``(where, source)`` in order (``where`` names the cell in a reason).
         running: the sources of the code cells that run, and of those the exercise hands out: a cell that is one
             of them but for its layout and comments changes nothing when it is left out.
-        pristine: the sources of the exercise's setup and work cells.
-        helpers: the globals the learner's answer reads besides (:func:`answer_helpers`): a left-out cell that binds
-            one changes the answer too (round 38z41: a helper redefined in an edited check cell).
+        names: what the exercise's setup and work cells bind, and the globals the learner's answer reads besides
+            (:func:`answer_helpers`): a left-out cell that binds a helper changes the answer too (round 38z41: a
+            helper redefined in an edited check cell).
     """
-    names = {n for n in setup_names(pristine) if "=" not in n} | set(helpers)
     ran = {ast.dump(tree) for tree in map(_parse, running) if tree}  # (line endings, layout and comments aside)
     reasons = []
     for where, source in submitted:
