@@ -347,6 +347,11 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
     anything but placing tensors or comparing with another place (``x.device != y.device``). What only prints, logs,
     warns, raises or asserts changes no result and is not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
     scope = scope or _scope(node, machine)
+    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) \
+            and not all(_only_says(b) for h in node.handlers for b in h.body):
+        tried = _tried(node, machine, scope)
+        if tried is not None:
+            return tried
     if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse))) or _only_says(node) \
             or isinstance(node, ast.Assert) or isinstance(node, ast.keyword) and node.arg == "device" \
             or _placing(node, machine, scope):
@@ -370,6 +375,18 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
     if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
         return None  # (a module's name read for it, ``device`` of ``device.size``, is no question of its own)
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
+
+
+def _tried(statement: ast.Try, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> ast.AST | None:
+    """In a ``try``'s body, what may fail on one machine and not on another, so that which branch runs says which
+    machine it is (``try: torch.empty(1, device="cuda")``, ``try: import triton``): a device, a move, an import of a
+    package (the standard library is on every machine of one Python)."""
+    for n in (n for b in statement.body for n in ast.walk(b)):
+        if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
+                or isinstance(n, ast.Attribute) and n.attr in ("to", "cuda")
+                or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)):
+            return n
+    return None
 
 
 def _scope(statement: ast.AST, machine: Machine) -> tuple[frozenset[str], frozenset[str]]:
@@ -430,11 +447,14 @@ def _device_name(node: ast.AST) -> bool:
 
 
 def _only_says(statement: ast.AST) -> bool:
-    """A statement that only prints, logs, warns or raises."""
+    """A statement that only prints, logs, warns or raises, or waits for a GPU's queued work before a clock is read
+    (``torch.cuda.synchronize()``, the course's ``device.synchronize()``: round 38z49)."""
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return isinstance(statement, (ast.Pass, ast.Raise))
     func = ast.unparse(statement.value.func)
-    return func in ("print", "display", "warnings.warn") or func.split(".")[0] in ("logging", "logger", "log")
+    return (func in ("print", "display", "warnings.warn") or func.split(".")[0] in ("logging", "logger", "log")
+            or isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "synchronize"
+            and not statement.value.args)
 
 
 def _globals_read(node: ast.AST) -> set[str]:
@@ -524,12 +544,17 @@ def _imports_from_the_library(statement: ast.Try) -> bool:
     """``try:`` of imports of Python's standard library only, whose handlers catch ImportError only: what it picks
     depends on the Python version, the same on every machine of one (a package that only a GPU machine has is not
     the standard library's)."""
-    return (all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in statement.body) and not statement.orelse
-            and all(n.module and n.level == 0 and n.module.split(".")[0] in sys.stdlib_module_names
-                    if isinstance(n, ast.ImportFrom) else
-                    all(a.name.split(".")[0] in sys.stdlib_module_names for a in n.names) for n in statement.body)
+    return (all(map(_stdlib_import, statement.body)) and not statement.orelse
             and all(h.type is not None and ast.unparse(h.type) in ("ImportError", "ModuleNotFoundError")
                     for h in statement.handlers))
+
+
+def _stdlib_import(n: ast.AST) -> bool:
+    if isinstance(n, ast.ImportFrom):
+        return bool(n.module) and n.level == 0 and n.module.split(".")[0] in sys.stdlib_module_names
+    return isinstance(n, ast.Import) and all(a.name.split(".")[0] in sys.stdlib_module_names for a in n.names)
+
+
 _BRANCHING = (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try), ast.While, ast.For, ast.AsyncFor, ast.Match, ast.With,
               ast.AsyncWith)
 

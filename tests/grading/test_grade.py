@@ -287,6 +287,21 @@ UNRUN = [
              'DEVICE = "cuda" if torch.cuda.is_available() else "cpu"\n'), True),
     ("the Python version the answer branches on",
      _answer("return x.softmax(-1) if sys.version_info >= (3, 12) else _rows(x)", "import sys\n"), True),
+    ("a GPU found by trying to use one", _answer("return x.softmax(-1) if GPU else _rows(x)",
+                                                 'try:\n    torch.empty(1, device="cuda")\n    GPU = True\n'
+                                                 'except Exception:\n    GPU = False\n'), True),
+    ("a package found by trying to import it", _answer("return _rows(x) if FAST else x.softmax(-1)",
+                                                       "try:\n    import triton\n    FAST = True\n"
+                                                       "except ImportError:\n    FAST = False\n"), True),
+    ("an answer that falls back where a move fails", _answer(
+        "try:\n        return _rows(x.cuda()).cpu()\n    except (RuntimeError, AssertionError):\n"
+        "        return x.softmax(-1)"), True),
+    ("an answer that says what failed and raises", _answer(
+        "try:\n        out = torch.empty_like(x, device=x.device)\n        out.copy_(_rows(x))\n"
+        "    except RuntimeError as e:\n        raise ValueError(f'softmax_rows: {e}') from e\n    return out"), False),
+    ("an answer that waits for the GPU before it is timed", _answer(
+        "out = _rows(x)\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    device.synchronize()\n"
+        "    return out", "from pagedlab import device\n"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
