@@ -2573,7 +2573,7 @@ def _kinds(namespace) -> dict:
 
 
 # What a learner's cell may do with a reference function's result and leave no table of answers behind: compare it
-# with its own answer (``assert_close``, ``allclose``, ``equal``, whose value is discarded or asserted, or an
+# with its own answer (``assert_close``, ``allclose``, ``equal``, whose value is discarded, asserted or printed, or an
 # ``assert``), or print one number it reduces to (the largest difference), through arithmetic and methods; never where
 # a ``try`` or a ``with`` could read how the comparison went, nor with an argument that could keep the message
 # (``msg=``, ``file=``).
@@ -2605,8 +2605,8 @@ def _compared(call: ast.Call, parents: dict) -> bool:
             name = p.func.attr if isinstance(p.func, ast.Attribute) else getattr(p.func, "id", None)
             keywords = {k.arg for k in p.keywords}
             if name in COMPARISONS and keywords <= _TOLERANCES:
-                sink = parents.get(id(p))
-                done = isinstance(sink, ast.Expr) or (isinstance(sink, ast.Assert) and sink.test is p)
+                told, sink = _told(p, parents)
+                done = isinstance(sink, ast.Expr) or (isinstance(sink, ast.Assert) and sink.test is told)
                 break
             if name == "print" and reduced and not keywords - {"sep", "end"}:
                 done = isinstance(parents.get(id(p)), ast.Expr)
@@ -2623,6 +2623,18 @@ def _compared(call: ast.Call, parents: dict) -> bool:
         done = not isinstance(p, (ast.Try, ast.With, ast.AsyncWith, getattr(ast, "TryStar", ast.Try)))
         p = parents.get(id(p))
     return done
+
+
+def _told(node: ast.AST, parents: dict) -> tuple[ast.AST, ast.AST | None]:
+    """Where a comparison's outcome goes, through ``not``, an f-string, a choice of two constants and ``print``: one
+    bit printed, as a learner prints ``torch.allclose(mine, ref.f(x))`` (round 38z50), is one bit kept."""
+    p = parents.get(id(node))
+    while isinstance(p, (ast.UnaryOp, ast.FormattedValue, ast.JoinedStr)) or (
+            isinstance(p, ast.IfExp) and p.test is node and all(isinstance(b, ast.Constant) for b in (p.body, p.orelse))
+    ) or (isinstance(p, ast.Call) and getattr(p.func, "id", None) == "print" and node in p.args
+          and not {k.arg for k in p.keywords} - {"sep", "end"}):
+        node, p = p, parents.get(id(p))
+    return node, p
 
 
 @functools.lru_cache(maxsize=64)

@@ -540,6 +540,8 @@ SETUP_ATTACKS = {
         "reference code: a string names perf_lab.tile_budget",
     # (round 38z17) a comparison with the reference whose outcome, message or value is kept: a table can come of it
     "ok = torch.allclose(mine, ref.naive_attention(q, k, v))": "reference code: ref.naive_attention",
+    "print(torch.allclose(mine, ref.naive_attention(q, k, v)), file=buf)": "reference code: ref.naive_attention",
+    "seen.append(f'{torch.allclose(mine, ref.naive_attention(q, k, v))}')": "reference code: ref.naive_attention",
     "try:\n    assert_close(g, ref.naive_attention(q, k, v))\nexcept AssertionError as e:\n    seen.append(e)":
         "reference code: ref.naive_attention",
     "with contextlib.suppress(AssertionError):\n    assert_close(g, ref.naive_attention(q, k, v))":
@@ -558,7 +560,11 @@ COMPARED = ("torch.testing.assert_close(mine, ref.naive_attention(q, k, v, causa
             "assert torch.allclose(mine, ref.naive_attention(q, k, v), atol=1e-5)",
             "print('max diff', (mine - ref.naive_attention(q, k, v)).abs().max().item())",
             "print(f'{(mine - ref.naive_attention(q, k, v)).abs().max():.2e}')",
-            "assert (mine - ref.naive_attention(q, k, v)).abs().max() < 1e-4")
+            "assert (mine - ref.naive_attention(q, k, v)).abs().max() < 1e-4",
+            # (round 38z50) one bit printed: the idiom the exercise's own words invite
+            "print(torch.allclose(mine, ref.naive_attention(q, k, v), atol=1e-6))",
+            "print(f'same: {torch.allclose(mine, ref.naive_attention(q, k, v))}')",
+            "print('ok' if torch.allclose(mine, ref.naive_attention(q, k, v)) else 'differs')")
 
 
 @pytest.mark.parametrize("source", COMPARED)
