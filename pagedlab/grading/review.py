@@ -280,6 +280,9 @@ class Machine:
     names: frozenset[str]
     places: frozenset[str]
     aliases: dict[str, str]
+    defined: frozenset[str] = frozenset()  # the learner's functions and methods, by name
+    passed: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given a place
+    sizes: frozenset[str] = frozenset()  # names bound to the course's problem sizes, device.size(64, 1024)
 
 
 def machine_names(sources: list[str]) -> Machine:
@@ -289,16 +292,34 @@ def machine_names(sources: list[str]) -> Machine:
     statements = [st for tree in filter(None, map(_parse, sources)) for st in tree.body]
     aliases = {name: path for st in statements for node in ast.walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
                for name, path in _bindings(node)}
+    sizes = frozenset(n for st in statements if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                      and _resolved(st.value.func, Machine(frozenset(), frozenset(), aliases), (frozenset(),) * 2)
+                      == "pagedlab.device.size" and all(type(getattr(a, "value", None)) is int for a in st.value.args)
+                      for n in _bound(st))
+    defined = frozenset(f.name for st in statements for f in ast.walk(st)
+                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
     names, places = frozenset(), frozenset()
     while True:
-        machine = Machine(names, places, aliases)
+        machine = Machine(names, places, aliases, defined, sizes=sizes)
         found = {n for st in statements for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) and _asked(st, machine) is not None for n in _bound(node)}
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
         if found <= names and placed <= places:
-            return machine
+            break
         names, places = names | found, places | placed
+    machine = Machine(names, places, aliases, defined, sizes=sizes)
+    passed = frozenset(
+        given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
+        if isinstance(call, ast.Call) and _callee(call) in defined
+        for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
+                      *((_callee(call), i) for i, a in enumerate(call.args) if _placed(a, machine, scope))])
+    return Machine(names, places, aliases, defined, passed, sizes)
+
+
+def _callee(call: ast.Call) -> str | None:
+    """The name of the function ``call`` calls: ``f`` of ``f(x)`` and of ``self.f(x)``."""
+    return call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
 
 
 def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
@@ -331,8 +352,7 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
                     "sysconfig", "site", "locale", "getpass", "ctypes")
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
-                    "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",
-                    "pagedlab.device.size")  # (the course's problem sizes: how work is tiled; graded calls pick theirs)
+                    "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`).
 _PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
                           "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned"))
@@ -353,19 +373,25 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
         if tried is not None:
             return tried
     if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse))) or _only_says(node) \
-            or isinstance(node, ast.Assert) or isinstance(node, ast.keyword) and node.arg == "device" \
-            or _placing(node, machine, scope):
+            or isinstance(node, ast.Assert) or _placing(node, machine, scope):
         return None
     children = list(ast.iter_child_nodes(node))
     if isinstance(node, ast.Compare) and all(isinstance(o, _SAME) for o in node.ops) \
-            and all(_place(o, machine, scope) for o in [node.left, *node.comparators]):
-        return None
+            and all(isinstance(o, ast.Attribute) and o.attr == "device" and _place(o, machine, scope)
+                    for o in [node.left, *node.comparators]):
+        return None  # two tensors' places compared (round 38z49: a place of the learner's choosing is no tensor's)
     if isinstance(node, ast.Call):
         if _resolved(node.func, machine, scope) == "torch.device":
             return None
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"):  # x.to(DEVICE): a move
-            children = [node.func, *(a for a in node.args if not _place(a, machine, scope) and not _device_name(a)),
-                        *node.keywords]
+        if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
+            children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),
+                        *(k for k in node.keywords if not _placed(k.value, machine, scope))]
+        else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved
+            children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
+                                                                  and _placed(a, machine, scope))),
+                        *(k for k in node.keywords if k.arg != "device")]
+    if isinstance(node, ast.arguments):  # a default the course's size gives (``block=BLOCK``): a size, not a choice
+        children = [c for c in children if not (isinstance(c, ast.Name) and c.id in machine.sizes)]
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope[0]
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
@@ -375,6 +401,10 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
     if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
         return None  # (a module's name read for it, ``device`` of ``device.size``, is no question of its own)
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
+
+
+def _placed(v: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> bool:
+    return _place(v, machine, scope) or _device_name(v)
 
 
 def _tried(statement: ast.Try, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> ast.AST | None:
@@ -392,14 +422,18 @@ def _tried(statement: ast.Try, machine: Machine, scope: tuple[frozenset[str], fr
 def _scope(statement: ast.AST, machine: Machine) -> tuple[frozenset[str], frozenset[str]]:
     """The names ``statement``'s functions bind for themselves (parameters, locals: no global of the same name is
     read through them), and those of them bound to a place (``dev = x.device``)."""
-    local = set()
+    local, places = set(), set()
     for f in ast.walk(statement):
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = f.args
             local |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
+                given = [*a.posonlyargs, *a.args]
+                given = given[1:] if given and given[0].arg in ("self", "cls") else given
+                places |= {x.arg for i, x in enumerate(given) if (f.name, i) in machine.passed}
+                places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if (f.name, x.arg) in machine.passed}
             local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    places: set[str] = set()
     while True:
         scope = (frozenset(local), frozenset(places))
         found = {t.id for n in ast.walk(statement) if isinstance(n, (ast.Assign, ast.AnnAssign))

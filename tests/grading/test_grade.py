@@ -302,6 +302,28 @@ UNRUN = [
     ("an answer that waits for the GPU before it is timed", _answer(
         "out = _rows(x)\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    device.synchronize()\n"
         "    return out", "from pagedlab import device\n"), False),
+    # round 38z49: a device compared with one the learner fixed, one handed to a helper that asks its type, a flag
+    # the course's sizes give; a helper that only places with the device it is given, a size as a default, are none
+    ("a device compared with one the learner fixed",
+     _answer("if x.device != CPU:\n        return x.softmax(-1)\n    return _rows(x)", 'CPU = torch.device("cpu")\n'),
+     True),
+    ("a device handed to a helper that asks its type", _answer(
+        "return _pick(x, device=x.device)",
+        "def _pick(x, device):\n    return x.softmax(-1) if device.type == 'cuda' else _rows(x)\n\n\n"), True),
+    ("a device handed by position to a method that asks its type", _answer(
+        "return _Pick().rows(x, x.device)",
+        "class _Pick:\n    def rows(self, x, where):\n        return x.softmax(-1) if str(where) != 'cpu' else _rows(x)"
+        "\n\n\n"), True),
+    ("a flag the course's sizes give", _answer(
+        "return _rows(x) if STABLE else x.exp() / x.exp().sum(-1, keepdim=True)",
+        "from pagedlab import device\nSTABLE = device.size(1, 0)\n"), True),
+    ("a device handed to a helper that places with it", _answer(
+        "return _rows(_on(x, device=x.device))",
+        "def _on(x, device):\n    return torch.empty_like(x, device=device).copy_(x)\n\n\n"), False),
+    ("a default chunk size the course's sizes give", _answer(
+        "return torch.cat([_rows(x[a:b]) for a, b in _chunks(len(x))]) if len(x) else _rows(x)",
+        "from pagedlab import device\nBLOCK = device.size(64, 1024)\n\n\ndef _chunks(n, block=BLOCK):\n"
+        "    return [(i, min(i + block, n)) for i in range(0, n, block)]\n\n\n"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -328,7 +350,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     reasons = [r for r in prepare(make(solved), p, Limits())[2]
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
-    assert all(any(f"'{name}'" in r for name in ("softmax_rows", "_rows", "_PICK", "FAST")) for r in reasons), reasons
+    assert all(any(f"'{name}'" in r for name in ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick"))
+               for r in reasons), reasons
 
 
 def test_read_submission_repairs_malformed_tags(solved):
