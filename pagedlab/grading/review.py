@@ -348,14 +348,19 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
 # GPU only (round 38z44). A few of their values are the same on every machine.
 _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "torch.cpu",
                     "torch.accelerator", "torch.autocast", "torch.amp", "torch.get_default_device",
+                    "torch.get_num_threads", "torch.get_num_interop_threads", "torch.__config__", "torch.has_cuda",
+                    "torch.has_mps", "torch._C", "torch.utils.collect_env", "torch.utils.cpp_extension",
                     "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
                     "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
                     "sysconfig", "site", "locale", "getpass", "ctypes")
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
-# What a tensor says of where it lives (``x.device`` is a place: :func:`_place`).
+# What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
+# object is (``globals()["torch"].cuda``), the names only a device's module answers with (a second net).
 _PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
                           "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned"))
+_ANSWERS = frozenset(("is_available", "device_count", "get_device_name", "get_device_capability",
+                      "get_device_properties", "current_device", "is_built", "current_accelerator"))
 _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
 _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 
@@ -396,7 +401,8 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
     if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope[0]
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
                 path not in _SAME_EVERYWHERE and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)))
-            or isinstance(node, ast.Attribute) and node.attr in _PLACE_ATTRS or _place(node, machine, scope)):
+            or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS
+            or _place(node, machine, scope)):
         return node
     if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
         return None  # (a module's name read for it, ``device`` of ``device.size``, is no question of its own)
@@ -467,13 +473,20 @@ def _resolved(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], froz
 def _place(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> bool:
     """A place for tensors: a tensor's ``.device``, a name bound to one (:func:`machine_names`, :func:`_scope`), the
     course's ``device.DEVICE``, or ``torch.device(...)``."""
-    if isinstance(node, ast.Call):
+    if isinstance(node, ast.Call) and _last(node) is None:
         return _resolved(node.func, machine, scope) == "torch.device"
     if isinstance(node, ast.Name):
         return node.id in scope[1] or node.id in machine.places and node.id not in scope[0]
     path = _resolved(node, machine, scope)
-    return path == "pagedlab.device.DEVICE" or (isinstance(node, ast.Attribute) and node.attr == "device"
-                                                and path != "torch.device")
+    return path == "pagedlab.device.DEVICE" or _last(node) == "device" and path != "torch.device"
+
+
+def _last(node: ast.AST) -> str | None:
+    """The attribute ``node`` reads: ``device`` of ``x.device`` and of ``getattr(x, "device")``; None for others."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    path = _path(node) if isinstance(node, ast.Call) else None
+    return path[-1] if path else None
 
 
 def _device_name(node: ast.AST) -> bool:

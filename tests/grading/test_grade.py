@@ -317,6 +317,12 @@ UNRUN = [
     ("a flag the course's sizes give", _answer(
         "return _rows(x) if STABLE else x.exp() / x.exp().sum(-1, keepdim=True)",
         "from pagedlab import device\nSTABLE = device.size(1, 0)\n"), True),
+    ("the answer that reads its device by getattr", _answer(
+        "return x.softmax(-1) if getattr(x, 'device').type == 'cuda' else _rows(x)"), True),
+    ("the machine asked through the namespace's own table", _answer(
+        "return x.softmax(-1) if globals()['torch'].cuda.is_available() else _rows(x)"), True),
+    ("the answer on the number of the CPU's threads", _answer(
+        "return x.softmax(-1) if torch.get_num_threads() > 8 else _rows(x)"), True),
     ("a device handed to a helper that places with it", _answer(
         "return _rows(_on(x, device=x.device))",
         "def _on(x, device):\n    return torch.empty_like(x, device=device).copy_(x)\n\n\n"), False),
