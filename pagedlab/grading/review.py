@@ -24,6 +24,7 @@ import types
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from IPython.core.inputtransformer2 import TransformerManager
 
@@ -282,7 +283,17 @@ class Machine:
     aliases: dict[str, str]
     defined: frozenset[str] = frozenset()  # the learner's functions and methods, by name
     passed: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given a place
-    sizes: frozenset[str] = frozenset()  # names bound to the course's problem sizes, device.size(64, 1024)
+
+
+class Scope(NamedTuple):
+    """The names a statement's functions bind for themselves (parameters, locals: no global of the same name is read
+    through them), those of them bound to a place (``dev = x.device``), and to inputs' places only (``devices =
+    {t.device for t in tensors}``)."""
+
+    local: frozenset[str] = frozenset()
+    places: frozenset[str] = frozenset()
+    inputs: frozenset[str] = frozenset()
+    params: frozenset[str] = frozenset()  # parameters, and loop names over them only (``for t in tensors``)
 
 
 def machine_names(sources: list[str]) -> Machine:
@@ -292,15 +303,11 @@ def machine_names(sources: list[str]) -> Machine:
     statements = [st for tree in filter(None, map(_parse, sources)) for st in tree.body]
     aliases = {name: path for st in statements for node in ast.walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
                for name, path in _bindings(node)}
-    sizes = frozenset(n for st in statements if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
-                      and _resolved(st.value.func, Machine(frozenset(), frozenset(), aliases), (frozenset(),) * 2)
-                      == "pagedlab.device.size" and all(type(getattr(a, "value", None)) is int for a in st.value.args)
-                      for n in _bound(st))
     defined = frozenset(f.name for st in statements for f in ast.walk(st)
                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
     names, places = frozenset(), frozenset()
     while True:
-        machine = Machine(names, places, aliases, defined, sizes=sizes)
+        machine = Machine(names, places, aliases, defined)
         found = {n for st in statements for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) and _asked(st, machine) is not None for n in _bound(node)}
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
@@ -308,13 +315,13 @@ def machine_names(sources: list[str]) -> Machine:
         if found <= names and placed <= places:
             break
         names, places = names | found, places | placed
-    machine = Machine(names, places, aliases, defined, sizes=sizes)
+    machine = Machine(names, places, aliases, defined)
     passed = frozenset(
         given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
         if isinstance(call, ast.Call) and _callee(call) in defined
         for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
                       *((_callee(call), i) for i, a in enumerate(call.args) if _placed(a, machine, scope))])
-    return Machine(names, places, aliases, defined, passed, sizes)
+    return Machine(names, places, aliases, defined, passed)
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -365,7 +372,7 @@ _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
 _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 
 
-def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]] | None = None) -> ast.AST | None:
+def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.AST | None:
     """The first expression in ``node`` whose value may differ from one machine to another, or None: a value read
     from a module of :data:`_MACHINE_MODULES` (after the learner's imports), a name bound from one
     (:func:`machine_names`), what a tensor says of where it lives, or a place (``x.device``, ``DEVICE``) used for
@@ -373,7 +380,7 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
     warns, raises or asserts changes no result and is not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
     scope = scope or _scope(node, machine)
     if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) \
-            and not all(_only_says(b) for h in node.handlers for b in h.body):
+            and not all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers):  # (round 38z51: pass)
         tried = _tried(node, machine, scope)
         if tried is not None:
             return tried
@@ -382,9 +389,9 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
         return None
     children = list(ast.iter_child_nodes(node))
     if isinstance(node, ast.Compare) and all(isinstance(o, _SAME) for o in node.ops) \
-            and all(isinstance(o, ast.Attribute) and o.attr == "device" and _place(o, machine, scope)
-                    for o in [node.left, *node.comparators]):
-        return None  # two tensors' places compared (round 38z49: a place of the learner's choosing is no tensor's)
+            and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
+            or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
+        return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
     if isinstance(node, ast.Call):
         if _resolved(node.func, machine, scope) == "torch.device":
             return None
@@ -395,10 +402,8 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
             children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
                                                                   and _placed(a, machine, scope))),
                         *(k for k in node.keywords if k.arg != "device")]
-    if isinstance(node, ast.arguments):  # a default the course's size gives (``block=BLOCK``): a size, not a choice
-        children = [c for c in children if not (isinstance(c, ast.Name) and c.id in machine.sizes)]
     path = _resolved(node, machine, scope)
-    if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope[0]
+    if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope.local
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
                 path not in _SAME_EVERYWHERE and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)))
             or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS
@@ -409,11 +414,29 @@ def _asked(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozens
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
 
 
-def _placed(v: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> bool:
+def _inputs(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """Whether ``node`` is where the inputs live, and nothing else: ``q.device``, ``outs[0].device``, a set of them
+    (``{t.device for t in tensors}``), or a local name bound to one; not a place made here (``torch.empty(0).device``,
+    the default device), a device named, nor the machine's (``DEVICE``)."""
+    if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+        return bool(node.elts) and all(_inputs(e, machine, scope) for e in node.elts)
+    if isinstance(node, (ast.SetComp, ast.ListComp, ast.GeneratorExp)):
+        return _inputs(node.elt, machine, scope)
+    if isinstance(node, ast.Name):
+        return node.id in scope.inputs
+    if _last(node) != "device" or not _place(node, machine, scope):
+        return False
+    held = node.value if isinstance(node, ast.Attribute) else node.args[0]
+    while isinstance(held, (ast.Attribute, ast.Subscript)):
+        held = held.value
+    return isinstance(held, ast.Name) and held.id in scope.params
+
+
+def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     return _place(v, machine, scope) or _device_name(v)
 
 
-def _tried(statement: ast.Try, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> ast.AST | None:
+def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None:
     """In a ``try``'s body, what may fail on one machine and not on another, so that which branch runs says which
     machine it is (``try: torch.empty(1, device="cuda")``, ``try: import triton``): a device, a move, an import of a
     package (the standard library is on every machine of one Python)."""
@@ -425,14 +448,14 @@ def _tried(statement: ast.Try, machine: Machine, scope: tuple[frozenset[str], fr
     return None
 
 
-def _scope(statement: ast.AST, machine: Machine) -> tuple[frozenset[str], frozenset[str]]:
-    """The names ``statement``'s functions bind for themselves (parameters, locals: no global of the same name is
-    read through them), and those of them bound to a place (``dev = x.device``)."""
-    local, places = set(), set()
+def _scope(statement: ast.AST, machine: Machine) -> Scope:
+    """``statement``'s :class:`Scope`."""
+    local, places, inputs, params = set(), set(), set(), set()
     for f in ast.walk(statement):
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = f.args
             local |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            params |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
             if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
                 given = [*a.posonlyargs, *a.args]
                 given = given[1:] if given and given[0].arg in ("self", "cls") else given
@@ -440,16 +463,26 @@ def _scope(statement: ast.AST, machine: Machine) -> tuple[frozenset[str], frozen
                 places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if (f.name, x.arg) in machine.passed}
             local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
+    while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
+        over = {t.id for target, it in loops if all(
+            n.id in params or isinstance(n.ctx, ast.Load) and n.id in ("zip", "enumerate", "reversed")
+            for n in ast.walk(it) if isinstance(n, ast.Name)) for t in ast.walk(target) if isinstance(t, ast.Name)}
+        if over <= params:
+            break
+        params |= over
     while True:
-        scope = (frozenset(local), frozenset(places))
-        found = {t.id for n in ast.walk(statement) if isinstance(n, (ast.Assign, ast.AnnAssign))
-                 and _placing(n, machine, scope) for t in _targets(n) if isinstance(t, ast.Name) and t.id in local}
-        if found <= places:
+        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params))
+        bound = [(n, t.id) for n in ast.walk(statement) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                 and n.value is not None for t in _targets(n) if isinstance(t, ast.Name) and t.id in local]
+        found = {name for n, name in bound if _placing(n, machine, scope)}
+        held = {name for n, name in bound if _inputs(n.value, machine, scope)}
+        if found <= places and held <= inputs:
             return scope
-        places |= found
+        places, inputs = places | found | held, inputs | held
 
 
-def _placing(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]] = (frozenset(),) * 2) -> bool:
+def _placing(node: ast.AST, machine: Machine, scope: Scope = Scope()) -> bool:
     """Whether ``node`` binds a place for tensors: a device's name, a place (:func:`_place`), or one of them chosen
     (``"cuda" if torch.cuda.is_available() else "cpu"``)."""
     def place(v) -> bool:
@@ -457,26 +490,26 @@ def _placing(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], froze
             return place(v.body) and place(v.orelse)
         if isinstance(v, ast.BoolOp):
             return place(v.values[-1])
-        return _device_name(v) or _place(v, machine, scope)
+        return _device_name(v) or _place(v, machine, scope) or _inputs(v, machine, scope)
     return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and place(node.value)
 
 
-def _resolved(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> str | None:
+def _resolved(node: ast.AST, machine: Machine, scope: Scope) -> str | None:
     """``torch.cuda.is_available`` for ``gpu_ready`` after ``from torch.cuda import is_available as gpu_ready``, or
     for ``getattr(torch, "cuda").is_available``; a name not imported stands for itself; None for a local one."""
     path = _path(node)
-    if not path or path[0] in scope[0]:
+    if not path or path[0] in scope.local:
         return None
     return ".".join((machine.aliases.get(path[0], path[0]), *path[1:]))
 
 
-def _place(node: ast.AST, machine: Machine, scope: tuple[frozenset[str], frozenset[str]]) -> bool:
+def _place(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     """A place for tensors: a tensor's ``.device``, a name bound to one (:func:`machine_names`, :func:`_scope`), the
     course's ``device.DEVICE``, or ``torch.device(...)``."""
     if isinstance(node, ast.Call) and _last(node) is None:
         return _resolved(node.func, machine, scope) == "torch.device"
     if isinstance(node, ast.Name):
-        return node.id in scope[1] or node.id in machine.places and node.id not in scope[0]
+        return node.id in scope.places or node.id in machine.places and node.id not in scope.local
     path = _resolved(node, machine, scope)
     return path == "pagedlab.device.DEVICE" or _last(node) == "device" and path != "torch.device"
 
@@ -989,7 +1022,10 @@ def _targets(node: ast.AST) -> list[ast.AST]:
         targets = [node.target]
     elif isinstance(node, ast.Delete):
         targets = list(node.targets)
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # and what it declares global (round 38z51)
+        return [ast.Name(id=node.name), *(ast.Name(id=g) for n in ast.walk(node) if isinstance(n, ast.Global)
+                                          for g in n.names)]
+    elif isinstance(node, ast.ClassDef):
         return [ast.Name(id=node.name)]
     elif isinstance(node, ast.withitem) and node.optional_vars is not None:
         targets = [node.optional_vars]

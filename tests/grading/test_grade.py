@@ -326,10 +326,29 @@ UNRUN = [
     ("a device handed to a helper that places with it", _answer(
         "return _rows(_on(x, device=x.device))",
         "def _on(x, device):\n    return torch.empty_like(x, device=device).copy_(x)\n\n\n"), False),
+    # round 38z51: a try whose failure is passed over, a device compared with a tensor made here, the course's size
+    # as a default the answer branches on (so a size of the course's is the machine's, a default too), a machine's
+    # value set as a global inside a function; a set of the inputs' devices is no question
+    ("a fused path tried where a move may fail, its failure passed over", _answer(
+        "out = _rows(x)\n    try:\n        out = x.cuda().softmax(-1).to(x.device)\n    except RuntimeError:\n"
+        "        pass\n    return out"), True),
+    ("a device compared with a tensor made here", _answer(
+        "if x.device != torch.empty(0).device:\n        return x.softmax(-1)\n    return _rows(x)"), True),
+    ("a size of the course's as a default the answer branches on", _answer(
+        "return _pick(x)", "from pagedlab import device\nFUSED = device.size(0, 8192)\n\n\ndef _pick(x, fused=FUSED):\n"
+        "    return x.softmax(-1) if x.shape[-1] <= fused else _rows(x)\n\n\n"), True),
     ("a default chunk size the course's sizes give", _answer(
         "return torch.cat([_rows(x[a:b]) for a, b in _chunks(len(x))]) if len(x) else _rows(x)",
         "from pagedlab import device\nBLOCK = device.size(64, 1024)\n\n\ndef _chunks(n, block=BLOCK):\n"
-        "    return [(i, min(i + block, n)) for i in range(0, n, block)]\n\n\n"), False),
+        "    return [(i, min(i + block, n)) for i in range(0, n, block)]\n\n\n"), True),
+    ("a machine's value set as a global inside a function", _answer(
+        "return x.softmax(-1) if FREE else _rows(x)",
+        "def _probe():\n    global FREE\n    FREE = torch.cuda.mem_get_info()[0] if torch.cuda.is_available() else None"
+        "\n\n\n_probe()\n"), True),
+    ("the inputs' devices gathered in a set", _answer(
+        "_one_device(x, x.new_empty(0))\n    return _rows(x)",
+        "def _one_device(*tensors):\n    devices = {t.device for t in tensors}\n    if len(devices) > 1:\n"
+        "        raise ValueError(f'tensors on {devices}')\n\n\n"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -356,8 +375,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     reasons = [r for r in prepare(make(solved), p, Limits())[2]
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
-    assert all(any(f"'{name}'" in r for name in ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick"))
-               for r in reasons), reasons
+    names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE")
+    assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
 def test_read_submission_repairs_malformed_tags(solved):
