@@ -283,6 +283,8 @@ class Machine:
     aliases: dict[str, str]
     defined: frozenset[str] = frozenset()  # the learner's functions and methods, by name
     passed: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given a place
+    raisers: frozenset[str] = frozenset()  # the learner's functions that raise, or call one that raises, by machine
+    caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
 
 
 class Scope(NamedTuple):
@@ -305,23 +307,42 @@ def machine_names(sources: list[str]) -> Machine:
                for name, path in _bindings(node)}
     defined = frozenset(f.name for st in statements for f in ast.walk(st)
                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and (
+        isinstance(st.value, ast.Dict) and not st.value.keys or isinstance(st.value, ast.Call) and not st.value.args
+        and ast.unparse(st.value.func).split(".")[-1] in ("dict", "OrderedDict")
+        or isinstance(st.value, ast.Call) and ast.unparse(st.value.func).split(".")[-1] == "defaultdict")
+        for n in _bound(st))
     names, places = frozenset(), frozenset()
     while True:
-        machine = Machine(names, places, aliases, defined)
-        found = {n for st in statements for node in _top_level(ast.Module([st], []))
-                 if not _placing(node, machine) and _asked(st, machine) is not None for n in _bound(node)}
+        machine = Machine(names, places, aliases, defined, caches=caches)
+        asking = [st for st in statements if _asked(st, machine) is not None]
+        found = {n for st in asking for node in _top_level(ast.Module([st], []))
+                 if not _placing(node, machine) for n in _bound(node)}
+        found |= {root for st in asking for scope in [_scope(st, machine)] for c in ast.walk(st)  # SETTINGS.update(...)
+                  if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)  # (round 38z53)
+                  for root in [_root(c.func)] if root and root not in aliases and root not in scope.local}
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
         if found <= names and placed <= places:
             break
         names, places = names | found, places | placed
-    machine = Machine(names, places, aliases, defined)
+    machine = Machine(names, places, aliases, defined, caches=caches)
     passed = frozenset(
         given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
         if isinstance(call, ast.Call) and _callee(call) in defined
         for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
                       *((_callee(call), i) for i, a in enumerate(call.args) if _placed(a, machine, scope))])
-    return Machine(names, places, aliases, defined, passed)
+    functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    raisers: frozenset[str] = frozenset()
+    while True:  # a raise that a caller's try catches is a branch (round 38z53: ``if x.is_cuda: raise``, caught)
+        machine = Machine(names, places, aliases, defined, passed, raisers, caches)
+        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for n in ast.walk(f)
+                          if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in ast.walk(n))
+                          and _asked(n.test, machine, scope) is not None
+                          or isinstance(n, ast.Call) and _callee(n) in raisers)
+        if found <= raisers:
+            return machine
+        raisers |= found
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -359,7 +380,7 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.has_mps", "torch._C", "torch.utils.collect_env", "torch.utils.cpp_extension",
                     "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
                     "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
-                    "sysconfig", "site", "locale", "getpass", "ctypes")
+                    "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open")
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
@@ -384,14 +405,20 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         tried = _tried(node, machine, scope)
         if tried is not None:
             return tried
-    if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse))) or _only_says(node) \
-            or isinstance(node, ast.Assert) or _placing(node, machine, scope):
+    if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse)) and _binds_nothing(node.test)
+            or _only_says(node) or isinstance(node, ast.Assert) and _binds_nothing(node)
+            or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
     if isinstance(node, ast.Compare) and all(isinstance(o, _SAME) for o in node.ops) \
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
+    if isinstance(node, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
+            and all(isinstance(c, ast.Name) and c.id in machine.caches for c in node.comparators):
+        children = [*node.comparators, *_unkeyed(node.left, machine, scope)]  # key in CACHE
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in machine.caches:
+        children = [node.value, *_unkeyed(node.slice, machine, scope)]  # CACHE[key]
     if isinstance(node, ast.Call):
         if _resolved(node.func, machine, scope) == "torch.device":
             return None
@@ -412,6 +439,16 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
         return None  # (a module's name read for it, ``device`` of ``device.size``, is no question of its own)
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
+
+
+def _unkeyed(key: ast.AST, machine: Machine, scope: Scope) -> list[ast.AST]:
+    """What of ``key``, a key into a cache of the learner's (:attr:`Machine.caches`), is read as a value: not its
+    places (round 38z53: masks cached under ``(r0, rows, ..., q.device)``, each made there)."""
+    return [e for e in (key.elts if isinstance(key, ast.Tuple) else [key]) if not _placed(e, machine, scope)]
+
+
+def _binds_nothing(node: ast.AST) -> bool:
+    return not any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))  # (round 38z53: a walrus in a print)
 
 
 def _inputs(node: ast.AST, machine: Machine, scope: Scope) -> bool:
@@ -443,7 +480,8 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
     for n in (n for b in statement.body for n in ast.walk(b)):
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
                 or isinstance(n, ast.Attribute) and n.attr in ("to", "cuda")
-                or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)):
+                or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)
+                or isinstance(n, ast.Call) and _callee(n) in machine.raisers):
             return n
     return None
 
@@ -490,6 +528,8 @@ def _placing(node: ast.AST, machine: Machine, scope: Scope = Scope()) -> bool:
             return place(v.body) and place(v.orelse)
         if isinstance(v, ast.BoolOp):
             return place(v.values[-1])
+        if isinstance(v, ast.Tuple) and any(_placed(e, machine, scope) for e in v.elts):
+            return True  # a key with a place in it (``key = (r0, rows, dev)``): a place's uses only
         return _device_name(v) or _place(v, machine, scope) or _inputs(v, machine, scope)
     return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and place(node.value)
 
@@ -529,12 +569,16 @@ def _device_name(node: ast.AST) -> bool:
 def _only_says(statement: ast.AST) -> bool:
     """A statement that only prints, logs, warns or raises, or waits for a GPU's queued work before a clock is read
     (``torch.cuda.synchronize()``, the course's ``device.synchronize()``: round 38z49)."""
+    if not _binds_nothing(statement):
+        return False
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return isinstance(statement, (ast.Pass, ast.Raise))
-    func = ast.unparse(statement.value.func)
-    return (func in ("print", "display", "warnings.warn") or func.split(".")[0] in ("logging", "logger", "log")
-            or isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "synchronize"
-            and not statement.value.args)
+    call, func = statement.value, ast.unparse(statement.value.func)
+    attr = getattr(call.func, "attr", None)
+    return (func == "print" and all(k.arg != "file" for k in call.keywords) or func in ("display", "warnings.warn")
+            or attr in ("debug", "info", "warning", "error", "critical", "exception") and (
+                func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG"))
+            or attr == "synchronize" and not call.args)
 
 
 def _globals_read(node: ast.AST) -> set[str]:

@@ -349,6 +349,22 @@ UNRUN = [
         "_one_device(x, x.new_empty(0))\n    return _rows(x)",
         "def _one_device(*tensors):\n    devices = {t.device for t in tensors}\n    if len(devices) > 1:\n"
         "        raise ValueError(f'tensors on {devices}')\n\n\n"), False),
+    # round 38z53: a global object changed where a GPU is, a raise by machine that the answer catches, a folder only
+    # Colab has, a machine's value bound by a walrus inside a print; a cache keyed by the input's device is none
+    ("a global dict set where a GPU is, the answer reading it", _answer(
+        "return x.softmax(-1) if SETTINGS['fused'] else _rows(x)",
+        "SETTINGS = {'fused': False}\nif torch.cuda.is_available():\n    SETTINGS.update(fused=True)\n"), True),
+    ("a raise by machine that the answer catches", _answer(
+        "try:\n        _check(x)\n    except NotImplementedError:\n        return x.softmax(-1)\n    return _rows(x)",
+        "def _check(x):\n    if x.is_cuda:\n        raise NotImplementedError('no GPU path')\n\n\n"), True),
+    ("a folder only Colab has", _answer("return x.softmax(-1) if ON_COLAB else _rows(x)",
+                                        "from pathlib import Path\nON_COLAB = Path('/content').is_dir()\n"), True),
+    ("a machine's value bound by a walrus inside a print", _answer(
+        "return x.softmax(-1) if FAST else _rows(x)", "print(f'GPU: {(FAST := torch.cuda.is_available())}')\n"), True),
+    ("zeros cached under a key with the input's device", _answer(
+        "return _rows(x) + _zeros(x.shape, x.device)",
+        "_CACHE = {}\n\n\ndef _zeros(shape, dev):\n    key = (tuple(shape), dev)\n    if key not in _CACHE:\n"
+        "        _CACHE[key] = torch.zeros(shape, device=dev)\n    return _CACHE[key]\n\n\n"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -375,7 +391,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     reasons = [r for r in prepare(make(solved), p, Limits())[2]
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
-    names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE")
+    names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
