@@ -391,6 +391,11 @@ _ANSWERS = frozenset(("is_available", "device_count", "get_device_name", "get_de
                       "get_device_properties", "current_device", "is_built", "current_accelerator"))
 _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
 _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+# What may fail, or give another object, on one machine and not another: a move, a view of host memory (``.numpy()``
+# of a GPU tensor raises; ``q.cpu() is q`` holds on a CPU only: round 38z55).
+_MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_"))
+_IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage", "id"))
+_AUTOCASTS = frozenset(("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"))
 
 
 def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.AST | None:
@@ -414,21 +419,25 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
+    if _moved_identity(node):
+        return node
     if isinstance(node, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
             and all(isinstance(c, ast.Name) and c.id in machine.caches for c in node.comparators):
         children = [*node.comparators, *_unkeyed(node.left, machine, scope)]  # key in CACHE
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in machine.caches:
         children = [node.value, *_unkeyed(node.slice, machine, scope)]  # CACHE[key]
     if isinstance(node, ast.Call):
-        if _resolved(node.func, machine, scope) == "torch.device":
-            return None
+        if _resolved(node.func, machine, scope) == "torch.device" or _resolved(node.func, machine, scope) in _AUTOCASTS \
+                and any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False
+                        for k in node.keywords):
+            return None  # (autocast switched off: the same precision everywhere, round 38z55)
         if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
             children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),
                         *(k for k in node.keywords if not _placed(k.value, machine, scope))]
         else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved
             children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
                                                                   and _placed(a, machine, scope))),
-                        *(k for k in node.keywords if k.arg != "device")]
+                        *(k for k in node.keywords if k.arg not in ("device", "device_type"))]
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope.local
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
@@ -445,6 +454,18 @@ def _unkeyed(key: ast.AST, machine: Machine, scope: Scope) -> list[ast.AST]:
     """What of ``key``, a key into a cache of the learner's (:attr:`Machine.caches`), is read as a value: not its
     places (round 38z53: masks cached under ``(r0, rows, ..., q.device)``, each made there)."""
     return [e for e in (key.elts if isinstance(key, ast.Tuple) else [key]) if not _placed(e, machine, scope)]
+
+
+def _moved_identity(node: ast.AST) -> bool:
+    """``q.cpu() is q``, ``x.cpu().data_ptr()``, ``id(x.to("cpu"))``: whether a move gave the same object, which it
+    does on one machine only."""
+    def moved(v) -> bool:
+        return isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES
+    if isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
+        return any(map(moved, [node.left, *node.comparators]))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "id":
+        return any(map(moved, node.args))
+    return isinstance(node, ast.Attribute) and node.attr in _IDENTITY and moved(node.value)
 
 
 def _binds_nothing(node: ast.AST) -> bool:
@@ -479,7 +500,7 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
     package (the standard library is on every machine of one Python)."""
     for n in (n for b in statement.body for n in ast.walk(b)):
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
-                or isinstance(n, ast.Attribute) and n.attr in ("to", "cuda")
+                or isinstance(n, ast.Attribute) and n.attr in _MOVES
                 or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)
                 or isinstance(n, ast.Call) and _callee(n) in machine.raisers):
             return n
@@ -493,7 +514,11 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = f.args
             local |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
-            params |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            # (one with a default is no input: ``_host=torch.empty(0)`` lives where the notebook runs, round 38z55)
+            positional = [*a.posonlyargs, *a.args]
+            params |= {x.arg for x in positional[:len(positional) - len(a.defaults)]}
+            params |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None}
+            params |= {x.arg for x in (a.vararg, a.kwarg) if x}
             if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
                 given = [*a.posonlyargs, *a.args]
                 given = given[1:] if given and given[0].arg in ("self", "cls") else given

@@ -365,6 +365,18 @@ UNRUN = [
         "return _rows(x) + _zeros(x.shape, x.device)",
         "_CACHE = {}\n\n\ndef _zeros(shape, dev):\n    key = (tuple(shape), dev)\n    if key not in _CACHE:\n"
         "        _CACHE[key] = torch.zeros(shape, device=dev)\n    return _CACHE[key]\n\n\n"), False),
+    # round 38z55: a move that gives the same object on a CPU only, a default made where the notebook runs, a view of
+    # host memory tried; autocast switched off is no question
+    ("the answer that asks whether a move gave the same tensor", _answer(
+        "return _rows(x) if x.cpu() is x else x.softmax(-1)"), True),
+    ("a device compared with a default made where the notebook runs", _answer(
+        "return _pick(x)", "def _pick(x, _host=torch.empty(0)):\n    return x.softmax(-1) if x.device != _host.device "
+        "else _rows(x)\n\n\n"), True),
+    ("pinned memory tried", _answer(
+        "return x.softmax(-1) if PINNED else _rows(x)",
+        "try:\n    torch.empty(1).pin_memory()\n    PINNED = True\nexcept RuntimeError:\n    PINNED = False\n"), True),
+    ("the answer under autocast switched off", _answer(
+        "with torch.autocast(device_type=x.device.type, enabled=False):\n        return _rows(x)"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -391,7 +403,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     reasons = [r for r in prepare(make(solved), p, Limits())[2]
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
-    names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB")
+    names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
+             "PINNED")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
