@@ -372,8 +372,8 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
 
 # The machine is asked through modules, whatever the name of the function or attribute read from one (rounds 38z37 to
 # 38z47 found a new name each time: is_available, is_cpu, find_spec, cpu_count, environ...): a GPU, the platform, the
-# environment, the installed packages, the course's own choice of device; autocast computes in another precision on a
-# GPU only (round 38z44). A few of their values are the same on every machine.
+# environment, the file system, the installed packages, the course's own choice of device and sizes; autocast computes
+# in another precision on a GPU only (round 38z44). A few of their values are the same on every machine.
 _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "torch.cpu",
                     "torch.accelerator", "torch.autocast", "torch.amp", "torch.get_default_device",
                     "torch.get_num_threads", "torch.get_num_interop_threads", "torch.__config__", "torch.has_cuda",
@@ -394,16 +394,18 @@ _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 # What may fail, or give another object, on one machine and not another: a move, a view of host memory (``.numpy()``
 # of a GPU tensor raises; ``q.cpu() is q`` holds on a CPU only: round 38z55).
 _MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_"))
-_IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage", "id"))
+_IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage"))
 _AUTOCASTS = frozenset(("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"))
 
 
 def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.AST | None:
     """The first expression in ``node`` whose value may differ from one machine to another, or None: a value read
     from a module of :data:`_MACHINE_MODULES` (after the learner's imports), a name bound from one
-    (:func:`machine_names`), what a tensor says of where it lives, or a place (``x.device``, ``DEVICE``) used for
-    anything but placing tensors or comparing with another place (``x.device != y.device``). What only prints, logs,
-    warns, raises or asserts changes no result and is not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
+    (:func:`machine_names`), what a tensor says of where it lives, whether a move gave the same object, a place
+    (``x.device``, ``DEVICE``) used for anything but placing tensors, keying the learner's cache, or comparing or
+    counting the inputs' own places (``x.device != y.device``), or a ``try`` that may fail on one machine only
+    (:func:`_tried`). What only prints, logs, warns, raises or asserts, and binds nothing, changes no result and is
+    not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
     scope = scope or _scope(node, machine)
     if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) \
             and not all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers):  # (round 38z51: pass)
@@ -427,9 +429,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in machine.caches:
         children = [node.value, *_unkeyed(node.slice, machine, scope)]  # CACHE[key]
     if isinstance(node, ast.Call):
-        if _resolved(node.func, machine, scope) == "torch.device" or _resolved(node.func, machine, scope) in _AUTOCASTS \
-                and any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False
-                        for k in node.keywords):
+        called = _resolved(node.func, machine, scope)
+        if called == "torch.device" or called in _AUTOCASTS and any(
+                k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
             return None  # (autocast switched off: the same precision everywhere, round 38z55)
         if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
             children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),
@@ -592,8 +594,9 @@ def _device_name(node: ast.AST) -> bool:
 
 
 def _only_says(statement: ast.AST) -> bool:
-    """A statement that only prints, logs, warns or raises, or waits for a GPU's queued work before a clock is read
-    (``torch.cuda.synchronize()``, the course's ``device.synchronize()``: round 38z49)."""
+    """A statement that only prints (not to a file of the learner's), logs, warns or raises, or waits for a GPU's
+    queued work before a clock is read (``torch.cuda.synchronize()``, the course's ``device.synchronize()``: round
+    38z49), and binds nothing."""
     if not _binds_nothing(statement):
         return False
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
