@@ -285,6 +285,7 @@ class Machine:
     passed: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given a place
     raisers: frozenset[str] = frozenset()  # the learner's functions that raise, or call one that raises, by machine
     caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
+    classes: frozenset[str] = frozenset()  # the learner's classes (its exceptions among them)
 
 
 class Scope(NamedTuple):
@@ -307,6 +308,7 @@ def machine_names(sources: list[str]) -> Machine:
                for name, path in _bindings(node)}
     defined = frozenset(f.name for st in statements for f in ast.walk(st)
                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef))
     caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and (
         isinstance(st.value, ast.Dict) and not st.value.keys or isinstance(st.value, ast.Call) and not st.value.args
         and ast.unparse(st.value.func).split(".")[-1] in ("dict", "OrderedDict")
@@ -314,19 +316,21 @@ def machine_names(sources: list[str]) -> Machine:
         for n in _bound(st))
     names, places = frozenset(), frozenset()
     while True:
-        machine = Machine(names, places, aliases, defined, caches=caches)
+        machine = Machine(names, places, aliases, defined, caches=caches, classes=classes)
         asking = [st for st in statements if _asked(st, machine) is not None]
         found = {n for st in asking for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) for n in _bound(node)}
-        found |= {root for st in asking for scope in [_scope(st, machine)] for c in ast.walk(st)  # SETTINGS.update(...)
-                  if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)  # (round 38z53)
-                  for root in [_root(c.func)] if root and root not in aliases and root not in scope.local}
+        found |= {root for st in asking for scope in [_scope(st, machine)] for c in ast.walk(st)  # SETTINGS.update(...),
+                  if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)  # RUN["fused"] = ... in a function
+                  or isinstance(c, (ast.Subscript, ast.Attribute)) and isinstance(c.ctx, ast.Store)  # (38z53, 38z57)
+                  for root in [_root(c.func if isinstance(c, ast.Call) else c)]
+                  if root and root not in aliases and root not in scope.local}
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
         if found <= names and placed <= places:
             break
         names, places = names | found, places | placed
-    machine = Machine(names, places, aliases, defined, caches=caches)
+    machine = Machine(names, places, aliases, defined, caches=caches, classes=classes)
     passed = frozenset(
         given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
         if isinstance(call, ast.Call) and _callee(call) in defined
@@ -335,7 +339,7 @@ def machine_names(sources: list[str]) -> Machine:
     functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     raisers: frozenset[str] = frozenset()
     while True:  # a raise that a caller's try catches is a branch (round 38z53: ``if x.is_cuda: raise``, caught)
-        machine = Machine(names, places, aliases, defined, passed, raisers, caches)
+        machine = Machine(names, places, aliases, defined, passed, raisers, caches, classes)
         found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for n in ast.walk(f)
                           if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in ast.walk(n))
                           and _asked(n.test, machine, scope) is not None
@@ -417,6 +421,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
+    if len(_pairs(node)) > 1 or _pairs(node) and _pairs(node)[0][1] is not node.value:  # n, dev = x.shape[0], x.device
+        children = [v for _, v in _pairs(node) if not _a_place(v, machine, scope)]
     if isinstance(node, ast.Compare) and all(isinstance(o, _SAME) for o in node.ops) \
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
@@ -429,8 +435,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in machine.caches:
         children = [node.value, *_unkeyed(node.slice, machine, scope)]  # CACHE[key]
     if isinstance(node, ast.Call):
-        called = _resolved(node.func, machine, scope)
-        if called == "torch.device" or called in _AUTOCASTS and any(
+        if _resolved(node.func, machine, scope) in _AUTOCASTS and any(
                 k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
             return None  # (autocast switched off: the same precision everywhere, round 38z55)
         if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
@@ -439,7 +444,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved
             children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
                                                                   and _placed(a, machine, scope))),
-                        *(k for k in node.keywords if k.arg not in ("device", "device_type"))]
+                        *(k for k in node.keywords if k.arg not in ("device", "device_type")
+                          and not (k.arg is None and _place(k.value, machine, scope)))]  # (**factory_kwargs)
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope.local
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
@@ -460,13 +466,15 @@ def _unkeyed(key: ast.AST, machine: Machine, scope: Scope) -> list[ast.AST]:
 
 def _moved_identity(node: ast.AST) -> bool:
     """``q.cpu() is q``, ``x.cpu().data_ptr()``, ``id(x.to("cpu"))``: whether a move gave the same object, which it
-    does on one machine only."""
+    does on one machine only; and ``x.type()``, a tensor's type named with its device."""
     def moved(v) -> bool:
         return isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES
     if isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
         return any(map(moved, [node.left, *node.comparators]))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "id":
         return any(map(moved, node.args))
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "type" and not node.args + node.keywords:
+        return True  # x.type(): "torch.cuda.FloatTensor" on a GPU (round 38z57)
     return isinstance(node, ast.Attribute) and node.attr in _IDENTITY and moved(node.value)
 
 
@@ -499,14 +507,30 @@ def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
 def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None:
     """In a ``try``'s body, what may fail on one machine and not on another, so that which branch runs says which
     machine it is (``try: torch.empty(1, device="cuda")``, ``try: import triton``): a device, a move, an import of a
-    package (the standard library is on every machine of one Python)."""
+    package (the standard library is on every machine of one Python), a raise by machine; and any call, where a
+    handler that goes on catches more than what the data says (:data:`_DATA_ERRORS`)."""
+    broad = any(not (h.body and isinstance(h.body[-1], ast.Raise)) and not _data_errors(h.type, machine)
+                for h in statement.handlers)
     for n in (n for b in statement.body for n in ast.walk(b)):
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
+                or broad and isinstance(n, ast.Call)  # (round 38z57: a kernel launch, PyTorch where it fails)
                 or isinstance(n, ast.Attribute) and n.attr in _MOVES
                 or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)
                 or isinstance(n, ast.Call) and _callee(n) in machine.raisers):
             return n
     return None
+
+
+# Errors that say what the data is, the same on every machine (a key missing, an index past the end): a handler of
+# only these, or of the learner's own classes, passes over no failure of the machine's.
+_DATA_ERRORS = frozenset(("KeyError", "IndexError", "LookupError", "StopIteration", "ZeroDivisionError",
+                          "ArithmeticError", "OverflowError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError"))
+
+
+def _data_errors(caught: ast.AST | None, machine: Machine) -> bool:
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return caught is not None and all(isinstance(n, ast.Name) and (n.id in _DATA_ERRORS or n.id in machine.classes)
+                                      for n in names)
 
 
 def _scope(statement: ast.AST, machine: Machine) -> Scope:
@@ -538,27 +562,47 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
         params |= over
     while True:
         scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params))
-        bound = [(n, t.id) for n in ast.walk(statement) if isinstance(n, (ast.Assign, ast.AnnAssign))
-                 and n.value is not None for t in _targets(n) if isinstance(t, ast.Name) and t.id in local]
-        found = {name for n, name in bound if _placing(n, machine, scope)}
-        held = {name for n, name in bound if _inputs(n.value, machine, scope)}
+        bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
+                 if isinstance(t, ast.Name) and t.id in local]
+        found = {name for v, name in bound if _a_place(v, machine, scope)}
+        held = {name for v, name in bound if _inputs(v, machine, scope)}
         if found <= places and held <= inputs:
             return scope
         places, inputs = places | found | held, inputs | held
 
 
 def _placing(node: ast.AST, machine: Machine, scope: Scope = Scope()) -> bool:
-    """Whether ``node`` binds a place for tensors: a device's name, a place (:func:`_place`), or one of them chosen
-    (``"cuda" if torch.cuda.is_available() else "cpu"``)."""
-    def place(v) -> bool:
-        if isinstance(v, ast.IfExp):
-            return place(v.body) and place(v.orelse)
-        if isinstance(v, ast.BoolOp):
-            return place(v.values[-1])
-        if isinstance(v, ast.Tuple) and any(_placed(e, machine, scope) for e in v.elts):
-            return True  # a key with a place in it (``key = (r0, rows, dev)``): a place's uses only
-        return _device_name(v) or _place(v, machine, scope) or _inputs(v, machine, scope)
-    return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and place(node.value)
+    """Whether ``node`` binds a place for tensors (:func:`_a_place`) to one name, or to each name it unpacks to."""
+    return bool(_pairs(node)) and all(_a_place(v, machine, scope) for _, v in _pairs(node))
+
+
+def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """Whether ``v`` is a place for tensors: a device's name, a place (:func:`_place`), one of them chosen (``"cuda"
+    if torch.cuda.is_available() else "cpu"``), a key with one in it (``(r0, rows, dev)``), or factory keywords
+    (``{"device": q.device, "dtype": torch.float32}``, round 38z57): a place's uses only, from then on."""
+    if isinstance(v, ast.IfExp):
+        return _a_place(v.body, machine, scope) and _a_place(v.orelse, machine, scope)
+    if isinstance(v, ast.BoolOp):
+        return _a_place(v.values[-1], machine, scope)
+    if isinstance(v, ast.Tuple) and any(_placed(e, machine, scope) for e in v.elts):
+        return True
+    if isinstance(v, ast.Dict):
+        placing = {id(x) for k, x in zip(v.keys, v.values)
+                   if isinstance(k, ast.Constant) and k.value == "device" and _placed(x, machine, scope)}
+        return bool(placing) and all(id(x) in placing or _asked(x, machine, scope) is None for x in v.values)
+    return _device_name(v) or _place(v, machine, scope) or _inputs(v, machine, scope)
+
+
+def _pairs(node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """(target, value) of an assignment, each unpacked name with its own value (``n, dev = x.shape[0], x.device``,
+    round 38z57); empty for anything else."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+        return []
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
+            and len(targets[0].elts) == len(node.value.elts) and not any(isinstance(e, ast.Starred) for e in targets[0].elts):
+        return list(zip(targets[0].elts, node.value.elts))
+    return [(t, node.value) for t in targets]
 
 
 def _resolved(node: ast.AST, machine: Machine, scope: Scope) -> str | None:
@@ -600,7 +644,7 @@ def _only_says(statement: ast.AST) -> bool:
     if not _binds_nothing(statement):
         return False
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-        return isinstance(statement, (ast.Pass, ast.Raise))
+        return isinstance(statement, (ast.Pass, ast.Raise, ast.Assert))
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
     return (func == "print" and all(k.arg != "file" for k in call.keywords) or func in ("display", "warnings.warn")

@@ -377,6 +377,29 @@ UNRUN = [
         "try:\n    torch.empty(1).pin_memory()\n    PINNED = True\nexcept RuntimeError:\n    PINNED = False\n"), True),
     ("the answer under autocast switched off", _answer(
         "with torch.autocast(device_type=x.device.type, enabled=False):\n        return _rows(x)"), False),
+    # round 38z57: a question inside torch.device(...), a tensor's type string, a kernel tried with a fallback, a
+    # global dict filled by a function that asks; an assert under a flag, factory keywords and a device unpacked
+    # beside a size are none
+    ("a question inside torch.device", _answer(
+        "return x.softmax(-1) if FUSED else _rows(x)",
+        'FUSED = torch.device("cuda" if torch.cuda.is_available() else "cpu").type == "cuda"\n'), True),
+    ("a tensor's type string", _answer(
+        "return _rows(x) if x.type() == 'torch.FloatTensor' else x.softmax(-1)"), True),
+    ("the answer tried, torch's where it fails", _answer(
+        "try:\n        return _rows(x)\n    except Exception:\n        return x.softmax(-1)"), True),
+    ("a global dict filled by a function that asks", _answer(
+        "return x.softmax(-1) if RUN['fused'] else _rows(x)",
+        "RUN = {'fused': False}\n\n\ndef _pick():\n    RUN['fused'] = torch.cuda.is_available()\n\n\n_pick()\n"),
+     True),
+    ("an assert under a flag", _answer(
+        "out = _rows(x)\n    if DEBUG:\n        assert torch.isfinite(out).all()\n    return out",
+        "import os\nDEBUG = os.environ.get('DEBUG') == '1'\n"), False),
+    ("factory keywords with the input's device", _answer(
+        "fk = {'device': x.device, 'dtype': x.dtype}\n    return _rows(x) + torch.zeros(x.shape, **fk)"), False),
+    ("a device unpacked beside a size", _answer(
+        "n, dev = x.shape[-1], x.device\n    return _rows(x) * torch.ones(n, device=dev)"), False),
+    ("a missing key passed over", _answer(
+        "try:\n        return _SEEN[x.shape]\n    except KeyError:\n        return _rows(x)", "_SEEN = {}\n"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -404,7 +427,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED")
+             "PINNED", "FUSED", "RUN")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
