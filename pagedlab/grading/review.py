@@ -241,7 +241,10 @@ def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], names: se
             (:func:`answer_helpers`): a left-out cell that binds a helper changes the answer too (round 38z41: a
             helper redefined in an edited check cell).
     """
-    ran = {ast.dump(tree) for tree in map(_parse, running) if tree}  # (line endings, layout and comments aside)
+    trees = [tree for tree in map(_parse, running) if tree]
+    ran = {ast.dump(tree) for tree in trees}  # (line endings, layout and comments aside)
+    given = {n for tree in trees for node in _top_level(tree) for n in _bound(node)}
+    read = {n.id for tree in trees for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     reasons = []
     for where, source in submitted:
         tree = _parse(source)
@@ -249,10 +252,15 @@ def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], names: se
         # (a definition first: a copied setup cell's imports are rarely what it changes)
         bound = sorted({(isinstance(node, (ast.Import, ast.ImportFrom)), n) for node in nodes for n in _bound(node)
                         if n in names})
-        if bound:
+        # (round 38z58: ``import math`` added to a setup cell, which the grader runs as handed out)
+        lost = sorted({n for node in nodes for n in _bound(node)} - given & read)
+        if bound or lost:
             reasons.append(f"{where} is not run (the grader runs the exercise's own cell in its place) and binds "
-                           f"{', '.join(repr(n) for _, n in bound[:3])}: the notebook as the learner ran it ends with that "
-                           f"definition, the grade with the work cell's; a person reads which one is the answer")
+                           + (f"{', '.join(repr(n) for n in lost[:3])}, which the graded notebook then lacks (a call "
+                              f"that fails may fail for that)" if lost else
+                              f"{', '.join(repr(n) for _, n in bound[:3])}: the notebook as the learner ran it ends "
+                              f"with that definition, the grade with the work cell's")
+                           + "; a person reads which one is the answer")
     return reasons
 
 

@@ -431,6 +431,18 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
+def test_a_setup_cell_the_grader_runs_as_handed_out_is_named_by_what_only_it_bound(solved):
+    """(Round 38z58) A learner who adds ``import math`` to a setup cell ran a notebook that has it; the graded one,
+    whose setup cell is the exercise's, has not. The reason names that import first, not the names the handed-out
+    cell binds as well."""
+    nb = _edited(_edited(solved, "softmax-work", "def softmax_rows(x):\n    e = _m.e ** (x - x.amax(-1, keepdim=True))\n"
+                                                  "    return e / e.sum(-1, keepdim=True)\n"),
+                 "imports", next(c.source for c in solved.cells if c.get("id") == "imports") + "\nimport math as _m\n")
+    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex00_warmup.ipynb"]
+    reasons = [r for r in prepare(_submit(nb), p, Limits())[2] if "is not run" in r]
+    assert len(reasons) == 1 and "binds '_m', which the graded notebook then lacks" in reasons[0], reasons
+
+
 def test_read_submission_repairs_malformed_tags(solved):
     raw = json.loads(nbformat.writes(solved))
     raw["cells"][0]["metadata"]["tags"] = 5
