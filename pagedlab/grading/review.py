@@ -293,7 +293,8 @@ class Machine:
     passed: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given a place
     raisers: frozenset[str] = frozenset()  # the learner's functions that raise, or call one that raises, by machine
     caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
-    classes: frozenset[str] = frozenset()  # the learner's classes (its exceptions among them)
+    classes: frozenset[str] = frozenset()  # the learner's classes, but those raised for another exception caught
+    placers: frozenset[str] = frozenset()  # the learner's functions that return a place (``return dev``)
 
 
 class Scope(NamedTuple):
@@ -316,12 +317,20 @@ def machine_names(sources: list[str]) -> Machine:
                for name, path in _bindings(node)}
     defined = frozenset(f.name for st in statements for f in ast.walk(st)
                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef))
+    translated = {_root(r.exc.func if isinstance(r.exc, ast.Call) else r.exc) for st in statements
+                  for h in ast.walk(st) if isinstance(h, ast.ExceptHandler) for r in ast.walk(h)
+                  if isinstance(r, ast.Raise) and r.exc is not None}  # (round 38z59: a failure renamed NoGPU)
+    classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)) - translated
     caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and (
         isinstance(st.value, ast.Dict) and not st.value.keys or isinstance(st.value, ast.Call) and not st.value.args
         and ast.unparse(st.value.func).split(".")[-1] in ("dict", "OrderedDict")
         or isinstance(st.value, ast.Call) and ast.unparse(st.value.func).split(".")[-1] == "defaultdict")
         for n in _bound(st))
+    bare = Machine(frozenset(), frozenset(), aliases)
+    caches -= {_root(n) for st in statements for n in ast.walk(st)  # a table with a device's name among its keys
+               if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _fixed_place(n.slice, bare)
+               or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
+               and any(_fixed_place(a, bare) for a in n.args)}  # (round 38z59: implementations by device)
     names, places = frozenset(), frozenset()
     while True:
         machine = Machine(names, places, aliases, defined, caches=caches, classes=classes)
@@ -343,11 +352,19 @@ def machine_names(sources: list[str]) -> Machine:
         given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
         if isinstance(call, ast.Call) and _callee(call) in defined
         for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
-                      *((_callee(call), i) for i, a in enumerate(call.args) if _placed(a, machine, scope))])
+                      *((_callee(call), i) for i, a in enumerate(_given(call)) if _placed(a, machine, scope))])
     functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    placers: frozenset[str] = frozenset()
+    while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
+        machine = Machine(names, places, aliases, defined, passed, caches=caches, classes=classes, placers=placers)
+        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for r in ast.walk(f)
+                          if isinstance(r, ast.Return) and r.value is not None and _a_place(r.value, machine, scope))
+        if found <= placers:
+            break
+        placers |= found
     raisers: frozenset[str] = frozenset()
     while True:  # a raise that a caller's try catches is a branch (round 38z53: ``if x.is_cuda: raise``, caught)
-        machine = Machine(names, places, aliases, defined, passed, raisers, caches, classes)
+        machine = Machine(names, places, aliases, defined, passed, raisers, caches, classes, placers)
         found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for n in ast.walk(f)
                           if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in ast.walk(n))
                           and _asked(n.test, machine, scope) is not None
@@ -358,8 +375,23 @@ def machine_names(sources: list[str]) -> Machine:
 
 
 def _callee(call: ast.Call) -> str | None:
-    """The name of the function ``call`` calls: ``f`` of ``f(x)`` and of ``self.f(x)``."""
-    return call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+    """The name of the function ``call`` calls: ``f`` of ``f(x)``, of ``self.f(x)`` and of ``partial(f, x)``."""
+    name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+    if name == "partial" and call.args and isinstance(call.args[0], ast.Name):  # (round 38z59)
+        return call.args[0].id
+    return name
+
+
+def _given(call: ast.Call) -> list[ast.AST]:
+    """The positional arguments ``call`` gives its callee (:func:`_callee`): those after ``f`` of ``partial(f, ...)``."""
+    partial = (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) == "partial"
+    return call.args[1:] if partial and call.args and isinstance(call.args[0], ast.Name) else call.args
+
+
+def _fixed_place(v: ast.AST, machine: Machine) -> bool:
+    """Whether ``v`` holds a device named in the code: ``"cuda"``, ``torch.device("cpu")``, ``device.DEVICE``."""
+    return any(_device_name(n) or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.device"
+               or _resolved(n, machine, Scope()) == "pagedlab.device.DEVICE" for n in ast.walk(v))
 
 
 def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
@@ -392,7 +424,8 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.has_mps", "torch._C", "torch.utils.collect_env", "torch.utils.cpp_extension",
                     "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
                     "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
-                    "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open")
+                    "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open",
+                    "time", "timeit")  # (round 38z59: how fast a call ran)
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
@@ -424,13 +457,32 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         tried = _tried(node, machine, scope)
         if tried is not None:
             return tried
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            caught = item.context_expr
+            if isinstance(caught, ast.Call) and _resolved(caught.func, machine, scope) in ("contextlib.suppress",
+                                                                                          "suppress") \
+                    and not (caught.args and all(_data_errors(a, machine) for a in caught.args)):
+                body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
+                if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
+                    return body
     if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse)) and _binds_nothing(node.test)
             or _only_says(node) or isinstance(node, ast.Assert) and _binds_nothing(node)
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
+    if isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call) \
+            and _resolved(node.context_expr.func, machine, scope) == "torch.device" \
+            and all(_placed(a, machine, scope) for a in node.context_expr.args):
+        return None  # with torch.device(dev): tensors placed (round 38z59)
+    if isinstance(node, ast.Return) and node.value is not None and _a_place(node.value, machine, scope):
+        return None  # a place handed back: read where it is used (:attr:`Machine.placers`)
     if len(_pairs(node)) > 1 or _pairs(node) and _pairs(node)[0][1] is not node.value:  # n, dev = x.shape[0], x.device
         children = [v for _, v in _pairs(node) if not _a_place(v, machine, scope)]
+    if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) \
+            and all(isinstance(o, ast.Constant) and o.value is None or _place(o, machine, scope)
+                    for o in [node.left, *node.comparators]):
+        return None  # ``device is None``: whether a place was given (round 38z59)
     if isinstance(node, ast.Compare) and all(isinstance(o, _SAME) for o in node.ops) \
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
@@ -447,7 +499,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                 k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
             return None  # (autocast switched off: the same precision everywhere, round 38z55)
         if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
-            children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),
+            children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),  # (partial's f too)
                         *(k for k in node.keywords if not _placed(k.value, machine, scope))]
         else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved
             children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
@@ -626,7 +678,7 @@ def _place(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     """A place for tensors: a tensor's ``.device``, a name bound to one (:func:`machine_names`, :func:`_scope`), the
     course's ``device.DEVICE``, or ``torch.device(...)``."""
     if isinstance(node, ast.Call) and _last(node) is None:
-        return _resolved(node.func, machine, scope) == "torch.device"
+        return _resolved(node.func, machine, scope) == "torch.device" or _callee(node) in machine.placers
     if isinstance(node, ast.Name):
         return node.id in scope.places or node.id in machine.places and node.id not in scope.local
     path = _resolved(node, machine, scope)
@@ -651,6 +703,9 @@ def _only_says(statement: ast.AST) -> bool:
     38z49), and binds nothing."""
     if not _binds_nothing(statement):
         return False
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.IfExp):  # a() if c else None (round 38z59)
+        return all(isinstance(v, ast.Constant) and v.value is None or _only_says(ast.Expr(v))
+                   for v in (statement.value.body, statement.value.orelse))
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return isinstance(statement, (ast.Pass, ast.Raise, ast.Assert))
     call, func = statement.value, ast.unparse(statement.value.func)

@@ -400,6 +400,38 @@ UNRUN = [
         "n, dev = x.shape[-1], x.device\n    return _rows(x) * torch.ones(n, device=dev)"), False),
     ("a missing key passed over", _answer(
         "try:\n        return _SEEN[x.shape]\n    except KeyError:\n        return _rows(x)", "_SEEN = {}\n"), False),
+    # round 38z59: implementations in a table keyed by device, a move inside contextlib.suppress, a failure renamed
+    # into the learner's own exception, a place handed on by functools.partial, a clock; a helper that returns the
+    # inputs' device, with torch.device(dev), a default device and a synchronize chosen by a condition are none
+    ("implementations in a table keyed by device", _answer(
+        "return _IMPLS[x.device](x)",
+        "_IMPLS = {}\n_IMPLS[torch.device('cpu')] = lambda x: _rows(x)\n_IMPLS[torch.device('cuda:0')] = "
+        "lambda x: x.softmax(-1)\n"), True),
+    ("a move inside contextlib.suppress", _answer(
+        "with contextlib.suppress(Exception):\n        return x.to('cuda').softmax(-1).to(x.device)\n    return _rows(x)",
+        "import contextlib\n"), True),
+    ("a failure renamed into the learner's own exception", _answer(
+        "try:\n        return _fast(x)\n    except NoFast:\n        return _rows(x)",
+        "class NoFast(Exception):\n    pass\n\n\ndef _fast(x):\n    try:\n        y = x.cuda()\n"
+        "    except Exception as e:\n        raise NoFast() from e\n    return y.softmax(-1).to(x.device)\n\n\n"), True),
+    ("a place handed on by functools.partial", _answer(
+        "return functools.partial(_pick, device=x.device)(x)",
+        "import functools\n\n\ndef _pick(x, device):\n    return x.softmax(-1) if device.type == 'cuda' else _rows(x)"
+        "\n\n\n"), True),
+    ("a clock that tells a fast machine", _answer(
+        "return x.softmax(-1) if FAST else _rows(x)",
+        "import time\n_t = time.perf_counter()\ntorch.ones(256, 256) @ torch.ones(256, 256)\n"
+        "FAST = time.perf_counter() - _t < 1e-4\n"), True),
+    ("a helper that returns the inputs' device, and torch.device as a context", _answer(
+        "with torch.device(_one_device(x, x)):\n        out = torch.empty(x.shape)\n    out.copy_(_rows(x))\n    return out",
+        "def _one_device(*tensors):\n    devices = {t.device for t in tensors}\n    if len(devices) != 1:\n"
+        "        raise ValueError('one device')\n    return tensors[0].device\n\n\n"), False),
+    ("a device given or not", _answer(
+        "return _rows(x) + _zeros(x.shape)",
+        "def _zeros(shape, device=None):\n    if device is None:\n        device = 'cpu'\n"
+        "    return torch.zeros(shape, device=device)\n\n\n"), False),
+    ("a wait for the GPU chosen by a conditional expression", _answer(
+        "out = _rows(x)\n    torch.cuda.synchronize() if x.is_cuda else None\n    return out"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -427,7 +459,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
