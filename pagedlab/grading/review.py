@@ -421,7 +421,7 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
 _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "torch.cpu",
                     "torch.accelerator", "torch.autocast", "torch.amp", "torch.get_default_device",
                     "torch.get_num_threads", "torch.get_num_interop_threads", "torch.__config__", "torch.has_cuda",
-                    "torch.has_mps", "torch._C", "torch.utils.collect_env", "torch.utils.cpp_extension",
+                    "torch.has_mps", "torch._C", "torch.get_device_module", "torch.utils.collect_env", "torch.utils.cpp_extension",
                     "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
                     "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
                     "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open",
@@ -452,8 +452,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     (:func:`_tried`). What only prints, logs, warns, raises or asserts, and binds nothing, changes no result and is
     not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
     scope = scope or _scope(node, machine)
-    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) \
-            and not all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers):  # (round 38z51: pass)
+    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) and (_swallows(node) or not all(
+            h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers)):  # (round 38z51: pass)
         tried = _tried(node, machine, scope)
         if tried is not None:
             return tried
@@ -521,7 +521,15 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
 def _unkeyed(key: ast.AST, machine: Machine, scope: Scope) -> list[ast.AST]:
     """What of ``key``, a key into a cache of the learner's (:attr:`Machine.caches`), is read as a value: not its
     places (round 38z53: masks cached under ``(r0, rows, ..., q.device)``, each made there)."""
-    return [e for e in (key.elts if isinstance(key, ast.Tuple) else [key]) if not _placed(e, machine, scope)]
+    return [e for e in (key.elts if isinstance(key, ast.Tuple) else [key]) if not _keys_a_place(e, machine, scope)]
+
+
+def _keys_a_place(e: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """A place, or its name in a key (``str(q.device)``, ``q.device.type``: round 38z61)."""
+    return _placed(e, machine, scope) or (
+        isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("str", "repr") and len(e.args) == 1
+        and _placed(e.args[0], machine, scope)) or (
+        isinstance(e, ast.Attribute) and e.attr in ("type", "index") and _placed(e.value, machine, scope))
 
 
 def _moved_identity(node: ast.AST) -> bool:
@@ -539,7 +547,14 @@ def _moved_identity(node: ast.AST) -> bool:
 
 
 def _binds_nothing(node: ast.AST) -> bool:
-    return not any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))  # (round 38z53: a walrus in a print)
+    """No walrus (round 38z53: in a print) and no call of a method that changes its object (round 38z61:
+    ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``)."""
+    return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in _CHANGES
+                   for n in ast.walk(node))
+
+
+_CHANGES = frozenset(("setdefault", "update", "append", "extend", "insert", "pop", "popitem", "add", "clear", "remove",
+                      "discard", "__setitem__", "put", "send", "appendleft", "extendleft"))
 
 
 def _inputs(node: ast.AST, machine: Machine, scope: Scope) -> bool:
@@ -569,8 +584,8 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
     machine it is (``try: torch.empty(1, device="cuda")``, ``try: import triton``): a device, a move, an import of a
     package (the standard library is on every machine of one Python), a raise by machine; and any call, where a
     handler that goes on catches more than what the data says (:data:`_DATA_ERRORS`)."""
-    broad = any(not (h.body and isinstance(h.body[-1], ast.Raise)) and not _data_errors(h.type, machine)
-                for h in statement.handlers)
+    broad = _swallows(statement) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
+                                        and not _data_errors(h.type, machine) for h in statement.handlers)
     for n in (n for b in statement.body for n in ast.walk(b)):
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
                 or broad and isinstance(n, ast.Call)  # (round 38z57: a kernel launch, PyTorch where it fails)
@@ -585,6 +600,11 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
 # only these, or of the learner's own classes, passes over no failure of the machine's.
 _DATA_ERRORS = frozenset(("KeyError", "IndexError", "LookupError", "StopIteration", "ZeroDivisionError",
                           "ArithmeticError", "OverflowError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError"))
+
+
+def _swallows(statement: ast.Try) -> bool:
+    """Whether ``statement``'s ``finally`` ends what its body raised (a ``return`` there: round 38z61)."""
+    return any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for b in statement.finalbody for n in ast.walk(b))
 
 
 def _data_errors(caught: ast.AST | None, machine: Machine) -> bool:
@@ -644,8 +664,10 @@ def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
         return _a_place(v.body, machine, scope) and _a_place(v.orelse, machine, scope)
     if isinstance(v, ast.BoolOp):
         return _a_place(v.values[-1], machine, scope)
-    if isinstance(v, ast.Tuple) and any(_placed(e, machine, scope) for e in v.elts):
+    if isinstance(v, ast.Tuple) and any(_keys_a_place(e, machine, scope) for e in v.elts):
         return True
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" and not v.args:
+        v = ast.Dict([ast.Constant(k.arg) for k in v.keywords], [k.value for k in v.keywords])  # dict(device=...)
     if isinstance(v, ast.Dict):
         placing = {id(x) for k, x in zip(v.keys, v.values)
                    if isinstance(k, ast.Constant) and k.value == "device" and _placed(x, machine, scope)}

@@ -432,6 +432,22 @@ UNRUN = [
         "    return torch.zeros(shape, device=device)\n\n\n"), False),
     ("a wait for the GPU chosen by a conditional expression", _answer(
         "out = _rows(x)\n    torch.cuda.synchronize() if x.is_cuda else None\n    return out"), False),
+    # round 38z61: factory keywords by dict() read back, a question inside a print that changes a dict, torch's
+    # device module by name, a try whose finally returns; a cache keyed by the device's name is none
+    ("factory keywords by dict() read back", _answer(
+        "fk = dict(device=x.device, dtype=x.dtype)\n    return x.softmax(-1) if fk['device'].type == 'cuda' else _rows(x)"),
+     True),
+    ("a question inside a print that changes a dict", _answer(
+        "return x.softmax(-1) if CFG.get('gpu') else _rows(x)",
+        "CFG = {}\nprint('GPU:', CFG.setdefault('gpu', torch.cuda.is_available()))\n"), True),
+    ("torch's device module by name", _answer(
+        "return x.softmax(-1) if torch.get_device_module('cuda').is_initialized() else _rows(x)"), True),
+    ("a try whose finally returns", _answer(
+        "ok = False\n    try:\n        torch.empty(0, device='cuda')\n        ok = True\n    finally:\n"
+        "        return x.softmax(-1) if ok else _rows(x)"), True),
+    ("a cache keyed by the device's name", _answer(
+        "key = (x.shape[-1], str(x.device))\n    if key not in _ONES:\n        _ONES[key] = torch.ones(x.shape[-1]).to(x.device)\n"
+        "    return _rows(x) * _ONES[key]", "_ONES = {}\n"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -459,7 +475,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
