@@ -16,7 +16,7 @@ SHA256 = {
     'judge.py': '7a3ad715ec2986005a2ec08b4431028240a97c26200e01cbf7352b623d8289bb',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
-    'review.py': 'd080f4b19c46f28b5eead226d50318c51222eb5a15511a63ca2f15bf0e7eef65',
+    'review.py': 'a2a4acc775513c3b42ce9198421bc2f7c6545913a2a1255688bff8fd7f989b61',
     'run.py': '19f553c0a15058ce342ddafa4d8208e42fb46b277cb1296c7119ac2df34ff077',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',

@@ -22,7 +22,7 @@ import symtable
 import sys
 import types
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -295,6 +295,10 @@ class Machine:
     caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
     classes: frozenset[str] = frozenset()  # the learner's classes, but those raised for another exception caught
     placers: frozenset[str] = frozenset()  # the learner's functions that return a place (``return dev``)
+    keyed: frozenset[str] = frozenset()  # caches (above) a place keys: read only by a key (round 38z63)
+    made: frozenset[str] = frozenset()  # names bound to a tensor made where the notebook runs (``torch.empty(0)``)
+    hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
+    # the answer reads: no input's place (round 38z63)
 
 
 class Scope(NamedTuple):
@@ -306,6 +310,7 @@ class Scope(NamedTuple):
     places: frozenset[str] = frozenset()
     inputs: frozenset[str] = frozenset()
     params: frozenset[str] = frozenset()  # parameters, and loop names over them only (``for t in tensors``)
+    tensors: frozenset[str] = frozenset()  # names read as tensors (``q.shape``), or annotated so (``q: Tensor``)
 
 
 def machine_names(sources: list[str]) -> Machine:
@@ -331,9 +336,17 @@ def machine_names(sources: list[str]) -> Machine:
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _fixed_place(n.slice, bare)
                or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
                and any(_fixed_place(a, bare) for a in n.args)}  # (round 38z59: implementations by device)
+    bare = replace(bare, defined=defined, caches=caches)
+    keyed = frozenset(n.value.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
+                      if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                      and n.value.id in caches and len(_unkeyed(n.slice, bare, scope)) < len(_elements(n.slice)))
+    made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
+                     if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
+    bare = replace(bare, keyed=keyed, made=made)
+    bare = replace(bare, hosted=_hosted(statements, bare))
     names, places = frozenset(), frozenset()
     while True:
-        machine = Machine(names, places, aliases, defined, caches=caches, classes=classes)
+        machine = replace(bare, names=names, places=places, classes=classes)
         asking = [st for st in statements if _asked(st, machine) is not None]
         found = {n for st in asking for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) for n in _bound(node)}
@@ -347,7 +360,7 @@ def machine_names(sources: list[str]) -> Machine:
         if found <= names and placed <= places:
             break
         names, places = names | found, places | placed
-    machine = Machine(names, places, aliases, defined, caches=caches, classes=classes)
+    machine = replace(bare, names=names, places=places, classes=classes)
     passed = frozenset(
         given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
         if isinstance(call, ast.Call) and _callee(call) in defined
@@ -356,7 +369,7 @@ def machine_names(sources: list[str]) -> Machine:
     functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     placers: frozenset[str] = frozenset()
     while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
-        machine = Machine(names, places, aliases, defined, passed, caches=caches, classes=classes, placers=placers)
+        machine = replace(machine, passed=passed, placers=placers)
         found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for r in ast.walk(f)
                           if isinstance(r, ast.Return) and r.value is not None and _a_place(r.value, machine, scope))
         if found <= placers:
@@ -364,7 +377,7 @@ def machine_names(sources: list[str]) -> Machine:
         placers |= found
     raisers: frozenset[str] = frozenset()
     while True:  # a raise that a caller's try catches is a branch (round 38z53: ``if x.is_cuda: raise``, caught)
-        machine = Machine(names, places, aliases, defined, passed, raisers, caches, classes, placers)
+        machine = replace(machine, raisers=raisers)
         found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for n in ast.walk(f)
                           if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in ast.walk(n))
                           and _asked(n.test, machine, scope) is not None
@@ -372,6 +385,37 @@ def machine_names(sources: list[str]) -> Machine:
         if found <= raisers:
             return machine
         raisers |= found
+
+
+# Torch's calls that make a tensor from nothing: it lives on the default device, where the notebook runs, unless a
+# ``device=`` places it with an input.
+_FACTORIES = frozenset(("empty", "zeros", "ones", "full", "tensor", "as_tensor", "asarray", "randn", "rand", "randint",
+                        "arange", "linspace", "logspace", "eye", "empty_strided", "randperm", "scalar_tensor", "Tensor",
+                        "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor"))
+
+
+def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str, str | int]]:
+    """The parameters (:attr:`Machine.hosted`) of the learner's functions that a call in code the answer reads (a
+    function's body, or a top-level statement that binds a name a function reads) gives a tensor made where the
+    notebook runs: ``_same_device(q, torch.empty(0))`` compares ``q``'s place with the machine's (round 38z63). A
+    test call at the top (``out = f(torch.randn(2, 4))``) is not read."""
+    functions = [f for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    read = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    code = [*functions, *(st for st in statements if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                         ast.ClassDef)) and read & set(_bound(st)))]
+    def here(a: ast.AST) -> bool:
+        return _made_here(a, machine, Scope()) or isinstance(a, ast.Name) and a.id in machine.made
+    return frozenset(given for c in code for call in ast.walk(c) if isinstance(call, ast.Call)
+                     and _callee(call) in machine.defined
+                     for given in [*((_callee(call), k.arg) for k in call.keywords if here(k.value)),
+                                   *((_callee(call), i) for i, a in enumerate(_given(call)) if here(a))])
+
+
+def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """``torch.empty(0)``, ``torch.zeros(1, device="cpu")``: a tensor made from nothing, not on an input's place."""
+    path = _resolved(v.func, machine, scope) if isinstance(v, ast.Call) else None
+    return bool(path) and path.startswith("torch.") and path.split(".")[-1] in _FACTORIES and not any(
+        k.arg == "device" and _inputs(k.value, machine, scope) for k in v.keywords)
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -489,12 +533,13 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
     if _moved_identity(node):
         return node
-    if isinstance(node, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
-            and all(isinstance(c, ast.Name) and c.id in machine.caches for c in node.comparators):
-        children = [*node.comparators, *_unkeyed(node.left, machine, scope)]  # key in CACHE
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in machine.caches:
-        children = [node.value, *_unkeyed(node.slice, machine, scope)]  # CACHE[key]
-    if isinstance(node, ast.Call):
+    cache, key = _looked_up(node, machine)
+    if key is not None:  # key in CACHE, CACHE[key], CACHE.get(key): by a key, not by a device named (round 38z63)
+        if _fixed_place(key, machine):
+            return node
+        children = [*([cache] if cache.id in machine.names else []), *_unkeyed(key, machine, scope),
+                    *(node.args[1:] + node.keywords if isinstance(node, ast.Call) else [])]
+    if isinstance(node, ast.Call) and key is None:
         if _resolved(node.func, machine, scope) in _AUTOCASTS and any(
                 k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
             return None  # (autocast switched off: the same precision everywhere, round 38z55)
@@ -507,7 +552,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                         *(k for k in node.keywords if k.arg not in ("device", "device_type")
                           and not (k.arg is None and _place(k.value, machine, scope)))]  # (**factory_kwargs)
     path = _resolved(node, machine, scope)
-    if (isinstance(node, ast.Name) and node.id in machine.names and node.id not in scope.local
+    if (isinstance(node, ast.Name) and node.id not in scope.local and (
+            node.id in machine.names or node.id in machine.keyed and isinstance(node.ctx, ast.Load))
+            or _string_form(node, machine, scope)
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
                 path not in _SAME_EVERYWHERE and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)))
             or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS
@@ -518,10 +565,63 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
 
 
+def _looked_up(node: ast.AST, machine: Machine) -> tuple[ast.Name | None, ast.AST | None]:
+    """The cache and key of ``node`` where it looks one up in a cache of the learner's, or changes it by one (``key in CACHE``,
+    ``CACHE[key]``, ``CACHE.get(key)``, ``CACHE.pop(key)``); a cache emptied or counted (``CACHE.clear()``,
+    ``len(CACHE)``) has an empty key; anything else (None, None). What else reads a cache a place keys (:attr:`Machine.keyed`: a loop over it,
+    its keys) reads which machines it ran on."""
+    def cache(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id in machine.caches
+    if isinstance(node, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
+            and len(node.comparators) == 1 and cache(node.comparators[0]):
+        return node.comparators[0], node.left
+    if isinstance(node, ast.Subscript) and cache(node.value):
+        return node.value, node.slice
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and cache(node.func.value) \
+            and node.func.attr in ("get", "setdefault", "pop", "clear"):
+        return node.func.value, node.args[0] if node.args else ast.Tuple([], ast.Load())
+    if isinstance(node, ast.Call) and _callee(node) == "len" and len(node.args) == 1 and cache(node.args[0]):
+        return node.args[0], ast.Tuple([], ast.Load())
+    return None, None
+
+
+# What a tensor has, and a number or string has not: a name read so is a tensor's (for :func:`_string_form`).
+_TENSOR_ATTRS = frozenset(("shape", "dtype", "device", "dim", "ndim", "numel", "stride", "is_contiguous", "contiguous",
+                           "float", "half", "to", "view", "reshape", "transpose", "unsqueeze", "squeeze", "amax",
+                           "softmax", "exp", "masked_fill", "new_empty", "new_zeros", "new_ones", "new_full", "clone",
+                           "detach", "cpu", "cuda", "mT", "matmul", "element_size", "data_ptr"))
+_NOT_TENSORS = frozenset(("device", "dtype", "Size", "finfo", "iinfo", "get_default_dtype", "is_tensor", "numel"))
+
+
+def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """Whether ``node`` makes a tensor's string (``repr(t)``, ``str(t)``, ``f"{t}"``, ``"%s" % t``), which names its
+    device where that is not the CPU (round 38z63: ``"device=" in repr(torch.empty(0, device=DEVICE))``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("repr", "str", "format", "ascii"):
+        operands = node.args[:1]
+    elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "format" and isinstance(node.func.value, ast.Constant):
+        operands = [*node.args, *(k.value for k in node.keywords)]
+    elif isinstance(node, ast.FormattedValue):
+        operands = [node.value]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
+            and isinstance(node.left.value, str):
+        operands = _elements(node.right)
+    else:
+        return False
+    def tensor(o: ast.AST) -> bool:
+        path = _resolved(o.func, machine, scope) if isinstance(o, ast.Call) else None
+        return (isinstance(o, ast.Name) and (o.id in scope.tensors or o.id in machine.made and o.id not in scope.local)
+                or bool(path) and path.startswith("torch.") and path.split(".")[-1] not in _NOT_TENSORS)
+    return any(map(tensor, operands))
+
+
+def _elements(key: ast.AST) -> list[ast.AST]:
+    return key.elts if isinstance(key, ast.Tuple) else [key]
+
+
 def _unkeyed(key: ast.AST, machine: Machine, scope: Scope) -> list[ast.AST]:
     """What of ``key``, a key into a cache of the learner's (:attr:`Machine.caches`), is read as a value: not its
     places (round 38z53: masks cached under ``(r0, rows, ..., q.device)``, each made there)."""
-    return [e for e in (key.elts if isinstance(key, ast.Tuple) else [key]) if not _keys_a_place(e, machine, scope)]
+    return [e for e in _elements(key) if not _keys_a_place(e, machine, scope)]
 
 
 def _keys_a_place(e: ast.AST, machine: Machine, scope: Scope) -> bool:
@@ -622,16 +722,23 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
             local |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
             # (one with a default is no input: ``_host=torch.empty(0)`` lives where the notebook runs, round 38z55)
             positional = [*a.posonlyargs, *a.args]
-            params |= {x.arg for x in positional[:len(positional) - len(a.defaults)]}
-            params |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None}
-            params |= {x.arg for x in (a.vararg, a.kwarg) if x}
+            given = positional[1:] if positional and positional[0].arg in ("self", "cls") else positional
+            name = getattr(f, "name", None)
+            hosted = {x.arg for i, x in enumerate(given) if (name, i) in machine.hosted or (name, x.arg) in machine.hosted}
+            hosted |= {a.vararg.arg for h, i in machine.hosted if a.vararg and h == name
+                       and isinstance(i, int) and i >= len(given)}
+            params |= {x.arg for x in positional[:len(positional) - len(a.defaults)]} - hosted
+            params |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None} - hosted
+            params |= {x.arg for x in (a.vararg, a.kwarg) if x} - hosted
             if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
-                given = [*a.posonlyargs, *a.args]
-                given = given[1:] if given and given[0].arg in ("self", "cls") else given
                 places |= {x.arg for i, x in enumerate(given) if (f.name, i) in machine.passed}
                 places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if (f.name, x.arg) in machine.passed}
             local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    tensors = {n.value.id for n in ast.walk(statement) if isinstance(n, ast.Attribute) and n.attr in _TENSOR_ATTRS
+               and isinstance(n.value, ast.Name)}
+    tensors |= {n.arg for n in ast.walk(statement) if isinstance(n, ast.arg) and n.annotation is not None
+                and "Tensor" in ast.unparse(n.annotation)}
     loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
     while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
         over = {t.id for target, it in loops if all(
@@ -641,7 +748,7 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
             break
         params |= over
     while True:
-        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params))
+        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors))
         bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
                  if isinstance(t, ast.Name) and t.id in local]
         found = {name for v, name in bound if _a_place(v, machine, scope)}

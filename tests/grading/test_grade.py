@@ -448,6 +448,37 @@ UNRUN = [
     ("a cache keyed by the device's name", _answer(
         "key = (x.shape[-1], str(x.device))\n    if key not in _ONES:\n        _ONES[key] = torch.ones(x.shape[-1]).to(x.device)\n"
         "    return _rows(x) * _ONES[key]", "_ONES = {}\n"), False),
+    # round 38z63: a device's name looked up in a cache keyed by device, a helper that compares its inputs' devices
+    # handed a tensor made here, a tensor's printed form read back; and what else reads such a cache or form
+    ("a device's name looked up in a cache keyed by device", _answer(
+        "_SEEN[x.device.type] = True\n    return x.softmax(-1) if 'cuda' in _SEEN else _rows(x)", "_SEEN = {}\n"), True),
+    ("a cache keyed by device, read by get", _answer(
+        "_SEEN[str(x.device)] = 1\n    return x.softmax(-1) if _SEEN.get('cuda:0') else _rows(x)", "_SEEN = {}\n"),
+     True),
+    ("a cache keyed by device, counted", _answer(
+        "_SEEN[x.device] = 1\n    return x.softmax(-1) if any(d.type != 'cpu' for d in _SEEN) else _rows(x)",
+        "_SEEN = {}\n"), True),
+    ("a helper that compares its inputs' devices, handed a tensor made here", _answer(
+        "return _rows(x) if _same(x, torch.empty(0)) else x.softmax(-1)",
+        "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), True),
+    ("a helper that compares its inputs' devices, handed a tensor made at the top", _answer(
+        "return _rows(x) if _same(_HOST, x) else x.softmax(-1)",
+        "_HOST = torch.zeros(1)\n\n\ndef _same(a, b):\n    return a.device == b.device\n\n\n"), True),
+    ("a tensor's printed form read back", _answer(
+        "return x.softmax(-1) if _ACCEL else _rows(x)",
+        "_ACCEL = 'device=' in repr(torch.empty(0, device=device.DEVICE))\n"), True),
+    ("an input's printed form read back", _answer(
+        "return x.softmax(-1) if 'cuda' in f'{x!r}' else _rows(x)"), True),
+    ("a helper that compares its inputs' devices, handed inputs", _answer(
+        "if not _same(x, x[0]):\n        raise ValueError('one device')\n    return _rows(x)",
+        "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), False),
+    ("a cache trimmed by its size", _answer(
+        "key = (x.shape[-1], x.device)\n    if len(_ONES) > 8:\n        _ONES.clear()\n    if key not in _ONES:\n"
+        "        _ONES[key] = torch.ones(x.shape[-1], device=x.device)\n    return _rows(x) * _ONES[key]", "_ONES = {}\n"),
+     False),
+    ("a message that prints the input", _answer(
+        "if x.dim() == 0:\n        raise ValueError(f'softmax_rows needs a dimension, got {x!r}')\n"
+        "    tag = f'{x.shape[-1]}-{x.dtype}'\n    return _rows(x) if tag else x"), False),
     ("a device taken from the input and passed on",
      _answer("dev = x.device\n    out = torch.empty_like(x, device=dev)\n    out.copy_(_rows(x.to(dev)))\n"
              "    return out"), False),
@@ -475,7 +506,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
