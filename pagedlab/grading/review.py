@@ -14,6 +14,7 @@ the grader's probe of the kernel after the last cell (``pagedlab.grading.run.PRO
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib
 import re
@@ -311,6 +312,7 @@ class Scope(NamedTuple):
     inputs: frozenset[str] = frozenset()
     params: frozenset[str] = frozenset()  # parameters, and loop names over them only (``for t in tensors``)
     tensors: frozenset[str] = frozenset()  # names read as tensors (``q.shape``), or annotated so (``q: Tensor``)
+    said: frozenset[int] = frozenset()  # the nodes of branches that only say why they raise (:func:`_said`)
 
 
 def machine_names(sources: list[str]) -> Machine:
@@ -337,9 +339,9 @@ def machine_names(sources: list[str]) -> Machine:
                or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
                and any(_fixed_place(a, bare) for a in n.args)}  # (round 38z59: implementations by device)
     bare = replace(bare, defined=defined, caches=caches)
-    keyed = frozenset(n.value.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
-                      if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
-                      and n.value.id in caches and len(_unkeyed(n.slice, bare, scope)) < len(_elements(n.slice)))
+    keyed = frozenset(cache.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
+                      for cache, key in [_looked_up(n, bare)]
+                      if key is not None and len(_unkeyed(key, bare, scope)) < len(_elements(key)))
     made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
                      if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
     bare = replace(bare, keyed=keyed, made=made)
@@ -404,18 +406,34 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
     code = [*functions, *(st for st in statements if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                          ast.ClassDef)) and read & set(_bound(st)))]
     def here(a: ast.AST) -> bool:
-        return _made_here(a, machine, Scope()) or isinstance(a, ast.Name) and a.id in machine.made
-    return frozenset(given for c in code for call in ast.walk(c) if isinstance(call, ast.Call)
+        return _made_here(a, machine, Scope())
+    def given(call: ast.Call) -> list[ast.AST]:  # f(*[x, torch.empty(0)]): each by its position
+        return [e for a in _given(call) for e in (a.value.elts if isinstance(a, ast.Starred)
+                                                  and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
+    return frozenset(g for c in code for call in ast.walk(c) if isinstance(call, ast.Call)
                      and _callee(call) in machine.defined
-                     for given in [*((_callee(call), k.arg) for k in call.keywords if here(k.value)),
-                                   *((_callee(call), i) for i, a in enumerate(_given(call)) if here(a))])
+                     for g in [*((_callee(call), k.arg) for k in call.keywords if here(k.value)),
+                               *((_callee(call), i) for i, a in enumerate(given(call)) if here(a))])
 
 
 def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:
-    """``torch.empty(0)``, ``torch.zeros(1, device="cpu")``: a tensor made from nothing, not on an input's place."""
-    path = _resolved(v.func, machine, scope) if isinstance(v, ast.Call) else None
-    return bool(path) and path.startswith("torch.") and path.split(".")[-1] in _FACTORIES and not any(
-        k.arg == "device" and _inputs(k.value, machine, scope) for k in v.keywords)
+    """``torch.empty(0)``, ``torch.zeros_like(x, device="cpu")``, ``x.cpu()``: a tensor made from nothing, placed
+    by a device named or the machine's, or moved to one; not on an input's place."""
+    if isinstance(v, ast.Name):
+        return v.id in machine.made and v.id not in scope.local
+    if isinstance(v, ast.Subscript):
+        return _made_here(v.value, machine, scope)
+    if not isinstance(v, ast.Call):
+        return False
+    path, attr = _resolved(v.func, machine, scope), getattr(v.func, "attr", None)
+    if attr and attr not in ("to", "cuda") + tuple(_NUMBERS_OF) and _made_here(v.func.value, machine, scope):
+        return True  # torch.zeros(1).float() (round 38z65)
+    placed = [k.value for k in v.keywords if k.arg == "device"]
+    if attr in ("cpu", "cuda") or attr == "to" and any(_placed(a, machine, scope) for a in [*v.args[:1], *placed]):
+        return not any(_inputs(a, machine, scope) for a in [*v.args[:1], *placed])
+    if placed:
+        return not _inputs(placed[0], machine, scope)
+    return bool(path) and path.startswith("torch.") and path.split(".")[-1] in _FACTORIES
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -506,7 +524,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             caught = item.context_expr
             if isinstance(caught, ast.Call) and _resolved(caught.func, machine, scope) in ("contextlib.suppress",
                                                                                           "suppress") \
-                    and not (caught.args and all(_data_errors(a, machine) for a in caught.args)):
+                    and not (caught.args and all(_data_errors(a, machine, node.body) for a in caught.args)):
                 body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
                 if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
                     return body
@@ -590,14 +608,21 @@ _TENSOR_ATTRS = frozenset(("shape", "dtype", "device", "dim", "ndim", "numel", "
                            "float", "half", "to", "view", "reshape", "transpose", "unsqueeze", "squeeze", "amax",
                            "softmax", "exp", "masked_fill", "new_empty", "new_zeros", "new_ones", "new_full", "clone",
                            "detach", "cpu", "cuda", "mT", "matmul", "element_size", "data_ptr"))
+_NUMBERS_OF = frozenset(("item", "tolist", "size", "dim", "numel", "stride", "element_size", "data_ptr", "is_contiguous",
+                         "nelement", "storage_offset"))  # a tensor's methods that give numbers
 _NOT_TENSORS = frozenset(("device", "dtype", "Size", "finfo", "iinfo", "get_default_dtype", "is_tensor", "numel"))
 
 
 def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     """Whether ``node`` makes a tensor's string (``repr(t)``, ``str(t)``, ``f"{t}"``, ``"%s" % t``), which names its
     device where that is not the CPU (round 38z63: ``"device=" in repr(torch.empty(0, device=DEVICE))``)."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("repr", "str", "format", "ascii"):
+    if id(node) in scope.said:
+        return False
+    path = _resolved(node.func, machine, scope) if isinstance(node, ast.Call) else None
+    if path in ("repr", "str", "format", "ascii", "reprlib.repr", "pprint.pformat", "pprint.saferepr"):
         operands = node.args[:1]
+    elif path == "print" and any(k.arg == "file" for k in node.keywords):  # print(x, file=buf): read back
+        operands = node.args
     elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "format" and isinstance(node.func.value, ast.Constant):
         operands = [*node.args, *(k.value for k in node.keywords)]
     elif isinstance(node, ast.FormattedValue):
@@ -607,10 +632,15 @@ def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
         operands = _elements(node.right)
     else:
         return False
-    def tensor(o: ast.AST) -> bool:
+    def tensor(o: ast.AST) -> bool:  # a tensor's name, a part of one (x[:1], x.T, x.float()), or torch's tensor
         path = _resolved(o.func, machine, scope) if isinstance(o, ast.Call) else None
+        if bool(path) and path.startswith("torch."):
+            return path.split(".")[-1] not in _NOT_TENSORS
+        if isinstance(o, ast.Call) and isinstance(o.func, ast.Attribute) and o.func.attr not in _NUMBERS_OF:
+            return tensor(o.func.value)
         return (isinstance(o, ast.Name) and (o.id in scope.tensors or o.id in machine.made and o.id not in scope.local)
-                or bool(path) and path.startswith("torch.") and path.split(".")[-1] not in _NOT_TENSORS)
+                or isinstance(o, ast.Subscript) and tensor(o.value)
+                or isinstance(o, ast.Attribute) and o.attr in ("T", "mT", "H", "data", "grad") and tensor(o.value))
     return any(map(tensor, operands))
 
 
@@ -648,9 +678,11 @@ def _moved_identity(node: ast.AST) -> bool:
 
 def _binds_nothing(node: ast.AST) -> bool:
     """No walrus (round 38z53: in a print) and no call of a method that changes its object (round 38z61:
-    ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``)."""
-    return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in _CHANGES
-                   for n in ast.walk(node))
+    ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``), a tensor's in place or into ``out=`` (round 38z65:
+    ``print(out.copy_(other))``)."""
+    return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Call) and (
+        getattr(n.func, "attr", None) in _CHANGES or any(k.arg == "out" for k in n.keywords)
+        or re.fullmatch(r"[a-z]\w*[a-z0-9]_", getattr(n.func, "attr", "") or "")) for n in ast.walk(node))
 
 
 _CHANGES = frozenset(("setdefault", "update", "append", "extend", "insert", "pop", "popitem", "add", "clear", "remove",
@@ -685,7 +717,8 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
     package (the standard library is on every machine of one Python), a raise by machine; and any call, where a
     handler that goes on catches more than what the data says (:data:`_DATA_ERRORS`)."""
     broad = _swallows(statement) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
-                                        and not _data_errors(h.type, machine) for h in statement.handlers)
+                                        and not _data_errors(h.type, machine, statement.body)
+                                        for h in statement.handlers)
     for n in (n for b in statement.body for n in ast.walk(b)):
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
                 or broad and isinstance(n, ast.Call)  # (round 38z57: a kernel launch, PyTorch where it fails)
@@ -707,10 +740,18 @@ def _swallows(statement: ast.Try) -> bool:
     return any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for b in statement.finalbody for n in ast.walk(b))
 
 
-def _data_errors(caught: ast.AST | None, machine: Machine) -> bool:
+def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] = ()) -> bool:
+    """Whether ``caught`` names data errors only; a ``ValueError`` or ``TypeError`` is one where ``body`` calls only
+    Python's builtins and methods of values (``items.index(block)``, ``int(text)``: round 38z65), not a module's
+    function, a kernel or a function of the learner's (compiled Triton refuses a host tensor by a ValueError)."""
     names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-    return caught is not None and all(isinstance(n, ast.Name) and (n.id in _DATA_ERRORS or n.id in machine.classes)
-                                      for n in names)
+    plain = bool(body) and all(
+        _callee(n) not in machine.defined and (
+            isinstance(n.func, ast.Name) and hasattr(builtins, n.func.id)
+            or isinstance(n.func, ast.Attribute) and _root(n.func) not in machine.aliases and _root(n.func) is not None)
+        for b in body for n in ast.walk(b) if isinstance(n, ast.Call))
+    return caught is not None and all(isinstance(n, ast.Name) and (
+        n.id in _DATA_ERRORS or n.id in machine.classes or plain and n.id in ("ValueError", "TypeError")) for n in names)
 
 
 def _scope(statement: ast.AST, machine: Machine) -> Scope:
@@ -739,6 +780,7 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
                and isinstance(n.value, ast.Name)}
     tensors |= {n.arg for n in ast.walk(statement) if isinstance(n, ast.arg) and n.annotation is not None
                 and "Tensor" in ast.unparse(n.annotation)}
+    said = _said(statement, machine, frozenset(local))
     loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
     while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
         over = {t.id for target, it in loops if all(
@@ -748,7 +790,7 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
             break
         params |= over
     while True:
-        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors))
+        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors), said)
         bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
                  if isinstance(t, ast.Name) and t.id in local]
         found = {name for v, name in bound if _a_place(v, machine, scope)}
@@ -756,6 +798,26 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
         if found <= places and held <= inputs:
             return scope
         places, inputs = places | found | held, inputs | held
+
+
+def _said(statement: ast.AST, machine: Machine, local: frozenset[str]) -> frozenset[int]:
+    """The nodes of ``statement``'s branches that end by raising a builtin error no ``try`` of the statement catches
+    (not a data error, nor the learner's own), and before it only bind local names or print: what they compute is
+    only the error's message (round 38z65: ``msg = f"... got {x}"; raise TypeError(msg)``)."""
+    tried = {id(n) for t in ast.walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
+             for b in t.body for n in ast.walk(b)}
+    said: set[int] = set()
+    for node in ast.walk(statement):
+        for branch in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
+            if not (isinstance(branch, list) and branch and isinstance(branch[-1], ast.Raise)) or id(branch[-1]) in tried:
+                continue
+            error = branch[-1].exc.func if isinstance(branch[-1].exc, ast.Call) else branch[-1].exc
+            if not (isinstance(error, ast.Name) and hasattr(builtins, error.id)) or _data_errors(error, machine):
+                continue
+            if all(_only_says(b) or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds_nothing(b)
+                   and all(isinstance(t, ast.Name) and t.id in local for t in _targets(b)) for b in branch[:-1]):
+                said |= {id(n) for b in branch for n in ast.walk(b)}
+    return frozenset(said)
 
 
 def _placing(node: ast.AST, machine: Machine, scope: Scope = Scope()) -> bool:
@@ -772,7 +834,8 @@ def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     if isinstance(v, ast.BoolOp):
         return _a_place(v.values[-1], machine, scope)
     if isinstance(v, ast.Tuple) and any(_keys_a_place(e, machine, scope) for e in v.elts):
-        return True
+        return all(_keys_a_place(e, machine, scope) or _asked(e, machine, scope) is None
+                   for e in v.elts)  # (round 38z65: ``return x.device, x.is_cuda``)
     if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" and not v.args:
         v = ast.Dict([ast.Constant(k.arg) for k in v.keywords], [k.value for k in v.keywords])  # dict(device=...)
     if isinstance(v, ast.Dict):

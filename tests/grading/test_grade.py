@@ -469,6 +469,48 @@ UNRUN = [
         "_ACCEL = 'device=' in repr(torch.empty(0, device=device.DEVICE))\n"), True),
     ("an input's printed form read back", _answer(
         "return x.softmax(-1) if 'cuda' in f'{x!r}' else _rows(x)"), True),
+    ("a cache filled by setdefault with the device's name, searched", _answer(
+        "_SEEN.setdefault(x.device.type, 0)\n    return x.softmax(-1) if any(k != 'cpu' for k in _SEEN) else _rows(x)",
+        "_SEEN = {}\n"), True),
+    ("a helper that compares its inputs' devices, handed a copy on the host", _answer(
+        "return _rows(x) if _same(x, x.cpu()) else x.softmax(-1)",
+        "def _same(a, b):\n    return a.device == b.device\n\n\n"), True),
+    ("a helper that compares its inputs' devices, handed a tensor made here by unpacking", _answer(
+        "return _rows(x) if _same(*[x, torch.zeros_like(x, device='cpu')]) else x.softmax(-1)",
+        "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), True),
+    ("a tensor printed into a buffer and read back", _answer(
+        "buf = io.StringIO()\n    print(x[:1], file=buf)\n    return x.softmax(-1) if 'cuda' in buf.getvalue() else _rows(x)",
+        "import io\n"), True),
+    ("a tensor's text by pprint", _answer(
+        "return x.softmax(-1) if 'cuda' in pprint.pformat(x) else _rows(x)", "import pprint\n"), True),
+    # round 38z65: a helper that returns a place beside a question, a tensor made here and then converted, handed to
+    # a helper that compares places; an in-place copy inside a print; a message that names the input, then raised,
+    # and a missing item found by list.index, are none
+    ("a helper that returns a place beside a question", _answer(
+        "dev, fused = _prep(x)\n    return x.softmax(-1) if fused else _rows(x).to(dev)",
+        "def _prep(x):\n    return x.device, x.is_cuda\n\n\n"), True),
+    ("a helper that compares places, handed a tensor made here and converted", _answer(
+        "return _rows(x) if _same(x, _HOST) else x.softmax(-1)",
+        "_HOST = torch.zeros(1).float()[:1]\n\n\ndef _same(a, b):\n    return a.device == b.device\n\n\n"), True),
+    ("an in-place copy inside a print by machine", _answer(
+        "out = _rows(x)\n    if x.is_cuda:\n        print('fast path', out.copy_(x.softmax(-1)).shape)\n    return out"),
+     True),
+    ("a message that names the input, then raised", _answer(
+        "if not x.is_floating_point():\n        msg = f'softmax_rows wants floats, got {x}'\n"
+        "        raise TypeError(msg + f' of shape {tuple(x.shape)}')\n    return _rows(x)"), False),
+    ("a message that names the input, raised as a data error and read back", _answer(
+        "try:\n        _check(x)\n    except KeyError as e:\n        return x.softmax(-1) if 'cuda' in str(e) else _rows(x)\n"
+        "    return _rows(x)",
+        "def _check(x):\n    if x.dim() > 0:\n        msg = f'{x}'\n        raise KeyError(msg)\n\n\n"), True),
+    ("a message that names the input, raised and caught at once", _answer(
+        "try:\n        if x.dim() > 0:\n            msg = f'{x}'\n            raise TypeError(msg)\n    except TypeError:\n"
+        "        pass\n    return x.softmax(-1) if 'cuda' in msg else _rows(x)"), True),
+    ("a missing item found by list.index", _answer(
+        "try:\n        where = _SIZES.index(x.shape[-1])\n    except ValueError:\n        where = -1\n"
+        "    return _rows(x) if where < 8 else x", "_SIZES = [1, 2, 3]\n"), False),
+    ("a kernel's failure on a host tensor caught as ValueError", _answer(
+        "try:\n        return _launch(x)\n    except ValueError:\n        return x.softmax(-1)",
+        "def _launch(x):\n    return _rows(x)\n\n\n"), True),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
         "if not _same(x, x[0]):\n        raise ValueError('one device')\n    return _rows(x)",
         "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), False),
@@ -506,7 +548,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
