@@ -17,8 +17,9 @@ from pagedlab.grading.align import RESTORED, Cell, SubmissionError, Unalignable,
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
-from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names, machine_names,
-                                    machine_reasons, reference_reasons, review_reasons, unrun_reasons)
+from pagedlab.grading.machine import machine_names, machine_reasons
+from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names,
+                                    reference_reasons, review_reasons, unrun_reasons)
 from pagedlab.grading.similarity import copied_cells, kept_wording
 from pagedlab.grading.specs import Cases, Spec
 

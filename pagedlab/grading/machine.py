@@ -1,0 +1,649 @@
+"""Which machine the learner's answer asks about, read from where each value comes from (issue 38's rounds 38z37 on).
+
+A notebook graded here runs on a CPU, Triton's interpreter beside it; the learner ran it on a laptop or on Colab's GPU.
+An answer that asks which machine it runs on (``torch.cuda.is_available()``, ``x.is_cuda``, a ``try`` around a move
+to the GPU, the course's ``device.DEVICE`` compared with "cpu") may compute one way here and another there: the grade
+is of this machine's branch. :func:`machine_reasons` names the statements of a cell that define the answer, or code
+the answer calls, and ask so. What asks is decided by a value's origin, not by its name (each earlier round aimed at
+a list of names found one it lacked): a module that answers the question, a tensor's word on where it lives, a
+*place* (``x.device``, a device named) used for anything but placing tensors, keying a cache or comparing the inputs'
+own, and every name bound from these (:func:`machine_names`). It reads, never runs; it narrows what a learner who
+reads it can hide, and cannot close it (``docs/threat_model.md``): where a class ran on GPUs, grade it on one too.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from pagedlab.grading.review import (_bindings, _bound, _code, _parse, _path, _root, _stdlib_import, _targets,
+                                     _top_level)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the learner's cells (and the setup's) say of the machine: the names bound from a question to it, the
+    names of places for tensors, and what each imported name is (``gpu_ready`` is ``torch.cuda.is_available``)."""
+
+    names: frozenset[str]
+    places: frozenset[str]
+    aliases: dict[str, str]
+    defined: frozenset[str] = frozenset()  # the learner's functions and methods, by name
+    passed: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given a place
+    raisers: frozenset[str] = frozenset()  # the learner's functions that raise, or call one that raises, by machine
+    caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
+    classes: frozenset[str] = frozenset()  # the learner's classes, but those raised for another exception caught
+    placers: frozenset[str] = frozenset()  # the learner's functions that return a place (``return dev``)
+    keyed: frozenset[str] = frozenset()  # caches (above) a place keys: read only by a key (round 38z63)
+    made: frozenset[str] = frozenset()  # names bound to a tensor made where the notebook runs (``torch.empty(0)``)
+    hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
+    # the answer reads: no input's place (round 38z63)
+
+
+class Scope(NamedTuple):
+    """The names a statement's functions bind for themselves (parameters, locals: no global of the same name is read
+    through them), those of them bound to a place (``dev = x.device``), and to inputs' places only (``devices =
+    {t.device for t in tensors}``)."""
+
+    local: frozenset[str] = frozenset()
+    places: frozenset[str] = frozenset()
+    inputs: frozenset[str] = frozenset()
+    params: frozenset[str] = frozenset()  # parameters, and loop names over them only (``for t in tensors``)
+    tensors: frozenset[str] = frozenset()  # names read as tensors (``q.shape``), or annotated so (``q: Tensor``)
+    said: frozenset[int] = frozenset()  # the nodes of branches that only say why they raise (:func:`_said`)
+
+
+def machine_names(sources: list[str]) -> Machine:
+    """The names that statements of ``sources`` bind from a question to the machine (``ON_GPU =
+    torch.cuda.is_available()``, ``FAST = ON_GPU``: round 38z47), and the names they bind to a place for tensors
+    (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``), which the answer may only place tensors with."""
+    statements = [st for tree in filter(None, map(_parse, sources)) for st in tree.body]
+    aliases = {name: path for st in statements for node in ast.walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
+               for name, path in _bindings(node)}
+    defined = frozenset(f.name for st in statements for f in ast.walk(st)
+                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    translated = {_root(r.exc.func if isinstance(r.exc, ast.Call) else r.exc) for st in statements
+                  for h in ast.walk(st) if isinstance(h, ast.ExceptHandler) for r in ast.walk(h)
+                  if isinstance(r, ast.Raise) and r.exc is not None}  # (round 38z59: a failure renamed NoGPU)
+    classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)) - translated
+    caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and (
+        isinstance(st.value, ast.Dict) and not st.value.keys or isinstance(st.value, ast.Call) and not st.value.args
+        and ast.unparse(st.value.func).split(".")[-1] in ("dict", "OrderedDict")
+        or isinstance(st.value, ast.Call) and ast.unparse(st.value.func).split(".")[-1] == "defaultdict")
+        for n in _bound(st))
+    bare = Machine(frozenset(), frozenset(), aliases)
+    caches -= {_root(n) for st in statements for n in ast.walk(st)  # a table with a device's name among its keys
+               if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _fixed_place(n.slice, bare)
+               or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
+               and any(_fixed_place(a, bare) for a in n.args)}  # (round 38z59: implementations by device)
+    bare = replace(bare, defined=defined, caches=caches)
+    keyed = frozenset(cache.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
+                      for cache, key in [_looked_up(n, bare)]
+                      if key is not None and len(_unkeyed(key, bare, scope)) < len(_elements(key)))
+    made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
+                     if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
+    bare = replace(bare, keyed=keyed, made=made)
+    bare = replace(bare, hosted=_hosted(statements, bare))
+    names, places = frozenset(), frozenset()
+    while True:
+        machine = replace(bare, names=names, places=places, classes=classes)
+        asking = [st for st in statements if _asked(st, machine) is not None]
+        found = {n for st in asking for node in _top_level(ast.Module([st], []))
+                 if not _placing(node, machine) for n in _bound(node)}
+        found |= {root for st in asking for scope in [_scope(st, machine)] for c in ast.walk(st)  # SETTINGS.update(...),
+                  if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)  # RUN["fused"] = ... in a function
+                  or isinstance(c, (ast.Subscript, ast.Attribute)) and isinstance(c.ctx, ast.Store)  # (38z53, 38z57)
+                  for root in [_root(c.func if isinstance(c, ast.Call) else c)]
+                  if root and root not in aliases and root not in scope.local}
+        placed = {n for st in statements for node in _top_level(ast.Module([st], []))
+                  if _placing(node, machine) for n in _bound(node)}
+        if found <= names and placed <= places:
+            break
+        names, places = names | found, places | placed
+    machine = replace(bare, names=names, places=places, classes=classes)
+    passed = frozenset(
+        given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
+        if isinstance(call, ast.Call) and _callee(call) in defined
+        for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
+                      *((_callee(call), i) for i, a in enumerate(_given(call)) if _placed(a, machine, scope))])
+    functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    placers: frozenset[str] = frozenset()
+    while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
+        machine = replace(machine, passed=passed, placers=placers)
+        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for r in ast.walk(f)
+                          if isinstance(r, ast.Return) and r.value is not None and _a_place(r.value, machine, scope))
+        if found <= placers:
+            break
+        placers |= found
+    raisers: frozenset[str] = frozenset()
+    while True:  # a raise that a caller's try catches is a branch (round 38z53: ``if x.is_cuda: raise``, caught)
+        machine = replace(machine, raisers=raisers)
+        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for n in ast.walk(f)
+                          if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in ast.walk(n))
+                          and _asked(n.test, machine, scope) is not None
+                          or isinstance(n, ast.Call) and _callee(n) in raisers)
+        if found <= raisers:
+            return machine
+        raisers |= found
+
+
+# Torch's calls that make a tensor from nothing: it lives on the default device, where the notebook runs, unless a
+# ``device=`` places it with an input.
+_FACTORIES = frozenset(("empty", "zeros", "ones", "full", "tensor", "as_tensor", "asarray", "randn", "rand", "randint",
+                        "arange", "linspace", "logspace", "eye", "empty_strided", "randperm", "scalar_tensor", "Tensor",
+                        "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor"))
+
+
+def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str, str | int]]:
+    """The parameters (:attr:`Machine.hosted`) of the learner's functions that a call in code the answer reads (a
+    function's body, or a top-level statement that binds a name a function reads) gives a tensor made where the
+    notebook runs: ``_same_device(q, torch.empty(0))`` compares ``q``'s place with the machine's (round 38z63). A
+    test call at the top (``out = f(torch.randn(2, 4))``) is not read."""
+    functions = [f for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    read = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    code = [*functions, *(st for st in statements if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                         ast.ClassDef)) and read & set(_bound(st)))]
+    def here(a: ast.AST) -> bool:
+        return _made_here(a, machine, Scope())
+    def given(call: ast.Call) -> list[ast.AST]:  # f(*[x, torch.empty(0)]): each by its position
+        return [e for a in _given(call) for e in (a.value.elts if isinstance(a, ast.Starred)
+                                                  and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
+    return frozenset(g for c in code for call in ast.walk(c) if isinstance(call, ast.Call)
+                     and _callee(call) in machine.defined
+                     for g in [*((_callee(call), k.arg) for k in call.keywords if here(k.value)),
+                               *((_callee(call), i) for i, a in enumerate(given(call)) if here(a))])
+
+
+def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """``torch.empty(0)``, ``torch.zeros_like(x, device="cpu")``, ``x.cpu()``: a tensor made from nothing, placed
+    by a device named or the machine's, or moved to one; not on an input's place."""
+    if isinstance(v, ast.Name):
+        return v.id in machine.made and v.id not in scope.local
+    if isinstance(v, ast.Subscript):
+        return _made_here(v.value, machine, scope)
+    if not isinstance(v, ast.Call):
+        return False
+    path, attr = _resolved(v.func, machine, scope), getattr(v.func, "attr", None)
+    if attr and attr not in ("to", "cuda") + tuple(_NUMBERS_OF) and _made_here(v.func.value, machine, scope):
+        return True  # torch.zeros(1).float() (round 38z65)
+    placed = [k.value for k in v.keywords if k.arg == "device"]
+    if attr in ("cpu", "cuda") or attr == "to" and any(_placed(a, machine, scope) for a in [*v.args[:1], *placed]):
+        return not any(_inputs(a, machine, scope) for a in [*v.args[:1], *placed])
+    if placed:
+        return not _inputs(placed[0], machine, scope)
+    return bool(path) and path.startswith("torch.") and path.split(".")[-1] in _FACTORIES
+
+
+def _callee(call: ast.Call) -> str | None:
+    """The name of the function ``call`` calls: ``f`` of ``f(x)``, of ``self.f(x)`` and of ``partial(f, x)``."""
+    name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+    if name == "partial" and call.args and isinstance(call.args[0], ast.Name):  # (round 38z59)
+        return call.args[0].id
+    return name
+
+
+def _given(call: ast.Call) -> list[ast.AST]:
+    """The positional arguments ``call`` gives its callee (:func:`_callee`): those after ``f`` of ``partial(f, ...)``."""
+    partial = (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) == "partial"
+    return call.args[1:] if partial and call.args and isinstance(call.args[0], ast.Name) else call.args
+
+
+def _fixed_place(v: ast.AST, machine: Machine) -> bool:
+    """Whether ``v`` holds a device named in the code: ``"cuda"``, ``torch.device("cpu")``, ``device.DEVICE``."""
+    return any(_device_name(n) or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.device"
+               or _resolved(n, machine, Scope()) == "pagedlab.device.DEVICE" for n in ast.walk(v))
+
+
+def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
+                    machine: Machine = Machine(frozenset(), frozenset(), {})) -> list[str]:
+    """Why a person must read a learner's cell whose statement that binds one of ``answers``, or code among
+    ``helpers`` (:func:`answer_helpers`), asks which machine it runs on (:func:`_asked`): the grade is of what this
+    machine's branch computes; on a GPU, Colab's, the notebook may compute another way (rounds 38z37 to 38z47:
+    ``x + y`` or ``torch.softmax`` there)."""
+    tree = _parse(source)
+    reasons = []
+    for statement in tree.body if tree else ():
+        nodes = _top_level(ast.Module([statement], []))
+        bound = sorted({n for node in nodes for n in _bound(node)} & answers
+                       | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
+        asked = _asked(statement, machine) if bound else None
+        if asked is not None:
+            reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
+                           f"defines {', '.join(map(repr, bound[:3]))}: the grade is of this machine's branch, and on "
+                           f"a GPU (Colab's) the notebook may compute another way; a person reads every branch")
+    return reasons
+
+
+# The machine is asked through modules, whatever the name of the function or attribute read from one (rounds 38z37 to
+# 38z47 found a new name each time: is_available, is_cpu, find_spec, cpu_count, environ...): a GPU, the platform, the
+# environment, the file system, the installed packages, the course's own choice of device and sizes; autocast computes
+# in another precision on a GPU only (round 38z44). A few of their values are the same on every machine.
+_MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "torch.cpu",
+                    "torch.accelerator", "torch.autocast", "torch.amp", "torch.get_default_device",
+                    "torch.get_num_threads", "torch.get_num_interop_threads", "torch.__config__", "torch.has_cuda",
+                    "torch.has_mps", "torch._C", "torch.get_device_module", "torch.utils.collect_env", "torch.utils.cpp_extension",
+                    "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
+                    "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
+                    "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open",
+                    "time", "timeit")  # (round 38z59: how fast a call ran)
+_SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
+                    "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
+# What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
+# object is (``globals()["torch"].cuda``), the names only a device's module answers with (a second net).
+_PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
+                          "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned"))
+_ANSWERS = frozenset(("is_available", "device_count", "get_device_name", "get_device_capability",
+                      "get_device_properties", "current_device", "is_built", "current_accelerator"))
+_DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
+_SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+# What may fail, or give another object, on one machine and not another: a move, a view of host memory (``.numpy()``
+# of a GPU tensor raises; ``q.cpu() is q`` holds on a CPU only: round 38z55).
+_MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_"))
+_IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage"))
+_AUTOCASTS = frozenset(("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"))
+
+
+def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.AST | None:
+    """The first expression in ``node`` whose value may differ from one machine to another, or None: a value read
+    from a module of :data:`_MACHINE_MODULES` (after the learner's imports), a name bound from one
+    (:func:`machine_names`), what a tensor says of where it lives, whether a move gave the same object, a place
+    (``x.device``, ``DEVICE``) used for anything but placing tensors, keying the learner's cache, or comparing or
+    counting the inputs' own places (``x.device != y.device``), or a ``try`` that may fail on one machine only
+    (:func:`_tried`). What only prints, logs, warns, raises or asserts, and binds nothing, changes no result and is
+    not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
+    scope = scope or _scope(node, machine)
+    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) and (_swallows(node) or not all(
+            h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers)):  # (round 38z51: pass)
+        tried = _tried(node, machine, scope)
+        if tried is not None:
+            return tried
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            caught = item.context_expr
+            if isinstance(caught, ast.Call) and _resolved(caught.func, machine, scope) in ("contextlib.suppress",
+                                                                                          "suppress") \
+                    and not (caught.args and all(_data_errors(a, machine, node.body) for a in caught.args)):
+                body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
+                if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
+                    return body
+    if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse)) and _binds_nothing(node.test)
+            or _only_says(node) or isinstance(node, ast.Assert) and _binds_nothing(node)
+            or _placing(node, machine, scope)):
+        return None
+    children = list(ast.iter_child_nodes(node))
+    if isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call) \
+            and _resolved(node.context_expr.func, machine, scope) == "torch.device" \
+            and all(_placed(a, machine, scope) for a in node.context_expr.args):
+        return None  # with torch.device(dev): tensors placed (round 38z59)
+    if isinstance(node, ast.Return) and node.value is not None and _a_place(node.value, machine, scope):
+        return None  # a place handed back: read where it is used (:attr:`Machine.placers`)
+    if len(_pairs(node)) > 1 or _pairs(node) and _pairs(node)[0][1] is not node.value:  # n, dev = x.shape[0], x.device
+        children = [v for _, v in _pairs(node) if not _a_place(v, machine, scope)]
+    if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) \
+            and all(isinstance(o, ast.Constant) and o.value is None or _place(o, machine, scope)
+                    for o in [node.left, *node.comparators]):
+        return None  # ``device is None``: whether a place was given (round 38z59)
+    if isinstance(node, ast.Compare) and all(isinstance(o, _SAME) for o in node.ops) \
+            and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
+            or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
+        return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
+    if _moved_identity(node):
+        return node
+    cache, key = _looked_up(node, machine)
+    if key is not None:  # key in CACHE, CACHE[key], CACHE.get(key): by a key, not by a device named (round 38z63)
+        if _fixed_place(key, machine):
+            return node
+        children = [*([cache] if cache.id in machine.names else []), *_unkeyed(key, machine, scope),
+                    *(node.args[1:] + node.keywords if isinstance(node, ast.Call) else [])]
+    if isinstance(node, ast.Call) and key is None:
+        if _resolved(node.func, machine, scope) in _AUTOCASTS and any(
+                k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
+            return None  # (autocast switched off: the same precision everywhere, round 38z55)
+        if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
+            children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),  # (partial's f too)
+                        *(k for k in node.keywords if not _placed(k.value, machine, scope))]
+        else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved
+            children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
+                                                                  and _placed(a, machine, scope))),
+                        *(k for k in node.keywords if k.arg not in ("device", "device_type")
+                          and not (k.arg is None and _place(k.value, machine, scope)))]  # (**factory_kwargs)
+    path = _resolved(node, machine, scope)
+    if (isinstance(node, ast.Name) and node.id not in scope.local and (
+            node.id in machine.names or node.id in machine.keyed and isinstance(node.ctx, ast.Load))
+            or _string_form(node, machine, scope)
+            or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
+                path not in _SAME_EVERYWHERE and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)))
+            or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS
+            or _place(node, machine, scope)):
+        return node
+    if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
+        return None  # (a module's name read for it, ``device`` of ``device.size``, is no question of its own)
+    return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
+
+
+def _looked_up(node: ast.AST, machine: Machine) -> tuple[ast.Name | None, ast.AST | None]:
+    """The cache and key of ``node`` where it looks one up in a cache of the learner's, or changes it by one (``key in CACHE``,
+    ``CACHE[key]``, ``CACHE.get(key)``, ``CACHE.pop(key)``); a cache emptied or counted (``CACHE.clear()``,
+    ``len(CACHE)``) has an empty key; anything else (None, None). What else reads a cache a place keys (:attr:`Machine.keyed`: a loop over it,
+    its keys) reads which machines it ran on."""
+    def cache(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id in machine.caches
+    if isinstance(node, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
+            and len(node.comparators) == 1 and cache(node.comparators[0]):
+        return node.comparators[0], node.left
+    if isinstance(node, ast.Subscript) and cache(node.value):
+        return node.value, node.slice
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and cache(node.func.value) \
+            and node.func.attr in ("get", "setdefault", "pop", "clear"):
+        return node.func.value, node.args[0] if node.args else ast.Tuple([], ast.Load())
+    if isinstance(node, ast.Call) and _callee(node) == "len" and len(node.args) == 1 and cache(node.args[0]):
+        return node.args[0], ast.Tuple([], ast.Load())
+    return None, None
+
+
+# What a tensor has, and a number or string has not: a name read so is a tensor's (for :func:`_string_form`).
+_TENSOR_ATTRS = frozenset(("shape", "dtype", "device", "dim", "ndim", "numel", "stride", "is_contiguous", "contiguous",
+                           "float", "half", "to", "view", "reshape", "transpose", "unsqueeze", "squeeze", "amax",
+                           "softmax", "exp", "masked_fill", "new_empty", "new_zeros", "new_ones", "new_full", "clone",
+                           "detach", "cpu", "cuda", "mT", "matmul", "element_size", "data_ptr"))
+_NUMBERS_OF = frozenset(("item", "tolist", "size", "dim", "numel", "stride", "element_size", "data_ptr", "is_contiguous",
+                         "nelement", "storage_offset"))  # a tensor's methods that give numbers
+_NOT_TENSORS = frozenset(("device", "dtype", "Size", "finfo", "iinfo", "get_default_dtype", "is_tensor", "numel"))
+
+
+def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """Whether ``node`` makes a tensor's string (``repr(t)``, ``str(t)``, ``f"{t}"``, ``"%s" % t``), which names its
+    device where that is not the CPU (round 38z63: ``"device=" in repr(torch.empty(0, device=DEVICE))``)."""
+    if id(node) in scope.said:
+        return False
+    path = _resolved(node.func, machine, scope) if isinstance(node, ast.Call) else None
+    if path in ("repr", "str", "format", "ascii", "reprlib.repr", "pprint.pformat", "pprint.saferepr"):
+        operands = node.args[:1]
+    elif path == "print" and any(k.arg == "file" for k in node.keywords):  # print(x, file=buf): read back
+        operands = node.args
+    elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "format" and isinstance(node.func.value, ast.Constant):
+        operands = [*node.args, *(k.value for k in node.keywords)]
+    elif isinstance(node, ast.FormattedValue):
+        operands = [node.value]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
+            and isinstance(node.left.value, str):
+        operands = _elements(node.right)
+    else:
+        return False
+    def tensor(o: ast.AST) -> bool:  # a tensor's name, a part of one (x[:1], x.T, x.float()), or torch's tensor
+        path = _resolved(o.func, machine, scope) if isinstance(o, ast.Call) else None
+        if bool(path) and path.startswith("torch."):
+            return path.split(".")[-1] not in _NOT_TENSORS
+        if isinstance(o, ast.Call) and isinstance(o.func, ast.Attribute) and o.func.attr not in _NUMBERS_OF:
+            return tensor(o.func.value)
+        return (isinstance(o, ast.Name) and (o.id in scope.tensors or o.id in machine.made and o.id not in scope.local)
+                or isinstance(o, ast.Subscript) and tensor(o.value)
+                or isinstance(o, ast.Attribute) and o.attr in ("T", "mT", "H", "data", "grad") and tensor(o.value))
+    return any(map(tensor, operands))
+
+
+def _elements(key: ast.AST) -> list[ast.AST]:
+    return key.elts if isinstance(key, ast.Tuple) else [key]
+
+
+def _unkeyed(key: ast.AST, machine: Machine, scope: Scope) -> list[ast.AST]:
+    """What of ``key``, a key into a cache of the learner's (:attr:`Machine.caches`), is read as a value: not its
+    places (round 38z53: masks cached under ``(r0, rows, ..., q.device)``, each made there)."""
+    return [e for e in _elements(key) if not _keys_a_place(e, machine, scope)]
+
+
+def _keys_a_place(e: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """A place, or its name in a key (``str(q.device)``, ``q.device.type``: round 38z61)."""
+    return _placed(e, machine, scope) or (
+        isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("str", "repr") and len(e.args) == 1
+        and _placed(e.args[0], machine, scope)) or (
+        isinstance(e, ast.Attribute) and e.attr in ("type", "index") and _placed(e.value, machine, scope))
+
+
+def _moved_identity(node: ast.AST) -> bool:
+    """``q.cpu() is q``, ``x.cpu().data_ptr()``, ``id(x.to("cpu"))``: whether a move gave the same object, which it
+    does on one machine only; and ``x.type()``, a tensor's type named with its device."""
+    def moved(v) -> bool:
+        return isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES
+    if isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
+        return any(map(moved, [node.left, *node.comparators]))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "id":
+        return any(map(moved, node.args))
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "type" and not node.args + node.keywords:
+        return True  # x.type(): "torch.cuda.FloatTensor" on a GPU (round 38z57)
+    return isinstance(node, ast.Attribute) and node.attr in _IDENTITY and moved(node.value)
+
+
+def _binds_nothing(node: ast.AST) -> bool:
+    """No walrus (round 38z53: in a print) and no call of a method that changes its object (round 38z61:
+    ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``), a tensor's in place or into ``out=`` (round 38z65:
+    ``print(out.copy_(other))``)."""
+    return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Call) and (
+        getattr(n.func, "attr", None) in _CHANGES or any(k.arg == "out" for k in n.keywords)
+        or re.fullmatch(r"[a-z]\w*[a-z0-9]_", getattr(n.func, "attr", "") or "")) for n in ast.walk(node))
+
+
+_CHANGES = frozenset(("setdefault", "update", "append", "extend", "insert", "pop", "popitem", "add", "clear", "remove",
+                      "discard", "__setitem__", "put", "send", "appendleft", "extendleft"))
+
+
+def _inputs(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """Whether ``node`` is where the inputs live, and nothing else: ``q.device``, ``outs[0].device``, a set of them
+    (``{t.device for t in tensors}``), or a local name bound to one; not a place made here (``torch.empty(0).device``,
+    the default device), a device named, nor the machine's (``DEVICE``)."""
+    if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+        return bool(node.elts) and all(_inputs(e, machine, scope) for e in node.elts)
+    if isinstance(node, (ast.SetComp, ast.ListComp, ast.GeneratorExp)):
+        return _inputs(node.elt, machine, scope)
+    if isinstance(node, ast.Name):
+        return node.id in scope.inputs
+    if _last(node) != "device" or not _place(node, machine, scope):
+        return False
+    held = node.value if isinstance(node, ast.Attribute) else node.args[0]
+    while isinstance(held, (ast.Attribute, ast.Subscript)):
+        held = held.value
+    return isinstance(held, ast.Name) and held.id in scope.params
+
+
+def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
+    return _place(v, machine, scope) or _device_name(v)
+
+
+def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None:
+    """In a ``try``'s body, what may fail on one machine and not on another, so that which branch runs says which
+    machine it is (``try: torch.empty(1, device="cuda")``, ``try: import triton``): a device, a move, an import of a
+    package (the standard library is on every machine of one Python), a raise by machine; and any call, where a
+    handler that goes on catches more than what the data says (:data:`_DATA_ERRORS`)."""
+    broad = _swallows(statement) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
+                                        and not _data_errors(h.type, machine, statement.body)
+                                        for h in statement.handlers)
+    for n in (n for b in statement.body for n in ast.walk(b)):
+        if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
+                or broad and isinstance(n, ast.Call)  # (round 38z57: a kernel launch, PyTorch where it fails)
+                or isinstance(n, ast.Attribute) and n.attr in _MOVES
+                or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)
+                or isinstance(n, ast.Call) and _callee(n) in machine.raisers):
+            return n
+    return None
+
+
+# Errors that say what the data is, the same on every machine (a key missing, an index past the end): a handler of
+# only these, or of the learner's own classes, passes over no failure of the machine's.
+_DATA_ERRORS = frozenset(("KeyError", "IndexError", "LookupError", "StopIteration", "ZeroDivisionError",
+                          "ArithmeticError", "OverflowError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError"))
+
+
+def _swallows(statement: ast.Try) -> bool:
+    """Whether ``statement``'s ``finally`` ends what its body raised (a ``return`` there: round 38z61)."""
+    return any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for b in statement.finalbody for n in ast.walk(b))
+
+
+def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] = ()) -> bool:
+    """Whether ``caught`` names data errors only; a ``ValueError`` or ``TypeError`` is one where ``body`` calls only
+    Python's builtins and methods of values (``items.index(block)``, ``int(text)``: round 38z65), not a module's
+    function, a kernel or a function of the learner's (compiled Triton refuses a host tensor by a ValueError)."""
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    plain = bool(body) and all(
+        _callee(n) not in machine.defined and (
+            isinstance(n.func, ast.Name) and hasattr(builtins, n.func.id)
+            or isinstance(n.func, ast.Attribute) and _root(n.func) not in machine.aliases and _root(n.func) is not None)
+        for b in body for n in ast.walk(b) if isinstance(n, ast.Call))
+    return caught is not None and all(isinstance(n, ast.Name) and (
+        n.id in _DATA_ERRORS or n.id in machine.classes or plain and n.id in ("ValueError", "TypeError")) for n in names)
+
+
+def _scope(statement: ast.AST, machine: Machine) -> Scope:
+    """``statement``'s :class:`Scope`."""
+    local, places, inputs, params = set(), set(), set(), set()
+    for f in ast.walk(statement):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = f.args
+            local |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            # (one with a default is no input: ``_host=torch.empty(0)`` lives where the notebook runs, round 38z55)
+            positional = [*a.posonlyargs, *a.args]
+            given = positional[1:] if positional and positional[0].arg in ("self", "cls") else positional
+            name = getattr(f, "name", None)
+            hosted = {x.arg for i, x in enumerate(given) if (name, i) in machine.hosted or (name, x.arg) in machine.hosted}
+            hosted |= {a.vararg.arg for h, i in machine.hosted if a.vararg and h == name
+                       and isinstance(i, int) and i >= len(given)}
+            params |= {x.arg for x in positional[:len(positional) - len(a.defaults)]} - hosted
+            params |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None} - hosted
+            params |= {x.arg for x in (a.vararg, a.kwarg) if x} - hosted
+            if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
+                places |= {x.arg for i, x in enumerate(given) if (f.name, i) in machine.passed}
+                places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if (f.name, x.arg) in machine.passed}
+            local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    tensors = {n.value.id for n in ast.walk(statement) if isinstance(n, ast.Attribute) and n.attr in _TENSOR_ATTRS
+               and isinstance(n.value, ast.Name)}
+    tensors |= {n.arg for n in ast.walk(statement) if isinstance(n, ast.arg) and n.annotation is not None
+                and "Tensor" in ast.unparse(n.annotation)}
+    said = _said(statement, machine, frozenset(local))
+    loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
+    while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
+        over = {t.id for target, it in loops if all(
+            n.id in params or isinstance(n.ctx, ast.Load) and n.id in ("zip", "enumerate", "reversed")
+            for n in ast.walk(it) if isinstance(n, ast.Name)) for t in ast.walk(target) if isinstance(t, ast.Name)}
+        if over <= params:
+            break
+        params |= over
+    while True:
+        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors), said)
+        bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
+                 if isinstance(t, ast.Name) and t.id in local]
+        found = {name for v, name in bound if _a_place(v, machine, scope)}
+        held = {name for v, name in bound if _inputs(v, machine, scope)}
+        if found <= places and held <= inputs:
+            return scope
+        places, inputs = places | found | held, inputs | held
+
+
+def _said(statement: ast.AST, machine: Machine, local: frozenset[str]) -> frozenset[int]:
+    """The nodes of ``statement``'s branches that end by raising a builtin error no ``try`` of the statement catches
+    (not a data error, nor the learner's own), and before it only bind local names or print: what they compute is
+    only the error's message (round 38z65: ``msg = f"... got {x}"; raise TypeError(msg)``)."""
+    tried = {id(n) for t in ast.walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
+             for b in t.body for n in ast.walk(b)}
+    said: set[int] = set()
+    for node in ast.walk(statement):
+        for branch in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
+            if not (isinstance(branch, list) and branch and isinstance(branch[-1], ast.Raise)) or id(branch[-1]) in tried:
+                continue
+            error = branch[-1].exc.func if isinstance(branch[-1].exc, ast.Call) else branch[-1].exc
+            if not (isinstance(error, ast.Name) and hasattr(builtins, error.id)) or _data_errors(error, machine):
+                continue
+            if all(_only_says(b) or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds_nothing(b)
+                   and all(isinstance(t, ast.Name) and t.id in local for t in _targets(b)) for b in branch[:-1]):
+                said |= {id(n) for b in branch for n in ast.walk(b)}
+    return frozenset(said)
+
+
+def _placing(node: ast.AST, machine: Machine, scope: Scope = Scope()) -> bool:
+    """Whether ``node`` binds a place for tensors (:func:`_a_place`) to one name, or to each name it unpacks to."""
+    return bool(_pairs(node)) and all(_a_place(v, machine, scope) for _, v in _pairs(node))
+
+
+def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """Whether ``v`` is a place for tensors: a device's name, a place (:func:`_place`), one of them chosen (``"cuda"
+    if torch.cuda.is_available() else "cpu"``), a key with one in it (``(r0, rows, dev)``), or factory keywords
+    (``{"device": q.device, "dtype": torch.float32}``, round 38z57): a place's uses only, from then on."""
+    if isinstance(v, ast.IfExp):
+        return _a_place(v.body, machine, scope) and _a_place(v.orelse, machine, scope)
+    if isinstance(v, ast.BoolOp):
+        return _a_place(v.values[-1], machine, scope)
+    if isinstance(v, ast.Tuple) and any(_keys_a_place(e, machine, scope) for e in v.elts):
+        return all(_keys_a_place(e, machine, scope) or _asked(e, machine, scope) is None
+                   for e in v.elts)  # (round 38z65: ``return x.device, x.is_cuda``)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" and not v.args:
+        v = ast.Dict([ast.Constant(k.arg) for k in v.keywords], [k.value for k in v.keywords])  # dict(device=...)
+    if isinstance(v, ast.Dict):
+        placing = {id(x) for k, x in zip(v.keys, v.values)
+                   if isinstance(k, ast.Constant) and k.value == "device" and _placed(x, machine, scope)}
+        return bool(placing) and all(id(x) in placing or _asked(x, machine, scope) is None for x in v.values)
+    return _device_name(v) or _place(v, machine, scope) or _inputs(v, machine, scope)
+
+
+def _pairs(node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """(target, value) of an assignment, each unpacked name with its own value (``n, dev = x.shape[0], x.device``,
+    round 38z57); empty for anything else."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+        return []
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
+            and len(targets[0].elts) == len(node.value.elts) and not any(isinstance(e, ast.Starred) for e in targets[0].elts):
+        return list(zip(targets[0].elts, node.value.elts))
+    return [(t, node.value) for t in targets]
+
+
+def _resolved(node: ast.AST, machine: Machine, scope: Scope) -> str | None:
+    """``torch.cuda.is_available`` for ``gpu_ready`` after ``from torch.cuda import is_available as gpu_ready``, or
+    for ``getattr(torch, "cuda").is_available``; a name not imported stands for itself; None for a local one."""
+    path = _path(node)
+    if not path or path[0] in scope.local:
+        return None
+    return ".".join((machine.aliases.get(path[0], path[0]), *path[1:]))
+
+
+def _place(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """A place for tensors: a tensor's ``.device``, a name bound to one (:func:`machine_names`, :func:`_scope`), the
+    course's ``device.DEVICE``, or ``torch.device(...)``."""
+    if isinstance(node, ast.Call) and _last(node) is None:
+        return _resolved(node.func, machine, scope) == "torch.device" or _callee(node) in machine.placers
+    if isinstance(node, ast.Name):
+        return node.id in scope.places or node.id in machine.places and node.id not in scope.local
+    path = _resolved(node, machine, scope)
+    return path == "pagedlab.device.DEVICE" or _last(node) == "device" and path != "torch.device"
+
+
+def _last(node: ast.AST) -> str | None:
+    """The attribute ``node`` reads: ``device`` of ``x.device`` and of ``getattr(x, "device")``; None for others."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    path = _path(node) if isinstance(node, ast.Call) else None
+    return path[-1] if path else None
+
+
+def _device_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] in _DEVICES
+
+
+def _only_says(statement: ast.AST) -> bool:
+    """A statement that only prints (not to a file of the learner's), logs, warns or raises, or waits for a GPU's
+    queued work before a clock is read (``torch.cuda.synchronize()``, the course's ``device.synchronize()``: round
+    38z49), and binds nothing."""
+    if not _binds_nothing(statement):
+        return False
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.IfExp):  # a() if c else None (round 38z59)
+        return all(isinstance(v, ast.Constant) and v.value is None or _only_says(ast.Expr(v))
+                   for v in (statement.value.body, statement.value.orelse))
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return isinstance(statement, (ast.Pass, ast.Raise, ast.Assert))
+    call, func = statement.value, ast.unparse(statement.value.func)
+    attr = getattr(call.func, "attr", None)
+    return (func == "print" and all(k.arg != "file" for k in call.keywords) or func in ("display", "warnings.warn")
+            or attr in ("debug", "info", "warning", "error", "critical", "exception") and (
+                func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG"))
+            or attr == "synchronize" and not call.args)
