@@ -70,15 +70,16 @@ def machine_names(sources: list[str]) -> Machine:
                   if isinstance(r, ast.Raise) and r.exc is not None}  # (round 38z59: a failure renamed NoGPU)
     classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)) - translated
     caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and (
-        isinstance(st.value, ast.Dict) and not st.value.keys or isinstance(st.value, ast.Call) and not st.value.args
-        and ast.unparse(st.value.func).split(".")[-1] in ("dict", "OrderedDict")
+        isinstance(st.value, ast.Dict) and not st.value.keys or isinstance(st.value, ast.Call)
+        and not st.value.args + st.value.keywords and ast.unparse(st.value.func).split(".")[-1] in ("dict", "OrderedDict")
         or isinstance(st.value, ast.Call) and ast.unparse(st.value.func).split(".")[-1] == "defaultdict")
         for n in _bound(st))
     bare = Machine(frozenset(), frozenset(), aliases)
     caches -= {_root(n) for st in statements for n in ast.walk(st)  # a table with a device's name among its keys
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _fixed_place(n.slice, bare)
                or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
-               and any(_fixed_place(a, bare) for a in n.args)}  # (round 38z59: implementations by device)
+               and (any(_fixed_place(a, bare) for a in n.args) or any(k.arg in _DEVICES for k in n.keywords))}
+    # (round 38z59: implementations by device; 38z67: ``dict(cuda=...)`` is no empty cache)
     bare = replace(bare, defined=defined, caches=caches)
     keyed = frozenset(cache.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
                       for cache, key in [_looked_up(n, bare)]
@@ -96,7 +97,9 @@ def machine_names(sources: list[str]) -> Machine:
         found |= {root for st in asking for scope in [_scope(st, machine)] for c in ast.walk(st)  # SETTINGS.update(...),
                   if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)  # RUN["fused"] = ... in a function
                   or isinstance(c, (ast.Subscript, ast.Attribute)) and isinstance(c.ctx, ast.Store)  # (38z53, 38z57)
-                  for root in [_root(c.func if isinstance(c, ast.Call) else c)]
+                  for root in [_root(c.args[0] if isinstance(c, ast.Call) and c.args and _root(c.func) in aliases
+                                     and c.func.attr in _CHANGES  # operator.setitem(RUN, ...) (round 38z67)
+                                     else c.func if isinstance(c, ast.Call) else c)]
                   if root and root not in aliases and root not in scope.local}
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
@@ -146,7 +149,9 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
     read = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     code = [*functions, *(st for st in statements if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                          ast.ClassDef)) and read & set(_bound(st)))]
-    def here(a: ast.AST) -> bool:
+    def here(a: ast.AST) -> bool:  # (round 38z67: ``_one_device([x, scratch])``)
+        if isinstance(a, (ast.List, ast.Tuple, ast.Set)):
+            return any(map(here, a.elts))
         return _made_here(a, machine, Scope())
     def given(call: ast.Call) -> list[ast.AST]:  # f(*[x, torch.empty(0)]): each by its position
         return [e for a in _given(call) for e in (a.value.elts if isinstance(a, ast.Starred)
@@ -419,15 +424,18 @@ def _moved_identity(node: ast.AST) -> bool:
 
 def _binds_nothing(node: ast.AST) -> bool:
     """No walrus (round 38z53: in a print) and no call of a method that changes its object (round 38z61:
-    ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``), a tensor's in place or into ``out=`` (round 38z65:
-    ``print(out.copy_(other))``)."""
-    return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Call) and (
-        getattr(n.func, "attr", None) in _CHANGES or any(k.arg == "out" for k in n.keywords)
-        or re.fullmatch(r"[a-z]\w*[a-z0-9]_", getattr(n.func, "attr", "") or "")) for n in ast.walk(node))
+    ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``), named or called (``operator.setitem(d, k, v)``:
+    round 38z67), a tensor's in place or into ``out=`` (round 38z65: ``print(out.copy_(other))``)."""
+    return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Attribute) and n.attr in _CHANGES
+                   or isinstance(n, ast.Call) and (any(k.arg == "out" for k in n.keywords)
+                                                   or re.fullmatch(r"[a-z]\w*[a-z0-9]_", getattr(n.func, "attr", "") or ""))
+                   for n in ast.walk(node))
 
 
 _CHANGES = frozenset(("setdefault", "update", "append", "extend", "insert", "pop", "popitem", "add", "clear", "remove",
-                      "discard", "__setitem__", "put", "send", "appendleft", "extendleft"))
+                      "discard", "__setitem__", "put", "send", "appendleft", "extendleft",
+                      "setitem", "delitem", "iadd", "iconcat", "heappush", "heappop", "heapify", "heapreplace",
+                      "heappushpop", "insort", "insort_left", "insort_right", "copyto"))  # a module's (round 38z67)
 
 
 def _inputs(node: ast.AST, machine: Machine, scope: Scope) -> bool:
@@ -440,12 +448,20 @@ def _inputs(node: ast.AST, machine: Machine, scope: Scope) -> bool:
         return _inputs(node.elt, machine, scope)
     if isinstance(node, ast.Name):
         return node.id in scope.inputs
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TAKEN and len(node.args) == 1 \
+            or isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "pop" and not node.args:
+        return _inputs(node.args[0] if node.args else node.func.value, machine, scope)  # next(iter(devices))
+    if isinstance(node, ast.Subscript) and not isinstance(node.value, ast.Attribute):
+        return _inputs(node.value, machine, scope)  # (round 38z67)
     if _last(node) != "device" or not _place(node, machine, scope):
         return False
     held = node.value if isinstance(node, ast.Attribute) else node.args[0]
     while isinstance(held, (ast.Attribute, ast.Subscript)):
         held = held.value
     return isinstance(held, ast.Name) and held.id in scope.params
+
+
+_TAKEN = frozenset(("next", "iter", "list", "tuple", "sorted", "set", "frozenset", "min", "max"))  # one out of many
 
 
 def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
@@ -572,8 +588,11 @@ def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     (``{"device": q.device, "dtype": torch.float32}``, round 38z57): a place's uses only, from then on."""
     if isinstance(v, ast.IfExp):
         return _a_place(v.body, machine, scope) and _a_place(v.orelse, machine, scope)
-    if isinstance(v, ast.BoolOp):
-        return _a_place(v.values[-1], machine, scope)
+    if isinstance(v, ast.BoolOp):  # each value it may give a place, or, where one is not, no value of it asks
+        given = _results(v)  # (round 38z67: ``torch.cuda.is_available() and torch.float16 or "cpu"``)
+        return _a_place(v.values[-1], machine, scope) and (
+            all(_a_place(r, machine, scope) for r in given)
+            or all(_asked(w, machine, scope) is None for w in v.values[:-1]))
     if isinstance(v, ast.Tuple) and any(_keys_a_place(e, machine, scope) for e in v.elts):
         return all(_keys_a_place(e, machine, scope) or _asked(e, machine, scope) is None
                    for e in v.elts)  # (round 38z65: ``return x.device, x.is_cuda``)
@@ -584,6 +603,19 @@ def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
                    if isinstance(k, ast.Constant) and k.value == "device" and _placed(x, machine, scope)}
         return bool(placing) and all(id(x) in placing or _asked(x, machine, scope) is None for x in v.values)
     return _device_name(v) or _place(v, machine, scope) or _inputs(v, machine, scope)
+
+
+def _results(v: ast.AST) -> list[ast.AST]:
+    """The values ``v`` may evaluate to: ``a or b`` gives ``a`` only where it is true, ``a and b`` only where it is
+    false, so ``c and X or Y`` gives ``X`` or ``Y``, never ``c``."""
+    def given(v: ast.AST) -> list[tuple[ast.AST, bool | None]]:  # each with what it is known to be, true or false
+        if isinstance(v, ast.IfExp):
+            return given(v.body) + given(v.orelse)
+        if not isinstance(v, ast.BoolOp):
+            return [(v, None)]
+        known = isinstance(v.op, ast.Or)
+        return [(r, known) for w in v.values[:-1] for r, k in given(w) if k is not (not known)] + given(v.values[-1])
+    return [r for r, _ in given(v)]
 
 
 def _pairs(node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:

@@ -511,6 +511,26 @@ UNRUN = [
     ("a kernel's failure on a host tensor caught as ValueError", _answer(
         "try:\n        return _launch(x)\n    except ValueError:\n        return x.softmax(-1)",
         "def _launch(x):\n    return _rows(x)\n\n\n"), True),
+    # round 38z67: a dtype chosen by `and`/`or` read as a device, a table by device made by dict(cuda=...), a tensor
+    # made here handed inside a list, a dict changed by operator.setitem inside a print; a check that returns the
+    # one device its inputs share, taken out of a set, is none
+    ("a dtype chosen by and/or where a device would stand", _answer(
+        "return _rows(x.to(_WORK)).to(x.dtype)", "_WORK = torch.cuda.is_available() and torch.float16 or 'cpu'\n"), True),
+    ("a table by device made by dict() keywords", _answer(
+        "return _PATHS.get(x.device.type, _rows)(x)", "_PATHS = dict(cuda=lambda x: x.softmax(-1))\n"), True),
+    ("a helper that compares its inputs' devices, handed a list with a tensor made here", _answer(
+        "scratch = torch.empty(x.shape)\n    return _rows(x) if _one([x, scratch]) else x.softmax(-1)",
+        "def _one(tensors):\n    return len({t.device for t in tensors}) == 1\n\n\n"), True),
+    ("a dict changed by operator.setitem inside a print", _answer(
+        "return x.softmax(-1) if _RUN.get('gpu') else _rows(x)",
+        "import operator\n_RUN = {}\nprint('gpu:', operator.setitem(_RUN, 'gpu', torch.cuda.is_available()))\n"), True),
+    ("a device or the input's", _answer(
+        "return _rows(_on(x))", "def _on(x, device=None):\n    device = device or x.device\n    return x.to(device)\n\n\n"),
+     False),
+    ("the one device the inputs share, taken out of a set", _answer(
+        "out = torch.empty(x.shape, device=_shared(x, x))\n    out.copy_(_rows(x))\n    return out",
+        "def _shared(*tensors):\n    devices = {t.device for t in tensors}\n    if len(devices) != 1:\n"
+        "        raise ValueError('one device')\n    return next(iter(devices))\n\n\n"), False),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
         "if not _same(x, x[0]):\n        raise ValueError('one device')\n    return _rows(x)",
         "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), False),
@@ -548,7 +568,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
