@@ -37,6 +37,7 @@ class Machine:
     caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
     classes: frozenset[str] = frozenset()  # the learner's classes, but those raised for another exception caught
     placers: frozenset[str] = frozenset()  # the learner's functions that return a place (``return dev``)
+    sayers: frozenset[str] = frozenset()  # the learner's functions that only print, log or warn (:func:`_only_says`)
     keyed: frozenset[str] = frozenset()  # caches (above) a place keys: read only by a key (round 38z63)
     made: frozenset[str] = frozenset()  # names bound to a tensor made where the notebook runs (``torch.empty(0)``)
     hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
@@ -80,7 +81,17 @@ def machine_names(sources: list[str]) -> Machine:
                or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
                and (any(_fixed_place(a, bare) for a in n.args) or any(k.arg in _DEVICES for k in n.keywords))}
     # (round 38z59: implementations by device; 38z67: ``dict(cuda=...)`` is no empty cache)
-    bare = replace(bare, defined=defined, caches=caches)
+    functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    sayers: frozenset[str] = frozenset()
+    while True:  # (a docstring, then only what says)
+        found = frozenset(f.name for f, _ in functions if all(
+            _only_says(b, sayers) or i == 0 and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+            for i, b in enumerate(f.body)))
+        if found <= sayers:
+            break
+        sayers |= found
+    sayers -= {f.name for f, _ in functions if sum(g.name == f.name for g, _ in functions) > 1}  # one definition only
+    bare = replace(bare, defined=defined, caches=caches, sayers=sayers)
     keyed = frozenset(cache.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
                       for cache, key in [_looked_up(n, bare)]
                       if key is not None and len(_unkeyed(key, bare, scope)) < len(_elements(key)))
@@ -112,7 +123,6 @@ def machine_names(sources: list[str]) -> Machine:
         if isinstance(call, ast.Call) and _callee(call) in defined
         for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
                       *((_callee(call), i) for i, a in enumerate(_given(call)) if _placed(a, machine, scope))])
-    functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     placers: frozenset[str] = frozenset()
     while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
         machine = replace(machine, passed=passed, placers=placers)
@@ -233,7 +243,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
                     "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
                     "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open",
-                    "time", "timeit")  # (round 38z59: how fast a call ran)
+                    "time", "timeit",  # (round 38z59: how fast a call ran)
+                    "posixpath", "ntpath", "genericpath", "posix", "nt", "io.open", "io.open_code", "io.FileIO",
+                    "uuid", "pwd", "grp", "resource", "torch.profiler", "triton.knobs")  # (round 38z69)
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
@@ -274,8 +286,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                 body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
                 if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
                     return body
-    if (isinstance(node, ast.If) and all(map(_only_says, node.body + node.orelse)) and _binds_nothing(node.test)
-            or _only_says(node) or isinstance(node, ast.Assert) and _binds_nothing(node)
+    if (isinstance(node, ast.If) and all(_only_says(b, machine.sayers) for b in node.body + node.orelse)
+            and _binds_nothing(node.test) or _only_says(node, machine.sayers) or isinstance(node, ast.Assert) and _binds_nothing(node)
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
@@ -299,8 +311,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node
     cache, key = _looked_up(node, machine)
     if key is not None:  # key in CACHE, CACHE[key], CACHE.get(key): by a key, not by a device named (round 38z63)
-        if _fixed_place(key, machine):
-            return node
+        if _fixed_place(key, machine) or cache.id in machine.keyed and all(
+                isinstance(e, ast.Constant) for e in _elements(key)) and _elements(key):
+            return node  # (round 38z69: ``PLAN[0] = ...``, the index of cuda:0, where ``q.device.index`` keys)
         children = [*([cache] if cache.id in machine.names else []), *_unkeyed(key, machine, scope),
                     *(node.args[1:] + node.keywords if isinstance(node, ast.Call) else [])]
     if isinstance(node, ast.Call) and key is None:
@@ -313,7 +326,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved
             children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
                                                                   and _placed(a, machine, scope))),
-                        *(k for k in node.keywords if k.arg not in ("device", "device_type")
+                        *(k for k in node.keywords if k.arg not in ("device", "device_type", "non_blocking")
                           and not (k.arg is None and _place(k.value, machine, scope)))]  # (**factory_kwargs)
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id not in scope.local and (
@@ -525,7 +538,7 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
             hosted = {x.arg for i, x in enumerate(given) if (name, i) in machine.hosted or (name, x.arg) in machine.hosted}
             hosted |= {a.vararg.arg for h, i in machine.hosted if a.vararg and h == name
                        and isinstance(i, int) and i >= len(given)}
-            params |= {x.arg for x in positional[:len(positional) - len(a.defaults)]} - hosted
+            params |= {x.arg for x in positional[:len(positional) - len(a.defaults)]} - hosted - {"self", "cls"}
             params |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None} - hosted
             params |= {x.arg for x in (a.vararg, a.kwarg) if x} - hosted
             if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
@@ -538,6 +551,9 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
     tensors |= {n.arg for n in ast.walk(statement) if isinstance(n, ast.arg) and n.annotation is not None
                 and "Tensor" in ast.unparse(n.annotation)}
     said = _said(statement, machine, frozenset(local))
+    params |= {t.id for n in ast.walk(statement) for t, v in _pairs(n)  # tensors = [q, k, v] (round 38z69)
+               if isinstance(t, ast.Name) and t.id in local and isinstance(v, (ast.List, ast.Tuple))
+               and v.elts and all(isinstance(e, ast.Name) and e.id in params for e in v.elts)}
     loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
     while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
         over = {t.id for target, it in loops if all(
@@ -571,7 +587,7 @@ def _said(statement: ast.AST, machine: Machine, local: frozenset[str]) -> frozen
             error = branch[-1].exc.func if isinstance(branch[-1].exc, ast.Call) else branch[-1].exc
             if not (isinstance(error, ast.Name) and hasattr(builtins, error.id)) or _data_errors(error, machine):
                 continue
-            if all(_only_says(b) or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds_nothing(b)
+            if all(_only_says(b, machine.sayers) or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds_nothing(b)
                    and all(isinstance(t, ast.Name) and t.id in local for t in _targets(b)) for b in branch[:-1]):
                 said |= {id(n) for b in branch for n in ast.walk(b)}
     return frozenset(said)
@@ -662,20 +678,21 @@ def _device_name(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] in _DEVICES
 
 
-def _only_says(statement: ast.AST) -> bool:
+def _only_says(statement: ast.AST, sayers: frozenset[str] = frozenset()) -> bool:
     """A statement that only prints (not to a file of the learner's), logs, warns or raises, or waits for a GPU's
     queued work before a clock is read (``torch.cuda.synchronize()``, the course's ``device.synchronize()``: round
-    38z49), and binds nothing."""
+    38z49), or calls a function of the learner's that does only these (``sayers``: round 38z69), and binds nothing."""
     if not _binds_nothing(statement):
         return False
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.IfExp):  # a() if c else None (round 38z59)
-        return all(isinstance(v, ast.Constant) and v.value is None or _only_says(ast.Expr(v))
+        return all(isinstance(v, ast.Constant) and v.value is None or _only_says(ast.Expr(v), sayers)
                    for v in (statement.value.body, statement.value.orelse))
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return isinstance(statement, (ast.Pass, ast.Raise, ast.Assert))
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
     return (func == "print" and all(k.arg != "file" for k in call.keywords) or func in ("display", "warnings.warn")
+            or isinstance(call.func, ast.Name) and call.func.id in sayers
             or attr in ("debug", "info", "warning", "error", "critical", "exception") and (
                 func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG"))
             or attr == "synchronize" and not call.args)

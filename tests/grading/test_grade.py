@@ -531,6 +531,27 @@ UNRUN = [
         "out = torch.empty(x.shape, device=_shared(x, x))\n    out.copy_(_rows(x))\n    return out",
         "def _shared(*tensors):\n    devices = {t.device for t in tensors}\n    if len(devices) != 1:\n"
         "        raise ValueError('one device')\n    return next(iter(devices))\n\n\n"), False),
+    # round 38z69: a tensor made here kept on the learner's object, a cache by device index filled for cuda:0,
+    # the file system asked through posixpath; a device check over a local list of the inputs, a print-only helper
+    # under a flag, and a move that does not wait on a GPU are none
+    ("a tensor made here kept on an object and compared", _answer(
+        "return _K(x)", "class _Keeper:\n    def __init__(self):\n        self.scratch = torch.empty(0)\n\n"
+        "    def __call__(self, x):\n        return _rows(x) if x.device == self.scratch.device else x.softmax(-1)\n\n\n"
+        "_K = _Keeper()\n"), True),
+    ("a cache by device index filled for cuda:0", _answer(
+        "return x.softmax(-1) if _PLAN.setdefault(x.device.index, 'rows') == 'fused' else _rows(x)",
+        "_PLAN = {}\n_PLAN[0] = 'fused'\n"), True),
+    ("the file system asked through posixpath", _answer(
+        "return x.softmax(-1) if _COLAB else _rows(x)", "import posixpath\n_COLAB = posixpath.isdir('/content')\n"), True),
+    ("a device check over a local list of the inputs", _answer(
+        "tensors = [x, x]\n    devices = {t.device for t in tensors}\n    if len(devices) != 1:\n"
+        "        raise ValueError('one device')\n    return _rows(x)"), False),
+    ("a helper that only prints, under a flag", _answer(
+        "if VERBOSE:\n        _explain(x, torch.cuda.is_available())\n    return _rows(x)",
+        "import os\nVERBOSE = os.environ.get('VERBOSE') == '1'\n\n\ndef _explain(x, gpu):\n    \"\"\"Say what runs.\"\"\"\n"
+        "    print('softmax of', tuple(x.shape), 'gpu:', gpu)\n\n\n"), False),
+    ("a move that does not wait on a GPU", _answer(
+        "return _rows(x.to(x.device, non_blocking=x.is_cuda))"), False),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
         "if not _same(x, x[0]):\n        raise ValueError('one device')\n    return _rows(x)",
         "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), False),
@@ -568,7 +589,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
 
 
