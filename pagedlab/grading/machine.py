@@ -31,7 +31,7 @@ class Machine:
     names: frozenset[str]
     places: frozenset[str]
     aliases: dict[str, str]
-    defined: frozenset[str] = frozenset()  # the learner's functions and methods, by name
+    defined: frozenset[str] = frozenset()  # the learner's functions and methods, and classes built by __init__, by name
     passed: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given a place
     raisers: frozenset[str] = frozenset()  # the learner's functions that raise, or call one that raises, by machine
     caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
@@ -65,7 +65,9 @@ def machine_names(sources: list[str]) -> Machine:
     aliases = {name: path for st in statements for node in ast.walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
                for name, path in _bindings(node)}
     defined = frozenset(f.name for st in statements for f in ast.walk(st)
-                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        or isinstance(f, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__init__"
+                                                               for b in f.body))
     translated = {_root(r.exc.func if isinstance(r.exc, ast.Call) else r.exc) for st in statements
                   for h in ast.walk(st) if isinstance(h, ast.ExceptHandler) for r in ast.walk(h)
                   if isinstance(r, ast.Raise) and r.exc is not None}  # (round 38z59: a failure renamed NoGPU)
@@ -182,10 +184,11 @@ def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     if not isinstance(v, ast.Call):
         return False
     path, attr = _resolved(v.func, machine, scope), getattr(v.func, "attr", None)
-    if attr and attr not in ("to", "cuda") + tuple(_NUMBERS_OF) and _made_here(v.func.value, machine, scope):
-        return True  # torch.zeros(1).float() (round 38z65)
     placed = [k.value for k in v.keywords if k.arg == "device"]
-    if attr in ("cpu", "cuda") or attr == "to" and any(_placed(a, machine, scope) for a in [*v.args[:1], *placed]):
+    moved = attr in ("cpu", "cuda") or attr == "to" and (placed or any(_placed(a, machine, scope) for a in v.args[:1]))
+    if attr and not moved and attr not in _NUMBERS_OF and _made_here(v.func.value, machine, scope):
+        return True  # torch.zeros(1).float(), .to(x.dtype) (rounds 38z65, 38z71)
+    if moved:
         return not any(_inputs(a, machine, scope) for a in [*v.args[:1], *placed])
     if placed:
         return not _inputs(placed[0], machine, scope)
@@ -221,6 +224,11 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
     tree = _parse(source)
     reasons = []
     for statement in tree.body if tree else ():
+        switch = _tf32(statement, machine)
+        if switch is not None:
+            reasons.append(f"switches float32 products to TF32 ({ast.unparse(switch)[:60]}, line {switch.lineno}): "
+                           f"which machine it runs on decides their precision (a GPU from Ampere on keeps 10-bit "
+                           f"mantissas, this machine float32); the grade is of this machine's products")
         nodes = _top_level(ast.Module([statement], []))
         bound = sorted({n for node in nodes for n in _bound(node)} & answers
                        | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
@@ -230,6 +238,24 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
                            f"defines {', '.join(map(repr, bound[:3]))}: the grade is of this machine's branch, and on "
                            f"a GPU (Colab's) the notebook may compute another way; a person reads every branch")
     return reasons
+
+
+def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
+    """Where ``statement`` lets float32 products run in TF32 (``torch.set_float32_matmul_precision("high")``,
+    ``torch.backends.cuda.matmul.allow_tf32 = True``), which a GPU honours and a CPU ignores."""
+    for n in ast.walk(statement):
+        if isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.set_float32_matmul_precision" \
+                and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "highest"):
+            return n
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                (_resolved(t, machine, Scope()) or "").startswith("torch.backends.") and _last(t) in _TF32
+                for t in _targets(n)) and not (isinstance(n.value, ast.Constant) and n.value.value is False):
+            return n
+    return None
+
+
+_TF32 = frozenset(("allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
+                   "fp32_precision"))
 
 
 # The machine is asked through modules, whatever the name of the function or attribute read from one (rounds 38z37 to
@@ -245,7 +271,8 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open",
                     "time", "timeit",  # (round 38z59: how fast a call ran)
                     "posixpath", "ntpath", "genericpath", "posix", "nt", "io.open", "io.open_code", "io.FileIO",
-                    "uuid", "pwd", "grp", "resource", "torch.profiler", "triton.knobs")  # (round 38z69)
+                    "uuid", "pwd", "grp", "resource", "torch.profiler", "triton.knobs",  # (round 38z69)
+                    "datetime", "torch.utils.benchmark", "triton.testing")  # (round 38z71: clocks)
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
@@ -323,11 +350,13 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
             children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),  # (partial's f too)
                         *(k for k in node.keywords if not _placed(k.value, machine, scope))]
-        else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved
+        else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved; what binds a
+            # name there is read (round 38z71: ``non_blocking=(gpu := torch.cuda.is_available())``)
             children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
-                                                                  and _placed(a, machine, scope))),
-                        *(k for k in node.keywords if k.arg not in ("device", "device_type", "non_blocking")
-                          and not (k.arg is None and _place(k.value, machine, scope)))]  # (**factory_kwargs)
+                                                                  and _placed(a, machine, scope) and _binds_nothing(a))),
+                        *(k for k in node.keywords if not _binds_nothing(k.value) or (
+                            k.arg not in ("device", "device_type", "non_blocking")
+                            and not (k.arg is None and _place(k.value, machine, scope))))]  # (**factory_kwargs)
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id not in scope.local and (
             node.id in machine.names or node.id in machine.keyed and isinstance(node.ctx, ast.Load))
@@ -527,6 +556,8 @@ def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] =
 def _scope(statement: ast.AST, machine: Machine) -> Scope:
     """``statement``'s :class:`Scope`."""
     local, places, inputs, params = set(), set(), set(), set()
+    built = {id(f): c.name for c in ast.walk(statement) if isinstance(c, ast.ClassDef)  # Class(...) calls __init__
+             for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"}  # (round 38z72)
     for f in ast.walk(statement):
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = f.args
@@ -534,16 +565,18 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
             # (one with a default is no input: ``_host=torch.empty(0)`` lives where the notebook runs, round 38z55)
             positional = [*a.posonlyargs, *a.args]
             given = positional[1:] if positional and positional[0].arg in ("self", "cls") else positional
-            name = getattr(f, "name", None)
-            hosted = {x.arg for i, x in enumerate(given) if (name, i) in machine.hosted or (name, x.arg) in machine.hosted}
-            hosted |= {a.vararg.arg for h, i in machine.hosted if a.vararg and h == name
+            names = {getattr(f, "name", None), built.get(id(f))} - {None}
+            hosted = {x.arg for i, x in enumerate(given) if any((n, i) in machine.hosted or (n, x.arg) in machine.hosted
+                                                                for n in names)}
+            hosted |= {a.vararg.arg for h, i in machine.hosted if a.vararg and h in names
                        and isinstance(i, int) and i >= len(given)}
             params |= {x.arg for x in positional[:len(positional) - len(a.defaults)]} - hosted - {"self", "cls"}
             params |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None} - hosted
             params |= {x.arg for x in (a.vararg, a.kwarg) if x} - hosted
             if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
-                places |= {x.arg for i, x in enumerate(given) if (f.name, i) in machine.passed}
-                places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if (f.name, x.arg) in machine.passed}
+                places |= {x.arg for i, x in enumerate(given) if any((n, i) in machine.passed for n in names)}
+                places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]
+                           if any((n, x.arg) in machine.passed for n in names)}
             local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     tensors = {n.value.id for n in ast.walk(statement) if isinstance(n, ast.Attribute) and n.attr in _TENSOR_ATTRS

@@ -552,6 +552,37 @@ UNRUN = [
         "    print('softmax of', tuple(x.shape), 'gpu:', gpu)\n\n\n"), False),
     ("a move that does not wait on a GPU", _answer(
         "return _rows(x.to(x.device, non_blocking=x.is_cuda))"), False),
+    # round 38z71: a question in a walrus inside non_blocking=, TF32 switched on, a tensor made here and cast, handed
+    # to a helper comparing places; and a question in a walrus inside device=, a clock by datetime
+    ("a question in a walrus inside non_blocking=", _answer(
+        "xs = x.to(x.device, non_blocking=(gpu := torch.cuda.is_available()))\n"
+        "    return xs.softmax(-1) if gpu else _rows(xs)"), True),
+    ("a question in a walrus inside device=", _answer(
+        "z = torch.zeros(1, device=(gpu := torch.cuda.is_available()) and 'cuda' or 'cpu')\n"
+        "    return x.softmax(-1) if gpu else _rows(x) + z.sum().cpu()"), True),
+    ("float32 products in TF32 where a GPU has it", _answer(
+        "return _rows(x)", "torch.set_float32_matmul_precision('high')\n"), True),
+    ("TF32 switched on through torch.backends", _answer(
+        "return _rows(x)", "torch.backends.cuda.matmul.allow_tf32 = True\n"), True),
+    ("a helper that compares places, handed a tensor made here and cast", _answer(
+        "return _rows(x) if _same(x, torch.zeros(1).to(x.dtype)) else x.softmax(-1)",
+        "def _same(a, b):\n    return a.device == b.device\n\n\n"), True),
+    ("a clock by datetime", _answer(
+        "return x.softmax(-1) if FAST else _rows(x)",
+        "import datetime\n_t = datetime.datetime.now()\ntorch.ones(256, 256) @ torch.ones(256, 256)\n"
+        "FAST = (datetime.datetime.now() - _t).total_seconds() < 1e-4\n"), True),
+    ("TF32 switched off, products exact everywhere", _answer(
+        "return _rows(x)", "torch.backends.cuda.matmul.allow_tf32 = False\ntorch.set_float32_matmul_precision('highest')\n"),
+     False),
+    # round 38z72: a place handed to the learner's class, which places its buffers with it, is none; one whose
+    # __init__ asks its type is one
+    ("a place handed to the learner's class, which places its buffers", _answer(
+        "ones = _Ones(x.shape[-1], x.device)\n    return _rows(x) * ones.row",
+        "class _Ones:\n    def __init__(self, n, device):\n        self.row = torch.ones(n, device=device)\n\n\n"), False),
+    ("a place handed to the learner's class, which asks its type", _answer(
+        "return _Pick(x.device).f(x)",
+        "class _Pick:\n    def __init__(self, device):\n        self.f = (lambda x: x.softmax(-1)) if device.type == 'cuda'"
+        " else _rows\n\n\n"), True),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
         "if not _same(x, x[0]):\n        raise ValueError('one device')\n    return _rows(x)",
         "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), False),
@@ -589,8 +620,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB")
-    assert all(any(f"'{name}'" in r for name in names) for r in reasons), reasons
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick")
+    assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r), reasons
 
 
 def test_a_setup_cell_the_grader_runs_as_handed_out_is_named_by_what_only_it_bound(solved):
