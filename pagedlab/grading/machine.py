@@ -114,6 +114,7 @@ def machine_names(sources: list[str]) -> Machine:
                                      and c.func.attr in _CHANGES  # operator.setitem(RUN, ...) (round 38z67)
                                      else c.func if isinstance(c, ast.Call) else c)]
                   if root and root not in aliases and root not in scope.local}
+        found |= _changed_through(statements, asking, machine)
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
         if found <= names and placed <= places:
@@ -165,13 +166,44 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
         if isinstance(a, (ast.List, ast.Tuple, ast.Set)):
             return any(map(here, a.elts))
         return _made_here(a, machine, Scope())
-    def given(call: ast.Call) -> list[ast.AST]:  # f(*[x, torch.empty(0)]): each by its position
-        return [e for a in _given(call) for e in (a.value.elts if isinstance(a, ast.Starred)
-                                                  and isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
-    return frozenset(g for c in code for call in ast.walk(c) if isinstance(call, ast.Call)
-                     and _callee(call) in machine.defined
+    def given(call: ast.Call, held: dict) -> list[ast.AST]:  # f(*[x, torch.empty(0)]), f(*probe): each by position
+        def unpacked(a: ast.AST) -> list[ast.AST]:
+            v = held.get(a.value.id, a.value) if isinstance(a.value, ast.Name) else a.value
+            return v.elts if isinstance(v, (ast.List, ast.Tuple)) else [a]
+        return [e for a in _given(call) for e in (unpacked(a) if isinstance(a, ast.Starred) else [a])]
+    return frozenset(g for c in code for held in [{t.id: v for n in ast.walk(c) for t, v in _pairs(n)  # (38z73)
+                                                    if isinstance(t, ast.Name) and isinstance(v, (ast.List, ast.Tuple))}]
+                     for call in ast.walk(c) if isinstance(call, ast.Call) and _callee(call) in machine.defined
                      for g in [*((_callee(call), k.arg) for k in call.keywords if here(k.value)),
-                               *((_callee(call), i) for i, a in enumerate(given(call)) if here(a))])
+                               *((_callee(call), i) for i, a in enumerate(given(call, held)) if here(a))])
+
+
+def _changed_through(statements: list[ast.AST], asking: list[ast.AST], machine: Machine) -> set[str]:
+    """The globals a function of the learner's that asks which machine it runs on changes through its parameters:
+    those its calls hand it (``detect(SETTINGS)``, where ``settings["fast"] = torch.cuda.is_available()``), and
+    its defaults (``def note(log=_SEEN): log.append(...)``) (round 38z73)."""
+    changed: set[tuple[str, str | int]] = set()
+    defaults: set[str] = set()
+    for f in (f for st in asking for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        a = f.args
+        positional = [*a.posonlyargs, *a.args]
+        given = positional[1:] if positional and positional[0].arg in ("self", "cls") else positional
+        roots = {_root(c.func if isinstance(c, ast.Call) else c) for c in ast.walk(f)
+                 if isinstance(c, ast.Call) and not _binds_nothing(ast.Expr(c)) and isinstance(c.func, ast.Attribute)
+                 or isinstance(c, (ast.Subscript, ast.Attribute)) and isinstance(c.ctx, ast.Store)}
+        changed |= {(f.name, i) for i, x in enumerate(given) if x.arg in roots}
+        changed |= {(f.name, x.arg) for x in [*positional, *a.kwonlyargs] if x.arg in roots}
+        defaults |= {d.id for x, d in [*zip(positional[len(positional) - len(a.defaults):], a.defaults),
+                                      *zip(a.kwonlyargs, a.kw_defaults)]
+                     if x.arg in roots and isinstance(d, ast.Name)}
+    found = set(defaults)
+    for st in statements:
+        local = _scope(st, machine).local
+        for call in (n for n in ast.walk(st) if isinstance(n, ast.Call)):
+            given = [*((k.arg, k.value) for k in call.keywords), *enumerate(_given(call))]
+            found |= {root for key, v in given if (_callee(call), key) in changed
+                      for root in [_root(v)] if root and root not in machine.aliases and root not in local}
+    return found
 
 
 def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:

@@ -583,6 +583,25 @@ UNRUN = [
         "return _Pick(x.device).f(x)",
         "class _Pick:\n    def __init__(self, device):\n        self.f = (lambda x: x.softmax(-1)) if device.type == 'cuda'"
         " else _rows\n\n\n"), True),
+    # round 38z73: a global dict, object or list changed through a parameter of the learner's function by a
+    # question; a local tuple with a tensor made here, unpacked into a helper comparing places
+    ("a global dict filled through a parameter", _answer(
+        "return x.softmax(-1) if SETTINGS['fast'] else _rows(x)",
+        "SETTINGS = {'fast': False}\n\n\ndef _detect(settings):\n    settings['fast'] = torch.cuda.is_available()\n\n\n"
+        "_detect(SETTINGS)\n"), True),
+    ("a global object changed through a parameter", _answer(
+        "return x.softmax(-1) if ENV.gpu else _rows(x)",
+        "class _Env:\n    gpu = False\n\n\nENV = _Env()\n\n\ndef _probe(env):\n    env.gpu = torch.cuda.is_available()\n\n\n"
+        "_probe(ENV)\n"), True),
+    ("a global list changed through a default argument", _answer(
+        "return x.softmax(-1) if _SEEN[-1] else _rows(x)",
+        "_SEEN = []\n\n\ndef _note(log=_SEEN):\n    log.append(torch.cuda.is_available())\n\n\n_note()\n"), True),
+    ("a local tuple with a tensor made here, unpacked into a helper", _answer(
+        "probe = (x, torch.empty(0))\n    return _rows(x) if _same(*probe) else x.softmax(-1)",
+        "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), True),
+    ("a global dict filled through a parameter with the inputs' sizes", _answer(
+        "return _rows(x) if SEEN['n'] else x",
+        "SEEN = {'n': 0}\n\n\ndef _count(seen, n):\n    seen['n'] = max(seen['n'], n)\n\n\n_count(SEEN, 3)\n"), False),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
         "if not _same(x, x[0]):\n        raise ValueError('one device')\n    return _rows(x)",
         "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), False),
@@ -620,7 +639,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r), reasons
 
 
