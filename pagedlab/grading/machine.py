@@ -55,6 +55,7 @@ class Scope(NamedTuple):
     params: frozenset[str] = frozenset()  # parameters, and loop names over them only (``for t in tensors``)
     tensors: frozenset[str] = frozenset()  # names read as tensors (``q.shape``), or annotated so (``q: Tensor``)
     said: frozenset[int] = frozenset()  # the nodes of branches that only say why they raise (:func:`_said`)
+    caught: frozenset[int] = frozenset()  # the nodes inside a ``try``'s body: a raise there may be caught
 
 
 def machine_names(sources: list[str]) -> Machine:
@@ -87,7 +88,8 @@ def machine_names(sources: list[str]) -> Machine:
     sayers: frozenset[str] = frozenset()
     while True:  # (a docstring, then only what says)
         found = frozenset(f.name for f, _ in functions if all(
-            _only_says(b, sayers) or i == 0 and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+            _only_says(b, replace(bare, defined=defined, sayers=sayers))
+            or i == 0 and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
             for i, b in enumerate(f.body)))
         if found <= sayers:
             break
@@ -101,6 +103,7 @@ def machine_names(sources: list[str]) -> Machine:
                      if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
     bare = replace(bare, keyed=keyed, made=made)
     bare = replace(bare, hosted=_hosted(statements, bare))
+    changes = _changes(functions, aliases)
     names, places = frozenset(), frozenset()
     while True:
         machine = replace(bare, names=names, places=places, classes=classes)
@@ -115,6 +118,8 @@ def machine_names(sources: list[str]) -> Machine:
                                      else c.func if isinstance(c, ast.Call) else c)]
                   if root and root not in aliases and root not in scope.local}
         found |= _changed_through(statements, asking, machine)
+        found |= {n for st in asking for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z75: a print or
+                  for n in changes.get(_callee(c), ())}  # an assert by machine that calls ``_use_half()``)
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
         if found <= names and placed <= places:
@@ -176,6 +181,31 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
                      for call in ast.walk(c) if isinstance(call, ast.Call) and _callee(call) in machine.defined
                      for g in [*((_callee(call), k.arg) for k in call.keywords if here(k.value)),
                                *((_callee(call), i) for i, a in enumerate(given(call, held)) if here(a))])
+
+
+def _changes(functions: list[tuple[ast.AST, ast.AST]], aliases: dict[str, str]) -> dict[str, set[str]]:
+    """The globals each function of the learner's changes (a store into one, a method that changes it), itself or
+    by the learner's functions it calls."""
+    changes: dict[str, set[str]] = {}
+    for f, _ in functions:
+        local = {x.arg for x in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs, f.args.vararg, f.args.kwarg]
+                 if x} | {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        local -= {g for n in ast.walk(f) if isinstance(n, ast.Global) for g in n.names}
+        changes.setdefault(f.name, set()).update(
+            root for c in ast.walk(f)
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and not _binds_nothing(ast.Expr(c))
+            or isinstance(c, (ast.Subscript, ast.Attribute, ast.Name)) and isinstance(c.ctx, ast.Store)
+            for root in [_root(c.func if isinstance(c, ast.Call) else c)]
+            if root and root not in aliases and root not in local)
+    calls = {f.name: {_callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
+    while True:
+        grown = False
+        for name, called in calls.items():
+            more = set().union(*(changes.get(g, set()) for g in called if g != name)) - changes[name]
+            changes[name] |= more
+            grown |= bool(more)
+        if not grown:
+            return changes
 
 
 def _changed_through(statements: list[ast.AST], asking: list[ast.AST], machine: Machine) -> set[str]:
@@ -345,8 +375,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                 body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
                 if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
                     return body
-    if (isinstance(node, ast.If) and all(_only_says(b, machine.sayers) for b in node.body + node.orelse)
-            and _binds_nothing(node.test) or _only_says(node, machine.sayers) or isinstance(node, ast.Assert) and _binds_nothing(node)
+    if (isinstance(node, ast.If) and all(_only_says(b, machine, scope) for b in node.body + node.orelse)
+            and _binds_nothing(node.test, machine) or _only_says(node, machine, scope)
+            or isinstance(node, ast.Assert) and _binds_nothing(node, machine)
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
@@ -496,12 +527,14 @@ def _moved_identity(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr in _IDENTITY and moved(node.value)
 
 
-def _binds_nothing(node: ast.AST) -> bool:
+def _binds_nothing(node: ast.AST, machine: Machine | None = None) -> bool:
     """No walrus (round 38z53: in a print) and no call of a method that changes its object (round 38z61:
     ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``), named or called (``operator.setitem(d, k, v)``:
-    round 38z67), a tensor's in place or into ``out=`` (round 38z65: ``print(out.copy_(other))``)."""
+    round 38z67), a tensor's in place or into ``out=`` (round 38z65: ``print(out.copy_(other))``), nor of a function
+    of the learner's ``machine`` knows, but one that only prints (round 38z75: ``print(_use_half())``)."""
+    calls = machine.defined - machine.sayers if machine else frozenset()
     return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Attribute) and n.attr in _CHANGES
-                   or isinstance(n, ast.Call) and (any(k.arg == "out" for k in n.keywords)
+                   or isinstance(n, ast.Call) and (any(k.arg == "out" for k in n.keywords) or _callee(n) in calls
                                                    or re.fullmatch(r"[a-z]\w*[a-z0-9]_", getattr(n.func, "attr", "") or ""))
                    for n in ast.walk(node))
 
@@ -535,6 +568,10 @@ def _inputs(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     return isinstance(held, ast.Name) and held.id in scope.params
 
 
+# A tensor's methods whose result lives where the tensor does (:func:`_scope`: a local so made from an input is one).
+_KEEPS = frozenset(("contiguous", "float", "half", "double", "bfloat16", "view", "reshape", "clone", "detach",
+                    "transpose", "permute", "flatten", "unsqueeze", "squeeze", "expand", "narrow", "view_as",
+                    "reshape_as", "to", "type_as"))
 _TAKEN = frozenset(("next", "iter", "list", "tuple", "sorted", "set", "frozenset", "min", "max"))  # one out of many
 
 
@@ -616,9 +653,18 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
     tensors |= {n.arg for n in ast.walk(statement) if isinstance(n, ast.arg) and n.annotation is not None
                 and "Tensor" in ast.unparse(n.annotation)}
     said = _said(statement, machine, frozenset(local))
-    params |= {t.id for n in ast.walk(statement) for t, v in _pairs(n)  # tensors = [q, k, v] (round 38z69)
-               if isinstance(t, ast.Name) and t.id in local and isinstance(v, (ast.List, ast.Tuple))
-               and v.elts and all(isinstance(e, ast.Name) and e.id in params for e in v.elts)}
+    caught = frozenset(id(n) for t in ast.walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
+                       for b in t.body for n in ast.walk(b))
+    while True:  # tensors = [q, k, v] (round 38z69); o = outs.contiguous(), where the input lives (round 38z75)
+        kept = {t.id for n in ast.walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name) and t.id in local
+                and (isinstance(v, (ast.List, ast.Tuple)) and v.elts
+                     and all(isinstance(e, ast.Name) and e.id in params for e in v.elts)
+                     or isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _KEEPS
+                     and _root(v.func.value) in params and not any(k.arg == "device" for k in v.keywords)
+                     and not any(_placed(a, machine, Scope()) for a in v.args))}
+        if kept <= params:
+            break
+        params |= kept
     loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
     while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
         over = {t.id for target, it in loops if all(
@@ -628,7 +674,8 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
             break
         params |= over
     while True:
-        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors), said)
+        scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors), said,
+                      caught)
         bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
                  if isinstance(t, ast.Name) and t.id in local]
         found = {name for v, name in bound if _a_place(v, machine, scope)}
@@ -652,7 +699,8 @@ def _said(statement: ast.AST, machine: Machine, local: frozenset[str]) -> frozen
             error = branch[-1].exc.func if isinstance(branch[-1].exc, ast.Call) else branch[-1].exc
             if not (isinstance(error, ast.Name) and hasattr(builtins, error.id)) or _data_errors(error, machine):
                 continue
-            if all(_only_says(b, machine.sayers) or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds_nothing(b)
+            if all(_only_says(b, machine) or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                   and _binds_nothing(b, machine)
                    and all(isinstance(t, ast.Name) and t.id in local for t in _targets(b)) for b in branch[:-1]):
                 said |= {id(n) for b in branch for n in ast.walk(b)}
     return frozenset(said)
@@ -743,21 +791,24 @@ def _device_name(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] in _DEVICES
 
 
-def _only_says(statement: ast.AST, sayers: frozenset[str] = frozenset()) -> bool:
-    """A statement that only prints (not to a file of the learner's), logs, warns or raises, or waits for a GPU's
-    queued work before a clock is read (``torch.cuda.synchronize()``, the course's ``device.synchronize()``: round
-    38z49), or calls a function of the learner's that does only these (``sayers``: round 38z69), and binds nothing."""
-    if not _binds_nothing(statement):
+def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> bool:
+    """A statement that only prints (not to a file of the learner's), logs, warns or raises (where no ``try`` of its
+    own catches it: round 38z75), or waits for a GPU's queued work before a clock is read (``torch.cuda.
+    synchronize()``, the course's ``device.synchronize()``: round 38z49, a module's, not the learner's own: round
+    38z75), or calls a function of the learner's that does only these (:attr:`Machine.sayers`: round 38z69), and
+    binds nothing."""
+    if not _binds_nothing(statement, machine):
         return False
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.IfExp):  # a() if c else None (round 38z59)
-        return all(isinstance(v, ast.Constant) and v.value is None or _only_says(ast.Expr(v), sayers)
+        return all(isinstance(v, ast.Constant) and v.value is None or _only_says(ast.Expr(v), machine, scope)
                    for v in (statement.value.body, statement.value.orelse))
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-        return isinstance(statement, (ast.Pass, ast.Raise, ast.Assert))
+        return isinstance(statement, (ast.Pass, ast.Assert)) or isinstance(statement, ast.Raise) \
+            and id(statement) not in scope.caught
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
     return (func == "print" and all(k.arg != "file" for k in call.keywords) or func in ("display", "warnings.warn")
-            or isinstance(call.func, ast.Name) and call.func.id in sayers
+            or isinstance(call.func, ast.Name) and call.func.id in machine.sayers
             or attr in ("debug", "info", "warning", "error", "critical", "exception") and (
                 func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG"))
-            or attr == "synchronize" and not call.args)
+            or attr == "synchronize" and not call.args and _root(call.func) in machine.aliases)

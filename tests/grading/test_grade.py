@@ -602,6 +602,31 @@ UNRUN = [
     ("a global dict filled through a parameter with the inputs' sizes", _answer(
         "return _rows(x) if SEEN['n'] else x",
         "SEEN = {'n': 0}\n\n\ndef _count(seen, n):\n    seen['n'] = max(seen['n'], n)\n\n\n_count(SEEN, 3)\n"), False),
+    # round 38z75: a print or assert that calls the learner's function that changes a global, the learner's own
+    # synchronize(), a raise by machine caught in the same function; a device compared with an input's own copy is
+    # none
+    ("a print by machine that calls the learner's function", _answer(
+        "if torch.cuda.is_available():\n        print(_use_half())\n    return x.softmax(-1) if _HALF else _rows(x)",
+        "_HALF = []\n\n\ndef _use_half():\n    _HALF.append(True)\n    return 'half'\n\n\n"), True),
+    ("an assert by machine that calls the learner's function", _answer(
+        "assert not torch.cuda.is_available() or _use_half()\n    return x.softmax(-1) if _HALF else _rows(x)",
+        "_HALF = []\n\n\ndef _use_half():\n    _HALF.append(True)\n    return True\n\n\n"), True),
+    ("a print by machine, at the top, that calls the learner's function", _answer(
+        "return x.softmax(-1) if _HALF else _rows(x)",
+        "_HALF = []\n\n\ndef _use_half():\n    _HALF.append(True)\n    return 'half'\n\n\n"
+        "if torch.cuda.is_available():\n    print(_use_half())\n"), True),
+    ("an assert by machine, at the top, that calls the learner's function", _answer(
+        "return x.softmax(-1) if _HALF else _rows(x)",
+        "_HALF = []\n\n\ndef _use_half():\n    _HALF.append(True)\n    return True\n\n\n"
+        "assert not torch.cuda.is_available() or _use_half()\n"), True),
+    ("the learner's own synchronize by machine", _answer(
+        "if torch.cuda.is_available():\n        _CFG.synchronize()\n    return x.softmax(-1) if _CFG.fast else _rows(x)",
+        "class _Cfg:\n    fast = False\n\n    def synchronize(self):\n        self.fast = True\n\n\n_CFG = _Cfg()\n"), True),
+    ("a raise by machine caught in the same function", _answer(
+        "try:\n        if x.is_cuda:\n            raise KeyError('fused')\n        return _rows(x)\n    except KeyError:\n"
+        "        return x.softmax(-1)"), True),
+    ("a device compared with an input's own copy", _answer(
+        "o = x.contiguous()\n    if o.device != x.device:\n        o = o.to(x.device)\n    return _rows(o)"), False),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
         "if not _same(x, x[0]):\n        raise ValueError('one device')\n    return _rows(x)",
         "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), False),
@@ -639,7 +664,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r), reasons
 
 
