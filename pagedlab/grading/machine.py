@@ -110,13 +110,8 @@ def machine_names(sources: list[str]) -> Machine:
         asking = [st for st in statements if _asked(st, machine) is not None]
         found = {n for st in asking for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) for n in _bound(node)}
-        found |= {root for st in asking for scope in [_scope(st, machine)] for c in ast.walk(st)  # SETTINGS.update(...),
-                  if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)  # RUN["fused"] = ... in a function
-                  or isinstance(c, (ast.Subscript, ast.Attribute)) and isinstance(c.ctx, ast.Store)  # (38z53, 38z57)
-                  for root in [_root(c.args[0] if isinstance(c, ast.Call) and c.args and _root(c.func) in aliases
-                                     and c.func.attr in _CHANGES  # operator.setitem(RUN, ...) (round 38z67)
-                                     else c.func if isinstance(c, ast.Call) else c)]
-                  if root and root not in aliases and root not in scope.local}
+        found |= {root for st in asking  # SETTINGS.update(...), RUN["fused"] = ... in a function (38z53, 38z57)
+                  for root in _changed_roots(st, aliases, every_call=True) - _scope(st, machine).local}
         found |= _changed_through(statements, asking, machine)
         found |= {n for st in asking for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z75: a print or
                   for n in changes.get(_callee(c), ())}  # an assert by machine that calls ``_use_half()``)
@@ -183,6 +178,22 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
                                *((_callee(call), i) for i, a in enumerate(given(call, held)) if here(a))])
 
 
+def _changed_roots(node: ast.AST, aliases: dict[str, str], every_call: bool = False, names: bool = False) -> set[str]:
+    """The names whose objects ``node`` changes: a store into an item or attribute (into a plain name too, with
+    ``names``), a method that changes its object (any method, with ``every_call``), a module's function that changes
+    its first argument (``operator.setitem(RUN, ...)``: round 38z67). Imported names are not among them."""
+    roots = set()
+    for c in ast.walk(node):
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute):
+            module = _root(c.func) in aliases and c.func.attr in _CHANGES and c.args
+            if module or every_call or not _binds_nothing(ast.Expr(c)):
+                roots.add(_root(c.args[0] if module else c.func))
+        elif isinstance(c, (ast.Subscript, ast.Attribute, *((ast.Name,) if names else ()))) \
+                and isinstance(c.ctx, ast.Store):
+            roots.add(_root(c))
+    return roots - set(aliases) - {None}
+
+
 def _changes(functions: list[tuple[ast.AST, ast.AST]], aliases: dict[str, str]) -> dict[str, set[str]]:
     """The globals each function of the learner's changes (a store into one, a method that changes it), itself or
     by the learner's functions it calls."""
@@ -191,12 +202,7 @@ def _changes(functions: list[tuple[ast.AST, ast.AST]], aliases: dict[str, str]) 
         local = {x.arg for x in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs, f.args.vararg, f.args.kwarg]
                  if x} | {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         local -= {g for n in ast.walk(f) if isinstance(n, ast.Global) for g in n.names}
-        changes.setdefault(f.name, set()).update(
-            root for c in ast.walk(f)
-            if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and not _binds_nothing(ast.Expr(c))
-            or isinstance(c, (ast.Subscript, ast.Attribute, ast.Name)) and isinstance(c.ctx, ast.Store)
-            for root in [_root(c.func if isinstance(c, ast.Call) else c)]
-            if root and root not in aliases and root not in local)
+        changes.setdefault(f.name, set()).update(_changed_roots(f, aliases, names=True) - local)
     calls = {f.name: {_callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
     while True:
         grown = False
@@ -218,9 +224,7 @@ def _changed_through(statements: list[ast.AST], asking: list[ast.AST], machine: 
         a = f.args
         positional = [*a.posonlyargs, *a.args]
         given = positional[1:] if positional and positional[0].arg in ("self", "cls") else positional
-        roots = {_root(c.func if isinstance(c, ast.Call) else c) for c in ast.walk(f)
-                 if isinstance(c, ast.Call) and not _binds_nothing(ast.Expr(c)) and isinstance(c.func, ast.Attribute)
-                 or isinstance(c, (ast.Subscript, ast.Attribute)) and isinstance(c.ctx, ast.Store)}
+        roots = _changed_roots(f, machine.aliases)
         changed |= {(f.name, i) for i, x in enumerate(given) if x.arg in roots}
         changed |= {(f.name, x.arg) for x in [*positional, *a.kwonlyargs] if x.arg in roots}
         defaults |= {d.id for x, d in [*zip(positional[len(positional) - len(a.defaults):], a.defaults),

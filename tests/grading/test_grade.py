@@ -599,6 +599,15 @@ UNRUN = [
     ("a local tuple with a tensor made here, unpacked into a helper", _answer(
         "probe = (x, torch.empty(0))\n    return _rows(x) if _same(*probe) else x.softmax(-1)",
         "def _same(*ts):\n    return len({t.device for t in ts}) == 1\n\n\n"), True),
+    # a module's function that changes its first argument, through a parameter and in a function a print calls
+    ("a global dict filled through a parameter by operator.setitem", _answer(
+        "return x.softmax(-1) if SETTINGS['fast'] else _rows(x)",
+        "import operator\n\nSETTINGS = {'fast': False}\n\n\ndef _detect(settings):\n"
+        "    operator.setitem(settings, 'fast', torch.cuda.is_available())\n\n\n_detect(SETTINGS)\n"), True),
+    ("a print by machine that calls the learner's function, which fills a global by operator.setitem", _answer(
+        "if torch.cuda.is_available():\n        print(_use_half())\n    return x.softmax(-1) if _HALF else _rows(x)",
+        "import operator\n\n_HALF = {}\n\n\ndef _use_half():\n    operator.setitem(_HALF, 'on', True)\n"
+        "    return 'half'\n\n\n"), True),
     ("a global dict filled through a parameter with the inputs' sizes", _answer(
         "return _rows(x) if SEEN['n'] else x",
         "SEEN = {'n': 0}\n\n\ndef _count(seen, n):\n    seen['n'] = max(seen['n'], n)\n\n\n_count(SEEN, 3)\n"), False),
