@@ -42,6 +42,7 @@ class Machine:
     made: frozenset[str] = frozenset()  # names bound to a tensor made where the notebook runs (``torch.empty(0)``)
     hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
     # the answer reads: no input's place (round 38z63)
+    suppressors: frozenset[str] = frozenset()  # the learner's context managers that go on after a failure
 
 
 class Scope(NamedTuple):
@@ -96,6 +97,13 @@ def machine_names(sources: list[str]) -> Machine:
         sayers |= found
     sayers -= {f.name for f, _ in functions if sum(g.name == f.name for g, _ in functions) > 1}  # one definition only
     bare = replace(bare, defined=defined, caches=caches, sayers=sayers)
+    suppressors = frozenset(  # (round 38z77: ``@contextmanager def _tolerant(): try: yield except ...: pass``)
+        f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] in ("contextmanager", "asynccontextmanager")
+                                            for d in f.decorator_list)
+        for t in ast.walk(f) if isinstance(t, ast.Try) and any(isinstance(y, ast.Yield) for b in t.body for y in ast.walk(b))
+        and (_swallows(t) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
+                                 and not _data_errors(h.type, replace(bare, classes=classes)) for h in t.handlers)))
+    bare = replace(bare, suppressors=suppressors)
     keyed = frozenset(cache.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
                       for cache, key in [_looked_up(n, bare)]
                       if key is not None and len(_unkeyed(key, bare, scope)) < len(_elements(key)))
@@ -295,6 +303,11 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
             reasons.append(f"switches float32 products to TF32 ({ast.unparse(switch)[:60]}, line {switch.lineno}): "
                            f"which machine it runs on decides their precision (a GPU from Ampere on keeps 10-bit "
                            f"mantissas, this machine float32); the grade is of this machine's products")
+        default = _default_by_machine(statement, machine)
+        if default is not None:
+            reasons.append(f"sets torch's default dtype by which machine it runs on ({ast.unparse(default)[:60]}, "
+                           f"line {default.lineno}): every tensor the answer makes without a dtype is of it, so the "
+                           f"grade is of this machine's precision and on a GPU the notebook may compute in another")
         nodes = _top_level(ast.Module([statement], []))
         bound = sorted({n for node in nodes for n in _bound(node)} & answers
                        | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
@@ -309,15 +322,27 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
 def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """Where ``statement`` lets float32 products run in TF32 (``torch.set_float32_matmul_precision("high")``,
     ``torch.backends.cuda.matmul.allow_tf32 = True``), which a GPU honours and a CPU ignores."""
+    saved = {t.id: _resolved(v.func if isinstance(v, ast.Call) else v, machine, Scope())  # (round 38z77: a
+             for n in ast.walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name)}  # setting restored)
     for n in ast.walk(statement):
         if isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.set_float32_matmul_precision" \
-                and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "highest"):
+                and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "highest"
+                         or n.args and saved.get(getattr(n.args[0], "id", None)) == "torch.get_float32_matmul_precision"):
             return n
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
-                (_resolved(t, machine, Scope()) or "").startswith("torch.backends.") and _last(t) in _TF32
+                (path := _resolved(t, machine, Scope()) or "").startswith("torch.backends.") and _last(t) in _TF32
+                and not saved.get(getattr(n.value, "id", None)) == path
                 for t in _targets(n)) and not (isinstance(n.value, ast.Constant) and n.value.value is False):
             return n
     return None
+
+
+def _default_by_machine(statement: ast.AST, machine: Machine) -> ast.AST | None:
+    """Where ``statement`` sets torch's default dtype from a question to the machine (round 38z77:
+    ``torch.set_default_dtype(device.DTYPE)``, bfloat16 on a GPU): the answer's factories make tensors of it."""
+    return next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.args
+                 and _resolved(n.func, machine, Scope()) in ("torch.set_default_dtype", "torch.set_default_tensor_type")
+                 and _asked(n.args[0], machine) is not None), None)
 
 
 _TF32 = frozenset(("allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
@@ -373,9 +398,11 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     if isinstance(node, (ast.With, ast.AsyncWith)):
         for item in node.items:
             caught = item.context_expr
-            if isinstance(caught, ast.Call) and _resolved(caught.func, machine, scope) in ("contextlib.suppress",
-                                                                                          "suppress") \
-                    and not (caught.args and all(_data_errors(a, machine, node.body) for a in caught.args)):
+            if isinstance(caught, ast.Call) and (_resolved(caught.func, machine, scope) in ("contextlib.suppress",
+                                                                                           "suppress")
+                                                 and not (caught.args and all(_data_errors(a, machine, node.body)
+                                                                              for a in caught.args))
+                                                 or _callee(caught) in machine.suppressors):
                 body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
                 if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
                     return body
@@ -476,7 +503,7 @@ def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     path = _resolved(node.func, machine, scope) if isinstance(node, ast.Call) else None
     if path in ("repr", "str", "format", "ascii", "reprlib.repr", "pprint.pformat", "pprint.saferepr"):
         operands = node.args[:1]
-    elif path == "print" and any(k.arg == "file" for k in node.keywords):  # print(x, file=buf): read back
+    elif path == "print" and any(k.arg == "file" and not _stream(k.value, machine) for k in node.keywords):  # read back
         operands = node.args
     elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "format" and isinstance(node.func.value, ast.Constant):
         operands = [*node.args, *(k.value for k in node.keywords)]
@@ -579,6 +606,23 @@ _KEEPS = frozenset(("contiguous", "float", "half", "double", "bfloat16", "view",
 _TAKEN = frozenset(("next", "iter", "list", "tuple", "sorted", "set", "frozenset", "min", "max"))  # one out of many
 
 
+def _keeps(v: ast.AST, params: set[str], machine: Machine) -> bool:
+    """Whether ``v`` lives where the parameter it is made from does: the parameter, a part of one (``outs[0]``,
+    ``x.T``), or what methods of :data:`_KEEPS` make of one without a place (``outs.contiguous()``)."""
+    while True:
+        if isinstance(v, ast.Name):
+            return v.id in params
+        if isinstance(v, ast.Subscript) or isinstance(v, ast.Attribute) and v.attr in ("T", "mT", "H", "mH", "data"):
+            v = v.value
+        elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _KEEPS and all(
+                _keeps(a.value, params, machine) if isinstance(a, ast.Attribute) and a.attr == "device"  # (an input's)
+                else not _placed(a, machine, Scope()) for a in [*v.args, *(k.value for k in v.keywords
+                                                                        if k.arg == "device")]):
+            v = v.func.value
+        else:
+            return False
+
+
 def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     return _place(v, machine, scope) or _device_name(v)
 
@@ -593,7 +637,8 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
                                         for h in statement.handlers)
     for n in (n for b in statement.body for n in ast.walk(b)):
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
-                or broad and isinstance(n, ast.Call)  # (round 38z57: a kernel launch, PyTorch where it fails)
+                or broad and isinstance(n, (ast.Call, ast.BinOp, ast.UnaryOp, ast.AugAssign, ast.Subscript, ast.Compare))
+                # (round 38z57: a kernel launch, PyTorch where it fails; 38z77: ``q * HOST_SCALE`` on a GPU)
                 or isinstance(n, ast.Attribute) and n.attr in _MOVES
                 or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)
                 or isinstance(n, ast.Call) and _callee(n) in machine.raisers):
@@ -659,16 +704,16 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
     said = _said(statement, machine, frozenset(local))
     caught = frozenset(id(n) for t in ast.walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
                        for b in t.body for n in ast.walk(b))
+    bound = [(t.id, v) for n in ast.walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name) and t.id in local]
     while True:  # tensors = [q, k, v] (round 38z69); o = outs.contiguous(), where the input lives (round 38z75)
-        kept = {t.id for n in ast.walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name) and t.id in local
-                and (isinstance(v, (ast.List, ast.Tuple)) and v.elts
-                     and all(isinstance(e, ast.Name) and e.id in params for e in v.elts)
-                     or isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _KEEPS
-                     and _root(v.func.value) in params and not any(k.arg == "device" for k in v.keywords)
-                     and not any(_placed(a, machine, Scope()) for a in v.args))}
+        kept = {name for name, v in bound if isinstance(v, (ast.List, ast.Tuple)) and v.elts
+                and all(isinstance(e, ast.Name) and e.id in params for e in v.elts) or _keeps(v, params, machine)}
         if kept <= params:
             break
         params |= kept
+    # a parameter rebound to what may live elsewhere is no input (round 38z77: ``lses = lses.double().cpu()``)
+    params -= {name for name, v in bound if name in params and not _keeps(v, params, machine)
+               and not (isinstance(v, (ast.List, ast.Tuple)) and v.elts)}
     loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
     while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
         over = {t.id for target, it in loops if all(
@@ -811,8 +856,19 @@ def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> 
             and id(statement) not in scope.caught
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
-    return (func == "print" and all(k.arg != "file" for k in call.keywords) or func in ("display", "warnings.warn")
+    return (func == "print" and all(k.arg != "file" or _stream(k.value, machine) for k in call.keywords)
+            or func in ("display", "warnings.warn")
             or isinstance(call.func, ast.Name) and call.func.id in machine.sayers
             or attr in ("debug", "info", "warning", "error", "critical", "exception") and (
                 func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG"))
-            or attr == "synchronize" and not call.args and _root(call.func) in machine.aliases)
+            or attr in _WAITS and _root(call.func) in machine.aliases)
+
+
+# A module's calls that wait for a GPU or hand its cached memory back, and change no value (round 38z77:
+# ``torch.cuda.synchronize(t.device)``, ``torch.cuda.empty_cache()``).
+_WAITS = frozenset(("synchronize", "empty_cache", "ipc_collect", "reset_peak_memory_stats"))
+
+
+def _stream(node: ast.AST, machine: Machine) -> bool:
+    """Whether ``node`` is the process's own output (``sys.stderr``): what is printed there is not read back."""
+    return _resolved(node, machine, Scope()) in ("sys.stderr", "sys.stdout", "sys.__stderr__", "sys.__stdout__")

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '322b121ffd68ff12ae309cb614894098098cf37bd5c53a0a83c014d8ce250769',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'c8a765c110796d5dd462cae2cc0678155fc38d6cab91df24f2d17744d3048898',
-    'machine.py': 'ed97c4ad8eef46b647e8d83c2adeb1ee0292983c83923945a0bfa4abdbb68ff3',
+    'machine.py': '5afb1093e54508b6279cf069f98db0f425d6822a58a189f4bc5b9d983b5a2c96',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '10b4b13a4aa439159850662ce76368354b64499831221fcac6db46292d0ca88e',

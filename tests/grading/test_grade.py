@@ -634,6 +634,43 @@ UNRUN = [
     ("a raise by machine caught in the same function", _answer(
         "try:\n        if x.is_cuda:\n            raise KeyError('fused')\n        return _rows(x)\n    except KeyError:\n"
         "        return x.softmax(-1)"), True),
+    # round 38z77: a parameter rebound to a host copy, then compared with an input; the learner's own context
+    # manager that goes on after a failure; a try around arithmetic with a tensor made here
+    ("a parameter rebound to a host copy, compared with an input", _answer(
+        "return _pick(x, x[..., :1])",
+        "def _pick(x, y):\n    y = y.double().cpu()\n    if x.device == y.device:\n        return _rows(x)\n"
+        "    return x.softmax(-1)\n\n\n"), True),
+    ("the learner's own context manager that goes on after a failure", _answer(
+        "done = False\n    with _tolerant():\n        out = _rows(x)\n        done = True\n"
+        "    return out if done else x.softmax(-1)",
+        "from contextlib import contextmanager\n\n\n@contextmanager\ndef _tolerant():\n    try:\n        yield\n"
+        "    except (RuntimeError, ValueError):\n        pass\n\n\n"), True),
+    ("a try around arithmetic with a tensor made here", _answer(
+        "try:\n        y = x * _SCALE\n    except RuntimeError:\n        return x.softmax(-1)\n    return _rows(y)",
+        "_SCALE = torch.ones(1)\n"), True),
+    ("a parameter rebound to its own contiguous copy, compared with an input", _answer(
+        "return _pick(x, x[..., :1])",
+        "def _pick(x, y):\n    y = y.contiguous()\n    if x.device != y.device:\n        raise ValueError('one device')\n"
+        "    return _rows(x)\n\n\n"), False),
+    ("torch's default dtype set by machine", _answer(
+        "return _rows(x.to(torch.get_default_dtype())).to(x.dtype)",
+        "torch.set_default_dtype(torch.bfloat16 if torch.cuda.is_available() else torch.float32)\n"), True),
+    ("torch's default dtype set to float64", _answer(
+        "return _rows(x.to(torch.get_default_dtype())).to(x.dtype)", "torch.set_default_dtype(torch.float64)\n"), False),
+    ("float32 products exact inside, the caller's setting restored", _answer(
+        "before = torch.get_float32_matmul_precision()\n    torch.set_float32_matmul_precision('highest')\n"
+        "    try:\n        return _rows(x)\n    finally:\n        torch.set_float32_matmul_precision(before)"), False),
+    ("the learner's own context manager that raises what it caught", _answer(
+        "with _noted():\n        return _rows(x)",
+        "from contextlib import contextmanager\n\n\n@contextmanager\ndef _noted():\n    try:\n        yield\n"
+        "    except RuntimeError:\n        print('failed')\n        raise\n\n\n"), False),
+    ("a print of the GPU's name to stderr, once", _answer(
+        "if not _LOGGED:\n        print(f'on {GPU}', file=sys.stderr)\n        _LOGGED.append(True)\n    return _rows(x)",
+        "import sys\n\nGPU = torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'CPU'\n_LOGGED = []\n"),
+     False),
+    ("a wait on the input's GPU, and its cached memory handed back", _answer(
+        "out = _rows(x)\n    if out.is_cuda:\n        torch.cuda.synchronize(out.device)\n    torch.cuda.empty_cache()\n"
+        "    return out"), False),
     ("a device compared with an input's own copy", _answer(
         "o = x.contiguous()\n    if o.device != x.device:\n        o = o.to(x.device)\n    return _rows(o)"), False),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
@@ -674,7 +711,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half")
-    assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r), reasons
+    assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
 def test_a_setup_cell_the_grader_runs_as_handed_out_is_named_by_what_only_it_bound(solved):
