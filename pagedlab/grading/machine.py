@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from pagedlab.grading.review import (_bindings, _bound, _code, _parse, _path, _root, _stdlib_import, _targets,
-                                     _top_level)
+from pagedlab.grading.review import (_TF32, _TF32_OFF, _bindings, _bound, _code, _parse, _path, _root,
+                                     _stdlib_import, _targets, _top_level)
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class Scope(NamedTuple):
     tensors: frozenset[str] = frozenset()  # names read as tensors (``q.shape``), or annotated so (``q: Tensor``)
     said: frozenset[int] = frozenset()  # the nodes of branches that only say why they raise (:func:`_said`)
     caught: frozenset[int] = frozenset()  # the nodes inside a ``try``'s body: a raise there may be caught
+    told: frozenset[int] = frozenset()  # assignments to a local that only prints, logs or warns read (:func:`_told`)
 
 
 def machine_names(sources: list[str]) -> Machine:
@@ -74,13 +75,16 @@ def machine_names(sources: list[str]) -> Machine:
                   for h in ast.walk(st) if isinstance(h, ast.ExceptHandler) for r in ast.walk(h)
                   if isinstance(r, ast.Raise) and r.exc is not None}  # (round 38z59: a failure renamed NoGPU)
     classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)) - translated
-    caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and (
-        isinstance(st.value, ast.Dict) and not st.value.keys or isinstance(st.value, ast.Call)
-        and not st.value.args + st.value.keywords and ast.unparse(st.value.func).split(".")[-1] in ("dict", "OrderedDict")
-        or isinstance(st.value, ast.Call) and ast.unparse(st.value.func).split(".")[-1] == "defaultdict")
-        for n in _bound(st))
+    def empty(v: ast.AST) -> bool:
+        return isinstance(v, ast.Dict) and not v.keys or isinstance(v, ast.Call) and (
+            not v.args + v.keywords and ast.unparse(v.func).split(".")[-1] in ("dict", "OrderedDict")
+            or ast.unparse(v.func).split(".")[-1] == "defaultdict")
+    caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and empty(st.value) for n in _bound(st))
+    caches |= {_held(t) for st in statements for n in ast.walk(st) if isinstance(n, ast.Assign) and empty(n.value)
+               for t in n.targets if isinstance(t, ast.Attribute) and _held(t)}  # self._built = {} (round 38z80)
     bare = Machine(frozenset(), frozenset(), aliases)
-    caches -= {_root(n) for st in statements for n in ast.walk(st)  # a table with a device's name among its keys
+    caches -= {_held(n.value if isinstance(n, ast.Subscript) else n.func.value)  # a table with a device's name among
+               for st in statements for n in ast.walk(st)  # its keys
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _fixed_place(n.slice, bare)
                or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
                and (any(_fixed_place(a, bare) for a in n.args) or any(k.arg in _DEVICES for k in n.keywords))}
@@ -89,7 +93,7 @@ def machine_names(sources: list[str]) -> Machine:
     sayers: frozenset[str] = frozenset()
     while True:  # (a docstring, then only what says)
         found = frozenset(f.name for f, _ in functions if all(
-            _only_says(b, replace(bare, defined=defined, sayers=sayers))
+            _says(b, replace(bare, defined=defined, sayers=sayers))
             or i == 0 and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
             for i, b in enumerate(f.body)))
         if found <= sayers:
@@ -104,7 +108,8 @@ def machine_names(sources: list[str]) -> Machine:
         and (_swallows(t) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
                                  and not _data_errors(h.type, replace(bare, classes=classes)) for h in t.handlers)))
     bare = replace(bare, suppressors=suppressors)
-    keyed = frozenset(cache.id for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
+    bare = replace(bare, passed=_passed(statements, bare))  # (round 38z80: ``self.ones(n, x.device)`` keys by it)
+    keyed = frozenset(_held(cache) for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
                       for cache, key in [_looked_up(n, bare)]
                       if key is not None and len(_unkeyed(key, bare, scope)) < len(_elements(key)))
     made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
@@ -129,11 +134,7 @@ def machine_names(sources: list[str]) -> Machine:
             break
         names, places = names | found, places | placed
     machine = replace(bare, names=names, places=places, classes=classes)
-    passed = frozenset(
-        given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
-        if isinstance(call, ast.Call) and _callee(call) in defined
-        for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
-                      *((_callee(call), i) for i, a in enumerate(_given(call)) if _placed(a, machine, scope))])
+    passed = _passed(statements, machine)
     placers: frozenset[str] = frozenset()
     while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
         machine = replace(machine, passed=passed, placers=placers)
@@ -152,6 +153,15 @@ def machine_names(sources: list[str]) -> Machine:
         if found <= raisers:
             return machine
         raisers |= found
+
+
+def _passed(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str, str | int]]:
+    """:attr:`Machine.passed`: the parameters of the learner's functions that a call gives a place."""
+    return frozenset(
+        given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
+        if isinstance(call, ast.Call) and _callee(call) in machine.defined
+        for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
+                      *((_callee(call), i) for i, a in enumerate(_given(call)) if _placed(a, machine, scope))])
 
 
 # Torch's calls that make a tensor from nothing: it lives on the default device, where the notebook runs, unless a
@@ -332,7 +342,7 @@ def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
                 (path := _resolved(t, machine, Scope()) or "").startswith("torch.backends.") and _last(t) in _TF32
                 and not saved.get(getattr(n.value, "id", None)) == path
-                for t in _targets(n)) and not (isinstance(n.value, ast.Constant) and n.value.value is False):
+                for t in _targets(n)) and not (isinstance(n.value, ast.Constant) and n.value.value in _TF32_OFF):
             return n
     return None
 
@@ -344,9 +354,6 @@ def _default_by_machine(statement: ast.AST, machine: Machine) -> ast.AST | None:
                  and _resolved(n.func, machine, Scope()) in ("torch.set_default_dtype", "torch.set_default_tensor_type")
                  and _asked(n.args[0], machine) is not None), None)
 
-
-_TF32 = frozenset(("allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
-                   "fp32_precision"))
 
 
 # The machine is asked through modules, whatever the name of the function or attribute read from one (rounds 38z37 to
@@ -365,7 +372,8 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "uuid", "pwd", "grp", "resource", "torch.profiler", "triton.knobs",  # (round 38z69)
                     "datetime", "torch.utils.benchmark", "triton.testing")  # (round 38z71: clocks)
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
-                    "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr")
+                    "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",
+                    "torch.profiler.record_function", "torch.autograd.profiler.record_function")  # (a label: 38z80)
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
 # object is (``globals()["torch"].cuda``), the names only a device's module answers with (a second net).
 _PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
@@ -406,16 +414,19 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                 body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
                 if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
                     return body
+    if id(node) in scope.told:
+        return None  # a value only printed or logged (round 38z80)
     if (isinstance(node, ast.If) and all(_only_says(b, machine, scope) for b in node.body + node.orelse)
             and _binds_nothing(node.test, machine) or _only_says(node, machine, scope)
             or isinstance(node, ast.Assert) and _binds_nothing(node, machine)
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
-    if isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call) \
-            and _resolved(node.context_expr.func, machine, scope) == "torch.device" \
-            and all(_placed(a, machine, scope) for a in node.context_expr.args):
-        return None  # with torch.device(dev): tensors placed (round 38z59)
+    if isinstance(node, ast.withitem) and _device_context(node.context_expr, machine, scope) \
+            or isinstance(node, ast.IfExp) and _binds_nothing(node.test, machine) \
+            and _device_context(node.body, machine, scope) and _device_context(node.orelse, machine, scope):
+        return None  # with torch.device(dev): tensors placed (round 38z59); torch.cuda.device(x.device) if x.is_cuda
+        # else nullcontext(): the current GPU made the input's (round 38z80)
     if isinstance(node, ast.Return) and node.value is not None and _a_place(node.value, machine, scope):
         return None  # a place handed back: read where it is used (:attr:`Machine.placers`)
     if len(_pairs(node)) > 1 or _pairs(node) and _pairs(node)[0][1] is not node.value:  # n, dev = x.shape[0], x.device
@@ -432,10 +443,10 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node
     cache, key = _looked_up(node, machine)
     if key is not None:  # key in CACHE, CACHE[key], CACHE.get(key): by a key, not by a device named (round 38z63)
-        if _fixed_place(key, machine) or cache.id in machine.keyed and all(
+        if _fixed_place(key, machine) or _held(cache) in machine.keyed and all(
                 isinstance(e, ast.Constant) for e in _elements(key)) and _elements(key):
             return node  # (round 38z69: ``PLAN[0] = ...``, the index of cuda:0, where ``q.device.index`` keys)
-        children = [*([cache] if cache.id in machine.names else []), *_unkeyed(key, machine, scope),
+        children = [*([cache] if _held(cache) in machine.names else []), *_unkeyed(key, machine, scope),
                     *(node.args[1:] + node.keywords if isinstance(node, ast.Call) else [])]
     if isinstance(node, ast.Call) and key is None:
         if _resolved(node.func, machine, scope) in _AUTOCASTS and any(
@@ -444,6 +455,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
             children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),  # (partial's f too)
                         *(k for k in node.keywords if not _placed(k.value, machine, scope))]
+        elif machine.aliases.get((_path(node.func) or ("",))[0], "").split(".")[0] == "tqdm":
+            children = [node.func, *node.args[:1]]  # a progress bar's options only draw it (round 38z80: disable=)
         else:  # a place handed to torch's (``device=``, ``x.to(DEVICE)``): a tensor placed, or moved; what binds a
             # name there is read (round 38z71: ``non_blocking=(gpu := torch.cuda.is_available())``)
             children = [node.func, *(a for a in node.args if not (getattr(node.func, "attr", None) in ("to", "cuda")
@@ -451,9 +464,12 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                         *(k for k in node.keywords if not _binds_nothing(k.value) or (
                             k.arg not in ("device", "device_type", "non_blocking")
                             and not (k.arg is None and _place(k.value, machine, scope))))]  # (**factory_kwargs)
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return None  # a name bound, not read (round 38z80: a field ``device: torch.device`` of a NamedTuple)
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id not in scope.local and (
             node.id in machine.names or node.id in machine.keyed and isinstance(node.ctx, ast.Load))
+            or isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _held(node) in machine.keyed
             or _string_form(node, machine, scope)
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
                 path not in _SAME_EVERYWHERE and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)))
@@ -465,13 +481,22 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
 
 
-def _looked_up(node: ast.AST, machine: Machine) -> tuple[ast.Name | None, ast.AST | None]:
+def _held(node: ast.AST) -> str | None:
+    """The name a cache is held by: ``_MASKS``, or ``self._built`` (an object's own, round 38z80)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def _looked_up(node: ast.AST, machine: Machine) -> tuple[ast.AST | None, ast.AST | None]:
     """The cache and key of ``node`` where it looks one up in a cache of the learner's, or changes it by one (``key in CACHE``,
     ``CACHE[key]``, ``CACHE.get(key)``, ``CACHE.pop(key)``); a cache emptied or counted (``CACHE.clear()``,
     ``len(CACHE)``) has an empty key; anything else (None, None). What else reads a cache a place keys (:attr:`Machine.keyed`: a loop over it,
     its keys) reads which machines it ran on."""
     def cache(n: ast.AST) -> bool:
-        return isinstance(n, ast.Name) and n.id in machine.caches
+        return _held(n) in machine.caches
     if isinstance(node, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
             and len(node.comparators) == 1 and cache(node.comparators[0]):
         return node.comparators[0], node.left
@@ -623,6 +648,15 @@ def _keeps(v: ast.AST, params: set[str], machine: Machine) -> bool:
             return False
 
 
+def _device_context(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """``torch.device(dev)``, ``torch.cuda.device(x.device)``, ``contextlib.nullcontext()``: a context that only
+    says where tensors go, or nothing."""
+    path = _resolved(node.func, machine, scope) if isinstance(node, ast.Call) else None
+    return path in ("torch.device", "torch.cuda.device", "torch.cuda.device_of") and bool(node.args) \
+        and all(_placed(a, machine, scope) for a in node.args) \
+        or path in ("contextlib.nullcontext", "nullcontext") and not node.args and not node.keywords
+
+
 def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     return _place(v, machine, scope) or _device_name(v)
 
@@ -722,9 +756,10 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
         if over <= params:
             break
         params |= over
+    told = _told(statement, machine)
     while True:
         scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors), said,
-                      caught)
+                      caught, told)
         bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
                  if isinstance(t, ast.Name) and t.id in local]
         found = {name for v, name in bound if _a_place(v, machine, scope)}
@@ -732,6 +767,25 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
         if found <= places and held <= inputs:
             return scope
         places, inputs = places | found | held, inputs | held
+
+
+def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
+    """The assignments in ``statement``'s functions to a local name that only statements that print, log or warn read
+    (round 38z80: ``in_use = torch.cuda.memory_allocated() if x.is_cuda else 0`` for a ``log.debug``)."""
+    told = set()
+    for f in (f for f in ast.walk(statement) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        saying = {id(n) for s in ast.walk(f) if isinstance(s, ast.Expr) and _only_says(s, machine) for n in ast.walk(s)}
+        reads = {}
+        for n in ast.walk(f):
+            if isinstance(n, ast.Name):
+                reads.setdefault(n.id, []).append(n)
+        assigned = [(n, t.id) for n in ast.walk(f) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                    for t in n.targets if isinstance(t, ast.Name)]
+        once = {name for _, name in assigned if sum(m == name for _, m in assigned) == 1} - {
+            g for n in ast.walk(f) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
+        told |= {id(n) for n, name in assigned if name in once and all(  # bound there only, read only by what says
+            id(r) in saying for r in reads[name] if r is not n.targets[0]) and _binds_nothing(n.value, machine)}
+    return frozenset(told)
 
 
 def _said(statement: ast.AST, machine: Machine, local: frozenset[str]) -> frozenset[int]:
@@ -771,6 +825,8 @@ def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
         return _a_place(v.values[-1], machine, scope) and (
             all(_a_place(r, machine, scope) for r in given)
             or all(_asked(w, machine, scope) is None for w in v.values[:-1]))
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in machine.classes - machine.defined:
+        v = ast.Tuple([*v.args, *(k.value for k in v.keywords)], ast.Load())  # a record (round 38z80: a NamedTuple)
     if isinstance(v, ast.Tuple) and any(_keys_a_place(e, machine, scope) for e in v.elts):
         return all(_keys_a_place(e, machine, scope) or _asked(e, machine, scope) is None
                    for e in v.elts)  # (round 38z65: ``return x.device, x.is_cuda``)
@@ -840,6 +896,15 @@ def _device_name(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] in _DEVICES
 
 
+def _says(statement: ast.AST, machine: Machine) -> bool:
+    """:func:`_only_says`, or an ``if`` or ``for`` of such statements (round 38z80: a check that raises for each
+    field of its argument)."""
+    if isinstance(statement, (ast.If, ast.For)):
+        return _binds_nothing(statement.test if isinstance(statement, ast.If) else statement.iter, machine) \
+            and all(_says(b, machine) for b in statement.body + statement.orelse)
+    return _only_says(statement, machine)
+
+
 def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> bool:
     """A statement that only prints (not to a file of the learner's), logs, warns or raises (where no ``try`` of its
     own catches it: round 38z75), or waits for a GPU's queued work before a clock is read (``torch.cuda.
@@ -857,7 +922,7 @@ def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> 
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
     return (func == "print" and all(k.arg != "file" or _stream(k.value, machine) for k in call.keywords)
-            or func in ("display", "warnings.warn")
+            or func in ("display", "warnings.warn") or attr == "flush" and _stream(call.func.value, machine)
             or isinstance(call.func, ast.Name) and call.func.id in machine.sayers
             or attr in ("debug", "info", "warning", "error", "critical", "exception") and (
                 func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG"))

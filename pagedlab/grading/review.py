@@ -195,6 +195,11 @@ _TYPES = frozenset(("torch.Tensor", "torch.dtype", "torch.device", "torch.Size",
 # The course's own settings, a device and a dtype (``dev = device.DEVICE``, as lecture 09 writes it; round 38z43):
 # values, as a dtype is.
 _SETTINGS = frozenset(("DEVICE", "DTYPE"))
+# torch's switches that let float32 products run in TF32 on a GPU (``torch.backends.cuda.matmul.allow_tf32``), and
+# the values that switch it off: setting one off is no replaced attribute, and gives the products a CPU computes.
+_TF32 = frozenset(("allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
+                   "fp32_precision"))
+_TF32_OFF = (False, "ieee")
 
 
 def _type_alias(node: ast.AST) -> bool:
@@ -582,7 +587,9 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             root = _root(target)
             if isinstance(target, ast.Attribute) and target.attr.startswith("__") and target.attr.endswith("__"):
                 found.append(f"assigns {ast.unparse(target)}{line}")
-            elif root in modules and target is not None and not isinstance(target, ast.Name):
+            elif root in modules and target is not None and not isinstance(target, ast.Name) and not (
+                    isinstance(target, ast.Attribute) and target.attr in _TF32 and isinstance(node.value, ast.Constant)
+                    and node.value.value in _TF32_OFF and ast.unparse(target).startswith(f"{root}.backends.")):
                 found.append(f"replaces {ast.unparse(target)}{line}")
             elif (isinstance(target, ast.Name) and target.id in protected
                   and (id(node) in top or target.id in declared_global) and not _plain_value(node)):

@@ -671,6 +671,60 @@ UNRUN = [
     ("a wait on the input's GPU, and its cached memory handed back", _answer(
         "out = _rows(x)\n    if out.is_cuda:\n        torch.cuda.synchronize(out.device)\n    torch.cuda.empty_cache()\n"
         "    return out"), False),
+    # round 38z80 (honest learners only): a local only logged, a mask cache on the object keyed by device, a flag
+    # that hides a progress bar, a flush under a flag, the input's GPU made the current one, a profiler's label, a
+    # NamedTuple key with a device field, a check that raises under a flag; each beside a case that asks
+    ("a value of the machine's only logged", _answer(
+        "in_use = torch.cuda.memory_allocated(x.device) if x.is_cuda else 0\n"
+        "    _log.debug('%s MiB', in_use / 2**20)\n    return _rows(x)",
+        "import logging\n\n_log = logging.getLogger('w')\n\n\n"), False),
+    ("a value of the machine's logged and then chosen on", _answer(
+        "fast = x.is_cuda\n    _log.debug('%s', fast)\n    return x.softmax(-1) if fast else _rows(x)",
+        "import logging\n\n_log = logging.getLogger('w')\n\n\n"), True),
+    ("a cache on the learner's object keyed by device", _answer(
+        "return _rows(x) * _BANK.ones(x.shape[-1], x.device)",
+        "class _Bank:\n    def __init__(self):\n        self._built = {}\n\n    def ones(self, n, device):\n"
+        "        key = (n, device)\n        if key not in self._built:\n"
+        "            self._built[key] = torch.ones(n, device=device)\n        return self._built[key]\n\n\n"
+        "_BANK = _Bank()\n"), False),
+    ("a cache on the learner's object keyed by device, its keys read", _answer(
+        "_BANK.ones(x.shape[-1], x.device)\n    return x.softmax(-1) if _BANK.seen_gpu() else _rows(x)",
+        "class _Bank:\n    def __init__(self):\n        self._built = {}\n\n    def ones(self, n, device):\n"
+        "        key = (n, device)\n        if key not in self._built:\n"
+        "            self._built[key] = torch.ones(n, device=device)\n        return self._built[key]\n\n"
+        "    def seen_gpu(self):\n        return any(d.type == 'cuda' for _, d in self._built)\n\n\n"
+        "_BANK = _Bank()\n"), True),
+    ("a progress bar hidden by a flag from the environment", _answer(
+        "out = _rows(x)\n    for _ in tqdm(range(2), disable=not SHOW):\n        pass\n    return out",
+        "import os\nfrom tqdm.auto import tqdm\n\nSHOW = os.environ.get('SHOW', '0') == '1'\n\n\n"), False),
+    ("a progress bar over as many steps as the machine says", _answer(
+        "out = _rows(x)\n    for _ in tqdm(range(2 if torch.cuda.is_available() else 1)):\n        out = _rows(out)\n"
+        "    return out",
+        "from tqdm.auto import tqdm\n\n\n"), True),
+    ("a flush under a flag", _answer(
+        "if VERBOSE:\n        print(x.shape)\n        sys.stdout.flush()\n    return _rows(x)",
+        "import os\nimport sys\n\nVERBOSE = 'VERBOSE' in os.environ\n\n\n"), False),
+    ("the input's GPU made the current one", _answer(
+        "with (torch.cuda.device(x.device) if x.is_cuda else contextlib.nullcontext()):\n        return _rows(x)",
+        "import contextlib\n\n\n"), False),
+    ("the input's GPU made current, or another context by machine", _answer(
+        "with (torch.cuda.device(x.device) if x.is_cuda else _fast()):\n        return _rows(x)",
+        "import contextlib\n\n\n@contextlib.contextmanager\ndef _fast():\n    yield\n\n\n"), True),
+    ("a profiler's label around the answer", _answer(
+        "with torch.profiler.record_function('softmax_rows'):\n        return _rows(x)"), False),
+    ("a NamedTuple key with a field named device", _answer(
+        "key = _Key(x.shape[-1], x.device)\n    if key not in _ONES:\n"
+        "        _ONES[key] = torch.ones(x.shape[-1], device=x.device)\n    return _rows(x) * _ONES[key]",
+        "from typing import NamedTuple\n\n\nclass _Key(NamedTuple):\n    n: int\n    device: torch.device\n\n\n"
+        "_ONES = {}\n"), False),
+    ("a NamedTuple record of a question, read by the answer", _answer(
+        "cfg = _Cfg(x.device, torch.cuda.is_available())\n    return x.softmax(-1) if cfg.fast else _rows(x)",
+        "from typing import NamedTuple\n\n\nclass _Cfg(NamedTuple):\n    device: torch.device\n    fast: bool\n\n\n"),
+     True),
+    ("a check that raises for each bad field, under a flag from the environment", _answer(
+        "if STRICT:\n        _validate(x)\n    return _rows(x)",
+        "import os\n\nSTRICT = os.environ.get('STRICT') == '1'\n\n\ndef _validate(x):\n    for n in x.shape:\n"
+        "        if n <= 0:\n            raise ValueError(f'empty: {tuple(x.shape)}')\n\n\n"), False),
     ("a device compared with an input's own copy", _answer(
         "o = x.contiguous()\n    if o.device != x.device:\n        o = o.to(x.device)\n    return _rows(o)"), False),
     ("a helper that compares its inputs' devices, handed inputs", _answer(
@@ -710,7 +764,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
@@ -1079,6 +1133,9 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     # (round 38p) an instance's own attributes in a __repr__
     "class Budget:\n    def __repr__(self):\n        return f'Budget({self.__dict__})'",
     "class Budget:\n    def __repr__(me):\n        return f'Budget({vars(me)})'",
+    # TF32 switched off: the products a CPU computes, everywhere (round 38z80)
+    "torch.backends.cuda.matmul.allow_tf32 = False\ntorch.backends.cudnn.allow_tf32 = False\n"
+    "torch.backends.cuda.matmul.fp32_precision = 'ieee'",
 ])
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check", "device"}, {"math"},
