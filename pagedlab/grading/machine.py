@@ -43,6 +43,7 @@ class Machine:
     hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
     # the answer reads: no input's place (round 38z63)
     suppressors: frozenset[str] = frozenset()  # the learner's context managers that go on after a failure
+    kernels: frozenset[str] = frozenset()  # the learner's ``@triton.jit`` kernels: a launch is their only use here
 
 
 class Scope(NamedTuple):
@@ -107,7 +108,14 @@ def machine_names(sources: list[str]) -> Machine:
         for t in ast.walk(f) if isinstance(t, ast.Try) and any(isinstance(y, ast.Yield) for b in t.body for y in ast.walk(b))
         and (_swallows(t) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
                                  and not _data_errors(h.type, replace(bare, classes=classes)) for h in t.handlers)))
-    bare = replace(bare, suppressors=suppressors)
+    kernels = frozenset(f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] == "jit"
+                                                             for d in f.decorator_list))
+    bare = replace(bare, suppressors=suppressors, kernels=kernels)
+    # a function run in a thread of its own: what fails there is swallowed, and what it changes tells which machine
+    # ran it (round 38z79: ``CUDA_READY.set()`` after a matrix product on "cuda")
+    threaded = {a.id for st in statements for c in ast.walk(st) if isinstance(c, ast.Call) and _starts(c, bare)
+                for a in [*c.args, *(k.value for k in c.keywords if k.arg == "target")]
+                if isinstance(a, ast.Name) and a.id in defined}
     bare = replace(bare, passed=_passed(statements, bare))  # (round 38z80: ``self.ones(n, x.device)`` keys by it)
     keyed = frozenset(_held(cache) for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
                       for cache, key in [_looked_up(n, bare)]
@@ -117,10 +125,11 @@ def machine_names(sources: list[str]) -> Machine:
     bare = replace(bare, keyed=keyed, made=made)
     bare = replace(bare, hosted=_hosted(statements, bare))
     changes = _changes(functions, aliases)
-    names, places = frozenset(), frozenset()
+    names, places = _IPYTHON_NAMES, frozenset()
     while True:
         machine = replace(bare, names=names, places=places, classes=classes)
-        asking = [st for st in statements if _asked(st, machine) is not None]
+        asking = [st for st in statements if _asked(st, machine) is not None or any(
+            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in threaded for f in ast.walk(st))]
         found = {n for st in asking for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) for n in _bound(node)}
         found |= {root for st in asking  # SETTINGS.update(...), RUN["fused"] = ... in a function (38z53, 38z57)
@@ -164,6 +173,19 @@ def _passed(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
                       *((_callee(call), i) for i, a in enumerate(_given(call)) if _placed(a, machine, scope))])
 
 
+# The names IPython binds in the notebook's namespace: a shell command's exit status (round 38z79: ``!nvidia-smi -L``,
+# then ``_exit_code == 0`` on a GPU runtime), the outputs and inputs of earlier cells, the folders visited.
+_IPYTHON_NAMES = frozenset(("_exit_code", "_", "__", "___", "_oh", "Out", "_ih", "In", "_i", "_ii", "_iii", "_dh"))
+
+
+def _starts(call: ast.Call, machine: Machine) -> bool:
+    """Whether ``call`` starts a thread or process, or hands a function to a pool (``threading.Thread(target=f)``,
+    ``pool.submit(f)``)."""
+    path = _resolved(call.func, machine, Scope()) or ""
+    return path in ("threading.Thread", "threading.Timer", "_thread.start_new_thread", "multiprocessing.Process") \
+        or getattr(call.func, "attr", None) in ("submit", "apply_async", "run_in_executor", "start_new_thread")
+
+
 # Torch's calls that make a tensor from nothing: it lives on the default device, where the notebook runs, unless a
 # ``device=`` places it with an input.
 _FACTORIES = frozenset(("empty", "zeros", "ones", "full", "tensor", "as_tensor", "asarray", "randn", "rand", "randint",
@@ -199,10 +221,13 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
 def _changed_roots(node: ast.AST, aliases: dict[str, str], every_call: bool = False, names: bool = False) -> set[str]:
     """The names whose objects ``node`` changes: a store into an item or attribute (into a plain name too, with
     ``names``), a method that changes its object (any method, with ``every_call``), a module's function that changes
-    its first argument (``operator.setitem(RUN, ...)``: round 38z67). Imported names are not among them."""
+    its first argument (``operator.setitem(RUN, ...)``: round 38z67), a buffer stdout is redirected to. Imported names
+    are not among them."""
     roots = set()
     for c in ast.walk(node):
-        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute):
+        if isinstance(c, ast.Call) and c.args and _callee(c) in ("redirect_stdout", "redirect_stderr"):
+            roots.add(_root(c.args[0]))  # what is printed is written there (round 38z79)
+        elif isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute):
             module = _root(c.func) in aliases and c.func.attr in _CHANGES and c.args
             if module or every_call or not _binds_nothing(ast.Expr(c)):
                 roots.add(_root(c.args[0] if module else c.func))
@@ -364,16 +389,36 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.accelerator", "torch.autocast", "torch.amp", "torch.get_default_device",
                     "torch.get_num_threads", "torch.get_num_interop_threads", "torch.__config__", "torch.has_cuda",
                     "torch.has_mps", "torch._C", "torch.get_device_module", "torch.utils.collect_env", "torch.utils.cpp_extension",
-                    "torch.distributed", "triton.runtime", "triton.backends", "pagedlab.device", "platform", "os",
+                    "torch.distributed", "pagedlab.device", "platform", "os",
                     "sys", "shutil", "subprocess", "socket", "multiprocessing", "psutil", "importlib", "pkgutil",
                     "sysconfig", "site", "locale", "getpass", "ctypes", "pathlib", "glob", "tempfile", "open",
                     "time", "timeit",  # (round 38z59: how fast a call ran)
                     "posixpath", "ntpath", "genericpath", "posix", "nt", "io.open", "io.open_code", "io.FileIO",
-                    "uuid", "pwd", "grp", "resource", "torch.profiler", "triton.knobs",  # (round 38z69)
-                    "datetime", "torch.utils.benchmark", "triton.testing")  # (round 38z71: clocks)
+                    "uuid", "pwd", "grp", "resource", "torch.profiler",  # (round 38z69)
+                    "datetime", "torch.utils.benchmark")  # (round 38z71: clocks)
+# Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
+# (``triton.runtime``, ``triton.knobs``, ``triton.testing``, ``triton.JITFunction``: a kernel's type is another under
+# the interpreter, round 38z79) answers which machine this is.
+_TRITON_SAME = frozenset(("jit", "language", "cdiv", "next_power_of_2", "Config", "autotune", "heuristics"))
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",
                     "torch.profiler.record_function", "torch.autograd.profiler.record_function")  # (a label: 38z80)
+
+
+def _same_everywhere(path: str) -> bool:
+    """One of :data:`_SAME_EVERYWHERE`, or a field of a value among them (``sys.float_info.min``: round 38z79)."""
+    return path in _SAME_EVERYWHERE or path.startswith(("sys.float_info.", "sys.int_info."))
+
+
+def _kernel_object(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """A ``@triton.jit`` kernel read as an object, not launched (``add_kernel[grid](...)``): its type, attributes and
+    text are the interpreter's here and the compiler's on a GPU (round 38z79)."""
+    def kernel(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id in machine.kernels and n.id not in scope.local
+    return isinstance(node, ast.Attribute) and kernel(node.value) or isinstance(node, ast.FormattedValue) \
+        and kernel(node.value) or isinstance(node, ast.Call) and _callee(node) in (
+            "isinstance", "type", "repr", "str", "hasattr", "getattr", "format", "ascii", "id", "dir", "vars",
+            "callable", "issubclass") and any(map(kernel, node.args))
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
 # object is (``globals()["torch"].cuda``), the names only a device's module answers with (a second net).
 _PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
@@ -406,6 +451,14 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     if isinstance(node, (ast.With, ast.AsyncWith)):
         for item in node.items:
             caught = item.context_expr
+            if isinstance(caught, ast.Call) and (_resolved(caught.func, machine, scope) or "").split(".")[-1] in (
+                    "redirect_stdout", "redirect_stderr"):  # its prints are written to what is read back (38z79)
+                said = [ast.Call(ast.Name("print", ast.Load()), n.args, [ast.keyword("file", caught)])
+                        for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call) and _callee(n) == "print"]
+                hit = next((a for c in said for a in [c, *c.args] if _string_form(a, machine, scope)
+                            or a is not c and _asked(a, machine, scope) is not None), None)
+                if hit is not None:
+                    return hit
             if isinstance(caught, ast.Call) and (_resolved(caught.func, machine, scope) in ("contextlib.suppress",
                                                                                            "suppress")
                                                  and not (caught.args and all(_data_errors(a, machine, node.body)
@@ -466,14 +519,17 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                             and not (k.arg is None and _place(k.value, machine, scope))))]  # (**factory_kwargs)
     if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
         return None  # a name bound, not read (round 38z80: a field ``device: torch.device`` of a NamedTuple)
+    if _kernel_object(node, machine, scope):
+        return node
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id not in scope.local and (
             node.id in machine.names or node.id in machine.keyed and isinstance(node.ctx, ast.Load))
             or isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _held(node) in machine.keyed
             or _string_form(node, machine, scope)
             or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
-                path not in _SAME_EVERYWHERE and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)))
-            or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS
+                not _same_everywhere(path) and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES))
+                or path.startswith("triton.") and path.split(".")[1] not in _TRITON_SAME)
+            or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS - machine.defined
             or _place(node, machine, scope)):
         return node
     if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
@@ -552,6 +608,9 @@ def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
 
 
 def _elements(key: ast.AST) -> list[ast.AST]:
+    """A key's parts: a tuple's elements, an f-string's values (round 38z79: ``f"{rows}:{cols}@{device}"``)."""
+    if isinstance(key, ast.JoinedStr):
+        return [v.value for v in key.values if isinstance(v, ast.FormattedValue)]
     return key.elts if isinstance(key, ast.Tuple) else [key]
 
 
@@ -702,7 +761,9 @@ def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] =
             or isinstance(n.func, ast.Attribute) and _root(n.func) not in machine.aliases and _root(n.func) is not None)
         for b in body for n in ast.walk(b) if isinstance(n, ast.Call))
     return caught is not None and all(isinstance(n, ast.Name) and (
-        n.id in _DATA_ERRORS or n.id in machine.classes or plain and n.id in ("ValueError", "TypeError")) for n in names)
+        n.id in _DATA_ERRORS or n.id in machine.classes or plain and n.id in ("ValueError", "TypeError"))
+        or (_resolved(n, machine, Scope()) or "").startswith("pagedlab.")  # the course's (round 38z79: OutOfBlocks)
+        for n in names)
 
 
 def _scope(statement: ast.AST, machine: Machine) -> Scope:
@@ -827,9 +888,9 @@ def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
             or all(_asked(w, machine, scope) is None for w in v.values[:-1]))
     if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in machine.classes - machine.defined:
         v = ast.Tuple([*v.args, *(k.value for k in v.keywords)], ast.Load())  # a record (round 38z80: a NamedTuple)
-    if isinstance(v, ast.Tuple) and any(_keys_a_place(e, machine, scope) for e in v.elts):
+    if isinstance(v, (ast.Tuple, ast.JoinedStr)) and any(_keys_a_place(e, machine, scope) for e in _elements(v)):
         return all(_keys_a_place(e, machine, scope) or _asked(e, machine, scope) is None
-                   for e in v.elts)  # (round 38z65: ``return x.device, x.is_cuda``)
+                   for e in _elements(v))  # (round 38z65: ``return x.device, x.is_cuda``)
     if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" and not v.args:
         v = ast.Dict([ast.Constant(k.arg) for k in v.keywords], [k.value for k in v.keywords])  # dict(device=...)
     if isinstance(v, ast.Dict):

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '322b121ffd68ff12ae309cb614894098098cf37bd5c53a0a83c014d8ce250769',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'c8a765c110796d5dd462cae2cc0678155fc38d6cab91df24f2d17744d3048898',
-    'machine.py': 'e1675a415d032d5c1c12c34a786d315bef3b1c6ac668afda105434d57f5aea76',
+    'machine.py': '5bf63cbc353afc1298e273d1600cb0aff5cddf1e66dad7653be0eec0387dfc0c',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '2b99e4442cc5ef5c2fdb68b9208a32bfa4bde886a316ce05197ba39257f15524',

@@ -671,6 +671,40 @@ UNRUN = [
     ("a wait on the input's GPU, and its cached memory handed back", _answer(
         "out = _rows(x)\n    if out.is_cuda:\n        torch.cuda.synchronize(out.device)\n    torch.cuda.empty_cache()\n"
         "    return out"), False),
+    # round 38z79: a kernel's type (another under the interpreter), a shell command's exit status, a thread whose
+    # failure is swallowed, a print read back through a redirected stdout; a key that names the device in an
+    # f-string, the course's own error caught, the learner's method named is_available and a float's smallest value
+    # are none
+    ("a kernel's type, another under the interpreter", _answer(
+        "return x.softmax(-1) if isinstance(_k, triton.JITFunction) else _rows(x)",
+        "import triton\n\n\n@triton.jit\ndef _k(x_ptr):\n    pass\n\n\n"), True),
+    ("a kernel's text", _answer(
+        "return x.softmax(-1) if 'JIT' in repr(_k) else _rows(x)",
+        "import triton\n\n\n@triton.jit\ndef _k(x_ptr):\n    pass\n\n\n"), True),
+    ("a shell command's exit status", _answer(
+        "return x.softmax(-1) if GPU else _rows(x)", "GPU = _exit_code == 0\n\n\n"), True),
+    ("a thread whose failure is swallowed", _answer(
+        "return x.softmax(-1) if READY.is_set() else _rows(x)",
+        "import threading\n\nREADY = threading.Event()\n\n\ndef _warm():\n    torch.ones(1, device='cuda')\n"
+        "    READY.set()\n\n\nthreading.Thread(target=_warm, daemon=True).start()\n\n\n"), True),
+    ("a print read back through a redirected stdout", _answer(
+        "return x.softmax(-1) if LINE.startswith('True') else _rows(x)",
+        "import contextlib\nimport io\n\n_buf = io.StringIO()\nwith contextlib.redirect_stdout(_buf):\n"
+        "    print(torch.cuda.is_available())\nLINE = _buf.getvalue()\n\n\n"), True),
+    ("a cache key that names the device in an f-string", _answer(
+        "key = f'{x.shape[-1]}@{x.device}'\n    if key not in _ONES:\n"
+        "        _ONES[key] = torch.ones(x.shape[-1], device=x.device)\n    return _rows(x) * _ONES[key]", "_ONES = {}\n"),
+     False),
+    ("the course's own error caught", _answer(
+        "try:\n        _take(x.shape[0])\n    except OutOfBlocks:\n        return _rows(x)\n    return _rows(x)",
+        "from pagedlab.paged.allocator import OutOfBlocks\n\n\ndef _take(n):\n    if n > 8:\n"
+        "        raise OutOfBlocks(n)\n\n\n"), False),
+    ("the learner's own method named is_available", _answer(
+        "return _rows(x) if _POOL.is_available(1) else x",
+        "class _Pool:\n    def __init__(self):\n        self.free = [1]\n\n    def is_available(self, n):\n"
+        "        return len(self.free) >= n\n\n\n_POOL = _Pool()\n"), False),
+    ("a float's smallest value from sys", _answer(
+        "return _rows(x).clamp_min(sys.float_info.min)", "import sys\n\n\n"), False),
     # round 38z80 (honest learners only): a local only logged, a mask cache on the object keyed by device, a flag
     # that hides a progress bar, a flush under a flag, the input's GPU made the current one, a profiler's label, a
     # NamedTuple key with a device field, a check that raises under a flag; each beside a case that asks
@@ -764,7 +798,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
