@@ -9,7 +9,7 @@ again). Exercises without graded calls are judged by the kernel's replies to the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import nbformat
 
@@ -17,7 +17,7 @@ from pagedlab.grading.align import RESTORED, Cell, SubmissionError, Unalignable,
 from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
-from pagedlab.grading.machine import machine_names, machine_reasons
+from pagedlab.grading.machine import late_bindings, machine_names, machine_reasons
 from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names,
                                     reference_reasons, review_reasons, unrun_reasons)
 from pagedlab.grading.similarity import copied_cells, kept_wording
@@ -110,6 +110,8 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
         reasons += copied_cells(own, {k: source for k, (source, _) in pristine.others.items()},
                                 {k: base for k, (_, base) in pristine.others.items()})
     reasons += copied_cells(own, pristine.library, handed_out, library=True, floors=pristine.library_floors)
+    cells = [replace(c, late=late_bindings(restored.cells[c.index].source, set(work) | helpers))
+             if c.role not in RESTORED else c for c in cells]
     return restored, cells, reasons, notes
 
 
@@ -164,6 +166,10 @@ def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Lim
         where = f"{c.role} cell {c.id!r}"
         if r is not None and r["status"] != "ok" and not learner_error and c.role not in RESTORED:
             learner_error = f"{where}: {r['ename'] or r['status']}: {r['evalue']}".rstrip(": ")
+        if r is not None and r["status"] != "ok" and c.late:  # (round 38z81: a cell that fails before FUSED = True)
+            reasons = reasons + [f"{where} raised {r['ename'] or r['status']} here, so its lines after the failing "
+                                 f"one did not run, and they bind {', '.join(map(repr, c.late[:3]))}, which the answer "
+                                 f"reads: on the learner's machine the cell may have run to its end"]
         if c.role in RESTORED and not problem:
             if r is None:
                 problem = f"{where} did not run: {_why_stopped(reply, cells, limits)}"

@@ -44,6 +44,8 @@ class Machine:
     # the answer reads: no input's place (round 38z63)
     suppressors: frozenset[str] = frozenset()  # the learner's context managers that go on after a failure
     kernels: frozenset[str] = frozenset()  # the learner's ``@triton.jit`` kernels: a launch is their only use here
+    loggers: frozenset[str] = frozenset()  # names (``self._log`` too) bound to a logger of ``logging``'s
+    moved: frozenset[str] = frozenset()  # names bound to a move of a tensor made here (``host = marker.cpu()``)
 
 
 class Scope(NamedTuple):
@@ -80,9 +82,10 @@ def machine_names(sources: list[str]) -> Machine:
         return isinstance(v, ast.Dict) and not v.keys or isinstance(v, ast.Call) and (
             not v.args + v.keywords and ast.unparse(v.func).split(".")[-1] in ("dict", "OrderedDict")
             or ast.unparse(v.func).split(".")[-1] == "defaultdict")
-    caches = frozenset(n for st in statements if isinstance(st, ast.Assign) and empty(st.value) for n in _bound(st))
-    caches |= {_held(t) for st in statements for n in ast.walk(st) if isinstance(n, ast.Assign) and empty(n.value)
-               for t in n.targets if isinstance(t, ast.Attribute) and _held(t)}  # self._built = {} (round 38z80)
+    caches = frozenset(n for st in statements if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
+                       and empty(st.value) for n in _bound(st))  # (round 38z82: ``_MASKS: dict[tuple, Tensor] = {}``)
+    caches |= {_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
+               if empty(v) and isinstance(t, ast.Attribute) and _held(t)}  # self._built = {} (round 38z80)
     bare = Machine(frozenset(), frozenset(), aliases)
     caches -= {_held(n.value if isinstance(n, ast.Subscript) else n.func.value)  # a table with a device's name among
                for st in statements for n in ast.walk(st)  # its keys
@@ -108,9 +111,12 @@ def machine_names(sources: list[str]) -> Machine:
         for t in ast.walk(f) if isinstance(t, ast.Try) and any(isinstance(y, ast.Yield) for b in t.body for y in ast.walk(b))
         and (_swallows(t) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
                                  and not _data_errors(h.type, replace(bare, classes=classes)) for h in t.handlers)))
+    loggers = frozenset(_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
+                        if isinstance(v, ast.Call) and (_resolved(v.func, bare, Scope()) or "").startswith("logging.")
+                        and _held(t))  # (round 38z82: ``_LOGGER = logging.getLogger(...)``, ``self._log``)
     kernels = frozenset(f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] == "jit"
                                                              for d in f.decorator_list))
-    bare = replace(bare, suppressors=suppressors, kernels=kernels)
+    bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers)
     # a function run in a thread of its own: what fails there is swallowed, and what it changes tells which machine
     # ran it (round 38z79: ``CUDA_READY.set()`` after a matrix product on "cuda")
     threaded = {a.id for st in statements for c in ast.walk(st) if isinstance(c, ast.Call) and _starts(c, bare)
@@ -122,7 +128,10 @@ def machine_names(sources: list[str]) -> Machine:
                       if key is not None and len(_unkeyed(key, bare, scope)) < len(_elements(key)))
     made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
                      if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
-    bare = replace(bare, keyed=keyed, made=made)
+    moved = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
+                      if isinstance(t, ast.Name) and isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES
+                      and isinstance(v.func.value, ast.Name) and v.func.value.id in made)
+    bare = replace(bare, keyed=keyed, made=made, moved=moved)
     bare = replace(bare, hosted=_hosted(statements, bare))
     changes = _changes(functions, aliases)
     names, places = _IPYTHON_NAMES, frozenset()
@@ -199,12 +208,16 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
     notebook runs: ``_same_device(q, torch.empty(0))`` compares ``q``'s place with the machine's (round 38z63). A
     test call at the top (``out = f(torch.randn(2, 4))``) is not read."""
     functions = [f for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    read = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    read = {n.id for f in functions for local in [_locals(f)] for n in ast.walk(f)  # the globals they read (round
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local}  # 38z82: not a local)
     code = [*functions, *(st for st in statements if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                          ast.ClassDef)) and read & set(_bound(st)))]
-    def here(a: ast.AST) -> bool:  # (round 38z67: ``_one_device([x, scratch])``)
+    def here(a: ast.AST, c: ast.AST) -> bool:  # (round 38z67: ``_one_device([x, scratch])``)
         if isinstance(a, (ast.List, ast.Tuple, ast.Set)):
-            return any(map(here, a.elts))
+            return any(here(e, c) for e in a.elts)
+        if isinstance(a, ast.Name) and c in functions and a.id in _locals(c):  # its own name, not a global's
+            return any(t.id == a.id and _made_here(v, machine, Scope()) for n in ast.walk(c) for t, v in _pairs(n)
+                       if isinstance(t, ast.Name))  # (round 38z82)
         return _made_here(a, machine, Scope())
     def given(call: ast.Call, held: dict) -> list[ast.AST]:  # f(*[x, torch.empty(0)]), f(*probe): each by position
         def unpacked(a: ast.AST) -> list[ast.AST]:
@@ -214,8 +227,8 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
     return frozenset(g for c in code for held in [{t.id: v for n in ast.walk(c) for t, v in _pairs(n)  # (38z73)
                                                     if isinstance(t, ast.Name) and isinstance(v, (ast.List, ast.Tuple))}]
                      for call in ast.walk(c) if isinstance(call, ast.Call) and _callee(call) in machine.defined
-                     for g in [*((_callee(call), k.arg) for k in call.keywords if here(k.value)),
-                               *((_callee(call), i) for i, a in enumerate(given(call, held)) if here(a))])
+                     for g in [*((_callee(call), k.arg) for k in call.keywords if here(k.value, c)),
+                               *((_callee(call), i) for i, a in enumerate(given(call, held)) if here(a, c))])
 
 
 def _changed_roots(node: ast.AST, aliases: dict[str, str], every_call: bool = False, names: bool = False) -> set[str]:
@@ -237,15 +250,20 @@ def _changed_roots(node: ast.AST, aliases: dict[str, str], every_call: bool = Fa
     return roots - set(aliases) - {None}
 
 
+def _locals(f: ast.AST) -> set[str]:
+    """The names function ``f`` binds for itself: its parameters and what it assigns, not what it declares global."""
+    a = f.args
+    return ({x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            | {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}) - {
+        g for n in ast.walk(f) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
+
+
 def _changes(functions: list[tuple[ast.AST, ast.AST]], aliases: dict[str, str]) -> dict[str, set[str]]:
     """The globals each function of the learner's changes (a store into one, a method that changes it), itself or
     by the learner's functions it calls."""
     changes: dict[str, set[str]] = {}
     for f, _ in functions:
-        local = {x.arg for x in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs, f.args.vararg, f.args.kwarg]
-                 if x} | {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        local -= {g for n in ast.walk(f) if isinstance(n, ast.Global) for g in n.names}
-        changes.setdefault(f.name, set()).update(_changed_roots(f, aliases, names=True) - local)
+        changes.setdefault(f.name, set()).update(_changed_roots(f, aliases, names=True) - _locals(f))
     calls = {f.name: {_callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
     while True:
         grown = False
@@ -322,6 +340,19 @@ def _fixed_place(v: ast.AST, machine: Machine) -> bool:
     """Whether ``v`` holds a device named in the code: ``"cuda"``, ``torch.device("cpu")``, ``device.DEVICE``."""
     return any(_device_name(n) or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.device"
                or _resolved(n, machine, Scope()) == "pagedlab.device.DEVICE" for n in ast.walk(v))
+
+
+def late_bindings(source: str, read: set[str]) -> tuple[str, ...]:
+    """The names of ``read`` (what the answer reads) that cell ``source`` binds after its first line that may fail
+    (anything but a definition, an import or a constant): where the cell fails here, those lines did not run, and on
+    the learner's machine they may have (round 38z81: a GPU's warm-up raises here, then ``FUSED = True``)."""
+    tree = _parse(source)
+    quiet = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass)
+    body = tree.body if tree else []
+    first = next((i for i, st in enumerate(body) if not isinstance(st, quiet) and not (
+        isinstance(st, (ast.Assign, ast.AnnAssign, ast.Expr)) and isinstance(st.value, ast.Constant))), len(body))
+    return tuple(sorted({n for st in body[first + 1:] for node in _top_level(ast.Module([st], []))
+                         for n in _bound(node)} & read))
 
 
 def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
@@ -469,12 +500,15 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                     return body
     if id(node) in scope.told:
         return None  # a value only printed or logged (round 38z80)
-    if (isinstance(node, ast.If) and all(_only_says(b, machine, scope) for b in node.body + node.orelse)
+    if (isinstance(node, ast.If) and all(_only_says(b, machine, scope) or id(b) in scope.told
+                                         for b in node.body + node.orelse)
             and _binds_nothing(node.test, machine) or _only_says(node, machine, scope)
             or isinstance(node, ast.Assert) and _binds_nothing(node, machine)
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
+    if isinstance(node, ast.arguments):  # a parameter's default place: read where the parameter is used (round 38z82)
+        children = [d for d in [*node.defaults, *node.kw_defaults] if d is not None and not _placed(d, machine, scope)]
     if isinstance(node, ast.withitem) and _device_context(node.context_expr, machine, scope) \
             or isinstance(node, ast.IfExp) and _binds_nothing(node.test, machine) \
             and _device_context(node.body, machine, scope) and _device_context(node.orelse, machine, scope):
@@ -492,8 +526,14 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
-    if _moved_identity(node):
+    if _moved_identity(node) or _written_through_move(node, machine):
         return node
+    if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
+        return node
+    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and node.left.value in machine.names \
+            and any(isinstance(c, ast.Call) and _callee(c) in ("globals", "locals", "vars", "dir")
+                    for c in node.comparators):
+        return node  # whether a name of the machine's is bound (round 38z81: ``"_GPU_SESSION" in globals()``)
     cache, key = _looked_up(node, machine)
     if key is not None:  # key in CACHE, CACHE[key], CACHE.get(key): by a key, not by a device named (round 38z63)
         if _fixed_place(key, machine) or _held(cache) in machine.keyed and all(
@@ -642,6 +682,31 @@ def _moved_identity(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr in _IDENTITY and moved(node.value)
 
 
+_DRAWS = frozenset(("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+                    "multinomial", "normal", "poisson", "Generator"))
+
+
+def _drawn_on_a_device(call: ast.Call, machine: Machine, scope: Scope) -> bool:
+    """A random draw by a device's generator (``torch.rand(n, device=x.device)``, ``torch.Generator(device=...)``,
+    ``torch.rand_like(x)``): a GPU's stream of numbers is another than a CPU's for one seed (round 38z81)."""
+    path = _resolved(call.func, machine, scope) or ""
+    return path.startswith("torch.") and path.split(".")[-1] in _DRAWS and (
+        any(k.arg in ("device", "generator") for k in call.keywords) or path.endswith("_like")
+        or path.endswith("Generator") and bool(call.args))
+
+
+def _written_through_move(node: ast.AST, machine: Machine) -> bool:
+    """A write into what a move gave (``marker.cpu().fill_(1)``, ``x.cpu()[0] = 1``, or through a name bound so from a
+    tensor made here): on a CPU the move gives the tensor itself, on a GPU a copy (round 38z81)."""
+    def moved(v: ast.AST) -> bool:
+        return isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES or isinstance(v, ast.Name) \
+            and v.id in machine.moved
+    target = node.value if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) else \
+        node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+            re.fullmatch(r"[a-z]\w*[a-z0-9]_", node.func.attr)) else None
+    return target is not None and moved(target)
+
+
 def _binds_nothing(node: ast.AST, machine: Machine | None = None) -> bool:
     """No walrus (round 38z53: in a print) and no call of a method that changes its object (round 38z61:
     ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``), named or called (``operator.setitem(d, k, v)``:
@@ -711,8 +776,9 @@ def _device_context(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     """``torch.device(dev)``, ``torch.cuda.device(x.device)``, ``contextlib.nullcontext()``: a context that only
     says where tensors go, or nothing."""
     path = _resolved(node.func, machine, scope) if isinstance(node, ast.Call) else None
-    return path in ("torch.device", "torch.cuda.device", "torch.cuda.device_of") and bool(node.args) \
+    return path in ("torch.device", "torch.cuda.device") and bool(node.args) \
         and all(_placed(a, machine, scope) for a in node.args) \
+        or path == "torch.cuda.device_of" and len(node.args) == 1 \
         or path in ("contextlib.nullcontext", "nullcontext") and not node.args and not node.keywords
 
 
@@ -788,6 +854,9 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
             params |= {x.arg for x in (a.vararg, a.kwarg) if x} - hosted
             if not isinstance(f, ast.Lambda):  # a parameter some call gives a place (round 38z49: device=q.device)
                 places |= {x.arg for i, x in enumerate(given) if any((n, i) in machine.passed for n in names)}
+                places |= {x.arg for x, d in [*zip(positional[len(positional) - len(a.defaults):], a.defaults),
+                                              *zip(a.kwonlyargs, a.kw_defaults)]  # or its default (round 38z82:
+                           if d is not None and _placed(d, machine, Scope())}  # ``device=DEVICE``)
                 places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]
                            if any((n, x.arg) in machine.passed for n in names)}
             local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
@@ -836,6 +905,9 @@ def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
     told = set()
     for f in (f for f in ast.walk(statement) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
         saying = {id(n) for s in ast.walk(f) if isinstance(s, ast.Expr) and _only_says(s, machine) for n in ast.walk(s)}
+        saying |= {id(n) for s in ast.walk(f) if isinstance(s, ast.If) and s.body + s.orelse and all(  # (38z81: a
+            isinstance(b, ast.Expr) and _only_says(b, machine) for b in s.body + s.orelse)  # warning if too large)
+            and _binds_nothing(s.test, machine) for n in ast.walk(s.test)}
         reads = {}
         for n in ast.walk(f):
             if isinstance(n, ast.Name):
@@ -844,8 +916,15 @@ def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
                     for t in n.targets if isinstance(t, ast.Name)]
         once = {name for _, name in assigned if sum(m == name for _, m in assigned) == 1} - {
             g for n in ast.walk(f) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
-        told |= {id(n) for n, name in assigned if name in once and all(  # bound there only, read only by what says
-            id(r) in saying for r in reads[name] if r is not n.targets[0]) and _binds_nothing(n.value, machine)}
+        mine = set()
+        while True:  # (round 38z82: ``start`` read by ``elapsed = clock() - start``, which only a print reads)
+            more = {id(n) for n, name in assigned if name in once and all(  # bound there only, read only by what says
+                id(r) in saying for r in reads[name] if r is not n.targets[0]) and _binds_nothing(n.value, machine)}
+            if more <= mine:
+                break
+            mine |= more
+            saying |= {id(x) for n, _ in assigned if id(n) in mine for x in ast.walk(n.value)}
+        told |= mine
     return frozenset(told)
 
 
@@ -983,16 +1062,22 @@ def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> 
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
     return (func == "print" and all(k.arg != "file" or _stream(k.value, machine) for k in call.keywords)
-            or func in ("display", "warnings.warn") or attr == "flush" and _stream(call.func.value, machine)
+            or func in ("display", "warnings.warn") or attr in ("flush", "write") and _stream(call.func.value, machine)
             or isinstance(call.func, ast.Name) and call.func.id in machine.sayers
-            or attr in ("debug", "info", "warning", "error", "critical", "exception") and (
-                func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG"))
+            or attr in _LOGS and (func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG")
+                                  or _held(call.func.value) in machine.loggers)
             or attr in _WAITS and _root(call.func) in machine.aliases)
+
+
+# What a logger is told: to log, or how much and where (round 38z82: a level from the environment).
+_LOGS = frozenset(("debug", "info", "warning", "error", "critical", "exception", "log", "setLevel", "addHandler",
+                   "removeHandler", "setFormatter", "addFilter", "basicConfig"))
 
 
 # A module's calls that wait for a GPU or hand its cached memory back, and change no value (round 38z77:
 # ``torch.cuda.synchronize(t.device)``, ``torch.cuda.empty_cache()``).
-_WAITS = frozenset(("synchronize", "empty_cache", "ipc_collect", "reset_peak_memory_stats"))
+_WAITS = frozenset(("synchronize", "empty_cache", "ipc_collect", "reset_peak_memory_stats", "range_push", "range_pop",
+                    "mark"))  # (round 38z81: NVTX's labels for a profiler)
 
 
 def _stream(node: ast.AST, machine: Machine) -> bool:

@@ -25,6 +25,7 @@ from pagedlab.grading.judge import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expec
 from pagedlab.grading.shards import merge
 from pagedlab.grading.similarity import copied_cells
 from pagedlab.grading.tables import md, write_tables
+from pagedlab.grading.machine import late_bindings
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.review import mixed_script, reference_reasons, review_reasons, setup_names
 from pagedlab.grading.sandbox import Sandbox, bwrap_problem
@@ -705,6 +706,62 @@ UNRUN = [
         "        return len(self.free) >= n\n\n\n_POOL = _Pool()\n"), False),
     ("a float's smallest value from sys", _answer(
         "return _rows(x).clamp_min(sys.float_info.min)", "import sys\n\n\n"), False),
+    # round 38z81: a name bound only on a GPU, asked for in globals(); a write through a move (the tensor itself on a
+    # CPU, a copy on a GPU); a draw by a device's generator; an NVTX label, device_of, a two-step timing only printed
+    # and a capacity only warned about are none
+    ("a name of the machine's asked for in globals()", _answer(
+        "return x.softmax(-1) if '_GPU' in globals() else _rows(x)",
+        "if torch.cuda.is_available():\n    _GPU = torch.cuda.get_device_name(0)\n\n\n"), True),
+    ("a write through a move of a tensor made here", _answer(
+        "_MARK.cpu().fill_(1.0)\n    return _rows(x) if _MARK.item() else x.softmax(-1)", "_MARK = torch.zeros(())\n"),
+     True),
+    ("a write through a name bound to a move of a tensor made here", _answer(
+        "_HOST.fill_(1.0)\n    return _rows(x) if _MARK.item() else x.softmax(-1)",
+        "_MARK = torch.zeros(())\n_HOST = _MARK.cpu()\n"), True),
+    ("a draw by the input's device's generator", _answer(
+        "g = torch.Generator(device=x.device).manual_seed(0)\n"
+        "    return _rows(x) if torch.rand(1, generator=g, device=x.device).item() < 0.5 else x.softmax(-1)"), True),
+    ("NVTX labels on the input's GPU", _answer(
+        "if x.is_cuda:\n        torch.cuda.nvtx.range_push('rows')\n    out = _rows(x)\n    if x.is_cuda:\n"
+        "        torch.cuda.nvtx.range_pop()\n    return out"), False),
+    ("the input's GPU made current by device_of", _answer(
+        "with torch.cuda.device_of(x):\n        return _rows(x)"), False),
+    ("a timing in two steps, only printed", _answer(
+        "began = time.perf_counter()\n    out = _rows(x)\n    took = time.perf_counter() - began\n"
+        "    if SHOW:\n        print(f'{took:.3f} s')\n    return out", "import time\n\nSHOW = False\n\n\n"), False),
+    ("a capacity only warned about", _answer(
+        "total = torch.cuda.mem_get_info()[1] if torch.cuda.is_available() else None\n"
+        "    if total is not None and x.numel() * 4 > total:\n        warnings.warn('large')\n    return _rows(x)",
+        "import warnings\n\n\n"), False),
+    # round 38z82 (honest learners only): a logger by what it is, a demo's local named as the answer's, a cache
+    # annotated, a default place, a write to stdout, a level from the environment, statistics in an if block
+    ("a logger of any name, its level from the environment", _answer(
+        "_LOGGER.debug('rows on %s', x.device)\n    return _rows(x)",
+        "import logging\nimport os\n\n_LOGGER = logging.getLogger('mine')\n"
+        "_LOGGER.setLevel(os.environ.get('LEVEL', 'WARNING'))\n\n\n"), False),
+    ("a demo at the top that hands the answer's helper a tensor made here, under a name the helper uses", _answer(
+        "return _rows(_same(x, x))",
+        "def _same(a, b):\n    out = a\n    if a.device != b.device:\n        raise ValueError('one device')\n"
+        "    return out\n\n\nq = torch.randn(2, 3)\nout = _same(q, q)\n"), False),
+    ("a cache annotated, keyed by device", _answer(
+        "key = (x.shape[-1], x.device)\n    if key not in _ONES:\n"
+        "        _ONES[key] = torch.ones(x.shape[-1], device=x.device)\n    return _rows(x) * _ONES[key]",
+        "_ONES: dict[tuple, torch.Tensor] = {}\n"), False),
+    ("a default place, used to place", _answer(
+        "return _rows(x) * _ones(x.shape[-1], device=x.device)",
+        "DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n\n\ndef _ones(n, device=DEVICE):\n"
+        "    return torch.ones(n, device=device)\n\n\n"), False),
+    ("a default place, asked its type", _answer(
+        "return _rows(x) if _plain() else x.softmax(-1)",
+        "DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n\n\ndef _plain(device=DEVICE):\n"
+        "    return torch.device(device).type == 'cpu'\n\n\n"), True),
+    ("a write to stdout under a flag", _answer(
+        "if SHOW:\n        sys.stdout.write(f'{tuple(x.shape)}\\n')\n    return _rows(x)",
+        "import sys\n\nSHOW = False\n\n\n"), False),
+    ("memory statistics logged in an if block", _answer(
+        "if x.is_cuda:\n        peak = torch.cuda.max_memory_allocated(x.device) / 2**20\n"
+        "        _log.debug('%.1f MiB', peak)\n    return _rows(x)",
+        "import logging\n\n_log = logging.getLogger('w')\n\n\n"), False),
     # round 38z80 (honest learners only): a local only logged, a mask cache on the object keyed by device, a flag
     # that hides a progress bar, a flush under a flag, the input's GPU made the current one, a profiler's label, a
     # NamedTuple key with a device field, a check that raises under a flag; each beside a case that asks
@@ -798,7 +855,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
@@ -1405,6 +1462,26 @@ def test_judge_graded_calls():
     tripped = {**ok, "graded": {"status": "ok", "text": _outcomes({"value": 7}, ["graded call 1 called torch.softmax"])}}
     verdict, message = judge_graded(cells, tripped, [], limits, expected, spec, TOKEN)
     assert verdict == REVIEW and "tripwire: graded call 1 called torch.softmax" in message, message
+    # round 38z81: a learner's cell that failed here, whose lines after the failing one bind what the answer reads
+    mine = [*cells, Cell(2, "mine", "extra", None, late=("FUSED",))]
+    failed = {**ok, "cells": {**ran, "2": {"status": "error", "sha256": "", "ename": "RuntimeError", "evalue": ""}}}
+    verdict, message = judge_graded(mine, failed, [], limits, expected, spec, TOKEN)
+    assert verdict == REVIEW and "'FUSED'" in message, message
+    assert judge_graded(mine, {**ok, "cells": {**ran, "2": {**ran["1"]}}}, [], limits, expected, spec, TOKEN) == (
+        PASS, ""), "the cell ran to its end"
+    assert judge_graded([*cells, Cell(2, "mine", "extra", None)], failed, [], limits, expected, spec, TOKEN) == (
+        PASS, ""), "a failed cell that binds nothing the answer reads after the failing line"
+
+
+@pytest.mark.parametrize("source, read, late", [
+    ("_warm = torch.randn(2, device='cuda')\nFUSED = True\n", {"FUSED"}, ("FUSED",)),
+    ("import torch\n\n\ndef f(x):\n    return x\n\n\nBLOCK = 64\nprint(f(torch.ones(1, device='cuda')))\n",
+     {"f", "BLOCK"}, ()),
+    ("print(torch.cuda.get_device_name(0))\nBLOCK = 64\nout = f(1)\n", {"BLOCK"}, ("BLOCK",)),
+])
+def test_a_cell_that_fails_here_names_what_it_binds_after_the_failing_line(source, read, late):
+    """What the answer reads that a cell binds after its first line that may fail (round 38z81)."""
+    assert late_bindings(source, read) == late
 
 
 def test_exceptions_match_by_class_and_numbers_by_value():
