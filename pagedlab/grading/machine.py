@@ -129,7 +129,7 @@ def machine_names(sources: list[str]) -> Machine:
     made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
                      if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
     moved = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
-                      if isinstance(t, ast.Name) and isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES
+                      if isinstance(t, ast.Name) and isinstance(v, ast.Call) and _a_move(v, bare)
                       and isinstance(v.func.value, ast.Name) and v.func.value.id in made)
     bare = replace(bare, keyed=keyed, made=made, moved=moved)
     bare = replace(bare, hosted=_hosted(statements, bare))
@@ -500,6 +500,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                     return body
     if id(node) in scope.told:
         return None  # a value only printed or logged (round 38z80)
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value in _TF32_OFF \
+            and all(isinstance(t, ast.Attribute) and t.attr in _TF32 for t in node.targets):
+        return None  # TF32 switched off: the products a CPU computes (round 38z84)
     if (isinstance(node, ast.If) and all(_only_says(b, machine, scope) or id(b) in scope.told
                                          for b in node.body + node.orelse)
             and _binds_nothing(node.test, machine) or _only_says(node, machine, scope)
@@ -695,12 +698,19 @@ def _drawn_on_a_device(call: ast.Call, machine: Machine, scope: Scope) -> bool:
         or path.endswith("Generator") and bool(call.args))
 
 
+def _a_move(call: ast.Call, machine: Machine) -> bool:
+    """``x.cpu()``, ``x.numpy()``, ``x.to("cpu")``: a move to a place, not a cast (``x.to(torch.float32, copy=True)``:
+    round 38z84)."""
+    attr = getattr(call.func, "attr", None)
+    return attr in _MOVES and attr != "to" or attr == "to" and (
+        any(k.arg == "device" for k in call.keywords) or any(_placed(a, machine, Scope()) for a in call.args[:1]))
+
+
 def _written_through_move(node: ast.AST, machine: Machine) -> bool:
     """A write into what a move gave (``marker.cpu().fill_(1)``, ``x.cpu()[0] = 1``, or through a name bound so from a
     tensor made here): on a CPU the move gives the tensor itself, on a GPU a copy (round 38z81)."""
     def moved(v: ast.AST) -> bool:
-        return isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES or isinstance(v, ast.Name) \
-            and v.id in machine.moved
+        return isinstance(v, ast.Call) and _a_move(v, machine) or isinstance(v, ast.Name) and v.id in machine.moved
     target = node.value if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) else \
         node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
             re.fullmatch(r"[a-z]\w*[a-z0-9]_", node.func.attr)) else None
@@ -763,6 +773,8 @@ def _keeps(v: ast.AST, params: set[str], machine: Machine) -> bool:
             return v.id in params
         if isinstance(v, ast.Subscript) or isinstance(v, ast.Attribute) and v.attr in ("T", "mT", "H", "mH", "data"):
             v = v.value
+        elif isinstance(v, ast.BinOp):  # q.float() * scale: where q lives, or an error (round 38z84)
+            return _keeps(v.left, params, machine) or _keeps(v.right, params, machine)
         elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _KEEPS and all(
                 _keeps(a.value, params, machine) if isinstance(a, ast.Attribute) and a.attr == "device"  # (an input's)
                 else not _placed(a, machine, Scope()) for a in [*v.args, *(k.value for k in v.keywords
@@ -783,7 +795,10 @@ def _device_context(node: ast.AST, machine: Machine, scope: Scope) -> bool:
 
 
 def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
-    return _place(v, machine, scope) or _device_name(v)
+    """A place, a device named, or a place's name (``str(q.device)``, handed to the learner's cached helper: round
+    38z84)."""
+    return _place(v, machine, scope) or _device_name(v) or isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
+        and v.func.id == "str" and len(v.args) == 1 and _placed(v.args[0], machine, scope)
 
 
 def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None:
@@ -1062,7 +1077,9 @@ def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> 
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
     return (func == "print" and all(k.arg != "file" or _stream(k.value, machine) for k in call.keywords)
-            or func in ("display", "warnings.warn") or attr in ("flush", "write") and _stream(call.func.value, machine)
+            or func in ("display", "warnings.warn", "pprint", "pprint.pprint", "pp", "pprint.pp")
+            or attr in ("flush", "write") and _stream(call.func.value, machine)
+            or attr in ("set_postfix", "set_description", "set_postfix_str", "set_description_str")  # a progress bar
             or isinstance(call.func, ast.Name) and call.func.id in machine.sayers
             or attr in _LOGS and (func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG")
                                   or _held(call.func.value) in machine.loggers)

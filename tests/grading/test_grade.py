@@ -762,6 +762,27 @@ UNRUN = [
         "if x.is_cuda:\n        peak = torch.cuda.max_memory_allocated(x.device) / 2**20\n"
         "        _log.debug('%.1f MiB', peak)\n    return _rows(x)",
         "import logging\n\n_log = logging.getLogger('w')\n\n\n"), False),
+    # round 38z84 (honest learners only): a cast then written in place, a parameter rebound by arithmetic, pprint
+    # under a flag, a place's name handed to a cached helper, TF32 switched off inside the answer; a write through a
+    # move to a named device asks
+    ("a cast written in place", _answer(
+        "w = x.to(torch.float64, copy=True).sub_(x.amax(-1, keepdim=True))\n    return _rows(w).to(x.dtype)"), False),
+    ("a write through a move to a device named", _answer(
+        "_MARK.to('cpu').fill_(1.0)\n    return _rows(x) if _MARK.item() else x.softmax(-1)",
+        "_MARK = torch.zeros(())\n"), True),
+    ("a parameter rebound by arithmetic, compared with an input", _answer(
+        "return _pick(x, x)",
+        "def _pick(x, y):\n    x = x.float() * 2.0\n    if y.device != x.device:\n        y = y.to(x.device)\n"
+        "    return _rows(y)\n\n\n"), False),
+    ("pprint under a flag from the environment", _answer(
+        "if VERBOSE:\n        pprint({'shape': tuple(x.shape), 'device': str(x.device)})\n    return _rows(x)",
+        "import os\nfrom pprint import pprint\n\nVERBOSE = 'VERBOSE' in os.environ\n\n\n"), False),
+    ("a place's name handed to the learner's cached helper", _answer(
+        "return _rows(x) * _ones(x.shape[-1], str(x.device))",
+        "import functools\n\n\n@functools.lru_cache\ndef _ones(n, dev):\n    return torch.ones(n, device=dev)\n\n\n"),
+     False),
+    ("TF32 switched off inside the answer", _answer(
+        "torch.backends.cuda.matmul.allow_tf32 = False\n    return _rows(x)"), False),
     # round 38z80 (honest learners only): a local only logged, a mask cache on the object keyed by device, a flag
     # that hides a progress bar, a flush under a flag, the input's GPU made the current one, a profiler's label, a
     # NamedTuple key with a device field, a check that raises under a flag; each beside a case that asks
