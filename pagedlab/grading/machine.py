@@ -46,6 +46,7 @@ class Machine:
     kernels: frozenset[str] = frozenset()  # the learner's ``@triton.jit`` kernels: a launch is their only use here
     loggers: frozenset[str] = frozenset()  # names (``self._log`` too) bound to a logger of ``logging``'s
     moved: frozenset[str] = frozenset()  # names bound to a move of a tensor made here (``host = marker.cpu()``)
+    heard: frozenset[str] = frozenset()  # what the learner reads back of what is said: "print", "warn", "log"
 
 
 class Scope(NamedTuple):
@@ -80,13 +81,21 @@ def machine_names(sources: list[str]) -> Machine:
     classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)) - translated
     def empty(v: ast.AST) -> bool:
         return isinstance(v, ast.Dict) and not v.keys or isinstance(v, ast.Call) and (
-            not v.args + v.keywords and ast.unparse(v.func).split(".")[-1] in ("dict", "OrderedDict")
+            not v.args + v.keywords and ast.unparse(v.func).split(".")[-1] in ("dict", "OrderedDict", "set")
             or ast.unparse(v.func).split(".")[-1] == "defaultdict")
     caches = frozenset(n for st in statements if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
                        and empty(st.value) for n in _bound(st))  # (round 38z82: ``_MASKS: dict[tuple, Tensor] = {}``)
     caches |= {_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
                if empty(v) and isinstance(t, ast.Attribute) and _held(t)}  # self._built = {} (round 38z80)
     bare = Machine(frozenset(), frozenset(), aliases)
+    named = {(f.name, i) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z83:
+             for f in [next((g for g in ast.walk(ast.Module(statements, [])) if isinstance(g, ast.FunctionDef)  # a
+                             and g.name == _callee(c)), None)] if f is not None  # decorator @_path_for("cuda"))
+             for i, a in enumerate(c.args) if _device_name(a) and i < len(f.args.args)}
+    caches -= {_held(n.value) for st in statements for f in ast.walk(st) if isinstance(f, ast.FunctionDef)
+               for i, x in enumerate(f.args.args) if (f.name, i) in named for n in ast.walk(f)
+               if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.slice, ast.Name)
+               and n.slice.id == x.arg}
     caches -= {_held(n.value if isinstance(n, ast.Subscript) else n.func.value)  # a table with a device's name among
                for st in statements for n in ast.walk(st)  # its keys
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _fixed_place(n.slice, bare)
@@ -116,7 +125,7 @@ def machine_names(sources: list[str]) -> Machine:
                         and _held(t))  # (round 38z82: ``_LOGGER = logging.getLogger(...)``, ``self._log``)
     kernels = frozenset(f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] == "jit"
                                                              for d in f.decorator_list))
-    bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers)
+    bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers, heard=_heard(statements))
     # a function run in a thread of its own: what fails there is swallowed, and what it changes tells which machine
     # ran it (round 38z79: ``CUDA_READY.set()`` after a matrix product on "cuda")
     threaded = {a.id for st in statements for c in ast.walk(st) if isinstance(c, ast.Call) and _starts(c, bare)
@@ -185,6 +194,27 @@ def _passed(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
 # The names IPython binds in the notebook's namespace: a shell command's exit status (round 38z79: ``!nvidia-smi -L``,
 # then ``_exit_code == 0`` on a GPU runtime), the outputs and inputs of earlier cells, the folders visited.
 _IPYTHON_NAMES = frozenset(("_exit_code", "_", "__", "___", "_oh", "Out", "_ih", "In", "_i", "_ii", "_iii", "_dh"))
+
+
+def _heard(statements: list[ast.AST]) -> frozenset[str]:
+    """What of what is said the learner's code reads back, so that saying it is no longer only saying: prints under
+    ``redirect_stdout`` (round 38z79), warnings recorded or turned into errors (``catch_warnings(record=True)``:
+    round 38z83), log records kept by a handler of the learner's (an ``emit``) or a buffer."""
+    heard = set()
+    for c in (n for st in statements for n in ast.walk(st)):
+        name = _callee(c) if isinstance(c, ast.Call) else None
+        if name in ("redirect_stdout", "redirect_stderr"):
+            heard.add("print")
+        if name == "catch_warnings" and any(k.arg == "record" and not (isinstance(k.value, ast.Constant) and not
+                                                                       k.value.value) for k in c.keywords) \
+                or name in ("simplefilter", "filterwarnings") and c.args and isinstance(c.args[0], ast.Constant) \
+                and c.args[0].value == "error":
+            heard.add("warn")
+        if isinstance(c, ast.FunctionDef) and c.name in ("emit", "handle", "filter") \
+                or name in ("MemoryHandler", "BufferingHandler", "QueueHandler") \
+                or name == "StreamHandler" and isinstance(c, ast.Call) and (c.args or c.keywords):
+            heard.add("log")
+    return frozenset(heard)
 
 
 def _starts(call: ast.Call, machine: Machine) -> bool:
@@ -441,6 +471,12 @@ def _same_everywhere(path: str) -> bool:
     return path in _SAME_EVERYWHERE or path.startswith(("sys.float_info.", "sys.int_info."))
 
 
+def _launch(node: ast.AST, machine: Machine) -> bool:
+    """``add_kernel[grid](...)``: a launch of the learner's kernel."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id in machine.kernels
+
+
 def _kernel_object(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     """A ``@triton.jit`` kernel read as an object, not launched (``add_kernel[grid](...)``): its type, attributes and
     text are the interpreter's here and the compiler's on a GPU (round 38z79)."""
@@ -482,14 +518,6 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     if isinstance(node, (ast.With, ast.AsyncWith)):
         for item in node.items:
             caught = item.context_expr
-            if isinstance(caught, ast.Call) and (_resolved(caught.func, machine, scope) or "").split(".")[-1] in (
-                    "redirect_stdout", "redirect_stderr"):  # its prints are written to what is read back (38z79)
-                said = [ast.Call(ast.Name("print", ast.Load()), n.args, [ast.keyword("file", caught)])
-                        for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call) and _callee(n) == "print"]
-                hit = next((a for c in said for a in [c, *c.args] if _string_form(a, machine, scope)
-                            or a is not c and _asked(a, machine, scope) is not None), None)
-                if hit is not None:
-                    return hit
             if isinstance(caught, ast.Call) and (_resolved(caught.func, machine, scope) in ("contextlib.suppress",
                                                                                            "suppress")
                                                  and not (caught.args and all(_data_errors(a, machine, node.body)
@@ -500,6 +528,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                     return body
     if id(node) in scope.told:
         return None  # a value only printed or logged (round 38z80)
+    if _launch(node, machine):
+        return node  # a launch's value: None from the interpreter, the compiled kernel on a GPU (round 38z83)
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value in _TF32_OFF \
             and all(isinstance(t, ast.Attribute) and t.attr in _TF32 for t in node.targets):
         return None  # TF32 switched off: the products a CPU computes (round 38z84)
@@ -510,6 +540,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
+    if isinstance(node, ast.Expr) and _launch(node.value, machine):  # a launch, its value unused
+        children = [node.value.func.slice, *node.value.args, *(k.value for k in node.value.keywords)]
     if isinstance(node, ast.arguments):  # a parameter's default place: read where the parameter is used (round 38z82)
         children = [d for d in [*node.defaults, *node.kw_defaults] if d is not None and not _placed(d, machine, scope)]
     if isinstance(node, ast.withitem) and _device_context(node.context_expr, machine, scope) \
@@ -602,7 +634,7 @@ def _looked_up(node: ast.AST, machine: Machine) -> tuple[ast.AST | None, ast.AST
     if isinstance(node, ast.Subscript) and cache(node.value):
         return node.value, node.slice
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and cache(node.func.value) \
-            and node.func.attr in ("get", "setdefault", "pop", "clear"):
+            and node.func.attr in ("get", "setdefault", "pop", "clear", "add", "discard", "remove"):
         return node.func.value, node.args[0] if node.args else ast.Tuple([], ast.Load())
     if isinstance(node, ast.Call) and _callee(node) == "len" and len(node.args) == 1 and cache(node.args[0]):
         return node.args[0], ast.Tuple([], ast.Load())
@@ -627,7 +659,8 @@ def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
     path = _resolved(node.func, machine, scope) if isinstance(node, ast.Call) else None
     if path in ("repr", "str", "format", "ascii", "reprlib.repr", "pprint.pformat", "pprint.saferepr"):
         operands = node.args[:1]
-    elif path == "print" and any(k.arg == "file" and not _stream(k.value, machine) for k in node.keywords):  # read back
+    elif path == "print" and (any(k.arg == "file" and not _stream(k.value, machine) for k in node.keywords)
+                              or "print" in machine.heard):  # read back
         operands = node.args
     elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "format" and isinstance(node.func.value, ast.Constant):
         operands = [*node.args, *(k.value for k in node.keywords)]
@@ -785,12 +818,13 @@ def _keeps(v: ast.AST, params: set[str], machine: Machine) -> bool:
 
 
 def _device_context(node: ast.AST, machine: Machine, scope: Scope) -> bool:
-    """``torch.device(dev)``, ``torch.cuda.device(x.device)``, ``contextlib.nullcontext()``: a context that only
-    says where tensors go, or nothing."""
+    """``torch.device(dev)``, ``torch.cuda.device(x.device)``, ``contextlib.nullcontext()``, a profiler's label
+    (``torch.cuda.nvtx.range(name)``: round 38z83): a context that only says where tensors go, or nothing."""
     path = _resolved(node.func, machine, scope) if isinstance(node, ast.Call) else None
     return path in ("torch.device", "torch.cuda.device") and bool(node.args) \
         and all(_placed(a, machine, scope) for a in node.args) \
         or path == "torch.cuda.device_of" and len(node.args) == 1 \
+        or path in ("torch.cuda.nvtx.range", "torch.profiler.record_function") \
         or path in ("contextlib.nullcontext", "nullcontext") and not node.args and not node.keywords
 
 
@@ -934,7 +968,8 @@ def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
         mine = set()
         while True:  # (round 38z82: ``start`` read by ``elapsed = clock() - start``, which only a print reads)
             more = {id(n) for n, name in assigned if name in once and all(  # bound there only, read only by what says
-                id(r) in saying for r in reads[name] if r is not n.targets[0]) and _binds_nothing(n.value, machine)}
+                id(r) in saying for r in reads[name] if r is not n.targets[0]) and _binds_nothing(n.value, machine)
+                and not any(_launch(x, machine) for x in ast.walk(n.value))}  # (a launch's arguments are read)
             if more <= mine:
                 break
             mine |= more
@@ -991,7 +1026,7 @@ def _a_place(v: ast.AST, machine: Machine, scope: Scope) -> bool:
         placing = {id(x) for k, x in zip(v.keys, v.values)
                    if isinstance(k, ast.Constant) and k.value == "device" and _placed(x, machine, scope)}
         return bool(placing) and all(id(x) in placing or _asked(x, machine, scope) is None for x in v.values)
-    return _device_name(v) or _place(v, machine, scope) or _inputs(v, machine, scope)
+    return _placed(v, machine, scope) or _inputs(v, machine, scope)
 
 
 def _results(v: ast.AST) -> list[ast.AST]:
@@ -1076,13 +1111,15 @@ def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> 
             and id(statement) not in scope.caught
     call, func = statement.value, ast.unparse(statement.value.func)
     attr = getattr(call.func, "attr", None)
-    return (func == "print" and all(k.arg != "file" or _stream(k.value, machine) for k in call.keywords)
-            or func in ("display", "warnings.warn", "pprint", "pprint.pprint", "pp", "pprint.pp")
+    return (func in ("print", "pprint", "pprint.pprint", "pp", "pprint.pp") and "print" not in machine.heard
+            and all(k.arg != "file" and k.arg != "stream" or _stream(k.value, machine) for k in call.keywords)
+            or func == "display" or func == "warnings.warn" and "warn" not in machine.heard
             or attr in ("flush", "write") and _stream(call.func.value, machine)
             or attr in ("set_postfix", "set_description", "set_postfix_str", "set_description_str")  # a progress bar
             or isinstance(call.func, ast.Name) and call.func.id in machine.sayers
-            or attr in _LOGS and (func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG")
-                                  or _held(call.func.value) in machine.loggers)
+            or attr in _LOGS and "log" not in machine.heard and (
+                func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG")
+                or _held(call.func.value) in machine.loggers)
             or attr in _WAITS and _root(call.func) in machine.aliases)
 
 

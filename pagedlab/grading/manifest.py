@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '322b121ffd68ff12ae309cb614894098098cf37bd5c53a0a83c014d8ce250769',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'e52bb53a9f4b1568431298ea7470877622daaf9a8caa5f2e71b6a5bc315f5420',
-    'machine.py': 'a560a5732aa61c11de246b3f1cbfe01fd3099f46a476381d2469eb994136125c',
+    'machine.py': 'ab25d7375a5034da50ba02ae38567c0f5e1f194993ff18c3d3d60e35ba32a23a',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '2b99e4442cc5ef5c2fdb68b9208a32bfa4bde886a316ce05197ba39257f15524',
@@ -22,7 +22,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '0b8cf196d05daf019f66f9867ba91dc7cb1c06206b0dd6d6303ec36c29c58687',
-    'specs.py': '6831544510860cfc861d79360246a1bb0f319e154fb479fc9eb8859bcbe93f4f',
+    'specs.py': 'ed4c6694c7eb1535b7421191c4fb40e85c0f09bef4b6d3087e7a4893cac5d0ad',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

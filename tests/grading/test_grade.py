@@ -762,6 +762,28 @@ UNRUN = [
         "if x.is_cuda:\n        peak = torch.cuda.max_memory_allocated(x.device) / 2**20\n"
         "        _log.debug('%.1f MiB', peak)\n    return _rows(x)",
         "import logging\n\n_log = logging.getLogger('w')\n\n\n"), False),
+    # round 38z83: a launch's value (None from the interpreter), a warning by machine recorded and read back, a table
+    # by device filled through a decorator's parameter; an NVTX range chosen in a helper and a set of the devices
+    # announced once are none
+    ("a launch's value asked", _answer(
+        "h = _k[(1,)](x)\n    return x.softmax(-1) if h is not None else _rows(x)",
+        "import triton\n\n\n@triton.jit\ndef _k(x_ptr):\n    pass\n\n\n"), True),
+    ("a warning by machine recorded and read back", _answer(
+        "with warnings.catch_warnings(record=True) as heard:\n        warnings.simplefilter('always')\n"
+        "        _note()\n    return x.softmax(-1) if heard else _rows(x)",
+        "import warnings\n\n\ndef _note():\n    if torch.cuda.is_available():\n        warnings.warn('gpu')\n\n\n"),
+     True),
+    ("a table by device filled through a decorator's parameter", _answer(
+        "fast = _PATHS.get(x.device.type)\n    return fast(x) if fast else _rows(x)",
+        "_PATHS = {}\n\n\ndef _path_for(kind):\n    def register(fn):\n        _PATHS[kind] = fn\n        return fn\n"
+        "    return register\n\n\n@_path_for('cuda')\ndef _fused(x):\n    return x.softmax(-1)\n\n\n"), True),
+    ("an NVTX range chosen by where the input lives, in a helper", _answer(
+        "with _label(x, 'rows'):\n        return _rows(x)",
+        "import contextlib\n\n\ndef _label(t, name):\n"
+        "    return torch.cuda.nvtx.range(name) if t.is_cuda else contextlib.nullcontext()\n\n\n"), False),
+    ("a set of the devices announced once", _answer(
+        "where = str(x.device)\n    if where not in _SEEN:\n        _SEEN.add(where)\n        print('on', where)\n"
+        "    return _rows(x)", "_SEEN = set()\n"), False),
     # round 38z84 (honest learners only): a cast then written in place, a parameter rebound by arithmetic, pprint
     # under a flag, a place's name handed to a cached helper, TF32 switched off inside the answer; a write through a
     # move to a named device asks
@@ -876,7 +898,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
