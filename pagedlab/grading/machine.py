@@ -199,7 +199,7 @@ _IPYTHON_NAMES = frozenset(("_exit_code", "_", "__", "___", "_oh", "Out", "_ih",
 def _heard(statements: list[ast.AST]) -> frozenset[str]:
     """What of what is said the learner's code reads back, so that saying it is no longer only saying: prints under
     ``redirect_stdout`` (round 38z79), warnings recorded or turned into errors (``catch_warnings(record=True)``:
-    round 38z83), log records kept by a handler of the learner's (an ``emit``) or a buffer."""
+    round 38z83), log records kept by a handler or filter of the learner's, or written to a buffer."""
     heard = set()
     for c in (n for st in statements for n in ast.walk(st)):
         name = _callee(c) if isinstance(c, ast.Call) else None
@@ -210,7 +210,7 @@ def _heard(statements: list[ast.AST]) -> frozenset[str]:
                 or name in ("simplefilter", "filterwarnings") and c.args and isinstance(c.args[0], ast.Constant) \
                 and c.args[0].value == "error":
             heard.add("warn")
-        if isinstance(c, ast.FunctionDef) and c.name in ("emit", "handle", "filter") \
+        if isinstance(c, ast.ClassDef) and any(ast.unparse(b).endswith(("Handler", "Filter")) for b in c.bases) \
                 or name in ("MemoryHandler", "BufferingHandler", "QueueHandler") \
                 or name == "StreamHandler" and isinstance(c, ast.Call) and (c.args or c.keywords):
             heard.add("log")

@@ -777,6 +777,11 @@ UNRUN = [
         "fast = _PATHS.get(x.device.type)\n    return fast(x) if fast else _rows(x)",
         "_PATHS = {}\n\n\ndef _path_for(kind):\n    def register(fn):\n        _PATHS[kind] = fn\n        return fn\n"
         "    return register\n\n\n@_path_for('cuda')\ndef _fused(x):\n    return x.softmax(-1)\n\n\n"), True),
+    ("a log record by machine kept by the learner's handler and read back", _answer(
+        "_note()\n    return x.softmax(-1) if _KEPT else _rows(x)",
+        "import logging\n\n_KEPT = []\n\n\nclass _Keep(logging.Handler):\n    def emit(self, record):\n"
+        "        _KEPT.append(record)\n\n\n_log = logging.getLogger('k')\n_log.addHandler(_Keep())\n\n\n"
+        "def _note():\n    if torch.cuda.is_available():\n        _log.warning('gpu')\n\n\n"), True),
     ("an NVTX range chosen by where the input lives, in a helper", _answer(
         "with _label(x, 'rows'):\n        return _rows(x)",
         "import contextlib\n\n\ndef _label(t, name):\n"
@@ -898,7 +903,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
