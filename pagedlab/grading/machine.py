@@ -489,7 +489,8 @@ def _kernel_object(node: ast.AST, machine: Machine, scope: Scope) -> bool:
 # What a tensor says of where it lives (``x.device`` is a place: :func:`_place`); and, where no import says what an
 # object is (``globals()["torch"].cuda``), the names only a device's module answers with (a second net).
 _PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
-                          "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned"))
+                          "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned",
+                          "__dlpack_device__", "__cuda_array_interface__", "__array_interface__"))  # (round 38z85)
 _ANSWERS = frozenset(("is_available", "device_count", "get_device_name", "get_device_capability",
                       "get_device_properties", "current_device", "is_built", "current_accelerator"))
 _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
@@ -663,6 +664,8 @@ def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
                               or "print" in machine.heard):  # read back
         operands = node.args
     elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "format" and isinstance(node.func.value, ast.Constant):
+        if ".device" in str(node.func.value.value):
+            return True  # "{0.device}".format(x) (round 38z85)
         operands = [*node.args, *(k.value for k in node.keywords)]
     elif isinstance(node, ast.FormattedValue):
         operands = [node.value]
@@ -719,16 +722,17 @@ def _moved_identity(node: ast.AST) -> bool:
 
 
 _DRAWS = frozenset(("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
-                    "multinomial", "normal", "poisson", "Generator"))
+                    "multinomial", "normal", "poisson", "Generator"))  # torch's random draws
 
 
 def _drawn_on_a_device(call: ast.Call, machine: Machine, scope: Scope) -> bool:
-    """A random draw by a device's generator (``torch.rand(n, device=x.device)``, ``torch.Generator(device=...)``,
-    ``torch.rand_like(x)``): a GPU's stream of numbers is another than a CPU's for one seed (round 38z81)."""
+    """A seeded draw by a device's generator (``torch.Generator(device=x.device)``, ``torch.rand(n, generator=g)``): a
+    GPU's stream of numbers is another than a CPU's for one seed (round 38z81). An unseeded draw is random anywhere
+    (round 38z86: a demo's ``torch.randn(..., device=DEVICE)`` is no question)."""
     path = _resolved(call.func, machine, scope) or ""
     return path.startswith("torch.") and path.split(".")[-1] in _DRAWS and (
-        any(k.arg in ("device", "generator") for k in call.keywords) or path.endswith("_like")
-        or path.endswith("Generator") and bool(call.args))
+        any(k.arg == "generator" for k in call.keywords)
+        or path.endswith("Generator") and bool(call.args or call.keywords))
 
 
 def _a_move(call: ast.Call, machine: Machine) -> bool:

@@ -782,6 +782,17 @@ UNRUN = [
         "import logging\n\n_KEPT = []\n\n\nclass _Keep(logging.Handler):\n    def emit(self, record):\n"
         "        _KEPT.append(record)\n\n\n_log = logging.getLogger('k')\n_log.addHandler(_Keep())\n\n\n"
         "def _note():\n    if torch.cuda.is_available():\n        _log.warning('gpu')\n\n\n"), True),
+    # round 38z85: DLPack's word on where a tensor lives, a device named by a format string
+    ("DLPack's device of the input", _answer(
+        "return x.softmax(-1) if x.__dlpack_device__()[0] != 1 else _rows(x)"), True),
+    ("a device named by a format string", _answer(
+        "return x.softmax(-1) if 'cuda' in '{0.device}'.format(x) else _rows(x)"), True),
+    ("a demo's unseeded draw on the machine's device, handed to a helper that fills a cache", _answer(
+        "return _rows(x) * _fill(x)",
+        "_ONES = {}\n\n\ndef _fill(x):\n    key = (x.shape[-1], x.device)\n    if key not in _ONES:\n"
+        "        _ONES[key] = torch.ones(x.shape[-1], device=x.device)\n    return _ONES[key]\n\n\n"
+        "DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n_fill(torch.randn(2, 3, device=DEVICE))\n\n\n"),
+     False),
     ("an NVTX range chosen by where the input lives, in a helper", _answer(
         "with _label(x, 'rows'):\n        return _rows(x)",
         "import contextlib\n\n\ndef _label(t, name):\n"
