@@ -456,7 +456,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "time", "timeit",  # (round 38z59: how fast a call ran)
                     "posixpath", "ntpath", "genericpath", "posix", "nt", "io.open", "io.open_code", "io.FileIO",
                     "uuid", "pwd", "grp", "resource", "torch.profiler",  # (round 38z69)
-                    "datetime", "torch.utils.benchmark")  # (round 38z71: clocks)
+                    "datetime", "torch.utils.benchmark",  # (round 38z71: clocks)
+                    "torch.typename", "torch._utils", "torch.save", "torch.serialization", "pickle", "marshal")
+# (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
 # (``triton.runtime``, ``triton.knobs``, ``triton.testing``, ``triton.JITFunction``: a kernel's type is another under
 # the interpreter, round 38z79) answers which machine this is.
@@ -490,7 +492,8 @@ def _kernel_object(node: ast.AST, machine: Machine, scope: Scope) -> bool:
 # object is (``globals()["torch"].cuda``), the names only a device's module answers with (a second net).
 _PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
                           "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned",
-                          "__dlpack_device__", "__cuda_array_interface__", "__array_interface__"))  # (round 38z85)
+                          "__dlpack_device__", "__cuda_array_interface__", "__array_interface__",  # (round 38z85)
+                          "is_shared"))  # (round 38z87: always True for a GPU's tensor)
 _ANSWERS = frozenset(("is_available", "device_count", "get_device_name", "get_device_capability",
                       "get_device_properties", "current_device", "is_built", "current_accelerator"))
 _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))

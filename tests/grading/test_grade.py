@@ -793,6 +793,12 @@ UNRUN = [
         "        _ONES[key] = torch.ones(x.shape[-1], device=x.device)\n    return _ONES[key]\n\n\n"
         "DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n_fill(torch.randn(2, 3, device=DEVICE))\n\n\n"),
      False),
+    # round 38z87: is_shared (always True for a GPU's tensor), torch.typename, a tensor's pickled bytes
+    ("whether the input is shared", _answer("return x.softmax(-1) if x.is_shared() else _rows(x)"), True),
+    ("torch.typename of the input", _answer(
+        "return x.softmax(-1) if 'cuda' in torch.typename(x) else _rows(x)"), True),
+    ("the input's pickled bytes", _answer(
+        "return x.softmax(-1) if b'cuda' in pickle.dumps(x[:1]) else _rows(x)", "import pickle\n\n\n"), True),
     ("an NVTX range chosen by where the input lives, in a helper", _answer(
         "with _label(x, 'rows'):\n        return _rows(x)",
         "import contextlib\n\n\ndef _label(t, name):\n"
