@@ -88,9 +88,11 @@ def machine_names(sources: list[str]) -> Machine:
     caches |= {_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
                if empty(v) and isinstance(t, ast.Attribute) and _held(t)}  # self._built = {} (round 38z80)
     bare = Machine(frozenset(), frozenset(), aliases)
-    named = {(f.name, i) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z83:
-             for f in [next((g for g in ast.walk(ast.Module(statements, [])) if isinstance(g, ast.FunctionDef)  # a
-                             and g.name == _callee(c)), None)] if f is not None  # decorator @_path_for("cuda"))
+    defs: dict[str, ast.FunctionDef] = {}
+    for g in (g for st in statements for g in ast.walk(st) if isinstance(g, ast.FunctionDef)):
+        defs.setdefault(g.name, g)
+    named = {(f.name, i) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z83: a
+             for f in [defs.get(_callee(c))] if f is not None  # decorator @_path_for("cuda"))
              for i, a in enumerate(c.args) if _device_name(a) and i < len(f.args.args)}
     caches -= {_held(n.value) for st in statements for f in ast.walk(st) if isinstance(f, ast.FunctionDef)
                for i, x in enumerate(f.args.args) if (f.name, i) in named for n in ast.walk(f)

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '322b121ffd68ff12ae309cb614894098098cf37bd5c53a0a83c014d8ce250769',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'e52bb53a9f4b1568431298ea7470877622daaf9a8caa5f2e71b6a5bc315f5420',
-    'machine.py': '443a14387b6b946dcf6f6ced06a67d99caff828e4040e75b0b1c0210e1e1923f',
+    'machine.py': '5ea205d4e363f2d64906d679b1306f24d50e23d35d23feaf631c61104c48e9e6',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '2b99e4442cc5ef5c2fdb68b9208a32bfa4bde886a316ce05197ba39257f15524',
