@@ -7,6 +7,7 @@ symbolic links refused, files with other names listed as "not graded: unexpected
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from pagedlab.grading.align import role
-from pagedlab.grading.review import bound_names, setup_names
+from pagedlab.grading.review import _parse, bound_names, setup_names
 from pagedlab.grading.similarity import (THRESHOLD, course_code, course_words, fingerprints, library_prints,
                                          library_share, overlap, sentences_in)
 from pagedlab.grading.specs import SPECS, Spec
@@ -54,6 +55,15 @@ class Pristine:
         """The names the setup and work cells bind: a learner's cell the grader leaves out that binds one changes the
         notebook the learner ran (:func:`~pagedlab.grading.review.unrun_reasons`)."""
         return bound_names(self._sources("setup", "work"))
+
+    @cached_property
+    def work_methods(self) -> dict[str, frozenset[str]]:
+        """The methods and attributes of each class the work cells hand out: what the graded calls may reach."""
+        return {c.name: frozenset(n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) else n.attr
+                                  for n in ast.walk(c) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                  or isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self")
+                for tree in filter(None, map(_parse, self._sources("work"))) for c in tree.body
+                if isinstance(c, ast.ClassDef)}
 
     def _sources(self, *roles: str) -> list[str]:
         return [c.source for c in self.notebook.cells if c.cell_type == "code" and role(c) in roles]

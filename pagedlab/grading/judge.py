@@ -90,7 +90,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     handed_out = {c.get("id"): c.source for c in pristine.notebook.cells if c.cell_type == "code"}
     work = pristine.work_names
     running = [restored.cells[c.index].source for c in cells if c.role not in RESTORED]
-    helpers, machine = answer_helpers(running, work), machine_names(pristine.setup_sources + running)
+    helpers, machine = answer_helpers(running, work), machine_names(pristine.setup_sources + running, pristine.work_methods)
     reasons += [f"{c.role} cell {c.id!r} {why}" for c in cells
                 if c.role not in RESTORED and restored.cells[c.index].source not in given
                 for why in conditional_reasons(restored.cells[c.index].source, work, helpers)

@@ -16,10 +16,11 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from pagedlab.grading.review import (_TF32, _TF32_OFF, _bindings, _bound, _code, _parse, _path, _root,
+from pagedlab.grading.review import (_TF32, _TF32_OFF, _bindings, _bound, _code, _parse, _path, _progress_bar, _root,
                                      _stdlib_import, _targets, _top_level)
 
 
@@ -47,6 +48,9 @@ class Machine:
     loggers: frozenset[str] = frozenset()  # names (``self._log`` too) bound to a logger of ``logging``'s
     moved: frozenset[str] = frozenset()  # names bound to a move of a tensor made here (``host = marker.cpu()``)
     heard: frozenset[str] = frozenset()  # what the learner reads back of what is said: "print", "warn", "log"
+    rebound: frozenset[str] = frozenset()  # names bound by more than one top-level statement
+    api: dict[str, frozenset[str]] = field(default_factory=dict)  # what code outside a handed-out class may call
+    bars: frozenset[str] = frozenset()  # progress bars, or a function that gives back the items (``_progress_bar``)
 
 
 class Scope(NamedTuple):
@@ -64,10 +68,11 @@ class Scope(NamedTuple):
     told: frozenset[int] = frozenset()  # assignments to a local that only prints, logs or warns read (:func:`_told`)
 
 
-def machine_names(sources: list[str]) -> Machine:
+def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None = None) -> Machine:
     """The names that statements of ``sources`` bind from a question to the machine (``ON_GPU =
     torch.cuda.is_available()``, ``FAST = ON_GPU``: round 38z47), and the names they bind to a place for tensors
-    (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``), which the answer may only place tensors with."""
+    (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``), which the answer may only place tensors with.
+    ``handed``: the methods of each class the exercise hands out (the graded calls call no other of its methods)."""
     statements = [st for tree in filter(None, map(_parse, sources)) for st in tree.body]
     aliases = {name: path for st in statements for node in ast.walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
                for name, path in _bindings(node)}
@@ -87,7 +92,18 @@ def machine_names(sources: list[str]) -> Machine:
                        and empty(st.value) for n in _bound(st))  # (round 38z82: ``_MASKS: dict[tuple, Tensor] = {}``)
     caches |= {_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
                if empty(v) and isinstance(t, ast.Attribute) and _held(t)}  # self._built = {} (round 38z80)
-    bare = Machine(frozenset(), frozenset(), aliases)
+    bound = Counter(n for st in statements for node in _top_level(ast.Module([st], [])) for n in _bound(node))
+    # (round 38z90: ``self.created_at = time.monotonic()`` for an ``uptime()`` that no graded call reaches)
+    def called(c: ast.ClassDef) -> set[str]:  # the attributes that functions outside ``c`` read
+        inside = {id(n) for n in ast.walk(c)}
+        return {a.attr for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and id(f) not in inside for a in ast.walk(f) if isinstance(a, ast.Attribute)}
+    api = {c.name: frozenset(handed[c.name] | called(c)) for st in statements for c in ast.walk(st)
+           if isinstance(c, ast.ClassDef) and c.name in (handed or {})}
+    bars = frozenset(n for st in statements for t in ast.walk(st) if isinstance(t, ast.Try) and _progress_bar(t)
+                     for b in t.body for n, _ in _bindings(b))
+    bare = Machine(frozenset(), frozenset(), aliases, rebound=frozenset(n for n, k in bound.items() if k > 1), api=api,
+                   bars=bars)
     defs: dict[str, ast.FunctionDef] = {}
     for g in (g for st in statements for g in ast.walk(st) if isinstance(g, ast.FunctionDef)):
         defs.setdefault(g.name, g)
@@ -194,8 +210,10 @@ def _passed(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
 
 
 # The names IPython binds in the notebook's namespace: a shell command's exit status (round 38z79: ``!nvidia-smi -L``,
-# then ``_exit_code == 0`` on a GPU runtime), the outputs and inputs of earlier cells, the folders visited.
-_IPYTHON_NAMES = frozenset(("_exit_code", "_", "__", "___", "_oh", "Out", "_ih", "In", "_i", "_ii", "_iii", "_dh"))
+# then ``_exit_code == 0`` on a GPU runtime), the outputs and inputs of earlier cells, the folders visited; and where
+# the notebook's file lies, which some front ends bind (ipykernel's ``__session__``, VS Code's).
+_IPYTHON_NAMES = frozenset(("_exit_code", "_", "__", "___", "_oh", "Out", "_ih", "In", "_i", "_ii", "_iii", "_dh",
+                            "__file__", "__session__", "__vsc_ipynb_file__"))
 
 
 def _heard(statements: list[ast.AST]) -> frozenset[str]:
@@ -414,7 +432,31 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
             reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
                            f"defines {', '.join(map(repr, bound[:3]))}: the grade is of this machine's branch, and on "
                            f"a GPU (Colab's) the notebook may compute another way; a person reads every branch")
+    body = tree.body if tree else []
+    fails = next((i for i, st in enumerate(body) if _may_fail(st, machine) is not None), len(body))
+    again = sorted({n for st in body[fails + 1:] for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
+                   & (set(answers) | set(helpers)) & machine.rebound)
+    if again:
+        line = _may_fail(body[fails], machine)
+        reasons.append(f"binds {', '.join(map(repr, again[:3]))} again after a line that may fail or not by which "
+                       f"machine runs it ({ast.unparse(line)[:60]}, line {line.lineno}): where it fails, the cell "
+                       f"stops there and the earlier binding stays, so on a GPU (Colab's) the answer may read another; "
+                       f"a person reads which one it used")
     return reasons
+
+
+def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
+    """The first expression of a top-level ``statement`` that may raise on one machine and not on another (round
+    38z89: a demo's ``x.numpy()`` of a tensor made on ``DEVICE``, then ``FAST = False``): a question to the machine,
+    a name bound from one or a place named so, a move (``.numpy()`` of a GPU's tensor raises, ``.cuda()`` on a CPU).
+    A definition or an import runs nothing of the machine's."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+        return None
+    return _asked(statement, machine) or next(
+        (n for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+         and n.id in machine.names | machine.places
+         or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("numpy", "__array__", "cuda", "pin_memory")),
+        None)
 
 
 def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
@@ -459,11 +501,15 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "posixpath", "ntpath", "genericpath", "posix", "nt", "io.open", "io.open_code", "io.FileIO",
                     "uuid", "pwd", "grp", "resource", "torch.profiler",  # (round 38z69)
                     "datetime", "torch.utils.benchmark",  # (round 38z71: clocks)
-                    "torch.typename", "torch._utils", "torch.save", "torch.serialization", "pickle", "marshal")
+                    "torch.typename", "torch._utils", "torch.save", "torch.serialization", "pickle", "marshal",
+                    "inspect.getfile", "inspect.getsourcefile", "inspect.getabsfile")  # (round 38z89: installed files)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
 # (``triton.runtime``, ``triton.knobs``, ``triton.testing``, ``triton.JITFunction``: a kernel's type is another under
 # the interpreter, round 38z79) answers which machine this is.
+# What a module says of how it was installed: its version, where its files lie (``site-packages`` or Colab's
+# ``dist-packages``), how it was found.
+_INSTALLED = frozenset(("__version__", "__file__", "__path__", "__spec__", "__loader__", "__cached__"))
 _TRITON_SAME = frozenset(("jit", "language", "cdiv", "next_power_of_2", "Config", "autotune", "heuristics"))
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",
@@ -502,7 +548,7 @@ _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
 _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 # What may fail, or give another object, on one machine and not another: a move, a view of host memory (``.numpy()``
 # of a GPU tensor raises; ``q.cpu() is q`` holds on a CPU only: round 38z55).
-_MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_"))
+_MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_", "__array__"))  # (round 38z89)
 _IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage"))
 _AUTOCASTS = frozenset(("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"))
 
@@ -533,7 +579,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                 if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
                     return body
     if id(node) in scope.told:
-        return None  # a value only printed or logged (round 38z80)
+        return None  # a value only printed or logged (round 38z80), or kept where no graded call reads it (38z90)
     if _launch(node, machine):
         return node  # a launch's value: None from the interpreter, the compiled kernel on a GPU (round 38z83)
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value in _TF32_OFF \
@@ -546,6 +592,11 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             or _placing(node, machine, scope)):
         return None
     children = list(ast.iter_child_nodes(node))
+    if isinstance(node, ast.ClassDef) and node.name in machine.api:
+        reached = _reached(node, machine.api[node.name])
+        scope = scope._replace(told=scope.told | _unread(node, machine.api[node.name], machine))
+        children = [*node.decorator_list, *node.bases, *node.keywords, *(
+            b for b in node.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or b.name in reached)]
     if isinstance(node, ast.Expr) and _launch(node.value, machine):  # a launch, its value unused
         children = [node.value.func.slice, *node.value.args, *(k.value for k in node.value.keywords)]
     if isinstance(node, ast.arguments):  # a parameter's default place: read where the parameter is used (round 38z82)
@@ -586,7 +637,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         if _resolved(node.func, machine, scope) in _AUTOCASTS and any(
                 k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
             return None  # (autocast switched off: the same precision everywhere, round 38z55)
-        if _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
+        if isinstance(node.func, ast.Name) and node.func.id in machine.bars and node.func.id not in scope.local:
+            children = node.args[:1]  # a progress bar, or the items unchanged (round 38z90)
+        elif _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
             children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),  # (partial's f too)
                         *(k for k in node.keywords if not _placed(k.value, machine, scope))]
         elif machine.aliases.get((_path(node.func) or ("",))[0], "").split(".")[0] == "tqdm":
@@ -604,18 +657,71 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id not in scope.local and (
-            node.id in machine.names or node.id in machine.keyed and isinstance(node.ctx, ast.Load))
+            node.id in machine.names or node.id in (machine.keyed | machine.bars) and isinstance(node.ctx, ast.Load))
             or isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _held(node) in machine.keyed
             or _string_form(node, machine, scope)
-            or path and path != "pagedlab.device.DEVICE" and (path.split(".")[-1] == "__version__" or (
-                not _same_everywhere(path) and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES))
-                or path.startswith("triton.") and path.split(".")[1] not in _TRITON_SAME)
+            or path and _machine_path(path) or _probed(node, machine, scope)
             or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS - machine.defined
             or _place(node, machine, scope)):
         return node
     if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
         return None  # (a module's name read for it, ``device`` of ``device.size``, is no question of its own)
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
+
+
+def _machine_path(path: str) -> bool:
+    """Whether what ``path`` names (``torch.cuda.is_available``, ``torch.__file__``) answers which machine this is: a
+    module of :data:`_MACHINE_MODULES` or of Triton's but :data:`_TRITON_SAME`, or what a module says of how it was
+    installed (its version, its files: round 38z89, ``"dist-packages" in torch.__file__`` on Colab)."""
+    return path != "pagedlab.device.DEVICE" and (
+        path.split(".")[-1] in _INSTALLED
+        or not _same_everywhere(path) and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)
+        or path.startswith("triton.") and path.split(".")[1] not in _TRITON_SAME)
+
+
+def _probed(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """``hasattr(q, "__cuda_array_interface__")``, ``hasattr(torch, "cuda")``: whether a value has an attribute that
+    asks which machine this is (round 38z89), or one named by a string computed where it runs."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
+            and node.func.id not in scope.local and len(node.args) == 2):
+        return False
+    name = node.args[1]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return True
+    path = _resolved(node.args[0], machine, scope)
+    return name.value in _PLACE_ATTRS or bool(path) and _machine_path(f"{path}.{name.value}")
+
+
+def _reached(cls: ast.ClassDef, api: frozenset[str]) -> set[str]:
+    """The methods of ``cls`` that a call from outside may run: those of ``api``, the special ones (``__init__``,
+    ``__len__``), and those that a statement reached names (round 38z90: an ``uptime()`` that reads a clock is not
+    among them where no graded call makes it)."""
+    methods = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    def named(b: ast.AST) -> set[str]:
+        return {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(b)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) or isinstance(n, ast.Name)} & methods
+    reached = {m for m in methods if m in api or m.startswith("__") and m.endswith("__")}
+    reached |= {m for b in cls.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) for m in named(b)}
+    while True:
+        more = {m for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name in reached
+                for m in named(b)} - reached
+        if not more:
+            return reached
+        reached |= more
+
+
+def _unread(cls: ast.ClassDef, api: frozenset[str], machine: Machine) -> set[int]:
+    """The assignments ``self.created_at = ...`` in ``cls``'s reached methods (:func:`_reached`) to an attribute that
+    neither ``api`` nor a reached statement reads: what they keep, no graded call sees (round 38z90)."""
+    reached = _reached(cls, api)
+    body = [b for b in cls.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or b.name in reached]
+    if any(isinstance(n, ast.Attribute) and n.attr == "__dict__" or isinstance(n, ast.Name) and n.id in (
+            "vars", "getattr", "__slots__") for b in body for n in ast.walk(b)):
+        return set()
+    read = {n.attr for b in body for n in ast.walk(b) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
+    return {id(n) for b in body for n in ast.walk(b) if isinstance(n, ast.Assign) and all(
+        isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+        and t.attr not in api | read for t in n.targets) and _binds_nothing(n.value, machine)}
 
 
 def _held(node: ast.AST) -> str | None:
@@ -849,6 +955,8 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
     machine it is (``try: torch.empty(1, device="cuda")``, ``try: import triton``): a device, a move, an import of a
     package (the standard library is on every machine of one Python), a raise by machine; and any call, where a
     handler that goes on catches more than what the data says (:data:`_DATA_ERRORS`)."""
+    if _progress_bar(statement):
+        return None
     broad = _swallows(statement) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
                                         and not _data_errors(h.type, machine, statement.body)
                                         for h in statement.handlers)

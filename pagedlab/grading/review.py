@@ -318,7 +318,7 @@ def conditional_reasons(source: str, answers: set[str], helpers: set[str] = froz
             # true in every notebook's kernel, a script's habit: no choice; what its body chooses is
             reasons += conditional_reasons("\n".join(ast.unparse(n) for n in statement.body), answers, helpers)
             continue
-        if isinstance(statement, ast.Try) and _imports_from_the_library(statement):
+        if isinstance(statement, ast.Try) and (_imports_from_the_library(statement) or _progress_bar(statement)):
             continue  # try: from math import prod / except ImportError: a fallback for an older Python, no choice
         if isinstance(statement, _BRANCHING):
             chosen = nodes  # (a context manager may suppress what its body raises: contextlib.suppress)
@@ -374,6 +374,32 @@ def _imports_from_the_library(statement: ast.Try) -> bool:
     return (all(map(_stdlib_import, statement.body)) and not statement.orelse
             and all(h.type is not None and ast.unparse(h.type) in ("ImportError", "ModuleNotFoundError")
                     for h in statement.handlers))
+
+
+def _progress_bar(statement: ast.Try) -> bool:
+    """``try: from tqdm.auto import tqdm`` / ``except ImportError: tqdm = lambda it, **kw: it``: a progress bar where
+    one is installed, else the items unchanged; the same items on every machine (round 38z90)."""
+    if not all(isinstance(b, (ast.Import, ast.ImportFrom)) and all(path.split(".")[0] == "tqdm"
+                                                                    for _, path in _bindings(b))
+               for b in statement.body):
+        return False
+    names = {name for b in statement.body for name, _ in _bindings(b)}
+    def unchanged(f: ast.AST) -> bool:  # a function that gives back its first argument
+        a = getattr(f, "args", None)
+        first = (a.posonlyargs + a.args)[:1] if a else []
+        value = f.body if isinstance(f, ast.Lambda) else (
+            f.body[-1].value if f.body and isinstance(f.body[-1], ast.Return) and len(f.body) == 1 else None)
+        return bool(first) and isinstance(value, ast.Name) and value.id == first[0].arg
+    def fallback(b: ast.AST) -> bool:
+        return isinstance(b, ast.Pass) or isinstance(b, ast.FunctionDef) and b.name in names and unchanged(b) \
+            or isinstance(b, ast.Assign) and all(isinstance(t, ast.Name) and t.id in names for t in b.targets) \
+            and isinstance(b.value, ast.Lambda) and unchanged(b.value)
+    def missing(caught: ast.AST | None) -> bool:
+        return all(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
+                   for n in (caught.elts if isinstance(caught, ast.Tuple) else [caught]))
+    return bool(names) and not statement.orelse + statement.finalbody and all(
+        missing(h.type) and all(map(fallback, h.body)) and any(not isinstance(b, ast.Pass) for b in h.body)
+        for h in statement.handlers)
 
 
 def _stdlib_import(n: ast.AST) -> bool:

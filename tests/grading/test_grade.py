@@ -799,6 +799,41 @@ UNRUN = [
         "return x.softmax(-1) if 'cuda' in torch.typename(x) else _rows(x)"), True),
     ("the input's pickled bytes", _answer(
         "return x.softmax(-1) if b'cuda' in pickle.dumps(x[:1]) else _rows(x)", "import pickle\n\n\n"), True),
+    # round 38z89: where torch is installed, an attribute probed with hasattr, a tensor's array view tried, a demo
+    # that may fail on a GPU before it binds the answer's flag again; round 38z90 (honest): a progress bar imported
+    # with a fallback that gives back the items
+    ("where torch is installed", _answer(
+        "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
+    ("the file inspect finds torch in", _answer(
+        "return x.softmax(-1) if 'dist' in inspect.getfile(torch) else _rows(x)", "import inspect\n\n\n"), True),
+    ("an interface only a GPU's tensor has, probed with hasattr", _answer(
+        "return x.softmax(-1) if hasattr(x, '__cuda_array_interface__') else _rows(x)"), True),
+    ("an attribute named at run time, probed with hasattr", _answer(
+        "return x.softmax(-1) if hasattr(x, '__cuda' + '_array_interface__') else _rows(x)"), True),
+    ("an attribute every tensor has, probed with hasattr", _answer(
+        "if not hasattr(x, 'shape'):\n        raise TypeError('softmax_rows takes a tensor')\n    return _rows(x)"),
+     False),
+    ("a tensor's array view tried, its TypeError caught", _answer(
+        "try:\n        x.__array__()\n    except TypeError:\n        return x.softmax(-1)\n    return _rows(x)"), True),
+    ("a demo that may fail on a GPU, then the answer's flag again", lambda s: _submit(_edited(_edited(
+        s, "softmax-work", "FAST = True\n\n\n" + HELPED.replace("return _rows(x)",
+                                                                    "return x.softmax(-1) if FAST else _rows(x)")),
+        "softmax-work", "DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                        "x = torch.randn(3, 5, device=DEVICE)\nprint(softmax_rows(x).numpy().sum(-1))\nFAST = False\n",
+        tags=[], new_id="demo")), True),
+    ("a demo that may fail on a GPU, then a name of its own", lambda s: _submit(_edited(
+        s, "softmax-work", "DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                           "x = torch.randn(3, 5, device=DEVICE)\nprint(softmax_rows(x).cpu().numpy().sum(-1))\n"
+                           "ROWS = softmax_rows(x).shape[0]\n", tags=[], new_id="demo")), False),
+    ("a progress bar imported with a fallback that gives back the items", _answer(
+        "for _ in tqdm(range(2), desc='warm-up'):\n        pass\n    return _rows(x)",
+        "try:\n    from tqdm.auto import tqdm\nexcept ImportError:\n    tqdm = lambda it, **kw: it\n\n\n"), False),
+    ("a progress bar imported with a fallback, the fallback's type asked", _answer(
+        "return _rows(x) if isinstance(tqdm, type) else x.softmax(-1)",
+        "try:\n    from tqdm.auto import tqdm\nexcept ImportError:\n    tqdm = lambda it, **kw: it\n\n\n"), True),
+    ("a progress bar imported with a fallback of None", _answer(
+        "return _rows(x) if tqdm is not None else x.softmax(-1)",
+        "try:\n    from tqdm.auto import tqdm\nexcept ImportError:\n    tqdm = None\n\n\n"), True),
     ("an NVTX range chosen by where the input lives, in a helper", _answer(
         "with _label(x, 'rows'):\n        return _rows(x)",
         "import contextlib\n\n\ndef _label(t, name):\n"
@@ -922,6 +957,39 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
+
+
+def _clocked(allocate: str = "", method: str = "uptime") -> str:
+    """ex06's solved allocator with a clock kept by ``__init__``, a method ``method`` that reads it, and ``allocate``
+    first in ``allocate``."""
+    work = next(c.source for c in nbformat.read(ROOT / "solutions" / "ex06_block_allocator.ipynb", as_version=4).cells
+                if c.get("id") == "allocator-work")
+    work = work.replace("        self.ref_count = [0] * num_blocks\n",
+                        "        self.ref_count = [0] * num_blocks\n        self.created_at = time.monotonic()\n\n"
+                        f"    def {method}(self):\n        return time.monotonic() - self.created_at\n")
+    return "import time\n\n\n" + work.replace('        ### BEGIN SOLUTION\n        if not self.free_list:',
+                                             f"        ### BEGIN SOLUTION\n{allocate}        if not self.free_list:")
+
+
+@pytest.mark.parametrize("work, flagged", [
+    (_clocked(), False),
+    (_clocked("        if self.uptime() > 3600:\n            self.free_list.sort()\n"), True),
+    (_clocked("        if self.created_at < 0:\n            self.free_list.sort()\n"), True),
+    (_clocked(method="__repr__"), True),
+    (_clocked().replace("self.created_at", "self.free_list_made").replace(
+        "self.ref_count = [0] * num_blocks\n", "self.ref_count = [0] * num_blocks\n"
+        "        self.num_blocks = num_blocks if time.monotonic() > 0 else 0\n"), True),
+], ids=["a clock kept for a method no graded call makes", "that method called by allocate",
+        "the clock read by allocate", "the clock read by __repr__", "an attribute the exercise hands out set by it"])
+def test_a_handed_out_class_asks_only_where_a_graded_call_can_reach(work, flagged):
+    """(Round 38z90) The graded calls of a class the exercise hands out call its methods and read its attributes,
+    those of the work cell's skeleton: a clock kept for a method of the learner's that none of them reaches (an
+    ``uptime()`` for the learner's own statistics) changes no outcome; read by anything they reach, it asks."""
+    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex06_block_allocator.ipynb"]
+    nb = nbformat.read(ROOT / "solutions" / "ex06_block_allocator.ipynb", as_version=4)
+    next(c for c in nb.cells if c.get("id") == "allocator-work").source = work
+    reasons = [r for r in prepare(_submit(nb), p, Limits())[2] if "which machine" in r]
+    assert bool(reasons) == flagged, reasons
 
 
 def test_a_setup_cell_the_grader_runs_as_handed_out_is_named_by_what_only_it_bound(solved):
