@@ -125,13 +125,26 @@ def notebook_bytes(path: Path, replace: dict[str, str] | None = None) -> bytes:
     return nbformat.writes(nb).encode()
 
 
-def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None = None) -> Graded:
+def first_cases(exercise: str, seed: int) -> int:
+    """How many of ``seed``'s graded calls a row of a quick run makes first (:func:`run_graded`'s ``first``): a
+    quarter of them, where a wrong answer or an attack is seen at once, the rest only where they all agree."""
+    return -(-len(SPECS[exercise].cases(seed).cases) // 4)
+
+
+def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None = None,
+               first: int | None = None) -> Graded:
     """Prepare ``data`` (a notebook's bytes) as the grader does, run its cells, make the graded calls (with the
-    exercise checks that the grading copy keeps wired whole, as there, or ``kept``)."""
+    exercise checks that the grading copy keeps wired whole, as there, or ``kept``); ``first``: only the first
+    ``first`` calls, of one seed."""
     p = pristine(exercise)
     spec = SPECS[exercise]
     restored, cells, _, _ = prepare(data, p, Limits())
     merged, where = merged_cases(exercise, tuple(seeds))
+    if first is not None:
+        (seed,) = seeds
+        merged, where = Cases(seed), {seed: (where[seed][0], 0, min(first, where[seed][2]))}
+        merged.arrays, merged.cases = merged_cases(exercise, tuple(seeds))[0].arrays, \
+            merged_cases(exercise, tuple(seeds))[0].cases[:first]
     errors = []
     namespace: dict = {"__name__": "__main__"}
     kept = copy_of(exercise)[1] if kept is None else kept
@@ -159,18 +172,19 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
         if watching is not None:
             watching.close()
     tripped += refused
-    per_seed = {seed: outcomes[first:first + n] for seed, (_, first, n) in where.items()}
+    per_seed = {seed: outcomes[start:start + n] for seed, (_, start, n) in where.items()}
     return Graded(per_seed, tripped, errors)
 
 
-def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: float = 20) -> Graded | None:
+def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: float = 20,
+                        first: int | None = None) -> Graded | None:
     """:func:`run_graded` in a forked child: a planted bug that writes past a buffer in Triton's interpreter can
     crash the process, or loop forever, as it would crash a grading kernel or run out its time (a fail). None when
     the child died or ran past ``timeout_s``."""
     warm(exercise)
     merged_cases(exercise, tuple(seeds))  # (before the fork, as the grader makes them outside the kernel)
     parent, child = multiprocessing.Pipe(duplex=False)
-    process = multiprocessing.get_context("fork").Process(target=_child, args=(child, exercise, data, seeds))
+    process = multiprocessing.get_context("fork").Process(target=_child, args=(child, exercise, data, seeds, first))
     process.start()
     child.close()
     try:
@@ -183,14 +197,14 @@ def run_graded_isolated(exercise: str, data: bytes, seeds=SEEDS, timeout_s: floa
     return result
 
 
-def _child(conn, exercise, data, seeds) -> None:
+def _child(conn, exercise, data, seeds, first) -> None:
     # A crash here is an expected fail (the parent gets None), not a fault of the test run: pytest's fault handler,
     # inherited through the fork, would print every such crash's traceback into the run's output.
     faulthandler.disable()
     # A forked child that runs a parallel op waits forever on the parent's OpenMP pool, once the parent has used it
     # (an earlier test's big tensor op): one thread, as in a grading kernel of its own.
     torch.set_num_threads(1)
-    conn.send(run_graded(exercise, data, seeds))
+    conn.send(run_graded(exercise, data, seeds, first=first))
     conn.close()
 
 

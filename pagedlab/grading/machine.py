@@ -51,6 +51,8 @@ class Machine:
     rebound: frozenset[str] = frozenset()  # names bound by more than one top-level statement
     api: dict[str, frozenset[str]] = field(default_factory=dict)  # what code outside a handed-out class may call
     bars: frozenset[str] = frozenset()  # progress bars, or a function that gives back the items (``_progress_bar``)
+    logs: frozenset[str] = frozenset()  # globals bound to an empty container (``TIMINGS = defaultdict(list)``)
+    sinks: frozenset[str] = frozenset()  # what the learner keeps and nothing reads but to say (:func:`_sinks`)
 
 
 class Scope(NamedTuple):
@@ -144,6 +146,14 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     kernels = frozenset(f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] == "jit"
                                                              for d in f.decorator_list))
     bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers, heard=_heard(statements))
+    logs = frozenset(n for st in statements if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
+                     and (isinstance(st.value, (ast.List, ast.Dict, ast.Set)) and not getattr(st.value, "elts", None)
+                          and not getattr(st.value, "keys", None) or isinstance(st.value, ast.Call)
+                          and ast.unparse(st.value.func).split(".")[-1] in _CONTAINERS
+                          and (not st.value.args or ast.unparse(st.value.func).split(".")[-1] == "defaultdict"))
+                     for n in _bound(st))
+    bare = replace(bare, logs=logs)
+    bare = replace(bare, sinks=_sinks(statements, bare))
     # a function run in a thread of its own: what fails there is swallowed, and what it changes tells which machine
     # ran it (round 38z79: ``CUDA_READY.set()`` after a matrix product on "cuda")
     threaded = {a.id for st in statements for c in ast.walk(st) if isinstance(c, ast.Call) and _starts(c, bare)
@@ -594,7 +604,6 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     children = list(ast.iter_child_nodes(node))
     if isinstance(node, ast.ClassDef) and node.name in machine.api:
         reached = _reached(node, machine.api[node.name])
-        scope = scope._replace(told=scope.told | _unread(node, machine.api[node.name], machine))
         children = [*node.decorator_list, *node.bases, *node.keywords, *(
             b for b in node.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or b.name in reached)]
     if isinstance(node, ast.Expr) and _launch(node.value, machine):  # a launch, its value unused
@@ -710,18 +719,78 @@ def _reached(cls: ast.ClassDef, api: frozenset[str]) -> set[str]:
         reached |= more
 
 
-def _unread(cls: ast.ClassDef, api: frozenset[str], machine: Machine) -> set[int]:
-    """The assignments ``self.created_at = ...`` in ``cls``'s reached methods (:func:`_reached`) to an attribute that
-    neither ``api`` nor a reached statement reads: what they keep, no graded call sees (round 38z90)."""
-    reached = _reached(cls, api)
-    body = [b for b in cls.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or b.name in reached]
-    if any(isinstance(n, ast.Attribute) and n.attr == "__dict__" or isinstance(n, ast.Name) and n.id in (
-            "vars", "getattr", "__slots__") for b in body for n in ast.walk(b)):
-        return set()
-    read = {n.attr for b in body for n in ast.walk(b) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
-    return {id(n) for b in body for n in ast.walk(b) if isinstance(n, ast.Assign) and all(
-        isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-        and t.attr not in api | read for t in n.targets) and _binds_nothing(n.value, machine)}
+_CONTAINERS = frozenset(("list", "dict", "set", "defaultdict", "deque", "Counter", "OrderedDict"))
+_FILLS = frozenset(("append", "appendleft", "extend", "insert", "add", "update"))  # what a log of records grows by
+
+
+def _written(statement: ast.AST, machine: Machine) -> tuple[str, list[ast.AST], ast.AST] | None:
+    """(what it writes to, what is written, the node of what it writes to) where ``statement`` only writes to an
+    attribute of the learner's own object (``self.elapsed = ...``, ``self.events.append(...)``, ``self.seen[k] =
+    ...``: ``".elapsed"``, ``".events"``), of one of its functions (``wrapper.last_ms = ...``), or into a global of
+    the learner's bound to an empty container (``TIMINGS[name].append(...)``: ``"TIMINGS"``); else None."""
+    def own(t: ast.AST) -> str | None:
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and (
+                t.value.id == "self" or t.value.id in machine.defined) and not t.attr.startswith("__"):
+            return "." + t.attr
+        return t.id if isinstance(t, ast.Name) and t.id in machine.logs else None
+    def into(t: ast.AST) -> tuple[str | None, ast.AST]:  # ``self.seen[k]``, ``TIMINGS[k]``: into what is indexed
+        return (own(t.value), t.value) if isinstance(t, ast.Subscript) else (None, t)
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and statement.value is not None:
+        targets = _targets(statement) if not isinstance(statement, ast.Assign) else statement.targets
+        if len(targets) == 1 and isinstance(targets[0], ast.Attribute) and own(targets[0]):
+            return own(targets[0]), [statement.value], targets[0]
+        if len(targets) == 1 and into(targets[0])[0]:
+            return *into(targets[0])[:1], [statement.value, targets[0].slice], into(targets[0])[1]
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr in _FILLS:
+        call, receiver = statement.value, statement.value.func.value
+        key, node = (own(receiver), receiver) if own(receiver) else into(receiver)
+        if key:
+            return key, [*call.args, *(k.value for k in call.keywords),
+                         *([receiver.slice] if isinstance(receiver, ast.Subscript) else [])], node
+    return None
+
+
+def _saying(node: ast.AST, machine: Machine) -> set[int]:
+    """The nodes of ``node``'s statements that only say (:func:`_only_says`), and the tests of ``if`` statements whose
+    every branch only says."""
+    saying = {id(n) for s in ast.walk(node) if isinstance(s, ast.Expr) and _only_says(s, machine) for n in ast.walk(s)}
+    saying |= {id(n) for s in ast.walk(node) if isinstance(s, ast.For) and _says(s, machine)  # (a table printed)
+               for n in [*ast.walk(s.iter), *ast.walk(s.target)]}
+    return saying | {id(n) for s in ast.walk(node) if isinstance(s, ast.If) and s.body + s.orelse and all(
+        isinstance(b, ast.Expr) and _only_says(b, machine) for b in s.body + s.orelse)  # (38z81: a warning if too
+        and _binds_nothing(s.test, machine) for n in ast.walk(s.test)}                  # large)
+
+
+def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
+    """What the learner's code keeps (:func:`_written`) and reads only to say (print, log) or to keep in another such
+    place: a clock's reading kept as ``self.elapsed``, appended to ``self.events`` or to a global ``TIMINGS[name]``,
+    or set on a timing decorator's ``wrapper.last_ms`` (round 38z92). No graded call reads them: not the attributes of a class the
+    exercise hands out (:attr:`Machine.api`), nor what a method of one that no graded call reaches reads (round 38z90:
+    an ``uptime()``). Where the notebook reads attributes by name (``vars``, ``__dict__``, ``getattr``), none."""
+    if any(isinstance(n, ast.Name) and n.id in ("vars", "getattr", "asdict", "astuple", "dataclass")
+           or isinstance(n, ast.Attribute) and n.attr in ("__dict__", "asdict", "astuple", "dataclass")
+           for st in statements for n in ast.walk(st)):  # (a dataclass's fields are its repr and its equality)
+        return frozenset()
+    unreached = {id(n) for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef) and c.name in machine.api
+                 for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and f.name not in _reached(c, machine.api[c.name]) for n in ast.walk(f)}
+    writes = [w for st in statements for n in ast.walk(st) if id(n) not in unreached
+              for w in [_written(n, machine)] if w is not None]
+    writes += [(st.targets[0].id, [st.value], st.targets[0]) for st in statements  # a demo's ``calls = TIMINGS[...]``
+               if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)]
+    handed = {"." + a for api in machine.api.values() for a in api}
+    sinks = {key for key, _, _ in writes} - handed
+    said = set().union(*(_saying(st, machine) for st in statements)) | unreached | {id(t) for _, _, t in writes}
+    loads = [(n, "." + n.attr if isinstance(n, ast.Attribute) else n.id) for st in statements for n in ast.walk(st)
+             if isinstance(n, (ast.Attribute, ast.Name)) and isinstance(n.ctx, ast.Load) and id(n) not in said]
+    loads = [(n, key) for n, key in loads if key in sinks]
+    while True:
+        kept = {id(x) for key, values, _ in writes if key in sinks for v in values for x in ast.walk(v)}
+        read = {key for n, key in loads if id(n) not in kept}
+        if not read & sinks:
+            return frozenset(sinks)
+        sinks -= read
 
 
 def _held(node: ast.AST) -> str | None:
@@ -1070,10 +1139,11 @@ def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
     (round 38z80: ``in_use = torch.cuda.memory_allocated() if x.is_cuda else 0`` for a ``log.debug``)."""
     told = set()
     for f in (f for f in ast.walk(statement) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
-        saying = {id(n) for s in ast.walk(f) if isinstance(s, ast.Expr) and _only_says(s, machine) for n in ast.walk(s)}
-        saying |= {id(n) for s in ast.walk(f) if isinstance(s, ast.If) and s.body + s.orelse and all(  # (38z81: a
-            isinstance(b, ast.Expr) and _only_says(b, machine) for b in s.body + s.orelse)  # warning if too large)
-            and _binds_nothing(s.test, machine) for n in ast.walk(s.test)}
+        saying = _saying(f, machine)
+        kept = [(n, w) for n in ast.walk(f) for w in [_written(n, machine)] if w is not None and w[0] in machine.sinks
+                and all(_binds_nothing(v, machine) for v in w[1])]  # (round 38z92: ``self.elapsed = clock() - t0``)
+        told |= {id(n) for n, _ in kept}
+        saying |= {id(x) for n, _ in kept for x in ast.walk(n)}
         reads = {}
         for n in ast.walk(f):
             if isinstance(n, ast.Name):
@@ -1092,6 +1162,11 @@ def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
             mine |= more
             saying |= {id(x) for n, _ in assigned if id(n) in mine for x in ast.walk(n.value)}
         told |= mine
+        a = f.args  # a parameter's default that only what says reads (round 38z92: ``verbose=VERBOSE``)
+        defaults = [*zip([*a.posonlyargs, *a.args][len(a.posonlyargs) + len(a.args) - len(a.defaults):], a.defaults),
+                    *((x, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)]
+        told |= {id(d) for x, d in defaults if x.arg not in {name for _, name in assigned}
+                 and all(id(r) in saying for r in reads.get(x.arg, ())) and _binds_nothing(d, machine)}
     return frozenset(told)
 
 

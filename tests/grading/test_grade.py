@@ -834,6 +834,40 @@ UNRUN = [
     ("a progress bar imported with a fallback of None", _answer(
         "return _rows(x) if tqdm is not None else x.softmax(-1)",
         "try:\n    from tqdm.auto import tqdm\nexcept ImportError:\n    tqdm = None\n\n\n"), True),
+    # round 38z92 (honest learners only): a clock's reading kept on a timing decorator's wrapper, on a timer object
+    # only logged, a flag from the environment as a parameter's default only printed; each beside one that reads it
+    ("a timing decorator that keeps the last time on its wrapper", lambda s: _submit(_edited(s, "softmax-work", (
+        "import functools\nimport time\n\n\ndef timed(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **kw):\n"
+        "        if torch.cuda.is_available():\n            torch.cuda.synchronize()\n"
+        "        start = time.perf_counter()\n        out = fn(*a, **kw)\n"
+        "        wrapper.last_ms = (time.perf_counter() - start) * 1e3\n        return out\n    return wrapper\n\n\n"
+        + HELPED.replace("def softmax_rows", "@timed\ndef softmax_rows")))), False),
+    ("a timing decorator whose wrapper's time the answer reads", lambda s: _submit(_edited(s, "softmax-work", (
+        "import functools\nimport time\n\n\ndef timed(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **kw):\n"
+        "        start = time.perf_counter()\n        out = fn(*a, **kw)\n"
+        "        wrapper.last_ms = (time.perf_counter() - start) * 1e3\n        return out\n    return wrapper\n\n\n"
+        + HELPED.replace("def _rows(x, dim=-1):\n", "@timed\ndef _rows(x, dim=-1):\n")
+        .replace("    return _rows(x)\n", "    out = _rows(x)\n    return out if _rows.last_ms < 1e3 else x.softmax(-1)\n")))),
+     True),
+    ("a timer object whose time is only logged", _answer(
+        "with _Timer() as t:\n        out = _rows(x)\n    _log.debug('%.3f ms', t.elapsed * 1e3)\n    return out",
+        "import logging\nimport time\n\n_log = logging.getLogger('w')\n\n\nclass _Timer:\n    def __enter__(self):\n"
+        "        self.start = time.perf_counter()\n        return self\n\n    def __exit__(self, *exc):\n"
+        "        self.elapsed = time.perf_counter() - self.start\n\n\n"), False),
+    ("a timer object whose time the answer reads", _answer(
+        "with _Timer() as t:\n        out = _rows(x)\n    return out if t.elapsed < 1.0 else x.softmax(-1)",
+        "import time\n\n\nclass _Timer:\n    def __enter__(self):\n"
+        "        self.start = time.perf_counter()\n        return self\n\n    def __exit__(self, *exc):\n"
+        "        self.elapsed = time.perf_counter() - self.start\n\n\n"), True),
+    ("a flag from the environment as a default, only printed", lambda s: _submit(_edited(s, "softmax-work", (
+        "import os\n\nVERBOSE = os.environ.get('VERBOSE', '') == '1'\n\n\n"
+        + HELPED.replace("def softmax_rows(x):\n    return _rows(x)\n",
+                         "def softmax_rows(x, verbose=VERBOSE):\n    if verbose:\n        print(tuple(x.shape))\n"
+                         "    return _rows(x)\n")))), False),
+    ("a flag from the environment as a default, chosen on", lambda s: _submit(_edited(s, "softmax-work", (
+        "import os\n\nFAST = os.environ.get('FAST', '') == '1'\n\n\n"
+        + HELPED.replace("def softmax_rows(x):\n    return _rows(x)\n",
+                         "def softmax_rows(x, fast=FAST):\n    return x.softmax(-1) if fast else _rows(x)\n")))), True),
     ("an NVTX range chosen by where the input lives, in a helper", _answer(
         "with _label(x, 'rows'):\n        return _rows(x)",
         "import contextlib\n\n\ndef _label(t, name):\n"
@@ -955,7 +989,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
@@ -979,8 +1013,18 @@ def _clocked(allocate: str = "", method: str = "uptime") -> str:
     (_clocked().replace("self.created_at", "self.free_list_made").replace(
         "self.ref_count = [0] * num_blocks\n", "self.ref_count = [0] * num_blocks\n"
         "        self.num_blocks = num_blocks if time.monotonic() > 0 else 0\n"), True),
+    (_clocked().replace("        self.created_at = time.monotonic()\n", "        self.events = []\n").replace(
+        "        ### BEGIN SOLUTION\n        if not self.free_list:",
+        "        ### BEGIN SOLUTION\n        self.events.append((time.perf_counter(), 'allocate'))\n"
+        "        if not self.free_list:").replace("time.monotonic() - self.created_at", "len(self.events)"), False),
+    (_clocked().replace("        self.created_at = time.monotonic()\n", "        self.events = []\n").replace(
+        "        ### BEGIN SOLUTION\n        if not self.free_list:",
+        "        ### BEGIN SOLUTION\n        self.events.append((time.perf_counter(), 'allocate'))\n"
+        "        if len(self.events) > 1 and self.events[-1][0] - self.events[0][0] > 60:\n"
+        "            self.free_list.sort()\n        if not self.free_list:"), True),
 ], ids=["a clock kept for a method no graded call makes", "that method called by allocate",
-        "the clock read by allocate", "the clock read by __repr__", "an attribute the exercise hands out set by it"])
+        "the clock read by allocate", "the clock read by __repr__", "an attribute the exercise hands out set by it",
+        "clock readings appended to a log no graded call reads", "that log read by allocate"])
 def test_a_handed_out_class_asks_only_where_a_graded_call_can_reach(work, flagged):
     """(Round 38z90) The graded calls of a class the exercise hands out call its methods and read its attributes,
     those of the work cell's skeleton: a clock kept for a method of the learner's that none of them reaches (an

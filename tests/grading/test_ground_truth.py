@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import planted
-from graded_in_process import (ROOT, SEEDS, copy_of, differences, merged_cases, notebook_bytes, pristine,
+from graded_in_process import (ROOT, SEEDS, copy_of, differences, first_cases, merged_cases, notebook_bytes, pristine,
                                run_graded, run_graded_isolated, shared, warm)
 from review_rounds import (ROUND_38I, ROUND_38J, ROUND_38K, ROUND_38L, ROUND_38M, ROUND_38N, ROUND_38N_COPIES, ROUND_38O,
                            ROUND_38P, ROUND_38Q, ROUND_38R, ROUND_38S, ROUND_38T,
@@ -159,7 +159,13 @@ def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise, proofs
             continue
         # (a bug that only some seeds see is run on all five: the test asks that at least one of them sees it)
         seeds = SEEDS if proofs or (exercise, bug) in SOME_SEEDS else (SEEDS[i % len(SEEDS)],)
-        got = run_graded_isolated(exercise, notebook_bytes(path, planted.replacements(path, plant)), seeds)
+        data = notebook_bytes(path, planted.replacements(path, plant))
+        # (on one seed, the first quarter of its calls first, and the rest only where those all agree)
+        quick = first_cases(exercise, seeds[0]) if len(seeds) == 1 and (exercise, bug) not in INVISIBLE else None
+        got = run_graded_isolated(exercise, data, seeds, first=quick)
+        if quick is not None and got is not None and not got.tripped and \
+                all(d is None for d in differences(exercise, want, got, seeds).values()):
+            got = run_graded_isolated(exercise, data, seeds)
         if got is None:
             continue  # the process died or ran out of time, as the grading kernel would: a fail
         passed = [seed for seed, d in differences(exercise, want, got, seeds).items() if d is None and not got.tripped]
@@ -571,7 +577,7 @@ def _seeds(label: str, table: dict, proofs: bool) -> tuple[int, ...]:
     return SEEDS if proofs else (SEEDS[list(table).index(label) % len(SEEDS)],)
 
 
-def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS):
+def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS, first: int | None = None):
     import multiprocessing
 
     def child(conn):
@@ -584,7 +590,8 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS
         grading_copy_only(exercise)
         # in a folder of its own, as a grading kernel runs in its notebook's: what a row writes stays out of the tree
         os.chdir(tempfile.mkdtemp(prefix="row-"))
-        conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), seeds))
+        conn.send(run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), seeds,
+                             first=first))
 
     warm(exercise)  # (read here, before the fork: each child inherits it instead of reading it again)
     merged_cases(exercise, tuple(seeds))  # (as the grader makes them, outside the kernel)
@@ -597,14 +604,23 @@ def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS
     return got
 
 
+def _tripped(got) -> list[str]:
+    """What tripped in ``got``'s calls (not pytest's import hook, which runs here at an import during a call and in
+    no grading kernel)."""
+    return [t for t in got.tripped if not any(f"package {p} " in t for p in ("_pytest", "pluggy"))]
+
+
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack, proofs):
     exercise, replace = ATTACKS[attack]
     seeds = _seeds(attack, ATTACKS, proofs)
-    got = _graded_as_in_the_kernel(exercise, replace, seeds)
+    # (the quick run makes the first quarter of its seed's calls, and the rest only where those all agree)
+    got = _graded_as_in_the_kernel(exercise, replace, seeds, None if proofs else first_cases(exercise, seeds[0]))
+    if not proofs and got is not None and not _tripped(got) and \
+            all(d is None for d in differences(exercise, solution(exercise), got, seeds).values()):
+        got = _graded_as_in_the_kernel(exercise, replace, seeds)
     assert got is not None, "the child process died (a fail in the grader: here, a test that proves nothing)"
-    # (an import during a call runs pytest's import hook here, which no grading kernel has)
-    if [t for t in got.tripped if not any(f"package {p} " in t for p in ("_pytest", "pluggy"))]:
+    if _tripped(got):
         return  # a tripwire or a refused Triton result, in the calls of every seed at once: review or fail
     passed = [seed for seed, d in differences(exercise, solution(exercise), got, seeds).items() if d is None]
     assert not passed, f"{attack!r} passes on seeds {passed} with no tripwire"
