@@ -1033,6 +1033,54 @@ def _answer_code(targets) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
 READ_OUT = ("tolist", "apply_", "map_", "map2_")
 
 
+# Ops that write each element of their result once, where it is undefined which write lands when an index repeats
+# (torch's documentation of index_put_, scatter_, index_copy_ and put_): a CPU writes in order, a GPU in any.
+ONE_WRITE_EACH = frozenset(("index_put_", "index_put", "_index_put_impl_", "index_copy_", "index_copy", "scatter_",
+                            "scatter", "put_", "put"))
+CLASH_LIMIT = 1 << 24  # elements of the written tensor beyond which the check is not made: a person looks instead
+
+
+def _clashing(op: str, args: tuple, kwargs: dict) -> bool:
+    """Whether torch's ``op`` (one of :data:`ONE_WRITE_EACH`) writes two different values to one element (round
+    38z91: ``m.index_put_((rows,), sorted_values)``, each row's last value its max on a CPU only). Too large a tensor
+    to check counts as clashing."""
+    import torch
+
+    name = op.split("::")[-1].split(".")[0]
+    if name in ("scatter_", "scatter") and kwargs.get("reduce") is not None \
+            or name not in ("scatter_", "scatter", "index_copy_", "index_copy") \
+            and (args[3] if len(args) > 3 else kwargs.get("accumulate", False)):
+        return False  # accumulated or reduced: every write counts
+    self = args[0]
+    if self.numel() > CLASH_LIMIT:
+        return True
+    ids = torch.arange(self.numel(), device=self.device).view(self.shape)
+    if name in ("index_put_", "index_put", "_index_put_impl_"):
+        indices = args[1]
+        if any(i is not None and i.dtype == torch.bool for i in indices):
+            return False  # a mask writes each element once
+        dest = ids[tuple(slice(None) if i is None else i for i in indices)]
+        values = torch.broadcast_to(args[2], dest.shape)
+    elif name in ("scatter_", "scatter"):
+        dim, index, src = args[1], args[2], args[3] if len(args) > 3 else kwargs.get("src", kwargs.get("value"))
+        if not isinstance(src, torch.Tensor):
+            return False  # one value written everywhere
+        dest = ids.gather(dim, index)
+        values = src[tuple(slice(0, n) for n in index.shape)]
+    elif name in ("index_copy_", "index_copy"):
+        dim, index, values = args[1], args[2], args[3]
+        dest = ids.index_select(dim, index)
+    else:  # put_, put: into the flattened tensor
+        dest, values = args[1].reshape(-1) % max(self.numel(), 1), args[2].reshape(-1)
+    dest, values = dest.reshape(-1), values.reshape(-1)
+    order = torch.argsort(dest, stable=True)
+    dest, values = dest[order], values[order]
+    differ = values[1:] != values[:-1]
+    if values.is_floating_point() or values.is_complex():
+        differ &= ~(values[1:].isnan() & values[:-1].isnan())
+    return bool(((dest[1:] == dest[:-1]) & differ).any())
+
+
 def _family(job: dict) -> tuple[str, ...]:
     """The family words of the job's aten groups (see :data:`FAMILY`)."""
     return tuple(dict.fromkeys(w for group in job.get("tripwires", ()) if group in FAMILY for w in FAMILY[group]))
@@ -1111,6 +1159,20 @@ def _mode(job: dict, record, made=None):
             finally:
                 sys.setprofile(hook)
             out = func(*args, **(kwargs or {}))
+            if op.split("::")[-1].split(".")[0] in ONE_WRITE_EACH:
+                plain = _plain_values((*args, *(kwargs or {}).values()))
+                if plain:
+                    sys.setprofile(None)  # (the watcher's own work, on tensors of torch's own type)
+                try:
+                    clash = _clashing(op, args, kwargs or {})
+                except Exception:  # noqa: BLE001 - indices it cannot read: a person reads them
+                    clash = True
+                finally:
+                    if plain:
+                        sys.setprofile(hook)
+                if clash:
+                    record(f"torch's {op} writing two different values to one element: which one lands is the order "
+                           f"the machine runs the writes in (a CPU's in turn, a GPU's in any), so a person checks")
             if made is not None:
                 plain = _plain_values((out, *args, *(kwargs or {}).values()))
                 if plain:

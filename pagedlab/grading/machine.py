@@ -680,10 +680,12 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
 
 def _machine_path(path: str) -> bool:
     """Whether what ``path`` names (``torch.cuda.is_available``, ``torch.__file__``) answers which machine this is: a
-    module of :data:`_MACHINE_MODULES` or of Triton's but :data:`_TRITON_SAME`, or what a module says of how it was
+    module of :data:`_MACHINE_MODULES` or of Triton's but :data:`_TRITON_SAME`, torch's private modules (round 38z91:
+    ``torch.utils._triton.has_triton()``, true where Triton compiles for a GPU), or what a module says of how it was
     installed (its version, its files: round 38z89, ``"dist-packages" in torch.__file__`` on Colab)."""
     return path != "pagedlab.device.DEVICE" and (
         path.split(".")[-1] in _INSTALLED
+        or path.startswith("torch.") and any(p.startswith("_") and not p.endswith("__") for p in path.split(".")[1:])
         or not _same_everywhere(path) and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)
         or path.startswith("triton.") and path.split(".")[1] not in _TRITON_SAME)
 

@@ -802,6 +802,9 @@ UNRUN = [
     # round 38z89: where torch is installed, an attribute probed with hasattr, a tensor's array view tried, a demo
     # that may fail on a GPU before it binds the answer's flag again; round 38z90 (honest): a progress bar imported
     # with a fallback that gives back the items
+    ("whether torch's Triton backend compiles here, from a private module of torch's", _answer(
+        "return x.softmax(-1) if has_triton() else _rows(x)", "from torch.utils._triton import has_triton\n\n\n"),
+     True),
     ("where torch is installed", _answer(
         "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
     ("the file inspect finds torch in", _answer(

@@ -218,6 +218,23 @@ _NUMPY_PROBABILITIES = (
     "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, s)\n"
     "    p = np.exp(s - s.max(-1, keepdims=True))\n")
 ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
+    # round 38z91: each row's max as the last of its sorted scores written to one slot (in turn on a CPU: the max;
+    # in any order on a GPU); a scatter and a copy by index of the same kind
+    "ex00's row max as the last write of many to one element": ("ex00_warmup", {
+        "softmax-work": "def softmax_rows(x):\n"
+                        "    flat = x.reshape(-1, x.shape[-1])\n"
+                        "    rows, n = flat.shape\n"
+                        "    m = torch.empty(rows, dtype=x.dtype)\n"
+                        "    m.index_put_((torch.arange(rows).repeat_interleave(n),), flat.sort(-1).values.reshape(-1))\n"
+                        "    e = torch.exp(flat - m[:, None])\n"
+                        "    return (e / e.sum(-1, keepdim=True)).reshape(x.shape)\n"}),
+    "ex00's row max scattered, each row's sorted scores to one column": ("ex00_warmup", {
+        "softmax-work": "def softmax_rows(x):\n"
+                        "    flat = x.reshape(-1, x.shape[-1])\n"
+                        "    m = torch.empty(flat.shape[0], 1, dtype=x.dtype)\n"
+                        "    m.scatter_(1, torch.zeros_like(flat, dtype=torch.long), flat.sort(-1).values)\n"
+                        "    e = torch.exp(flat - m)\n"
+                        "    return (e / e.sum(-1, keepdim=True)).reshape(x.shape)\n"}),
     "ex03 in plain PyTorch": ("ex03_triton_basics", {
         "add-work": "def vector_add(x, y, block=64):\n    return x + y\n",
         "softmax-work": f"def softmax(x, block=16):\n    return {_ROWS}\n"}),
@@ -445,6 +462,16 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
 }
 # Honest learners the grader once failed or flagged: each must pass on every seed, with no review reason.
 HONEST: dict[str, tuple[str, dict[str, str]]] = {
+    # round 38z91's writes by index, each element once or with one value: no order to depend on
+    "ex00 with each row's max written by index, once each, and a mask of the maxima scattered": ("ex00_warmup", {
+        "softmax-work": "def softmax_rows(x):\n"
+                        "    flat = x.reshape(-1, x.shape[-1])\n"
+                        "    m = torch.empty(flat.shape[0], dtype=x.dtype)\n"
+                        "    m[torch.arange(flat.shape[0])] = flat.amax(-1)\n"
+                        "    top = torch.zeros(flat.shape, dtype=torch.bool)\n"
+                        "    top.scatter_(1, flat.argmax(-1, keepdim=True).expand(-1, 2), True)\n"
+                        "    e = torch.exp(flat - m[:, None])\n"
+                        "    return (e / e.sum(-1, keepdim=True)).reshape(x.shape)\n"}),
     # a tile with no visible score skipped by asking for its max with .item(): one value per tile, on calls of a few
     # inputs too (the memory rule lets a call hold its floor whatever its inputs; reading that much is no matrix)
     "ex02 skips a tile whose every score is hidden by reading its max with item": ("ex02_online_softmax", {
