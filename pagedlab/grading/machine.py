@@ -39,6 +39,7 @@ class Machine:
     classes: frozenset[str] = frozenset()  # the learner's classes, but those raised for another exception caught
     placers: frozenset[str] = frozenset()  # the learner's functions that return a place (``return dev``)
     sayers: frozenset[str] = frozenset()  # the learner's functions that only print, log or warn (:func:`_only_says`)
+    pure: frozenset[str] = frozenset()  # the learner's functions that change nothing outside their locals, nor raise
     keyed: frozenset[str] = frozenset()  # caches (above) a place keys: read only by a key (round 38z63)
     made: frozenset[str] = frozenset()  # names bound to a tensor made where the notebook runs (``torch.empty(0)``)
     hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
@@ -123,6 +124,20 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                and (any(_fixed_place(a, bare) for a in n.args) or any(k.arg in _DEVICES for k in n.keywords))}
     # (round 38z59: implementations by device; 38z67: ``dict(cuda=...)`` is no empty cache)
     functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    changes = _changes(functions, aliases)
+    # (round 38z94: ``STEP_TIMES.append(_tick() - start)``, where ``_tick`` syncs and reads the clock)
+    impure = {f.name for f, _ in functions if changes.get(f.name) or any(isinstance(n, ast.Raise) for n in ast.walk(f))
+              or _changed_roots(f, aliases) & {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)}
+              or any(isinstance(c, ast.Call) and (_callee(c) in ("print", "pprint", "pp", "warn", "write", "flush",
+                                                                 "display") or _callee(c) in _LOGS)
+                     for c in ast.walk(f))}  # (what it says may be heard: round 38z83's warning read back)
+    impure |= {f.name for f, _ in functions if sum(g.name == f.name for g, _ in functions) > 1}  # one definition only
+    while True:
+        more = {f.name for f, _ in functions if any(_callee(c) in impure for c in ast.walk(f) if isinstance(c, ast.Call))}
+        if more <= impure:
+            break
+        impure |= more
+    bare = replace(bare, pure=frozenset(defined - impure - {c for c in classes}))
     sayers: frozenset[str] = frozenset()
     while True:  # (a docstring, then only what says)
         found = frozenset(f.name for f, _ in functions if all(
@@ -170,7 +185,6 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                       and isinstance(v.func.value, ast.Name) and v.func.value.id in made)
     bare = replace(bare, keyed=keyed, made=made, moved=moved)
     bare = replace(bare, hosted=_hosted(statements, bare))
-    changes = _changes(functions, aliases)
     names, places = _IPYTHON_NAMES, frozenset()
     while True:
         machine = replace(bare, names=names, places=places, classes=classes)
@@ -435,8 +449,10 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
                            f"line {default.lineno}): every tensor the answer makes without a dtype is of it, so the "
                            f"grade is of this machine's precision and on a GPU the notebook may compute in another")
         nodes = _top_level(ast.Module([statement], []))
+        # (a helper that changes nothing, a clock read for a caller: each caller asks where it uses what it gives,
+        # round 38z94)
         bound = sorted({n for node in nodes for n in _bound(node)} & answers
-                       | {n for node in nodes if _code(node) for n in _bound(node)} & set(helpers))
+                       | {n for node in nodes if _code(node) for n in _bound(node)} & (set(helpers) - machine.pure))
         asked = _asked(statement, machine) if bound else None
         if asked is not None:
             reasons.append(f"asks which machine it runs on ({ast.unparse(asked)[:60]}, line {asked.lineno}) where it "
@@ -512,7 +528,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "uuid", "pwd", "grp", "resource", "torch.profiler",  # (round 38z69)
                     "datetime", "torch.utils.benchmark",  # (round 38z71: clocks)
                     "torch.typename", "torch._utils", "torch.save", "torch.serialization", "pickle", "marshal",
-                    "inspect.getfile", "inspect.getsourcefile", "inspect.getabsfile")  # (round 38z89: installed files)
+                    "inspect.getfile", "inspect.getsourcefile", "inspect.getabsfile",  # (round 38z89: installed files)
+                    "linecache", "codecs.open", "fileinput", "mmap", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
+                    "configparser", "netrc", "gzip.open", "bz2.open", "lzma.open")  # (38z93: files read by any module)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
 # (``triton.runtime``, ``triton.knobs``, ``triton.testing``, ``triton.JITFunction``: a kernel's type is another under
@@ -627,7 +645,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
-    if _moved_identity(node) or _written_through_move(node, machine):
+    if _moved_identity(node) or _written_through_move(node, machine) or _aligned(node):
         return node
     if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
         return node
@@ -769,11 +787,14 @@ def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
     place: a clock's reading kept as ``self.elapsed``, appended to ``self.events`` or to a global ``TIMINGS[name]``,
     or set on a timing decorator's ``wrapper.last_ms`` (round 38z92). No graded call reads them: not the attributes of a class the
     exercise hands out (:attr:`Machine.api`), nor what a method of one that no graded call reaches reads (round 38z90:
-    an ``uptime()``). Where the notebook reads attributes by name (``vars``, ``__dict__``, ``getattr``), none."""
-    if any(isinstance(n, ast.Name) and n.id in ("vars", "getattr", "asdict", "astuple", "dataclass")
-           or isinstance(n, ast.Attribute) and n.attr in ("__dict__", "asdict", "astuple", "dataclass")
-           for st in statements for n in ast.walk(st)):  # (a dataclass's fields are its repr and its equality)
-        return frozenset()
+    an ``uptime()``). Where the notebook reads attributes by name (``vars``, ``__dict__``, ``getattr``, a dataclass's
+    fields), no attribute; where it reads globals by name (``globals()``, ``eval``, ``sys.modules``), nothing."""
+    asked = {id(c) for st in statements for n in ast.walk(st) if isinstance(n, ast.Compare)  # "x" in sys.modules
+             for c in n.comparators if all(isinstance(o, (ast.In, ast.NotIn)) for o in n.ops)}
+    read = {n.id if isinstance(n, ast.Name) else n.attr for st in statements for n in ast.walk(st)
+            if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in asked}
+    by_name = read & {"vars", "getattr", "__dict__", "asdict", "astuple", "dataclass", "globals", "locals", "eval",
+                      "exec", "modules"}  # (a dataclass's fields are its repr and its equality)
     unreached = {id(n) for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef) and c.name in machine.api
                  for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and f.name not in _reached(c, machine.api[c.name]) for n in ast.walk(f)}
@@ -782,10 +803,12 @@ def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
     writes += [(st.targets[0].id, [st.value], st.targets[0]) for st in statements  # a demo's ``calls = TIMINGS[...]``
                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)]
     handed = {"." + a for api in machine.api.values() for a in api}
-    sinks = {key for key, _, _ in writes} - handed
+    sinks = {key for key, _, _ in writes if not by_name or not key.startswith(".") and not by_name - {
+        "vars", "getattr", "__dict__", "asdict", "astuple", "dataclass"} and "__dict__" not in by_name} - handed
     said = set().union(*(_saying(st, machine) for st in statements)) | unreached | {id(t) for _, _, t in writes}
-    loads = [(n, "." + n.attr if isinstance(n, ast.Attribute) else n.id) for st in statements for n in ast.walk(st)
-             if isinstance(n, (ast.Attribute, ast.Name)) and isinstance(n.ctx, ast.Load) and id(n) not in said]
+    loads = [(n, key) for st in statements for n in ast.walk(st) if isinstance(n, (ast.Attribute, ast.Name))
+             and isinstance(n.ctx, ast.Load) and id(n) not in said
+             for key in ((n.id,) if isinstance(n, ast.Name) else ("." + n.attr, n.attr))]  # (``module.TIMINGS`` too)
     loads = [(n, key) for n, key in loads if key in sinks]
     while True:
         kept = {id(x) for key, values, _ in writes if key in sinks for v in values for x in ast.walk(v)}
@@ -889,6 +912,14 @@ def _keys_a_place(e: ast.AST, machine: Machine, scope: Scope) -> bool:
         isinstance(e, ast.Attribute) and e.attr in ("type", "index") and _placed(e.value, machine, scope))
 
 
+def _aligned(node: ast.AST) -> bool:
+    """An address's alignment asked (``x.data_ptr() % 512``): GPU allocators round every block up to 512 bytes, a
+    CPU's to 64 (round 38z93); the difference of two addresses in one storage is the same everywhere."""
+    return isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Add, ast.Sub)) and any(
+        isinstance(c, ast.Call) and getattr(c.func, "attr", None) == "data_ptr"
+        for side in (node.left, node.right) for c in ast.walk(side))
+
+
 def _moved_identity(node: ast.AST) -> bool:
     """``q.cpu() is q``, ``x.cpu().data_ptr()``, ``id(x.to("cpu"))``: whether a move gave the same object, which it
     does on one machine only; and ``x.type()``, a tensor's type named with its device."""
@@ -941,7 +972,7 @@ def _binds_nothing(node: ast.AST, machine: Machine | None = None) -> bool:
     ``print(cfg.setdefault("gpu", torch.cuda.is_available()))``), named or called (``operator.setitem(d, k, v)``:
     round 38z67), a tensor's in place or into ``out=`` (round 38z65: ``print(out.copy_(other))``), nor of a function
     of the learner's ``machine`` knows, but one that only prints (round 38z75: ``print(_use_half())``)."""
-    calls = machine.defined - machine.sayers if machine else frozenset()
+    calls = machine.defined - machine.sayers - machine.pure if machine else frozenset()
     return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Attribute) and n.attr in _CHANGES
                    or isinstance(n, ast.Call) and (any(k.arg == "out" for k in n.keywords) or _callee(n) in calls
                                                    or re.fullmatch(r"[a-z]\w*[a-z0-9]_", getattr(n.func, "attr", "") or ""))

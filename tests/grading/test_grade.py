@@ -805,6 +805,21 @@ UNRUN = [
     ("whether torch's Triton backend compiles here, from a private module of torch's", _answer(
         "return x.softmax(-1) if has_triton() else _rows(x)", "from torch.utils._triton import has_triton\n\n\n"),
      True),
+    # round 38z93: an address's alignment (512 bytes on a GPU), a file read through linecache; round 38z94 (honest):
+    # a clock helper whose readings only a log of times keeps
+    ("the input's address aligned as a GPU allocator aligns it", _answer(
+        "return x.softmax(-1) if x.data_ptr() % 512 == 0 else _rows(x)"), True),
+    ("a file of the machine's read through linecache", _answer(
+        "return x.softmax(-1) if _CUDA else _rows(x)",
+        "import linecache\n\n_CUDA = bool(linecache.getlines('/usr/local/cuda/version.json'))\n\n\n"), True),
+    ("a clock helper whose readings only a log of times keeps", _answer(
+        "start = _tick()\n    out = _rows(x)\n    STEP_TIMES.append(_tick() - start)\n    return out",
+        "import time\n\nSTEP_TIMES: list[float] = []\n\n\ndef _tick():\n    if torch.cuda.is_available():\n"
+        "        torch.cuda.synchronize()\n    return time.perf_counter()\n\n\n"), False),
+    ("a clock helper whose reading the answer chooses on", _answer(
+        "start = _tick()\n    out = _rows(x)\n    return out if _tick() - start < 1.0 else x.softmax(-1)",
+        "import time\n\n\ndef _tick():\n    if torch.cuda.is_available():\n"
+        "        torch.cuda.synchronize()\n    return time.perf_counter()\n\n\n"), True),
     ("where torch is installed", _answer(
         "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
     ("the file inspect finds torch in", _answer(
@@ -992,7 +1007,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
