@@ -53,6 +53,7 @@ class Machine:
     api: dict[str, frozenset[str]] = field(default_factory=dict)  # what code outside a handed-out class may call
     bars: frozenset[str] = frozenset()  # progress bars, or a function that gives back the items (``_progress_bar``)
     logs: frozenset[str] = frozenset()  # globals bound to an empty container (``TIMINGS = defaultdict(list)``)
+    sunk: dict[tuple[str, str], str] = field(default_factory=dict)  # (function, parameter): the log every call gives
     sinks: frozenset[str] = frozenset()  # what the learner keeps and nothing reads but to say (:func:`_sinks`)
 
 
@@ -167,7 +168,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                           and ast.unparse(st.value.func).split(".")[-1] in _CONTAINERS
                           and (not st.value.args or ast.unparse(st.value.func).split(".")[-1] == "defaultdict"))
                      for n in _bound(st))
-    bare = replace(bare, logs=logs)
+    bare = replace(bare, logs=logs, sunk=_sunk(statements, logs, defs))
     bare = replace(bare, sinks=_sinks(statements, bare))
     # a function run in a thread of its own: what fails there is swallowed, and what it changes tells which machine
     # ran it (round 38z79: ``CUDA_READY.set()`` after a matrix product on "cuda")
@@ -286,13 +287,15 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local}  # 38z82: not a local)
     code = [*functions, *(st for st in statements if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                          ast.ClassDef)) and read & set(_bound(st)))]
+    scopes: dict[int, Scope] = {}
     def here(a: ast.AST, c: ast.AST) -> bool:  # (round 38z67: ``_one_device([x, scratch])``)
         if isinstance(a, (ast.List, ast.Tuple, ast.Set)):
             return any(here(e, c) for e in a.elts)
-        if isinstance(a, ast.Name) and c in functions and a.id in _locals(c):  # its own name, not a global's
-            return any(t.id == a.id and _made_here(v, machine, Scope()) for n in ast.walk(c) for t, v in _pairs(n)
-                       if isinstance(t, ast.Name))  # (round 38z82)
-        return _made_here(a, machine, Scope())
+        if isinstance(a, ast.Name) and c in functions and a.id in _locals(c):  # its own name, not a global's: made
+            scope = scopes.setdefault(id(c), _scope(c, machine))  # where its function's inputs are not (38z96:
+            return any(t.id == a.id and _made_here(v, machine, scope) for n in ast.walk(c)  # ``m = torch.full(...,
+                       for t, v in _pairs(n) if isinstance(t, ast.Name))  # device=q.device)`` is q's; 38z82)
+        return _made_here(a, machine, scopes.setdefault(id(c), _scope(c, machine)) if c in functions else Scope())
     def given(call: ast.Call, held: dict) -> list[ast.AST]:  # f(*[x, torch.empty(0)]), f(*probe): each by position
         def unpacked(a: ast.AST) -> list[ast.AST]:
             v = held.get(a.value.id, a.value) if isinstance(a.value, ast.Name) else a.value
@@ -530,7 +533,8 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.typename", "torch._utils", "torch.save", "torch.serialization", "pickle", "marshal",
                     "inspect.getfile", "inspect.getsourcefile", "inspect.getabsfile",  # (round 38z89: installed files)
                     "linecache", "codecs.open", "fileinput", "mmap", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
-                    "configparser", "netrc", "gzip.open", "bz2.open", "lzma.open")  # (38z93: files read by any module)
+                    "configparser", "netrc", "gzip.open", "bz2.open", "lzma.open",  # (38z93: files read by any module)
+                    "threading.active_count", "threading.enumerate", "asyncio")  # (38z95: threads, a loop's clock)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
 # (``triton.runtime``, ``triton.knobs``, ``triton.testing``, ``triton.JITFunction``: a kernel's type is another under
@@ -664,7 +668,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         if _resolved(node.func, machine, scope) in _AUTOCASTS and any(
                 k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
             return None  # (autocast switched off: the same precision everywhere, round 38z55)
-        if isinstance(node.func, ast.Name) and node.func.id in machine.bars and node.func.id not in scope.local:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _MAGICS and _shell(node.func.value):
+            children = [*node.args, *(k.value for k in node.keywords)]  # a magic's line: read as text
+        elif isinstance(node.func, ast.Name) and node.func.id in machine.bars and node.func.id not in scope.local:
             children = node.args[:1]  # a progress bar, or the items unchanged (round 38z90)
         elif _callee(node) in machine.defined:  # a place handed to the learner's own function: read where it is used
             children = [node.func, *(a for a in node.args if not _placed(a, machine, scope)),  # (partial's f too)
@@ -680,8 +686,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                             and not (k.arg is None and _place(k.value, machine, scope))))]  # (**factory_kwargs)
     if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
         return None  # a name bound, not read (round 38z80: a field ``device: torch.device`` of a NamedTuple)
-    if _kernel_object(node, machine, scope):
-        return node
+    if _kernel_object(node, machine, scope) or _shell(node) or isinstance(node, ast.MatchClass) and any(
+            a in _PLACE_ATTRS or a == "device" for a in node.kwd_attrs) or _attributes_named(node):
+        return node  # (round 38z95: ``case torch.Tensor(is_cuda=True)``, ``attrgetter("device.type")``, the shell)
     path = _resolved(node, machine, scope)
     if (isinstance(node, ast.Name) and node.id not in scope.local and (
             node.id in machine.names or node.id in (machine.keyed | machine.bars) and isinstance(node.ctx, ast.Load))
@@ -743,7 +750,8 @@ _CONTAINERS = frozenset(("list", "dict", "set", "defaultdict", "deque", "Counter
 _FILLS = frozenset(("append", "appendleft", "extend", "insert", "add", "update"))  # what a log of records grows by
 
 
-def _written(statement: ast.AST, machine: Machine) -> tuple[str, list[ast.AST], ast.AST] | None:
+def _written(statement: ast.AST, machine: Machine, function: str | None = None
+             ) -> tuple[str, list[ast.AST], ast.AST] | None:
     """(what it writes to, what is written, the node of what it writes to) where ``statement`` only writes to an
     attribute of the learner's own object (``self.elapsed = ...``, ``self.events.append(...)``, ``self.seen[k] =
     ...``: ``".elapsed"``, ``".events"``), of one of its functions (``wrapper.last_ms = ...``), or into a global of
@@ -752,7 +760,9 @@ def _written(statement: ast.AST, machine: Machine) -> tuple[str, list[ast.AST], 
         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and (
                 t.value.id == "self" or t.value.id in machine.defined) and not t.attr.startswith("__"):
             return "." + t.attr
-        return t.id if isinstance(t, ast.Name) and t.id in machine.logs else None
+        if isinstance(t, ast.Name):  # a global log, or a parameter every call gives one (``sink.append(...)``)
+            return t.id if t.id in machine.logs else machine.sunk.get((function, t.id))
+        return None
     def into(t: ast.AST) -> tuple[str | None, ast.AST]:  # ``self.seen[k]``, ``TIMINGS[k]``: into what is indexed
         return (own(t.value), t.value) if isinstance(t, ast.Subscript) else (None, t)
     if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and statement.value is not None:
@@ -769,6 +779,24 @@ def _written(statement: ast.AST, machine: Machine) -> tuple[str, list[ast.AST], 
             return key, [*call.args, *(k.value for k in call.keywords),
                          *([receiver.slice] if isinstance(receiver, ast.Subscript) else [])], node
     return None
+
+
+def _sunk(statements: list[ast.AST], logs: frozenset[str], defs: dict) -> dict[tuple[str, str], str]:
+    """(function, parameter) -> the global log (:attr:`Machine.logs`) that every call of the learner's function gives
+    that parameter, and the function does not bind again (round 38z96: ``with _stopwatch(STEP_SECONDS):``, whose
+    ``sink.append(...)`` keeps a clock's readings there)."""
+    given: dict[tuple[str, str], set] = {}
+    for call in (c for st in statements for c in ast.walk(st) if isinstance(c, ast.Call) and _callee(c) in defs):
+        f = defs[_callee(call)]
+        names = [a.arg for a in [*f.args.posonlyargs, *f.args.args]]
+        if isinstance(call.func, ast.Attribute) and names[:1] in (["self"], ["cls"]):
+            names = names[1:]  # (a method called on its object)
+        for name, a in [*zip(names, call.args), *((k.arg, k.value) for k in call.keywords)]:
+            given.setdefault((f.name, name), set()).add(a.id if isinstance(a, ast.Name) and a.id in logs else None)
+    rebound = {(f.name, n.id) for f in defs.values() for n in ast.walk(f)
+               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {key: next(iter(held)) for key, held in given.items()
+            if len(held) == 1 and None not in held and key not in rebound}
 
 
 def _saying(node: ast.AST, machine: Machine) -> set[int]:
@@ -798,14 +826,20 @@ def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
     unreached = {id(n) for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef) and c.name in machine.api
                  for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and f.name not in _reached(c, machine.api[c.name]) for n in ast.walk(f)}
+    inside = {id(n): f.name for st in statements for f in ast.walk(st)
+              if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)}
     writes = [w for st in statements for n in ast.walk(st) if id(n) not in unreached
-              for w in [_written(n, machine)] if w is not None]
+              for w in [_written(n, machine, inside.get(id(n)))] if w is not None]
     writes += [(st.targets[0].id, [st.value], st.targets[0]) for st in statements  # a demo's ``calls = TIMINGS[...]``
                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)]
     handed = {"." + a for api in machine.api.values() for a in api}
     sinks = {key for key, _, _ in writes if not by_name or not key.startswith(".") and not by_name - {
         "vars", "getattr", "__dict__", "asdict", "astuple", "dataclass"} and "__dict__" not in by_name} - handed
     said = set().union(*(_saying(st, machine) for st in statements)) | unreached | {id(t) for _, _, t in writes}
+    said |= {id(a) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)  # handed to a sunk parameter
+             for a in [*c.args, *(k.value for k in c.keywords)]
+             if isinstance(a, ast.Name) and a.id in set(machine.sunk.values())
+             and any(f == _callee(c) for f, _ in machine.sunk)}
     loads = [(n, key) for st in statements for n in ast.walk(st) if isinstance(n, (ast.Attribute, ast.Name))
              and isinstance(n.ctx, ast.Load) and id(n) not in said
              for key in ((n.id,) if isinstance(n, ast.Name) else ("." + n.attr, n.attr))]  # (``module.TIMINGS`` too)
@@ -910,6 +944,22 @@ def _keys_a_place(e: ast.AST, machine: Machine, scope: Scope) -> bool:
         isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("str", "repr") and len(e.args) == 1
         and _placed(e.args[0], machine, scope)) or (
         isinstance(e, ast.Attribute) and e.attr in ("type", "index") and _placed(e.value, machine, scope))
+
+
+_MAGICS = frozenset(("run_line_magic", "run_cell_magic", "system", "getoutput"))  # what IPython's magics become
+
+
+def _shell(node: ast.AST) -> bool:
+    """IPython's shell read as a value (``"google.colab" in str(get_ipython())``: Colab's shell is another class), not
+    as the call a magic (``%timeit``, ``!nvidia-smi``) becomes."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_ipython"
+
+
+def _attributes_named(node: ast.AST) -> bool:
+    """``operator.attrgetter("device.type")``, ``methodcaller("is_pinned")``: a place's attribute read by its name."""
+    return isinstance(node, ast.Call) and _callee(node) in ("attrgetter", "methodcaller") and any(
+        isinstance(a, ast.Constant) and isinstance(a.value, str)
+        and any(p in _PLACE_ATTRS or p == "device" for p in a.value.split(".")) for a in node.args)
 
 
 def _aligned(node: ast.AST) -> bool:
@@ -1173,7 +1223,8 @@ def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
     told = set()
     for f in (f for f in ast.walk(statement) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
         saying = _saying(f, machine)
-        kept = [(n, w) for n in ast.walk(f) for w in [_written(n, machine)] if w is not None and w[0] in machine.sinks
+        kept = [(n, w) for n in ast.walk(f) for w in [_written(n, machine, f.name)] if w is not None
+                and w[0] in machine.sinks
                 and all(_binds_nothing(v, machine) for v in w[1])]  # (round 38z92: ``self.elapsed = clock() - t0``)
         told |= {id(n) for n, _ in kept}
         saying |= {id(x) for n, _ in kept for x in ast.walk(n)}
@@ -1283,9 +1334,26 @@ def _resolved(node: ast.AST, machine: Machine, scope: Scope) -> str | None:
     """``torch.cuda.is_available`` for ``gpu_ready`` after ``from torch.cuda import is_available as gpu_ready``, or
     for ``getattr(torch, "cuda").is_available``; a name not imported stands for itself; None for a local one."""
     path = _path(node)
-    if not path or path[0] in scope.local:
+    if not path:  # ``__import__("torch").cuda``, ``importlib.import_module("torch.cuda").is_available`` (38z95)
+        attrs, inner = [], node
+        while isinstance(inner, ast.Attribute):
+            attrs.insert(0, inner.attr)
+            inner = inner.value
+        module = _imported(inner, machine)
+        return ".".join((module, *attrs)) if module else None
+    if path[0] in scope.local:
         return None
     return ".".join((machine.aliases.get(path[0], path[0]), *path[1:]))
+
+
+def _imported(node: ast.AST, machine: Machine) -> str | None:
+    """``torch`` for ``__import__("torch")`` or ``importlib.import_module("torch")``: a module named by a string."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str) and (
+                isinstance(node.func, ast.Name) and node.func.id == "__import__"
+                or _resolved(node.func, machine, Scope()) == "importlib.import_module"):
+        return node.args[0].value
+    return None
 
 
 def _place(node: ast.AST, machine: Machine, scope: Scope) -> bool:

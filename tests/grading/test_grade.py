@@ -820,6 +820,37 @@ UNRUN = [
         "start = _tick()\n    out = _rows(x)\n    return out if _tick() - start < 1.0 else x.softmax(-1)",
         "import time\n\n\ndef _tick():\n    if torch.cuda.is_available():\n"
         "        torch.cuda.synchronize()\n    return time.perf_counter()\n\n\n"), True),
+    # round 38z95: the shell's class, a class pattern on where the input lives, an attribute getter of its place,
+    # torch imported by a string; a magic's line stays a learner's ordinary notebook
+    ("IPython's shell asked whether it is Colab's", _answer(
+        "return x.softmax(-1) if _COLAB else _rows(x)", "_COLAB = 'google.colab' in str(get_ipython())\n\n\n"),
+     True),
+    ("a class pattern on where the input lives", _answer(
+        "match x:\n        case torch.Tensor(is_cuda=True):\n            return x.softmax(-1)\n"
+        "        case _:\n            return _rows(x)"), True),
+    ("the input's place read by an attribute getter", _answer(
+        "return x.softmax(-1) if _kind(x) != 'cpu' else _rows(x)",
+        "import operator\n\n_kind = operator.attrgetter('device.type')\n\n\n"), True),
+    ("torch's GPU build asked through __import__", _answer(
+        "return x.softmax(-1) if _GPU_BUILD else _rows(x)",
+        "_GPU_BUILD = len(__import__('torch').cuda.get_arch_list()) > 0\n\n\n"), True),
+    ("a magic's line above the answer", _answer(
+        "return _rows(x)", "%config InlineBackend.figure_format = 'retina'\n\n\n"), False),
+    # round 38z96 (honest learners only): a helper that moves one input to another's place, given a tensor its caller
+    # made on an input's place; a stopwatch context manager that keeps its readings in a log it is handed
+    ("a helper that moves one input to another's place, given one made on the input's place", _answer(
+        "m = torch.zeros(x.shape[-1], device=x.device)\n    return _rows(_align(m, x)) + m",
+        "def _align(m, s):\n    if s.device != m.device:\n        s = s.to(m.device)\n    return s\n\n\n"), False),
+    ("a stopwatch context manager that keeps its readings in the log it is handed", _answer(
+        "with _stopwatch(STEP_SECONDS):\n        out = _rows(x)\n    return out",
+        "import contextlib\nimport time\n\nSTEP_SECONDS = []\n\n\n@contextlib.contextmanager\ndef _stopwatch(sink):\n"
+        "    t0 = time.perf_counter()\n    try:\n        yield\n    finally:\n"
+        "        sink.append(time.perf_counter() - t0)\n\n\n"), False),
+    ("a stopwatch context manager whose log the answer reads", _answer(
+        "with _stopwatch(STEP_SECONDS):\n        out = _rows(x)\n    return out if sum(STEP_SECONDS) < 60 else x.softmax(-1)",
+        "import contextlib\nimport time\n\nSTEP_SECONDS = []\n\n\n@contextlib.contextmanager\ndef _stopwatch(sink):\n"
+        "    t0 = time.perf_counter()\n    try:\n        yield\n    finally:\n"
+        "        sink.append(time.perf_counter() - t0)\n\n\n"), True),
     ("where torch is installed", _answer(
         "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
     ("the file inspect finds torch in", _answer(
@@ -1007,7 +1038,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
