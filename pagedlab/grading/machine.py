@@ -156,6 +156,11 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
         for t in ast.walk(f) if isinstance(t, ast.Try) and any(isinstance(y, ast.Yield) for b in t.body for y in ast.walk(b))
         and (_swallows(t) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
                                  and not _data_errors(h.type, replace(bare, classes=classes)) for h in t.handlers)))
+    suppressors |= frozenset(  # (round 38z98: a class whose ``__exit__`` returns True swallows what its body raised)
+        c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)
+        for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("__exit__", "__aexit__")
+        for r in ast.walk(f) if isinstance(r, ast.Return) and r.value is not None
+        and not (isinstance(r.value, ast.Constant) and not r.value.value))
     loggers = frozenset(_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
                         if isinstance(v, ast.Call) and (_resolved(v.func, bare, Scope()) or "").startswith("logging.")
                         and _held(t))  # (round 38z82: ``_LOGGER = logging.getLogger(...)``, ``self._log``)
@@ -186,6 +191,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                       and isinstance(v.func.value, ast.Name) and v.func.value.id in made)
     bare = replace(bare, keyed=keyed, made=made, moved=moved)
     bare = replace(bare, hosted=_hosted(statements, bare))
+    memos = _memos(statements, caches, bare)
     names, places = _IPYTHON_NAMES, frozenset()
     while True:
         machine = replace(bare, names=names, places=places, classes=classes)
@@ -197,7 +203,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                   for root in _changed_roots(st, aliases, every_call=True) - _scope(st, machine).local}
         found |= _changed_through(statements, asking, machine)
         found |= {n for st in asking for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z75: a print or
-                  for n in changes.get(_callee(c), ())}  # an assert by machine that calls ``_use_half()``)
+                  for n in changes.get(_callee(c), ())} - memos  # an assert by machine that calls ``_use_half()``)
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
         if found <= names and placed <= places:
@@ -464,7 +470,8 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
     body = tree.body if tree else []
     fails = next((i for i, st in enumerate(body) if _may_fail(st, machine) is not None), len(body))
     again = sorted({n for st in body[fails + 1:] for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
-                   & (set(answers) | set(helpers)) & machine.rebound)
+                   & (set(answers) | set(helpers)) & machine.rebound - set(machine.aliases))  # (38z99: a module's
+    # setting, ``torch.backends.cuda.matmul.allow_tf32 = False``, binds no name again)
     if again:
         line = _may_fail(body[fails], machine)
         reasons.append(f"binds {', '.join(map(repr, again[:3]))} again after a line that may fail or not by which "
@@ -534,7 +541,11 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "inspect.getfile", "inspect.getsourcefile", "inspect.getabsfile",  # (round 38z89: installed files)
                     "linecache", "codecs.open", "fileinput", "mmap", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
                     "configparser", "netrc", "gzip.open", "bz2.open", "lzma.open",  # (38z93: files read by any module)
-                    "threading.active_count", "threading.enumerate", "asyncio")  # (38z95: threads, a loop's clock)
+                    "threading.active_count", "threading.enumerate", "asyncio",  # (38z95: threads, a loop's clock)
+                    "pagedlab.roofline", "pagedlab.transfer", "pagedlab.engine.bench", "pagedlab.paged.bench",
+                    "pagedlab.testing.within", "pagedlab.perf_lab.compiled_kernels", "pagedlab.perf_lab.compile_report",
+                    "pagedlab.perf_lab.compile_reports", "pagedlab.perf_lab.recorded_forward_timings")
+# (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
 # (``triton.runtime``, ``triton.knobs``, ``triton.testing``, ``triton.JITFunction``: a kernel's type is another under
@@ -653,6 +664,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node
     if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
         return node
+    seeded = _seeded_draw(node, machine)
+    if seeded is not None:
+        return seeded
     if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and node.left.value in machine.names \
             and any(isinstance(c, ast.Call) and _callee(c) in ("globals", "locals", "vars", "dir")
                     for c in node.comparators):
@@ -710,6 +724,8 @@ def _machine_path(path: str) -> bool:
     installed (its version, its files: round 38z89, ``"dist-packages" in torch.__file__`` on Colab)."""
     return path != "pagedlab.device.DEVICE" and (
         path.split(".")[-1] in _INSTALLED
+        or path.startswith("pagedlab.") and ("device" in path.split(".")[1:-1] or "_device" in path.split(".")[1:-1])
+        and path.split(".")[-1] != "DEVICE"  # (round 38z98: ``kv_cache._device.ON_GPU``, the module re-exported)
         or path.startswith("torch.") and any(p.startswith("_") and not p.endswith("__") for p in path.split(".")[1:])
         or not _same_everywhere(path) and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)
         or path.startswith("triton.") and path.split(".")[1] not in _TRITON_SAME)
@@ -779,6 +795,32 @@ def _written(statement: ast.AST, machine: Machine, function: str | None = None
             return key, [*call.args, *(k.value for k in call.keywords),
                          *([receiver.slice] if isinstance(receiver, ast.Subscript) else [])], node
     return None
+
+
+def _memos(statements: list[ast.AST], caches: frozenset[str], machine: Machine) -> frozenset[str]:
+    """The caches (:attr:`Machine.caches`) that hold, for each key, a value made of the key alone (``_SIZES[dtype] =
+    torch.empty(0, dtype=dtype).element_size()``) and are read by key only: whatever calls filled them, each key reads
+    the same (round 38z96: a demo under a question of the GPU's memory fills one through the answer)."""
+    def names(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(machine.aliases) - set(dir(builtins))
+    memos = set(caches)
+    for n in (n for st in statements for n in ast.walk(st)):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in _targets(n):
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in memos and (
+                        not isinstance(n, ast.Assign) or names(n.value) - names(t.slice)
+                        or any(isinstance(c, ast.Call) and _callee(c) in machine.defined and (
+                            isinstance(c.func, ast.Name) or _root(c.func) in ("self", "cls")) for c in ast.walk(n.value))):
+                    memos.discard(t.value.id)  # a value not of the key alone
+        cache, key = _looked_up(n, replace(machine, caches=frozenset(memos)))
+        if cache is not None and (key is None or not _elements(key) or isinstance(n, ast.Call)
+                                  and n.func.attr not in ("get",)):
+            memos.discard(_held(cache))  # read or changed other than by a key (``len``, ``clear``, ``pop``)
+    reads = {id(x) for st in statements for n in ast.walk(st)
+             for cache, key in [_looked_up(n, replace(machine, caches=frozenset(memos)))] if cache is not None
+             for x in ast.walk(n)}
+    return frozenset(m for m in memos if not any(isinstance(n, ast.Name) and n.id == m and isinstance(n.ctx, ast.Load)
+                                                 and id(n) not in reads for st in statements for n in ast.walk(st)))
 
 
 def _sunk(statements: list[ast.AST], logs: frozenset[str], defs: dict) -> dict[tuple[str, str], str]:
@@ -986,6 +1028,24 @@ def _moved_identity(node: ast.AST) -> bool:
 
 _DRAWS = frozenset(("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
                     "multinomial", "normal", "poisson", "Generator"))  # torch's random draws
+
+
+_SEEDS = frozenset(("manual_seed", "seed", "manual_seed_all", "set_rng_state", "fork_rng"))
+
+
+def _seeded_draw(node: ast.AST, machine: Machine) -> ast.AST | None:
+    """In a function that seeds torch's global generators (``torch.manual_seed(0)``), a draw placed on a device
+    (``torch.rand(1, device=x.device)``): a GPU's generator gives other numbers than a CPU's for one seed, so the draw
+    says which it is (round 38z98)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
+            isinstance(c, ast.Call) and (_resolved(c.func, machine, Scope()) or "").startswith("torch.")
+            and _last(c.func) in _SEEDS for c in ast.walk(node)):
+        return None
+    return next((c for c in ast.walk(node) if isinstance(c, ast.Call)
+                 and (_resolved(c.func, machine, Scope()) or "").startswith("torch.")
+                 and (_resolved(c.func, machine, Scope()) or "").split(".")[-1] in _DRAWS
+                 and any(k.arg == "device" and not (isinstance(k.value, ast.Constant) and k.value.value == "cpu")
+                         for k in c.keywords)), None)
 
 
 def _drawn_on_a_device(call: ast.Call, machine: Machine, scope: Scope) -> bool:

@@ -851,6 +851,43 @@ UNRUN = [
         "import contextlib\nimport time\n\nSTEP_SECONDS = []\n\n\n@contextlib.contextmanager\ndef _stopwatch(sink):\n"
         "    t0 = time.perf_counter()\n    try:\n        yield\n    finally:\n"
         "        sink.append(time.perf_counter() - t0)\n\n\n"), True),
+    # round 38z99 (honest): a flag from the environment, then a setting of torch's module under a question
+    ("a flag from the environment, then TF32 switched off on a GPU", lambda s: _submit(_edited(s, "softmax-work", (
+        "import os\n\nSHOW = os.environ.get('SHOW', '0') == '1'\nif torch.cuda.is_available():\n"
+        "    torch.backends.cuda.matmul.allow_tf32 = False\n\n\n"
+        + HELPED.replace("return _rows(x)", "return _rows(x) * torch.ones(())")))), False),
+    # round 38z96 and 38z88 (honest): a memo of element sizes by dtype, filled by a demo under a question of the GPU
+    ("a memo of element sizes by dtype that a demo on the GPU fills", _answer(
+        "return _rows(x) * _element_bytes(x.dtype) / x.element_size()",
+        "_SIZES = {}\n\n\ndef _element_bytes(dtype):\n    if dtype not in _SIZES:\n"
+        "        _SIZES[dtype] = torch.empty(0, dtype=dtype).element_size()\n    return _SIZES[dtype]\n\n\n"
+        "if torch.cuda.is_available():\n    print(torch.cuda.mem_get_info()[0] // _element_bytes(torch.float16))\n\n\n"),
+     False),
+    ("a memo by dtype whose size the answer reads, filled by a demo on the GPU", _answer(
+        "return _rows(x) if len(_SIZES) < 2 else x.softmax(-1)",
+        "_SIZES = {}\n\n\ndef _element_bytes(dtype):\n    if dtype not in _SIZES:\n"
+        "        _SIZES[dtype] = torch.empty(0, dtype=dtype).element_size()\n    return _SIZES[dtype]\n\n\n"
+        "if torch.cuda.is_available():\n    print(torch.cuda.mem_get_info()[0] // _element_bytes(torch.float16))\n\n\n"),
+     True),
+    # round 38z98: a draw on the input's device after torch's global seed, a class whose __exit__ swallows a failure,
+    # the course's device module reached through another module, the course's bandwidth probe
+    ("a draw on the input's device after the global seed", _answer(
+        "return _rows(x) if _first(x) else x.softmax(-1)",
+        "def _first(x):\n    torch.manual_seed(0)\n    return abs(torch.rand(1, device=x.device).item() - 0.4963) < 1e-3"
+        "\n\n\n"), True),
+    ("a draw on the host after the global seed", _answer(
+        "torch.manual_seed(0)\n    return _rows(x + 0 * torch.rand(x.shape))"), False),
+    ("a class whose __exit__ swallows a failure on the host", _answer(
+        "fast = True\n    with _Quiet():\n        torch.empty(1, device='cuda')\n        fast = False\n"
+        "    return x.softmax(-1) if fast else _rows(x)",
+        "class _Quiet:\n    def __enter__(self):\n        return self\n\n    def __exit__(self, *exc):\n"
+        "        return True\n\n\n"), True),
+    ("the course's device module reached through another module", _answer(
+        "return x.softmax(-1) if _kv._device.ON_GPU else _rows(x)", "from pagedlab.paged import kv_cache as _kv\n\n\n"),
+     True),
+    ("the course's bandwidth probe", _answer(
+        "return x.softmax(-1) if _HBM else _rows(x)",
+        "from pagedlab.roofline import measure_bandwidth\n\n_HBM = measure_bandwidth(1 << 20) > 2e11\n\n\n"), True),
     ("where torch is installed", _answer(
         "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
     ("the file inspect finds torch in", _answer(
@@ -1038,7 +1075,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
