@@ -544,7 +544,8 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "threading.active_count", "threading.enumerate", "asyncio",  # (38z95: threads, a loop's clock)
                     "pagedlab.roofline", "pagedlab.transfer", "pagedlab.engine.bench", "pagedlab.paged.bench",
                     "pagedlab.testing.within", "pagedlab.perf_lab.compiled_kernels", "pagedlab.perf_lab.compile_report",
-                    "pagedlab.perf_lab.compile_reports", "pagedlab.perf_lab.recorded_forward_timings")
+                    "pagedlab.perf_lab.compile_reports", "pagedlab.perf_lab.recorded_forward_timings",
+                    "torch.library", "torch.ops")  # (round 38z100: an operator's kernels chosen by dispatch key)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
@@ -994,7 +995,7 @@ _MAGICS = frozenset(("run_line_magic", "run_cell_magic", "system", "getoutput"))
 def _shell(node: ast.AST) -> bool:
     """IPython's shell read as a value (``"google.colab" in str(get_ipython())``: Colab's shell is another class), not
     as the call a magic (``%timeit``, ``!nvidia-smi``) becomes."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_ipython"
+    return isinstance(node, ast.Call) and _callee(node) == "get_ipython"  # (round 38z100: ``IPython.get_ipython()``)
 
 
 def _attributes_named(node: ast.AST) -> bool:

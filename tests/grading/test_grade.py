@@ -888,6 +888,14 @@ UNRUN = [
     ("the course's bandwidth probe", _answer(
         "return x.softmax(-1) if _HBM else _rows(x)",
         "from pagedlab.roofline import measure_bandwidth\n\n_HBM = measure_bandwidth(1 << 20) > 2e11\n\n\n"), True),
+    # round 38z100: IPython's shell through its module, an operator whose kernel the dispatcher picks by device
+    ("IPython's shell asked through its module", _answer(
+        "return x.softmax(-1) if _COLAB else _rows(x)",
+        "import IPython\n\n_COLAB = 'google.colab' in type(IPython.get_ipython()).__module__\n\n\n"), True),
+    ("an operator of the learner's whose kernel the dispatcher picks by device", _answer(
+        "return torch.ops.mine.rows(x)",
+        "_LIB = torch.library.Library('mine', 'DEF')\n_LIB.define('rows(Tensor x) -> Tensor')\n"
+        "_LIB.impl('rows', lambda x: x.softmax(-1), 'CUDA')\n\n\n"), True),
     ("where torch is installed", _answer(
         "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
     ("the file inspect finds torch in", _answer(
