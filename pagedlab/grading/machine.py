@@ -545,7 +545,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "pagedlab.roofline", "pagedlab.transfer", "pagedlab.engine.bench", "pagedlab.paged.bench",
                     "pagedlab.testing.within", "pagedlab.perf_lab.compiled_kernels", "pagedlab.perf_lab.compile_report",
                     "pagedlab.perf_lab.compile_reports", "pagedlab.perf_lab.recorded_forward_timings",
-                    "torch.library", "torch.ops")  # (round 38z100: an operator's kernels chosen by dispatch key)
+                    "torch.library", "torch.ops",  # (round 38z100: an operator's kernels chosen by dispatch key)
+                    "torch.nn.DataParallel", "torch.nn.parallel", "torch.nn.DistributedDataParallel",  # (38z102: its
+                    "pagedlab.engine.config._blocks_from_memory")  # device_ids; a pool sized by the GPU's memory)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
@@ -951,6 +953,9 @@ def _string_form(node: ast.AST, machine: Machine, scope: Scope) -> bool:
         operands = [*node.args, *(k.value for k in node.keywords)]
     elif isinstance(node, ast.FormattedValue):
         operands = [node.value]
+    elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("__repr__", "__str__", "__format__"):
+        operands = node.args[:1] if path in ("torch.Tensor.__repr__", "torch.Tensor.__str__",  # (round 38z102:
+                                             "torch.Tensor.__format__") else [node.func.value]  # t.__repr__())
     elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
             and isinstance(node.left.value, str):
         operands = _elements(node.right)
@@ -1024,6 +1029,8 @@ def _moved_identity(node: ast.AST) -> bool:
         return any(map(moved, node.args))
     if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "type" and not node.args + node.keywords:
         return True  # x.type(): "torch.cuda.FloatTensor" on a GPU (round 38z57)
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "is_set_to":
+        return any(map(moved, [node.func.value, *node.args]))  # x.is_set_to(x.cpu()) (round 38z102)
     return isinstance(node, ast.Attribute) and node.attr in _IDENTITY and moved(node.value)
 
 

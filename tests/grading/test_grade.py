@@ -896,6 +896,14 @@ UNRUN = [
         "return torch.ops.mine.rows(x)",
         "_LIB = torch.library.Library('mine', 'DEF')\n_LIB.define('rows(Tensor x) -> Tensor')\n"
         "_LIB.impl('rows', lambda x: x.softmax(-1), 'CUDA')\n\n\n"), True),
+    # round 38z102: a move's storage compared with is_set_to, DataParallel's devices, a tensor's __repr__ called
+    ("the input's storage compared with its move's", _answer(
+        "return x.softmax(-1) if not x.is_set_to(x.cpu()) else _rows(x)"), True),
+    ("DataParallel's devices", _answer(
+        "return x.softmax(-1) if _REPLICAS else _rows(x)",
+        "_REPLICAS = torch.nn.DataParallel(torch.nn.Identity()).device_ids\n\n\n"), True),
+    ("a tensor's __repr__ called", _answer(
+        "return x.softmax(-1) if 'cuda' in x.__repr__() else _rows(x)"), True),
     ("where torch is installed", _answer(
         "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
     ("the file inspect finds torch in", _answer(
@@ -1083,7 +1091,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
