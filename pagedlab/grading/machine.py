@@ -804,8 +804,10 @@ def _memos(statements: list[ast.AST], caches: frozenset[str], machine: Machine) 
     """The caches (:attr:`Machine.caches`) that hold, for each key, a value made of the key alone (``_SIZES[dtype] =
     torch.empty(0, dtype=dtype).element_size()``) and are read by key only: whatever calls filled them, each key reads
     the same (round 38z96: a demo under a question of the GPU's memory fills one through the answer)."""
+    known = set(machine.aliases) | set(dir(builtins))  # (modules and builtins: the same for every key)
     def names(node: ast.AST) -> set[str]:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(machine.aliases) - set(dir(builtins))
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - known
+    every = replace(machine, caches=caches)  # (what is looked up in any cache; a memo is one of them still held)
     memos = set(caches)
     for n in (n for st in statements for n in ast.walk(st)):
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -815,13 +817,11 @@ def _memos(statements: list[ast.AST], caches: frozenset[str], machine: Machine) 
                         or any(isinstance(c, ast.Call) and _callee(c) in machine.defined and (
                             isinstance(c.func, ast.Name) or _root(c.func) in ("self", "cls")) for c in ast.walk(n.value))):
                     memos.discard(t.value.id)  # a value not of the key alone
-        cache, key = _looked_up(n, replace(machine, caches=frozenset(memos)))
-        if cache is not None and (key is None or not _elements(key) or isinstance(n, ast.Call)
-                                  and n.func.attr not in ("get",)):
+        cache, key = _looked_up(n, every)
+        if cache is not None and (not _elements(key) or isinstance(n, ast.Call) and n.func.attr != "get"):
             memos.discard(_held(cache))  # read or changed other than by a key (``len``, ``clear``, ``pop``)
-    reads = {id(x) for st in statements for n in ast.walk(st)
-             for cache, key in [_looked_up(n, replace(machine, caches=frozenset(memos)))] if cache is not None
-             for x in ast.walk(n)}
+    reads = {id(x) for st in statements for n in ast.walk(st) for cache, _ in [_looked_up(n, every)]
+             if cache is not None and _held(cache) in memos for x in ast.walk(n)}
     return frozenset(m for m in memos if not any(isinstance(n, ast.Name) and n.id == m and isinstance(n.ctx, ast.Load)
                                                  and id(n) not in reads for st in statements for n in ast.walk(st)))
 

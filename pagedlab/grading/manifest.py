@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '534d60b9b203db461c6bf21ddd39fcdcec23c3aa3879e2bcdc22ae2f5528a869',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'bc05207414b149ad47337ca952ad8dff299ec26faf525090b110eaa11b3ba742',
-    'machine.py': 'ffd2e38f8ef61025d67ec2e1def44064a3d0c02532dc93fc97f35652f1625016',
+    'machine.py': '0d028aca6bf49e9813d326f0578ec1f448771e717a8d5aba145870f9410ead26',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'f58b426a2bb25c1349c38595ddc9c93ba1406df7eec17d568f3564869336ff78',
