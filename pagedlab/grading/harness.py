@@ -1150,7 +1150,7 @@ def _mode(job: dict, record, made=None):
             hook = sys.getprofile()
             sys.setprofile(None)
             try:
-                op, named, foreign, writes, view = (ops.get(id(func)) or read(func))[:5]
+                op, named, foreign, writes, view, once = (ops.get(id(func)) or read(func))[:6]
                 if named:
                     record(f"torch's {op}")
                 if foreign:
@@ -1159,25 +1159,22 @@ def _mode(job: dict, record, made=None):
             finally:
                 sys.setprofile(hook)
             out = func(*args, **(kwargs or {}))
-            if op.split("::")[-1].split(".")[0] in ONE_WRITE_EACH:
-                plain = _plain_values((*args, *(kwargs or {}).values()))
-                if plain:
-                    sys.setprofile(None)  # (the watcher's own work, on tensors of torch's own type)
-                try:
-                    clash = _clashing(op, args, kwargs or {})
-                except Exception:  # noqa: BLE001 - indices it cannot read: a person reads them
-                    clash = True
-                finally:
-                    if plain:
-                        sys.setprofile(hook)
-                if clash:
-                    record(f"torch's {op} writing two different values to one element: which one lands is the order "
-                           f"the machine runs the writes in (a CPU's in turn, a GPU's in any), so a person checks")
-            if made is not None:
-                plain = _plain_values((out, *args, *(kwargs or {}).values()))
-                if plain:
-                    sys.setprofile(None)
-                try:
+            if not once and made is None:
+                return out
+            plain = _plain_values((out, *args, *(kwargs or {}).values()))
+            if plain:
+                sys.setprofile(None)
+            try:
+                if once:
+                    try:
+                        clash = _clashing(op, args, kwargs or {})
+                    except Exception:  # noqa: BLE001 - indices it cannot read: a person reads them
+                        clash = True
+                    if clash:
+                        record(f"torch's {op} writing two different values to one element: which one lands is the "
+                               f"order the machine runs the writes in (a CPU's in turn, a GPU's in any), so a person "
+                               f"checks")
+                if made is not None:
                     # what it made, and every argument it wrote (``_foreach_copy_`` returns None: its writes are its
                     # ``self`` list; ``out=`` tensors)
                     written = [args[i] if isinstance(i, int) else kwargs[i] for i in writes
@@ -1185,9 +1182,9 @@ def _mode(job: dict, record, made=None):
                     outputs = list({id(t): t for t in tensors((out, *written))}.values())
                     made(op, tensors((*args, *(kwargs or {}).values())), outputs,
                          [a for a in args if isinstance(a, (int, float))], view)
-                finally:
-                    if plain:
-                        sys.setprofile(hook)
+            finally:
+                if plain:
+                    sys.setprofile(hook)
             return out
 
     PLAIN = frozenset((Tensor, int, float, bool, complex, str, type(None), torch.dtype, torch.device, torch.layout,
@@ -1198,14 +1195,15 @@ def _mode(job: dict, record, made=None):
         asked by ``type``, which runs no code of the notebook's."""
         return all(type(v) in PLAIN or type(v) in (list, tuple) and _plain_values(v) for v in values)
 
-    ops: dict = {}  # what the watcher reads of an op, once: id -> (name, named, foreign, writes, view, the op)
+    ops: dict = {}  # what the watcher reads of an op, once: id -> (name, named, foreign, writes, view, once, the op)
 
     def read(func) -> tuple:
         op = str(func.name())
         written = [(i, a.name) for i, a in enumerate(func._schema.arguments) if a.alias_info and a.alias_info.is_write]
-        facts = (op, _named(op.split("::")[-1].split(".")[0], aten, family),
-                 getattr(func, "namespace", "aten") not in TORCH_NAMESPACES,
-                 [i for i, _ in written] + [name for _, name in written], bool(getattr(func, "is_view", False)))
+        short = op.split("::")[-1].split(".")[0]
+        facts = (op, _named(short, aten, family), getattr(func, "namespace", "aten") not in TORCH_NAMESPACES,
+                 [i for i, _ in written] + [name for _, name in written], bool(getattr(func, "is_view", False)),
+                 short in ONE_WRITE_EACH)
         ops[id(func)] = facts = facts + (func,)  # (the op kept: an id is not reused while it is held)
         return facts
     return Tripwires
