@@ -34,15 +34,15 @@ LONGEST_FIRST = (
     "tests/grading/test_grade_class.py",                                     # 29 s (its two limit tests)
     "tests/grading/test_ground_truth.py",                                    # 150 s in all, 32 s at most a unit
     "tests/models/test_loader_cache.py",                                     # 19-30 s
-    "tests/exercises/test_planted_bugs.py",                                  # 53-60 s in all (--proofs; a third without)
+    "tests/exercises/test_planted_bugs.py",                                  # 53-60 s in all (--proofs; a quarter without)
 )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--proofs", action="store_true",
                      help="the grader's exhaustive proofs: every planted bug and attack row on every seed, the whole "
-                          "synthetic class in the sandbox (make test PROOFS=1); without it a fifth of the planted bugs, "
-                          "each attack and honest row written for a class and a third of the outside reviews' rows run "
+                          "synthetic class in the sandbox (make test PROOFS=1); without it a tenth of the planted bugs, "
+                          "each attack and honest row written for a class and a sixth of the outside reviews' rows run "
                           "on one seed, and the sandbox grades only the learners it can change")
 
 

@@ -147,15 +147,15 @@ def test_the_untouched_exercise_fails_on_every_seed(exercise):
 @pytest.mark.parametrize("exercise", sorted(SPECS))
 def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise, proofs):
     """Every planted bug fails the graded calls on every seed (under ``--proofs``: ``make test PROOFS=1``). Without
-    it, the quick run of ``make test``, a fifth of each table's bugs runs (the i-th where i + the exercise's name's
-    length is a multiple of 5: each bug in turn, as the tables grow or the names change), the i-th on seed i mod 5
+    it, the quick run of ``make test``, a tenth of each table's bugs runs (the i-th where i + the exercise's name's
+    length is a multiple of 10: each bug in turn, as the tables grow or the names change; every table has at least 10), the i-th on seed i mod 5
     only; every bug runs under ``--proofs``, on every seed."""
     path = ROOT / "solutions" / f"{exercise}.ipynb"
     want, survivors = solution(exercise), []
     # Each variant runs in a child process: a Triton kernel that writes out of bounds can crash the interpreter, a
     # scheduler that never stops preempting loops forever (in the grader: a dead kernel, a timeout; both fail).
     for i, (bug, plant) in enumerate(TABLES[exercise].items()):
-        if not proofs and (i + len(exercise)) % 5:
+        if not proofs and (i + len(exercise)) % 10:
             continue
         # (a bug that only some seeds see is run on all five: the test asks that at least one of them sees it)
         seeds = SEEDS if proofs or (exercise, bug) in SOME_SEEDS else (SEEDS[i % len(SEEDS)],)
@@ -647,13 +647,13 @@ def _tripped(got) -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """The rows of the attack and honest tables: under ``--proofs`` all of them; in the quick run each row written
-    here (one for each class the grader was built against) and a third of the outside reviews' (the i-th row of a
-    table where i is a multiple of 3: each in turn, as the tables grow), so that ``make test`` keeps its time."""
+    here (one for each class the grader was built against) and a sixth of the outside reviews' (the i-th row of a
+    table where i is a multiple of 6: each in turn, as the tables grow), so that ``make test`` keeps its time."""
     for name, table in (("attack", ATTACKS), ("honest", HONEST)):
         if name in metafunc.fixturenames:
             quick = not metafunc.config.getoption("--proofs")
             metafunc.parametrize(name, [label for i, label in enumerate(table)
-                                        if not quick or label not in OUTSIDE or i % 3 == 0])
+                                        if not quick or label not in OUTSIDE or i % 6 == 0])
 
 
 def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack, proofs):
