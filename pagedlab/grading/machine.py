@@ -70,6 +70,7 @@ class Scope(NamedTuple):
     said: frozenset[int] = frozenset()  # the nodes of branches that only say why they raise (:func:`_said`)
     caught: frozenset[int] = frozenset()  # the nodes inside a ``try``'s body: a raise there may be caught
     told: frozenset[int] = frozenset()  # assignments to a local that only prints, logs or warns read (:func:`_told`)
+    filled: frozenset[int] = frozenset()  # lookups that ask only whether to fill a cache (:func:`_fills`)
 
 
 def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None = None) -> Machine:
@@ -402,7 +403,8 @@ def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:
         return not any(_inputs(a, machine, scope) for a in [*v.args[:1], *placed])
     if placed:
         return not _inputs(placed[0], machine, scope)
-    return bool(path) and path.startswith("torch.") and path.split(".")[-1] in _FACTORIES
+    made = bool(path) and path.startswith("torch.") and path.split(".")[-1]
+    return bool(made) and (made in _FACTORIES or made.startswith("from"))  # (round 38z104: from_numpy, frombuffer)
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -663,7 +665,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
-    if _moved_identity(node) or _written_through_move(node, machine) or _aligned(node):
+    if _moved_identity(node) or _written_through_move(node, machine) or _aligned(node) or _unwaited(node, machine):
         return node
     if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
         return node
@@ -675,6 +677,11 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                     for c in node.comparators):
         return node  # whether a name of the machine's is bound (round 38z81: ``"_GPU_SESSION" in globals()``)
     cache, key = _looked_up(node, machine)
+    if key is not None and _held(cache) in machine.keyed and id(node) not in scope.filled and (
+            isinstance(node, ast.Compare) or isinstance(node, ast.Call) and (
+                _callee(node) in ("len", "get") or _callee(node) == "pop" and len(node.args) > 1)):
+        return node  # whether a place's entry is there yet, or how many places have one: where the code ran before
+        # (round 38z104: ``if len(_NEG_INF) > 1``, ``_ZERO.get(q.device)`` filled by a demo on the CPU only)
     if key is not None:  # key in CACHE, CACHE[key], CACHE.get(key): by a key, not by a device named (round 38z63)
         if _fixed_place(key, machine) or _held(cache) in machine.keyed and all(
                 isinstance(e, ast.Constant) for e in _elements(key)) and _elements(key):
@@ -1074,6 +1081,21 @@ def _a_move(call: ast.Call, machine: Machine) -> bool:
         any(k.arg == "device" for k in call.keywords) or any(_placed(a, machine, Scope()) for a in call.args[:1]))
 
 
+def _unwaited(node: ast.AST, machine: Machine) -> bool:
+    """A copy to the host that does not wait (``x.to("cpu", non_blocking=True)``): on a CPU the tensor itself, on a
+    GPU pinned memory the host may read before the copy lands (round 38z104)."""
+    if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("to", "copy_")):
+        return False
+    waits = [k.value for k in node.keywords if k.arg == "non_blocking"]
+    if not waits or isinstance(waits[0], ast.Constant) and not waits[0].value:
+        return False
+    if node.func.attr == "copy_":  # into a tensor made here, from anything
+        return _made_here(node.func.value, machine, Scope())
+    return any(_fixed_place(a, machine) and any(isinstance(n, ast.Constant) and str(n.value).startswith("cpu")
+                                                 for n in ast.walk(a))
+               for a in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")])
+
+
 def _written_through_move(node: ast.AST, machine: Machine) -> bool:
     """A write into what a move gave (``marker.cpu().fill_(1)``, ``x.cpu()[0] = 1``, or through a name bound so from a
     tensor made here): on a CPU the move gives the tensor itself, on a GPU a copy (round 38z81)."""
@@ -1272,10 +1294,10 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
         if over <= params:
             break
         params |= over
-    told = _told(statement, machine)
+    told, filled = _told(statement, machine), _fills(statement, machine)
     while True:
         scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors), said,
-                      caught, told)
+                      caught, told, filled)
         bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
                  if isinstance(t, ast.Name) and t.id in local]
         found = {name for v, name in bound if _a_place(v, machine, scope)}
@@ -1283,6 +1305,55 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
         if found <= places and held <= inputs:
             return scope
         places, inputs = places | found | held, inputs | held
+
+
+def _fills(statement: ast.AST, machine: Machine) -> frozenset[int]:
+    """The lookups in ``statement`` that ask only whether to fill a cache, and those inside the filling: ``if key not
+    in CACHE:``, ``if key in CACHE: ... else:``, ``v = CACHE.get(key)`` then ``if v is None:``, ``if key in CACHE:
+    return CACHE[key]`` followed by the filling, where the branches only fill the cache (evicting too), bind locals,
+    say or count where nothing reads. A call finds the same after a miss as after a hit, wherever the calls before it
+    ran (round 38z104: a branch that does more tells which places the code ran on)."""
+    declared = {n for g in ast.walk(statement) if isinstance(g, (ast.Global, ast.Nonlocal)) for n in g.names}
+    def quiet(body: list[ast.AST], cache: str) -> bool:
+        def fine(t: ast.AST) -> bool:
+            return isinstance(t, ast.Name) and t.id not in declared or _held(
+                t.value if isinstance(t, ast.Subscript) else t) == cache or _held(t) in machine.sinks or isinstance(
+                t, ast.Attribute) and "." + t.attr in machine.sinks  # (a count of hits that only a print reads)
+        return all(isinstance(b, ast.If) and quiet(b.body, cache) and quiet(b.orelse, cache)
+                   or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and all(map(fine, _targets(b)))
+                   or isinstance(b, ast.Expr) and (_only_says(b, machine) or isinstance(b.value, ast.Call)
+                                                   and isinstance(b.value.func, ast.Attribute)
+                                                   and _held(b.value.func.value) == cache) for b in body)
+    def fills(body: list[ast.AST], cache: str) -> bool:
+        return any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _held(n.value) == cache
+                   or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("setdefault", "add", "update")
+                   and _held(n.func.value) == cache for b in body for n in ast.walk(b))
+    found = set()
+    for block in (b for n in ast.walk(statement) for f in ("body", "orelse", "finalbody")
+                  for b in [getattr(n, f, None)] if isinstance(b, list)):
+        for i, s in enumerate(block):
+            test, got = (s.test, None) if isinstance(s, ast.If) else (None, None)
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                    and isinstance(s.value, ast.Call) and getattr(s.value.func, "attr", None) == "get" \
+                    and len(s.value.args) == 1 and i + 1 < len(block) and isinstance(block[i + 1], ast.If):
+                got, s = s.value, block[i + 1]  # v = CACHE.get(key); if v is None: (or ``if not v:``)
+                test = s.test
+                if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) or isinstance(test, ast.Compare)
+                        and isinstance(test.ops[0], ast.Is)):
+                    continue
+                cache, miss, hit = _held(got.func.value), s.body, s.orelse
+            elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+                cache = _held(test.comparators[0])
+                miss, hit = (s.body, s.orelse) if isinstance(test.ops[0], ast.NotIn) else (s.orelse, s.body)
+                if not miss and isinstance(test.ops[0], ast.In) and len(hit) == 1 and isinstance(hit[0], ast.Return) \
+                        and block[-1:] and isinstance(block[-1], ast.Return):  # if key in C: return C[key]
+                    miss, hit = block[i + 1:-1], []  # (then the filling, to the function's return)
+            else:
+                continue
+            if cache and quiet(miss, cache) and quiet(hit, cache) and fills(miss, cache):
+                found |= {id(got if got is not None else test)} | {
+                    id(n) for b in miss + hit for n in ast.walk(b) if _looked_up(n, machine)[0] is not None}
+    return frozenset(found)
 
 
 def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': 'ed7071b74722f8a2c62e07cff0cf6b63a0555c422705a4eb21c2ed29c8ad2ea0',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'bc05207414b149ad47337ca952ad8dff299ec26faf525090b110eaa11b3ba742',
-    'machine.py': '0d028aca6bf49e9813d326f0578ec1f448771e717a8d5aba145870f9410ead26',
+    'machine.py': '98d2015f2bb3078ec751a546f0693728b79038d7b8be59b1c9c025e144dd7e14',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'f58b426a2bb25c1349c38595ddc9c93ba1406df7eec17d568f3564869336ff78',

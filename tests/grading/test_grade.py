@@ -904,6 +904,38 @@ UNRUN = [
         "_REPLICAS = torch.nn.DataParallel(torch.nn.Identity()).device_ids\n\n\n"), True),
     ("a tensor's __repr__ called", _answer(
         "return x.softmax(-1) if 'cuda' in x.__repr__() else _rows(x)"), True),
+    # round 38z104: a device-keyed cache counted, or missed where a miss takes another path; a copy to the host that
+    # does not wait; a state made from NumPy handed to a helper that compares places. Beside them, honest caches
+    # whose miss only fills (evicting when full, counting hits for a print, returning early on a hit)
+    ("how many places a device-keyed cache holds", _answer(
+        "return x.softmax(-1) if len(_ONE) > 1 else _rows(x) * _one(x)", "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n    return _ONE[x.device]\n\n\n"), True),
+    ("a device-keyed cache filled by a demo, its miss taking another path", _answer(
+        "z = _ZERO.get(x.device)\n    if z is None:\n        return x.softmax(-1)\n    return _rows(x) + z",
+        "_ZERO = {}\n\n\ndef warm(x):\n    _ZERO[x.device] = x.new_zeros(())\n\n\nwarm(torch.zeros(1))\n\n\n"), True),
+    ("a device-keyed cache whose miss fills it and takes another path", _answer(
+        "if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n        return x.softmax(-1)\n"
+        "    return _rows(x) * _ONE[x.device]", "_ONE = {}\n\n\n"), True),
+    ("a copy to the host that does not wait", _answer(
+        "return _rows(x.to('cpu', non_blocking=True)).to(x.device)"), True),
+    ("a state made from NumPy handed to a helper that compares places", _answer(
+        "m = torch.from_numpy(np.zeros(1, dtype=np.float32))\n    return _rows(x) if _same(m, x) else x.softmax(-1)",
+        "import numpy as np\n\n\ndef _same(a, b):\n    return a.device == b.device\n\n\n"), True),
+    ("a device-keyed cache filled on a miss", _answer("return _rows(x) * _one(x)", "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n    return _ONE[x.device]\n\n\n"), False),
+    ("a device-keyed cache read by get, filled on a miss, evicting when full", _answer(
+        "return _rows(x) * _mask(x.shape[-1], x.device)",
+        "_MASKS = {}\n\n\ndef _mask(n, device):\n    key = (n, device)\n    m = _MASKS.get(key)\n    if m is None:\n"
+        "        if len(_MASKS) > 64:\n            _MASKS.clear()\n        m = _MASKS[key] = torch.ones(n, device=device)\n"
+        "    return m\n\n\n"), False),
+    ("a device-keyed cache that counts its hits for a print", _answer(
+        "return _rows(x) * BANK.ones(x.shape[-1], x.device)",
+        "class _Bank:\n    def __init__(self):\n        self._built = {}\n        self.hits = 0\n\n"
+        "    def ones(self, n, device):\n        key = (n, device)\n        if key in self._built:\n"
+        "            self.hits += 1\n        else:\n            self._built[key] = torch.ones(n, device=device)\n"
+        "        return self._built[key]\n\n\nBANK = _Bank()\n\n\n"), False),
+    ("a device-keyed cache that returns early on a hit, then fills", _answer(
+        "return _rows(x) * _ones(x.shape[-1], x.device)",
+        "_ONES = {}\n\n\ndef _ones(n, device):\n    key = (n, str(device))\n    if key in _ONES:\n"
+        "        return _ONES[key]\n    t = torch.ones(n, device=device)\n    _ONES[key] = t\n    return t\n\n\n"), False),
     ("where torch is installed", _answer(
         "return x.softmax(-1) if 'dist-packages' in torch.__file__ else _rows(x)"), True),
     ("the file inspect finds torch in", _answer(
