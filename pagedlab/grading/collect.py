@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -81,6 +82,12 @@ class Pristine:
         """The words of every comment, string and text of the exercise as handed out, the lectures and the library
         (:func:`~pagedlab.grading.similarity.sentences_in`): a sentence of the solution's found there is anybody's."""
         return sentences_in([(c.cell_type, c.source) for c in self.notebook.cells]) + " | " + course_words()
+
+    @cached_property
+    def stated_names(self) -> frozenset[str]:
+        """The names the exercise's text writes as code (```position```): the statement's, not the solution's."""
+        return frozenset(w for c in self.notebook.cells if c.cell_type == "markdown"
+                         for span in re.findall(r"`([^`]+)`", c.source) for w in re.findall(r"[A-Za-z_]\w*", span))
 
     @cached_property
     def library_floors(self) -> dict[str, float]:

@@ -103,7 +103,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     own = {c.id: restored.cells[c.index].source for c in cells
            if c.role not in RESTORED and restored.cells[c.index].source not in given}
     if published:
-        copied = copied_cells(own, pristine.solution_work, handed_out)
+        copied = copied_cells(own, pristine.solution_work, handed_out, stated=pristine.stated_names)
         named = {c for c in pristine.solution_work if any(repr(c) in r for r in copied)}  # (one reason a cell)
         reasons += copied + kept_wording(own, {c: s for c, s in pristine.solution_work.items() if c not in named},
                                          pristine.handed_words)

@@ -1348,6 +1348,13 @@ def _fills(statement: ast.AST, machine: Machine) -> frozenset[int]:
                 if not miss and isinstance(test.ops[0], ast.In) and len(hit) == 1 and isinstance(hit[0], ast.Return) \
                         and block[-1:] and isinstance(block[-1], ast.Return):  # if key in C: return C[key]
                     miss, hit = block[i + 1:-1], []  # (then the filling, to the function's return)
+            elif test is not None and any(_callee(n) == "len" for n in ast.walk(test) if isinstance(n, ast.Call)):
+                sized = {_held(n.args[0]) for n in ast.walk(test) if isinstance(n, ast.Call) and _callee(n) == "len"
+                         and n.args}
+                if len(sized) == 1 and None not in sized and quiet(s.body, *sized) and quiet(s.orelse, *sized):
+                    found.add(id(test))  # if len(CACHE) > 64: CACHE.clear(): a trim, then misses fill it again
+                    found |= {id(n) for n in ast.walk(test)}
+                continue
             else:
                 continue
             if cache and quiet(miss, cache) and quiet(hit, cache) and fills(miss, cache):

@@ -437,13 +437,15 @@ def _course_code(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 
 def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: dict,
-                 library: bool = False, floors: dict[str, float] | None = None) -> list[str]:
+                 library: bool = False, floors: dict[str, float] | None = None,
+                 stated: frozenset[str] = frozenset()) -> list[str]:
     """Review reasons for each of the solution's work cells (``{cell id: source}``; with ``library``, the course's
     functions, ``{"module:name": source}``, :func:`course_code`) whose code the learner's cells hold (``{cell id:
     source}``: the work cells and any cell the learner added; less ``pristine``'s, by cell id, as text or as
     fingerprints), in the cell of the same id, in another, or spread over several; with ``library``, also each learner cell that is mostly the library's code (past the share of the
     solution's cell of the same id, ``floors``: :func:`library_share`). A match with the solution counts where the
-    learner also chose the solution's names or the words of its comments and messages (:func:`_chosen`)."""
+    learner also chose the solution's names or the words of its comments and messages (:func:`_chosen`): not the
+    names the exercise's text writes as code (``stated``: round 38z104, ex07's ``position``)."""
     floors = floors or {}
     wrappers = frozenset().union(*map(identities, learner.values()))  # defined in one cell, used in another
     prints = {cell_id: fingerprints(source, wrappers) for cell_id, source in learner.items()}
@@ -451,7 +453,7 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
 
     def words(cell_id: str) -> frozenset[str]:  # (read only where a match needs them)
         base = pristine.get(cell_id, "")
-        return own_words(solution[cell_id]) - (frozenset() if isinstance(base, frozenset) else _said(base))
+        return own_words(solution[cell_id]) - (frozenset() if isinstance(base, frozenset) else _said(base)) - stated
 
     reasons, matched = [], {}
     for cell_id, source in solution.items():

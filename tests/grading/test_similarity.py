@@ -412,3 +412,65 @@ def test_a_cell_that_is_mostly_the_librarys_methods_is_flagged():
     # and a solution's own allocator, written for the exercise, is not the library's
     solution = _cells(ROOT / "solutions" / "ex06_block_allocator.ipynb")
     assert copied_cells({"allocator-work": solution["allocator-work"]}, library, handed_out, library=True) == []
+
+
+# Round 38z104's honest ex07: the solution's steps, and its local names where the statement writes them as code
+NAMED_AS_STATED_EX07 = (
+    "class MiniManager:\n"
+    '    """Block tables over a shared pool, with fork and copy-on-write."""\n'
+    "\n"
+    "    def __init__(self, num_blocks: int, block_size: int):\n"
+    "        self.allocator = BlockAllocator(num_blocks)\n"
+    "        self.block_size = block_size\n"
+    "        self.tables: dict[str, BlockTable] = {}\n"
+    "\n"
+    "    def add(self, seq: str, num_tokens: int) -> BlockTable:\n"
+    "        blocks = self.allocator.allocate_many(-(-num_tokens // self.block_size))\n"
+    "        self.tables[seq] = BlockTable(blocks, num_tokens, self.block_size)\n"
+    "        return self.tables[seq]\n"
+    "\n"
+    "    def free(self, seq: str) -> None:\n"
+    "        for block in self.tables.pop(seq).block_ids:\n"
+    "            self.allocator.free(block)\n"
+    "\n"
+    "    def fork(self, parent: str, child: str) -> BlockTable:\n"
+    '        """Create ``child`` sharing every block of ``parent``; return the child\'s table."""\n'
+    "        src = self.tables[parent]\n"
+    "        for block in src.block_ids:\n"
+    "            self.allocator.incref(block)\n"
+    "        self.tables[child] = BlockTable(list(src.block_ids), src.num_tokens, self.block_size, device=src.device)\n"
+    "        return self.tables[child]\n"
+    "\n"
+    "    def append(self, seq: str) -> tuple[int, tuple[int, int] | None]:\n"
+    '        """Reserve the next token\'s slot of ``seq``; return ``(slot, copy)`` as described above."""\n'
+    "        table = self.tables[seq]\n"
+    "        position = table.num_tokens\n"
+    "        copy = None\n"
+    "        if position % self.block_size == 0:\n"
+    "            table.block_ids.append(self.allocator.allocate())\n"
+    "        else:\n"
+    "            last = table.block_ids[-1]\n"
+    "            if self.allocator.refcount(last) > 1:\n"
+    "                new = self.allocator.allocate()\n"
+    "                self.allocator.free(last)\n"
+    "                table.block_ids[-1] = new\n"
+    "                copy = (last, new)\n"
+    "        table.num_tokens = position + 1\n"
+    "        return table.slot(position), copy\n"
+)
+
+
+def test_names_the_statement_writes_as_code_are_not_the_solutions_own():
+    """(Round 38z104) ex07's statement writes ``position`` as code, and an honest learner who followed it step by step
+    named the solution's locals as it does (84% of its fingerprints). Broken on purpose (the statement's names left
+    in), it is flagged; the solution itself still is, by its comments' words."""
+    from pagedlab.grading.collect import load_pristine
+
+    stated = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex07_copy_on_write.ipynb"].stated_names
+    assert "position" in stated
+    solution = {k: v for k, v in _cells(ROOT / "solutions" / "ex07_copy_on_write.ipynb").items() if k.endswith("-work")}
+    handed_out = {k: v for k, v in _cells(ROOT / "exercises" / "ex07_copy_on_write.ipynb").items()
+                  if k.endswith("-work")}
+    assert copied_cells({"manager-work": NAMED_AS_STATED_EX07}, solution, handed_out, stated=stated) == []
+    assert copied_cells({"manager-work": NAMED_AS_STATED_EX07}, solution, handed_out)
+    assert copied_cells(solution, solution, handed_out, stated=stated)
