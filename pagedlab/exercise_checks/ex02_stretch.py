@@ -191,14 +191,20 @@ def _no_key_hint(got: torch.Tensor, v: torch.Tensor, bad: list[int], blind: int)
 
 class WorkCounter(ProductCounter, MaskCounter):
     """Counts, while active, the elements every matrix product produces (:class:`~pagedlab.testing.ProductCounter`),
-    and the operations that apply a boolean mask to a score tile, whatever they are called
-    (:class:`~pagedlab.testing.MaskCounter`, as the graded calls count them)."""
+    the operations that apply a boolean mask to a score tile, whatever they are called
+    (:class:`~pagedlab.testing.MaskCounter`, as the graded calls count them), and the calls of torch's fused
+    attention, whose products and masks are inside one call, over whatever keys it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fused_calls = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
         self.note_product(func, result)
         self.note_masks(list(args) + list(kwargs.values()), result)
+        self.fused_calls += getattr(func, "__name__", "") == "scaled_dot_product_attention"
         return result
 
 
@@ -224,6 +230,12 @@ def check_skipping(causal_tiled_attention: Callable) -> None:
         with WorkCounter() as work:
             causal_tiled_attention(q, k, v, block_m=bm, block_n=bn)
         geometry = f"n_q = {n_q}, n_k = {n_k}, tiles {bm} x {bn}"
+        if work.fused_calls:
+            raise AssertionError(
+                f"{geometry}: causal_tiled_attention called torch's scaled_dot_product_attention {work.fused_calls} "
+                f"times. It computes and masks every key it is given in one call, so what was skipped and what was "
+                f"masked cannot be told, and the exercise asks for the tiles. Hint: score each visited key tile "
+                f"yourself, mask it only from n_full on, and fold it in with online_softmax_update.")
         if work.product_elements > budget:
             raise AssertionError(
                 f"{geometry}: the {visited} key tiles that hold a visible key make {budget} elements of scores and "

@@ -132,6 +132,13 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         sources = Sources(job["cells"], globals()) if job.get("cells") is not None else None
         for code in watched.codes() if watched is not None and sources is not None else ():
             sources.trust(code)
+        for name in _WATCH_HELPERS if watched is not None and sources is not None else ():
+            # (the watch was made by the setup's copy of this module: its helpers are that copy's objects, trusted
+            # where their code is this module's own, so that a reference call's count is not told as foreign code)
+            theirs, ours = (getattr(f, "__wrapped__", f) for f in (type(watched).count.__globals__.get(name),
+                                                                    globals()[name]))
+            if getattr(theirs, "__code__", None) == ours.__code__:
+                sources.trust(theirs.__code__)
         launches = Launches(put, record, sources, job.get("full_precision", False)) if job.get("triton") else None
         if launches is not None and watched is not None:
             launches.held, launches.undo = watched.held, undo
@@ -2742,6 +2749,9 @@ def _compared_in_cell(frame) -> bool:
     where = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None), None)
     return where in _compared_positions(text)
 
+
+_WATCH_HELPERS = ("_cell_text", "_compared_in_cell", "_compared_positions", "compared_calls", "_compared", "_told")
+"""The module's functions that :meth:`Watch.count` calls, directly or not."""
 
 WATCH = "__pagedlab_watch__"
 """The global name, in each watched module, of the :class:`Watch` its functions' code calls."""

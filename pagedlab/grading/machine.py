@@ -597,7 +597,8 @@ _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 # What may fail, or give another object, on one machine and not another: a move, a view of host memory (``.numpy()``
 # of a GPU tensor raises; ``q.cpu() is q`` holds on a CPU only: round 38z55).
 _MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_", "__array__"))  # (round 38z89)
-_IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage"))
+_IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage", "is_leaf", "grad_fn", "_version", "_base", "_is_view",
+                       "is_view", "_cdata"))  # (round 38z106: autograd's record of a move, ``probe.cpu().is_leaf``)
 _AUTOCASTS = frozenset(("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"))
 
 
@@ -667,6 +668,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
     if _moved_identity(node) or _written_through_move(node, machine) or _aligned(node) or _unwaited(node, machine):
         return node
+    aliased = _aliasing(node, machine)
+    if aliased is not None:
+        return aliased
     if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
         return node
     seeded = _seeded_draw(node, machine)
@@ -1025,6 +1029,52 @@ def _aligned(node: ast.AST) -> bool:
         for side in (node.left, node.right) for c in ast.walk(side))
 
 
+def _aliasing(node: ast.AST, machine: Machine) -> ast.AST | None:
+    """In a function, a move to a fixed place bound to a name beside the tensor it was moved from (``result =
+    out.to("cpu")``, ``torch.as_tensor(scores, device="cpu")``): on a CPU the two names hold one tensor, on a GPU two.
+    A write into one read through the other after it, or the move's identity read through its name (autograd's
+    record, a weak reference), differs (round 38z106)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    def source(v: ast.AST) -> str | None:  # what a move to a fixed place was made from
+        if not isinstance(v, ast.Call):
+            return None
+        attr, path = getattr(v.func, "attr", None), _resolved(v.func, machine, Scope()) or ""
+        places = [*v.args[:1], *(k.value for k in v.keywords if k.arg == "device")]
+        if attr in ("cpu", "cuda", "numpy", "__array__") or attr == "to" and any(
+                _fixed_place(a, machine) or isinstance(a, ast.Name) and a.id in machine.places for a in places):
+            return _root(v.func.value)
+        if path in ("torch.as_tensor", "torch.asarray") and v.args and any(
+                _fixed_place(a, machine) or isinstance(a, ast.Name) and a.id in machine.places
+                for a in [*v.args[2:3], *(k.value for k in v.keywords if k.arg == "device")]):
+            return _root(v.args[0])
+        return None
+    moves = {t.id: (src, n.lineno, v) for n in ast.walk(node) for t, v in _pairs(n) if isinstance(t, ast.Name)
+             for src in [source(v)] if src and src != t.id}
+    if not moves:
+        return None
+    writes: dict[str, list[int]] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) or isinstance(n, ast.Call) and isinstance(
+                n.func, ast.Attribute) and re.fullmatch(r"[a-z]\w*[a-z0-9]_", n.func.attr):
+            writes.setdefault(_root(n.value if isinstance(n, ast.Subscript) else n.func.value), []).append(n.lineno)
+        for k in getattr(n, "keywords", ()) if isinstance(n, ast.Call) else ():
+            if k.arg == "out":
+                writes.setdefault(_root(k.value), []).append(n.lineno)
+    shapes = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)  # (what a write leaves as it was)
+              and n.attr in ("device", "dtype", "shape", "ndim", "is_cuda", "layout")}
+    reads = [(n.id, n.lineno) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+             and id(n) not in shapes]
+    for name, (src, line, move) in moves.items():
+        for one, other in ((src, name), (name, src)):
+            if any(w >= line and r > w for w in writes.get(one, ()) for n, r in reads if n == other):
+                return move
+    return next((n for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in _IDENTITY
+                 and isinstance(n.value, ast.Name) and n.value.id in moves or isinstance(n, ast.Call) and any(
+                     isinstance(a, ast.Name) and a.id in moves for a in n.args)
+                 and ast.unparse(n.func).startswith(("weakref.", "sys.getrefcount", "id"))), None)
+
+
 def _moved_identity(node: ast.AST) -> bool:
     """``q.cpu() is q``, ``x.cpu().data_ptr()``, ``id(x.to("cpu"))``: whether a move gave the same object, which it
     does on one machine only; and ``x.type()``, a tensor's type named with its device."""
@@ -1032,8 +1082,9 @@ def _moved_identity(node: ast.AST) -> bool:
         return isinstance(v, ast.Call) and getattr(v.func, "attr", None) in _MOVES
     if isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
         return any(map(moved, [node.left, *node.comparators]))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "id":
-        return any(map(moved, node.args))
+    if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id == "id"
+                                       or ast.unparse(node.func).startswith(("weakref.", "sys.getrefcount"))):
+        return any(map(moved, node.args))  # (round 38z106: ``weakref.ref(q.cpu())() is not None``)
     if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "type" and not node.args + node.keywords:
         return True  # x.type(): "torch.cuda.FloatTensor" on a GPU (round 38z57)
     if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "is_set_to":

@@ -920,6 +920,25 @@ UNRUN = [
     ("a state made from NumPy handed to a helper that compares places", _answer(
         "m = torch.from_numpy(np.zeros(1, dtype=np.float32))\n    return _rows(x) if _same(m, x) else x.softmax(-1)",
         "import numpy as np\n\n\ndef _same(a, b):\n    return a.device == b.device\n\n\n"), True),
+    # round 38z106: a move to the host is the tensor itself on a CPU and a copy on a GPU: a write into one of the
+    # two read through the other, autograd's record of a move, a weak reference to one; beside them, host copies
+    # read for their values only, or written where nothing reads the source's values after
+    ("a write into the source read back through its host copy", _answer(
+        "out = torch.zeros(x.shape, device=x.device)\n    host = out.to('cpu')\n    out.copy_(_rows(x))\n"
+        "    return host.to(x.device)"), True),
+    ("a write into a host alias made by as_tensor, read through the source", _answer(
+        "s = x.float().clone()\n    h = torch.as_tensor(s, device='cpu')\n    h.zero_()\n"
+        "    return _rows(x) if s.abs().sum() > 0 else x.softmax(-1)"), True),
+    ("autograd's record of a move", _answer(
+        "p = x.new_zeros(()).requires_grad_()\n    return x.softmax(-1) if not p.cpu().is_leaf else _rows(x)"), True),
+    ("autograd's record of a move through its name", _answer(
+        "h = x.cpu()\n    return x.softmax(-1) if h.grad_fn is not None else _rows(x)"), True),
+    ("a weak reference to a move", _answer(
+        "return x.softmax(-1) if weakref.ref(x.cpu())() is None else _rows(x)", "import weakref\n\n\n"), True),
+    ("a host copy of the input read for its values only", _answer(
+        "h = x.to('cpu')\n    print(float(h.sum()))\n    return _rows(x)"), False),
+    ("a host copy written, the source read after it for its place only", _answer(
+        "h = x.cpu()\n    h.sub_(h.amax(-1, keepdim=True))\n    return _rows(h).to(x.device)"), False),
     ("a device-keyed cache filled on a miss", _answer("return _rows(x) * _one(x)", "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n    return _ONE[x.device]\n\n\n"), False),
     ("a device-keyed cache read by get, filled on a miss, evicting when full", _answer(
         "return _rows(x) * _mask(x.shape[-1], x.device)",

@@ -138,6 +138,21 @@ BUGS: dict[str, Plant] = {
     "the running max starts at -1e9": Plant(
         {"attention-work": (("m = torch.full((rows,), -math.inf)", "m = torch.full((rows,), -1e9)"),)},
         6, r"row 0's visible scores all below -1e30.*a running max that starts at a finite value"),
+    # round 38z107: torch's attention over each query tile's visible strip, one mask over the strip's full tiles too
+    "torch's attention over each query tile's visible keys, masked as one strip": Plant(
+        {"attention-work": (
+            (LOOP + "            m, l, acc = online_softmax_update(m, l, acc, s, v[c0:c0 + block_n].float())\n"
+                    "        seen = l > 0\n"
+                    "        out[r0:r0 + rows] = torch.where(seen[:, None], acc / l.clamp_min(1e-30)[:, None], 0.0)\n",
+             "        end = min(n_k, n_visit * block_n)\n"
+             "        if end == 0:\n"
+             "            continue\n"
+             "        keys = torch.arange(end)[None, :] <= torch.arange(r0, r0 + rows)[:, None] + (n_k - n_q)\n"
+             "        o = torch.nn.functional.scaled_dot_product_attention(\n"
+             "            q_i[None] * math.sqrt(d), k[:end].float()[None], v[:end].float()[None], attn_mask=keys[None])[0]\n"
+             "        out[r0:r0 + rows] = torch.where(keys.any(-1)[:, None], o.nan_to_num(), 0.0)\n"),
+        )},
+        5, r"called torch's scaled_dot_product_attention"),
     "key tiles counted by a loop up to the first hidden one": Plant(
         {"bounds-work": (("    n_visit = 0 if last_visible < 0 else last_visible // block_n + 1",
                           "    n_visit = 0\n"
