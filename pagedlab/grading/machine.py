@@ -182,9 +182,14 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                 for a in [*c.args, *(k.value for k in c.keywords if k.arg == "target")]
                 if isinstance(a, ast.Name) and a.id in defined}
     bare = replace(bare, passed=_passed(statements, bare))  # (round 38z80: ``self.ones(n, x.device)`` keys by it)
-    keyed = frozenset(_held(cache) for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
-                      for cache, key in [_looked_up(n, bare)]
-                      if key is not None and len(_unkeyed(key, bare, scope)) < len(_elements(key)))
+    lookups = [(_held(cache), key, isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) or isinstance(
+        n, ast.Call) and _callee(n) in ("setdefault", "update"), len(_unkeyed(key, bare, scope)) < len(_elements(key)))
+               for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
+               for cache, key in [_looked_up(n, bare)] if key is not None]
+    keyed = frozenset(cache for cache, _, _, placed in lookups if placed)
+    # caches whose every entry is stored under a key with a place in it: what one machine stores there, under its
+    # own places' keys, the other reads under none of them (round 38z109: a mask memo filled by a demo on the GPU)
+    by_place = keyed - {cache for cache, _, store, placed in lookups if store and not placed}
     made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
                      if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
     moved = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
@@ -204,7 +209,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                   for root in _changed_roots(st, aliases, every_call=True) - _scope(st, machine).local}
         found |= _changed_through(statements, asking, machine)
         found |= {n for st in asking for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z75: a print or
-                  for n in changes.get(_callee(c), ())} - memos  # an assert by machine that calls ``_use_half()``)
+                  for n in changes.get(_callee(c), ())} - memos - by_place  # an assert by machine: ``_use_half()``)
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
         if found <= names and placed <= places:
@@ -886,8 +891,9 @@ def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
               if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)}
     writes = [w for st in statements for n in ast.walk(st) if id(n) not in unreached
               for w in [_written(n, machine, inside.get(id(n)))] if w is not None]
-    writes += [(st.targets[0].id, [st.value], st.targets[0]) for st in statements  # a demo's ``calls = TIMINGS[...]``
-               if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)]
+    writes += [(n.targets[0].id, [n.value], n.targets[0]) for st in statements for n in ast.walk(st)  # a demo's
+               if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)  # ``calls =
+               and id(n) not in inside]  # TIMINGS[...]``, outside any function
     handed = {"." + a for api in machine.api.values() for a in api}
     sinks = {key for key, _, _ in writes if not by_name or not key.startswith(".") and not by_name - {
         "vars", "getattr", "__dict__", "asdict", "astuple", "dataclass"} and "__dict__" not in by_name} - handed
@@ -900,8 +906,13 @@ def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
              and isinstance(n.ctx, ast.Load) and id(n) not in said
              for key in ((n.id,) if isinstance(n, ast.Name) else ("." + n.attr, n.attr))]  # (``module.TIMINGS`` too)
     loads = [(n, key) for n, key in loads if key in sinks]
+    ifs = [s for st in statements for s in ast.walk(st) if isinstance(s, ast.If)]
     while True:
         kept = {id(x) for key, values, _ in writes if key in sinks for v in values for x in ast.walk(v)}
+        # (round 38z109: ``if STEP_LOG:`` before a total printed: a test whose branches only say or keep in sinks)
+        kept |= {id(x) for s in ifs if all(id(b) in said or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                                           and all(isinstance(t, ast.Name) and t.id in sinks for t in _targets(b))
+                                           for b in s.body + s.orelse) for x in ast.walk(s.test)}
         read = {key for n, key in loads if id(n) not in kept}
         if not read & sinks:
             return frozenset(sinks)

@@ -171,6 +171,12 @@ def _answer(returns: str, before: str = ""):
     return lambda s: _submit(_edited(s, "softmax-work", before + HELPED.replace("return _rows(x)", returns)))
 
 
+def _demo(before: str, returns: str, demo: str):
+    """:func:`_answer`'s notebook, and a cell of the learner's after it (no tag) that runs ``demo``."""
+    return lambda s: _submit(_edited(_edited(s, "softmax-work", before + HELPED.replace("return _rows(x)", returns)),
+                                     "softmax-work", demo, tags=[], new_id="demo"))
+
+
 def _edited(solved, cell_id: str, source: str, tags=None, new_id: str | None = None):
     """``solved`` with cell ``cell_id``'s source replaced, or (``new_id``) a copy of it appended under that id."""
     nb = nbformat.from_dict(solved)
@@ -939,6 +945,29 @@ UNRUN = [
         "h = x.to('cpu')\n    print(float(h.sum()))\n    return _rows(x)"), False),
     ("a host copy written, the source read after it for its place only", _answer(
         "h = x.cpu()\n    h.sub_(h.amax(-1, keepdim=True))\n    return _rows(h).to(x.device)"), False),
+    # round 38z109 (honest learners only): a memo keyed by device through a local key, which a demo on the GPU
+    # fills; a step's clock kept in a log that a demo totals under a condition. Beside each, one that reads it
+    ("a memo keyed by device through a local key, filled by a demo on a GPU", _demo(
+        "_MASKS = {}\n\n\ndef _ones_on(n, device):\n    key = (n, device)\n    if key not in _MASKS:\n"
+        "        _MASKS[key] = torch.ones(n).to(device)\n    return _MASKS[key]\n\n\n",
+        "return _rows(x) * _ones_on(x.shape[-1], x.device)",
+        "if torch.cuda.is_available():\n    softmax_rows(torch.randn(2, 3, device='cuda'))\n"
+        "print(len(_MASKS), 'masks cached')\n"), False),
+    ("a memo keyed without the device, filled by a demo on a GPU", _demo(
+        "_MASKS = {}\n\n\ndef _ones_on(n, device):\n    key = n\n    if key not in _MASKS:\n"
+        "        _MASKS[key] = torch.ones(n).to(device)\n    return _MASKS[key]\n\n\n",
+        "return _rows(x) * _ones_on(x.shape[-1], x.device)",
+        "if torch.cuda.is_available():\n    softmax_rows(torch.randn(2, 3, device='cuda'))\n"), True),
+    ("a clock kept in a log that a demo totals under a condition", _demo(
+        "import time\n\nSTEP_LOG: list = []\n\n\n",
+        "started = time.perf_counter()\n    out = _rows(x)\n"
+        "    STEP_LOG.append({'seconds': time.perf_counter() - started})\n    return out",
+        "if STEP_LOG:\n    total = sum(r['seconds'] for r in STEP_LOG)\n    print(f'{total:.3f} s')\n"), False),
+    ("a clock kept in a log that a demo reads into the answer's flag", _demo(
+        "import time\n\nSTEP_LOG: list = []\nSLOW = False\n\n\n",
+        "started = time.perf_counter()\n    out = _rows(x)\n"
+        "    STEP_LOG.append({'seconds': time.perf_counter() - started})\n    return x.softmax(-1) if SLOW else out",
+        "if STEP_LOG:\n    SLOW = STEP_LOG[-1]['seconds'] > 1.0\n"), True),
     ("a device-keyed cache filled on a miss", _answer("return _rows(x) * _one(x)", "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n    return _ONE[x.device]\n\n\n"), False),
     ("a device-keyed cache read by get, filled on a miss, evicting when full", _answer(
         "return _rows(x) * _mask(x.shape[-1], x.device)",
@@ -1142,7 +1171,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
