@@ -554,7 +554,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "pagedlab.perf_lab.compile_reports", "pagedlab.perf_lab.recorded_forward_timings",
                     "torch.library", "torch.ops",  # (round 38z100: an operator's kernels chosen by dispatch key)
                     "torch.nn.DataParallel", "torch.nn.parallel", "torch.nn.DistributedDataParallel",  # (38z102: its
-                    "pagedlab.engine.config._blocks_from_memory")  # device_ids; a pool sized by the GPU's memory)
+                    "pagedlab.engine.config._blocks_from_memory",  # device_ids; a pool sized by the GPU's memory)
+                    "torch.Stream", "torch.Event", "pagedlab.engine.backends.select_backend")  # (round 38z108: the
+# current accelerator's stream, the engine's automatic backend)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
@@ -1268,7 +1270,7 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
                 or broad and isinstance(n, (ast.Call, ast.BinOp, ast.UnaryOp, ast.AugAssign, ast.Subscript, ast.Compare))
                 # (round 38z57: a kernel launch, PyTorch where it fails; 38z77: ``q * HOST_SCALE`` on a GPU)
-                or isinstance(n, ast.Attribute) and n.attr in _MOVES
+                or isinstance(n, ast.Attribute) and n.attr in _MOVES | _CPU_ONLY
                 or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)
                 or isinstance(n, ast.Call) and _callee(n) in machine.raisers):
             return n
@@ -1279,6 +1281,11 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
 # only these, or of the learner's own classes, passes over no failure of the machine's.
 _DATA_ERRORS = frozenset(("KeyError", "IndexError", "LookupError", "StopIteration", "ZeroDivisionError",
                           "ArithmeticError", "OverflowError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError"))
+
+
+# A tensor's methods that only a tensor in the host's memory has: on a GPU's, a TypeError (round 38z108: ``map_`` in a
+# ``try`` or under ``contextlib.suppress(TypeError)``, a probe of the machine).
+_CPU_ONLY = frozenset(("map_", "map2_", "apply_"))
 
 
 def _swallows(statement: ast.Try) -> bool:
@@ -1292,7 +1299,7 @@ def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] =
     function, a kernel or a function of the learner's (compiled Triton refuses a host tensor by a ValueError)."""
     names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
     plain = bool(body) and all(
-        _callee(n) not in machine.defined and (
+        _callee(n) not in machine.defined and _callee(n) not in _CPU_ONLY and (
             isinstance(n.func, ast.Name) and hasattr(builtins, n.func.id)
             or isinstance(n.func, ast.Attribute) and _root(n.func) not in machine.aliases and _root(n.func) is not None)
         for b in body for n in ast.walk(b) if isinstance(n, ast.Call))

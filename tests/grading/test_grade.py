@@ -945,6 +945,21 @@ UNRUN = [
         "h = x.to('cpu')\n    print(float(h.sum()))\n    return _rows(x)"), False),
     ("a host copy written, the source read after it for its place only", _answer(
         "h = x.cpu()\n    h.sub_(h.amax(-1, keepdim=True))\n    return _rows(h).to(x.device)"), False),
+    # round 38z108: a method only a host tensor has, tried (its TypeError caught, or suppressed); the current
+    # accelerator's stream; the engine's automatic choice of backend
+    ("a method only a host tensor has, its TypeError caught", _answer(
+        "return _rows(x) if _host_ok(x) else x.softmax(-1)",
+        "def _host_ok(x):\n    p = x.new_zeros(1)\n    try:\n        p.map_(p, lambda a, b: a)\n    except TypeError:\n"
+        "        return False\n    return True\n\n\n"), True),
+    ("a method only a host tensor has, under suppress", _answer(
+        "seen = []\n    p = x.new_zeros(1)\n    with contextlib.suppress(TypeError):\n"
+        "        p.apply_(lambda a: seen.append(a) or a)\n    return _rows(x) if seen else x.softmax(-1)",
+        "import contextlib\n\n\n"), True),
+    ("the current accelerator's stream", _answer(
+        "return x.softmax(-1) if _ACCEL else _rows(x)", "_ACCEL = torch.Stream().device_type\n\n\n"), True),
+    ("the engine's automatic backend", _answer(
+        "return x.softmax(-1) if _ENGINE.name == 'triton' else _rows(x)",
+        "from pagedlab.engine.backends import select_backend\n\n_ENGINE = select_backend()\n\n\n"), True),
     # round 38z109 (honest learners only): a memo keyed by device through a local key, which a demo on the GPU
     # fills; a step's clock kept in a log that a demo totals under a condition. Beside each, one that reads it
     ("a memo keyed by device through a local key, filled by a demo on a GPU", _demo(
@@ -1171,7 +1186,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
