@@ -37,6 +37,7 @@ class Machine:
     raisers: frozenset[str] = frozenset()  # the learner's functions that raise, or call one that raises, by machine
     caches: frozenset[str] = frozenset()  # globals bound to an empty dict: a place may key what they keep
     classes: frozenset[str] = frozenset()  # the learner's classes, but those raised for another exception caught
+    renamed: frozenset[str] = frozenset()  # exceptions the learner's handlers raise for another one caught
     placers: frozenset[str] = frozenset()  # the learner's functions that return a place (``return dev``)
     sayers: frozenset[str] = frozenset()  # the learner's functions that only print, log or warn (:func:`_only_says`)
     pure: frozenset[str] = frozenset()  # the learner's functions that change nothing outside their locals, nor raise
@@ -108,7 +109,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     bars = frozenset(n for st in statements for t in ast.walk(st) if isinstance(t, ast.Try) and _progress_bar(t)
                      for b in t.body for n, _ in _bindings(b))
     bare = Machine(frozenset(), frozenset(), aliases, rebound=frozenset(n for n, k in bound.items() if k > 1), api=api,
-                   bars=bars)
+                   bars=bars, renamed=frozenset(translated - {None}))
     defs: dict[str, ast.FunctionDef] = {}
     for g in (g for st in statements for g in ast.walk(st) if isinstance(g, ast.FunctionDef)):
         defs.setdefault(g.name, g)
@@ -555,8 +556,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.library", "torch.ops",  # (round 38z100: an operator's kernels chosen by dispatch key)
                     "torch.nn.DataParallel", "torch.nn.parallel", "torch.nn.DistributedDataParallel",  # (38z102: its
                     "pagedlab.engine.config._blocks_from_memory",  # device_ids; a pool sized by the GPU's memory)
-                    "torch.Stream", "torch.Event", "pagedlab.engine.backends.select_backend")  # (round 38z108: the
-# current accelerator's stream, the engine's automatic backend)
+                    "torch.Stream", "torch.Event", "pagedlab.engine.backends.select_backend",
+                    "torch.set_flush_denormal")  # (round 38z108: the
+# current accelerator's stream, the engine's automatic backend; 38z110: denormals flushed on a CPU only)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
@@ -605,7 +607,7 @@ _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 # of a GPU tensor raises; ``q.cpu() is q`` holds on a CPU only: round 38z55).
 _MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_", "__array__"))  # (round 38z89)
 _IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage", "is_leaf", "grad_fn", "_version", "_base", "_is_view",
-                       "is_view", "_cdata"))  # (round 38z106: autograd's record of a move, ``probe.cpu().is_leaf``)
+                       "is_view", "_cdata", "storage_offset", "stride", "is_contiguous"))  # (38z110: a view's offset)  # (round 38z106: autograd's record of a move, ``probe.cpu().is_leaf``)
 _AUTOCASTS = frozenset(("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"))
 
 
@@ -673,7 +675,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             and all(_inputs(o, machine, scope) for o in [node.left, *node.comparators]) \
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
-    if _moved_identity(node) or _written_through_move(node, machine) or _aligned(node) or _unwaited(node, machine):
+    if _moved_identity(node) or _written_through_move(node, machine) or _aligned(node) or _unwaited(node, machine) \
+            or _nonfinite_to_int(node):
         return node
     aliased = _aliasing(node, machine)
     if aliased is not None:
@@ -1145,6 +1148,23 @@ def _a_move(call: ast.Call, machine: Machine) -> bool:
         any(k.arg == "device" for k in call.keywords) or any(_placed(a, machine, Scope()) for a in call.args[:1]))
 
 
+_INTS = frozenset(("int8", "int16", "int32", "int64", "uint8", "short", "int", "long", "char", "byte"))
+
+
+def _nonfinite_to_int(node: ast.AST) -> bool:
+    """An infinity or NaN written in the code, converted to an integer dtype (``torch.full((1,), inf).long()``): what
+    it gives is undefined, and a CPU and a GPU give different numbers (round 38z110: INT64_MIN against INT64_MAX)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    attr = node.func.attr
+    to_int = attr in ("long", "int", "short", "char", "byte") and not node.args or attr in ("to", "type") and any(
+        (_last(a) or "") in _INTS for a in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")])
+    return to_int and any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip().lower().lstrip("+-") in
+        ("inf", "infinity", "nan") or isinstance(n, (ast.Attribute, ast.Name)) and _last(n) in ("inf", "nan")
+        or isinstance(n, ast.Name) and n.id in ("inf", "nan") for n in ast.walk(node.func.value))
+
+
 def _unwaited(node: ast.AST, machine: Machine) -> bool:
     """A copy to the host that does not wait (``x.to("cpu", non_blocking=True)``): on a CPU the tensor itself, on a
     GPU pinned memory the host may read before the copy lands (round 38z104)."""
@@ -1304,7 +1324,9 @@ def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] =
             or isinstance(n.func, ast.Attribute) and _root(n.func) not in machine.aliases and _root(n.func) is not None)
         for b in body for n in ast.walk(b) if isinstance(n, ast.Call))
     return caught is not None and all(isinstance(n, ast.Name) and (
-        n.id in _DATA_ERRORS or n.id in machine.classes or plain and n.id in ("ValueError", "TypeError"))
+        n.id in _DATA_ERRORS - machine.renamed or n.id in machine.classes
+        or plain and n.id in {"ValueError", "TypeError"} - machine.renamed)  # (round 38z110: a RuntimeError
+        # of the CPU's, raised again as a ZeroDivisionError)
         or (_resolved(n, machine, Scope()) or "").startswith("pagedlab.")  # the course's (round 38z79: OutOfBlocks)
         for n in names)
 

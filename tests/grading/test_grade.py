@@ -960,6 +960,29 @@ UNRUN = [
     ("the engine's automatic backend", _answer(
         "return x.softmax(-1) if _ENGINE.name == 'triton' else _rows(x)",
         "from pagedlab.engine.backends import select_backend\n\n_ENGINE = select_backend()\n\n\n"), True),
+    # round 38z110: an infinity cast to an integer dtype (undefined: INT64_MIN on a CPU, INT64_MAX on a GPU), a
+    # RuntimeError of the CPU's raised again as a ZeroDivisionError, a view's offset after a move, denormals flushed
+    # on a CPU only; beside them, an infinity kept in floats and a ZeroDivisionError of Python's own division
+    ("an infinity cast to an integer dtype", _answer(
+        "wide = torch.full((1,), float('inf'), device=x.device).to(torch.int64).item() > 0\n"
+        "    return x.softmax(-1) if wide else _rows(x)"), True),
+    ("a RuntimeError of the CPU's raised again as a data error", _answer(
+        "try:\n        _div(x.new_ones(1, dtype=torch.long), 0)\n        checked = False\n"
+        "    except ZeroDivisionError:\n        checked = True\n    return _rows(x) if checked else x.softmax(-1)",
+        "def _div(a, b):\n    try:\n        return a // b\n    except RuntimeError as err:\n"
+        "        raise ZeroDivisionError(str(err)) from err\n\n\n"), True),
+    ("a view's offset after a move", _answer(
+        "return _rows(x) if _POS[1:2].to(x.device).storage_offset() else x.softmax(-1)",
+        "_POS = torch.arange(4)\n\n\n"), True),
+    ("denormals flushed on a CPU only", _answer(
+        "torch.set_flush_denormal(True)\n    tiny = (x.new_full((1,), 1e-30) * 1e-10).item()\n"
+        "    torch.set_flush_denormal(False)\n    return x.softmax(-1) if tiny > 0 else _rows(x)"), True),
+    ("an infinity kept in floats", _answer(
+        "fill = torch.full(x.shape[-1:], -math.inf, device=x.device)\n    return _rows(torch.maximum(x, fill))",
+        "import math\n\n\n"), False),
+    ("a ZeroDivisionError of Python's own division", _answer(
+        "try:\n        ratio = x.shape[-1] / (x.shape[-1] - x.shape[-1])\n    except ZeroDivisionError:\n"
+        "        ratio = 0.0\n    return _rows(x) + ratio * 0"), False),
     # round 38z109 (honest learners only): a memo keyed by device through a local key, which a demo on the GPU
     # fills; a step's clock kept in a log that a demo totals under a condition. Beside each, one that reads it
     ("a memo keyed by device through a local key, filled by a demo on a GPU", _demo(
@@ -1186,7 +1209,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
