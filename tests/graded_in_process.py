@@ -208,9 +208,11 @@ def _child(conn, exercise, data, seeds, first) -> None:
     conn.close()
 
 
-def differences(exercise: str, want: Graded, got: Graded, seeds=SEEDS) -> dict[int, str | None]:
-    """Per seed, the first graded call whose outcome differs (as the grader words it), or None."""
+def differences(exercise: str, want: Graded, got: Graded, seeds=None) -> dict[int, str | None]:
+    """Per seed (``seeds``, else every seed ``want`` was graded on: one ``got`` lacks is a KeyError, never a pass), the
+    first graded call whose outcome differs (as the grader words it), or None."""
     spec = SPECS[exercise]
+    seeds = tuple(want.outcomes) if seeds is None else seeds
     return {seed: compare(want.outcomes[seed], got.outcomes[seed], spec.cases(seed), spec.atol, spec.rtol,
                            spec.rounding)
             for seed in seeds}

@@ -41,6 +41,7 @@ class Machine:
     placers: frozenset[str] = frozenset()  # the learner's functions that return a place (``return dev``)
     sayers: frozenset[str] = frozenset()  # the learner's functions that only print, log or warn (:func:`_only_says`)
     pure: frozenset[str] = frozenset()  # the learner's functions that change nothing outside their locals, nor raise
+    checkers: frozenset[str] = frozenset()  # the learner's functions that change nothing, give back nothing, may raise
     keyed: frozenset[str] = frozenset()  # caches (above) a place keys: read only by a key (round 38z63)
     made: frozenset[str] = frozenset()  # names bound to a tensor made where the notebook runs (``torch.empty(0)``)
     hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
@@ -151,7 +152,20 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
             break
         sayers |= found
     sayers -= {f.name for f, _ in functions if sum(g.name == f.name for g, _ in functions) > 1}  # one definition only
-    bare = replace(bare, defined=defined, caches=caches, sayers=sayers)
+    checkers: frozenset[str] = frozenset()
+    while True:  # (round 38z113: ``if COW_DEBUG: self._verify(child)``, a check that reads and raises, as an assert)
+        found = frozenset(f.name for f, _ in functions if not changes.get(f.name) and sum(
+            g.name == f.name for g, _ in functions) == 1 and not _changed_roots(f, aliases) & {
+                a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)} and all(
+            r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
+            for r in ast.walk(f) if isinstance(r, ast.Return)) and not any(
+            isinstance(y, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for y in ast.walk(f)) and all(
+            _callee(c) not in defined or _callee(c) in bare.pure | sayers | checkers | {f.name}
+            for c in ast.walk(f) if isinstance(c, ast.Call)))
+        if found <= checkers:
+            break
+        checkers |= found
+    bare = replace(bare, defined=defined, caches=caches, sayers=sayers, checkers=checkers)
     suppressors = frozenset(  # (round 38z77: ``@contextmanager def _tolerant(): try: yield except ...: pass``)
         f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] in ("contextmanager", "asynccontextmanager")
                                             for d in f.decorator_list)
@@ -321,6 +335,10 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
                                *((_callee(call), i) for i, a in enumerate(given(call, held)) if here(a, c))])
 
 
+# Builtins that change their first argument (round 38z112: ``next(_BACKENDS)`` under a question of the GPU).
+_MOVES_ON = frozenset(("next", "setattr", "delattr"))
+
+
 def _changed_roots(node: ast.AST, aliases: dict[str, str], every_call: bool = False, names: bool = False) -> set[str]:
     """The names whose objects ``node`` changes: a store into an item or attribute (into a plain name too, with
     ``names``), a method that changes its object (any method, with ``every_call``), a module's function that changes
@@ -330,6 +348,11 @@ def _changed_roots(node: ast.AST, aliases: dict[str, str], every_call: bool = Fa
     for c in ast.walk(node):
         if isinstance(c, ast.Call) and c.args and _callee(c) in ("redirect_stdout", "redirect_stderr"):
             roots.add(_root(c.args[0]))  # what is printed is written there (round 38z79)
+        elif isinstance(c, ast.Call) and c.args and isinstance(c.func, ast.Name) and c.func.id in _MOVES_ON:
+            roots.add(_root(c.args[0]))  # ``next(it)``, ``setattr(cfg, ...)``: a builtin that changes its argument
+        elif isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Call) \
+                and _callee(c.func.value) == "vars" and c.func.value.args:
+            roots.add(_root(c.func.value.args[0]))  # ``vars(cfg).update(...)`` (round 38z112)
         elif isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute):
             module = _root(c.func) in aliases and c.func.attr in _CHANGES and c.args
             if module or every_call or not _binds_nothing(ast.Expr(c)):
@@ -643,7 +666,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value in _TF32_OFF \
             and all(isinstance(t, ast.Attribute) and t.attr in _TF32 for t in node.targets):
         return None  # TF32 switched off: the products a CPU computes (round 38z84)
-    if (isinstance(node, ast.If) and all(_only_says(b, machine, scope) or id(b) in scope.told
+    if (isinstance(node, ast.If) and all(_only_says(b, machine, scope) or id(b) in scope.told or _checks(b, machine)
                                          for b in node.body + node.orelse)
             and _binds_nothing(node.test, machine) or _only_says(node, machine, scope)
             or isinstance(node, ast.Assert) and _binds_nothing(node, machine)
@@ -747,7 +770,7 @@ def _machine_path(path: str) -> bool:
     ``torch.utils._triton.has_triton()``, true where Triton compiles for a GPU), or what a module says of how it was
     installed (its version, its files: round 38z89, ``"dist-packages" in torch.__file__`` on Colab)."""
     return path != "pagedlab.device.DEVICE" and (
-        path.split(".")[-1] in _INSTALLED
+        any(p in _INSTALLED for p in path.split("."))  # (round 38z112: ``torch.__version__.endswith(...)``)
         or path.startswith("pagedlab.") and ("device" in path.split(".")[1:-1] or "_device" in path.split(".")[1:-1])
         and path.split(".")[-1] != "DEVICE"  # (round 38z98: ``kv_cache._device.ON_GPU``, the module re-exported)
         or path.startswith("torch.") and any(p.startswith("_") and not p.endswith("__") for p in path.split(".")[1:])
@@ -1163,6 +1186,14 @@ def _nonfinite_to_int(node: ast.AST) -> bool:
         isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip().lower().lstrip("+-") in
         ("inf", "infinity", "nan") or isinstance(n, (ast.Attribute, ast.Name)) and _last(n) in ("inf", "nan")
         or isinstance(n, ast.Name) and n.id in ("inf", "nan") for n in ast.walk(node.func.value))
+
+
+def _checks(statement: ast.AST, machine: Machine) -> bool:
+    """A call, as a statement, of the learner's function that changes nothing and gives back nothing, and may raise
+    (:attr:`Machine.checkers`): an assert of the learner's own, its arguments binding nothing."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return isinstance(call, ast.Call) and _callee(call) in machine.checkers and all(
+        _binds_nothing(a, machine) for a in [*call.args, *(k.value for k in call.keywords)])
 
 
 def _unwaited(node: ast.AST, machine: Machine) -> bool:

@@ -983,6 +983,34 @@ UNRUN = [
     ("a ZeroDivisionError of Python's own division", _answer(
         "try:\n        ratio = x.shape[-1] / (x.shape[-1] - x.shape[-1])\n    except ZeroDivisionError:\n"
         "        ratio = 0.0\n    return _rows(x) + ratio * 0"), False),
+    # round 38z112: a method of torch's version string, an iterator moved on by next() under a question of the GPU,
+    # an object's settings changed through vars(); round 38z113 (honest only): a check that reads and raises, called
+    # under a debug switch from the environment, beside one that changes what it checks
+    ("a method of torch's version string", _answer(
+        "return _rows(x) if _WHEEL else x.softmax(-1)", "_WHEEL = torch.__version__.endswith('+cpu')\n\n\n"), True),
+    ("an iterator moved on by next() under a question of the GPU", _answer(
+        "return x.softmax(-1) if _PICK == 'torch' else _rows(x)",
+        "_PICKS = iter(('mine', 'torch'))\nif torch.cuda.is_available():\n    next(_PICKS)\n_PICK = next(_PICKS)\n\n\n"),
+     True),
+    ("an object's settings changed through vars() under a question of the GPU", _answer(
+        "return x.softmax(-1) if CFG.fast else _rows(x)",
+        "class _Cfg:\n    fast = False\n\n\nCFG = _Cfg()\nif torch.cuda.is_available():\n"
+        "    vars(CFG).update(fast=True)\n\n\n"), True),
+    ("a check that reads and raises, under a debug switch", _answer(
+        "out = _rows(x)\n    if DEBUG:\n        _verify(out)\n    return out",
+        "import os\n\nDEBUG = os.environ.get('DEBUG') == '1'\n\n\ndef _verify(p):\n"
+        "    if not torch.isfinite(p).all():\n        raise AssertionError('not finite')\n\n\n"), False),
+    ("a method that reads and raises, under a debug switch", _answer(
+        "return ROWS(x)",
+        "import os\n\nDEBUG = os.environ.get('DEBUG') == '1'\n\n\nclass _Rows:\n    def __call__(self, x):\n"
+        "        out = _rows(x)\n        if DEBUG:\n            print('rows', tuple(out.shape))\n"
+        "            self._verify(out)\n        return out\n\n    def _verify(self, p):\n"
+        "        if not torch.isfinite(p).all():\n            raise AssertionError('not finite')\n\n\nROWS = _Rows()\n\n\n"),
+     False),
+    ("a check that changes what it checks, under a debug switch", _answer(
+        "out = _rows(x)\n    if DEBUG:\n        _verify(out)\n    return out",
+        "import os\n\nDEBUG = os.environ.get('DEBUG') == '1'\n\n\ndef _verify(p):\n    p.nan_to_num_()\n\n\n"),
+     True),
     # round 38z109 (honest learners only): a memo keyed by device through a local key, which a demo on the GPU
     # fills; a step's clock kept in a log that a demo totals under a condition. Beside each, one that reads it
     ("a memo keyed by device through a local key, filled by a demo on a GPU", _demo(
@@ -1209,7 +1237,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 

@@ -103,11 +103,19 @@ def _shared_folder(request, tmp_path_factory):
     _SHARED[0] = None
 
 
+# The quick run's seeds: two of the five, each row and planted bug on one of them; ``--proofs`` runs every seed.
+QUICK_SEEDS = SEEDS[:2]
+
+
+def run_seeds(proofs: bool) -> tuple[int, ...]:
+    return SEEDS if proofs else QUICK_SEEDS
+
+
 @functools.lru_cache(maxsize=None)
-def solution(exercise: str):
-    """The solution's outcomes on every seed, computed once in a run (by the first worker that needs them)."""
-    return shared(_SHARED[0], f"solution-{exercise}",
-                  lambda: run_graded(exercise, (ROOT / "solutions" / f"{exercise}.ipynb").read_bytes()))
+def solution(exercise: str, seeds: tuple[int, ...] = SEEDS):
+    """The solution's outcomes on ``seeds``, computed once in a run (by the first worker that needs them)."""
+    return shared(_SHARED[0], f"solution-{exercise}-{'-'.join(map(str, seeds))}",
+                  lambda: run_graded(exercise, (ROOT / "solutions" / f"{exercise}.ipynb").read_bytes(), seeds))
 
 
 def test_every_exercise_has_graded_calls_and_a_table_of_planted_bugs():
@@ -119,10 +127,11 @@ def test_every_exercise_has_graded_calls_and_a_table_of_planted_bugs():
 
 
 @pytest.mark.parametrize("exercise", sorted(SPECS))
-def test_the_solution_passes_and_raises_only_what_the_exercise_asks(exercise):
+def test_the_solution_passes_and_raises_only_what_the_exercise_asks(exercise, proofs):
     """A graded call whose solution outcome is an exception the exercise does not ask for (a NameError for a
-    constant no solution defines, an IndexError of the spec's own statement) tests nothing: refused here."""
-    got = solution(exercise)
+    constant no solution defines, an IndexError of the spec's own statement) tests nothing: refused here (on every
+    seed under ``--proofs``, on the quick run's two without)."""
+    got = solution(exercise, run_seeds(proofs))
     assert not got.cell_errors, got.cell_errors
     assert not got.tripped, f"the solution sets off a tripwire (the spec wires what the solution uses): {got.tripped}"
     spec = SPECS[exercise]
@@ -138,9 +147,10 @@ def test_the_solution_passes_and_raises_only_what_the_exercise_asks(exercise):
 
 
 @pytest.mark.parametrize("exercise", sorted(SPECS))
-def test_the_untouched_exercise_fails_on_every_seed(exercise):
-    untouched = run_graded(exercise, (ROOT / "exercises" / f"{exercise}.ipynb").read_bytes())
-    passed = [seed for seed, d in differences(exercise, solution(exercise), untouched).items() if d is None]
+def test_the_untouched_exercise_fails_on_every_seed(exercise, proofs):
+    untouched = run_graded(exercise, (ROOT / "exercises" / f"{exercise}.ipynb").read_bytes(), run_seeds(proofs))
+    passed = [seed for seed, d in differences(exercise, solution(exercise, run_seeds(proofs)), untouched).items()
+              if d is None]
     assert not passed, f"{exercise} handed back untouched passes the graded calls on seeds {passed}"
 
 
@@ -148,17 +158,19 @@ def test_the_untouched_exercise_fails_on_every_seed(exercise):
 def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise, proofs):
     """Every planted bug fails the graded calls on every seed (under ``--proofs``: ``make test PROOFS=1``). Without
     it, the quick run of ``make test``, a tenth of each table's bugs runs (the i-th where i + the exercise's name's
-    length is a multiple of 10: each bug in turn, as the tables grow or the names change; every table has at least 10), the i-th on seed i mod 5
-    only; every bug runs under ``--proofs``, on every seed."""
+    length is a multiple of 10: each bug in turn, as the tables grow or the names change; every table has at least
+    10), the i-th on the quick run's seed i mod 2 only (:data:`QUICK_SEEDS`); every bug runs under ``--proofs``, on
+    every seed."""
     path = ROOT / "solutions" / f"{exercise}.ipynb"
-    want, survivors = solution(exercise), []
+    want, survivors = solution(exercise, run_seeds(proofs)), []
     # Each variant runs in a child process: a Triton kernel that writes out of bounds can crash the interpreter, a
     # scheduler that never stops preempting loops forever (in the grader: a dead kernel, a timeout; both fail).
     for i, (bug, plant) in enumerate(TABLES[exercise].items()):
         if not proofs and (i + len(exercise)) % 10:
             continue
         # (a bug that only some seeds see is run on all five: the test asks that at least one of them sees it)
-        seeds = SEEDS if proofs or (exercise, bug) in SOME_SEEDS else (SEEDS[i % len(SEEDS)],)
+        seeds = run_seeds(proofs) if proofs or (exercise, bug) in SOME_SEEDS else \
+            (QUICK_SEEDS[i % len(QUICK_SEEDS)],)
         data = notebook_bytes(path, planted.replacements(path, plant))
         # (on one seed, the first quarter of its calls first, and the rest only where those all agree)
         quick = first_cases(exercise, seeds[0]) if len(seeds) == 1 and (exercise, bug) not in INVISIBLE else None
@@ -172,7 +184,7 @@ def test_every_planted_bug_fails_the_graded_calls_on_every_seed(exercise, proofs
         if (exercise, bug) in WHERE_ALLOCATED:
             continue
         if (exercise, bug) in SOME_SEEDS:
-            assert len(passed) < len(SEEDS), f"{bug!r} passes on every seed: move it to INVISIBLE"
+            assert len(passed) < len(seeds), f"{bug!r} passes on every seed: move it to INVISIBLE"
             continue
         if (exercise, bug) in INVISIBLE:
             if len(passed) < len(seeds):  # once more: one run in several of ex09's, under -n 2, has seen a variant
@@ -607,9 +619,10 @@ def grading_copy_only(exercise: str) -> None:
 
 
 def _seeds(label: str, table: dict, proofs: bool) -> tuple[int, ...]:
-    """Every seed under ``--proofs``; else the row's own one (the i-th row of ``table`` on seed i mod 5): each row is
+    """Every seed under ``--proofs``; else the row's own one (the i-th row of ``table`` on the quick run's seed i mod 2,
+    :data:`QUICK_SEEDS`): each row is
     still graded, each seed still draws some rows, in a fifth of the calls."""
-    return SEEDS if proofs else (SEEDS[list(table).index(label) % len(SEEDS)],)
+    return SEEDS if proofs else (QUICK_SEEDS[list(table).index(label) % len(QUICK_SEEDS)],)
 
 
 def _graded_as_in_the_kernel(exercise: str, replace: dict[str, str], seeds=SEEDS, first: int | None = None):
@@ -662,12 +675,13 @@ def test_every_class_of_attack_fails_or_needs_review_on_every_seed(attack, proof
     # (the quick run makes the first quarter of its seed's calls, and the rest only where those all agree)
     got = _graded_as_in_the_kernel(exercise, replace, seeds, None if proofs else first_cases(exercise, seeds[0]))
     if not proofs and got is not None and not _tripped(got) and \
-            all(d is None for d in differences(exercise, solution(exercise), got, seeds).values()):
+            all(d is None for d in differences(exercise, solution(exercise, run_seeds(proofs)), got, seeds).values()):
         got = _graded_as_in_the_kernel(exercise, replace, seeds)
     assert got is not None, "the child process died (a fail in the grader: here, a test that proves nothing)"
     if _tripped(got):
         return  # a tripwire or a refused Triton result, in the calls of every seed at once: review or fail
-    passed = [seed for seed, d in differences(exercise, solution(exercise), got, seeds).items() if d is None]
+    passed = [seed for seed, d in differences(exercise, solution(exercise, run_seeds(proofs)), got, seeds).items()
+              if d is None]
     assert not passed, f"{attack!r} passes on seeds {passed} with no tripwire"
 
 
@@ -678,7 +692,7 @@ def test_honest_learners_pass_on_every_seed(honest, proofs):
     got = _graded_as_in_the_kernel(exercise, {k: "\n".join(line for line in v.splitlines() if not line.startswith("%"))
                                               for k, v in replace.items()}, seeds)
     assert got is not None and not got.cell_errors and not got.tripped, got
-    assert all(d is None for d in differences(exercise, solution(exercise), got, seeds).values())
+    assert all(d is None for d in differences(exercise, solution(exercise, run_seeds(proofs)), got, seeds).values())
     p = pristine(exercise)
     reasons = prepare(notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), p, Limits())[2]
     # (the rest of the notebook is the solution: only those cells may be flagged, as copies of it or of the library)
@@ -720,19 +734,21 @@ def test_a_copy_of_the_solution_in_disguise_goes_to_review(label):
     assert any("published solution" in r for r in reasons), reasons
 
 
-def test_untiled_attention_passes_without_the_memory_rule(monkeypatch):
+def test_untiled_attention_passes_without_the_memory_rule(monkeypatch, proofs):
     """The design, broken on purpose: without ex02's memory rule (``Spec.memory``) its results are the solution's,
     so the whole score matrix passes."""
     exercise, replace = ATTACKS["ex02's tiled_attention computed untiled, the whole score matrix"]
     monkeypatch.setitem(SPECS, exercise, dataclasses.replace(SPECS[exercise], memory=None))
-    got = _graded_as_in_the_kernel(exercise, replace)
+    got = _graded_as_in_the_kernel(exercise, replace, run_seeds(proofs))
     assert got is not None and not got.tripped
-    assert all(d is None for d in differences(exercise, solution(exercise), got).values())
+    assert all(d is None for d in differences(exercise, solution(exercise, run_seeds(proofs)), got).values())
 
 
-def test_the_check_module_passes_where_it_is_importable():
+def test_the_check_module_passes_where_it_is_importable(proofs):
     """The design, broken on purpose: with ``exercise_checks`` importable and not wired (this process imports all of
     pagedlab), ``predict = ex04b._right`` passes; as the grading kernel imports pagedlab it does not (above)."""
     exercise, replace = ATTACKS["the check module's own answer"]
-    got = run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), kept=[])
-    assert all(d is None for d in differences(exercise, solution(exercise), got).values()) and not got.tripped
+    got = run_graded(exercise, notebook_bytes(ROOT / "solutions" / f"{exercise}.ipynb", replace), run_seeds(proofs),
+                     kept=[])
+    assert all(d is None for d in differences(exercise, solution(exercise, run_seeds(proofs)), got).values()) \
+        and not got.tripped
