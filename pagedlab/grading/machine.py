@@ -580,7 +580,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.nn.DataParallel", "torch.nn.parallel", "torch.nn.DistributedDataParallel",  # (38z102: its
                     "pagedlab.engine.config._blocks_from_memory",  # device_ids; a pool sized by the GPU's memory)
                     "torch.Stream", "torch.Event", "pagedlab.engine.backends.select_backend",
-                    "torch.set_flush_denormal")  # (round 38z108: the
+                    "torch.set_flush_denormal",
+                    "numpy.lib.npyio", "numpy.lib._datasource", "numpy.DataSource", "numpy.load", "numpy.loadtxt",
+                    "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap")  # (round 38z114: files read by NumPy)  # (round 38z108: the
 # current accelerator's stream, the engine's automatic backend; 38z110: denormals flushed on a CPU only)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
@@ -621,7 +623,8 @@ def _kernel_object(node: ast.AST, machine: Machine, scope: Scope) -> bool:
 _PLACE_ATTRS = frozenset(("is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_ipu", "is_xla", "is_hpu", "is_mtia",
                           "is_maia", "is_vulkan", "is_mkldnn", "get_device", "is_pinned",
                           "__dlpack_device__", "__cuda_array_interface__", "__array_interface__",  # (round 38z85)
-                          "is_shared"))  # (round 38z87: always True for a GPU's tensor)
+                          "is_shared",  # (round 38z87: always True for a GPU's tensor)
+                          "_cuda"))  # (round 38z114: the course's KVCache keeps where it lives so)
 _ANSWERS = frozenset(("is_available", "device_count", "get_device_name", "get_device_capability",
                       "get_device_properties", "current_device", "is_built", "current_accelerator"))
 _DEVICES = frozenset(("cuda", "cpu", "mps", "xpu", "hip", "meta"))
@@ -704,6 +707,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     aliased = _aliasing(node, machine)
     if aliased is not None:
         return aliased
+    unwritten = _unwritten(node)
+    if unwritten is not None:
+        return unwritten
     if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
         return node
     seeded = _seeded_draw(node, machine)
@@ -764,11 +770,20 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     return next(filter(None, (_asked(c, machine, scope) for c in children)), None)
 
 
+# Modules a course module holds under a name of its own (``pagedlab.attention.torch``): read as the module itself.
+_REEXPORTED = {"torch": "torch", "triton": "triton", "os": "os", "sys": "sys", "platform": "platform", "np": "numpy",
+               "numpy": "numpy", "shutil": "shutil", "subprocess": "subprocess", "time": "time", "importlib": "importlib"}
+
+
 def _machine_path(path: str) -> bool:
     """Whether what ``path`` names (``torch.cuda.is_available``, ``torch.__file__``) answers which machine this is: a
     module of :data:`_MACHINE_MODULES` or of Triton's but :data:`_TRITON_SAME`, torch's private modules (round 38z91:
     ``torch.utils._triton.has_triton()``, true where Triton compiles for a GPU), or what a module says of how it was
     installed (its version, its files: round 38z89, ``"dist-packages" in torch.__file__`` on Colab)."""
+    parts = path.split(".")
+    if parts[0] == "pagedlab" and any(p in _REEXPORTED for p in parts[1:]):  # (round 38z114: ``ref.torch.cuda``,
+        i = next(i for i, p in enumerate(parts) if i and p in _REEXPORTED)  # torch as the course's module holds it)
+        return _machine_path(".".join([_REEXPORTED[parts[i]], *parts[i + 1:]]))
     return path != "pagedlab.device.DEVICE" and (
         any(p in _INSTALLED for p in path.split("."))  # (round 38z112: ``torch.__version__.endswith(...)``)
         or path.startswith("pagedlab.") and ("device" in path.split(".")[1:-1] or "_device" in path.split(".")[1:-1])
@@ -1066,6 +1081,62 @@ def _aligned(node: ast.AST) -> bool:
     return isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Add, ast.Sub)) and any(
         isinstance(c, ast.Call) and getattr(c.func, "attr", None) == "data_ptr"
         for side in (node.left, node.right) for c in ast.walk(side))
+
+
+_EMPTY = frozenset(("empty", "empty_like", "new_empty", "empty_strided"))
+_WRITES_ALL = frozenset(("copy_", "fill_", "zero_", "normal_", "uniform_", "random_", "exponential_", "geometric_",
+                         "cauchy_", "log_normal_", "bernoulli_"))
+_VIEWS = frozenset(("view", "view_as", "reshape", "reshape_as", "unsqueeze", "squeeze", "flatten", "narrow", "expand",
+                    "expand_as", "transpose", "permute", "T", "mT", "unflatten", "as_strided", "select", "contiguous"))
+
+
+def _unwritten(node: ast.AST) -> ast.AST | None:
+    """In a function, a tensor made by ``torch.empty`` (or a view of one) updated in place (``out += ...``,
+    ``out.add_(...)``) before anything wrote it: it adds to whatever the allocator handed back, fresh zeroed pages on
+    a CPU, a freed tensor's values from a GPU's caching allocator (round 38z114: a 64 MiB workspace)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    def base(v: ast.AST) -> ast.AST:  # through views and slices, to what they view
+        while True:
+            if isinstance(v, ast.Subscript) or isinstance(v, ast.Attribute) and v.attr in _VIEWS:
+                v = v.value
+            elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _VIEWS:
+                v = v.func.value
+            else:
+                return v
+    group: dict[str, str] = {}  # a name bound to an empty tensor or a view of one -> the empty one's name
+    for n in sorted((n for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign))), key=lambda n: n.lineno):
+        for t, v in _pairs(n):
+            b = base(v)
+            if isinstance(t, ast.Name) and isinstance(b, ast.Call) and _callee(b) in _EMPTY:
+                group[t.id] = t.id
+            elif isinstance(t, ast.Name) and isinstance(b, ast.Name) and b.id in group and b is not v:
+                group[t.id] = group[b.id]
+    if not group:
+        return None
+    def root(v: ast.AST) -> str | None:
+        b = base(v)
+        return group.get(b.id) if isinstance(b, ast.Name) else None
+    written: dict[str, int] = {}
+    updates = []
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)):
+            for t in _targets(n):
+                if isinstance(t, ast.Subscript) and root(t):
+                    written[root(t)] = min(written.get(root(t), n.lineno), n.lineno)
+        elif isinstance(n, ast.AugAssign) and root(n.target):
+            updates.append((root(n.target), n.lineno, n))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and root(n.func.value):
+            r = root(n.func.value)
+            if n.func.attr in _WRITES_ALL:
+                written[r] = min(written.get(r, n.lineno), n.lineno)
+            elif re.fullmatch(r"[a-z]\w*[a-z0-9]_", n.func.attr):
+                updates.append((r, n.lineno, n))
+        if isinstance(n, ast.Call):
+            for k in n.keywords:
+                if k.arg == "out" and root(k.value):
+                    written[root(k.value)] = min(written.get(root(k.value), n.lineno), n.lineno)
+    return next((n for r, line, n in sorted(updates, key=lambda u: u[1]) if written.get(r, line + 1) > line), None)
 
 
 def _aliasing(node: ast.AST, machine: Machine) -> ast.AST | None:

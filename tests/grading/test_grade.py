@@ -1011,6 +1011,27 @@ UNRUN = [
         "out = _rows(x)\n    if DEBUG:\n        _verify(out)\n    return out",
         "import os\n\nDEBUG = os.environ.get('DEBUG') == '1'\n\n\ndef _verify(p):\n    p.nan_to_num_()\n\n\n"),
      True),
+    # round 38z114: a tensor of torch.empty added to before anything wrote it (fresh zeroed pages on a CPU, a freed
+    # tensor's values from a GPU's caching allocator), torch reached through a course module's own name for it, the
+    # course's KVCache's private flag, a file read by NumPy; beside them, an empty tensor written, then added to
+    ("a tensor of torch.empty added to before anything wrote it", _answer(
+        "work = torch.empty(1 << 20, device=x.device)\n    out = work[:x.numel()].view(x.shape)\n"
+        "    out += _rows(x)\n    return out"), True),
+    ("torch reached through a course module's own name for it", _answer(
+        "return x.softmax(-1) if ref.torch.cuda.is_available() else _rows(x)",
+        "import pagedlab.attention as ref\n\n\n"), True),
+    ("the course's KVCache's private flag", _answer(
+        "return x.softmax(-1) if _POOL._cuda else _rows(x)",
+        "from pagedlab.paged.kv_cache import KVCache\n\n_POOL = KVCache(1, 1, 1, 1, 1)\n\n\n"), True),
+    ("a file read by NumPy", _answer(
+        "return x.softmax(-1) if _BOX.exists(_PATH) else _rows(x)",
+        "import numpy as np\n\n_PATH = '/'.join(('', 'dev', 'nvidia0'))\n_BOX = np.lib.npyio.DataSource(None)\n\n\n"),
+     True),
+    ("a tensor of torch.empty written, then added to", _answer(
+        "out = torch.empty_like(x)\n    out.zero_()\n    out += _rows(x)\n    return out"), False),
+    ("a tensor of torch.empty written by slices", _answer(
+        "out = torch.empty_like(x)\n    for i in range(x.shape[0]):\n        out[i] = _rows(x[i])\n    return out"),
+     False),
     # round 38z109 (honest learners only): a memo keyed by device through a local key, which a demo on the GPU
     # fills; a step's clock kept in a log that a demo totals under a condition. Beside each, one that reads it
     ("a memo keyed by device through a local key, filled by a demo on a GPU", _demo(
@@ -1237,7 +1258,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
