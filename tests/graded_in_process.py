@@ -14,6 +14,7 @@ import ast
 import faulthandler
 import fcntl
 import functools
+import gc
 import importlib
 import linecache
 import multiprocessing
@@ -162,6 +163,9 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
                 exec(compile(ast.Module([node], []), name, "exec", dont_inherit=True), namespace)
         except Exception as e:  # noqa: BLE001 - a kernel goes on after a failing cell, so does this
             errors.append(f"{c.role} cell {c.id}: {type(e).__name__}: {str(e)[:200]}")
+    # (as in a kernel of its own: no collector callback an earlier test of this process left, hypothesis's, which a
+    # graded call's collection would run and the profile hook would see as a package's code computing in the call)
+    callbacks, gc.callbacks[:] = gc.callbacks[:], []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "outcomes.json"
@@ -169,6 +173,7 @@ def run_graded(exercise: str, data: bytes, seeds=SEEDS, kept: list[str] | None =
             harness.drive(job_text(merged, spec, "t", kept, cells, watching is not None), namespace, str(out))
             outcomes, tripped, refused = load_outcomes(out.read_text(), merged, "t")
     finally:
+        gc.callbacks[:] = callbacks
         if watching is not None:
             watching.close()
     tripped += refused

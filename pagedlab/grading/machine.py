@@ -42,6 +42,7 @@ class Machine:
     sayers: frozenset[str] = frozenset()  # the learner's functions that only print, log or warn (:func:`_only_says`)
     pure: frozenset[str] = frozenset()  # the learner's functions that change nothing outside their locals, nor raise
     checkers: frozenset[str] = frozenset()  # the learner's functions that change nothing, give back nothing, may raise
+    unread: frozenset[str] = frozenset()  # checkers no ``try`` or ``suppress`` calls: what they ask can only raise
     keyed: frozenset[str] = frozenset()  # caches (above) a place keys: read only by a key (round 38z63)
     made: frozenset[str] = frozenset()  # names bound to a tensor made where the notebook runs (``torch.empty(0)``)
     hosted: frozenset[tuple[str, str | int]] = frozenset()  # (function, parameter or position) given one, in code
@@ -132,8 +133,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     # (round 38z94: ``STEP_TIMES.append(_tick() - start)``, where ``_tick`` syncs and reads the clock)
     impure = {f.name for f, _ in functions if changes.get(f.name) or any(isinstance(n, ast.Raise) for n in ast.walk(f))
               or _changed_roots(f, aliases) & {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)}
-              or any(isinstance(c, ast.Call) and (_callee(c) in ("print", "pprint", "pp", "warn", "write", "flush",
-                                                                 "display") or _callee(c) in _LOGS)
+              or any(isinstance(c, ast.Call) and _callee(c) in _SAYING
                      for c in ast.walk(f))}  # (what it says may be heard: round 38z83's warning read back)
     impure |= {f.name for f, _ in functions if sum(g.name == f.name for g, _ in functions) > 1}  # one definition only
     while True:
@@ -160,12 +160,26 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
             r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
             for r in ast.walk(f) if isinstance(r, ast.Return)) and not any(
             isinstance(y, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for y in ast.walk(f)) and all(
-            _callee(c) not in defined or _callee(c) in bare.pure | sayers | checkers | {f.name}
-            for c in ast.walk(f) if isinstance(c, ast.Call)))
+            (_callee(c) not in defined or _callee(c) in bare.pure | checkers | {f.name})
+            and _callee(c) not in _SAYING for c in ast.walk(f) if isinstance(c, ast.Call)))  # (what it says may be
+        # read back: round 38z83's warning)
         if found <= checkers:
             break
         checkers |= found
-    bare = replace(bare, defined=defined, caches=caches, sayers=sayers, checkers=checkers)
+    def catching(n: ast.AST) -> bool:  # a try that may catch a check's raise (and read its message), or a context
+        if isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try))):  # that may swallow it
+            return bool(n.handlers) or _swallows(n)
+        return isinstance(n, (ast.With, ast.AsyncWith)) and any(
+            _callee(i.context_expr) in defined | {"suppress"} for i in n.items if isinstance(i.context_expr, ast.Call))
+    tried = {_callee(c) for st in statements for n in ast.walk(st) if catching(n)  # (round 38z116: ``if
+             for b in n.body for c in ast.walk(b) if isinstance(c, ast.Call)}  # DEBUG_CHECKS:`` in a ``_check()``)
+    calls = {f.name: {_callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
+    while True:  # (and what they call: a raise goes up through every caller to the try)
+        more = set().union(*(calls.get(n, set()) for n in tried)) - tried
+        if not more:
+            break
+        tried |= more
+    bare = replace(bare, defined=defined, caches=caches, sayers=sayers, checkers=checkers, unread=checkers - tried)
     suppressors = frozenset(  # (round 38z77: ``@contextmanager def _tolerant(): try: yield except ...: pass``)
         f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] in ("contextmanager", "asynccontextmanager")
                                             for d in f.decorator_list)
@@ -645,6 +659,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     counting the inputs' own places (``x.device != y.device``), or a ``try`` that may fail on one machine only
     (:func:`_tried`). What only prints, logs, warns, raises or asserts, and binds nothing, changes no result and is
     not read (``if VERBOSE: print(x.shape)``, round 38z47)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in machine.unread:
+        return None  # a check of the learner's own that no try calls: whatever it asks, it can only raise
     scope = scope or _scope(node, machine)
     if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) and (_swallows(node) or not all(
             h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers)):  # (round 38z51: pass)
@@ -1758,6 +1774,7 @@ def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> 
 # What a logger is told: to log, or how much and where (round 38z82: a level from the environment).
 _LOGS = frozenset(("debug", "info", "warning", "error", "critical", "exception", "log", "setLevel", "addHandler",
                    "removeHandler", "setFormatter", "addFilter", "basicConfig"))
+_SAYING = frozenset(("print", "pprint", "pp", "warn", "write", "flush", "display")) | _LOGS  # what may be heard
 
 
 # A module's calls that wait for a GPU or hand its cached memory back, and change no value (round 38z77:

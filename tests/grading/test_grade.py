@@ -1032,6 +1032,17 @@ UNRUN = [
     ("a tensor of torch.empty written by slices", _answer(
         "out = torch.empty_like(x)\n    for i in range(x.shape[0]):\n        out[i] = _rows(x[i])\n    return out"),
      False),
+    # round 38z116 (honest only): a check of the learner's own with a debug flag inside it, counting before it
+    # raises; beside it, a check that asks the machine, whose raise a try turns into another answer
+    ("a check with a debug flag inside it, counting before it raises", _answer(
+        "out = _rows(x)\n    _check(out)\n    return out",
+        "import os\n\nDEBUG = os.environ.get('DEBUG') == '1'\n\n\ndef _check(p):\n    if DEBUG:\n"
+        "        bad = int((~torch.isfinite(p)).sum())\n        if bad:\n"
+        "            raise AssertionError(f'{bad} values not finite')\n\n\n"), False),
+    ("a check that asks the machine, its raise caught into another answer", _answer(
+        "out = _rows(x)\n    try:\n        _check(out)\n    except AssertionError:\n        return x.softmax(-1)\n"
+        "    return out",
+        "def _check(p):\n    if p.is_cuda:\n        raise AssertionError('on a GPU')\n\n\n"), True),
     # round 38z109 (honest learners only): a memo keyed by device through a local key, which a demo on the GPU
     # fills; a step's clock kept in a log that a demo totals under a condition. Beside each, one that reads it
     ("a memo keyed by device through a local key, filled by a demo on a GPU", _demo(
@@ -1258,7 +1269,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
