@@ -596,8 +596,9 @@ _MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps"
                     "torch.Stream", "torch.Event", "pagedlab.engine.backends.select_backend",
                     "torch.set_flush_denormal",
                     "numpy.lib.npyio", "numpy.lib._datasource", "numpy.DataSource", "numpy.load", "numpy.loadtxt",
-                    "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap")  # (round 38z114: files read by NumPy)  # (round 38z108: the
-# current accelerator's stream, the engine's automatic backend; 38z110: denormals flushed on a CPU only)
+                    "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap")
+# (round 38z108: the current accelerator's stream, the engine's automatic backend; 38z110: denormals flushed on a CPU
+# only; 38z114: files read by NumPy)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
 # (round 38z87: "torch.cuda.FloatTensor", a tensor's bytes name its device)
 # Triton's names that are the same on every machine: the language, launching, and configurations. The rest of it
@@ -647,7 +648,8 @@ _SAME = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 # of a GPU tensor raises; ``q.cpu() is q`` holds on a CPU only: round 38z55).
 _MOVES = frozenset(("to", "cuda", "cpu", "numpy", "pin_memory", "share_memory_", "__array__"))  # (round 38z89)
 _IDENTITY = frozenset(("data_ptr", "untyped_storage", "storage", "is_leaf", "grad_fn", "_version", "_base", "_is_view",
-                       "is_view", "_cdata", "storage_offset", "stride", "is_contiguous"))  # (38z110: a view's offset)  # (round 38z106: autograd's record of a move, ``probe.cpu().is_leaf``)
+                       "is_view", "_cdata", "storage_offset", "stride", "is_contiguous"))
+# (round 38z106: autograd's record of a move, ``probe.cpu().is_leaf``; 38z110: a view's offset after a move)
 _AUTOCASTS = frozenset(("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"))
 
 
@@ -788,7 +790,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
 
 # Modules a course module holds under a name of its own (``pagedlab.attention.torch``): read as the module itself.
 _REEXPORTED = {"torch": "torch", "triton": "triton", "os": "os", "sys": "sys", "platform": "platform", "np": "numpy",
-               "numpy": "numpy", "shutil": "shutil", "subprocess": "subprocess", "time": "time", "importlib": "importlib"}
+               "numpy": "numpy", "shutil": "shutil", "subprocess": "subprocess", "time": "time",
+               "importlib": "importlib"}
 
 
 def _machine_path(path: str) -> bool:

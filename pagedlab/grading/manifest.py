@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '47620d4279702ad59b27b72ff75023885e88828eb50477333212034dde75152c',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'c72ef7fb370e8c978fdb9403e443ee751678bff024ceb2b132147ef2e97a6133',
-    'machine.py': '7d730b266be14ff60320edb352821e929f22d628ea7eb3ccfb1099b3e190e49e',
+    'machine.py': 'ea0553f987ae67fc6f76251e412254c4e49e338cc89152aae76c0ca2389e51c6',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'f58b426a2bb25c1349c38595ddc9c93ba1406df7eec17d568f3564869336ff78',

@@ -914,7 +914,9 @@ UNRUN = [
     # does not wait; a state made from NumPy handed to a helper that compares places. Beside them, honest caches
     # whose miss only fills (evicting when full, counting hits for a print, returning early on a hit)
     ("how many places a device-keyed cache holds", _answer(
-        "return x.softmax(-1) if len(_ONE) > 1 else _rows(x) * _one(x)", "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n    return _ONE[x.device]\n\n\n"), True),
+        "return x.softmax(-1) if len(_ONE) > 1 else _rows(x) * _one(x)",
+        "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n"
+        "    return _ONE[x.device]\n\n\n"), True),
     ("a device-keyed cache filled by a demo, its miss taking another path", _answer(
         "z = _ZERO.get(x.device)\n    if z is None:\n        return x.softmax(-1)\n    return _rows(x) + z",
         "_ZERO = {}\n\n\ndef warm(x):\n    _ZERO[x.device] = x.new_zeros(())\n\n\nwarm(torch.zeros(1))\n\n\n"), True),
@@ -1066,7 +1068,10 @@ UNRUN = [
         "started = time.perf_counter()\n    out = _rows(x)\n"
         "    STEP_LOG.append({'seconds': time.perf_counter() - started})\n    return x.softmax(-1) if SLOW else out",
         "if STEP_LOG:\n    SLOW = STEP_LOG[-1]['seconds'] > 1.0\n"), True),
-    ("a device-keyed cache filled on a miss", _answer("return _rows(x) * _one(x)", "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n    return _ONE[x.device]\n\n\n"), False),
+    ("a device-keyed cache filled on a miss", _answer(
+        "return _rows(x) * _one(x)",
+        "_ONE = {}\n\n\ndef _one(x):\n    if x.device not in _ONE:\n        _ONE[x.device] = x.new_ones(())\n"
+        "    return _ONE[x.device]\n\n\n"), False),
     ("a device-keyed cache read by get, filled on a miss, evicting when full", _answer(
         "return _rows(x) * _mask(x.shape[-1], x.device)",
         "_MASKS = {}\n\n\ndef _mask(n, device):\n    key = (n, device)\n    m = _MASKS.get(key)\n    if m is None:\n"
