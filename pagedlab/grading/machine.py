@@ -131,11 +131,11 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     changes = _changes(functions, aliases)
     # (round 38z94: ``STEP_TIMES.append(_tick() - start)``, where ``_tick`` syncs and reads the clock)
-    impure = {f.name for f, _ in functions if changes.get(f.name) or any(isinstance(n, ast.Raise) for n in ast.walk(f))
-              or _changed_roots(f, aliases) & {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)}
-              or any(isinstance(c, ast.Call) and _callee(c) in _SAYING
-                     for c in ast.walk(f))}  # (what it says may be heard: round 38z83's warning read back)
-    impure |= {f.name for f, _ in functions if sum(g.name == f.name for g, _ in functions) > 1}  # one definition only
+    twice = {name for name, k in Counter(f.name for f, _ in functions).items() if k > 1}  # (one definition only)
+    changing = twice | {f.name for f, _ in functions if changes.get(f.name)  # (what it says may be heard: round
+                        or _changed_roots(f, aliases) & {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)}
+                        or any(isinstance(c, ast.Call) and _callee(c) in _SAYING for c in ast.walk(f))}  # 38z83)
+    impure = changing | {f.name for f, _ in functions if any(isinstance(n, ast.Raise) for n in ast.walk(f))}
     while True:
         more = {f.name for f, _ in functions if any(_callee(c) in impure for c in ast.walk(f) if isinstance(c, ast.Call))}
         if more <= impure:
@@ -151,18 +151,15 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
         if found <= sayers:
             break
         sayers |= found
-    sayers -= {f.name for f, _ in functions if sum(g.name == f.name for g, _ in functions) > 1}  # one definition only
+    sayers -= twice
     checkers: frozenset[str] = frozenset()
     while True:  # (round 38z113: ``if COW_DEBUG: self._verify(child)``, a check that reads and raises, as an assert)
-        found = frozenset(f.name for f, _ in functions if not changes.get(f.name) and sum(
-            g.name == f.name for g, _ in functions) == 1 and not _changed_roots(f, aliases) & {
-                a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)} and all(
+        found = frozenset(f.name for f, _ in functions if f.name not in changing and all(
             r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
             for r in ast.walk(f) if isinstance(r, ast.Return)) and not any(
             isinstance(y, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for y in ast.walk(f)) and all(
-            (_callee(c) not in defined or _callee(c) in bare.pure | checkers | {f.name})
-            and _callee(c) not in _SAYING for c in ast.walk(f) if isinstance(c, ast.Call)))  # (what it says may be
-        # read back: round 38z83's warning)
+            _callee(c) not in defined or _callee(c) in bare.pure | checkers | {f.name}
+            for c in ast.walk(f) if isinstance(c, ast.Call)))
         if found <= checkers:
             break
         checkers |= found
@@ -446,8 +443,8 @@ def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:
         return not any(_inputs(a, machine, scope) for a in [*v.args[:1], *placed])
     if placed:
         return not _inputs(placed[0], machine, scope)
-    made = bool(path) and path.startswith("torch.") and path.split(".")[-1]
-    return bool(made) and (made in _FACTORIES or made.startswith("from"))  # (round 38z104: from_numpy, frombuffer)
+    name = path.rsplit(".", 1)[-1] if path and path.startswith("torch.") else ""
+    return name in _FACTORIES or name.startswith("from")  # (round 38z104: from_numpy, frombuffer)
 
 
 def _callee(call: ast.Call) -> str | None:
