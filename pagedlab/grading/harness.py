@@ -315,12 +315,11 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                 children = _children()
                 if launches is not None:
                     launches.reset(state["where"])
-                active = mode() if mode is not None else None
+                active = mode()
                 try:
                     if launches is None and (aten or answers or sources):  # (Triton's interpreter: too slow)
                         sys.setprofile(profile)
-                    if active is not None:
-                        active.__enter__()
+                    active.__enter__()
                     try:
                         if kind == "do":
                             exec(_driver_code(source, "exec", sources), ns)
@@ -343,8 +342,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                             record("a profile hook of the notebook's (sys.setprofile, cProfile) in place of the "
                                    "grader's, which sees reference code called by any route")
                         sys.setprofile(None)
-                        if active is not None:
-                            active.__exit__(None, None, None)
+                        active.__exit__(None, None, None)
                 except BaseException as e:  # SystemExit and KeyboardInterrupt too: a graded call's outcome
                     steps.append(_raised(e))
                     if isinstance(e, Refused):
@@ -1088,6 +1086,25 @@ def _clashing(op: str, args: tuple, kwargs: dict) -> bool:
     return bool(((dest[1:] == dest[:-1]) & differ).any())
 
 
+# Ops that convert a tensor's values to another dtype (``x.long()``, ``x.to(torch.int32)``, ``out[:] = x``).
+CONVERSIONS = frozenset(("_to_copy", "copy_"))
+
+
+def _out_of_range(source, out) -> bool:
+    """Whether a conversion of ``source`` into ``out`` (:data:`CONVERSIONS`) took a floating value to an integer
+    dtype that cannot hold it: NaN, an infinity or a number past the dtype's range, whose result C++ and CUDA leave
+    undefined (round 38z110: INT64_MIN on a CPU, INT64_MAX on a GPU; round 38z119: ``(2.0**31 * x).to(torch.int32)``).
+    Checked on the values converted, whatever code wrote the conversion."""
+    import torch
+
+    if not (isinstance(source, torch.Tensor) and isinstance(out, torch.Tensor) and source.is_floating_point()) \
+            or out.dtype.is_floating_point or out.dtype.is_complex or out.dtype == torch.bool \
+            or "meta" in (source.device.type, out.device.type):
+        return False
+    info, whole = torch.iinfo(out.dtype), source.detach().double().trunc()
+    return bool((whole.isnan() | (whole < info.min) | (whole >= float(info.max) + 1)).any())
+
+
 def _family(job: dict) -> tuple[str, ...]:
     """The family words of the job's aten groups (see :data:`FAMILY`)."""
     return tuple(dict.fromkeys(w for group in job.get("tripwires", ()) if group in FAMILY for w in FAMILY[group]))
@@ -1128,11 +1145,9 @@ def _mode(job: dict, record, made=None):
     """A TorchDispatchMode class that records the job's aten ops and operators defined outside PyTorch, and, where
     ``made`` is given (a Triton exercise, a memory rule), calls ``made(op, inputs, outputs, numbers, view)`` with each
     op's tensors, the numbers among its positional arguments and whether it only views its input (``slice``);
-    None when the job wires no aten op and ``made`` is None."""
+    on in every job: an op's undefined result (:data:`ONE_WRITE_EACH`, :data:`CONVERSIONS`) is no job's in particular."""
     aten = {name for group in job.get("tripwires", ()) if group in ATEN for name in ATEN[group]}
     family = _family(job)
-    if not aten and made is None:
-        return None
     import torch
     from torch import Tensor
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -1157,7 +1172,7 @@ def _mode(job: dict, record, made=None):
             hook = sys.getprofile()
             sys.setprofile(None)
             try:
-                op, named, foreign, writes, view, once = (ops.get(id(func)) or read(func))[:6]
+                op, named, foreign, writes, view, once, convert = (ops.get(id(func)) or read(func))[:7]
                 if named:
                     record(f"torch's {op}")
                 if foreign:
@@ -1166,7 +1181,7 @@ def _mode(job: dict, record, made=None):
             finally:
                 sys.setprofile(hook)
             out = func(*args, **(kwargs or {}))
-            if not once and made is None:
+            if not once and not convert and made is None:
                 return out
             plain = _plain_values((out, *args, *(kwargs or {}).values()))
             if plain:
@@ -1181,6 +1196,9 @@ def _mode(job: dict, record, made=None):
                         record(f"torch's {op} writing two different values to one element: which one lands is the "
                                f"order the machine runs the writes in (a CPU's in turn, a GPU's in any), so a person "
                                f"checks")
+                if convert and _out_of_range(args[1] if op.split("::")[-1].startswith("copy_") else args[0], out):
+                    record(f"torch's {op} converting a NaN, an infinity or a number past the integer dtype's range to "
+                           f"{out.dtype}: what it gives is undefined (a CPU's number is not a GPU's), so a person checks")
                 if made is not None:
                     # what it made, and every argument it wrote (``_foreach_copy_`` returns None: its writes are its
                     # ``self`` list; ``out=`` tensors)
@@ -1210,7 +1228,7 @@ def _mode(job: dict, record, made=None):
         short = op.split("::")[-1].split(".")[0]
         facts = (op, _named(short, aten, family), getattr(func, "namespace", "aten") not in TORCH_NAMESPACES,
                  [i for i, _ in written] + [name for _, name in written], bool(getattr(func, "is_view", False)),
-                 short in ONE_WRITE_EACH)
+                 short in ONE_WRITE_EACH, short in CONVERSIONS)
         ops[id(func)] = facts = facts + (func,)  # (the op kept: an id is not reused while it is held)
         return facts
     return Tripwires

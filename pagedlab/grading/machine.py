@@ -193,6 +193,9 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                         and _held(t))  # (round 38z82: ``_LOGGER = logging.getLogger(...)``, ``self._log``)
     kernels = frozenset(f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] == "jit"
                                                              for d in f.decorator_list))
+    suppressors |= frozenset(  # (round 38z119: ``stack = ExitStack()``, then ``with stack:``)
+        _held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n) if isinstance(v, ast.Call)
+        and _held(t) and _may_swallow(v, [], replace(bare, suppressors=suppressors, classes=classes), Scope()))
     bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers, heard=_heard(statements))
     logs = frozenset(n for st in statements if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
                      and (isinstance(st.value, (ast.List, ast.Dict, ast.Set)) and not getattr(st.value, "elts", None)
@@ -568,7 +571,10 @@ def _default_by_machine(statement: ast.AST, machine: Machine) -> ast.AST | None:
 # 38z47 found a new name each time: is_available, is_cpu, find_spec, cpu_count, environ...): a GPU, the platform, the
 # environment, the file system, the installed packages, the course's own choice of device and sizes; autocast computes
 # in another precision on a GPU only (round 38z44). A few of their values are the same on every machine.
-_MACHINE_MODULES = ("torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "torch.cpu",
+_MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.initial_seed",
+                    "torch.random.initial_seed", "torch.default_generator",  # (round 38z119: which generator a draw
+                    # on the input's device moved)
+                    "torch.cuda", "torch.backends", "torch.version", "torch.mps", "torch.xpu", "torch.cpu",
                     "torch.accelerator", "torch.autocast", "torch.amp", "torch.get_default_device",
                     "torch.get_num_threads", "torch.get_num_interop_threads", "torch.__config__", "torch.has_cuda",
                     "torch.has_mps", "torch._C", "torch.get_device_module", "torch.utils.collect_env", "torch.utils.cpp_extension",
@@ -666,17 +672,11 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         tried = _tried(node, machine, scope)
         if tried is not None:
             return tried
-    if isinstance(node, (ast.With, ast.AsyncWith)):
-        for item in node.items:
-            caught = item.context_expr
-            if isinstance(caught, ast.Call) and (_resolved(caught.func, machine, scope) in ("contextlib.suppress",
-                                                                                           "suppress")
-                                                 and not (caught.args and all(_data_errors(a, machine, node.body)
-                                                                              for a in caught.args))
-                                                 or _callee(caught) in machine.suppressors):
-                body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
-                if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
-                    return body
+    if isinstance(node, (ast.With, ast.AsyncWith)) and any(_may_swallow(i.context_expr, node.body, machine, scope)
+                                                           for i in node.items):
+        body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
+        if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
+            return body
     if id(node) in scope.told:
         return None  # a value only printed or logged (round 38z80), or kept where no graded call reads it (38z90)
     if _launch(node, machine):
@@ -717,7 +717,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             or isinstance(node, ast.Call) and _callee(node) == "len" and node.args and _inputs(node.args[0], machine, scope):
         return None  # inputs' places compared, or counted (rounds 38z49, 38z51: a place made here is the machine's)
     if _moved_identity(node) or _written_through_move(node, machine) or _aligned(node) or _unwaited(node, machine) \
-            or _nonfinite_to_int(node):
+            or _undefined_to_int(node):
         return node
     aliased = _aliasing(node, machine)
     if aliased is not None:
@@ -1258,21 +1258,52 @@ def _a_move(call: ast.Call, machine: Machine) -> bool:
         any(k.arg == "device" for k in call.keywords) or any(_placed(a, machine, Scope()) for a in call.args[:1]))
 
 
-_INTS = frozenset(("int8", "int16", "int32", "int64", "uint8", "short", "int", "long", "char", "byte"))
+# Integer dtypes by name, and the magnitude past which a float does not fit (uint8 and int8 both at 2 ** 7: a
+# negative float converted to uint8 is as undefined as one past 255).
+_INTS = {"int8": 2 ** 7, "char": 2 ** 7, "uint8": 2 ** 7, "byte": 2 ** 7, "int16": 2 ** 15, "short": 2 ** 15,
+         "int32": 2 ** 31, "int": 2 ** 31, "int64": 2 ** 63, "long": 2 ** 63}
 
 
-def _nonfinite_to_int(node: ast.AST) -> bool:
-    """An infinity or NaN written in the code, converted to an integer dtype (``torch.full((1,), inf).long()``): what
-    it gives is undefined, and a CPU and a GPU give different numbers (round 38z110: INT64_MIN against INT64_MAX)."""
+def _undefined_to_int(node: ast.AST) -> bool:
+    """A conversion to an integer dtype (``.long()``, ``.to(torch.int32)``) of an expression in which the code writes an
+    infinity, a NaN or a number the dtype cannot hold (``2.0 ** 31`` for int32): what such a conversion gives is
+    undefined, and a CPU and a GPU give different numbers (round 38z110: INT64_MIN against INT64_MAX; round 38z119:
+    ``(x.amax() * 2.0 ** 31).to(torch.int32)``, INT_MIN against INT_MAX). The grader checks the values converted in
+    its graded calls too (``harness.CONVERSIONS``): this reading is for a flag computed once, in a cell."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return False
     attr = node.func.attr
-    to_int = attr in ("long", "int", "short", "char", "byte") and not node.args or attr in ("to", "type") and any(
-        (_last(a) or "") in _INTS for a in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")])
-    return to_int and any(
+    bound = _INTS.get(attr) if attr in ("long", "int", "short", "char", "byte") and not node.args else next(
+        (_INTS[_last(a)] for a in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
+         if (_last(a) or "") in _INTS), None) if attr in ("to", "type") else None
+    return bound is not None and any(
         isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip().lower().lstrip("+-") in
         ("inf", "infinity", "nan") or isinstance(n, (ast.Attribute, ast.Name)) and _last(n) in ("inf", "nan")
-        or isinstance(n, ast.Name) and n.id in ("inf", "nan") for n in ast.walk(node.func.value))
+        or not (abs(_folded(n) or 0.0) < bound) for n in ast.walk(node.func.value))
+
+
+def _folded(node: ast.AST) -> float | None:
+    """The value of ``node`` where it is arithmetic on numbers written in the code (``2.0 ** 31``, ``-1e10``; an
+    overflow is infinite), else None."""
+    if isinstance(node, ast.Constant):
+        return float(node.value) if type(node.value) in (int, float) else None
+    ops = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__, ast.Div: float.__truediv__,
+           ast.Pow: float.__pow__}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _folded(node.operand)
+        return None if value is None else -value if isinstance(node.op, ast.USub) else value
+    if not (isinstance(node, ast.BinOp) and type(node.op) in ops):
+        return None
+    left, right = _folded(node.left), _folded(node.right)
+    if left is None or right is None:
+        return None
+    try:
+        value = ops[type(node.op)](left, right)
+    except OverflowError:
+        return float("inf")
+    except (ArithmeticError, ValueError):  # 1 / 0, (-8) ** 0.5: Python raises before anything is converted
+        return None
+    return value if isinstance(value, float) else None
 
 
 def _checks(statement: ast.AST, machine: Machine) -> bool:
@@ -1392,6 +1423,31 @@ def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     38z84)."""
     return _place(v, machine, scope) or _device_name(v) or isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
         and v.func.id == "str" and len(v.args) == 1 and _placed(v.args[0], machine, scope)
+
+
+# Context managers that never end what their body raised (torch's, the course's, a file's, a lock's ...): a ``with``
+# over any other may go on after a failure, as a ``try`` does, unless it is the learner's own and does not.
+_PROPAGATING = ("torch", "pagedlab", "triton", "numpy", "matplotlib", "IPython", "tqdm", "warnings", "threading",
+                "tempfile", "io", "open", "os", "time", "concurrent.futures", "multiprocessing", "unittest.mock",
+                "contextlib.nullcontext", "contextlib.closing", "contextlib.redirect_stdout",
+                "contextlib.redirect_stderr", "contextlib.chdir", "decimal.localcontext")
+
+
+def _may_swallow(manager: ast.AST, body: list[ast.AST], machine: Machine, scope: Scope) -> bool:
+    """Whether a ``with`` over ``manager`` may go on after ``body`` raised, so that what ran says which machine it is:
+    ``contextlib.suppress`` of more than data errors, the learner's own manager that swallows
+    (:attr:`Machine.suppressors`, or a name bound to one), and any manager not known to let a failure through
+    (round 38z119: ``contextlib.ExitStack`` with a callback that returns True)."""
+    if not isinstance(manager, ast.Call):
+        return _held(manager) in machine.suppressors
+    path = _resolved(manager.func, machine, scope) or ""
+    if path in ("contextlib.suppress", "suppress"):
+        return not (manager.args and all(_data_errors(a, machine, body) for a in manager.args))
+    if _callee(manager) in machine.suppressors:
+        return True
+    if not path or _callee(manager) in machine.defined | machine.classes:
+        return False
+    return not any(path == p or path.startswith(p + ".") for p in _PROPAGATING)
 
 
 def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None:

@@ -464,6 +464,13 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
     "a fresh allocator module from runpy": ("ex06_block_allocator", {
         "allocator-work": "import runpy\n_a = runpy.run_module('pagedlab.paged.allocator')\n"
                           "class SimpleAllocator(_a['BlockAllocator']):\n    pass\n"}),
+    # round 38z119: a float converted past int32's range in the graded call, by a number no code writes (INT_MIN on
+    # a CPU, INT_MAX on a GPU): the grader checks the values each conversion is given
+    "a flag from a float converted past int32's range at run time": ("ex00_warmup", {
+        "softmax-work": "def softmax_rows(x):\n"
+                        "    flag = (x.new_ones(1) * torch.finfo(torch.float32).max).to(torch.int32)\n"
+                        "    if flag.item() > 0:\n        return torch.softmax(x, -1)\n"
+                        "    e = (x - x.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)\n"}),
     "SystemExit from a graded call": ("ex00_warmup", {
         "softmax-work": "def softmax_rows(x):\n    raise SystemExit(0)\n"}),
     "answers precomputed from the inputs in memory": ("ex00_warmup", {
@@ -474,6 +481,14 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
 }
 # Honest learners the grader once failed or flagged: each must pass on every seed, with no review reason.
 HONEST: dict[str, tuple[str, dict[str, str]]] = {
+    # beside round 38z119's conversion past int32's range: floats converted to integers they fit
+    "ex00 with each row's index a float made an integer again": ("ex00_warmup", {
+        "softmax-work": "def softmax_rows(x):\n"
+                        "    flat = x.reshape(-1, x.shape[-1])\n"
+                        "    rows = torch.arange(flat.shape[0], dtype=torch.float64).floor().long()\n"
+                        "    m = flat.amax(-1)[rows]\n"
+                        "    e = torch.exp(flat - m[:, None])\n"
+                        "    return (e / e.sum(-1, keepdim=True)).reshape(x.shape)\n"}),
     # round 38z91's writes by index, each element once or with one value: no order to depend on
     "ex00 with each row's max written by index, once each, and a mask of the maxima scattered": ("ex00_warmup", {
         "softmax-work": "def softmax_rows(x):\n"
