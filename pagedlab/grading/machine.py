@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -590,13 +591,16 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     "linecache", "codecs.open", "fileinput", "mmap", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
                     "configparser", "netrc", "gzip.open", "bz2.open", "lzma.open",  # (38z93: files read by any module)
                     "threading.active_count", "threading.enumerate", "asyncio",  # (38z95: threads, a loop's clock)
-                    "pagedlab.roofline", "pagedlab.transfer", "pagedlab.engine.bench", "pagedlab.paged.bench",
+                    # the course's modules that read pagedlab.device, where they answer with it (every one is
+                    # here or in test_grade.py's list of those that only place tensors with it; round 38z121: a
+                    # KVCache's default dtype, bfloat16 on a GPU; the engine's dtype "auto")
+                    "pagedlab.roofline", "pagedlab.transfer", "pagedlab.engine", "pagedlab.paged.bench",
+                    "pagedlab.paged.kv_cache", "pagedlab.paged.KVCache", "pagedlab.loader",
                     "pagedlab.testing.within", "pagedlab.perf_lab.compiled_kernels", "pagedlab.perf_lab.compile_report",
                     "pagedlab.perf_lab.compile_reports", "pagedlab.perf_lab.recorded_forward_timings",
                     "torch.library", "torch.ops",  # (round 38z100: an operator's kernels chosen by dispatch key)
-                    "torch.nn.DataParallel", "torch.nn.parallel", "torch.nn.DistributedDataParallel",  # (38z102: its
-                    "pagedlab.engine.config._blocks_from_memory",  # device_ids; a pool sized by the GPU's memory)
-                    "torch.Stream", "torch.Event", "pagedlab.engine.backends.select_backend",
+                    "torch.nn.DataParallel", "torch.nn.parallel", "torch.nn.DistributedDataParallel",  # (38z102:
+                    "torch.Stream", "torch.Event",  # device_ids; 38z108: the current accelerator's stream)
                     "torch.set_flush_denormal",
                     "numpy.lib.npyio", "numpy.lib._datasource", "numpy.DataSource", "numpy.load", "numpy.loadtxt",
                     "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap")
@@ -776,7 +780,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             node.id in machine.names or node.id in (machine.keyed | machine.bars) and isinstance(node.ctx, ast.Load))
             or isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _held(node) in machine.keyed
             or _string_form(node, machine, scope)
-            or path and _machine_path(path) or _probed(node, machine, scope)
+            or path and (_machine_path(path) or _other_package(node, path, machine)) or _probed(node, machine, scope)
             or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS - machine.defined
             or _place(node, machine, scope)):
         return node
@@ -789,6 +793,22 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
 _REEXPORTED = {"torch": "torch", "triton": "triton", "os": "os", "sys": "sys", "platform": "platform", "np": "numpy",
                "numpy": "numpy", "shutil": "shutil", "subprocess": "subprocess", "time": "time",
                "importlib": "importlib"}
+
+
+# Packages the answer may compute with, beside the standard library: their questions of the machine are named above
+# (``torch.cuda``, ``pagedlab.device``); any other package's function may be one (round 38z121: transformers'
+# ``is_torch_bf16_gpu_available()``, huggingface_hub's ``is_google_colab()``), and none computes an exercise's answer.
+_COMPUTING = frozenset(("torch", "numpy", "triton", "pagedlab", "matplotlib", "ipywidgets", "tqdm", "einops",
+                        "typing_extensions"))
+
+
+def _other_package(node: ast.AST, path: str, machine: Machine) -> bool:
+    """Whether ``node`` (whose dotted ``path`` it is) reads a module the learner imported from an installed package
+    that is neither the standard library's nor one of :data:`_COMPUTING` (``IPython.display`` only shows)."""
+    top = path.split(".")[0]
+    imported = not _path(node) or _path(node)[0] in machine.aliases  # (no dotted name: ``__import__("x").y``)
+    return imported and top not in sys.stdlib_module_names and top not in _COMPUTING \
+        and not path.startswith("IPython.display")
 
 
 def _machine_path(path: str) -> bool:

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import keyword
+import re
 import shutil
 import socket
 import subprocess
@@ -1058,6 +1059,25 @@ UNRUN = [
         "with torch.no_grad(), _timed():\n        out = _rows(x)\n    return out",
         "import contextlib\nimport time\n\n\n@contextlib.contextmanager\ndef _timed():\n"
         "    start = time.perf_counter()\n    yield\n    print(time.perf_counter() - start)\n\n\n"), False),
+    # round 38z121: another installed package's question of the machine (transformers', huggingface_hub's), a
+    # course object whose default follows the machine (a KVCache's dtype: bfloat16 on a GPU), the engine's dtype
+    # "auto"; beside them, the standard library's and the computing packages' functions read as before
+    ("another installed package's question of the machine", _answer(
+        "return x.softmax(-1) if _BF16 else _rows(x)",
+        "from transformers.utils import is_torch_bf16_gpu_available\n\n_BF16 = is_torch_bf16_gpu_available()\n\n\n"),
+     True),
+    ("another installed package's function called through __import__", _answer(
+        "return x.softmax(-1) if __import__('huggingface_hub').utils.is_google_colab() else _rows(x)"), True),
+    ("a course object whose default dtype follows the machine", _answer(
+        "return _rows(x) if _POOL == torch.float32 else x.softmax(-1)",
+        "from pagedlab.paged import KVCache\n\n_POOL = KVCache(1, 1, 1, 1, 1).k.dtype\n\n\n"), True),
+    ("the engine's dtype auto", _answer(
+        "return _rows(x) if _dtype('auto') == torch.float32 else x.softmax(-1)",
+        "from pagedlab.engine.llm import _dtype\n\n\n"), True),
+    ("the standard library's and NumPy's and einops' functions", _answer(
+        "n = math.prod(x.shape[:-1]) + int(np.int64(0)) + len(list(itertools.repeat(0, 0)))\n"
+        "    return _rows(x) * (n // max(n, 1) or 1)",
+        "import itertools\nimport math\n\nimport numpy as np\n\n\n"), False),
     # round 38z116 (honest only): a check of the learner's own with a debug flag inside it, counting before it
     # raises; beside it, a check that asks the machine, whose raise a try turns into another answer
     ("a check with a debug flag inside it, counting before it raises", _answer(
@@ -1300,6 +1320,27 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
+
+
+# The course's modules that read pagedlab.device only to place tensors or seed (a place handed to torch's is no
+# question), or whose questions the machine rule names one by one: any other that reads it must be one of
+# machine._MACHINE_MODULES whole, so that a value an answer reads from it is a question of the machine.
+_DEVICE_PLACES_ONLY = {"pagedlab/notebook.py": "seeds every generator", "pagedlab/testing.py": "places a batch; "
+                       "within is named", "pagedlab/perf_lab.py": "its four measuring functions are named"}
+
+
+def test_every_course_module_that_reads_the_device_is_a_question_of_the_machine():
+    from pagedlab.grading.machine import _MACHINE_MODULES
+
+    readers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pagedlab").rglob("*.py")
+                     if "grading" not in p.parts and "exercise_checks" not in p.parts and p.name != "device.py"
+                     and re.search(r"^\s*(from pagedlab import .*\bdevice\b|import pagedlab\.device|from pagedlab\.device "
+                                   r"import)", p.read_text(encoding="utf-8"), re.M))
+    assert "pagedlab/paged/kv_cache.py" in readers and "pagedlab/engine/llm.py" in readers, readers
+    modules = {r: r[:-3].replace("/", ".") for r in readers}
+    unread = [r for r, m in modules.items() if r not in _DEVICE_PLACES_ONLY
+              and not any(m == n or m.startswith(n + ".") for n in _MACHINE_MODULES)]
+    assert not unread, f"course modules that read pagedlab.device, unread by the machine rule: {unread}"
 
 
 def _clocked(allocate: str = "", method: str = "uptime") -> str:
