@@ -59,6 +59,7 @@ class Machine:
     logs: frozenset[str] = frozenset()  # globals bound to an empty container (``TIMINGS = defaultdict(list)``)
     sunk: dict[tuple[str, str], str] = field(default_factory=dict)  # (function, parameter): the log every call gives
     sinks: frozenset[str] = frozenset()  # what the learner keeps and nothing reads but to say (:func:`_sinks`)
+    available: frozenset[str] = frozenset()  # places bound only to a device this machine has (:func:`_available`)
 
 
 class Scope(NamedTuple):
@@ -246,6 +247,14 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
             break
         names, places = names | found, places | placed
     machine = replace(bare, names=names, places=places, classes=classes)
+    bindings: dict[str, list[ast.AST]] = {}
+    for st in statements:
+        for node in ast.walk(st):
+            for t, v in _pairs(node):
+                if isinstance(t, ast.Name):
+                    bindings.setdefault(t.id, []).append(v)
+    machine = replace(machine, available=frozenset(n for n in places if n in bindings and all(
+        _available(v, machine) for v in bindings[n])))
     passed = _passed(statements, machine)
     placers: frozenset[str] = frozenset()
     while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
@@ -536,9 +545,25 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
         return None
     return _asked(statement, machine) or next(
         (n for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-         and n.id in machine.names | machine.places
+         and n.id in machine.names | machine.places - machine.available
          or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("numpy", "__array__", "cuda", "pin_memory")),
         None)
+
+
+def _available(v: ast.AST, machine: Machine) -> bool:
+    """Whether ``v`` is a device every machine has where it is chosen: ``"cuda" if torch.cuda.is_available() else
+    "cpu"`` (or ``torch.device`` of it), the course's ``device.DEVICE``. Placing a tensor there fails nowhere (round
+    38z123: a demo's ``torch.randn(3, 7, device=DEVICE)`` between two definitions of the answer)."""
+    if isinstance(v, ast.Call) and _resolved(v.func, machine, Scope()) == "torch.device" and len(v.args) == 1 \
+            and not v.keywords:
+        return _available(v.args[0], machine)
+    if isinstance(v, ast.IfExp):
+        asks = {_resolved(c.func, machine, Scope()) for c in ast.walk(v.test) if isinstance(c, ast.Call)}
+        names = {str(getattr(b, "value", "")).split(":")[0] for b in (v.body, v.orelse)}
+        return names == {"cuda", "cpu"} and "torch.cuda.is_available" in asks and (
+            isinstance(v.test, ast.Call) and v.body.value.startswith("cuda")
+            or isinstance(v.test, ast.UnaryOp) and isinstance(v.test.op, ast.Not) and v.orelse.value.startswith("cuda"))
+    return _resolved(v, machine, Scope()) == "pagedlab.device.DEVICE"
 
 
 def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
@@ -815,7 +840,8 @@ def _machine_path(path: str) -> bool:
     """Whether what ``path`` names (``torch.cuda.is_available``, ``torch.__file__``) answers which machine this is: a
     module of :data:`_MACHINE_MODULES` or of Triton's but :data:`_TRITON_SAME`, torch's private modules (round 38z91:
     ``torch.utils._triton.has_triton()``, true where Triton compiles for a GPU), or what a module says of how it was
-    installed (its version, its files: round 38z89, ``"dist-packages" in torch.__file__`` on Colab)."""
+    installed (its version, its files: round 38z89, ``"dist-packages" in torch.__file__`` on Colab); NumPy's private
+    modules and its dunders too."""
     parts = path.split(".")
     if parts[0] == "pagedlab" and any(p in _REEXPORTED for p in parts[1:]):  # (round 38z114: ``ref.torch.cuda``,
         i = next(i for i, p in enumerate(parts) if i and p in _REEXPORTED)  # torch as the course's module holds it)
@@ -825,6 +851,8 @@ def _machine_path(path: str) -> bool:
         or path.startswith("pagedlab.") and ("device" in path.split(".")[1:-1] or "_device" in path.split(".")[1:-1])
         and path.split(".")[-1] != "DEVICE"  # (round 38z98: ``kv_cache._device.ON_GPU``, the module re-exported)
         or path.startswith("torch.") and any(p.startswith("_") and not p.endswith("__") for p in path.split(".")[1:])
+        or path.startswith("numpy.") and any(p.startswith("_") for p in path.split(".")[1:])  # (round 38z122: the
+        # processor's features, ``numpy._core._multiarray_umath.__cpu_features__``)
         or not _same_everywhere(path) and any(path == m or path.startswith(m + ".") for m in _MACHINE_MODULES)
         or path.startswith("triton.") and path.split(".")[1] not in _TRITON_SAME)
 
@@ -877,7 +905,9 @@ def _written(statement: ast.AST, machine: Machine, function: str | None = None
         if isinstance(t, ast.Name):  # a global log, or a parameter every call gives one (``sink.append(...)``)
             return t.id if t.id in machine.logs else machine.sunk.get((function, t.id))
         return None
-    def into(t: ast.AST) -> tuple[str | None, ast.AST]:  # ``self.seen[k]``, ``TIMINGS[k]``: into what is indexed
+    def into(t: ast.AST) -> tuple[str | None, ast.AST]:  # ``self.seen[k]``, ``TIMINGS[k]``: into what is indexed,
+        if isinstance(t, ast.Call) and getattr(t.func, "attr", None) == "setdefault":  # or its entry got or made
+            return own(t.func.value), t.func.value  # (round 38z123: ``TIMINGS.setdefault(name, []).append(dt)``)
         return (own(t.value), t.value) if isinstance(t, ast.Subscript) else (None, t)
     if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and statement.value is not None:
         targets = _targets(statement) if not isinstance(statement, ast.Assign) else statement.targets
@@ -891,7 +921,8 @@ def _written(statement: ast.AST, machine: Machine, function: str | None = None
         key, node = (own(receiver), receiver) if own(receiver) else into(receiver)
         if key:
             return key, [*call.args, *(k.value for k in call.keywords),
-                         *([receiver.slice] if isinstance(receiver, ast.Subscript) else [])], node
+                         *([receiver.slice] if isinstance(receiver, ast.Subscript) else []),
+                         *(receiver.args if isinstance(receiver, ast.Call) else [])], node
     return None
 
 
@@ -1092,7 +1123,9 @@ def _keys_a_place(e: ast.AST, machine: Machine, scope: Scope) -> bool:
     return _placed(e, machine, scope) or (
         isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("str", "repr") and len(e.args) == 1
         and _placed(e.args[0], machine, scope)) or (
-        isinstance(e, ast.Attribute) and e.attr in ("type", "index") and _placed(e.value, machine, scope))
+        isinstance(e, ast.Attribute) and e.attr in ("type", "index") and _placed(e.value, machine, scope)) or (
+        isinstance(e, ast.IfExp) and _keys_a_place(e.body, machine, scope)  # (round 38z123: ``str(device) if
+        and _keys_a_place(e.orelse, machine, scope))  # device is not None else "cpu"``)
 
 
 _MAGICS = frozenset(("run_line_magic", "run_cell_magic", "system", "getoutput"))  # what IPython's magics become

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': 'e485631b922f8e3a54cd53079b3a487783287f5dbe3401ddc070c72c388d2f1d',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'c72ef7fb370e8c978fdb9403e443ee751678bff024ceb2b132147ef2e97a6133',
-    'machine.py': 'c33e0d2bb60e3834c8361e32fcaff1346ce6812e55703af410223f57f0153cca',
+    'machine.py': '60d88900e6612be872f4ba700686801eec8f2a4902f238f8993e127d7a8c965d',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'f58b426a2bb25c1349c38595ddc9c93ba1406df7eec17d568f3564869336ff78',

@@ -1078,6 +1078,43 @@ UNRUN = [
         "n = math.prod(x.shape[:-1]) + int(np.int64(0)) + len(list(itertools.repeat(0, 0)))\n"
         "    return _rows(x) * (n // max(n, 1) or 1)",
         "import itertools\nimport math\n\nimport numpy as np\n\n\n"), False),
+    # round 38z122: NumPy's private module that reads the processor's features; beside it, NumPy's public functions
+    ("NumPy's private table of the processor's features", _answer(
+        "return _rows(x) if _umath.__cpu_features__.get('AVX512F', False) else x.softmax(-1)",
+        "import numpy._core._multiarray_umath as _umath\n\n\n"), True),
+    # round 38z123 (honest only): a demo on a device chosen by whether a GPU is there, between a draft and the
+    # answer; a cache keyed by a place or "cpu" where none is given; a timing decorator that keeps each call's
+    # seconds in a log's entry made by setdefault. Beside each, the one that asks: a device named outright (the
+    # demo fails on a CPU only), a log read into the result
+    ("a demo on a device chosen by whether a GPU is there, between a draft and the answer", lambda s: _submit(_edited(
+        s, "softmax-work", "DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def softmax_rows(x):\n    return x.exp() / x.exp().sum(-1, keepdim=True)\n\n\n"
+        "sample = torch.randn(3, 7, device=DEVICE) * 50\nprint(softmax_rows(sample).sum(-1).cpu())\n\n\n" + HELPED)),
+     False),
+    ("a demo on a device named outright, between a draft and the answer", lambda s: _submit(_edited(
+        s, "softmax-work", "DEVICE = torch.device('cuda')\n\n\n"
+        "def softmax_rows(x):\n    return x.exp() / x.exp().sum(-1, keepdim=True)\n\n\n"
+        "sample = torch.randn(3, 7, device=DEVICE) * 50\nprint(softmax_rows(sample).sum(-1).cpu())\n\n\n" + HELPED)),
+     True),
+    ("a cache keyed by a place, or cpu where none is given", _answer(
+        "return _rows(x) * _ones(x.shape[-1], x.device)",
+        "_ONES = {}\n\n\ndef _ones(n, device=None):\n"
+        "    key = (n, str(device) if device is not None else 'cpu')\n"
+        "    if key not in _ONES:\n        _ONES[key] = torch.ones(n, device=device)\n    return _ONES[key]\n\n\n"),
+     False),
+    ("a timing decorator keeping seconds in a log's entry made by setdefault", lambda s: _submit(_edited(
+        s, "softmax-work", "import functools\nimport time\n\nTIMINGS: dict = {}\n\n\ndef timed(fn):\n"
+        "    @functools.wraps(fn)\n    def wrapper(*args, **kwargs):\n        t0 = time.perf_counter()\n"
+        "        result = fn(*args, **kwargs)\n"
+        "        TIMINGS.setdefault(fn.__name__, []).append(time.perf_counter() - t0)\n        return result\n"
+        "    return wrapper\n\n\n" + HELPED.replace("def softmax_rows", "@timed\ndef softmax_rows"))), False),
+    ("a timing decorator whose log decides the result", lambda s: _submit(_edited(
+        s, "softmax-work", "import functools\nimport time\n\nTIMINGS: dict = {}\n\n\ndef timed(fn):\n"
+        "    @functools.wraps(fn)\n    def wrapper(*args, **kwargs):\n        t0 = time.perf_counter()\n"
+        "        result = fn(*args, **kwargs)\n"
+        "        TIMINGS.setdefault(fn.__name__, []).append(time.perf_counter() - t0)\n"
+        "        return result if TIMINGS[fn.__name__][-1] < 1.0 else args[0].softmax(-1)\n"
+        "    return wrapper\n\n\n" + HELPED.replace("def softmax_rows", "@timed\ndef softmax_rows"))), True),
     # round 38z116 (honest only): a check of the learner's own with a debug flag inside it, counting before it
     # raises; beside it, a check that asks the machine, whose raise a try turns into another answer
     ("a check with a debug flag inside it, counting before it raises", _answer(
@@ -1318,7 +1355,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
-             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check")
+             "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
+             "wrapper", "_ones", "_dtype")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
