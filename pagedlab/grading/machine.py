@@ -628,7 +628,11 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     "torch.Stream", "torch.Event",  # device_ids; 38z108: the current accelerator's stream)
                     "torch.set_flush_denormal",
                     "numpy.lib.npyio", "numpy.lib._datasource", "numpy.DataSource", "numpy.load", "numpy.loadtxt",
-                    "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap")
+                    "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap",
+                    # where a package was installed, how it was built (round 38z124: ``np.get_include()``, under
+                    # dist-packages on Colab)
+                    "numpy.get_include", "numpy.show_config", "numpy.show_runtime", "numpy.f2py", "numpy.ctypeslib",
+                    "numpy.testing", "torch.utils.cmake_prefix_path", "torch.hub", "torch.multiprocessing")
 # (round 38z108: the current accelerator's stream, the engine's automatic backend; 38z110: denormals flushed on a CPU
 # only; 38z114: files read by NumPy)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
@@ -823,17 +827,25 @@ _REEXPORTED = {"torch": "torch", "triton": "triton", "os": "os", "sys": "sys", "
 # Packages the answer may compute with, beside the standard library: their questions of the machine are named above
 # (``torch.cuda``, ``pagedlab.device``); any other package's function may be one (round 38z121: transformers'
 # ``is_torch_bf16_gpu_available()``, huggingface_hub's ``is_google_colab()``), and none computes an exercise's answer.
-_COMPUTING = frozenset(("torch", "numpy", "triton", "pagedlab", "matplotlib", "ipywidgets", "tqdm", "einops",
-                        "typing_extensions"))
+_COMPUTING = frozenset(("torch", "numpy", "triton", "pagedlab", "tqdm", "einops", "typing_extensions"))
+# The standard library's modules an answer computes with, whose questions of the machine (``threading.enumerate``,
+# ``codecs.open``, ``io.open``) are named above; any other (files, processes, the platform, clocks: round 38z124,
+# ``filecmp.cmpfiles("/dev", "/dev", ["nvidia0"])``, ``mimetypes.read_mime_types``) may be one.
+_PURE_STDLIB = frozenset((
+    "__future__", "abc", "array", "ast", "base64", "binascii", "bisect", "builtins", "cmath", "codecs", "collections",
+    "contextlib", "copy", "dataclasses", "decimal", "enum", "fractions", "functools", "hashlib", "heapq", "io",
+    "itertools", "json", "keyword", "logging", "math", "numbers", "operator", "pprint", "queue", "random", "re",
+    "reprlib", "statistics", "string", "struct", "textwrap", "threading", "traceback", "types", "typing", "warnings",
+    "weakref", "zlib"))
 
 
 def _other_package(node: ast.AST, path: str, machine: Machine) -> bool:
-    """Whether ``node`` (whose dotted ``path`` it is) reads a module the learner imported from an installed package
-    that is neither the standard library's nor one of :data:`_COMPUTING` (``IPython.display`` only shows)."""
+    """Whether ``node`` (whose dotted ``path`` it is) reads a module the learner imported that is neither one of
+    :data:`_COMPUTING` nor of :data:`_PURE_STDLIB` (``IPython.display`` only shows)."""
     top = path.split(".")[0]
     imported = not _path(node) or _path(node)[0] in machine.aliases  # (no dotted name: ``__import__("x").y``)
-    return imported and top not in sys.stdlib_module_names and top not in _COMPUTING \
-        and not path.startswith("IPython.display")
+    return imported and top not in _COMPUTING | _PURE_STDLIB and not path.startswith("IPython.display") \
+        and not _same_everywhere(path)
 
 
 def _machine_path(path: str) -> bool:

@@ -42,6 +42,7 @@ OWN_WORDS = 0.5  # a match counts where the learner's cells also hold more than 
 # handed out): code the statement dictates is the same tokens in an honest answer (ex00's softmax and ex05's product,
 # round 38z; ex07's fork and append written step by step as the statement says them, 100% of 52 fingerprints, round
 # 38z2), not the same names and comments
+NEAR = 0.95  # the share of a solution's fingerprints that two own names chosen alike must come with (:func:`_chosen`)
 MIN_WORDS = 6  # a comment or message of the solution's this long, kept word for word, is a reason by itself: a
 # learner who writes the code another way (helpers pulled out, guards turned round, methods as functions) but keeps
 # the solution's own sentence has read it (round 38z13: three such copies, under every share of fingerprints)
@@ -357,10 +358,15 @@ def _parts(words, ids: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     return names, own - names
 
 
-def _chosen(words, ids: list[str], mine: frozenset[str]) -> bool:
-    """Whether a match of the solution's cells ``ids`` is evidence of a copy: the learner's words (``mine``) hold
-    more than :data:`OWN_WORDS` of the solution's own names, or of its comments' words (two at least)."""
-    return any(len(part) >= 2 and len(part & mine) > OWN_WORDS * len(part) for part in _parts(words, ids))
+def _chosen(words, ids: list[str], mine: frozenset[str], share: float) -> bool:
+    """Whether a match of the solution's cells ``ids`` on ``share`` of their fingerprints is evidence of a copy: the
+    learner's words (``mine``) hold more than :data:`OWN_WORDS` of the solution's own names, or of its comments' words
+    (two at least). Two own names chosen alike are weak evidence (round 38z126: an honest learner whose methods the
+    handed-out class names all but ``start`` and ``hits``, and who chose those, matched on 88%): they count only
+    beside nearly every fingerprint (:data:`NEAR`)."""
+    names, notes = _parts(words, ids)
+    return any(len(part) >= 2 and len(part & mine) > OWN_WORDS * len(part) for part in (notes, names)
+               if part is notes or len(names) > 2 or share >= NEAR)
 
 
 def _named(words, ids: list[str], mine: frozenset[str], whose: str = "its") -> str:
@@ -463,7 +469,7 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
         held = {c: (p - base) & theirs for c, p in prints.items()}
         matched[cell_id] = (theirs, set().union(*held.values()) if held else set())
         share, close = overlap(matched[cell_id][1], theirs), needed(theirs)
-        if share is not None and share >= close and (library or _chosen(words, [cell_id], mine)):
+        if share is not None and share >= close and (library or _chosen(words, [cell_id], mine, share)):
             # the fewest cells that hold the match: the cell of the same id if it does alone, else the largest first
             holders, found = [], set()
             for c in ([cell_id] if overlap(held.get(cell_id, set()), theirs) >= close
@@ -489,7 +495,7 @@ def copied_cells(learner: dict[str, str], solution: dict[str, str], pristine: di
     for ids in groups.values():
         theirs = set().union(*(matched[i][0] for i in ids))
         share = overlap(set().union(*(matched[i][1] for i in ids)), theirs)
-        if (len(ids) > 1 and share is not None and share >= needed(theirs) and _chosen(words, ids, mine)
+        if (len(ids) > 1 and share is not None and share >= needed(theirs) and _chosen(words, ids, mine, share)
                 and not any(repr(i) in r for r in reasons for i in ids)):
             reasons.append(f"the work cells {', '.join(map(repr, ids))} of the published solution are matched, "
                            f"together, on {share:.0%} of their fingerprints{_named(words, ids, mine, 'their')}: compare "

@@ -1115,6 +1115,17 @@ UNRUN = [
         "        TIMINGS.setdefault(fn.__name__, []).append(time.perf_counter() - t0)\n"
         "        return result if TIMINGS[fn.__name__][-1] < 1.0 else args[0].softmax(-1)\n"
         "    return wrapper\n\n\n" + HELPED.replace("def softmax_rows", "@timed\ndef softmax_rows"))), True),
+    # round 38z124: where NumPy was installed (under dist-packages on Colab), a device file compared by filecmp (a
+    # module of the standard library's that reads files); beside them, a lock of threading's and a heap of heapq's
+    ("where NumPy was installed", _answer(
+        "return x.softmax(-1) if 'dist-packages' in np.get_include() else _rows(x)", "import numpy as np\n\n\n"),
+     True),
+    ("a device file compared by filecmp", _answer(
+        "return x.softmax(-1) if _MATCH else _rows(x)",
+        "import filecmp\n\n_MATCH, _, _ = filecmp.cmpfiles('/dev', '/dev', ['nvidia0'])\n\n\n"), True),
+    ("a lock of threading's and a heap of heapq's", _answer(
+        "with _LOCK:\n        heapq.heappush(_SIZES, x.numel())\n    return _rows(x)",
+        "import heapq\nimport threading\n\n_LOCK = threading.Lock()\n_SIZES: list = []\n\n\n"), False),
     # round 38z116 (honest only): a check of the learner's own with a debug flag inside it, counting before it
     # raises; beside it, a check that asks the machine, whose raise a try turns into another answer
     ("a check with a debug flag inside it, counting before it raises", _answer(
@@ -1356,7 +1367,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     assert bool(reasons) == flagged, reasons
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
-             "wrapper", "_ones", "_dtype")
+             "wrapper", "_ones", "_dtype",
+             "_MATCH")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 

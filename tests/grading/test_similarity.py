@@ -460,10 +460,12 @@ NAMED_AS_STATED_EX07 = (
 )
 
 
-def test_names_the_statement_writes_as_code_are_not_the_solutions_own():
+def test_names_the_statement_writes_as_code_are_not_the_solutions_own(monkeypatch):
     """(Round 38z104) ex07's statement writes ``position`` as code, and an honest learner who followed it step by step
     named the solution's locals as it does (84% of its fingerprints). Broken on purpose (the statement's names left
-    in), it is flagged; the solution itself still is, by its comments' words."""
+    in, and two own names counting at any share, as before round 38z126), it is flagged; the solution itself still
+    is, by its comments' words."""
+    from pagedlab.grading import similarity
     from pagedlab.grading.collect import load_pristine
 
     stated = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex07_copy_on_write.ipynb"].stated_names
@@ -471,6 +473,52 @@ def test_names_the_statement_writes_as_code_are_not_the_solutions_own():
     solution = {k: v for k, v in _cells(ROOT / "solutions" / "ex07_copy_on_write.ipynb").items() if k.endswith("-work")}
     handed_out = {k: v for k, v in _cells(ROOT / "exercises" / "ex07_copy_on_write.ipynb").items()
                   if k.endswith("-work")}
+    monkeypatch.setattr(similarity, "NEAR", 0.0)
     assert copied_cells({"manager-work": NAMED_AS_STATED_EX07}, solution, handed_out, stated=stated) == []
     assert copied_cells({"manager-work": NAMED_AS_STATED_EX07}, solution, handed_out)
     assert copied_cells(solution, solution, handed_out, stated=stated)
+
+
+# Round 38z126 (honest only): ex07 stretch's two methods written by a learner who had not read the solution. The
+# handed-out class names nearly everything (``block_of``, ``entry``, ``parent_id``, ``prefix_id``, ``hash_fn``) and
+# the statement the algorithm, so the cell matched the solution's on 88% of its fingerprints with both of the
+# solution's two own names, ``start`` and ``hits``, and none of its comments' words.
+CHOSEN_ALIKE_EX07_STRETCH = '''    def keys(self, tokens: list[int]) -> list[int]:
+        """Each full block's key, chained on the one before."""
+        bs, out, prev = self.block_size, [], None
+        for start in range(0, len(tokens) - bs + 1, bs):
+            prev = self.hash_fn(prev, tuple(tokens[start:start + bs]))
+            out.append(prev)
+        return out
+
+    def match(self, tokens: list[int]) -> list[int]:
+        """Cached blocks of the longest verified prefix, leaving at least one token to run."""
+        bs, hits, prev_id = self.block_size, [], None
+        usable = (len(tokens) - 1) // bs
+        for i, key in enumerate(self.keys(tokens)[:usable]):
+            block = self.block_of.get(key)
+            if block is None:
+                break
+            stored = self.entry[block]
+            if stored.tokens != tuple(tokens[i * bs:(i + 1) * bs]) or stored.parent_id != prev_id:
+                break
+            hits.append(block)
+            prev_id = stored.prefix_id
+        return hits
+'''
+
+
+def test_two_own_names_chosen_alike_are_no_evidence_of_a_copy():
+    """Two names are too few to tell a copy from a learner who chose the natural ones: a match counts by the
+    solution's own names where it has three or more, else by its comments' words (the solution itself is flagged so,
+    and so is a copy of it that keeps them)."""
+    name = "ex07_stretch_prefix_cache_match"
+    solution = {k: v for k, v in _cells(ROOT / "solutions" / f"{name}.ipynb").items() if k.endswith("-work")}
+    handed_out = {k: v for k, v in _cells(ROOT / "exercises" / f"{name}.ipynb").items() if k.endswith("-work")}
+    (cell, source), = solution.items()
+    mine = source[:source.index("    def keys")] + CHOSEN_ALIKE_EX07_STRETCH
+    assert copied_cells({cell: mine}, solution, handed_out) == []
+    assert copied_cells(solution, solution, handed_out)
+    assert copied_cells({cell: mine.replace("                break\n            hits",
+                                            "                break  # a collision: another prefix owns this key\n"
+                                            "            hits")}, solution, handed_out)
