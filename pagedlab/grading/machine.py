@@ -223,9 +223,13 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     by_place = keyed - {cache for cache, _, store, placed in lookups if store and not placed}
     made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
                      if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
+    loads = Counter(n.id for st in statements for n in ast.walk(st) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, ast.Load))
     moved = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
                       if isinstance(t, ast.Name) and isinstance(v, ast.Call) and _a_move(v, bare)
-                      and isinstance(v.func.value, ast.Name) and v.func.value.id in made)
+                      and isinstance(v.func.value, ast.Name) and v.func.value.id in made
+                      and loads[v.func.value.id] > 1)  # (round 38z127: a host tensor read only by its move, so no
+    # write through the moved name can be seen through it)
     bare = replace(bare, keyed=keyed, made=made, moved=moved)
     bare = replace(bare, hosted=_hosted(statements, bare))
     memos = _memos(statements, caches, bare)
@@ -642,6 +646,9 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
 # the interpreter, round 38z79) answers which machine this is.
 # What a module says of how it was installed: its version, where its files lie (``site-packages`` or Colab's
 # ``dist-packages``), how it was found.
+# Where a frame's or a function's code lies (round 38z127: ``"dist-packages" in frame.filename`` over the call stack,
+# ``err.__traceback__.tb_frame.f_code.co_filename``: IPython's own files are under dist-packages on Colab).
+_CODES_FILES = frozenset(("co_filename", "tb_frame", "__traceback__", "__file__"))
 _INSTALLED = frozenset(("__version__", "__file__", "__path__", "__spec__", "__loader__", "__cached__"))
 _TRITON_SAME = frozenset(("jit", "language", "cdiv", "next_power_of_2", "Config", "autotune", "heuristics"))
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
@@ -811,6 +818,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             or _string_form(node, machine, scope)
             or path and (_machine_path(path) or _other_package(node, path, machine)) or _probed(node, machine, scope)
             or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS - machine.defined
+            or isinstance(node, ast.Attribute) and node.attr in _CODES_FILES
             or _place(node, machine, scope)):
         return node
     if path and isinstance(node, (ast.Name, ast.Attribute)) and _path(node)[0] in machine.aliases:
@@ -835,7 +843,7 @@ _PURE_STDLIB = frozenset((
     "__future__", "abc", "array", "ast", "base64", "binascii", "bisect", "builtins", "cmath", "codecs", "collections",
     "contextlib", "copy", "dataclasses", "decimal", "enum", "fractions", "functools", "hashlib", "heapq", "io",
     "itertools", "json", "keyword", "logging", "math", "numbers", "operator", "pprint", "queue", "random", "re",
-    "reprlib", "statistics", "string", "struct", "textwrap", "threading", "traceback", "types", "typing", "warnings",
+    "reprlib", "statistics", "string", "struct", "textwrap", "threading", "types", "typing", "warnings",
     "weakref", "zlib"))
 
 
@@ -1221,8 +1229,9 @@ def _unwritten(node: ast.AST) -> ast.AST | None:
 
 
 def _aliasing(node: ast.AST, machine: Machine) -> ast.AST | None:
-    """In a function, a move to a fixed place bound to a name beside the tensor it was moved from (``result =
-    out.to("cpu")``, ``torch.as_tensor(scores, device="cpu")``): on a CPU the two names hold one tensor, on a GPU two.
+    """In a function, a move to a place bound to a name beside the tensor it was moved from (``result =
+    out.to("cpu")``, ``torch.as_tensor(scores, device="cpu")``, ``torch.from_numpy(buf).to(q.device)``): on a CPU the
+    two names hold one tensor, on a GPU two.
     A write into one read through the other after it, or the move's identity read through its name (autograd's
     record, a weak reference), differs (round 38z106)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1233,8 +1242,13 @@ def _aliasing(node: ast.AST, machine: Machine) -> ast.AST | None:
         attr, path = getattr(v.func, "attr", None), _resolved(v.func, machine, Scope()) or ""
         places = [*v.args[:1], *(k.value for k in v.keywords if k.arg == "device")]
         if attr in ("cpu", "cuda", "numpy", "__array__") or attr == "to" and any(
-                _fixed_place(a, machine) or isinstance(a, ast.Name) and a.id in machine.places for a in places):
-            return _root(v.func.value)
+                _fixed_place(a, machine) or isinstance(a, ast.Name) and a.id in machine.places
+                or _place(a, machine, Scope()) for a in places):  # (round 38z127: to the input's place too)
+            inner = v.func.value  # (``torch.from_numpy(buf).to(q.device)``: the buffer, which the tensor shares)
+            if isinstance(inner, ast.Call) and inner.args and (_resolved(inner.func, machine, Scope()) or "") in (
+                    "torch.from_numpy", "torch.as_tensor", "torch.asarray", "torch.frombuffer"):
+                return _root(inner.args[0])
+            return _root(inner)
         if path in ("torch.as_tensor", "torch.asarray") and v.args and any(
                 _fixed_place(a, machine) or isinstance(a, ast.Name) and a.id in machine.places
                 for a in [*v.args[2:3], *(k.value for k in v.keywords if k.arg == "device")]):
@@ -1252,6 +1266,9 @@ def _aliasing(node: ast.AST, machine: Machine) -> ast.AST | None:
         for k in getattr(n, "keywords", ()) if isinstance(n, ast.Call) else ():
             if k.arg == "out":
                 writes.setdefault(_root(k.value), []).append(n.lineno)
+        if isinstance(n, ast.Call) and _callee(n) in machine.defined - machine.pure:  # (round 38z127: the learner's
+            for a in n.args:  # ``online_softmax_update(m, l, acc, s, v)``, which writes into its arguments)
+                writes.setdefault(_root(a), []).append(n.lineno)
     shapes = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)  # (what a write leaves as it was)
               and n.attr in ("device", "dtype", "shape", "ndim", "is_cuda", "layout")}
     reads = [(n.id, n.lineno) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
@@ -1287,22 +1304,39 @@ _DRAWS = frozenset(("rand", "randn", "randint", "randperm", "rand_like", "randn_
                     "multinomial", "normal", "poisson", "Generator"))  # torch's random draws
 
 
+# Draws on the device of the tensor they are given (``torch.rand_like(x)``, ``torch.bernoulli(p)``, ``p.bernoulli()``),
+# a tensor's methods that fill it with draws, and torch's random dropouts: each on that tensor's device's generator.
+_FOLLOWING = frozenset(("rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "poisson"))
+_DRAWN_INTO = frozenset(("uniform_", "normal_", "bernoulli_", "exponential_", "random_", "geometric_", "cauchy_",
+                         "log_normal_"))
+_DROPOUTS = frozenset(("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                       "rrelu", "dropout_", "rrelu_"))
+
+
 _SEEDS = frozenset(("manual_seed", "seed", "manual_seed_all", "set_rng_state", "fork_rng"))
 
 
 def _seeded_draw(node: ast.AST, machine: Machine) -> ast.AST | None:
-    """In a function that seeds torch's global generators (``torch.manual_seed(0)``), a draw placed on a device
-    (``torch.rand(1, device=x.device)``): a GPU's generator gives other numbers than a CPU's for one seed, so the draw
-    says which it is (round 38z98)."""
+    """In a function that seeds torch's global generators (``torch.manual_seed(0)``), a draw not placed on the host
+    (``torch.rand(1, device=x.device)``, ``torch.rand_like(x)``, ``x.new_zeros(1).uniform_()``, a dropout): a GPU's
+    generator gives other numbers than a CPU's for one seed, so the draw says which it is (rounds 38z98, 38z127)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
             isinstance(c, ast.Call) and (_resolved(c.func, machine, Scope()) or "").startswith("torch.")
             and _last(c.func) in _SEEDS for c in ast.walk(node)):
         return None
-    return next((c for c in ast.walk(node) if isinstance(c, ast.Call)
-                 and (_resolved(c.func, machine, Scope()) or "").startswith("torch.")
-                 and (_resolved(c.func, machine, Scope()) or "").split(".")[-1] in _DRAWS
-                 and any(k.arg == "device" and not (isinstance(k.value, ast.Constant) and k.value.value == "cpu")
-                         for k in c.keywords)), None)
+    def drawn(c: ast.Call) -> bool:
+        path = _resolved(c.func, machine, Scope()) or ""
+        name = path.split(".")[-1] if path.startswith("torch.") else None
+        device = next((k.value for k in c.keywords if k.arg == "device"), None)
+        if isinstance(device, ast.Constant) and device.value == "cpu":
+            return False
+        if name in _DRAWS - _FOLLOWING:  # a shape's draw: on the host unless placed
+            return device is not None
+        # what follows its tensor's device: ``rand_like(x)``, ``bernoulli(p)``, a dropout, a tensor's method (round
+        # 38z127: ``x.new_zeros(1).uniform_()``)
+        return name in _FOLLOWING | _DROPOUTS or name is None and getattr(c.func, "attr", None) in (
+            _DRAWN_INTO | _FOLLOWING | _DROPOUTS)
+    return next((c for c in ast.walk(node) if isinstance(c, ast.Call) and drawn(c)), None)
 
 
 def _drawn_on_a_device(call: ast.Call, machine: Machine, scope: Scope) -> bool:

@@ -24,10 +24,9 @@ import types
 import unicodedata
 from pathlib import Path
 
-from IPython.core.inputtransformer2 import TransformerManager
 
 from pagedlab.grading.harness import compared_calls
-from pagedlab.grading.similarity import magic_body, string_code
+from pagedlab.grading.similarity import _transform, magic_body, string_code
 
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
              "input_transformers_cleanup", "input_transformers_post", "input_transformer_manager",
@@ -117,6 +116,9 @@ _SPECIAL_DUNDERS = ("__torch_function__", "__torch_dispatch__", "__getattr__", "
                     "__array_interface__", "__array_priority__", "__dlpack__", "__dlpack_device__",
                     "__cuda_array_interface__", "__index__", "__int__", "__float__", "__complex__", "__trunc__",
                     "__floor__", "__ceil__", "__round__", "__import__", "__build_class__", "__init_extension__")
+# The special names a parsed cell is flagged for defining or reaching (the rest are a learner's ordinary Python).
+_FLAGGED_DUNDERS = frozenset(n for n in (*_SPECIAL_DUNDERS, *MACHINERY, *INTROSPECTION, *DYNAMIC)
+                             if n.startswith("__") and n.endswith("__"))
 _NAMES = ("__name__", "__qualname__")  # read through .__class__: a class's name, nothing to reach with
 # What a person reviewing the notebook should look for, by the start of the reason.
 _WHY = {"touches": "IPython's execution machinery, which decides what a failing cell looks like",
@@ -164,7 +166,6 @@ _WHY = {"touches": "IPython's execution machinery, which decides what a failing 
 # A subclass of one of these can pass for a result while behaving otherwise (a custom ==, a faked isclose).
 _VALUE_TYPES = ("int", "float", "bool", "str", "list", "tuple", "dict", "Tensor", "ndarray", "deque", "Step",
                 "BlockTable")  # magics whose body is Python: it is reviewed like the cell's own code
-_transform = TransformerManager().transform_cell
 # A dtype is data (``acc_dtype = tl.float32``): a second name for it reaches nothing to rewrite.
 DTYPES = frozenset(("float16", "float32", "float64", "bfloat16", "half", "float", "double", "int1", "int8", "int16",
                     "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "bool_", "long", "complex64",
@@ -457,8 +458,11 @@ def _explain(reason: str) -> str:
 def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
              wired: set[tuple[str, ...]] = frozenset()) -> list[str]:
     tree = _parse(source)
-    if tree is None:  # it will fail to run anyway; still report what it mentions
-        return [f"mentions {m.group(0)}" for m in _WORDS.finditer(source)] + (
+    if tree is None:  # it will fail to run anyway; still report what it mentions, but the special methods a parsed
+        # cell may define and use (round 38z129: a typo in ex07 stretch's handed-out class, whose __init__ the learner
+        # edits, sent a notebook that answers nothing to review)
+        return [f"mentions {m.group(0)}" for m in _WORDS.finditer(source) if not m.group(0).startswith("__")
+                or m.group(0) in _FLAGGED_DUNDERS] + (
             ["mentions the grading harness (_pagedlab)"] if _HARNESS.search(source) else [])
     modules = protected | modules | imported_names([source])
     top = {id(n) for n in _top_level(tree)}

@@ -48,7 +48,16 @@ MIN_WORDS = 6  # a comment or message of the solution's this long, kept word for
 # the solution's own sentence has read it (round 38z13: three such copies, under every share of fingerprints)
 MIN_LIBRARY = 50  # a function of the course's library shorter than this (a formula of a few lines) is not compared:
 # a learner who writes the formula the exercise states writes much the same tokens
-_transform = TransformerManager().transform_cell
+_IPYTHON = TransformerManager().transform_cell
+
+
+def _transform(source: str) -> str:
+    """``source`` in Python's syntax as IPython runs it (a magic made a call); the text itself where IPython cannot
+    read it (round 38z129: a line that unindents to no block's level, where the reading stopped with an error)."""
+    try:
+        return _IPYTHON(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
 
 
 @functools.lru_cache(maxsize=4096)  # (the solution's and the library's, compared with every learner's)

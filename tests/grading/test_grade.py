@@ -1126,6 +1126,26 @@ UNRUN = [
     ("a lock of threading's and a heap of heapq's", _answer(
         "with _LOCK:\n        heapq.heappush(_SIZES, x.numel())\n    return _rows(x)",
         "import heapq\nimport threading\n\n_LOCK = threading.Lock()\n_SIZES: list = []\n\n\n"), False),
+    # round 38z127: the call stack's files (IPython's under dist-packages on Colab), a seeded draw into a tensor on
+    # the input's device, a NumPy buffer moved to the input's place and written through a function of the learner's
+    # (one buffer on a CPU, two on a GPU); beside them, a host tensor read only by its move, written after
+    ("the call stack's files", _answer(
+        "return x.softmax(-1) if any('dist-packages' in f.filename for f in traceback.extract_stack()) "
+        "else _rows(x)", "import traceback\n\n\n"), True),
+    ("an exception's frames' files", _answer(
+        "try:\n        raise ValueError\n    except ValueError as err:\n"
+        "        hosted = 'dist-packages' in err.__traceback__.tb_frame.f_code.co_filename\n"
+        "    return x.softmax(-1) if hosted else _rows(x)"), True),
+    ("a seeded draw into a tensor on the input's device", _answer(
+        "torch.manual_seed(0)\n    probe = x.new_zeros(1).uniform_().item()\n"
+        "    return _rows(x) if abs(probe - 0.4962565898895264) < 1e-7 else x.softmax(-1)"), True),
+    ("a NumPy buffer moved to the input's place, written by the learner's function", _answer(
+        "buf = np.zeros(x.shape, dtype=np.float32)\n    out = torch.from_numpy(buf).to(x.device)\n"
+        "    _fill(out, _rows(x))\n    return torch.from_numpy(buf).to(x.dtype)",
+        "import numpy as np\n\n\ndef _fill(dst, src):\n    dst.copy_(src)\n\n\n"), True),
+    ("a host tensor read only by its move, written after", _answer(
+        "host = torch.zeros(x.shape, dtype=x.dtype)\n    out = host.to(x.device)\n    out.copy_(_rows(x))\n"
+        "    return out"), False),
     # round 38z116 (honest only): a check of the learner's own with a debug flag inside it, counting before it
     # raises; beside it, a check that asks the machine, whose raise a try turns into another answer
     ("a check with a debug flag inside it, counting before it raises", _answer(
@@ -1368,7 +1388,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
              "wrapper", "_ones", "_dtype",
-             "_MATCH")
+             "_MATCH", "_fill")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
@@ -2321,3 +2341,21 @@ def test_a_reply_awaited_from_a_dead_kernel_raises_at_once():
 
     with pytest.raises(DeadKernelError):
         asyncio.run(asyncio.wait_for(run._reply(Client(), "id"), timeout=10))
+
+
+@pytest.mark.parametrize("typo, flagged", [("", False), ("        self.__dict__.clear()\n", True)],
+                         ids=["a typo in a class cell", "a typo beside a reach into an object's internals"])
+def test_a_work_cell_that_does_not_parse_is_read_for_what_it_reaches_not_its_special_methods(typo, flagged):
+    """(Round 38z129) A typo in ex07 stretch's work cell, whose handed-out class defines ``__init__``: the cell cannot
+    run, the answer is not defined and the graded calls fail. What it mentions is still read (it may run where
+    another Python parses it), but a special method a parsed cell may define is no reason to send it to review.
+    (The second's line unindents to no block's level: IPython's reading of the cell raised there, and the notebook
+    got the grader's error verdict.)"""
+    name = "ex07_stretch_prefix_cache_match.ipynb"
+    p = load_pristine(ROOT / "exercises", ROOT / "solutions")[name]
+    nb = nbformat.read(ROOT / "solutions" / name, as_version=4)
+    cell = next(c for c in nb.cells if c.get("id") == "cache-work")
+    cell.source = cell.source.replace("            if block is None:\n",
+                                      f"            if block is None   # a typo: the colon in a comment\n{typo}")
+    reasons = [r for r in prepare(_submit(nb), p, Limits())[2] if "cache-work' mentions" in r]
+    assert bool(reasons) == flagged, reasons
