@@ -636,7 +636,9 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     # where a package was installed, how it was built (round 38z124: ``np.get_include()``, under
                     # dist-packages on Colab)
                     "numpy.get_include", "numpy.show_config", "numpy.show_runtime", "numpy.f2py", "numpy.ctypeslib",
-                    "numpy.testing", "torch.utils.cmake_prefix_path", "torch.hub", "torch.multiprocessing")
+                    "numpy.testing", "torch.utils.cmake_prefix_path", "torch.hub", "torch.multiprocessing",
+                    # a log record's clock (round 38z130: ``logging.makeLogRecord({}).created`` read twice)
+                    "logging.makeLogRecord", "logging.LogRecord", "logging.Formatter")
 # (round 38z108: the current accelerator's stream, the engine's automatic backend; 38z110: denormals flushed on a CPU
 # only; 38z114: files read by NumPy)
 # (round 38z98: the course's own helpers that measure or inspect the machine, ``measure_bandwidth()``)
