@@ -508,9 +508,11 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
     for statement in tree.body if tree else ():
         switch = _tf32(statement, machine)
         if switch is not None:
-            reasons.append(f"switches float32 products to TF32 ({ast.unparse(switch)[:60]}, line {switch.lineno}): "
+            reasons.append(f"switches float32 products to TF32 or autocast ({ast.unparse(switch)[:60]}, line "
+                           f"{switch.lineno}): "
                            f"which machine it runs on decides their precision (a GPU from Ampere on keeps 10-bit "
-                           f"mantissas, this machine float32); the grade is of this machine's products")
+                           f"mantissas in TF32, 7-bit in bfloat16; this machine float32); the grade is of this "
+                           f"machine's products")
         default = _default_by_machine(statement, machine)
         if default is not None:
             reasons.append(f"sets torch's default dtype by which machine it runs on ({ast.unparse(default)[:60]}, "
@@ -572,7 +574,8 @@ def _available(v: ast.AST, machine: Machine) -> bool:
 
 def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """Where ``statement`` lets float32 products run in TF32 (``torch.set_float32_matmul_precision("high")``,
-    ``torch.backends.cuda.matmul.allow_tf32 = True``), which a GPU honours and a CPU ignores."""
+    ``torch.backends.cuda.matmul.allow_tf32 = True``) or switches autocast on by a setter
+    (``torch.set_autocast_dtype("cuda", torch.bfloat16)``), which a GPU honours and a CPU ignores."""
     saved = {t.id: _resolved(v.func if isinstance(v, ast.Call) else v, machine, Scope())  # (round 38z77: a
              for n in ast.walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name)}  # setting restored)
     for n in ast.walk(statement):
@@ -580,6 +583,10 @@ def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
                 and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "highest"
                          or n.args and saved.get(getattr(n.args[0], "id", None)) == "torch.get_float32_matmul_precision"):
             return n
+        if isinstance(n, ast.Call) and (_resolved(n.func, machine, Scope()) or "").startswith("torch.set_autocast_") \
+                and not any(isinstance(a, ast.Constant) and a.value is False for a in n.args[-1:]):
+            return n  # (round 38z133: ``torch.set_autocast_enabled("cuda", True)``, then a dtype: bf16 products on a
+            # GPU's tensors only)
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
                 (path := _resolved(t, machine, Scope()) or "").startswith("torch.backends.") and _last(t) in _TF32
                 and not saved.get(getattr(n.value, "id", None)) == path

@@ -1154,6 +1154,13 @@ UNRUN = [
     ("a logger that only says", _answer(
         "_LOG.debug('rows %s', tuple(x.shape))\n    return _rows(x)",
         "import logging\n\n_LOG = logging.getLogger(__name__)\n\n\n"), False),
+    # round 38z133: autocast switched on for the GPU by its setters (bfloat16 products of a GPU's tensors only);
+    # beside it, switched off
+    ("autocast switched on for the GPU by its setters", lambda s: _submit(_edited(
+        s, "softmax-work", "torch.set_autocast_enabled('cuda', True)\ntorch.set_autocast_dtype('cuda', torch.bfloat16)"
+        "\n\n\n" + HELPED)), True),
+    ("autocast switched off for the GPU by its setter", lambda s: _submit(_edited(
+        s, "softmax-work", "torch.set_autocast_enabled('cuda', False)\n\n\n" + HELPED)), False),
     # round 38z116 (honest only): a check of the learner's own with a debug flag inside it, counting before it
     # raises; beside it, a check that asks the machine, whose raise a try turns into another answer
     ("a check with a debug flag inside it, counting before it raises", _answer(
