@@ -60,6 +60,7 @@ class Machine:
     sunk: dict[tuple[str, str], str] = field(default_factory=dict)  # (function, parameter): the log every call gives
     sinks: frozenset[str] = frozenset()  # what the learner keeps and nothing reads but to say (:func:`_sinks`)
     available: frozenset[str] = frozenset()  # places bound only to a device this machine has (:func:`_available`)
+    formatters: frozenset[str] = frozenset()  # the learner's classes whose __str__, __repr__ or __format__ changes
 
 
 class Scope(NamedTuple):
@@ -198,7 +199,14 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     suppressors |= frozenset(  # (round 38z119: ``stack = ExitStack()``, then ``with stack:``)
         _held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n) if isinstance(v, ast.Call)
         and _held(t) and _may_swallow(v, [], replace(bare, suppressors=suppressors, classes=classes), Scope()))
-    bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers, heard=_heard(statements))
+    formatters = frozenset(  # (round 38z135: an object logged with %s, formatted inside logging's own try, where
+        c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)  # a failure is swallowed:
+        for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("__str__", "__repr__", "__format__")
+        and any(isinstance(n, ast.Attribute) and n.attr in _CHANGES or isinstance(n, (ast.Global, ast.Nonlocal))
+                or isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)  # seen where it changes what
+                for n in ast.walk(f)))  # outlives the call)
+    bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers, heard=_heard(statements),
+                   formatters=formatters)
     logs = frozenset(n for st in statements if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
                      and (isinstance(st.value, (ast.List, ast.Dict, ast.Set)) and not getattr(st.value, "elts", None)
                           and not getattr(st.value, "keys", None) or isinstance(st.value, ast.Call)
@@ -726,6 +734,11 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
         if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
             return body
+    if isinstance(node, ast.Call) and _logged(node, machine):  # logging formats its arguments inside a try of its
+        formatted = next((a for a in node.args[1:] if isinstance(a, ast.Call)  # own that goes on (handleError)
+                          and _callee(a) in machine.formatters), None)
+        if formatted is not None:
+            return formatted
     if id(node) in scope.told:
         return None  # a value only printed or logged (round 38z80), or kept where no graded call reads it (38z90)
     if _launch(node, machine):
@@ -861,8 +874,10 @@ def _other_package(node: ast.AST, path: str, machine: Machine) -> bool:
     :data:`_COMPUTING` nor of :data:`_PURE_STDLIB` (``IPython.display`` only shows)."""
     top = path.split(".")[0]
     imported = not _path(node) or _path(node)[0] in machine.aliases  # (no dotted name: ``__import__("x").y``)
-    return imported and top not in _COMPUTING | _PURE_STDLIB and not path.startswith("IPython.display") \
-        and not _same_everywhere(path)
+    bar = top != "tqdm" or path.split(".")[-1] in ("tqdm", "trange")  # (round 38z135: tqdm's ``utils.envwrap``
+    # sets a function's defaults from the environment; of tqdm, an answer uses the bar)
+    return imported and not (top in _COMPUTING and bar or top in _PURE_STDLIB) \
+        and not path.startswith("IPython.display") and not _same_everywhere(path)
 
 
 def _machine_path(path: str) -> bool:
@@ -1929,10 +1944,15 @@ def _only_says(statement: ast.AST, machine: Machine, scope: Scope = Scope()) -> 
             or attr in ("flush", "write") and _stream(call.func.value, machine)
             or attr in ("set_postfix", "set_description", "set_postfix_str", "set_description_str")  # a progress bar
             or isinstance(call.func, ast.Name) and call.func.id in machine.sayers
-            or attr in _LOGS and "log" not in machine.heard and (
-                func.split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG")
-                or _held(call.func.value) in machine.loggers)
+            or _logged(call, machine) and "log" not in machine.heard
             or attr in _WAITS and _root(call.func) in machine.aliases)
+
+
+def _logged(call: ast.Call, machine: Machine) -> bool:
+    """A call of a logger's, or of ``logging``'s (:data:`_LOGS`)."""
+    return getattr(call.func, "attr", None) in _LOGS and isinstance(call.func, ast.Attribute) and (
+        ast.unparse(call.func).split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG")
+        or _held(call.func.value) in machine.loggers)
 
 
 # What a logger is told: to log, or how much and where (round 38z82: a level from the environment).

@@ -1161,6 +1161,27 @@ UNRUN = [
         "\n\n\n" + HELPED)), True),
     ("autocast switched off for the GPU by its setter", lambda s: _submit(_edited(
         s, "softmax-work", "torch.set_autocast_enabled('cuda', False)\n\n\n" + HELPED)), False),
+    # round 38z135: tqdm's envwrap, which sets a function's defaults from the environment (COLAB_GPU on Colab's GPU
+    # runtime); beside it, tqdm's bar
+    ("tqdm's envwrap reading the environment", _answer(
+        "return x.softmax(-1) if _options() else _rows(x)",
+        "from tqdm.utils import envwrap\n\n\n@envwrap('COLAB')\ndef _options(gpu: int = 0) -> int:\n"
+        "    return gpu\n\n\n"), True),
+    ("tqdm's bar over the rows", _answer(
+        "return torch.stack([_rows(r) for r in tqdm(x.reshape(-1, x.shape[-1]), disable=True)]).reshape(x.shape)",
+        "from tqdm.auto import tqdm\n\n\n"), False),
+    # round 38z135: an object logged with %s whose __str__ fails on a GPU's tensor (.numpy()) inside logging's own
+    # try, which goes on, and keeps what it read; beside it, a logged object whose __str__ only formats numbers
+    ("an object logged whose __str__ logging runs inside its own try", _answer(
+        "_LOG.info('first %s', _Peek(x))\n    return _rows(x) if _PEEKS else x.softmax(-1)",
+        "import logging\n\n_LOG = logging.getLogger('peek')\n_PEEKS: list = []\n\n\nclass _Peek:\n"
+        "    def __init__(self, t):\n        self.t = t\n\n    def __str__(self):\n"
+        "        _PEEKS.append(self.t.reshape(-1)[:3].numpy().tolist())\n        return str(_PEEKS[-1])\n\n\n"), True),
+    ("an object logged whose __str__ only formats", _answer(
+        "_LOG.info('shape %s', _Shape(x.shape))\n    return _rows(x)",
+        "import logging\n\n_LOG = logging.getLogger('shape')\n\n\nclass _Shape:\n"
+        "    def __init__(self, shape):\n        self.shape = shape\n\n    def __str__(self):\n"
+        "        return 'x'.join(map(str, self.shape))\n\n\n"), False),
     # round 38z116 (honest only): a check of the learner's own with a debug flag inside it, counting before it
     # raises; beside it, a check that asks the machine, whose raise a try turns into another answer
     ("a check with a debug flag inside it, counting before it raises", _answer(
@@ -1403,7 +1424,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     names = ("softmax_rows", "_rows", "_PICK", "FAST", "_pick", "_Pick", "_chunks", "FREE", "SETTINGS", "ON_COLAB",
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
              "wrapper", "_ones", "_dtype",
-             "_MATCH", "_fill")
+             "_MATCH", "_fill", "_options", "_Peek",
+             "_Shape", "_LOG")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
 
 
