@@ -52,15 +52,23 @@ def trust_notebook(page: Page) -> None:
     page.locator(".jp-Dialog").wait_for(state="detached", timeout=UI_TIMEOUT_MS)
 
 
-def run_all(page: Page) -> None:
-    """Run ▸ Run All Cells from the menu bar, then wait until no cell is queued or running and the kernel is idle."""
+def run_all(page: Page, before: int | None = None) -> None:
+    """Run ▸ Run All Cells from the menu bar, then wait until no cell is queued or running and the kernel is idle.
+
+    ``before``: only the cells above the cell of that index, which is selected first (Run ▸ Run All Above Selected
+    Cell)."""
+    if before is not None:
+        cells(page).nth(before).locator(".jp-InputPrompt").first.click()
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+    label = "Run All Cells" if before is None else "Run All Above Selected Cell"
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{label}$")).click()
     page.wait_for_function(
-        """() => {
-            const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')];
+        """n => {
+            const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
+            const prompts = cells.slice(0, n ?? cells.length).filter(c => c.classList.contains('jp-CodeCell'))
+                .map(c => c.querySelector('.jp-InputArea-prompt'));
             return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(p.textContent.trim()));
-        }""", timeout=RUN_TIMEOUT_MS, polling=1000)
+        }""", arg=before, timeout=RUN_TIMEOUT_MS, polling=1000)
     wait_for_kernel_idle(page)
 
 
