@@ -1381,17 +1381,19 @@ def _a_move(call: ast.Call, machine: Machine) -> bool:
         any(k.arg == "device" for k in call.keywords) or any(_placed(a, machine, Scope()) for a in call.args[:1]))
 
 
-# Integer dtypes by name, and the magnitude past which a float does not fit (uint8 and int8 both at 2 ** 7: a
-# negative float converted to uint8 is as undefined as one past 255).
-_INTS = {"int8": 2 ** 7, "char": 2 ** 7, "uint8": 2 ** 7, "byte": 2 ** 7, "int16": 2 ** 15, "short": 2 ** 15,
-         "int32": 2 ** 31, "int": 2 ** 31, "int64": 2 ** 63, "long": 2 ** 63}
+# Integer dtypes by name, and the range of the floats that fit, the upper end excluded (round 38z137: -1.0 converted
+# to uint8, 255 on a CPU and 0 on a GPU).
+_INTS = {"int8": (-2 ** 7, 2 ** 7), "char": (-2 ** 7, 2 ** 7), "uint8": (0, 2 ** 8), "byte": (0, 2 ** 8),
+         "int16": (-2 ** 15, 2 ** 15), "short": (-2 ** 15, 2 ** 15), "int32": (-2 ** 31, 2 ** 31),
+         "int": (-2 ** 31, 2 ** 31), "int64": (-2 ** 63, 2 ** 63), "long": (-2 ** 63, 2 ** 63)}
 
 
 def _undefined_to_int(node: ast.AST) -> bool:
     """A conversion to an integer dtype (``.long()``, ``.to(torch.int32)``) of an expression in which the code writes an
     infinity, a NaN or a number the dtype cannot hold (``2.0 ** 31`` for int32): what such a conversion gives is
     undefined, and a CPU and a GPU give different numbers (round 38z110: INT64_MIN against INT64_MAX; round 38z119:
-    ``(x.amax() * 2.0 ** 31).to(torch.int32)``, INT_MIN against INT_MAX). The grader checks the values converted in
+    ``(x.amax() * 2.0 ** 31).to(torch.int32)``, INT_MIN against INT_MAX; round 38z137: ``torch.tensor(-1.0).byte()``,
+    255 against 0). The grader checks the values converted in
     its graded calls too (``harness.CONVERSIONS``): this reading is for a flag computed once, in a cell."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return False
@@ -1402,7 +1404,7 @@ def _undefined_to_int(node: ast.AST) -> bool:
     return bound is not None and any(
         isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip().lower().lstrip("+-") in
         ("inf", "infinity", "nan") or isinstance(n, (ast.Attribute, ast.Name)) and _last(n) in ("inf", "nan")
-        or not (abs(_folded(n) or 0.0) < bound) for n in ast.walk(node.func.value))
+        or not (bound[0] <= (_folded(n) or 0.0) < bound[1]) for n in ast.walk(node.func.value))
 
 
 def _folded(node: ast.AST) -> float | None:

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': 'e485631b922f8e3a54cd53079b3a487783287f5dbe3401ddc070c72c388d2f1d',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'c72ef7fb370e8c978fdb9403e443ee751678bff024ceb2b132147ef2e97a6133',
-    'machine.py': '58c6d75062bbe1140652e0947b73bd13973c41ad406d02e1920ffe616534f97c',
+    'machine.py': '03a7c271b424f1b9f31af42c86bcc7a657fc3ba60a093a9dd1bcc2f84f384169',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'a0e8690c95c21a655862d165b7b4834921805dcf07d725c3f9c7acd4d7c6625d',

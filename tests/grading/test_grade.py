@@ -1044,6 +1044,14 @@ UNRUN = [
         "    return x.softmax(-1) if bool(flag > 0) else _rows(x)"), True),
     ("a float converted to int64 by a number int64 holds", _answer(
         "n = (x.new_ones(()) * 2.0 ** 31).long()\n    return _rows(x) * (n // n)"), False),
+    # round 38z137: a negative float converted to uint8 on the machine's device (255 on a CPU, 0 on a GPU), read
+    # once at the top level; beside it, a float converted to uint8 by numbers uint8 holds
+    ("a negative float converted to uint8 on the machine's device", _answer(
+        "return _rows(x) if _TOP == -1 else x.softmax(-1)",
+        "from pagedlab import device\n\n_TOP = -1 if int(torch.tensor(-1.0).to(device.DEVICE).byte()) == 255 else 0\n\n\n"),
+     True),
+    ("a float converted to uint8 by numbers uint8 holds", _answer(
+        "levels = (x.new_ones(()) * 255.0).byte()\n    return _rows(x) * (levels // levels)"), False),
     ("which generator a draw on the input's device moved", _answer(
         "state = torch.get_rng_state()\n    torch.rand_like(x[..., :1])\n"
         "    return _rows(x) if not torch.equal(state, torch.get_rng_state()) else x.softmax(-1)"), True),
