@@ -2687,7 +2687,9 @@ def _kinds(namespace) -> dict:
 # with its own answer (``assert_close``, ``allclose``, ``equal``, whose value is discarded, asserted or printed, or an
 # ``assert``), or print one number it reduces to (the largest difference), through arithmetic and methods; never where
 # a ``try`` or a ``with`` could read how the comparison went, nor with an argument that could keep the message
-# (``msg=``, ``file=``).
+# (``msg=``, ``file=``). The result may first be bound to a name, at the cell's top level (or in a top-level
+# ``with``'s body: a timer), which the cell reads only so (round 38z138: ``o2 = ref.naive_attention(q, q, q)``, then
+# ``print((o1 - o2).abs().max())``); the review sees where another cell reads that name (:func:`kept_names`).
 COMPARISONS = frozenset(("assert_close", "allclose", "equal", "assert_allclose"))
 _REDUCTIONS = frozenset(("max", "min", "amax", "amin", "sum", "mean", "norm", "all", "any"))
 _THROUGH = _REDUCTIONS | {"abs", "item", "float", "double", "cpu", "to", "sub", "eq", "ne"}
@@ -2699,13 +2701,22 @@ def compared_calls(tree: ast.AST) -> list[ast.Call]:
     :data:`COMPARISONS`): an honest learner checks an answer against the course's reference so, and what such a cell
     keeps of the result (a bool, None, a printed largest difference) answers no graded call."""
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _compared(n, parents)]
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _compared(n, parents, tree)]
 
 
-def _compared(call: ast.Call, parents: dict) -> bool:
+def kept_names(tree: ast.AST) -> set[str]:
+    """The names that a compared call's result is bound to in ``tree`` (:func:`compared_calls`): another cell that
+    reads one reads a reference result."""
+    return {parent.targets[0].id for call in compared_calls(tree) for parent in ast.walk(tree)
+            if isinstance(parent, ast.Assign) and parent.value is call}
+
+
+def _compared(call: ast.AST, parents: dict, tree: ast.AST) -> bool:
     node, reduced = call, False
     while True:
         p = parents.get(id(node))
+        if isinstance(p, ast.Assign) and p.value is node and node is call and _kept_to_compare(p, parents, tree):
+            return True
         if isinstance(p, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue, ast.JoinedStr)) or (
                 isinstance(p, ast.IfExp) and node is not p.test):  # (a branch's value goes where the choice goes)
             node = p
@@ -2734,6 +2745,21 @@ def _compared(call: ast.Call, parents: dict) -> bool:
         done = not isinstance(p, (ast.Try, ast.With, ast.AsyncWith, getattr(ast, "TryStar", ast.Try)))
         p = parents.get(id(p))
     return done
+
+
+def _kept_to_compare(bound: ast.Assign, parents: dict, tree: ast.AST) -> bool:
+    """``name = <call>`` at the cell's top level or in a top-level ``with``'s body, the name bound nowhere else in the
+    cell and every read of it compared (:func:`_compared`)."""
+    where = parents.get(id(bound))
+    if not (len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name) and (
+            isinstance(where, ast.Module) or isinstance(where, (ast.With, ast.AsyncWith))
+            and isinstance(parents.get(id(where)), ast.Module))):
+        return False
+    name = bound.targets[0].id
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and n is not bound.targets[0]]
+    return bool(uses) and not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names
+                                  for n in ast.walk(tree)) \
+        and all(isinstance(n.ctx, ast.Load) and _compared(n, parents, tree) for n in uses)
 
 
 def _told(node: ast.AST, parents: dict) -> tuple[ast.AST, ast.AST | None]:
@@ -2768,7 +2794,8 @@ def _compared_in_cell(frame) -> bool:
     return where in _compared_positions(text)
 
 
-_WATCH_HELPERS = ("_cell_text", "_compared_in_cell", "_compared_positions", "compared_calls", "_compared", "_told")
+_WATCH_HELPERS = ("_cell_text", "_compared_in_cell", "_compared_positions", "compared_calls", "_compared",
+                  "_kept_to_compare", "_told")
 """The module's functions that :meth:`Watch.count` calls, directly or not."""
 
 WATCH = "__pagedlab_watch__"

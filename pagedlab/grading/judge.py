@@ -18,7 +18,7 @@ from pagedlab.grading.calls import Malformed, compare, load_outcomes
 from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.machine import late_bindings, machine_names, machine_reasons
-from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names,
+from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names, kept_results,
                                     reference_reasons, review_reasons, unrun_reasons)
 from pagedlab.grading.similarity import copied_cells, kept_wording
 from pagedlab.grading.specs import Cases, Spec
@@ -95,6 +95,8 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
                 if c.role not in RESTORED and restored.cells[c.index].source not in given
                 for why in conditional_reasons(restored.cells[c.index].source, work, helpers)
                 + machine_reasons(restored.cells[c.index].source, work, helpers, machine)]
+    reasons += kept_results([(f"{c.role} cell {c.id!r}", restored.cells[c.index].source,
+                              c.role not in RESTORED and restored.cells[c.index].source not in given) for c in cells])
     reasons += unrun_reasons(
         [(f"the learner's code cell {k + 1}" + ("" if c.id.startswith("no-id-") else f" ({c.id!r})"), c.source)
          for k, c in enumerate(c for c in nb.cells if c.cell_type == "code")],

@@ -25,7 +25,7 @@ import unicodedata
 from pathlib import Path
 
 
-from pagedlab.grading.harness import compared_calls
+from pagedlab.grading.harness import compared_calls, kept_names
 from pagedlab.grading.similarity import _transform, magic_body, string_code
 
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
@@ -784,6 +784,20 @@ def mixed_script(name: str) -> bool:
     """True when ``name``'s letters come from more than one script (Latin and Cyrillic, say)."""
     scripts = {unicodedata.name(ch, "?").split()[0] for ch in name if ch.isalpha()}
     return len(scripts) > 1
+
+
+def kept_results(cells: list[tuple[str, str, bool]]) -> list[str]:
+    """Why a person must read a notebook where a cell of the learner's (``(where, source, the learner's)`` of each cell
+    that runs) binds a result of the exercise's reference code that only its own comparisons read
+    (:func:`~pagedlab.grading.harness.kept_names`), and another cell mentions that name."""
+    found = []
+    for i, (where, source, learners) in enumerate(cells):
+        tree = _parse(source) if learners else None
+        for name in sorted(kept_names(tree)) if tree is not None else ():
+            found += [f"{where} keeps a result of the exercise's reference code in {name!r}, which {other} reads: "
+                      f"kept for another cell, it can stand in for the learner's answer"
+                      for j, (other, text, _) in enumerate(cells) if j != i and re.search(rf"\b{re.escape(name)}\b", text)]
+    return found
 
 
 def _parse(source: str) -> ast.Module | None:

@@ -28,7 +28,7 @@ from pagedlab.grading.similarity import copied_cells
 from pagedlab.grading.tables import md, write_tables
 from pagedlab.grading.machine import late_bindings
 from pagedlab.grading.procs import Limits
-from pagedlab.grading.review import mixed_script, reference_reasons, review_reasons, setup_names
+from pagedlab.grading.review import kept_results, mixed_script, reference_reasons, review_reasons, setup_names
 from pagedlab.grading.sandbox import Sandbox, bwrap_problem
 from pagedlab.grading.specs import SPECS, Cases
 
@@ -1734,6 +1734,14 @@ SETUP_ATTACKS = {
     "print((g - ref.naive_attention(q, k, v)).abs().max(), file=buf)": "reference code: ref.naive_attention",
     "table[key] = (ref.naive_attention(q, k, v) - 0).abs().max()": "reference code: ref.naive_attention",
     "assert_close(g, table.setdefault(key, ref.naive_attention(q, k, v)))": "reference code: ref.naive_attention",
+    # (round 38z138) a result bound to a name that the cell reads otherwise too, binds twice, or binds in a loop
+    "o2 = ref.naive_attention(q, k, v)\nprint((g - o2).abs().max())\ntable[key] = o2":
+        "reference code: ref.naive_attention",
+    "o2 = ref.naive_attention(q, k, v)\nprint((g - o2).abs().max())\no2 = o2 + 0": "reference code: ref.naive_attention",
+    "for key in keys:\n    o2 = ref.naive_attention(q, k, v)\n    print((g - o2).abs().max())":
+        "reference code: ref.naive_attention",
+    "o2 = ref.naive_attention(q, k, v)\nprint((g - o2).abs().max())\ndef f():\n    return o2":
+        "reference code: ref.naive_attention",
 }
 
 # (round 38z17) An honest learner's check of an answer against the course's reference, as the exercise's own checks
@@ -1746,7 +1754,20 @@ COMPARED = ("torch.testing.assert_close(mine, ref.naive_attention(q, k, v, causa
             # (round 38z50) one bit printed: the idiom the exercise's own words invite
             "print(torch.allclose(mine, ref.naive_attention(q, k, v), atol=1e-6))",
             "print(f'same: {torch.allclose(mine, ref.naive_attention(q, k, v))}')",
-            "print('ok' if torch.allclose(mine, ref.naive_attention(q, k, v)) else 'differs')")
+            "print('ok' if torch.allclose(mine, ref.naive_attention(q, k, v)) else 'differs')",
+            # (round 38z138) bound to a name first, in a timer's with, which the cell reads only to compare
+            "with timed('reference'):\n    o2 = ref.naive_attention(q, k, v)\nprint('max diff', (mine - o2).abs().max().item())\n"
+            "assert torch.allclose(mine, o2)")
+
+
+def test_a_reference_result_kept_for_another_cell_goes_to_review():
+    """A name a cell binds to a reference result that it only compares is the review's where another cell reads it
+    (round 38z138's honest timing cell, and the same name read by a later cell)."""
+    kept = "o2 = ref.naive_attention(q, k, v)\nprint((g - o2).abs().max())"
+    assert kept_results([("work cell 'w'", "def f(q, k, v):\n    return q", True), ("cell 'c'", kept, True)]) == []
+    reasons = kept_results([("cell 'c'", kept, True), ("cell 'd'", "def f(q, k, v):\n    return o2", True)])
+    assert reasons and "keeps a result of the exercise's reference code in 'o2', which cell 'd' reads" in reasons[0]
+    assert kept_results([("cell 'c'", kept, False), ("cell 'd'", "o2", True)]) == []  # (a cell handed out as it is)
 
 
 @pytest.mark.parametrize("source", COMPARED)

@@ -770,6 +770,13 @@ def test_the_watch_counts_the_notebooks_calls_of_reference_code_before_the_grade
                     "ok = torch.allclose(torch.tensor(4.0), torch.tensor(4.0) + memory.kv_cache_bytes(1, 1, 1, 1, 1, 2) * 0)\n")
         run(compared, "<mine>")
         assert ns["kept"] == [4] and watch.calls == {"pagedlab.memory.kv_cache_bytes": 8}
+        # (round 38z138) bound to a name that the cell only compares, it does not count; read otherwise too, it does
+        named = ("import torch\nwith torch.no_grad():\n    ref4 = memory.kv_cache_bytes(1, 1, 1, 1, 1, 2)\n"
+                 "print('difference', (torch.tensor(4) - ref4).abs().max())\nassert ref4 == 4\n")
+        run(named, "<mine>")
+        assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 8}
+        run(named + "again = ref4\n", "<mine>")
+        assert watch.calls == {"pagedlab.memory.kv_cache_bytes": 9}
         assert "functions" not in vars(watch)  # (no copy of the function that does not count)
     finally:
         watch.close()
