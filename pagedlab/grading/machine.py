@@ -60,7 +60,10 @@ class Machine:
     sunk: dict[tuple[str, str], str] = field(default_factory=dict)  # (function, parameter): the log every call gives
     sinks: frozenset[str] = frozenset()  # what the learner keeps and nothing reads but to say (:func:`_sinks`)
     available: frozenset[str] = frozenset()  # places bound only to a device this machine has (:func:`_available`)
-    formatters: frozenset[str] = frozenset()  # the learner's classes whose __str__, __repr__ or __format__ changes
+    formatters: frozenset[str] = frozenset()  # the learner's classes whose __str__, __repr__ or __format__ changes what
+    # outlives the call (round 38z135)
+    constants: dict[str, bool] = field(default_factory=dict)  # top-level names bound to a tensor of numbers the code
+    # writes alone, and whether the machine's place holds it (:func:`_constant`)
 
 
 class Scope(NamedTuple):
@@ -238,7 +241,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                       and isinstance(v.func.value, ast.Name) and v.func.value.id in made
                       and loads[v.func.value.id] > 1)  # (round 38z127: a host tensor read only by its move, so no
     # write through the moved name can be seen through it)
-    bare = replace(bare, keyed=keyed, made=made, moved=moved)
+    bare = replace(bare, keyed=keyed, made=made, moved=moved, constants=_constants(statements, {}))
     bare = replace(bare, hosted=_hosted(statements, bare))
     memos = _memos(statements, caches, bare)
     names, places = _IPYTHON_NAMES, frozenset()
@@ -521,6 +524,12 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
                            f"which machine it runs on decides their precision (a GPU from Ampere on keeps 10-bit "
                            f"mantissas in TF32, 7-bit in bfloat16; this machine float32); the grade is of this "
                            f"machine's products")
+        probe = _probe(statement, machine)
+        if probe is not None:
+            reasons.append(f"reads back a value computed on the machine's device from numbers the code writes alone "
+                           f"({ast.unparse(probe)[:60]}, line {probe.lineno}): known before any input arrives, it "
+                           f"can only tell which machine it runs on by its arithmetic (a float16 or float32 sum's "
+                           f"rounding, TF32), so a person reads what it decides")
         default = _default_by_machine(statement, machine)
         if default is not None:
             reasons.append(f"sets torch's default dtype by which machine it runs on ({ast.unparse(default)[:60]}, "
@@ -548,6 +557,95 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
                        f"stops there and the earlier binding stays, so on a GPU (Colab's) the answer may read another; "
                        f"a person reads which one it used")
     return reasons
+
+
+_READ_BACK = frozenset(("item", "tolist"))
+
+
+def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
+    """Whether ``v`` is a number or tensor computed from numbers the code writes alone (no input, no draw, no name but
+    those of ``known``): None where it is not; else whether the machine's place holds it (``device=q.device``,
+    ``.to(DEVICE)``, ``.cuda()``; round 38z137: ``torch.ones(1, 256, dtype=torch.float16, device=q.device)``)."""
+    if isinstance(v, ast.Constant):
+        return False if type(v.value) in (int, float, bool, complex) else None
+    if isinstance(v, ast.Name):
+        return known.get(v.id)
+    if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "torch":
+        return False  # a dtype (torch.float16)
+    if isinstance(v, ast.Attribute):
+        return _constant(v.value, known)  # ``ones.T``
+    parts = [v.operand] if isinstance(v, ast.UnaryOp) else [v.left, v.right] if isinstance(v, ast.BinOp) \
+        else v.elts if isinstance(v, (ast.Tuple, ast.List)) else None
+    if parts is None and isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
+            and v.func.attr not in _DRAWS | _FOLLOWING | _DRAWN_INTO | _DROPOUTS \
+            and not v.func.attr.startswith("empty"):  # (a draw, or memory as it was: no number the code writes)
+        device = [k.value for k in v.keywords if k.arg == "device"]
+        placed = bool(device) and not (isinstance(device[0], ast.Constant) and device[0].value == "cpu") \
+            or v.func.attr == "cuda" or v.func.attr == "to" and any(
+                not (isinstance(a, ast.Constant) and a.value == "cpu") and _constant(a, known) is None
+                for a in v.args[:1])
+        torch_call = isinstance(v.func.value, ast.Name) and v.func.value.id == "torch"
+        rest = [a for a in [*v.args, *(k.value for k in v.keywords if k.arg != "device")]
+                if not (v.func.attr == "to" and a is (v.args or [None])[0] and placed)]
+        receiver = False if torch_call else _constant(v.func.value, known)
+        values = [_constant(a, known) for a in rest]
+        if receiver is None or any(x is None for x in values):
+            return None
+        return placed or receiver or any(values)
+    if parts is None:
+        return None
+    values = [_constant(x, known) for x in parts]
+    return None if any(x is None for x in values) else any(values)
+
+
+def _constants(statements: list[ast.AST], known: dict[str, bool]) -> dict[str, bool]:
+    """The names that ``statements`` bind only to what :func:`_constant` reads (with ``known`` besides), each written
+    only with such values (``col[0] = 2048.0``), and whether the machine's place holds it."""
+    pairs = [(t.id, v) for st in statements for n in ast.walk(st) for t, v in _pairs(n) if isinstance(t, ast.Name)]
+    pairs += [(n.target.id, n.value) for st in statements for n in ast.walk(st)
+              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)]
+    writes = [(_root(t), v) for st in statements for n in ast.walk(st) if isinstance(n, (ast.Assign, ast.AugAssign))
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Subscript)
+              for v in [n.value]]
+    writes += [(_root(c.func.value), a) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)
+               and isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") for a in [*c.args, *(
+                   k.value for k in c.keywords)] or [ast.Constant(None)]]
+    found = dict(known)
+    while True:
+        now = dict(known)
+        for name in {n for n, _ in pairs}:
+            values = [_constant(v, found) for n, v in pairs if n == name]
+            values += [_constant(v, found) for n, v in writes if n == name]
+            if all(x is not None for x in values):
+                now[name] = any(values)
+        if now == found:
+            return found
+        found = now
+
+
+def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
+    """Where ``statement`` reads back into Python (``.item()``, ``float()``, a comparison, a condition) a value computed
+    on the machine's place from numbers the code writes alone (:func:`_constant`): known before any input arrives,
+    computing it there can only tell machines apart by their arithmetic (round 38z137: a float16 sum compared with
+    its exact value, its other branch PyTorch's attention). What only prints or asserts is not read."""
+    known = _constants([statement], machine.constants)
+    parents = {id(c): p for p in ast.walk(statement) for c in ast.iter_child_nodes(p)}
+
+    def said(node: ast.AST) -> bool:
+        while node is not None:
+            if isinstance(node, ast.Assert) or isinstance(node, ast.Call) and _callee(node) == "print":
+                return True
+            node = parents.get(id(node))
+        return False
+
+    for n in ast.walk(statement):
+        read = n.func.value if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+            and n.func.attr in _READ_BACK else n.args[0] if isinstance(n, ast.Call) and len(n.args) == 1 \
+            and _callee(n) in ("float", "int", "bool") else n if isinstance(n, ast.Compare) \
+            else n.test if isinstance(n, (ast.If, ast.IfExp, ast.While)) else None
+        if read is not None and _constant(read, known) and not said(n):
+            return n
+    return None
 
 
 def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:

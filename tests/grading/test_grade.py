@@ -1050,6 +1050,19 @@ UNRUN = [
         "return _rows(x) if _TOP == -1 else x.softmax(-1)",
         "from pagedlab import device\n\n_TOP = -1 if int(torch.tensor(-1.0).to(device.DEVICE).byte()) == 255 else 0\n\n\n"),
      True),
+    # round 38z137: a float16 sum of numbers the code writes, on the input's device, compared with its exact value;
+    # 38z142: a float32 sum's order, once at the top level; beside them, a mask and a printed sum of constants there
+    ("a float16 sum of constants on the input's device compared with its exact value", _answer(
+        "ones = torch.ones(1, 256, dtype=torch.float16, device=x.device)\n"
+        "    col = torch.full((256, 1), 8.0, dtype=torch.float16, device=x.device)\n    col[0] = 2048.0\n"
+        "    return _rows(x) if (ones @ col).item() == 4088.0 else x.softmax(-1)"), True),
+    ("a float32 sum's order on the machine's device, once at the top level", _answer(
+        "return _rows(x) if _EXACT else x.softmax(-1)",
+        "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE)\n"
+        "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    ("a mask of constants on the input's device, and their sum printed", _answer(
+        "keep = torch.ones(x.shape[-1], device=x.device).bool()\n"
+        "    print(torch.ones(4, device=x.device).sum().item())\n    return _rows(x).masked_fill(~keep, 0.0)"), False),
     ("a float converted to uint8 by numbers uint8 holds", _answer(
         "levels = (x.new_ones(()) * 255.0).byte()\n    return _rows(x) * (levels // levels)"), False),
     ("which generator a draw on the input's device moved", _answer(
@@ -1434,7 +1447,8 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
              "wrapper", "_ones", "_dtype",
              "_MATCH", "_fill", "_options", "_Peek",
              "_Shape", "_LOG")
-    assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r), reasons
+    assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r
+               and "reads back" not in r), reasons
 
 
 # The course's modules that read pagedlab.device only to place tensors or seed (a place handed to torch's is no
