@@ -526,10 +526,11 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
                            f"machine's products")
         probe = _probe(statement, machine)
         if probe is not None:
-            reasons.append(f"reads back a value computed on the machine's device from numbers the code writes alone "
-                           f"({ast.unparse(probe)[:60]}, line {probe.lineno}): known before any input arrives, it "
-                           f"can only tell which machine it runs on by its arithmetic (a float16 or float32 sum's "
-                           f"rounding, TF32), so a person reads what it decides")
+            reasons.append(f"reads back a value computed on the machine's device without the inputs, from numbers "
+                           f"the code writes or draws ({ast.unparse(probe)[:60]}, line {probe.lineno}): made before "
+                           f"any input arrives, it can only tell which machine it runs on by its arithmetic (a float16 "
+                           f"or float32 sum's rounding, a conversion past a dtype's range), so a person reads what it "
+                           f"decides")
         default = _default_by_machine(statement, machine)
         if default is not None:
             reasons.append(f"sets torch's default dtype by which machine it runs on ({ast.unparse(default)[:60]}, "
@@ -562,23 +563,40 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
 _READ_BACK = frozenset(("item", "tolist"))
 
 
+# What a tensor says of itself that is the same on every machine (its dtype's size, its shape), and its attributes
+# that are the tensor itself, seen another way
+_METADATA = frozenset(("element_size", "numel", "nelement", "dim", "ndimension", "size", "shape", "ndim", "dtype",
+                       "itemsize", "is_floating_point", "is_complex"))
+_VIEWS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
+
+
 def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
-    """Whether ``v`` is a number or tensor computed from numbers the code writes alone (no input, no draw, no name but
-    those of ``known``): None where it is not; else whether the machine's place holds it (``device=q.device``,
-    ``.to(DEVICE)``, ``.cuda()``; round 38z137: ``torch.ones(1, 256, dtype=torch.float16, device=q.device)``)."""
+    """Whether ``v`` is a number or tensor computed without the inputs, from numbers the code writes and draws (no
+    name but those of ``known``): None where it is not; else whether the machine's place holds it (``device=q.device``,
+    ``.to(DEVICE)``, ``.cuda()``; round 38z137: ``torch.ones(1, 256, dtype=torch.float16, device=q.device)``; round
+    38z144: ``(-1.0 - torch.rand(4)).to(DEVICE)``, negative whatever the draw). What a tensor says of itself
+    (:data:`_METADATA`) is the same on every machine; memory as it was (``torch.empty``) is none of the code's."""
     if isinstance(v, ast.Constant):
         return False if type(v.value) in (int, float, bool, complex) else None
     if isinstance(v, ast.Name):
         return known.get(v.id)
     if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "torch":
         return False  # a dtype (torch.float16)
-    if isinstance(v, ast.Attribute):
-        return _constant(v.value, known)  # ``ones.T``
+    if isinstance(v, ast.Attribute):  # ``ones.T``; ``ones.shape`` the same everywhere
+        inner = _constant(v.value, known) if v.attr in _VIEWS | _METADATA else None
+        return inner and v.attr in _VIEWS if inner is not None else None
+    if isinstance(v, ast.Subscript):  # ``probe[0]``
+        inner, index = _constant(v.value, known), _constant(v.slice, known)
+        return None if inner is None or index is None else inner or index
+    if isinstance(v, ast.Slice):
+        values = [_constant(x, known) for x in (v.lower, v.upper, v.step) if x is not None]
+        return None if any(x is None for x in values) else any(values)
     parts = [v.operand] if isinstance(v, ast.UnaryOp) else [v.left, v.right] if isinstance(v, ast.BinOp) \
         else v.elts if isinstance(v, (ast.Tuple, ast.List)) else None
     if parts is None and isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
-            and v.func.attr not in _DRAWS | _FOLLOWING | _DRAWN_INTO | _DROPOUTS \
-            and not v.func.attr.startswith("empty"):  # (a draw, or memory as it was: no number the code writes)
+            and not v.func.attr.startswith("empty"):
+        if v.func.attr in _METADATA:
+            return None if _constant(v.func.value, known) is None else False
         device = [k.value for k in v.keywords if k.arg == "device"]
         placed = bool(device) and not (isinstance(device[0], ast.Constant) and device[0].value == "cpu") \
             or v.func.attr == "cuda" or v.func.attr == "to" and any(
@@ -601,6 +619,10 @@ def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
 def _constants(statements: list[ast.AST], known: dict[str, bool]) -> dict[str, bool]:
     """The names that ``statements`` bind only to what :func:`_constant` reads (with ``known`` besides), each written
     only with such values (``col[0] = 2048.0``), and whether the machine's place holds it."""
+    # (a name the statements bind otherwise, a parameter or a loop's, is not the one ``known`` holds)
+    known = {k: v for k, v in known.items() if k not in {
+        n.id for st in statements for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        | {a.arg for st in statements for a in ast.walk(st) if isinstance(a, ast.arg)}}
     pairs = [(t.id, v) for st in statements for n in ast.walk(st) for t, v in _pairs(n) if isinstance(t, ast.Name)]
     pairs += [(n.target.id, n.value) for st in statements for n in ast.walk(st)
               if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)]
@@ -625,9 +647,10 @@ def _constants(statements: list[ast.AST], known: dict[str, bool]) -> dict[str, b
 
 def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """Where ``statement`` reads back into Python (``.item()``, ``float()``, a comparison, a condition) a value computed
-    on the machine's place from numbers the code writes alone (:func:`_constant`): known before any input arrives,
-    computing it there can only tell machines apart by their arithmetic (round 38z137: a float16 sum compared with
-    its exact value, its other branch PyTorch's attention). What only prints or asserts is not read."""
+    on the machine's place without the inputs (:func:`_constant`): made before any input arrives, computing it there
+    can only tell machines apart by their arithmetic (round 38z137: a float16 sum compared with its exact value, its
+    other branch PyTorch's attention; round 38z144: a draw made negative, converted to uint8). What only prints or
+    asserts is not read."""
     known = _constants([statement], machine.constants)
     parents = {id(c): p for p in ast.walk(statement) for c in ast.iter_child_nodes(p)}
 

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '1ab0723a1ee4e3438c22836030fec81b90902bb73198a7a599b66af9b68bf5cd',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'b6e86e8ea2860e22353fc28430fda5296fe06c2b3efa372529d87e8583dbdf8b',
-    'machine.py': 'd1420b4db9b3a1b0ae4243bc1366a336609d3c9d3fd7be2388a14ecb4ed867fa',
+    'machine.py': '709209e0a4231587c5a985c0fbb9ebc97f118552d1fe9ee11fa955d814b820f3',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '0766ccdb0f953e31a51ff9c859e43600a9020ac54fa204f64de436fc403d9893',

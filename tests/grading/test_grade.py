@@ -1060,6 +1060,20 @@ UNRUN = [
         "return _rows(x) if _EXACT else x.softmax(-1)",
         "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE)\n"
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z144: a draw made negative, moved to the machine's device and converted to uint8 there; beside it, a
+    # demo's draw there whose sum is printed and whose size is counted, and a dtype's size read from an empty tensor
+    ("a draw made negative on the machine's device, converted to uint8", _answer(
+        "return _rows(x) if _WRAPS else x.softmax(-1)",
+        "from pagedlab import device\n\n_NEG = (-1.0 - torch.rand(4)).to(device.DEVICE)\n"
+        "_WRAPS = int(_NEG.byte()[0]) == 255\n\n\n"), True),
+    ("a demo's draw on the machine's device printed and counted, a dtype's size from an empty tensor", _answer(
+        "return _rows(x) * (_SIZE // _SIZE) * (_COUNT // _COUNT)",
+        "from pagedlab import device\n\n_DEMO = torch.randn(4, 8, device=device.DEVICE)\nprint(_DEMO.sum().item())\n"
+        "_COUNT = int(_DEMO.numel())\n_SIZE = int(torch.empty(0, device=device.DEVICE).element_size())\n\n\n"), False),
+    ("a demo's draw on the machine's device named as the answer's parameter, which the answer asks of", _answer(
+        "if not x.is_floating_point():\n        x = x.float()\n    return _rows(x)",
+        "from pagedlab import device\n\nx = torch.randn(3, 4, device=device.DEVICE)\nprint(x.softmax(-1))\n\n\n"),
+     False),
     ("a mask of constants on the input's device, and their sum printed", _answer(
         "keep = torch.ones(x.shape[-1], device=x.device).bool()\n"
         "    print(torch.ones(4, device=x.device).sum().item())\n    return _rows(x).masked_fill(~keep, 0.0)"), False),
