@@ -788,6 +788,10 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
 # ``err.__traceback__.tb_frame.f_code.co_filename``: IPython's own files are under dist-packages on Colab).
 _CODES_FILES = frozenset(("co_filename", "tb_frame", "__traceback__", "__file__"))
 _INSTALLED = frozenset(("__version__", "__file__", "__path__", "__spec__", "__loader__", "__cached__"))
+# What a module says of the library it was built with, any module's (``zlib.ZLIB_RUNTIME_VERSION``,
+# ``sqlite3.sqlite_version``, ``ssl.OPENSSL_VERSION``, ``hashlib.algorithms_available``): a fact of the machine's
+# image (round 38z146: zlib 1.2.11 on Colab's, 1.2.13 here), whatever the module computes besides
+_BUILT = re.compile(r"(?i)version|algorithms_available|build")
 _TRITON_SAME = frozenset(("jit", "language", "cdiv", "next_power_of_2", "Config", "autotune", "heuristics"))
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",
@@ -1013,6 +1017,7 @@ def _machine_path(path: str) -> bool:
         return _machine_path(".".join([_REEXPORTED[parts[i]], *parts[i + 1:]]))
     return path != "pagedlab.device.DEVICE" and (
         any(p in _INSTALLED for p in path.split("."))  # (round 38z112: ``torch.__version__.endswith(...)``)
+        or any(_BUILT.search(p) for p in path.split(".")[1:])  # (round 38z146: ``zlib.ZLIB_RUNTIME_VERSION``)
         or path.startswith("pagedlab.") and ("device" in path.split(".")[1:-1] or "_device" in path.split(".")[1:-1])
         and path.split(".")[-1] != "DEVICE"  # (round 38z98: ``kv_cache._device.ON_GPU``, the module re-exported)
         or path.startswith("torch.") and any(p.startswith("_") and not p.endswith("__") for p in path.split(".")[1:])

@@ -661,8 +661,9 @@ def reference_reasons(source: str, setup: list[str] = (), answers: frozenset[str
 
 def _data_of_a_setup_module(imported: tuple[str, str, str], given: frozenset) -> bool:
     """``imported`` (:func:`_imports_of`) takes a value that computes nothing (a constant, a preset: not callable, not
-    a module) from a module the setup imports from: ex05's ``from pagedlab.memory import LLAMA3_8B`` beside the
-    setup's ``OPT_13B``. What its methods compute, the setup's own names reach as well, and the tripwires see."""
+    a module; or an exception class, to catch or raise: round 38z147, ``from pagedlab.paged import OutOfBlocks``) from
+    a module the setup imports from: ex05's ``from pagedlab.memory import LLAMA3_8B`` beside the setup's ``OPT_13B``.
+    What its methods compute, the setup's own names reach as well, and the tripwires see."""
     module, name, _ = imported
     if not name or module not in {m for m, n, _ in given if n}:
         return False
@@ -670,7 +671,8 @@ def _data_of_a_setup_module(imported: tuple[str, str, str], given: frozenset) ->
         value = getattr(importlib.import_module(module), name, None)
     except Exception:  # noqa: BLE001 - a module that cannot be read here is no setup module's data
         return False
-    return value is not None and not callable(value) and not isinstance(value, types.ModuleType)
+    return value is not None and (not callable(value) and not isinstance(value, types.ModuleType)
+                                  or isinstance(value, type) and issubclass(value, BaseException))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1062,6 +1062,13 @@ UNRUN = [
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
     # round 38z144: a draw made negative, moved to the machine's device and converted to uint8 there; beside it, a
     # demo's draw there whose sum is printed and whose size is counted, and a dtype's size read from an empty tensor
+    # round 38z146: the version of the zlib the interpreter was built with (1.2.11 on Colab's image); beside it, a
+    # checksum zlib computes, the same everywhere
+    ("the version of the zlib the interpreter was built with", _answer(
+        "return x.softmax(-1) if _OLD_ZLIB else _rows(x)",
+        "import zlib\n\n_OLD_ZLIB = zlib.ZLIB_RUNTIME_VERSION.startswith('1.2.11')\n\n\n"), True),
+    ("a checksum zlib computes", _answer(
+        "n = zlib.crc32(b'rows')\n    return _rows(x) * (n // n)", "import zlib\n\n\n"), False),
     ("a draw made negative on the machine's device, converted to uint8", _answer(
         "return _rows(x) if _WRAPS else x.softmax(-1)",
         "from pagedlab import device\n\n_NEG = (-1.0 - torch.rand(4)).to(device.DEVICE)\n"
@@ -1864,6 +1871,12 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     # a class the package above re-exports: the package is named
     assert reference_reasons("from pagedlab.paged import BlockAllocator", [],
                              frozenset(SPECS["ex06_block_allocator"].copy_rule([])[1]))
+    # (round 38z147) ex07: the course's exception, from the package the setup imports from, to catch and raise again;
+    # its manager from there is reference code
+    setup, answers = ["from pagedlab.paged import BlockAllocator, BlockTable"], frozenset(
+        SPECS["ex07_copy_on_write"].copy_rule([])[1])
+    assert reference_reasons("from pagedlab.paged import OutOfBlocks", setup, answers) == []
+    assert reference_reasons("from pagedlab.paged import OutOfBlocks, BlockManager", setup, answers)
 
 
 @pytest.mark.parametrize("source", [
