@@ -517,25 +517,10 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
     tree = _parse(source)
     reasons = []
     for statement in tree.body if tree else ():
-        switch = _tf32(statement, machine)
-        if switch is not None:
-            reasons.append(f"switches float32 products to TF32 or autocast ({ast.unparse(switch)[:60]}, line "
-                           f"{switch.lineno}): "
-                           f"which machine it runs on decides their precision (a GPU from Ampere on keeps 10-bit "
-                           f"mantissas in TF32, 7-bit in bfloat16; this machine float32); the grade is of this "
-                           f"machine's products")
-        probe = _probe(statement, machine)
-        if probe is not None:
-            reasons.append(f"reads back a value computed on the machine's device without the inputs, from numbers "
-                           f"the code writes or draws ({ast.unparse(probe)[:60]}, line {probe.lineno}): made before "
-                           f"any input arrives, it can only tell which machine it runs on by its arithmetic (a float16 "
-                           f"or float32 sum's rounding, a conversion past a dtype's range), so a person reads what it "
-                           f"decides")
-        default = _default_by_machine(statement, machine)
-        if default is not None:
-            reasons.append(f"sets torch's default dtype by which machine it runs on ({ast.unparse(default)[:60]}, "
-                           f"line {default.lineno}): every tensor the answer makes without a dtype is of it, so the "
-                           f"grade is of this machine's precision and on a GPU the notebook may compute in another")
+        for find, why in _EVERYWHERE:  # (wherever the statement is: what it changes or reads reaches every answer)
+            found = find(statement, machine)
+            if found is not None:
+                reasons.append(why.format(code=ast.unparse(found)[:60], line=found.lineno))
         nodes = _top_level(ast.Module([statement], []))
         # (a helper that changes nothing, a clock read for a caller: each caller asks where it uses what it gives,
         # round 38z94)
@@ -730,6 +715,22 @@ def _default_by_machine(statement: ast.AST, machine: Machine) -> ast.AST | None:
     return next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.args
                  and _resolved(n.func, machine, Scope()) in ("torch.set_default_dtype", "torch.set_default_tensor_type")
                  and _asked(n.args[0], machine) is not None), None)
+
+
+# What a statement may do that decides which machine's numbers every answer computes, wherever it is, and why a person
+# reads it
+_EVERYWHERE = (
+    (_tf32, "switches float32 products to TF32 or autocast ({code}, line {line}): which machine it runs on decides "
+            "their precision (a GPU from Ampere on keeps 10-bit mantissas in TF32, 7-bit in bfloat16; this machine "
+            "float32); the grade is of this machine's products"),
+    (_probe, "reads back a value computed on the machine's device without the inputs, from numbers the code writes "
+             "or draws ({code}, line {line}): made before any input arrives, it can only tell which machine it runs "
+             "on by its arithmetic (a float16 or float32 sum's rounding, a conversion past a dtype's range), so a "
+             "person reads what it decides"),
+    (_default_by_machine, "sets torch's default dtype by which machine it runs on ({code}, line {line}): every tensor "
+                          "the answer makes without a dtype is of it, so the grade is of this machine's precision and "
+                          "on a GPU the notebook may compute in another"),
+)
 
 
 
