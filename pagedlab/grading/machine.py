@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import re
 import sys
 from collections import Counter
@@ -885,6 +886,10 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             b for b in node.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or b.name in reached)]
     if isinstance(node, ast.Expr) and _launch(node.value, machine):  # a launch, its value unused
         children = [node.value.func.slice, *node.value.args, *(k.value for k in node.value.keywords)]
+    if isinstance(node, ast.IfExp) and _same_but_moves([node.body], [node.orelse], machine) \
+            or isinstance(node, ast.If) and node.orelse and _same_but_moves(node.body, node.orelse, machine):
+        children = [b for b in ast.iter_child_nodes(node) if b is not node.test]  # (which branch runs says where
+        # the values live, not what they are: round 38z147, ``out.cpu() if not q.is_cuda else out``)
     if isinstance(node, ast.arguments):  # a parameter's default place: read where the parameter is used (round 38z82)
         children = [d for d in [*node.defaults, *node.kw_defaults] if d is not None and not _placed(d, machine, scope)]
     if isinstance(node, ast.withitem) and _device_context(node.context_expr, machine, scope) \
@@ -1498,6 +1503,23 @@ def _drawn_on_a_device(call: ast.Call, machine: Machine, scope: Scope) -> bool:
     return path.startswith("torch.") and path.split(".")[-1] in _DRAWS and (
         any(k.arg == "generator" for k in call.keywords)
         or path.endswith("Generator") and bool(call.args or call.keywords))
+
+
+def _same_but_moves(a: list[ast.AST], b: list[ast.AST], machine: Machine) -> bool:
+    """Whether the code of ``a`` and of ``b`` is the same but for moves of a tensor to another place (``x.cpu()``,
+    ``x.cuda()``, ``x.to(dev)``), which give the same values wherever they run."""
+    class Unmoved(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            attr = getattr(node.func, "attr", None)
+            if attr in ("cpu", "cuda") and not node.args and not node.keywords \
+                    or attr == "to" and len(node.args) + len(node.keywords) == 1 and _a_move(node, machine):
+                return node.func.value
+            return node
+
+    def unmoved(code: list[ast.AST]) -> str:
+        return ast.dump(Unmoved().visit(ast.Module(copy.deepcopy(code), [])))
+    return unmoved(a) == unmoved(b)
 
 
 def _a_move(call: ast.Call, machine: Machine) -> bool:

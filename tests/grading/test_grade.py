@@ -1062,6 +1062,12 @@ UNRUN = [
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
     # round 38z144: a draw made negative, moved to the machine's device and converted to uint8 there; beside it, a
     # demo's draw there whose sum is printed and whose size is counted, and a dtype's size read from an empty tensor
+    # round 38z147: a move chosen by which machine holds the input, the same values either way; beside it, a choice
+    # whose branches compute differently
+    ("a move chosen by whether the input is on a GPU, the same values either way", _answer(
+        "out = _rows(x)\n    return out.cpu().to(x.dtype) if not x.is_cuda else out.to(x.dtype)"), False),
+    ("a choice by whether the input is on a GPU, one branch moving and computing", _answer(
+        "out = _rows(x)\n    return out.cpu().to(x.dtype) if not x.is_cuda else x.softmax(-1).to(x.dtype)"), True),
     # round 38z146: the version of the zlib the interpreter was built with (1.2.11 on Colab's image); beside it, a
     # checksum zlib computes, the same everywhere
     ("the version of the zlib the interpreter was built with", _answer(
