@@ -63,8 +63,8 @@ class Machine:
     available: frozenset[str] = frozenset()  # places bound only to a device this machine has (:func:`_available`)
     formatters: frozenset[str] = frozenset()  # the learner's classes whose __str__, __repr__ or __format__ changes what
     # outlives the call (round 38z135)
-    constants: dict[str, bool] = field(default_factory=dict)  # top-level names bound to a tensor of numbers the code
-    # writes alone, and whether the machine's place holds it (:func:`_constant`)
+    constants: dict[str, bool] = field(default_factory=dict)  # top-level names bound to a tensor made without the
+    # inputs, and whether the machine's place holds it (:func:`_constant`)
 
 
 class Scope(NamedTuple):
@@ -615,6 +615,7 @@ def _constants(statements: list[ast.AST], known: dict[str, bool]) -> dict[str, b
     writes = [(_root(t), v) for st in statements for n in ast.walk(st) if isinstance(n, (ast.Assign, ast.AugAssign))
               for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Subscript)
               for v in [n.value]]
+    # (an in-place method given no argument counts as a write no reading follows: the name is not read as made so)
     writes += [(_root(c.func.value), a) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)
                and isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") for a in [*c.args, *(
                    k.value for k in c.keywords)] or [ast.Constant(None)]]
@@ -792,8 +793,9 @@ _CODES_FILES = frozenset(("co_filename", "tb_frame", "__traceback__", "__file__"
 _INSTALLED = frozenset(("__version__", "__file__", "__path__", "__spec__", "__loader__", "__cached__"))
 # What a module says of the library it was built with, any module's (``zlib.ZLIB_RUNTIME_VERSION``,
 # ``sqlite3.sqlite_version``, ``ssl.OPENSSL_VERSION``, ``hashlib.algorithms_available``): a fact of the machine's
-# image (round 38z146: zlib 1.2.11 on Colab's, 1.2.13 here), whatever the module computes besides
-_BUILT = re.compile(r"(?i)version|algorithms_available|build")
+# image (round 38z146: zlib 1.2.11 on Colab's, 1.2.13 here), whatever the module computes besides; a name that only
+# holds the word (``conversion``, a model ``registry.build``) is not one
+_BUILT = re.compile(r"(?i)(^|_)version(_info)?$|^algorithms_available$")
 _TRITON_SAME = frozenset(("jit", "language", "cdiv", "next_power_of_2", "Config", "autotune", "heuristics"))
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",

@@ -2472,3 +2472,14 @@ def test_a_work_cell_that_does_not_parse_is_read_for_what_it_reaches_not_its_spe
                                       f"            if block is None   # a typo: the colon in a comment\n{typo}")
     reasons = [r for r in prepare(_submit(nb), p, Limits())[2] if "cache-work' mentions" in r]
     assert bool(reasons) == flagged, reasons
+
+
+def test_a_modules_word_on_its_build_is_a_question_and_a_name_holding_the_word_is_not():
+    """(Round 38z146) What a module says of the library it was built with is a fact of the machine's image; a name
+    that only holds the word (``conversion``, a ``build`` function) is the module's computing."""
+    from pagedlab.grading.machine import _machine_path
+
+    for path in ("zlib.ZLIB_RUNTIME_VERSION", "sqlite3.sqlite_version_info", "hashlib.algorithms_available"):
+        assert _machine_path(path), path
+    for path in ("math.conversion", "json.build", "zlib.crc32"):
+        assert not _machine_path(path), path
