@@ -131,9 +131,9 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                and n.slice.id == x.arg}
     caches -= {_held(n.value if isinstance(n, ast.Subscript) else n.func.value)  # a table with a device's name among
                for st in statements for n in ast.walk(st)  # its keys
-               if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _fixed_place(n.slice, bare)
+               if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _named_place(n.slice, bare)
                or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
-               and (any(_fixed_place(a, bare) for a in n.args) or any(k.arg in _DEVICES for k in n.keywords))}
+               and (any(_named_place(a, bare) for a in n.args) or any(k.arg in _DEVICES for k in n.keywords))}
     # (round 38z59: implementations by device; 38z67: ``dict(cuda=...)`` is no empty cache)
     functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     changes = _changes(functions, aliases)
@@ -492,8 +492,16 @@ def _given(call: ast.Call) -> list[ast.AST]:
 
 def _fixed_place(v: ast.AST, machine: Machine) -> bool:
     """Whether ``v`` holds a device named in the code: ``"cuda"``, ``torch.device("cpu")``, ``device.DEVICE``."""
+    return _named_place(v, machine) or any(_resolved(n, machine, Scope()) == "pagedlab.device.DEVICE"
+                                           for n in ast.walk(v))
+
+
+def _named_place(v: ast.AST, machine: Machine) -> bool:
+    """Whether ``v`` holds a device the code names (``"cuda"``, ``torch.device("cpu")``): in a cache's key, one
+    machine's entry (round 38z69). The course's ``device.DEVICE`` is not one: in a key it is the place the notebook
+    runs on, as ``q.device`` is (round 38z147: sizes kept under ``(dtype, device.DEVICE)``)."""
     return any(_device_name(n) or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.device"
-               or _resolved(n, machine, Scope()) == "pagedlab.device.DEVICE" for n in ast.walk(v))
+               for n in ast.walk(v))
 
 
 def late_bindings(source: str, read: set[str]) -> tuple[str, ...]:
@@ -553,7 +561,7 @@ _READ_BACK = frozenset(("item", "tolist"))
 # that are the tensor itself, seen another way
 _METADATA = frozenset(("element_size", "numel", "nelement", "dim", "ndimension", "size", "shape", "ndim", "dtype",
                        "itemsize", "is_floating_point", "is_complex"))
-_VIEWS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
+_SEEN_AS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
 
 
 def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
@@ -569,8 +577,8 @@ def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
     if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "torch":
         return False  # a dtype (torch.float16)
     if isinstance(v, ast.Attribute):  # ``ones.T``; ``ones.shape`` the same everywhere
-        inner = _constant(v.value, known) if v.attr in _VIEWS | _METADATA else None
-        return inner and v.attr in _VIEWS if inner is not None else None
+        inner = _constant(v.value, known) if v.attr in _SEEN_AS | _METADATA else None
+        return inner and v.attr in _SEEN_AS if inner is not None else None
     if isinstance(v, ast.Subscript):  # ``probe[0]``
         inner, index = _constant(v.value, known), _constant(v.slice, known)
         return None if inner is None or index is None else inner or index
@@ -936,7 +944,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node  # whether a place's entry is there yet, or how many places have one: where the code ran before
         # (round 38z104: ``if len(_NEG_INF) > 1``, ``_ZERO.get(q.device)`` filled by a demo on the CPU only)
     if key is not None:  # key in CACHE, CACHE[key], CACHE.get(key): by a key, not by a device named (round 38z63)
-        if _fixed_place(key, machine) or _held(cache) in machine.keyed and all(
+        if _named_place(key, machine) or _held(cache) in machine.keyed and all(
                 isinstance(e, ast.Constant) for e in _elements(key)) and _elements(key):
             return node  # (round 38z69: ``PLAN[0] = ...``, the index of cuda:0, where ``q.device.index`` keys)
         children = [*([cache] if _held(cache) in machine.names else []), *_unkeyed(key, machine, scope),
@@ -1056,14 +1064,44 @@ def _reached(cls: ast.ClassDef, api: frozenset[str]) -> set[str]:
     def named(b: ast.AST) -> set[str]:
         return {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(b)
                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) or isinstance(n, ast.Name)} & methods
-    reached = {m for m in methods if m in api or m.startswith("__") and m.endswith("__")}
+    # The object itself, not read through (``self.x``), compared (``other is self``) or only printed or asked its
+    # type: formatted, handed on, kept or given back, its string may reach a result (a dict keyed by it is sorted by
+    # the keys' strings where the graded calls read it)
+    inert = {id(x) for n in ast.walk(cls) for x in (
+        [n.value] if isinstance(n, ast.Attribute) else [n.left, *n.comparators] if isinstance(n, ast.Compare)
+        else n.args if isinstance(n, ast.Call) and _callee(n) in ("print", "isinstance", "type", "id") else [])}
+    def formats(b: ast.AST) -> bool:  # where a ``__repr__`` that only reads may run
+        return any(isinstance(x, ast.Name) and x.id == "self" and isinstance(x.ctx, ast.Load) and id(x) not in inert
+                   for x in ast.walk(b))
+    quiet = {f.name for f in cls.body if isinstance(f, ast.FunctionDef) and f.name in _FORMATS and _only_reads(f)}
+    reached = {m for m in methods if m in api or m.startswith("__") and m.endswith("__") and m not in quiet}
     reached |= {m for b in cls.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) for m in named(b)}
     while True:
-        more = {m for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name in reached
-                for m in named(b)} - reached
-        if not more:
+        bodies = [b for b in cls.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or b.name in reached]
+        more = {m for b in bodies for m in named(b)} | (quiet if any(map(formats, bodies)) else set())
+        if more <= reached:
             return reached
         reached |= more
+
+
+# The special methods that make an object's string: one that only reads runs only where something formats the
+# object (round 38z147: a ``__repr__`` that names when the last block was taken, which no graded call formats)
+_FORMATS = frozenset(("__repr__", "__str__", "__format__"))
+_READERS = frozenset(("join", "format", "item", "tolist", "get", "keys", "values", "items", "count", "index", "upper",
+                      "lower", "strip", "replace", "split", "numel", "size", "dim", "monotonic", "perf_counter",
+                      "time", "monotonic_ns", "perf_counter_ns", "time_ns", "is_available", "device_count",
+                      "get_device_name", "memory_allocated", "getenv"))
+_UNSAFE_BUILTINS = frozenset(("exec", "eval", "compile", "setattr", "delattr", "globals", "vars", "locals", "open",
+                              "__import__", "input", "breakpoint"))
+
+
+def _only_reads(f: ast.FunctionDef) -> bool:
+    """Whether ``f`` changes nothing outside its locals: it binds only local names and calls only builtins and
+    functions and methods that read (:data:`_READERS`: a string's, a tensor's sizes, a clock, the GPU's name)."""
+    return not any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) or isinstance(
+        getattr(n, "ctx", None), (ast.Store, ast.Del)) and not isinstance(n, ast.Name) or isinstance(n, ast.Call) and not (
+            isinstance(n.func, ast.Name) and n.func.id in dir(builtins) and n.func.id not in _UNSAFE_BUILTINS
+            or isinstance(n.func, ast.Attribute) and n.func.attr in _READERS) for n in ast.walk(f))
 
 
 _CONTAINERS = frozenset(("list", "dict", "set", "defaultdict", "deque", "Counter", "OrderedDict"))

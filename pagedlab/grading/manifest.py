@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '1ab0723a1ee4e3438c22836030fec81b90902bb73198a7a599b66af9b68bf5cd',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'b6e86e8ea2860e22353fc28430fda5296fe06c2b3efa372529d87e8583dbdf8b',
-    'machine.py': '5e55afdc3e870af057cf3cae5558d853a16eb9bdf7a0e61164ca51f9baf2a51c',
+    'machine.py': 'fcc73d444bca2949c1b57ad3ad9ebae303c4f88c41ba8d0574a6fc641d1e3cf4',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'b996d7e34f2a2ccfd6819a9f0811a0a491f7b631bdf1683d8d8dd12ec0164367',

@@ -1062,6 +1062,26 @@ UNRUN = [
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
     # round 38z144: a draw made negative, moved to the machine's device and converted to uint8 there; beside it, a
     # demo's draw there whose sum is printed and whose size is counted, and a dtype's size read from an empty tensor
+    ("a float32 sum's order on the machine's device, read through the tensor's data", _answer(
+        "return _rows(x) if _EXACT else x.softmax(-1)",
+        "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE).data\n"
+        "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z147: a dtype's size kept under (dtype, device.DEVICE) went to review where the key was written in the
+    # lookup, not where it was held by a local name first; the machine's device in a key is its own place, as the
+    # input's is. Beside it, a table stored under the machine's device and read under a device named, and a mark a
+    # demo leaves under the input's device, looked up under the machine's (on a GPU, the demo's CPU tensor's key is
+    # not the machine's)
+    ("a dtype's size kept under the machine's device, the key written in each lookup", _answer(
+        "if (x.dtype, device.DEVICE) not in _SIZES:\n"
+        "        _SIZES[x.dtype, device.DEVICE] = torch.empty(0, dtype=x.dtype, device=device.DEVICE).element_size()\n"
+        "    return _rows(x) * (_SIZES[x.dtype, device.DEVICE] // x.element_size())",
+        "from pagedlab import device\n\n_SIZES = {}\n\n\n"), False),
+    ("a table stored under the machine's device, read under a device named", _answer(
+        "return _rows(x) if _PATHS.get(torch.device('cpu'), True) else x.softmax(-1)",
+        "from pagedlab import device\n\n_PATHS = {}\n_PATHS[device.DEVICE] = True\n\n\n"), True),
+    ("a demo's mark under the input's device, looked up under the machine's", _demo(
+        "from pagedlab import device\n\n_SEEN = {}\n\n\ndef _mark(t):\n    _SEEN[t.dtype, t.device] = True\n\n\n",
+        "return _rows(x) if (x.dtype, device.DEVICE) in _SEEN else x.softmax(-1)", "_mark(torch.ones(2, 3))\n"), True),
     # round 38z147: a move chosen by which machine holds the input, the same values either way; beside it, a choice
     # whose branches compute differently
     ("a move chosen by whether the input is on a GPU, the same values either way", _answer(
@@ -1515,7 +1535,17 @@ def _clocked(allocate: str = "", method: str = "uptime") -> str:
     (_clocked(), False),
     (_clocked("        if self.uptime() > 3600:\n            self.free_list.sort()\n"), True),
     (_clocked("        if self.created_at < 0:\n            self.free_list.sort()\n"), True),
-    (_clocked(method="__repr__"), True),
+    (_clocked(method="__repr__").replace("return time.monotonic() - self.created_at",
+                                         "return f'{len(self.free_list)} free, up {time.monotonic() - self.created_at}'"),
+     False),
+    (_clocked("        if 'e+' in str(self):\n            self.free_list.sort()\n", method="__repr__").replace(
+        "return time.monotonic() - self.created_at", "return f'up {time.monotonic() - self.created_at}'"), True),
+    (_clocked("        self.owner = {self: 1}\n", method="__repr__").replace(
+        "return time.monotonic() - self.created_at", "return f'up {time.monotonic() - self.created_at}'"), True),
+    ("import torch\n" + _clocked("        print(self)\n        if FAST:\n            self.free_list.sort()\n",
+                                 method="__repr__").replace(
+        "return time.monotonic() - self.created_at",
+        "global FAST\n        FAST = torch.cuda.is_available()\n        return 'allocator'"), True),
     (_clocked().replace("self.created_at", "self.free_list_made").replace(
         "self.ref_count = [0] * num_blocks\n", "self.ref_count = [0] * num_blocks\n"
         "        self.num_blocks = num_blocks if time.monotonic() > 0 else 0\n"), True),
@@ -1529,12 +1559,15 @@ def _clocked(allocate: str = "", method: str = "uptime") -> str:
         "        if len(self.events) > 1 and self.events[-1][0] - self.events[0][0] > 60:\n"
         "            self.free_list.sort()\n        if not self.free_list:"), True),
 ], ids=["a clock kept for a method no graded call makes", "that method called by allocate",
-        "the clock read by allocate", "the clock read by __repr__", "an attribute the exercise hands out set by it",
+        "the clock read by allocate", "the clock read by a __repr__ nothing formats",
+        "that __repr__ read by allocate", "the object kept as a key", "a __repr__ that sets a global allocate reads", "an attribute the exercise hands out set by it",
         "clock readings appended to a log no graded call reads", "that log read by allocate"])
 def test_a_handed_out_class_asks_only_where_a_graded_call_can_reach(work, flagged):
     """(Round 38z90) The graded calls of a class the exercise hands out call its methods and read its attributes,
     those of the work cell's skeleton: a clock kept for a method of the learner's that none of them reaches (an
-    ``uptime()`` for the learner's own statistics) changes no outcome; read by anything they reach, it asks."""
+    ``uptime()`` for the learner's own statistics) changes no outcome; read by anything they reach, it asks. (Round
+    38z147) A ``__repr__`` that only reads runs where something formats the object, or holds it: its clock asks
+    there only."""
     p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex06_block_allocator.ipynb"]
     nb = nbformat.read(ROOT / "solutions" / "ex06_block_allocator.ipynb", as_version=4)
     next(c for c in nb.cells if c.get("id") == "allocator-work").source = work
