@@ -1249,9 +1249,11 @@ class Memory:
     * A view (``slice``, ``view``) makes no storage: a table made before the call (positions ``arange(4096)``) and
       only viewed is not held; one that an op of the call writes into is.
     * A tensor detached (which ``.numpy()`` does, handing NumPy its memory) is recorded: the rule follows only what
-      PyTorch computes. So is a tensor of more than one element that enters an op without an op of the call having
-      made it (from NumPy, a Python list, a buffer, or made before the call), once the call has also read values
-      out of its tensors into Python or detached one: without that, what it holds cannot depend on the inputs.
+      PyTorch computes. So is a tensor of more than one element that enters an op without an op of the call, or of
+      an earlier graded call, having made it (from NumPy, a Python list, a buffer, or made before the graded calls),
+      once the call has also read values out of its tensors into Python or detached one: without that, what it
+      holds cannot depend on the inputs. (An earlier call's tensor was followed then, and from other inputs: round
+      38z148, positions ``arange(n)`` kept by ``(n, device)`` beside a ``bool(vis.any())`` that skips a tile.)
     * The result must derive from the inputs: an op made it, or wrote into it, from a tensor that does (the inputs
       do; an op that takes a tensor only for its shape, ``zeros_like``, does not pass it on). One computed elsewhere
       (NumPy) and handed back is refused.
@@ -1266,6 +1268,7 @@ class Memory:
         self.factor, self.record = factor, record
         self.refusal: str | None = None
         self.held: dict[int, list] = {}  # storage address -> [float32 elements, a mask?, weak reference to it]
+        self.made: dict[int, weakref.ref] = {}  # storages an op of this or an earlier graded call made, while alive
         self.derived: set[int] = set()  # storage addresses whose values derive from the inputs
         self.seen: set[int] = set()  # storage addresses an op of the call made or was given
         self.given: set[int] = set()  # the inputs' storages
@@ -1311,7 +1314,7 @@ class Memory:
         for t, ptr in zip(inputs, ptrs):
             if ptr not in self.seen:
                 self.seen.add(ptr)
-                if t.numel() > 1 and self.foreign is None:
+                if t.numel() > 1 and self.foreign is None and ptr not in self.made:
                     self.foreign = f"a tensor of {t.numel()} values"
                     self._foreign()
         derived = name not in self.SHAPE_ONLY and any(ptr in self.derived for ptr in ptrs)
@@ -1325,8 +1328,9 @@ class Memory:
                 continue
             entry = self.held.get(ptr)
             if entry is None:
-                entry = self.held[ptr] = [0, t.dtype is self.mask,
-                                          weakref.ref(storage, functools.partial(self._freed, ptr))]
+                entry = self.held[ptr] = [0, t.dtype is self.mask, self.made.get(ptr) or weakref.ref(
+                    storage, functools.partial(self._freed, ptr))]
+                self.made[ptr] = entry[2]
             elif entry[1] and t.dtype is not self.mask:
                 entry[1] = False  # a mask read as another dtype: each of its bytes holds a value now
             else:
@@ -1383,6 +1387,7 @@ class Memory:
         if entry is not None:
             self.total -= entry[0]
         self.derived.discard(ptr)
+        self.made.pop(ptr, None)
 
     def _refuse(self, where: str, what: str, limit: str) -> None:
         self.refusal = (f"{where}: {what}, more than {limit}: this exercise computes one tile at a time, so its "

@@ -573,6 +573,41 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                       "            m = m_new\n"
                       "        out[r0:r0 + len(qi)] = acc / l[:, None]\n"
                       "    return out.to(q.dtype)\n"}),
+    # round 38z148: positions kept by (n, device), made by an earlier graded call, beside a bool(vis.any()) that
+    # skips a hidden tile, sent to review as a tensor no op of the call made
+    "ex02 positions kept from an earlier call, a hidden tile skipped by bool(any())": ("ex02_online_softmax", {
+        "tiled-work": "_ARANGE_CACHE = {}\n"
+                      "\n"
+                      "\n"
+                      "def _positions(n, device):\n"
+                      "    key = (n, device)\n"
+                      "    if key not in _ARANGE_CACHE:\n"
+                      "        _ARANGE_CACHE[key] = torch.arange(n, device=device)\n"
+                      "    return _ARANGE_CACHE[key]\n"
+                      "\n"
+                      "\n"
+                      "def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n"
+                      "    \"\"\"Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time.\"\"\"\n"
+                      "    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n"
+                      "    out = torch.zeros(n_q, d, device=q.device)\n"
+                      "    dev = q.device\n"
+                      "    qpos, kpos = _positions(n_q, dev), _positions(n_k, dev)\n"
+                      "    for i in range(0, n_q, block_m):\n"
+                      "        qi = q[i:i + block_m].float() / math.sqrt(d)\n"
+                      "        r = qi.shape[0]\n"
+                      "        m = torch.full((r,), float(\"-inf\"), device=dev)\n"
+                      "        l = torch.zeros(r, device=dev)\n"
+                      "        acc = torch.zeros(r, d, device=dev)\n"
+                      "        for j in range(0, n_k, block_n):\n"
+                      "            s = qi @ k[j:j + block_n].float().T\n"
+                      "            if causal:\n"
+                      "                vis = kpos[j:j + block_n][None, :] <= qpos[i:i + r][:, None] + (n_k - n_q)\n"
+                      "                if not bool(vis.any()):\n"
+                      "                    continue\n"
+                      "                s = s.masked_fill(~vis, float(\"-inf\"))\n"
+                      "            m, l, acc = online_softmax_update(m, l, acc, s, v[j:j + block_n].float())\n"
+                      "        out[i:i + r] = acc / l[:, None]\n"
+                      "    return out.to(q.dtype)\n"}),
     "a class with __call__, its repr by __class__.__name__, %config retina": ("ex00_warmup", {
         "softmax-work": '%config InlineBackend.figure_format = "retina"\n'
                         "class Softmax:\n    def __call__(self, x):\n        return " + _ROWS + "\n"
