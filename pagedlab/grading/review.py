@@ -65,7 +65,10 @@ MODULES = {"": SUSPECT_MODULES,
            "starts a process": PROCESS_MODULES,
            "runs C code": ("ctypes", "_ctypes", "cffi", "torch.utils.cpp_extension"),
            "installs a trace or profile hook": ("cProfile", "_lsprof", "profile", "trace", "pdb", "bdb",
-                                                "sys.monitoring"),
+                                                "sys.monitoring", "sys.settrace", "sys.setprofile",  # (round 38z150:
+                                                "threading.settrace", "threading.setprofile",  # Python 3.12's
+                                                "threading.settrace_all_threads",  # hooks of every thread)
+                                                "threading.setprofile_all_threads"),
            "rebuilds objects from bytes": ("pickle", "_pickle", "marshal", "copyreg", "dill", "cloudpickle", "shelve"),
            "defines a PyTorch operator": ("torch.library", "torch._library", "torch._custom_ops", "torch._custom_op"),
            "runs code later": ("weakref", "_weakref", "atexit", "signal", "_signal"),  # (a handler: at any moment)
