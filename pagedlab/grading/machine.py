@@ -65,6 +65,7 @@ class Machine:
     # outlives the call (round 38z135)
     constants: dict[str, bool] = field(default_factory=dict)  # top-level names bound to a tensor made without the
     # inputs, and whether the machine's place holds it (:func:`_constant`)
+    fragile: frozenset[str] = frozenset()  # names a cell binds on or after a line that may fail on one machine only
 
 
 class Scope(NamedTuple):
@@ -246,8 +247,12 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     bare = replace(bare, hosted=_hosted(statements, bare))
     memos = _memos(statements, caches, bare)
     names, places = _IPYTHON_NAMES, frozenset()
+    cells = [tree.body for tree in filter(None, map(_parse, sources))]
     while True:
         machine = replace(bare, names=names, places=places, classes=classes)
+        machine = replace(machine, fragile=frozenset(  # (round 38z148: a pinned buffer, then ``"staging" in dir()``)
+            n for body in cells for i, st in enumerate(body) if _may_fail(st, machine) is not None
+            for later in body[i:] for n in _bound(later)))
         asking = [st for st in statements if _asked(st, machine) is not None or any(
             isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in threaded for f in ast.walk(st))]
         found = {n for st in asking for node in _top_level(ast.Module([st], []))
@@ -262,7 +267,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
         if found <= names and placed <= places:
             break
         names, places = names | found, places | placed
-    machine = replace(bare, names=names, places=places, classes=classes)
+    machine = replace(bare, names=names, places=places, classes=classes, fragile=machine.fragile)
     bindings: dict[str, list[ast.AST]] = {}
     for st in statements:
         for node in ast.walk(st):
@@ -666,6 +671,11 @@ def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
     return None
 
 
+def _namespace(node: ast.AST) -> bool:
+    """Whether ``node`` lists the names bound where it runs: ``dir()``, ``globals()``, ``locals()``, ``vars()``."""
+    return isinstance(node, ast.Call) and not node.args and _callee(node) in ("globals", "locals", "vars", "dir")
+
+
 def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """The first expression of a top-level ``statement`` that may raise on one machine and not on another (round
     38z89: a demo's ``x.numpy()`` of a tensor made on ``DEVICE``, then ``FAST = False``): a question to the machine,
@@ -676,7 +686,12 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
     return _asked(statement, machine) or next(
         (n for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
          and n.id in machine.names | machine.places - machine.available
-         or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("numpy", "__array__", "cuda", "pin_memory")),
+         or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("numpy", "__array__", "cuda", "pin_memory")
+         or isinstance(n, ast.Call) and any(k.arg == "pin_memory" and not (  # (pinned memory needs an accelerator)
+             isinstance(k.value, ast.Constant) and not k.value.value) for k in n.keywords)
+         or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) != "torch.device" and any(
+             _device_name(a) and a.value.split(":")[0] not in ("cpu", "meta")  # (``.to("cuda")`` on a CPU)
+             for a in [*n.args, *(k.value for k in n.keywords)])),
         None)
 
 
@@ -933,10 +948,13 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     seeded = _seeded_draw(node, machine)
     if seeded is not None:
         return seeded
-    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and node.left.value in machine.names \
-            and any(isinstance(c, ast.Call) and _callee(c) in ("globals", "locals", "vars", "dir")
-                    for c in node.comparators):
-        return node  # whether a name of the machine's is bound (round 38z81: ``"_GPU_SESSION" in globals()``)
+    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) \
+            and any(_namespace(c) for c in node.comparators):
+        # whether a name of the machine's is bound (round 38z81: ``"_GPU_SESSION" in globals()``), or one that a
+        # cell binds after a line that may fail on one machine only (round 38z148: a pinned buffer's name)
+        return node if node.left.value in machine.names | machine.fragile else None
+    if _namespace(node) and machine.fragile:
+        return node  # the names bound, listed: which cells ran to their end (round 38z148: ``for n in dir()``)
     cache, key = _looked_up(node, machine)
     if key is not None and _held(cache) in machine.keyed and id(node) not in scope.filled and (
             isinstance(node, ast.Compare) or isinstance(node, ast.Call) and (
@@ -1780,8 +1798,9 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
                 # (round 38z57: a kernel launch, PyTorch where it fails; 38z77: ``q * HOST_SCALE`` on a GPU)
                 or isinstance(n, ast.Attribute) and n.attr in _MOVES | _CPU_ONLY
                 or isinstance(n, (ast.Import, ast.ImportFrom)) and not _stdlib_import(n)
-                or isinstance(n, ast.Call) and _callee(n) in machine.raisers):
-            return n
+                or isinstance(n, ast.Call) and _callee(n) in machine.raisers
+                or broad and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in machine.fragile):
+            return n  # (round 38z148: a name read to see whether the cell that binds it ran to its end)
     return None
 
 

@@ -178,6 +178,14 @@ def _demo(before: str, returns: str, demo: str):
                                      "softmax-work", demo, tags=[], new_id="demo"))
 
 
+def _fragile(fails: str, asks: str):
+    """The solution's notebook whose answer scales by ``BOOST``, bound by a cell of the learner's that runs ``asks``
+    after one that runs ``fails`` (both untagged, after the work cell)."""
+    return lambda s: _submit(_edited(_edited(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "return _rows(x * BOOST / BOOST)")),
+        "softmax-work", fails, tags=[], new_id="fails"), "softmax-work", asks, tags=[], new_id="asks"))
+
+
 def _edited(solved, cell_id: str, source: str, tags=None, new_id: str | None = None):
     """``solved`` with cell ``cell_id``'s source replaced, or (``new_id``) a copy of it appended under that id."""
     nb = nbformat.from_dict(solved)
@@ -1066,6 +1074,19 @@ UNRUN = [
         "return _rows(x) if _EXACT else x.softmax(-1)",
         "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE).data\n"
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z148: a cell that fails on a CPU only (a pinned buffer, a move to "cuda") binds a name there; a later
+    # cell asks whether that name is bound, so the answer's scale is another on a GPU. Beside them, a cell that binds
+    # a table once, asking whether its own name is bound, where a demo moves to "cuda"
+    ("a pinned buffer's name looked up by a later cell", _fragile(
+        "staging = torch.empty(1024, pin_memory=True)\n", "BOOST = 2.0 if 'staging' in dir() else 1.0\n"), True),
+    ("a name read in a try to see whether a move to a GPU ran", _fragile(
+        "x = torch.zeros(3)\nongpu = x.to('cuda')\n",
+        "try:\n    ongpu\n    BOOST = 2.0\nexcept NameError:\n    BOOST = 1.0\n"), True),
+    ("the names bound, listed, a pinned buffer's among them", _fragile(
+        "staging = torch.empty(1024, pin_memory=True)\n",
+        "BOOST = 2.0 if any(n.startswith('stag') for n in dir()) else 1.0\n"), True),
+    ("a table bound once where its own name is not yet, a demo moving to a GPU", _fragile(
+        "demo = torch.ones(3).to('cuda')\n", "if 'BOOSTS' not in globals():\n    BOOSTS = {}\nBOOST = 1.0\n"), False),
     # round 38z147: a dtype's size kept under (dtype, device.DEVICE) went to review where the key was written in the
     # lookup, not where it was held by a local name first; the machine's device in a key is its own place, as the
     # input's is. Beside it, a table stored under the machine's device and read under a device named, and a mark a
@@ -1667,6 +1688,10 @@ ATTACKS = {
     "from profile import Profile": "installs a trace or profile hook: imports profile",
     "import bdb": "installs a trace or profile hook: imports bdb",
     "import sys\nsys.monitoring.use_tool_id(3, 'mine')": "installs a trace or profile hook: uses .monitoring",
+    # round 38z150: Python 3.12's hooks of every thread, and a hook's setter imported by name
+    "import threading\nthreading.setprofile_all_threads(f)": "installs a trace or profile hook: uses .setprofile_all",
+    "from threading import settrace_all_threads as hook\nhook(f)": "imports settrace_all_threads from threading",
+    "from sys import setprofile\nsetprofile(f)": "installs a trace or profile hook: imports setprofile from sys",
     "import pickle": "rebuilds objects from bytes: imports pickle",
     "from marshal import loads": "rebuilds objects from bytes: imports marshal",
     "import cloudpickle": "rebuilds objects from bytes: imports cloudpickle",
