@@ -19,7 +19,7 @@ from pagedlab.grading.collect import Pristine
 from pagedlab.grading.procs import Limits
 from pagedlab.grading.machine import late_bindings, machine_names, machine_reasons
 from pagedlab.grading.review import (answer_helpers, conditional_reasons, imported_names, kept_results,
-                                    reference_reasons, review_reasons, unrun_reasons)
+                                    reference_reasons, review_reasons, typed_tables, unrun_reasons)
 from pagedlab.grading.similarity import copied_cells, kept_wording
 from pagedlab.grading.specs import Cases, Spec
 
@@ -95,6 +95,9 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
                 if c.role not in RESTORED and restored.cells[c.index].source not in given
                 for why in conditional_reasons(restored.cells[c.index].source, work, helpers)
                 + machine_reasons(restored.cells[c.index].source, work, helpers, machine)]
+    reasons += typed_tables([(f"{c.role} cell {c.id!r}", restored.cells[c.index].source) for c in cells
+                             if c.role not in RESTORED and restored.cells[c.index].source not in given],
+                            set(work), helpers)
     reasons += kept_results([(f"{c.role} cell {c.id!r}", restored.cells[c.index].source,
                               c.role not in RESTORED and restored.cells[c.index].source not in given) for c in cells])
     reasons += unrun_reasons(

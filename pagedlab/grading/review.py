@@ -805,6 +805,42 @@ def kept_results(cells: list[tuple[str, str, bool]]) -> list[str]:
     return found
 
 
+# Numbers typed into literal tables that the answer reads, beyond which a person reads where they come from: a
+# table of every input a small space draws (ex04b's budgets) passes the calls it covers (round 38z150)
+TYPED_NUMBERS = 24
+
+
+def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[str]) -> list[str]:
+    """Why a person must read a notebook whose cells (``(where, source)``, the learner's) hold, in the definitions
+    of ``answers`` or in what binds a name of ``helpers`` (what the answer reads), literal tables (containers of
+    constants only) of :data:`TYPED_NUMBERS` numbers or more in all: answers typed in pass the calls they cover. An
+    answer that is itself a table (ex04b's ``MY_CONFIGS``) is the exercise's form."""
+    tables = []  # (numbers, where, line)
+    for where, source in cells:
+        tree = _parse(source)
+        for node in _top_level(tree) if tree is not None else ():
+            bound = set(_bound(node))
+            if not (bound & helpers or bound & answers and isinstance(node, (ast.FunctionDef, ast.ClassDef))):
+                continue
+            inner = {id(c) for n in ast.walk(node) if _literal(n) for c in ast.walk(n) if c is not n}
+            tables += [(sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in ast.walk(n)),
+                        where, n.lineno) for n in ast.walk(node) if _literal(n) and id(n) not in inner]
+    numbers = sum(t[0] for t in tables)
+    if numbers < TYPED_NUMBERS:
+        return []
+    _, where, line = max(tables)
+    return [f"{where} holds a table of numbers typed in (line {line}; {numbers} numbers in the tables the answer "
+            "reads): answers computed elsewhere pass the calls they cover, so a person checks where they come from"]
+
+
+def _literal(node: ast.AST) -> bool:
+    """A container of constants only (numbers, strings, nested containers, negated numbers), holding a number."""
+    return isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and all(
+        isinstance(c, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant, ast.expr_context, ast.UnaryOp, ast.USub,
+                       ast.UAdd)) for c in ast.walk(node)) and any(
+        isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in ast.walk(node))
+
+
 def _parse(source: str) -> ast.Module | None:
     try:
         return ast.parse(_transform(source))

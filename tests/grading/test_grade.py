@@ -1596,6 +1596,33 @@ def test_a_handed_out_class_asks_only_where_a_graded_call_can_reach(work, flagge
     assert bool(reasons) == flagged, reasons
 
 
+_BWD_TABLE = ('_BWD = {(64, 1024, 16): 0.14285714285714285, (64, 1024, 32): 0.07142857142857142, (64, 4096, 16): 0.5714285714285714, (64, 4096, 32): 0.2857142857142857, (96, 1024, 16): 0.09523809523809523, (96, 1024, 32): 0.047619047619047616, (96, 4096, 16): 0.38095238095238093, (96, 4096, 32): 0.19047619047619047, (128, 1024, 16): 0.07142857142857142, (128, 1024, 32): 0.03571428571428571, (128, 4096, 16): 0.2857142857142857, (128, 4096, 32): 0.14285714285714285, (256, 1024, 16): 0.03571428571428571, (256, 1024, 32): 0.017857142857142856, (256, 4096, 16): 0.14285714285714285, (256, 4096, 32): 0.07142857142857142}')  # round 38z150: ex04b's backward fractions for every input the spec draws, typed in
+
+
+@pytest.mark.parametrize("table, flagged", [
+    (_BWD_TABLE, True),
+    # near misses: the same table cut to 23 numbers; and a dict of numbers no graded call reaches
+    ("_BWD = {(64, 4096, 16): 0.5714285714285714, (64, 4096, 32): 0.2857142857142857, (96, 4096, 16): 0.380952380952, "
+     "(96, 4096, 32): 0.19047619047619047, (128, 4096, 16): 0.2857142857142857, (256, 4096): 0.14285714285714285}",
+     False),
+    ("_SEEN = " + _BWD_TABLE.partition(" = ")[2] + "\n_BWD = {}", False),
+], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read"])
+def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
+    """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
+    elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
+    more in all, go to review, naming the cell."""
+    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex04b_performance_lab.ipynb"]
+    nb = nbformat.read(ROOT / "solutions" / "ex04b_performance_lab.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.get("id") == "bwd-work")
+    cell.source = table + "\n\n\n" + cell.source.replace("def backward_exp_fraction(", "def _computed(") + (
+        "\n\ndef backward_exp_fraction(head_dim, mma_flops_per_clock=4096, exp_per_clock=16):\n"
+        "    return _BWD.get((head_dim, mma_flops_per_clock, exp_per_clock)) or _computed(head_dim, "
+        "mma_flops_per_clock, exp_per_clock)\n")
+    reasons = [r for r in prepare(_submit(nb), p, Limits())[2] if "typed in" in r]
+    assert bool(reasons) == flagged, reasons
+    assert all("'bwd-work'" in r for r in reasons)
+
+
 def test_a_setup_cell_the_grader_runs_as_handed_out_is_named_by_what_only_it_bound(solved):
     """(Round 38z58) A learner who adds ``import math`` to a setup cell ran a notebook that has it; the graded one,
     whose setup cell is the exercise's, has not. The reason names that import first, not the names the handed-out
