@@ -48,7 +48,8 @@ class Cell:
     id: str
     role: str  # setup/check (pristine), work/demo (the learner's answer to a pristine cell), extra (learner's own)
     pristine_sha256: str | None  # of the source that must run, for pristine cells
-    late: tuple[str, ...] = ()  # what the answer reads that the cell binds after a line that may fail (judge.prepare)
+    late: tuple[tuple[int, str], ...] = ()  # (last line, name) of what the answer reads that the cell binds from
+    # its first line that may fail on (:func:`~pagedlab.grading.machine.late_bindings`)
 
 
 def sha256(text: str) -> str:

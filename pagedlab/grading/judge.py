@@ -171,9 +171,10 @@ def judge_graded(cells: list[Cell], reply: dict, reasons: list[str], limits: Lim
         where = f"{c.role} cell {c.id!r}"
         if r is not None and r["status"] != "ok" and not learner_error and c.role not in RESTORED:
             learner_error = f"{where}: {r['ename'] or r['status']}: {r['evalue']}".rstrip(": ")
-        if r is not None and r["status"] != "ok" and c.late:  # (round 38z81: a cell that fails before FUSED = True)
-            reasons = reasons + [f"{where} raised {r['ename'] or r['status']} here, so its lines after the failing "
-                                 f"one did not run, and they bind {', '.join(map(repr, c.late[:3]))}, which the answer "
+        late = sorted({n for end, n in c.late if end >= (r or {}).get("line", 0)})  # (from the failing line on)
+        if r is not None and r["status"] != "ok" and late:  # (round 38z81: a cell that fails before FUSED = True)
+            reasons = reasons + [f"{where} raised {r['ename'] or r['status']} here, so its lines from the failing "
+                                 f"one on did not run, and they bind {', '.join(map(repr, late[:3]))}, which the answer "
                                  f"reads: on the learner's machine the cell may have run to its end"]
         if c.role in RESTORED and not problem:
             if r is None:

@@ -66,6 +66,9 @@ class Machine:
     constants: dict[str, bool] = field(default_factory=dict)  # top-level names bound to a tensor made without the
     # inputs, and whether the machine's place holds it (:func:`_constant`)
     fragile: frozenset[str] = frozenset()  # names a cell binds on or after a line that may fail on one machine only
+    on_place: frozenset[str] = frozenset()  # top-level names bound to what a place of the machine's holds
+    integral: frozenset[str] = frozenset()  # top-level names bound to an integer tensor (:func:`_integral`)
+    deterministic: bool = False  # the notebook asks for deterministic algorithms, which a GPU refuses some ops under
 
 
 class Scope(NamedTuple):
@@ -246,10 +249,32 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     bare = replace(bare, keyed=keyed, made=made, moved=moved, constants=_constants(statements, {}))
     bare = replace(bare, hosted=_hosted(statements, bare))
     memos = _memos(statements, caches, bare)
+    integral: set[str] = set()
+    while True:  # (a name bound to an integer tensor, or to what one makes)
+        more = {t.id for st in statements for node in _top_level(ast.Module([st], [])) for t, v in _pairs(node)
+                if isinstance(t, ast.Name) and _integral(v, replace(bare, integral=frozenset(integral)))} - integral
+        if not more:
+            break
+        integral |= more
+    bare = replace(bare, integral=frozenset(integral), deterministic=any(  # (round 38z151)
+        isinstance(c, ast.Call) and _resolved(c.func, bare, Scope()) == "torch.use_deterministic_algorithms"
+        and not (c.args and isinstance(c.args[0], ast.Constant) and not c.args[0].value)
+        for st in statements for c in ast.walk(st)))
     names, places = _IPYTHON_NAMES, frozenset()
     cells = [tree.body for tree in filter(None, map(_parse, sources))]
+    bindings: dict[str, list[ast.AST]] = {}
+    for st in statements:
+        for node in ast.walk(st):
+            for t, v in _pairs(node):
+                if isinstance(t, ast.Name):
+                    bindings.setdefault(t.id, []).append(v)
     while True:
         machine = replace(bare, names=names, places=places, classes=classes)
+        machine = replace(machine, available=frozenset(n for n in places if n in bindings and all(
+            _available(v, machine) for v in bindings[n])))
+        machine = replace(machine, on_place=frozenset(  # (round 38z151: ``_shape = torch.tensor(..., device=DEV)``)
+            t.id for st in statements for node in _top_level(ast.Module([st], [])) for t, v in _pairs(node)
+            if isinstance(t, ast.Name) and _mentions_place(v, machine)))
         machine = replace(machine, fragile=frozenset(  # (round 38z148: a pinned buffer, then ``"staging" in dir()``)
             n for body in cells for i, st in enumerate(body) if _may_fail(st, machine) is not None
             for later in body[i:] for n in _bound(later)))
@@ -267,15 +292,6 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
         if found <= names and placed <= places:
             break
         names, places = names | found, places | placed
-    machine = replace(bare, names=names, places=places, classes=classes, fragile=machine.fragile)
-    bindings: dict[str, list[ast.AST]] = {}
-    for st in statements:
-        for node in ast.walk(st):
-            for t, v in _pairs(node):
-                if isinstance(t, ast.Name):
-                    bindings.setdefault(t.id, []).append(v)
-    machine = replace(machine, available=frozenset(n for n in places if n in bindings and all(
-        _available(v, machine) for v in bindings[n])))
     passed = _passed(statements, machine)
     placers: frozenset[str] = frozenset()
     while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
@@ -509,17 +525,33 @@ def _named_place(v: ast.AST, machine: Machine) -> bool:
                for n in ast.walk(v))
 
 
-def late_bindings(source: str, read: set[str]) -> tuple[str, ...]:
-    """The names of ``read`` (what the answer reads) that cell ``source`` binds after its first line that may fail
-    (anything but a definition, an import or a constant): where the cell fails here, those lines did not run, and on
-    the learner's machine they may have (round 38z81: a GPU's warm-up raises here, then ``FUSED = True``)."""
+def late_bindings(source: str, read: set[str]) -> tuple[tuple[int, str], ...]:
+    """(last line, name) of each binding of a name of ``read`` (what the answer reads) by cell ``source``'s top-level
+    statements from its first one that may fail on: a definition whose defaults are constants or names, a class of
+    such, an import of a package this machine has, a constant and ``pass`` fail nowhere. Where the cell fails here,
+    the bindings ending on its failing line or after it did not happen, and on the learner's machine they may have
+    (round 38z81: a GPU's warm-up raises here, then ``FUSED = True``; round 38z151: a ``def`` whose default takes
+    12 GiB on the machine's device, an ``import`` of ``google.colab`` before a ``def``)."""
     tree = _parse(source)
-    quiet = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass)
     body = tree.body if tree else []
-    first = next((i for i, st in enumerate(body) if not isinstance(st, quiet) and not (
-        isinstance(st, (ast.Assign, ast.AnnAssign, ast.Expr)) and isinstance(st.value, ast.Constant))), len(body))
-    return tuple(sorted({n for st in body[first + 1:] for node in _top_level(ast.Module([st], []))
-                         for n in _bound(node)} & read))
+    first = next((i for i, st in enumerate(body) if not _quiet(st)), len(body))
+    return tuple(sorted({(st.end_lineno or st.lineno, n) for st in body[first:]
+                         for node in _top_level(ast.Module([st], [])) for n in _bound(node) if n in read}))
+
+
+def _quiet(statement: ast.AST) -> bool:
+    """Whether ``statement`` fails on no machine: ``pass``, a constant, an import of what this machine has, a
+    definition whose defaults are constants or names, a class of such."""
+    simple = (ast.Constant, ast.Name, ast.Attribute)
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return all(isinstance(d, simple) for d in [*statement.args.defaults, *statement.args.kw_defaults] if d)
+    if isinstance(statement, ast.ClassDef):
+        return all(isinstance(b, simple) for b in [*statement.bases, *(k.value for k in statement.keywords)]) and all(
+            map(_quiet, statement.body))
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return _installed(statement)
+    return isinstance(statement, ast.Pass) or isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Expr)) and (
+        isinstance(statement.value, ast.Constant))
 
 
 def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
@@ -547,7 +579,7 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
                            f"a GPU (Colab's) the notebook may compute another way; a person reads every branch")
     body = tree.body if tree else []
     fails = next((i for i, st in enumerate(body) if _may_fail(st, machine) is not None), len(body))
-    again = sorted({n for st in body[fails + 1:] for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
+    again = sorted({n for st in body[fails:] for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
                    & (set(answers) | set(helpers)) & machine.rebound - set(machine.aliases))  # (38z99: a module's
     # setting, ``torch.backends.cuda.matmul.allow_tf32 = False``, binds no name again)
     if again:
@@ -679,10 +711,17 @@ def _namespace(node: ast.AST) -> bool:
 def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """The first expression of a top-level ``statement`` that may raise on one machine and not on another (round
     38z89: a demo's ``x.numpy()`` of a tensor made on ``DEVICE``, then ``FAST = False``): a question to the machine,
-    a name bound from one or a place named so, a move (``.numpy()`` of a GPU's tensor raises, ``.cuda()`` on a CPU).
-    A definition or an import runs nothing of the machine's."""
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-        return None
+    a name bound from one or a place named so, a move (``.numpy()`` of a GPU's tensor raises, ``.cuda()`` on a CPU),
+    pinned memory, a computation on the machine's place (round 38z151: an int64 product, which a GPU does not
+    implement; ``torch.bincount`` with weights under deterministic algorithms), an import of a package this machine
+    does not have (``google.colab``). A definition runs its decorators and defaults, a class its body."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = statement.args
+        return next(filter(None, (_may_fail(ast.Expr(d), machine) for d in [*a.defaults, *a.kw_defaults] if d)), None)
+    if isinstance(statement, ast.ClassDef):
+        return next(filter(None, (_may_fail(b, machine) for b in statement.body)), None)
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return None if _installed(statement) else statement
     return _asked(statement, machine) or next(
         (n for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
          and n.id in machine.names | machine.places - machine.available
@@ -692,7 +731,69 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
          or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) != "torch.device" and any(
              _device_name(a) and a.value.split(":")[0] not in ("cpu", "meta")  # (``.to("cuda")`` on a CPU)
              for a in [*n.args, *(k.value for k in n.keywords)])),
-        None)
+        None) or (_computes(statement, machine) if _mentions_place(statement, machine) and (
+            machine.deterministic or _integral(statement, machine)) else None)
+
+
+def _installed(statement: ast.Import | ast.ImportFrom) -> bool:
+    """Whether every package ``statement`` imports is on this machine (one that is not fails here, and may not on
+    the learner's: ``from google.colab import output``, round 38z151)."""
+    import importlib.util
+
+    tops = [a.name.split(".")[0] for a in statement.names] if isinstance(statement, ast.Import) else [
+        (statement.module or "").split(".")[0]] if statement.level == 0 else []
+    try:
+        return all(t in sys.stdlib_module_names or importlib.util.find_spec(t) is not None for t in tops)
+    except (ImportError, ValueError):
+        return False
+
+
+# What only makes a tensor, or puts one somewhere: on a device, it fails nowhere that device is
+_FACTORIES = frozenset(("tensor", "as_tensor", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "rand",
+                        "randn", "randint", "randperm", "empty_like", "zeros_like", "ones_like", "full_like",
+                        "rand_like", "randn_like", "device", "to", "print"))
+
+
+_INTEGRAL_DTYPES = frozenset(("long", "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool"))
+
+
+def _integral(node: ast.AST, machine: Machine) -> bool:
+    """Whether ``node`` makes or reads an integer tensor (``torch.tensor([[2, 32]])``, ``torch.arange(4)``,
+    ``dtype=torch.long``, ``.long()``, a name bound to one): a GPU implements fewer of their ops than a CPU (no
+    integer matrix product), so computing with one on the machine's place may fail there only (round 38z151)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in machine.integral:
+            return True
+        if not isinstance(n, ast.Call):
+            continue
+        dtypes = [k.value for k in n.keywords if k.arg == "dtype"]
+        if dtypes:
+            if _last(dtypes[0]) in _INTEGRAL_DTYPES:
+                return True
+            continue
+        if _callee(n) in ("long", "int", "short", "byte", "char", "bool") and isinstance(n.func, ast.Attribute) \
+                and not n.args or _callee(n) == "to" and any(_last(a) in _INTEGRAL_DTYPES for a in n.args):
+            return True
+        if _callee(n) in ("tensor", "as_tensor", "arange") and n.args and all(
+                isinstance(c, ast.Constant) and type(c.value) is int for a in n.args for c in ast.walk(a)
+                if isinstance(c, ast.Constant)):
+            return True
+    return False
+
+
+def _mentions_place(node: ast.AST, machine: Machine) -> bool:
+    """Whether ``node`` reads a place of the machine's, or a name bound to what one holds (:attr:`Machine.on_place`)."""
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+               and n.id in machine.places | machine.on_place - {"device"}
+               or isinstance(n, ast.Attribute) and _resolved(n, machine, Scope()) == "pagedlab.device.DEVICE"
+               for n in ast.walk(node))
+
+
+def _computes(statement: ast.AST, machine: Machine) -> ast.AST | None:
+    """The first computation in ``statement``: an operator, or a call that makes or moves nothing only."""
+    return next((n for n in ast.walk(statement) if isinstance(n, ast.BinOp) and _folded(n) is None
+                 or isinstance(n, ast.Call) and _callee(n) not in _FACTORIES and _callee(n) not in machine.sayers),
+                None)
 
 
 def _available(v: ast.AST, machine: Machine) -> bool:

@@ -31,7 +31,7 @@ from pagedlab.grading.similarity import _transform, magic_body, string_code
 MACHINERY = ("_showtraceback", "showtraceback", "showsyntaxerror", "set_custom_exc", "custom_exceptions",
              "input_transformers_cleanup", "input_transformers_post", "input_transformer_manager",
              "ast_transformers", "settrace", "setprofile", "addaudithook", "run_cell", "run_ast_nodes", "run_code",
-             "excepthook",
+             "excepthook", "_render_traceback_",
              "__builtins__", "meta_path", "path_hooks", "displayhook", "InteractiveShell")
 # Ways to reach or rewrite what a check or the driver reads, whatever name they are reached through.
 INTROSPECTION = ("vars", "__globals__", "__dict__", "modules", "_getframe", "__torch_function__", "__torch_dispatch__",
@@ -602,6 +602,8 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("__")
                 and node.name.endswith("__") and node.name in _SPECIAL_DUNDERS):
             found.append(f"defines {node.name}{line}")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in MACHINERY:
+            found.append(f"defines {node.name}{line}")  # (an exception's own traceback, IPython shows it: round 38z151)
         if isinstance(node, ast.ClassDef):
             found += [f"subclasses {ast.unparse(b)}{line}" for b in node.bases
                       if (getattr(b, "id", None) or getattr(b, "attr", None)) in _VALUE_TYPES]

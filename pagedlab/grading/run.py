@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import secrets
 import subprocess
 import sys
@@ -134,6 +135,16 @@ def printed_bytes(content: dict) -> int:
     return sum(size(content.get(key)) for key in ("text", "data", "traceback", "ename", "evalue"))
 
 
+def _failing_line(reply: dict) -> int:
+    """The line of the cell's own code that raised, from IPython's traceback (``Cell In[7], line 3``, its first frame:
+    the cell's); 0 where it names none (a syntax error, a failure without a traceback): every line counts then."""
+    if reply.get("ename") in ("SyntaxError", "IndentationError", "TabError"):
+        return 0
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", "\n".join(map(str, reply.get("traceback") or [])))
+    found = re.search(r"Cell In\[\d+\], line (\d+)|<cell line: (\d+)>", text)
+    return int(found.group(1) or found.group(2)) if found else 0
+
+
 def _first_line(text: str) -> str:
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     return lines[0][:300] if lines else ""
@@ -221,7 +232,7 @@ async def run(job: dict) -> dict:
             if index in client.errors:  # an error on iopub is a failure whatever the reply says
                 reply = {**client.errors[index], "status": "error"}
             cells[index] = {"status": reply.get("status", "?"), "sha256": sha, "ename": str(reply.get("ename", "")),
-                            "evalue": _first_line(reply.get("evalue", ""))}
+                            "evalue": _first_line(reply.get("evalue", "")), "line": _failing_line(reply)}
             if client.output_bytes > limits.max_output_bytes:
                 ended, at = "output cap", index
                 break

@@ -1074,6 +1074,28 @@ UNRUN = [
         "return _rows(x) if _EXACT else x.softmax(-1)",
         "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE).data\n"
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z151: a draft of the answer, then a computation on the machine's device that a GPU refuses (an int64
+    # product; torch.bincount with weights under deterministic algorithms; a default computed there), then the right
+    # answer: on a GPU the cell stops there and the draft is the answer. Beside them, a demo on the device between
+    # the answer and a helper bound once, and a tensor only made there between two definitions
+    ("the answer bound again after an int64 product on the machine's device", lambda s: _submit(_edited(
+        s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "_shape = torch.tensor([[2, 32], [32, 128]], device=DEV)\n_prod = _shape @ _shape\n" + HELPED)), True),
+    ("the answer bound again after a bincount on the machine's device", lambda s: _submit(_edited(
+        s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "usage = torch.bincount(torch.tensor([0, 1, 1], device=DEV), weights=torch.ones(3, device=DEV))\n"
+        + HELPED)), True),
+    ("the answer bound again by a definition whose default computes on the machine's device", lambda s: _submit(
+        _edited(s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG + HELPED.replace(
+            "def softmax_rows(x):", "def softmax_rows(x, _g=torch.arange(4, device=DEV) @ torch.eye(4, "
+            "dtype=torch.long, device=DEV)):"))), True),
+    ("a demo on the machine's device between the answer and a helper bound once", lambda s: _submit(_edited(
+        s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + HELPED.replace("def _rows(", "def _r(")
+        .replace("return _rows(x)", "return _r(x)") + "print(softmax_rows(torch.randn(2, 3, device=DEV)))\n"
+        + HELPED.replace("def softmax_rows(x):\n    return _rows(x)\n", ""))), False),
+    ("a tensor only made on the machine's device between two definitions", lambda s: _submit(_edited(
+        s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "x = torch.randn(3, 7, device=DEV)\n" + HELPED)), False),
     # round 38z148: a cell that fails on a CPU only (a pinned buffer, a move to "cuda") binds a name there; a later
     # cell asks whether that name is bound, so the answer's scale is another on a GPU. Beside them, a cell that binds
     # a table once, asking whether its own name is bound, where a demo moves to "cuda"
@@ -1514,7 +1536,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
              "wrapper", "_ones", "_dtype",
              "_MATCH", "_fill", "_options", "_Peek",
-             "_Shape", "_LOG")
+             "_Shape", "_LOG", "BOOST")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r
                and "reads back" not in r), reasons
 
@@ -2258,10 +2280,15 @@ def test_judge_graded_calls():
     verdict, message = judge_graded(cells, tripped, [], limits, expected, spec, TOKEN)
     assert verdict == REVIEW and "tripwire: graded call 1 called torch.softmax" in message, message
     # round 38z81: a learner's cell that failed here, whose lines after the failing one bind what the answer reads
-    mine = [*cells, Cell(2, "mine", "extra", None, late=("FUSED",))]
+    mine = [*cells, Cell(2, "mine", "extra", None, late=((2, "FUSED"),))]
     failed = {**ok, "cells": {**ran, "2": {"status": "error", "sha256": "", "ename": "RuntimeError", "evalue": ""}}}
     verdict, message = judge_graded(mine, failed, [], limits, expected, spec, TOKEN)
     assert verdict == REVIEW and "'FUSED'" in message, message
+    # the traceback's line: from it on, nothing ran here (round 38z151); a failure after the binding leaves it
+    at = {**ok, "cells": {**ran, "2": {**failed["cells"]["2"], "line": 2}}}
+    assert judge_graded(mine, at, [], limits, expected, spec, TOKEN)[0] == REVIEW
+    after = {**ok, "cells": {**ran, "2": {**failed["cells"]["2"], "line": 3}}}
+    assert judge_graded(mine, after, [], limits, expected, spec, TOKEN) == (PASS, ""), "bound before the failing line"
     assert judge_graded(mine, {**ok, "cells": {**ran, "2": {**ran["1"]}}}, [], limits, expected, spec, TOKEN) == (
         PASS, ""), "the cell ran to its end"
     assert judge_graded([*cells, Cell(2, "mine", "extra", None)], failed, [], limits, expected, spec, TOKEN) == (
@@ -2269,14 +2296,36 @@ def test_judge_graded_calls():
 
 
 @pytest.mark.parametrize("source, read, late", [
-    ("_warm = torch.randn(2, device='cuda')\nFUSED = True\n", {"FUSED"}, ("FUSED",)),
+    ("_warm = torch.randn(2, device='cuda')\nFUSED = True\n", {"FUSED"}, ((2, "FUSED"),)),
     ("import torch\n\n\ndef f(x):\n    return x\n\n\nBLOCK = 64\nprint(f(torch.ones(1, device='cuda')))\n",
      {"f", "BLOCK"}, ()),
-    ("print(torch.cuda.get_device_name(0))\nBLOCK = 64\nout = f(1)\n", {"BLOCK"}, ("BLOCK",)),
+    ("print(torch.cuda.get_device_name(0))\nBLOCK = 64\nout = f(1)\n", {"BLOCK"}, ((2, "BLOCK"),)),
+    # round 38z151: an import of a package this machine lacks, a default that takes 16 GiB, a class body computing
+    ("from google.colab import output\ndef choose(m):\n    return 1\n", {"choose"}, ((3, "choose"),)),
+    ("def f(x, _w=torch.empty(1 << 34, device=DEV)):\n    return x\n", {"f"}, ((2, "f"),)),
+    ("class M:\n    GRID = torch.arange(4) @ torch.eye(4)\n\n    def f(self):\n        return 1\n", {"M"},
+     ((5, "M"),)),
+    ("import math\nimport torch\n\n\nclass M:\n    SIZE = 4\n\n    def f(self, n=SIZE):\n        return n\n", {"M"},
+     ()),
 ])
 def test_a_cell_that_fails_here_names_what_it_binds_after_the_failing_line(source, read, late):
-    """What the answer reads that a cell binds after its first line that may fail (round 38z81)."""
+    """What the answer reads that a cell binds from its first line that may fail on, with the line each binding
+    ends on (rounds 38z81, 38z151)."""
     assert late_bindings(source, read) == late
+
+
+def test_the_failing_line_is_the_cells_own_frame_in_ipythons_traceback():
+    """(Round 38z151) The line of the cell that raised: the first frame of IPython's traceback (colours and all), not
+    the frame of a function another cell defined; none for a syntax error or a reply without a traceback."""
+    from pagedlab.grading.run import _failing_line
+
+    traceback = ["\x1b[31mValueError\x1b[39m  Traceback (most recent call last)",
+                 "\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[2]\x1b[39m\x1b[32m, line 3\x1b[39m\n----> 3 g()\n",
+                 "\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[1]\x1b[39m\x1b[32m, line 2\x1b[39m, in g()\n",
+                 "\x1b[31mValueError\x1b[39m: x"]
+    assert _failing_line({"ename": "ValueError", "traceback": traceback}) == 3
+    assert _failing_line({"ename": "SyntaxError", "traceback": traceback}) == 0
+    assert _failing_line({"ename": "RuntimeError"}) == 0
 
 
 def test_exceptions_match_by_class_and_numbers_by_value():
