@@ -883,6 +883,8 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     "linecache", "codecs.open", "fileinput", "mmap", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
                     "configparser", "netrc", "gzip.open", "bz2.open", "lzma.open",  # (38z93: files read by any module)
                     "threading.active_count", "threading.enumerate", "asyncio",  # (38z95: threads, a loop's clock)
+                    "threading.get_ident", "threading.get_native_id", "threading.current_thread",  # (38z154: a
+                    "threading.main_thread", "threading.stack_size", "_thread",  # thread's number, the OS's)
                     # the course's modules that read pagedlab.device, where they answer with it (every one is
                     # here or in test_grade.py's list of those that only place tensors with it; round 38z121: a
                     # KVCache's default dtype, bfloat16 on a GPU; the engine's dtype "auto")

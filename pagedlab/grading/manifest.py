@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '4c08ce4d8f23b6c29daaf95b83e1d8da939933a0c6590eef32cc0382b9778a20',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '5457d5e7c37a1d43e5fdec4e96415c255b7e587f819ec77c820b74b3f8719522',
-    'machine.py': 'a36aba0d466ec2b3afc6c4ca6b6fee5c99d099413186869b7f868fd6130080d3',
+    'machine.py': '56e60be9e9a94be0bcc89c9a99ef5d87d20840269914bdd9a2cbe571d1ef3f9b',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '254e4018d62092060ae487d1b742e8844b5e2542059828973b854fb7b06c739f',

@@ -1074,6 +1074,12 @@ UNRUN = [
         "return _rows(x) if _EXACT else x.softmax(-1)",
         "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE).data\n"
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z154: the OS's number of the thread (under 64 in the grader's own PID namespace); beside it, a lock
+    ("the OS's number of the thread", _answer(
+        "return _rows(x) if _TID < 64 else x.softmax(-1)", "import threading\n\n_TID = threading.get_native_id()\n\n\n"),
+     True),
+    ("a lock around the answer", _answer(
+        "with _LOCK:\n        return _rows(x)", "import threading\n\n_LOCK = threading.Lock()\n\n\n"), False),
     # round 38z151: a draft of the answer, then a computation on the machine's device that a GPU refuses (an int64
     # product; torch.bincount with weights under deterministic algorithms; a default computed there), then the right
     # answer: on a GPU the cell stops there and the draft is the answer. Beside them, a demo on the device between
