@@ -115,7 +115,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
         reasons += copied_cells(own, {k: source for k, (source, _) in pristine.others.items()},
                                 {k: base for k, (_, base) in pristine.others.items()})
     reasons += copied_cells(own, pristine.library, handed_out, library=True, floors=pristine.library_floors)
-    cells = [replace(c, late=late_bindings(restored.cells[c.index].source, set(work) | helpers))
+    cells = [replace(c, late=late_bindings(restored.cells[c.index].source, set(work) | helpers, machine.aliases))
              if c.role not in RESTORED else c for c in cells]
     return restored, cells, reasons, notes
 

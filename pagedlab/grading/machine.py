@@ -525,18 +525,37 @@ def _named_place(v: ast.AST, machine: Machine) -> bool:
                for n in ast.walk(v))
 
 
-def late_bindings(source: str, read: set[str]) -> tuple[tuple[int, str], ...]:
+def late_bindings(source: str, read: set[str], aliases: dict[str, str] | None = None) -> tuple[tuple[int, str], ...]:
     """(last line, name) of each binding of a name of ``read`` (what the answer reads) by cell ``source``'s top-level
     statements from its first one that may fail on: a definition whose defaults are constants or names, a class of
     such, an import of a package this machine has, a constant and ``pass`` fail nowhere. Where the cell fails here,
     the bindings ending on its failing line or after it did not happen, and on the learner's machine they may have
     (round 38z81: a GPU's warm-up raises here, then ``FUSED = True``; round 38z151: a ``def`` whose default takes
-    12 GiB on the machine's device, an ``import`` of ``google.colab`` before a ``def``)."""
+    12 GiB on the machine's device, an ``import`` of ``google.colab`` before a ``def``). An object an earlier cell
+    made, changed by the cell (``POOL.update(...)``), counts as bound where it is changed (round 38z157)."""
     tree = _parse(source)
     body = tree.body if tree else []
     first = next((i for i, st in enumerate(body) if not _quiet(st)), len(body))
-    return tuple(sorted({(st.end_lineno or st.lineno, n) for st in body[first:]
-                         for node in _top_level(ast.Module([st], [])) for n in _bound(node) if n in read}))
+    bound = {n for st in body for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
+    found = set()
+    for st in body[first:]:
+        binds = {n for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
+        changes = _set_by(st, aliases or {}) - bound  # (an object made before this cell, changed here)
+        found |= {(st.end_lineno or st.lineno, n) for n in (binds | changes) & read}
+    return tuple(sorted(found))
+
+
+def _set_by(statement: ast.AST, aliases: dict[str, str]) -> set[str]:
+    """The global names a top-level ``statement`` binds, or whose objects it changes outside a definition
+    (``POOL.update(stack=False)``: round 38z157)."""
+    own = {n.id for c in ast.walk(statement) if isinstance(c, (ast.comprehension, ast.Lambda))
+           for t in ([c.target] if isinstance(c, ast.comprehension) else []) for n in ast.walk(t)
+           if isinstance(n, ast.Name)}  # (a comprehension's own names are no globals)
+    changed = set() if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else {
+        _root(c.func) for c in ast.walk(statement) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+        and (c.func.attr in _CHANGES or c.func.attr.endswith("_") and not c.func.attr.startswith("_"))}
+    return {n for node in _top_level(ast.Module([statement], [])) for n in _bound(node)} | (
+        changed - own - set(aliases) - {None})
 
 
 def _quiet(statement: ast.AST) -> bool:
@@ -579,8 +598,11 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
                            f"a GPU (Colab's) the notebook may compute another way; a person reads every branch")
     body = tree.body if tree else []
     fails = next((i for i, st in enumerate(body) if _may_fail(st, machine) is not None), len(body))
-    again = sorted({n for st in body[fails:] for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
-                   & (set(answers) | set(helpers)) & machine.rebound - set(machine.aliases))  # (38z99: a module's
+    rebinds = {n for st in body[fails:] for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
+    changes = {n for st in body[fails:] for n in _set_by(st, machine.aliases)} - rebinds  # (an object made before,
+    # changed after: where the line fails, its state before stays; round 38z157, ``POOL.update(stack=False)``)
+    again = sorted((rebinds & machine.rebound | changes) & (set(answers) | set(helpers))
+                   - set(machine.aliases))  # (38z99: a module's
     # setting, ``torch.backends.cuda.matmul.allow_tf32 = False``, binds no name again)
     if again:
         line = _may_fail(body[fails], machine)
@@ -730,7 +752,11 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
              isinstance(k.value, ast.Constant) and not k.value.value) for k in n.keywords)
          or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) != "torch.device" and any(
              _device_name(a) and a.value.split(":")[0] not in ("cpu", "meta")  # (``.to("cuda")`` on a CPU)
-             for a in [*n.args, *(k.value for k in n.keywords)])),
+             for a in [*n.args, *(k.value for k in n.keywords)])
+         or isinstance(n, ast.Call) and any(  # a device by its index (``device=0``: the first GPU, round 38z157)
+             isinstance(a, ast.Constant) and type(a.value) is int for a in [
+                 *(k.value for k in n.keywords if k.arg == "device"),
+                 *(n.args[:1] if _callee(n) in ("to", "device") else [])])),
         None) or (_computes(statement, machine) if _mentions_place(statement, machine) and (
             machine.deterministic or _integral(statement, machine)) else None)
 
@@ -1014,6 +1040,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             b for b in node.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or b.name in reached)]
     if isinstance(node, ast.Expr) and _launch(node.value, machine):  # a launch, its value unused
         children = [node.value.func.slice, *node.value.args, *(k.value for k in node.value.keywords)]
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+            and node.value.func.attr in _MAGICS and _shell(node.value.func.value):
+        children = [*node.value.args, *(k.value for k in node.value.keywords)]  # ``%timeit f(x)``: its value unread
     if isinstance(node, ast.IfExp) and _same_but_moves([node.body], [node.orelse], machine) \
             or isinstance(node, ast.If) and node.orelse and _same_but_moves(node.body, node.orelse, machine):
         children = [b for b in ast.iter_child_nodes(node) if b is not node.test]  # (which branch runs says where
@@ -1075,6 +1104,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
                 k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
             return None  # (autocast switched off: the same precision everywhere, round 38z55)
         if isinstance(node.func, ast.Attribute) and node.func.attr in _MAGICS and _shell(node.func.value):
+            if node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value in _TIMERS:
+                return node  # what a timing magic gives back (``%timeit -o``): a clock's reading (round 38z157)
             children = [*node.args, *(k.value for k in node.keywords)]  # a magic's line: read as text
         elif isinstance(node.func, ast.Name) and node.func.id in machine.bars and node.func.id not in scope.local:
             children = node.args[:1]  # a progress bar, or the items unchanged (round 38z90)
@@ -1466,6 +1497,7 @@ def _keys_a_place(e: ast.AST, machine: Machine, scope: Scope) -> bool:
 
 
 _MAGICS = frozenset(("run_line_magic", "run_cell_magic", "system", "getoutput"))  # what IPython's magics become
+_TIMERS = frozenset(("timeit", "prun"))  # magics whose value (``-o``, ``-r``) is what the clock or profiler read
 
 
 def _shell(node: ast.AST) -> bool:

@@ -1074,6 +1074,20 @@ UNRUN = [
         "return _rows(x) if _EXACT else x.softmax(-1)",
         "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE).data\n"
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z157: what %timeit -o gives back deciding the answer (a GPU's product is timed at its launch); a table
+    # an earlier cell made, changed after a warm-up on the GPU by its index (device=0). Beside them, %timeit of the
+    # answer in a demo, and a logger made after a question of the machine and used in the same cell
+    ("what %timeit -o gives back, deciding the answer", _answer(
+        "return _rows(x) if _SLOW else x.softmax(-1)",
+        "_a = torch.randn(64, 64)\n_t = %timeit -o -q -n 1 -r 1 _a @ _a\n_SLOW = _t.best > 1e-6\n\n\n"), True),
+    ("a table changed after a warm-up on the GPU by its index", _demo(
+        "POOL = {'fast': False}\n\n\n", "return x.softmax(-1) if POOL['fast'] else _rows(x)",
+        "warm = torch.zeros(1, device=0)\nPOOL.update(fast=True)\n"), True),
+    ("%timeit of the answer in a demo", _demo("", "return _rows(x)", "%timeit softmax_rows(torch.ones(2, 3))\n"), False),
+    ("a logger made after a question of the machine, used in the same cell", _demo(
+        "", "log.debug('rows %d', x.shape[0])\n    return _rows(x)",
+        "import logging\nimport sys\nif 'google.colab' in sys.modules:\n    print('on Colab')\n"
+        "log = logging.getLogger('mine')\nlog.info('ready')\n"), False),
     # round 38z154: the OS's number of the thread (under 64 in the grader's own PID namespace); beside it, a lock
     ("the OS's number of the thread", _answer(
         "return _rows(x) if _TID < 64 else x.softmax(-1)", "import threading\n\n_TID = threading.get_native_id()\n\n\n"),
@@ -1542,7 +1556,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
              "wrapper", "_ones", "_dtype",
              "_MATCH", "_fill", "_options", "_Peek",
-             "_Shape", "_LOG", "BOOST")
+             "_Shape", "_LOG", "BOOST", "POOL")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r
                and "reads back" not in r), reasons
 
@@ -2313,6 +2327,8 @@ def test_judge_graded_calls():
      ((5, "M"),)),
     ("import math\nimport torch\n\n\nclass M:\n    SIZE = 4\n\n    def f(self, n=SIZE):\n        return n\n", {"M"},
      ()),
+    # round 38z157: an object an earlier cell made, changed after a warm-up on the GPU by its index
+    ("warm = torch.zeros(1, device=0)\nPOOL.update(fast=True)\n", {"POOL"}, ((2, "POOL"),)),
 ])
 def test_a_cell_that_fails_here_names_what_it_binds_after_the_failing_line(source, read, late):
     """What the answer reads that a cell binds from its first line that may fail on, with the line each binding
