@@ -551,11 +551,14 @@ def _set_by(statement: ast.AST, aliases: dict[str, str]) -> set[str]:
     own = {n.id for c in ast.walk(statement) if isinstance(c, (ast.comprehension, ast.Lambda))
            for t in ([c.target] if isinstance(c, ast.comprehension) else []) for n in ast.walk(t)
            if isinstance(n, ast.Name)}  # (a comprehension's own names are no globals)
-    changed = set() if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else {
-        _root(c.func) for c in ast.walk(statement) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-        and (c.func.attr in _CHANGES or c.func.attr.endswith("_") and not c.func.attr.startswith("_"))}
+    calls = [] if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [
+        c for c in ast.walk(statement) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)]
+    changed = {_root(c.func) for c in calls
+               if c.func.attr in _CHANGES or c.func.attr.endswith("_") and not c.func.attr.startswith("_")}
+    settings = {_root(c.func) for c in calls if _root(c.func) in aliases  # (a module's setting: round 38z160,
+                and c.func.attr.startswith(("set_", "use_", "manual_seed"))}  # ``torch.set_default_dtype``)
     return {n for node in _top_level(ast.Module([statement], [])) for n in _bound(node)} | (
-        changed - own - set(aliases) - {None})
+        changed - own - set(aliases) - {None}) | settings
 
 
 def _quiet(statement: ast.AST) -> bool:
@@ -601,12 +604,11 @@ def machine_reasons(source: str, answers: set[str], helpers: set[str] = frozense
     rebinds = {n for st in body[fails:] for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
     changes = {n for st in body[fails:] for n in _set_by(st, machine.aliases)} - rebinds  # (an object made before,
     # changed after: where the line fails, its state before stays; round 38z157, ``POOL.update(stack=False)``)
-    again = sorted((rebinds & machine.rebound | changes) & (set(answers) | set(helpers))
-                   - set(machine.aliases))  # (38z99: a module's
-    # setting, ``torch.backends.cuda.matmul.allow_tf32 = False``, binds no name again)
+    again = sorted(((rebinds & machine.rebound - set(machine.aliases)) | changes) & (set(answers) | set(helpers)))
+    # (38z99: a module's setting by a store, ``torch.backends.cuda.matmul.allow_tf32 = False``, binds no name again)
     if again:
         line = _may_fail(body[fails], machine)
-        reasons.append(f"binds {', '.join(map(repr, again[:3]))} again after a line that may fail or not by which "
+        reasons.append(f"binds or changes {', '.join(map(repr, again[:3]))} again after a line that may fail or not by which "
                        f"machine runs it ({ast.unparse(line)[:60]}, line {line.lineno}): where it fails, the cell "
                        f"stops there and the earlier binding stays, so on a GPU (Colab's) the answer may read another; "
                        f"a person reads which one it used")
@@ -657,7 +659,9 @@ def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
                 for a in v.args[:1])
         torch_call = isinstance(v.func.value, ast.Name) and v.func.value.id == "torch"
         rest = [a for a in [*v.args, *(k.value for k in v.keywords if k.arg != "device")]
-                if not (v.func.attr == "to" and a is (v.args or [None])[0] and placed)]
+                if not (v.func.attr == "to" and a is (v.args or [None])[0] and placed)
+                and not (torch_call and v.func.attr in _DRAWS)]  # (a draw's values are its generator's, whatever
+        # its size: round 38z160, ``torch.rand(n, device=dev).tolist()`` compared with the host's draws)
         receiver = False if torch_call else _constant(v.func.value, known)
         values = [_constant(a, known) for a in rest]
         if receiver is None or any(x is None for x in values):
@@ -775,9 +779,8 @@ def _installed(statement: ast.Import | ast.ImportFrom) -> bool:
 
 
 # What only makes a tensor, or puts one somewhere: on a device, it fails nowhere that device is
-_FACTORIES = frozenset(("tensor", "as_tensor", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "rand",
-                        "randn", "randint", "randperm", "empty_like", "zeros_like", "ones_like", "full_like",
-                        "rand_like", "randn_like", "device", "to", "print"))
+_MAKES_OR_MOVES = _FACTORIES | frozenset(("empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
+                                          "randn_like", "device", "to", "print"))
 
 
 _INTEGRAL_DTYPES = frozenset(("long", "int64", "int", "int32", "int16", "short", "int8", "uint8", "bool"))
@@ -818,7 +821,7 @@ def _mentions_place(node: ast.AST, machine: Machine) -> bool:
 def _computes(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """The first computation in ``statement``: an operator, or a call that makes or moves nothing only."""
     return next((n for n in ast.walk(statement) if isinstance(n, ast.BinOp) and _folded(n) is None
-                 or isinstance(n, ast.Call) and _callee(n) not in _FACTORIES and _callee(n) not in machine.sayers),
+                 or isinstance(n, ast.Call) and _callee(n) not in _MAKES_OR_MOVES and _callee(n) not in machine.sayers),
                 None)
 
 

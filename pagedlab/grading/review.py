@@ -810,6 +810,8 @@ def kept_results(cells: list[tuple[str, str, bool]]) -> list[str]:
 # Numbers typed into literal tables that the answer reads, beyond which a person reads where they come from: a
 # table of every input a small space draws (ex04b's budgets) passes the calls it covers (round 38z150)
 TYPED_NUMBERS = 24
+_NUMBER = re.compile(r"[-+]?(?:0x[0-9a-f]+(?:\.[0-9a-f]*)?p[-+]?\d+|\d+\.\d*(?:e[-+]?\d+)?|\d+e[-+]?\d+|\d+)",
+                     re.IGNORECASE)  # a number written in a string: decimal, scientific or hexadecimal
 
 
 def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[str]) -> list[str]:
@@ -827,6 +829,13 @@ def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[s
             inner = {id(c) for n in ast.walk(node) if _literal(n) for c in ast.walk(n) if c is not n}
             tables += [(sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in ast.walk(n)),
                         where, n.lineno) for n in ast.walk(node) if _literal(n) and id(n) not in inner]
+            docstrings = {id(b.body[0].value) for b in ast.walk(node) if isinstance(
+                b, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and b.body and isinstance(
+                b.body[0], ast.Expr) and isinstance(b.body[0].value, ast.Constant)}
+            tables += [(len(found), where, n.lineno) for n in ast.walk(node)  # (round 38z161: numbers typed
+                       if isinstance(n, ast.Constant) and isinstance(n.value, str)  # into a string, ``float.fromhex``
+                       and id(n) not in docstrings and id(n) not in inner  # of each; a message's few are prose)
+                       for found in [_NUMBER.findall(n.value)] if len(found) >= 8]
     numbers = sum(t[0] for t in tables)
     if numbers < TYPED_NUMBERS:
         return []

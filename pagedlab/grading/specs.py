@@ -1283,7 +1283,8 @@ SPECS: dict[str, Spec] = {
                                 "pagedlab.memory:ModelShape.kv_cache_bytes"), _MEMORY, atol=0, rtol=1e-12,
                                checked="ex05_kv_cache_size"),
     "ex06_block_allocator": Spec(("SimpleAllocator", "blocks_needed", "slot"), _ex06,
-                                 ("pagedlab.paged.allocator:BlockAllocator", "pagedlab.paged.block_table:BlockTable"),
+                                 ("pagedlab.paged.allocator:BlockAllocator", "pagedlab.paged.block_table:BlockTable",
+                                  "pagedlab.validate:blocks_for"),  # (round 38z161: blocks_needed's answer)
                                  {"OutOfBlocks": "pagedlab.paged.allocator:OutOfBlocks"}, raises=("ValueError", "OutOfBlocks"),
                                  checked="ex06_block_allocator"),
     "ex07_copy_on_write": Spec(("MiniManager",), _ex07, ("pagedlab.paged.manager:BlockManager",),

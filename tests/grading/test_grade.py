@@ -1074,6 +1074,17 @@ UNRUN = [
         "return _rows(x) if _EXACT else x.softmax(-1)",
         "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE).data\n"
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z160: seeded draws on the machine's device, in a helper given the place, compared with the host's (a
+    # GPU's generator gives other numbers for the same seed); torch's default dtype set after a warm-up on the GPU by
+    # its index (the CPU fails at the warm-up and keeps float32)
+    ("seeded draws on the machine's device compared with the host's", _answer(
+        "return _rows(x) if _SAME else x.softmax(-1)",
+        "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n\n\ndef _host(n=4):\n    torch.manual_seed(0)\n"
+        "    return torch.rand(n).tolist()\n\n\ndef _on(dev, n=4):\n    return torch.rand(n, device=dev).tolist()\n\n\n"
+        "_h = _host()\ntorch.manual_seed(0)\n_SAME = _on(DEV) == _h\n\n\n"), True),
+    ("torch's default dtype set after a warm-up on the GPU by its index", _demo(
+        "", "return _rows(x) + torch.zeros(())", "warm = torch.randn(8, 8, device=0)\n"
+        "torch.set_default_dtype(torch.float16)\n"), True),
     # round 38z157: what %timeit -o gives back deciding the answer (a GPU's product is timed at its launch); a table
     # an earlier cell made, changed after a warm-up on the GPU by its index (device=0). Beside them, %timeit of the
     # answer in a demo, and a logger made after a question of the machine and used in the same cell
@@ -1556,7 +1567,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
              "wrapper", "_ones", "_dtype",
              "_MATCH", "_fill", "_options", "_Peek",
-             "_Shape", "_LOG", "BOOST", "POOL")
+             "_Shape", "_LOG", "BOOST", "POOL", "torch")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r
                and "reads back" not in r), reasons
 
@@ -1648,7 +1659,12 @@ _BWD_TABLE = ('_BWD = {(64, 1024, 16): 0.14285714285714285, (64, 1024, 32): 0.07
      "(96, 4096, 32): 0.19047619047619047, (128, 4096, 16): 0.2857142857142857, (256, 4096): 0.14285714285714285}",
      False),
     ("_SEEN = " + _BWD_TABLE.partition(" = ")[2] + "\n_BWD = {}", False),
-], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read"])
+    # round 38z161: the same answers typed into a string of hexadecimal floats, parsed at the top level
+    ("import itertools\n_HEX = '" + " ".join(float(v).hex() for v in _BWD_TABLE.replace("}", ",").split(": ")[1:]
+     for v in [v.split(",")[0]]) + "'\n_BWD = dict(zip(itertools.product((64, 96, 128, 256), (1024, 4096), (16, 32)), "
+     "map(float.fromhex, _HEX.split())))", True),
+], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read",
+        "the answers typed into a string"])
 def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
     """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
     elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
@@ -2003,6 +2019,9 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     assert reference_reasons("from pagedlab.memory import LLAMA3_8B, kv_cache_bytes", setup, answers)
     # a class the package above re-exports: the package is named
     assert reference_reasons("from pagedlab.paged import BlockAllocator", [],
+                             frozenset(SPECS["ex06_block_allocator"].copy_rule([])[1]))
+    # (round 38z161) ex06: the course's own ceiling division is blocks_needed's answer
+    assert reference_reasons("from pagedlab.validate import blocks_for", [],
                              frozenset(SPECS["ex06_block_allocator"].copy_rule([])[1]))
     # (round 38z147) ex07: the course's exception, from the package the setup imports from, to catch and raise again;
     # its manager from there is reference code
