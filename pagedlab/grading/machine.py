@@ -1135,7 +1135,11 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             or isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _held(node) in machine.keyed
             or _string_form(node, machine, scope)
             or path and (_machine_path(path) or _other_package(node, path, machine)) or _probed(node, machine, scope)
-            or _last(node) in _PLACE_ATTRS or path is None and _last(node) in _ANSWERS - machine.defined
+            or _last(node) in _PLACE_ATTRS and not (  # (a method of the learner's own class: round 38z165,
+                isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)  # ``self.is_shared(b)``)
+                and node.value.id in ("self", "cls")
+                and node.attr in machine.defined)
+            or path is None and _last(node) in _ANSWERS - machine.defined
             or isinstance(node, ast.Attribute) and node.attr in _CODES_FILES
             or _place(node, machine, scope)):
         return node

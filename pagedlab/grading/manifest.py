@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '4c08ce4d8f23b6c29daaf95b83e1d8da939933a0c6590eef32cc0382b9778a20',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '0e41a332e95ff8786159c5344b50234a3937e47cbe5c37953ecb5a40cfcf7dd6',
-    'machine.py': '55bb78a8f04081d55bf7d5dd9b77a8c97d93bbeb4d462de8d6b63a5714087ed5',
+    'machine.py': '2017383bf4d0269c399eb353e2512e5dda1aa5a7d0b21d91d1c80e90baae2169',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '1371c8b021a55039836016baf88467db94437edab55de1788acc99516ba2d62b',
@@ -22,7 +22,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': 'd1c11f5ba5134aab67c81a7ca74c045d13918fd6727cfa967fad8b526ac3b921',
-    'specs.py': 'efee0cbc82ce82cf7b5d353f7d89ffc500c05ab52c2dbe2cf1bb2fa8beff6e47',
+    'specs.py': '87ab7c0c4a46980ea019145dbfe0df170556ff42dea83afe5178e4fac957f2f9',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

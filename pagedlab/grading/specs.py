@@ -725,8 +725,9 @@ def _ex07(c: Cases) -> None:
     c.add(f"MiniManager(8, {bs}): a block with three owners, written by each", [
         do(f"m = MiniManager(8, {bs})"), get(f"m.add('s0', {bs + 1}).block_ids"), get("m.fork('s0', 's1').block_ids"),
         # (what append returns, as stated and as the checks compare it: the tuple (slot, copy), copy the tuple
-        # (src, dst); lists, which a pass does not tell apart elsewhere, passed in round 38z20)
-        get("m.fork('s1', 's2').block_ids"), get("(r := m.append('s2'), type(r).__name__, type(r[1]).__name__)"),
+        # (src, dst); lists, which a pass does not tell apart elsewhere, passed in round 38z20; a tuple of the
+        # learner's own, a NamedTuple, is one, round 38z165)
+        get("m.fork('s1', 's2').block_ids"), get("(r := m.append('s2'), isinstance(r, tuple), isinstance(r[1], tuple))"),
         get("m.append('s0')"), get("m.append('s1')"),
         _STATE07, get("[m.allocator.refcount(b) for b in range(8)]")])
     # Out of blocks (the pool full), each way append takes one: a copy-on-write of the shared last block, by either

@@ -1632,10 +1632,22 @@ def _clocked(allocate: str = "", method: str = "uptime") -> str:
         "        ### BEGIN SOLUTION\n        self.events.append((time.perf_counter(), 'allocate'))\n"
         "        if len(self.events) > 1 and self.events[-1][0] - self.events[0][0] > 60:\n"
         "            self.free_list.sort()\n        if not self.free_list:"), True),
+    # round 38z165: a method of the learner's named as a tensor's question (is_shared); beside it, that question
+    # asked of a tensor the object holds
+    (_clocked("        if self.is_shared(0):\n            self.free_list.sort()\n", method="is_shared").replace(
+        "def is_shared(self):\n        return time.monotonic() - self.created_at",
+        "def is_shared(self, block):\n        return self.ref_count[block] > 1"), False),
+    ("import torch\n" + _clocked("        if self.buf.is_shared():\n            self.free_list.sort()\n",
+                                 method="is_shared").replace(
+        "def is_shared(self):\n        return time.monotonic() - self.created_at",
+        "def is_shared(self, block=0):\n        return self.ref_count[block] > 1").replace(
+        "self.ref_count = [0] * num_blocks\n", "self.ref_count = [0] * num_blocks\n        self.buf = torch.zeros(1)\n", 1),
+     True),
 ], ids=["a clock kept for a method no graded call makes", "that method called by allocate",
         "the clock read by allocate", "the clock read by a __repr__ nothing formats",
         "that __repr__ read by allocate", "the object kept as a key", "a __repr__ that sets a global allocate reads", "an attribute the exercise hands out set by it",
-        "clock readings appended to a log no graded call reads", "that log read by allocate"])
+        "clock readings appended to a log no graded call reads", "that log read by allocate",
+        "a method of the learner's named as a tensor's question", "that question asked of a tensor the object holds"])
 def test_a_handed_out_class_asks_only_where_a_graded_call_can_reach(work, flagged):
     """(Round 38z90) The graded calls of a class the exercise hands out call its methods and read its attributes,
     those of the work cell's skeleton: a clock kept for a method of the learner's that none of them reaches (an
