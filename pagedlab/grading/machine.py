@@ -1090,6 +1090,10 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node if node.left.value in machine.names | machine.fragile else None
     if _namespace(node) and machine.fragile:
         return node  # the names bound, listed: which cells ran to their end (round 38z148: ``for n in dir()``)
+    if isinstance(node, ast.Call) and _callee(node) in ("hasattr", "dir", "vars") and isinstance(node.func, ast.Name) \
+            and node.args and isinstance(node.args[0], (ast.Name, ast.Attribute)) \
+            and (_path(node.args[0]) or ("",))[0] in machine.aliases and _resolved(node.args[0], machine, scope):
+        return node  # what a module holds: its version's (round 38z166: ``hasattr(itertools, "batched")``, 3.12's)
     cache, key = _looked_up(node, machine)
     if key is not None and _held(cache) in machine.keyed and id(node) not in scope.filled and (
             isinstance(node, ast.Compare) or isinstance(node, ast.Call) and (

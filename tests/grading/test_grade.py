@@ -1074,6 +1074,15 @@ UNRUN = [
         "return _rows(x) if _EXACT else x.softmax(-1)",
         "from pagedlab import device\n\n_TENTHS = torch.full((1 << 12,), 0.1, device=device.DEVICE).data\n"
         "_EXACT = float(_TENTHS.sum()) == 409.6000061035156\n\n\n"), True),
+    # round 38z166: what a module holds, which its version decides (itertools.batched and math.sumprod are Python
+    # 3.12's: Colab's, not the grader's 3.11); beside it, hasattr of the learner's own object
+    ("what a module holds, asked by hasattr", _answer(
+        "return _rows(x) if _OLD else x.softmax(-1)", "import itertools\n\n_OLD = not hasattr(itertools, 'batched')\n\n\n"),
+     True),
+    ("what a module holds, asked by its names", _answer(
+        "return _rows(x) if _OLD else x.softmax(-1)", "import math\n\n_OLD = 'sumprod' not in dir(math)\n\n\n"), True),
+    ("hasattr of the learner's own object", _answer(
+        "return _rows(x) if hasattr(x, 'shape') else x", ""), False),
     # round 38z160: seeded draws on the machine's device, in a helper given the place, compared with the host's (a
     # GPU's generator gives other numbers for the same seed); torch's default dtype set after a warm-up on the GPU by
     # its index (the CPU fails at the warm-up and keeps float32)
