@@ -17,7 +17,7 @@ SHA256 = {
     'machine.py': 'da851581963ce01a66fde9956f9dcf85d601314c4345a991d80c2defe8982567',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
-    'review.py': '1371c8b021a55039836016baf88467db94437edab55de1788acc99516ba2d62b',
+    'review.py': '3287ebb7628b1947822f174d9ccf30998960b3b9682103ac8c9cf73df4a3c455',
     'run.py': '63b29ca23e0cbac5a2cacf10f1861fcb2a86c0c219b01128bf88a0e244f66470',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',

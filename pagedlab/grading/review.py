@@ -834,7 +834,7 @@ def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[s
                 b.body[0], ast.Expr) and isinstance(b.body[0].value, ast.Constant)}
             tables += [(len(found), where, n.lineno) for n in ast.walk(node)  # (round 38z161: numbers typed
                        if isinstance(n, ast.Constant) and isinstance(n.value, str)  # into a string, ``float.fromhex``
-                       and id(n) not in docstrings and id(n) not in inner  # of each; a message's few are prose)
+                       and id(n) not in docstrings  # of each, in a container too; a message's few are prose)
                        for found in [_NUMBER.findall(n.value)] if len(found) >= 8]
     numbers = sum(t[0] for t in tables)
     if numbers < TYPED_NUMBERS:

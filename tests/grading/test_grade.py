@@ -1684,8 +1684,11 @@ _BWD_TABLE = ('_BWD = {(64, 1024, 16): 0.14285714285714285, (64, 1024, 32): 0.07
     ("import itertools\n_HEX = '" + " ".join(float(v).hex() for v in _BWD_TABLE.replace("}", ",").split(": ")[1:]
      for v in [v.split(",")[0]]) + "'\n_BWD = dict(zip(itertools.product((64, 96, 128, 256), (1024, 4096), (16, 32)), "
      "map(float.fromhex, _HEX.split())))", True),
+    ("import itertools\n_HEX = {'n': 16, 'all': '" + " ".join(float(v).hex() for v in _BWD_TABLE.replace("}", ",").split(": ")[1:]
+     for v in [v.split(",")[0]]) + "'}\n_BWD = dict(zip(itertools.product((64, 96, 128, 256), (1024, 4096), (16, 32)), "
+     "map(float.fromhex, _HEX['all'].split())))", True),
 ], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read",
-        "the answers typed into a string"])
+        "the answers typed into a string", "that string in a dict"])
 def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
     """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
     elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
