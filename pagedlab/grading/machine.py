@@ -762,7 +762,16 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
                  *(k.value for k in n.keywords if k.arg == "device"),
                  *(n.args[:1] if _callee(n) in ("to", "device") else [])])),
         None) or (_computes(statement, machine) if _mentions_place(statement, machine) and (
-            machine.deterministic or _integral(statement, machine)) else None)
+            machine.deterministic or _integral(statement, machine) or _hosted_here(statement)) else None)
+
+
+def _hosted_here(statement: ast.AST) -> bool:
+    """Whether ``statement`` makes a tensor in the host's memory (torch's factory, no ``device=``) beside the
+    machine's place: on a GPU, an op of the two raises (round 38z169: ``torch.softmax(torch.zeros(2,
+    device=DEVICE), 0) / torch.ones(2)`` before a second definition)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+               and n.func.value.id == "torch" and n.func.attr in _FACTORIES
+               and not any(k.arg == "device" for k in n.keywords) for n in ast.walk(statement))
 
 
 def _installed(statement: ast.Import | ast.ImportFrom) -> bool:

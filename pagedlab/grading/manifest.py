@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '4c08ce4d8f23b6c29daaf95b83e1d8da939933a0c6590eef32cc0382b9778a20',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '0e41a332e95ff8786159c5344b50234a3937e47cbe5c37953ecb5a40cfcf7dd6',
-    'machine.py': 'da851581963ce01a66fde9956f9dcf85d601314c4345a991d80c2defe8982567',
+    'machine.py': '56a9c33244cd70172bccb13584e4a98d48b9b6ff33a02a294409db5f02a10bb2',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '3287ebb7628b1947822f174d9ccf30998960b3b9682103ac8c9cf73df4a3c455',

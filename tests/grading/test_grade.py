@@ -1129,6 +1129,10 @@ UNRUN = [
         _edited(s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG + HELPED.replace(
             "def softmax_rows(x):", "def softmax_rows(x, _g=torch.arange(4, device=DEV) @ torch.eye(4, "
             "dtype=torch.long, device=DEV)):"))), True),
+    # round 38z169: a tensor of the host's memory in an op with one on the machine's device (a GPU raises)
+    ("the answer bound again after an op of the machine's device and the host's", lambda s: _submit(_edited(
+        s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "_ = torch.softmax(torch.zeros(2, device=DEV), 0) / torch.ones(2)\n" + HELPED)), True),
     ("a demo on the machine's device between the answer and a helper bound once", lambda s: _submit(_edited(
         s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + HELPED.replace("def _rows(", "def _r(")
         .replace("return _rows(x)", "return _r(x)") + "print(softmax_rows(torch.randn(2, 3, device=DEV)))\n"
