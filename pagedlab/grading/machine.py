@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from pagedlab.grading.review import (_TF32, _TF32_OFF, _bindings, _bound, _code, _parse, _path, _progress_bar, _root,
-                                     _stdlib_import, _targets, _top_level)
+                                     _stdlib_import, _targets, _top_level, _walk)
 
 
 @dataclass(frozen=True)
@@ -93,62 +93,62 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``), which the answer may only place tensors with.
     ``handed``: the methods of each class the exercise hands out (the graded calls call no other of its methods)."""
     statements = [st for tree in filter(None, map(_parse, sources)) for st in tree.body]
-    aliases = {name: path for st in statements for node in ast.walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
+    aliases = {name: path for st in statements for node in _walk(st) if isinstance(node, (ast.Import, ast.ImportFrom))
                for name, path in _bindings(node)}
-    defined = frozenset(f.name for st in statements for f in ast.walk(st)
+    defined = frozenset(f.name for st in statements for f in _walk(st)
                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                         or isinstance(f, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__init__"
                                                                for b in f.body))
     translated = {_root(r.exc.func if isinstance(r.exc, ast.Call) else r.exc) for st in statements
-                  for h in ast.walk(st) if isinstance(h, ast.ExceptHandler) for r in ast.walk(h)
+                  for h in _walk(st) if isinstance(h, ast.ExceptHandler) for r in _walk(h)
                   if isinstance(r, ast.Raise) and r.exc is not None}  # (round 38z59: a failure renamed NoGPU)
-    classes = frozenset(c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)) - translated
+    classes = frozenset(c.name for st in statements for c in _walk(st) if isinstance(c, ast.ClassDef)) - translated
     def empty(v: ast.AST) -> bool:
         return isinstance(v, ast.Dict) and not v.keys or isinstance(v, ast.Call) and (
             not v.args + v.keywords and ast.unparse(v.func).split(".")[-1] in ("dict", "OrderedDict", "set")
             or ast.unparse(v.func).split(".")[-1] == "defaultdict")
     caches = frozenset(n for st in statements if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
                        and empty(st.value) for n in _bound(st))  # (round 38z82: ``_MASKS: dict[tuple, Tensor] = {}``)
-    caches |= {_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
+    caches |= {_held(t) for st in statements for n in _walk(st) for t, v in _pairs(n)
                if empty(v) and isinstance(t, ast.Attribute) and _held(t)}  # self._built = {} (round 38z80)
     bound = Counter(n for st in statements for node in _top_level(ast.Module([st], [])) for n in _bound(node))
     # (round 38z90: ``self.created_at = time.monotonic()`` for an ``uptime()`` that no graded call reaches)
     def called(c: ast.ClassDef) -> set[str]:  # the attributes that functions outside ``c`` read
-        inside = {id(n) for n in ast.walk(c)}
-        return {a.attr for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and id(f) not in inside for a in ast.walk(f) if isinstance(a, ast.Attribute)}
-    api = {c.name: frozenset(handed[c.name] | called(c)) for st in statements for c in ast.walk(st)
+        inside = {id(n) for n in _walk(c)}
+        return {a.attr for st in statements for f in _walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and id(f) not in inside for a in _walk(f) if isinstance(a, ast.Attribute)}
+    api = {c.name: frozenset(handed[c.name] | called(c)) for st in statements for c in _walk(st)
            if isinstance(c, ast.ClassDef) and c.name in (handed or {})}
-    bars = frozenset(n for st in statements for t in ast.walk(st) if isinstance(t, ast.Try) and _progress_bar(t)
+    bars = frozenset(n for st in statements for t in _walk(st) if isinstance(t, ast.Try) and _progress_bar(t)
                      for b in t.body for n, _ in _bindings(b))
     bare = Machine(frozenset(), frozenset(), aliases, rebound=frozenset(n for n, k in bound.items() if k > 1), api=api,
                    bars=bars, renamed=frozenset(translated - {None}))
     defs: dict[str, ast.FunctionDef] = {}
-    for g in (g for st in statements for g in ast.walk(st) if isinstance(g, ast.FunctionDef)):
+    for g in (g for st in statements for g in _walk(st) if isinstance(g, ast.FunctionDef)):
         defs.setdefault(g.name, g)
-    named = {(f.name, i) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z83: a
+    named = {(f.name, i) for st in statements for c in _walk(st) if isinstance(c, ast.Call)  # (round 38z83: a
              for f in [defs.get(_callee(c))] if f is not None  # decorator @_path_for("cuda"))
              for i, a in enumerate(c.args) if _device_name(a) and i < len(f.args.args)}
-    caches -= {_held(n.value) for st in statements for f in ast.walk(st) if isinstance(f, ast.FunctionDef)
-               for i, x in enumerate(f.args.args) if (f.name, i) in named for n in ast.walk(f)
+    caches -= {_held(n.value) for st in statements for f in _walk(st) if isinstance(f, ast.FunctionDef)
+               for i, x in enumerate(f.args.args) if (f.name, i) in named for n in _walk(f)
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.slice, ast.Name)
                and n.slice.id == x.arg}
     caches -= {_held(n.value if isinstance(n, ast.Subscript) else n.func.value)  # a table with a device's name among
-               for st in statements for n in ast.walk(st)  # its keys
+               for st in statements for n in _walk(st)  # its keys
                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _named_place(n.slice, bare)
                or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
                and (any(_named_place(a, bare) for a in n.args) or any(k.arg in _DEVICES for k in n.keywords))}
     # (round 38z59: implementations by device; 38z67: ``dict(cuda=...)`` is no empty cache)
-    functions = [(f, st) for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    functions = [(f, st) for st in statements for f in _walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     changes = _changes(functions, aliases)
     # (round 38z94: ``STEP_TIMES.append(_tick() - start)``, where ``_tick`` syncs and reads the clock)
     twice = {name for name, k in Counter(f.name for f, _ in functions).items() if k > 1}  # (one definition only)
     changing = twice | {f.name for f, _ in functions if changes.get(f.name)  # (what it says may be heard: round
-                        or _changed_roots(f, aliases) & {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)}
-                        or any(isinstance(c, ast.Call) and _callee(c) in _SAYING for c in ast.walk(f))}  # 38z83)
-    impure = changing | {f.name for f, _ in functions if any(isinstance(n, ast.Raise) for n in ast.walk(f))}
+                        or _changed_roots(f, aliases) & {a.arg for a in _walk(f.args) if isinstance(a, ast.arg)}
+                        or any(isinstance(c, ast.Call) and _callee(c) in _SAYING for c in _walk(f))}  # 38z83)
+    impure = changing | {f.name for f, _ in functions if any(isinstance(n, ast.Raise) for n in _walk(f))}
     while True:
-        more = {f.name for f, _ in functions if any(_callee(c) in impure for c in ast.walk(f) if isinstance(c, ast.Call))}
+        more = {f.name for f, _ in functions if any(_callee(c) in impure for c in _walk(f) if isinstance(c, ast.Call))}
         if more <= impure:
             break
         impure |= more
@@ -167,10 +167,10 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     while True:  # (round 38z113: ``if COW_DEBUG: self._verify(child)``, a check that reads and raises, as an assert)
         found = frozenset(f.name for f, _ in functions if f.name not in changing and all(
             r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None
-            for r in ast.walk(f) if isinstance(r, ast.Return)) and not any(
-            isinstance(y, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for y in ast.walk(f)) and all(
+            for r in _walk(f) if isinstance(r, ast.Return)) and not any(
+            isinstance(y, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for y in _walk(f)) and all(
             _callee(c) not in defined or _callee(c) in bare.pure | checkers | {f.name}
-            for c in ast.walk(f) if isinstance(c, ast.Call)))
+            for c in _walk(f) if isinstance(c, ast.Call)))
         if found <= checkers:
             break
         checkers |= found
@@ -179,9 +179,9 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
             return bool(n.handlers) or _swallows(n)
         return isinstance(n, (ast.With, ast.AsyncWith)) and any(
             _callee(i.context_expr) in defined | {"suppress"} for i in n.items if isinstance(i.context_expr, ast.Call))
-    tried = {_callee(c) for st in statements for n in ast.walk(st) if catching(n)  # (round 38z116: ``if
-             for b in n.body for c in ast.walk(b) if isinstance(c, ast.Call)}  # DEBUG_CHECKS:`` in a ``_check()``)
-    calls = {f.name: {_callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
+    tried = {_callee(c) for st in statements for n in _walk(st) if catching(n)  # (round 38z116: ``if
+             for b in n.body for c in _walk(b) if isinstance(c, ast.Call)}  # DEBUG_CHECKS:`` in a ``_check()``)
+    calls = {f.name: {_callee(c) for c in _walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
     while True:  # (and what they call: a raise goes up through every caller to the try)
         more = set().union(*(calls.get(n, set()) for n in tried)) - tried
         if not more:
@@ -191,28 +191,28 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     suppressors = frozenset(  # (round 38z77: ``@contextmanager def _tolerant(): try: yield except ...: pass``)
         f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] in ("contextmanager", "asynccontextmanager")
                                             for d in f.decorator_list)
-        for t in ast.walk(f) if isinstance(t, ast.Try) and any(isinstance(y, ast.Yield) for b in t.body for y in ast.walk(b))
+        for t in _walk(f) if isinstance(t, ast.Try) and any(isinstance(y, ast.Yield) for b in t.body for y in _walk(b))
         and (_swallows(t) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
                                  and not _data_errors(h.type, replace(bare, classes=classes)) for h in t.handlers)))
     suppressors |= frozenset(  # (round 38z98: a class whose ``__exit__`` returns True swallows what its body raised)
-        c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)
+        c.name for st in statements for c in _walk(st) if isinstance(c, ast.ClassDef)
         for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("__exit__", "__aexit__")
-        for r in ast.walk(f) if isinstance(r, ast.Return) and r.value is not None
+        for r in _walk(f) if isinstance(r, ast.Return) and r.value is not None
         and not (isinstance(r.value, ast.Constant) and not r.value.value))
-    loggers = frozenset(_held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n)
+    loggers = frozenset(_held(t) for st in statements for n in _walk(st) for t, v in _pairs(n)
                         if isinstance(v, ast.Call) and (_resolved(v.func, bare, Scope()) or "").startswith("logging.")
                         and _held(t))  # (round 38z82: ``_LOGGER = logging.getLogger(...)``, ``self._log``)
     kernels = frozenset(f.name for f, _ in functions if any(ast.unparse(d).split(".")[-1] == "jit"
                                                              for d in f.decorator_list))
     suppressors |= frozenset(  # (round 38z119: ``stack = ExitStack()``, then ``with stack:``)
-        _held(t) for st in statements for n in ast.walk(st) for t, v in _pairs(n) if isinstance(v, ast.Call)
+        _held(t) for st in statements for n in _walk(st) for t, v in _pairs(n) if isinstance(v, ast.Call)
         and _held(t) and _may_swallow(v, [], replace(bare, suppressors=suppressors, classes=classes), Scope()))
     formatters = frozenset(  # (round 38z135: an object logged with %s, formatted inside logging's own try, where
-        c.name for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef)  # a failure is swallowed:
+        c.name for st in statements for c in _walk(st) if isinstance(c, ast.ClassDef)  # a failure is swallowed:
         for f in c.body if isinstance(f, ast.FunctionDef) and f.name in ("__str__", "__repr__", "__format__")
         and any(isinstance(n, ast.Attribute) and n.attr in _CHANGES or isinstance(n, (ast.Global, ast.Nonlocal))
                 or isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)  # seen where it changes what
-                for n in ast.walk(f)))  # outlives the call)
+                for n in _walk(f)))  # outlives the call)
     bare = replace(bare, suppressors=suppressors, kernels=kernels, loggers=loggers, heard=_heard(statements),
                    formatters=formatters)
     logs = frozenset(n for st in statements if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
@@ -225,23 +225,23 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     bare = replace(bare, sinks=_sinks(statements, bare))
     # a function run in a thread of its own: what fails there is swallowed, and what it changes tells which machine
     # ran it (round 38z79: ``CUDA_READY.set()`` after a matrix product on "cuda")
-    threaded = {a.id for st in statements for c in ast.walk(st) if isinstance(c, ast.Call) and _starts(c, bare)
+    threaded = {a.id for st in statements for c in _walk(st) if isinstance(c, ast.Call) and _starts(c, bare)
                 for a in [*c.args, *(k.value for k in c.keywords if k.arg == "target")]
                 if isinstance(a, ast.Name) and a.id in defined}
     bare = replace(bare, passed=_passed(statements, bare))  # (round 38z80: ``self.ones(n, x.device)`` keys by it)
     lookups = [(_held(cache), key, isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) or isinstance(
         n, ast.Call) and _callee(n) in ("setdefault", "update"), len(_unkeyed(key, bare, scope)) < len(_elements(key)))
-               for st in statements for scope in [_scope(st, bare)] for n in ast.walk(st)
+               for st in statements for scope in [_scope(st, bare)] for n in _walk(st)
                for cache, key in [_looked_up(n, bare)] if key is not None]
     keyed = frozenset(cache for cache, _, _, placed in lookups if placed)
     # caches whose every entry is stored under a key with a place in it: what one machine stores there, under its
     # own places' keys, the other reads under none of them (round 38z109: a mask memo filled by a demo on the GPU)
     by_place = keyed - {cache for cache, _, store, placed in lookups if store and not placed}
-    made = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
+    made = frozenset(t.id for st in statements for node in _walk(st) for t, v in _pairs(node)
                      if isinstance(t, ast.Name) and _made_here(v, bare, Scope()))
-    loads = Counter(n.id for st in statements for n in ast.walk(st) if isinstance(n, ast.Name)
+    loads = Counter(n.id for st in statements for n in _walk(st) if isinstance(n, ast.Name)
                     and isinstance(n.ctx, ast.Load))
-    moved = frozenset(t.id for st in statements for node in ast.walk(st) for t, v in _pairs(node)
+    moved = frozenset(t.id for st in statements for node in _walk(st) for t, v in _pairs(node)
                       if isinstance(t, ast.Name) and isinstance(v, ast.Call) and _a_move(v, bare)
                       and isinstance(v.func.value, ast.Name) and v.func.value.id in made
                       and loads[v.func.value.id] > 1)  # (round 38z127: a host tensor read only by its move, so no
@@ -259,12 +259,12 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     bare = replace(bare, integral=frozenset(integral), deterministic=any(  # (round 38z151)
         isinstance(c, ast.Call) and _resolved(c.func, bare, Scope()) == "torch.use_deterministic_algorithms"
         and not (c.args and isinstance(c.args[0], ast.Constant) and not c.args[0].value)
-        for st in statements for c in ast.walk(st)))
+        for st in statements for c in _walk(st)))
     names, places = _IPYTHON_NAMES, frozenset()
     cells = [tree.body for tree in filter(None, map(_parse, sources))]
     bindings: dict[str, list[ast.AST]] = {}
     for st in statements:
-        for node in ast.walk(st):
+        for node in _walk(st):
             for t, v in _pairs(node):
                 if isinstance(t, ast.Name):
                     bindings.setdefault(t.id, []).append(v)
@@ -279,13 +279,13 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
             n for body in cells for i, st in enumerate(body) if _may_fail(st, machine) is not None
             for later in body[i:] for n in _bound(later)))
         asking = [st for st in statements if _asked(st, machine) is not None or any(
-            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in threaded for f in ast.walk(st))]
+            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in threaded for f in _walk(st))]
         found = {n for st in asking for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) for n in _bound(node)}
         found |= {root for st in asking  # SETTINGS.update(...), RUN["fused"] = ... in a function (38z53, 38z57)
                   for root in _changed_roots(st, aliases, every_call=True) - _scope(st, machine).local}
         found |= _changed_through(statements, asking, machine)
-        found |= {n for st in asking for c in ast.walk(st) if isinstance(c, ast.Call)  # (round 38z75: a print or
+        found |= {n for st in asking for c in _walk(st) if isinstance(c, ast.Call)  # (round 38z75: a print or
                   for n in changes.get(_callee(c), ())} - memos - by_place  # an assert by machine: ``_use_half()``)
         placed = {n for st in statements for node in _top_level(ast.Module([st], []))
                   if _placing(node, machine) for n in _bound(node)}
@@ -296,7 +296,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     placers: frozenset[str] = frozenset()
     while True:  # (round 38z59: a check of the inputs' devices that returns the one they share)
         machine = replace(machine, passed=passed, placers=placers)
-        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for r in ast.walk(f)
+        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for r in _walk(f)
                           if isinstance(r, ast.Return) and r.value is not None and _a_place(r.value, machine, scope))
         if found <= placers:
             break
@@ -304,8 +304,8 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
     raisers: frozenset[str] = frozenset()
     while True:  # a raise that a caller's try catches is a branch (round 38z53: ``if x.is_cuda: raise``, caught)
         machine = replace(machine, raisers=raisers)
-        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for n in ast.walk(f)
-                          if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in ast.walk(n))
+        found = frozenset(f.name for f, st in functions for scope in [_scope(st, machine)] for n in _walk(f)
+                          if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in _walk(n))
                           and _asked(n.test, machine, scope) is not None
                           or isinstance(n, ast.Call) and _callee(n) in raisers)
         if found <= raisers:
@@ -316,7 +316,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
 def _passed(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str, str | int]]:
     """:attr:`Machine.passed`: the parameters of the learner's functions that a call gives a place."""
     return frozenset(
-        given for st in statements for scope in [_scope(st, machine)] for call in ast.walk(st)
+        given for st in statements for scope in [_scope(st, machine)] for call in _walk(st)
         if isinstance(call, ast.Call) and _callee(call) in machine.defined
         for given in [*((_callee(call), k.arg) for k in call.keywords if _placed(k.value, machine, scope)),
                       *((_callee(call), i) for i, a in enumerate(_given(call)) if _placed(a, machine, scope))])
@@ -334,7 +334,7 @@ def _heard(statements: list[ast.AST]) -> frozenset[str]:
     ``redirect_stdout`` (round 38z79), warnings recorded or turned into errors (``catch_warnings(record=True)``:
     round 38z83), log records kept by a handler or filter of the learner's, or written to a buffer."""
     heard = set()
-    for c in (n for st in statements for n in ast.walk(st)):
+    for c in (n for st in statements for n in _walk(st)):
         name = _callee(c) if isinstance(c, ast.Call) else None
         if name in ("redirect_stdout", "redirect_stderr"):
             heard.add("print")
@@ -370,8 +370,8 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
     function's body, or a top-level statement that binds a name a function reads) gives a tensor made where the
     notebook runs: ``_same_device(q, torch.empty(0))`` compares ``q``'s place with the machine's (round 38z63). A
     test call at the top (``out = f(torch.randn(2, 4))``) is not read."""
-    functions = [f for st in statements for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    read = {n.id for f in functions for local in [_locals(f)] for n in ast.walk(f)  # the globals they read (round
+    functions = [f for st in statements for f in _walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    read = {n.id for f in functions for local in [_locals(f)] for n in _walk(f)  # the globals they read (round
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local}  # 38z82: not a local)
     code = [*functions, *(st for st in statements if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                          ast.ClassDef)) and read & set(_bound(st)))]
@@ -381,7 +381,7 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
             return any(here(e, c) for e in a.elts)
         if isinstance(a, ast.Name) and c in functions and a.id in _locals(c):  # its own name, not a global's: made
             scope = scopes.setdefault(id(c), _scope(c, machine))  # where its function's inputs are not (38z96:
-            return any(t.id == a.id and _made_here(v, machine, scope) for n in ast.walk(c)  # ``m = torch.full(...,
+            return any(t.id == a.id and _made_here(v, machine, scope) for n in _walk(c)  # ``m = torch.full(...,
                        for t, v in _pairs(n) if isinstance(t, ast.Name))  # device=q.device)`` is q's; 38z82)
         return _made_here(a, machine, scopes.setdefault(id(c), _scope(c, machine)) if c in functions else Scope())
     def given(call: ast.Call, held: dict) -> list[ast.AST]:  # f(*[x, torch.empty(0)]), f(*probe): each by position
@@ -389,9 +389,9 @@ def _hosted(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str,
             v = held.get(a.value.id, a.value) if isinstance(a.value, ast.Name) else a.value
             return v.elts if isinstance(v, (ast.List, ast.Tuple)) else [a]
         return [e for a in _given(call) for e in (unpacked(a) if isinstance(a, ast.Starred) else [a])]
-    return frozenset(g for c in code for held in [{t.id: v for n in ast.walk(c) for t, v in _pairs(n)  # (38z73)
+    return frozenset(g for c in code for held in [{t.id: v for n in _walk(c) for t, v in _pairs(n)  # (38z73)
                                                     if isinstance(t, ast.Name) and isinstance(v, (ast.List, ast.Tuple))}]
-                     for call in ast.walk(c) if isinstance(call, ast.Call) and _callee(call) in machine.defined
+                     for call in _walk(c) if isinstance(call, ast.Call) and _callee(call) in machine.defined
                      for g in [*((_callee(call), k.arg) for k in call.keywords if here(k.value, c)),
                                *((_callee(call), i) for i, a in enumerate(given(call, held)) if here(a, c))])
 
@@ -406,7 +406,7 @@ def _changed_roots(node: ast.AST, aliases: dict[str, str], every_call: bool = Fa
     its first argument (``operator.setitem(RUN, ...)``: round 38z67), a buffer stdout is redirected to. Imported names
     are not among them."""
     roots = set()
-    for c in ast.walk(node):
+    for c in _walk(node):
         if isinstance(c, ast.Call) and c.args and _callee(c) in ("redirect_stdout", "redirect_stderr"):
             roots.add(_root(c.args[0]))  # what is printed is written there (round 38z79)
         elif isinstance(c, ast.Call) and c.args and isinstance(c.func, ast.Name) and c.func.id in _MOVES_ON:
@@ -428,8 +428,8 @@ def _locals(f: ast.AST) -> set[str]:
     """The names function ``f`` binds for itself: its parameters and what it assigns, not what it declares global."""
     a = f.args
     return ({x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
-            | {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}) - {
-        g for n in ast.walk(f) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
+            | {n.id for n in _walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}) - {
+        g for n in _walk(f) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
 
 
 def _changes(functions: list[tuple[ast.AST, ast.AST]], aliases: dict[str, str]) -> dict[str, set[str]]:
@@ -438,7 +438,7 @@ def _changes(functions: list[tuple[ast.AST, ast.AST]], aliases: dict[str, str]) 
     changes: dict[str, set[str]] = {}
     for f, _ in functions:
         changes.setdefault(f.name, set()).update(_changed_roots(f, aliases, names=True) - _locals(f))
-    calls = {f.name: {_callee(c) for c in ast.walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
+    calls = {f.name: {_callee(c) for c in _walk(f) if isinstance(c, ast.Call)} for f, _ in functions}
     while True:
         grown = False
         for name, called in calls.items():
@@ -455,7 +455,7 @@ def _changed_through(statements: list[ast.AST], asking: list[ast.AST], machine: 
     its defaults (``def note(log=_SEEN): log.append(...)``) (round 38z73)."""
     changed: set[tuple[str, str | int]] = set()
     defaults: set[str] = set()
-    for f in (f for st in asking for f in ast.walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+    for f in (f for st in asking for f in _walk(st) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
         a = f.args
         positional = [*a.posonlyargs, *a.args]
         given = positional[1:] if positional and positional[0].arg in ("self", "cls") else positional
@@ -468,7 +468,7 @@ def _changed_through(statements: list[ast.AST], asking: list[ast.AST], machine: 
     found = set(defaults)
     for st in statements:
         local = _scope(st, machine).local
-        for call in (n for n in ast.walk(st) if isinstance(n, ast.Call)):
+        for call in (n for n in _walk(st) if isinstance(n, ast.Call)):
             given = [*((k.arg, k.value) for k in call.keywords), *enumerate(_given(call))]
             found |= {root for key, v in given if (_callee(call), key) in changed
                       for root in [_root(v)] if root and root not in machine.aliases and root not in local}
@@ -514,7 +514,7 @@ def _given(call: ast.Call) -> list[ast.AST]:
 def _fixed_place(v: ast.AST, machine: Machine) -> bool:
     """Whether ``v`` holds a device named in the code: ``"cuda"``, ``torch.device("cpu")``, ``device.DEVICE``."""
     return _named_place(v, machine) or any(_resolved(n, machine, Scope()) == "pagedlab.device.DEVICE"
-                                           for n in ast.walk(v))
+                                           for n in _walk(v))
 
 
 def _named_place(v: ast.AST, machine: Machine) -> bool:
@@ -522,7 +522,7 @@ def _named_place(v: ast.AST, machine: Machine) -> bool:
     machine's entry (round 38z69). The course's ``device.DEVICE`` is not one: in a key it is the place the notebook
     runs on, as ``q.device`` is (round 38z147: sizes kept under ``(dtype, device.DEVICE)``)."""
     return any(_device_name(n) or isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.device"
-               for n in ast.walk(v))
+               for n in _walk(v))
 
 
 def late_bindings(source: str, read: set[str], aliases: dict[str, str] | None = None) -> tuple[tuple[int, str], ...]:
@@ -548,11 +548,11 @@ def late_bindings(source: str, read: set[str], aliases: dict[str, str] | None = 
 def _set_by(statement: ast.AST, aliases: dict[str, str]) -> set[str]:
     """The global names a top-level ``statement`` binds, or whose objects it changes outside a definition
     (``POOL.update(stack=False)``: round 38z157)."""
-    own = {n.id for c in ast.walk(statement) if isinstance(c, (ast.comprehension, ast.Lambda))
-           for t in ([c.target] if isinstance(c, ast.comprehension) else []) for n in ast.walk(t)
+    own = {n.id for c in _walk(statement) if isinstance(c, (ast.comprehension, ast.Lambda))
+           for t in ([c.target] if isinstance(c, ast.comprehension) else []) for n in _walk(t)
            if isinstance(n, ast.Name)}  # (a comprehension's own names are no globals)
     calls = [] if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [
-        c for c in ast.walk(statement) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)]
+        c for c in _walk(statement) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)]
     changed = {_root(c.func) for c in calls
                if c.func.attr in _CHANGES or c.func.attr.endswith("_") and not c.func.attr.startswith("_")}
     settings = {_root(c.func) for c in calls if _root(c.func) in aliases  # (a module's setting: round 38z160,
@@ -678,16 +678,16 @@ def _constants(statements: list[ast.AST], known: dict[str, bool]) -> dict[str, b
     only with such values (``col[0] = 2048.0``), and whether the machine's place holds it."""
     # (a name the statements bind otherwise, a parameter or a loop's, is not the one ``known`` holds)
     known = {k: v for k, v in known.items() if k not in {
-        n.id for st in statements for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        | {a.arg for st in statements for a in ast.walk(st) if isinstance(a, ast.arg)}}
-    pairs = [(t.id, v) for st in statements for n in ast.walk(st) for t, v in _pairs(n) if isinstance(t, ast.Name)]
-    pairs += [(n.target.id, n.value) for st in statements for n in ast.walk(st)
+        n.id for st in statements for n in _walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        | {a.arg for st in statements for a in _walk(st) if isinstance(a, ast.arg)}}
+    pairs = [(t.id, v) for st in statements for n in _walk(st) for t, v in _pairs(n) if isinstance(t, ast.Name)]
+    pairs += [(n.target.id, n.value) for st in statements for n in _walk(st)
               if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)]
-    writes = [(_root(t), v) for st in statements for n in ast.walk(st) if isinstance(n, (ast.Assign, ast.AugAssign))
+    writes = [(_root(t), v) for st in statements for n in _walk(st) if isinstance(n, (ast.Assign, ast.AugAssign))
               for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Subscript)
               for v in [n.value]]
     # (an in-place method given no argument counts as a write no reading follows: the name is not read as made so)
-    writes += [(_root(c.func.value), a) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)
+    writes += [(_root(c.func.value), a) for st in statements for c in _walk(st) if isinstance(c, ast.Call)
                and isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") for a in [*c.args, *(
                    k.value for k in c.keywords)] or [ast.Constant(None)]]
     found = dict(known)
@@ -710,7 +710,7 @@ def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
     other branch PyTorch's attention; round 38z144: a draw made negative, converted to uint8). What only prints or
     asserts is not read."""
     known = _constants([statement], machine.constants)
-    parents = {id(c): p for p in ast.walk(statement) for c in ast.iter_child_nodes(p)}
+    parents = {id(c): p for p in _walk(statement) for c in ast.iter_child_nodes(p)}
 
     def said(node: ast.AST) -> bool:
         while node is not None:
@@ -719,7 +719,7 @@ def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
             node = parents.get(id(node))
         return False
 
-    for n in ast.walk(statement):
+    for n in _walk(statement):
         read = n.func.value if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
             and n.func.attr in _READ_BACK else n.args[0] if isinstance(n, ast.Call) and len(n.args) == 1 \
             and _callee(n) in ("float", "int", "bool") else n if isinstance(n, ast.Compare) \
@@ -749,7 +749,7 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return None if _installed(statement) else statement
     return _asked(statement, machine) or next(
-        (n for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        (n for n in _walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
          and n.id in machine.names | machine.places - machine.available
          or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("numpy", "__array__", "cuda", "pin_memory")
          or isinstance(n, ast.Call) and any(k.arg == "pin_memory" and not (  # (pinned memory needs an accelerator)
@@ -771,7 +771,7 @@ def _hosted_here(statement: ast.AST) -> bool:
     device=DEVICE), 0) / torch.ones(2)`` before a second definition)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
                and n.func.value.id == "torch" and n.func.attr in _FACTORIES
-               and not any(k.arg == "device" for k in n.keywords) for n in ast.walk(statement))
+               and not any(k.arg == "device" for k in n.keywords) for n in _walk(statement))
 
 
 def _installed(statement: ast.Import | ast.ImportFrom) -> bool:
@@ -799,7 +799,7 @@ def _integral(node: ast.AST, machine: Machine) -> bool:
     """Whether ``node`` makes or reads an integer tensor (``torch.tensor([[2, 32]])``, ``torch.arange(4)``,
     ``dtype=torch.long``, ``.long()``, a name bound to one): a GPU implements fewer of their ops than a CPU (no
     integer matrix product), so computing with one on the machine's place may fail there only (round 38z151)."""
-    for n in ast.walk(node):
+    for n in _walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in machine.integral:
             return True
         if not isinstance(n, ast.Call):
@@ -813,7 +813,7 @@ def _integral(node: ast.AST, machine: Machine) -> bool:
                 and not n.args or _callee(n) == "to" and any(_last(a) in _INTEGRAL_DTYPES for a in n.args):
             return True
         if _callee(n) in ("tensor", "as_tensor", "arange") and n.args and all(
-                isinstance(c, ast.Constant) and type(c.value) is int for a in n.args for c in ast.walk(a)
+                isinstance(c, ast.Constant) and type(c.value) is int for a in n.args for c in _walk(a)
                 if isinstance(c, ast.Constant)):
             return True
     return False
@@ -824,12 +824,12 @@ def _mentions_place(node: ast.AST, machine: Machine) -> bool:
     return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                and n.id in machine.places | machine.on_place - {"device"}
                or isinstance(n, ast.Attribute) and _resolved(n, machine, Scope()) == "pagedlab.device.DEVICE"
-               for n in ast.walk(node))
+               for n in _walk(node))
 
 
 def _computes(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """The first computation in ``statement``: an operator, or a call that makes or moves nothing only."""
-    return next((n for n in ast.walk(statement) if isinstance(n, ast.BinOp) and _folded(n) is None
+    return next((n for n in _walk(statement) if isinstance(n, ast.BinOp) and _folded(n) is None
                  or isinstance(n, ast.Call) and _callee(n) not in _MAKES_OR_MOVES and _callee(n) not in machine.sayers),
                 None)
 
@@ -842,7 +842,7 @@ def _available(v: ast.AST, machine: Machine) -> bool:
             and not v.keywords:
         return _available(v.args[0], machine)
     if isinstance(v, ast.IfExp):
-        asks = {_resolved(c.func, machine, Scope()) for c in ast.walk(v.test) if isinstance(c, ast.Call)}
+        asks = {_resolved(c.func, machine, Scope()) for c in _walk(v.test) if isinstance(c, ast.Call)}
         names = {str(getattr(b, "value", "")).split(":")[0] for b in (v.body, v.orelse)}
         return names == {"cuda", "cpu"} and "torch.cuda.is_available" in asks and (
             isinstance(v.test, ast.Call) and v.body.value.startswith("cuda")
@@ -855,8 +855,8 @@ def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
     ``torch.backends.cuda.matmul.allow_tf32 = True``) or switches autocast on by a setter
     (``torch.set_autocast_dtype("cuda", torch.bfloat16)``), which a GPU honours and a CPU ignores."""
     saved = {t.id: _resolved(v.func if isinstance(v, ast.Call) else v, machine, Scope())  # (round 38z77: a
-             for n in ast.walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name)}  # setting restored)
-    for n in ast.walk(statement):
+             for n in _walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name)}  # setting restored)
+    for n in _walk(statement):
         if isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.set_float32_matmul_precision" \
                 and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "highest"
                          or n.args and saved.get(getattr(n.args[0], "id", None)) == "torch.get_float32_matmul_precision"):
@@ -876,7 +876,7 @@ def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
 def _default_by_machine(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """Where ``statement`` sets torch's default dtype from a question to the machine (round 38z77:
     ``torch.set_default_dtype(device.DTYPE)``, bfloat16 on a GPU): the answer's factories make tensors of it."""
-    return next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.args
+    return next((n for n in _walk(statement) if isinstance(n, ast.Call) and n.args
                  and _resolved(n.func, machine, Scope()) in ("torch.set_default_dtype", "torch.set_default_tensor_type")
                  and _asked(n.args[0], machine) is not None), None)
 
@@ -1024,7 +1024,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             return tried
     if isinstance(node, (ast.With, ast.AsyncWith)) and any(_may_swallow(i.context_expr, node.body, machine, scope)
                                                            for i in node.items):
-        body = next((n for b in node.body for n in ast.walk(b) if isinstance(n, ast.Call)), None)
+        body = next((n for b in node.body for n in _walk(b) if isinstance(n, ast.Call)), None)
         if body is not None:  # (round 38z59: contextlib.suppress, a try that goes on)
             return body
     if isinstance(node, ast.Call) and _logged(node, machine):  # logging formats its arguments inside a try of its
@@ -1084,7 +1084,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
     aliased = _aliasing(node, machine)
     if aliased is not None:
         return aliased
-    unwritten = _unwritten(node)
+    unwritten = _unwritten(node, machine)
     if unwritten is not None:
         return unwritten
     if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
@@ -1234,17 +1234,17 @@ def _reached(cls: ast.ClassDef, api: frozenset[str]) -> set[str]:
     among them where no graded call makes it)."""
     methods = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     def named(b: ast.AST) -> set[str]:
-        return {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(b)
+        return {n.attr if isinstance(n, ast.Attribute) else n.id for n in _walk(b)
                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) or isinstance(n, ast.Name)} & methods
     # The object itself, not read through (``self.x``), compared (``other is self``) or only printed or asked its
     # type: formatted, handed on, kept or given back, its string may reach a result (a dict keyed by it is sorted by
     # the keys' strings where the graded calls read it)
-    inert = {id(x) for n in ast.walk(cls) for x in (
+    inert = {id(x) for n in _walk(cls) for x in (
         [n.value] if isinstance(n, ast.Attribute) else [n.left, *n.comparators] if isinstance(n, ast.Compare)
         else n.args if isinstance(n, ast.Call) and _callee(n) in ("print", "isinstance", "type", "id") else [])}
     def formats(b: ast.AST) -> bool:  # where a ``__repr__`` that only reads may run
         return any(isinstance(x, ast.Name) and x.id == "self" and isinstance(x.ctx, ast.Load) and id(x) not in inert
-                   for x in ast.walk(b))
+                   for x in _walk(b))
     quiet = {f.name for f in cls.body if isinstance(f, ast.FunctionDef) and f.name in _FORMATS and _only_reads(f)}
     reached = {m for m in methods if m in api or m.startswith("__") and m.endswith("__") and m not in quiet}
     reached |= {m for b in cls.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) for m in named(b)}
@@ -1273,7 +1273,7 @@ def _only_reads(f: ast.FunctionDef) -> bool:
     return not any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) or isinstance(
         getattr(n, "ctx", None), (ast.Store, ast.Del)) and not isinstance(n, ast.Name) or isinstance(n, ast.Call) and not (
             isinstance(n.func, ast.Name) and n.func.id in dir(builtins) and n.func.id not in _UNSAFE_BUILTINS
-            or isinstance(n.func, ast.Attribute) and n.func.attr in _READERS) for n in ast.walk(f))
+            or isinstance(n.func, ast.Attribute) and n.func.attr in _READERS) for n in _walk(f))
 
 
 _CONTAINERS = frozenset(("list", "dict", "set", "defaultdict", "deque", "Counter", "OrderedDict"))
@@ -1320,24 +1320,24 @@ def _memos(statements: list[ast.AST], caches: frozenset[str], machine: Machine) 
     the same (round 38z96: a demo under a question of the GPU's memory fills one through the answer)."""
     known = set(machine.aliases) | set(dir(builtins))  # (modules and builtins: the same for every key)
     def names(node: ast.AST) -> set[str]:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - known
+        return {n.id for n in _walk(node) if isinstance(n, ast.Name)} - known
     every = replace(machine, caches=caches)  # (what is looked up in any cache; a memo is one of them still held)
     memos = set(caches)
-    for n in (n for st in statements for n in ast.walk(st)):
+    for n in (n for st in statements for n in _walk(st)):
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in _targets(n):
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in memos and (
                         not isinstance(n, ast.Assign) or names(n.value) - names(t.slice)
                         or any(isinstance(c, ast.Call) and _callee(c) in machine.defined and (
-                            isinstance(c.func, ast.Name) or _root(c.func) in ("self", "cls")) for c in ast.walk(n.value))):
+                            isinstance(c.func, ast.Name) or _root(c.func) in ("self", "cls")) for c in _walk(n.value))):
                     memos.discard(t.value.id)  # a value not of the key alone
         cache, key = _looked_up(n, every)
         if cache is not None and (not _elements(key) or isinstance(n, ast.Call) and n.func.attr != "get"):
             memos.discard(_held(cache))  # read or changed other than by a key (``len``, ``clear``, ``pop``)
-    reads = {id(x) for st in statements for n in ast.walk(st) for cache, _ in [_looked_up(n, every)]
-             if cache is not None and _held(cache) in memos for x in ast.walk(n)}
+    reads = {id(x) for st in statements for n in _walk(st) for cache, _ in [_looked_up(n, every)]
+             if cache is not None and _held(cache) in memos for x in _walk(n)}
     return frozenset(m for m in memos if not any(isinstance(n, ast.Name) and n.id == m and isinstance(n.ctx, ast.Load)
-                                                 and id(n) not in reads for st in statements for n in ast.walk(st)))
+                                                 and id(n) not in reads for st in statements for n in _walk(st)))
 
 
 def _sunk(statements: list[ast.AST], logs: frozenset[str], defs: dict) -> dict[tuple[str, str], str]:
@@ -1345,14 +1345,14 @@ def _sunk(statements: list[ast.AST], logs: frozenset[str], defs: dict) -> dict[t
     that parameter, and the function does not bind again (round 38z96: ``with _stopwatch(STEP_SECONDS):``, whose
     ``sink.append(...)`` keeps a clock's readings there)."""
     given: dict[tuple[str, str], set] = {}
-    for call in (c for st in statements for c in ast.walk(st) if isinstance(c, ast.Call) and _callee(c) in defs):
+    for call in (c for st in statements for c in _walk(st) if isinstance(c, ast.Call) and _callee(c) in defs):
         f = defs[_callee(call)]
         names = [a.arg for a in [*f.args.posonlyargs, *f.args.args]]
         if isinstance(call.func, ast.Attribute) and names[:1] in (["self"], ["cls"]):
             names = names[1:]  # (a method called on its object)
         for name, a in [*zip(names, call.args), *((k.arg, k.value) for k in call.keywords)]:
             given.setdefault((f.name, name), set()).add(a.id if isinstance(a, ast.Name) and a.id in logs else None)
-    rebound = {(f.name, n.id) for f in defs.values() for n in ast.walk(f)
+    rebound = {(f.name, n.id) for f in defs.values() for n in _walk(f)
                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return {key: next(iter(held)) for key, held in given.items()
             if len(held) == 1 and None not in held and key not in rebound}
@@ -1361,12 +1361,12 @@ def _sunk(statements: list[ast.AST], logs: frozenset[str], defs: dict) -> dict[t
 def _saying(node: ast.AST, machine: Machine) -> set[int]:
     """The nodes of ``node``'s statements that only say (:func:`_only_says`), and the tests of ``if`` statements whose
     every branch only says."""
-    saying = {id(n) for s in ast.walk(node) if isinstance(s, ast.Expr) and _only_says(s, machine) for n in ast.walk(s)}
-    saying |= {id(n) for s in ast.walk(node) if isinstance(s, ast.For) and _says(s, machine)  # (a table printed)
-               for n in [*ast.walk(s.iter), *ast.walk(s.target)]}
-    return saying | {id(n) for s in ast.walk(node) if isinstance(s, ast.If) and s.body + s.orelse and all(
+    saying = {id(n) for s in _walk(node) if isinstance(s, ast.Expr) and _only_says(s, machine) for n in _walk(s)}
+    saying |= {id(n) for s in _walk(node) if isinstance(s, ast.For) and _says(s, machine)  # (a table printed)
+               for n in [*_walk(s.iter), *_walk(s.target)]}
+    return saying | {id(n) for s in _walk(node) if isinstance(s, ast.If) and s.body + s.orelse and all(
         isinstance(b, ast.Expr) and _only_says(b, machine) for b in s.body + s.orelse)  # (38z81: a warning if too
-        and _binds_nothing(s.test, machine) for n in ast.walk(s.test)}                  # large)
+        and _binds_nothing(s.test, machine) for n in _walk(s.test)}                  # large)
 
 
 def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
@@ -1376,41 +1376,41 @@ def _sinks(statements: list[ast.AST], machine: Machine) -> frozenset[str]:
     exercise hands out (:attr:`Machine.api`), nor what a method of one that no graded call reaches reads (round 38z90:
     an ``uptime()``). Where the notebook reads attributes by name (``vars``, ``__dict__``, ``getattr``, a dataclass's
     fields), no attribute; where it reads globals by name (``globals()``, ``eval``, ``sys.modules``), nothing."""
-    asked = {id(c) for st in statements for n in ast.walk(st) if isinstance(n, ast.Compare)  # "x" in sys.modules
+    asked = {id(c) for st in statements for n in _walk(st) if isinstance(n, ast.Compare)  # "x" in sys.modules
              for c in n.comparators if all(isinstance(o, (ast.In, ast.NotIn)) for o in n.ops)}
-    read = {n.id if isinstance(n, ast.Name) else n.attr for st in statements for n in ast.walk(st)
+    read = {n.id if isinstance(n, ast.Name) else n.attr for st in statements for n in _walk(st)
             if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in asked}
     by_name = read & {"vars", "getattr", "__dict__", "asdict", "astuple", "dataclass", "globals", "locals", "eval",
                       "exec", "modules"}  # (a dataclass's fields are its repr and its equality)
-    unreached = {id(n) for st in statements for c in ast.walk(st) if isinstance(c, ast.ClassDef) and c.name in machine.api
+    unreached = {id(n) for st in statements for c in _walk(st) if isinstance(c, ast.ClassDef) and c.name in machine.api
                  for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and f.name not in _reached(c, machine.api[c.name]) for n in ast.walk(f)}
-    inside = {id(n): f.name for st in statements for f in ast.walk(st)
-              if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)}
-    writes = [w for st in statements for n in ast.walk(st) if id(n) not in unreached
+                 and f.name not in _reached(c, machine.api[c.name]) for n in _walk(f)}
+    inside = {id(n): f.name for st in statements for f in _walk(st)
+              if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in _walk(f)}
+    writes = [w for st in statements for n in _walk(st) if id(n) not in unreached
               for w in [_written(n, machine, inside.get(id(n)))] if w is not None]
-    writes += [(n.targets[0].id, [n.value], n.targets[0]) for st in statements for n in ast.walk(st)  # a demo's
+    writes += [(n.targets[0].id, [n.value], n.targets[0]) for st in statements for n in _walk(st)  # a demo's
                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)  # ``calls =
                and id(n) not in inside]  # TIMINGS[...]``, outside any function
     handed = {"." + a for api in machine.api.values() for a in api}
     sinks = {key for key, _, _ in writes if not by_name or not key.startswith(".") and not by_name - {
         "vars", "getattr", "__dict__", "asdict", "astuple", "dataclass"} and "__dict__" not in by_name} - handed
     said = set().union(*(_saying(st, machine) for st in statements)) | unreached | {id(t) for _, _, t in writes}
-    said |= {id(a) for st in statements for c in ast.walk(st) if isinstance(c, ast.Call)  # handed to a sunk parameter
+    said |= {id(a) for st in statements for c in _walk(st) if isinstance(c, ast.Call)  # handed to a sunk parameter
              for a in [*c.args, *(k.value for k in c.keywords)]
              if isinstance(a, ast.Name) and a.id in set(machine.sunk.values())
              and any(f == _callee(c) for f, _ in machine.sunk)}
-    loads = [(n, key) for st in statements for n in ast.walk(st) if isinstance(n, (ast.Attribute, ast.Name))
+    loads = [(n, key) for st in statements for n in _walk(st) if isinstance(n, (ast.Attribute, ast.Name))
              and isinstance(n.ctx, ast.Load) and id(n) not in said
              for key in ((n.id,) if isinstance(n, ast.Name) else ("." + n.attr, n.attr))]  # (``module.TIMINGS`` too)
     loads = [(n, key) for n, key in loads if key in sinks]
-    ifs = [s for st in statements for s in ast.walk(st) if isinstance(s, ast.If)]
+    ifs = [s for st in statements for s in _walk(st) if isinstance(s, ast.If)]
     while True:
-        kept = {id(x) for key, values, _ in writes if key in sinks for v in values for x in ast.walk(v)}
+        kept = {id(x) for key, values, _ in writes if key in sinks for v in values for x in _walk(v)}
         # (round 38z109: ``if STEP_LOG:`` before a total printed: a test whose branches only say or keep in sinks)
         kept |= {id(x) for s in ifs if all(id(b) in said or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                                            and all(isinstance(t, ast.Name) and t.id in sinks for t in _targets(b))
-                                           for b in s.body + s.orelse) for x in ast.walk(s.test)}
+                                           for b in s.body + s.orelse) for x in _walk(s.test)}
         read = {key for n, key in loads if id(n) not in kept}
         if not read & sinks:
             return frozenset(sinks)
@@ -1538,7 +1538,7 @@ def _aligned(node: ast.AST) -> bool:
     CPU's to 64 (round 38z93); the difference of two addresses in one storage is the same everywhere."""
     return isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Add, ast.Sub)) and any(
         isinstance(c, ast.Call) and getattr(c.func, "attr", None) == "data_ptr"
-        for side in (node.left, node.right) for c in ast.walk(side))
+        for side in (node.left, node.right) for c in _walk(side))
 
 
 _EMPTY = frozenset(("empty", "empty_like", "new_empty", "empty_strided"))
@@ -1548,10 +1548,11 @@ _VIEWS = frozenset(("view", "view_as", "reshape", "reshape_as", "unsqueeze", "sq
                     "expand_as", "transpose", "permute", "T", "mT", "unflatten", "as_strided", "select", "contiguous"))
 
 
-def _unwritten(node: ast.AST) -> ast.AST | None:
+def _unwritten(node: ast.AST, machine: Machine) -> ast.AST | None:
     """In a function, a tensor made by ``torch.empty`` (or a view of one) updated in place (``out += ...``,
     ``out.add_(...)``) before anything wrote it: it adds to whatever the allocator handed back, fresh zeroed pages on
-    a CPU, a freed tensor's values from a GPU's caching allocator (round 38z114: a 64 MiB workspace)."""
+    a CPU, a freed tensor's values from a GPU's caching allocator (round 38z114: a 64 MiB workspace). A launch of the
+    learner's kernel writes the tensors it is handed (what it left unwritten is the Triton rule's: round 38z170)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     def base(v: ast.AST) -> ast.AST:  # through views and slices, to what they view
@@ -1563,7 +1564,7 @@ def _unwritten(node: ast.AST) -> ast.AST | None:
             else:
                 return v
     group: dict[str, str] = {}  # a name bound to an empty tensor or a view of one -> the empty one's name
-    for n in sorted((n for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign))), key=lambda n: n.lineno):
+    for n in sorted((n for n in _walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign))), key=lambda n: n.lineno):
         for t, v in _pairs(n):
             b = base(v)
             if isinstance(t, ast.Name) and isinstance(b, ast.Call) and _callee(b) in _EMPTY:
@@ -1577,7 +1578,7 @@ def _unwritten(node: ast.AST) -> ast.AST | None:
         return group.get(b.id) if isinstance(b, ast.Name) else None
     written: dict[str, int] = {}
     updates = []
-    for n in ast.walk(node):
+    for n in _walk(node):
         if isinstance(n, (ast.Assign, ast.AnnAssign)):
             for t in _targets(n):
                 if isinstance(t, ast.Subscript) and root(t):
@@ -1590,6 +1591,9 @@ def _unwritten(node: ast.AST) -> ast.AST | None:
                 written[r] = min(written.get(r, n.lineno), n.lineno)
             elif re.fullmatch(r"[a-z]\w*[a-z0-9]_", n.func.attr):
                 updates.append((r, n.lineno, n))
+        if isinstance(n, ast.Call) and _launch(n, machine):
+            for r in filter(None, map(root, n.args)):
+                written[r] = min(written.get(r, n.lineno), n.lineno)
         if isinstance(n, ast.Call):
             for k in n.keywords:
                 if k.arg == "out" and root(k.value):
@@ -1623,12 +1627,12 @@ def _aliasing(node: ast.AST, machine: Machine) -> ast.AST | None:
                 for a in [*v.args[2:3], *(k.value for k in v.keywords if k.arg == "device")]):
             return _root(v.args[0])
         return None
-    moves = {t.id: (src, n.lineno, v) for n in ast.walk(node) for t, v in _pairs(n) if isinstance(t, ast.Name)
+    moves = {t.id: (src, n.lineno, v) for n in _walk(node) for t, v in _pairs(n) if isinstance(t, ast.Name)
              for src in [source(v)] if src and src != t.id}
     if not moves:
         return None
     writes: dict[str, list[int]] = {}
-    for n in ast.walk(node):
+    for n in _walk(node):
         if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) or isinstance(n, ast.Call) and isinstance(
                 n.func, ast.Attribute) and re.fullmatch(r"[a-z]\w*[a-z0-9]_", n.func.attr):
             writes.setdefault(_root(n.value if isinstance(n, ast.Subscript) else n.func.value), []).append(n.lineno)
@@ -1638,15 +1642,15 @@ def _aliasing(node: ast.AST, machine: Machine) -> ast.AST | None:
         if isinstance(n, ast.Call) and _callee(n) in machine.defined - machine.pure:  # (round 38z127: the learner's
             for a in n.args:  # ``online_softmax_update(m, l, acc, s, v)``, which writes into its arguments)
                 writes.setdefault(_root(a), []).append(n.lineno)
-    shapes = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)  # (what a write leaves as it was)
+    shapes = {id(n.value) for n in _walk(node) if isinstance(n, ast.Attribute)  # (what a write leaves as it was)
               and n.attr in ("device", "dtype", "shape", "ndim", "is_cuda", "layout")}
-    reads = [(n.id, n.lineno) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    reads = [(n.id, n.lineno) for n in _walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
              and id(n) not in shapes]
     for name, (src, line, move) in moves.items():
         for one, other in ((src, name), (name, src)):
             if any(w >= line and r > w for w in writes.get(one, ()) for n, r in reads if n == other):
                 return move
-    return next((n for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in _IDENTITY
+    return next((n for n in _walk(node) if isinstance(n, ast.Attribute) and n.attr in _IDENTITY
                  and isinstance(n.value, ast.Name) and n.value.id in moves or isinstance(n, ast.Call) and any(
                      isinstance(a, ast.Name) and a.id in moves for a in n.args)
                  and ast.unparse(n.func).startswith(("weakref.", "sys.getrefcount", "id"))), None)
@@ -1691,7 +1695,7 @@ def _seeded_draw(node: ast.AST, machine: Machine) -> ast.AST | None:
     generator gives other numbers than a CPU's for one seed, so the draw says which it is (rounds 38z98, 38z127)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
             isinstance(c, ast.Call) and (_resolved(c.func, machine, Scope()) or "").startswith("torch.")
-            and _last(c.func) in _SEEDS for c in ast.walk(node)):
+            and _last(c.func) in _SEEDS for c in _walk(node)):
         return None
     def drawn(c: ast.Call) -> bool:
         path = _resolved(c.func, machine, Scope()) or ""
@@ -1705,7 +1709,7 @@ def _seeded_draw(node: ast.AST, machine: Machine) -> ast.AST | None:
         # 38z127: ``x.new_zeros(1).uniform_()``)
         return name in _FOLLOWING | _DROPOUTS or name is None and getattr(c.func, "attr", None) in (
             _DRAWN_INTO | _FOLLOWING | _DROPOUTS)
-    return next((c for c in ast.walk(node) if isinstance(c, ast.Call) and drawn(c)), None)
+    return next((c for c in _walk(node) if isinstance(c, ast.Call) and drawn(c)), None)
 
 
 def _drawn_on_a_device(call: ast.Call, machine: Machine, scope: Scope) -> bool:
@@ -1766,7 +1770,7 @@ def _undefined_to_int(node: ast.AST) -> bool:
     return bound is not None and any(
         isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip().lower().lstrip("+-") in
         ("inf", "infinity", "nan") or isinstance(n, (ast.Attribute, ast.Name)) and _last(n) in ("inf", "nan")
-        or not (bound[0] <= (_folded(n) or 0.0) < bound[1]) for n in ast.walk(node.func.value))
+        or not (bound[0] <= (_folded(n) or 0.0) < bound[1]) for n in _walk(node.func.value))
 
 
 def _folded(node: ast.AST) -> float | None:
@@ -1812,7 +1816,7 @@ def _unwaited(node: ast.AST, machine: Machine) -> bool:
     if node.func.attr == "copy_":  # into a tensor made here, from anything
         return _made_here(node.func.value, machine, Scope())
     return any(_fixed_place(a, machine) and any(isinstance(n, ast.Constant) and str(n.value).startswith("cpu")
-                                                 for n in ast.walk(a))
+                                                 for n in _walk(a))
                for a in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")])
 
 
@@ -1836,7 +1840,7 @@ def _binds_nothing(node: ast.AST, machine: Machine | None = None) -> bool:
     return not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Attribute) and n.attr in _CHANGES
                    or isinstance(n, ast.Call) and (any(k.arg == "out" for k in n.keywords) or _callee(n) in calls
                                                    or re.fullmatch(r"[a-z]\w*[a-z0-9]_", getattr(n.func, "attr", "") or ""))
-                   for n in ast.walk(node))
+                   for n in _walk(node))
 
 
 _CHANGES = frozenset(("setdefault", "update", "append", "extend", "insert", "pop", "popitem", "add", "clear", "remove",
@@ -1947,7 +1951,7 @@ def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None
     broad = _swallows(statement) or any(not (h.body and isinstance(h.body[-1], ast.Raise))
                                         and not _data_errors(h.type, machine, statement.body)
                                         for h in statement.handlers)
-    for n in (n for b in statement.body for n in ast.walk(b)):
+    for n in (n for b in statement.body for n in _walk(b)):
         if (isinstance(n, ast.keyword) and n.arg == "device" or _device_name(n) or _place(n, machine, scope)
                 or broad and isinstance(n, (ast.Call, ast.BinOp, ast.UnaryOp, ast.AugAssign, ast.Subscript, ast.Compare))
                 # (round 38z57: a kernel launch, PyTorch where it fails; 38z77: ``q * HOST_SCALE`` on a GPU)
@@ -1972,7 +1976,7 @@ _CPU_ONLY = frozenset(("map_", "map2_", "apply_"))
 
 def _swallows(statement: ast.Try) -> bool:
     """Whether ``statement``'s ``finally`` ends what its body raised (a ``return`` there: round 38z61)."""
-    return any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for b in statement.finalbody for n in ast.walk(b))
+    return any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for b in statement.finalbody for n in _walk(b))
 
 
 def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] = ()) -> bool:
@@ -1984,7 +1988,7 @@ def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] =
         _callee(n) not in machine.defined and _callee(n) not in _CPU_ONLY and (
             isinstance(n.func, ast.Name) and hasattr(builtins, n.func.id)
             or isinstance(n.func, ast.Attribute) and _root(n.func) not in machine.aliases and _root(n.func) is not None)
-        for b in body for n in ast.walk(b) if isinstance(n, ast.Call))
+        for b in body for n in _walk(b) if isinstance(n, ast.Call))
     return caught is not None and all(isinstance(n, ast.Name) and (
         n.id in _DATA_ERRORS - machine.renamed or n.id in machine.classes
         or plain and n.id in {"ValueError", "TypeError"} - machine.renamed)  # (round 38z110: a RuntimeError
@@ -1996,9 +2000,9 @@ def _data_errors(caught: ast.AST | None, machine: Machine, body: list[ast.AST] =
 def _scope(statement: ast.AST, machine: Machine) -> Scope:
     """``statement``'s :class:`Scope`."""
     local, places, inputs, params = set(), set(), set(), set()
-    built = {id(f): c.name for c in ast.walk(statement) if isinstance(c, ast.ClassDef)  # Class(...) calls __init__
+    built = {id(f): c.name for c in _walk(statement) if isinstance(c, ast.ClassDef)  # Class(...) calls __init__
              for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"}  # (round 38z72)
-    for f in ast.walk(statement):
+    for f in _walk(statement):
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = f.args
             local |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
@@ -2020,16 +2024,16 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
                            if d is not None and _placed(d, machine, Scope())}  # ``device=DEVICE``)
                 places |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]
                            if any((n, x.arg) in machine.passed for n in names)}
-            local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(b)
+            local |= {n.id for b in (f.body if isinstance(f.body, list) else [f.body]) for n in _walk(b)
                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    tensors = {n.value.id for n in ast.walk(statement) if isinstance(n, ast.Attribute) and n.attr in _TENSOR_ATTRS
+    tensors = {n.value.id for n in _walk(statement) if isinstance(n, ast.Attribute) and n.attr in _TENSOR_ATTRS
                and isinstance(n.value, ast.Name)}
-    tensors |= {n.arg for n in ast.walk(statement) if isinstance(n, ast.arg) and n.annotation is not None
+    tensors |= {n.arg for n in _walk(statement) if isinstance(n, ast.arg) and n.annotation is not None
                 and "Tensor" in ast.unparse(n.annotation)}
     said = _said(statement, machine, frozenset(local))
-    caught = frozenset(id(n) for t in ast.walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
-                       for b in t.body for n in ast.walk(b))
-    bound = [(t.id, v) for n in ast.walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name) and t.id in local]
+    caught = frozenset(id(n) for t in _walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
+                       for b in t.body for n in _walk(b))
+    bound = [(t.id, v) for n in _walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name) and t.id in local]
     while True:  # tensors = [q, k, v] (round 38z69); o = outs.contiguous(), where the input lives (round 38z75)
         kept = {name for name, v in bound if isinstance(v, (ast.List, ast.Tuple)) and v.elts
                 and all(isinstance(e, ast.Name) and e.id in params for e in v.elts) or _keeps(v, params, machine)}
@@ -2039,11 +2043,11 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
     # a parameter rebound to what may live elsewhere is no input (round 38z77: ``lses = lses.double().cpu()``)
     params -= {name for name, v in bound if name in params and not _keeps(v, params, machine)
                and not (isinstance(v, (ast.List, ast.Tuple)) and v.elts)}
-    loops = [(n.target, n.iter) for n in ast.walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
+    loops = [(n.target, n.iter) for n in _walk(statement) if isinstance(n, (ast.For, ast.comprehension))]
     while True:  # (a loop over the parameters only, ``zip(outs, lses)`` or ``(a, b)``, gives parameters)
         over = {t.id for target, it in loops if all(
             n.id in params or isinstance(n.ctx, ast.Load) and n.id in ("zip", "enumerate", "reversed")
-            for n in ast.walk(it) if isinstance(n, ast.Name)) for t in ast.walk(target) if isinstance(t, ast.Name)}
+            for n in _walk(it) if isinstance(n, ast.Name)) for t in _walk(target) if isinstance(t, ast.Name)}
         if over <= params:
             break
         params |= over
@@ -2051,7 +2055,7 @@ def _scope(statement: ast.AST, machine: Machine) -> Scope:
     while True:
         scope = Scope(frozenset(local), frozenset(places), frozenset(inputs), frozenset(params), frozenset(tensors), said,
                       caught, told, filled)
-        bound = [(v, t.id) for n in ast.walk(statement) for t, v in _pairs(n)
+        bound = [(v, t.id) for n in _walk(statement) for t, v in _pairs(n)
                  if isinstance(t, ast.Name) and t.id in local]
         found = {name for v, name in bound if _a_place(v, machine, scope)}
         held = {name for v, name in bound if _inputs(v, machine, scope)}
@@ -2066,7 +2070,7 @@ def _fills(statement: ast.AST, machine: Machine) -> frozenset[int]:
     return CACHE[key]`` followed by the filling, where the branches only fill the cache (evicting too), bind locals,
     say or count where nothing reads. A call finds the same after a miss as after a hit, wherever the calls before it
     ran (round 38z104: a branch that does more tells which places the code ran on)."""
-    declared = {n for g in ast.walk(statement) if isinstance(g, (ast.Global, ast.Nonlocal)) for n in g.names}
+    declared = {n for g in _walk(statement) if isinstance(g, (ast.Global, ast.Nonlocal)) for n in g.names}
     def quiet(body: list[ast.AST], cache: str) -> bool:
         def fine(t: ast.AST) -> bool:
             return isinstance(t, ast.Name) and t.id not in declared or _held(
@@ -2080,9 +2084,9 @@ def _fills(statement: ast.AST, machine: Machine) -> frozenset[int]:
     def fills(body: list[ast.AST], cache: str) -> bool:
         return any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _held(n.value) == cache
                    or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("setdefault", "add", "update")
-                   and _held(n.func.value) == cache for b in body for n in ast.walk(b))
+                   and _held(n.func.value) == cache for b in body for n in _walk(b))
     found = set()
-    for block in (b for n in ast.walk(statement) for f in ("body", "orelse", "finalbody")
+    for block in (b for n in _walk(statement) for f in ("body", "orelse", "finalbody")
                   for b in [getattr(n, f, None)] if isinstance(b, list)):
         for i, s in enumerate(block):
             test, got = (s.test, None) if isinstance(s, ast.If) else (None, None)
@@ -2101,18 +2105,18 @@ def _fills(statement: ast.AST, machine: Machine) -> frozenset[int]:
                 if not miss and isinstance(test.ops[0], ast.In) and len(hit) == 1 and isinstance(hit[0], ast.Return) \
                         and block[-1:] and isinstance(block[-1], ast.Return):  # if key in C: return C[key]
                     miss, hit = block[i + 1:-1], []  # (then the filling, to the function's return)
-            elif test is not None and any(_callee(n) == "len" for n in ast.walk(test) if isinstance(n, ast.Call)):
-                sized = {_held(n.args[0]) for n in ast.walk(test) if isinstance(n, ast.Call) and _callee(n) == "len"
+            elif test is not None and any(_callee(n) == "len" for n in _walk(test) if isinstance(n, ast.Call)):
+                sized = {_held(n.args[0]) for n in _walk(test) if isinstance(n, ast.Call) and _callee(n) == "len"
                          and n.args}
                 if len(sized) == 1 and None not in sized and quiet(s.body, *sized) and quiet(s.orelse, *sized):
                     found.add(id(test))  # if len(CACHE) > 64: CACHE.clear(): a trim, then misses fill it again
-                    found |= {id(n) for n in ast.walk(test)}
+                    found |= {id(n) for n in _walk(test)}
                 continue
             else:
                 continue
             if cache and quiet(miss, cache) and quiet(hit, cache) and fills(miss, cache):
                 found |= {id(got if got is not None else test)} | {
-                    id(n) for b in miss + hit for n in ast.walk(b) if _looked_up(n, machine)[0] is not None}
+                    id(n) for b in miss + hit for n in _walk(b) if _looked_up(n, machine)[0] is not None}
     return frozenset(found)
 
 
@@ -2120,30 +2124,30 @@ def _told(statement: ast.AST, machine: Machine) -> frozenset[int]:
     """The assignments in ``statement``'s functions to a local name that only statements that print, log or warn read
     (round 38z80: ``in_use = torch.cuda.memory_allocated() if x.is_cuda else 0`` for a ``log.debug``)."""
     told = set()
-    for f in (f for f in ast.walk(statement) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+    for f in (f for f in _walk(statement) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
         saying = _saying(f, machine)
-        kept = [(n, w) for n in ast.walk(f) for w in [_written(n, machine, f.name)] if w is not None
+        kept = [(n, w) for n in _walk(f) for w in [_written(n, machine, f.name)] if w is not None
                 and w[0] in machine.sinks
                 and all(_binds_nothing(v, machine) for v in w[1])]  # (round 38z92: ``self.elapsed = clock() - t0``)
         told |= {id(n) for n, _ in kept}
-        saying |= {id(x) for n, _ in kept for x in ast.walk(n)}
+        saying |= {id(x) for n, _ in kept for x in _walk(n)}
         reads = {}
-        for n in ast.walk(f):
+        for n in _walk(f):
             if isinstance(n, ast.Name):
                 reads.setdefault(n.id, []).append(n)
-        assigned = [(n, t.id) for n in ast.walk(f) if isinstance(n, ast.Assign) and len(n.targets) == 1
+        assigned = [(n, t.id) for n in _walk(f) if isinstance(n, ast.Assign) and len(n.targets) == 1
                     for t in n.targets if isinstance(t, ast.Name)]
         once = {name for _, name in assigned if sum(m == name for _, m in assigned) == 1} - {
-            g for n in ast.walk(f) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
+            g for n in _walk(f) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
         mine = set()
         while True:  # (round 38z82: ``start`` read by ``elapsed = clock() - start``, which only a print reads)
             more = {id(n) for n, name in assigned if name in once and all(  # bound there only, read only by what says
                 id(r) in saying for r in reads[name] if r is not n.targets[0]) and _binds_nothing(n.value, machine)
-                and not any(_launch(x, machine) for x in ast.walk(n.value))}  # (a launch's arguments are read)
+                and not any(_launch(x, machine) for x in _walk(n.value))}  # (a launch's arguments are read)
             if more <= mine:
                 break
             mine |= more
-            saying |= {id(x) for n, _ in assigned if id(n) in mine for x in ast.walk(n.value)}
+            saying |= {id(x) for n, _ in assigned if id(n) in mine for x in _walk(n.value)}
         told |= mine
         a = f.args  # a parameter's default that only what says reads (round 38z92: ``verbose=VERBOSE``)
         defaults = [*zip([*a.posonlyargs, *a.args][len(a.posonlyargs) + len(a.args) - len(a.defaults):], a.defaults),
@@ -2157,10 +2161,10 @@ def _said(statement: ast.AST, machine: Machine, local: frozenset[str]) -> frozen
     """The nodes of ``statement``'s branches that end by raising a builtin error no ``try`` of the statement catches
     (not a data error, nor the learner's own), and before it only bind local names or print: what they compute is
     only the error's message (round 38z65: ``msg = f"... got {x}"; raise TypeError(msg)``)."""
-    tried = {id(n) for t in ast.walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
-             for b in t.body for n in ast.walk(b)}
+    tried = {id(n) for t in _walk(statement) if isinstance(t, (ast.Try, getattr(ast, "TryStar", ast.Try)))
+             for b in t.body for n in _walk(b)}
     said: set[int] = set()
-    for node in ast.walk(statement):
+    for node in _walk(statement):
         for branch in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
             if not (isinstance(branch, list) and branch and isinstance(branch[-1], ast.Raise)) or id(branch[-1]) in tried:
                 continue
@@ -2170,7 +2174,7 @@ def _said(statement: ast.AST, machine: Machine, local: frozenset[str]) -> frozen
             if all(_only_says(b, machine) or isinstance(b, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                    and _binds_nothing(b, machine)
                    and all(isinstance(t, ast.Name) and t.id in local for t in _targets(b)) for b in branch[:-1]):
-                said |= {id(n) for b in branch for n in ast.walk(b)}
+                said |= {id(n) for b in branch for n in _walk(b)}
     return frozenset(said)
 
 

@@ -182,7 +182,7 @@ def imported_names(sources: list[str]) -> set[str]:
     attribute on any of them, in any cell, is flagged."""
     names = set()
     for tree in filter(None, map(_parse, sources)):
-        for node in ast.walk(tree):
+        for node in _walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names |= {(a.asname or a.name).split(".")[0] for a in node.names}
             elif _type_alias(node):
@@ -251,7 +251,7 @@ def unrun_reasons(submitted: list[tuple[str, str]], running: set[str], names: se
     trees = [tree for tree in map(_parse, running) if tree]
     ran = {ast.dump(tree) for tree in trees}  # (line endings, layout and comments aside)
     given = {n for tree in trees for node in _top_level(tree) for n in _bound(node)}
-    read = {n.id for tree in trees for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    read = {n.id for tree in trees for n in _walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     reasons = []
     for where, source in submitted:
         tree = _parse(source)
@@ -293,11 +293,11 @@ def _globals_read(node: ast.AST) -> set[str]:
     locals), its decorators', defaults' and annotations'; an assignment's value's names."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         value = getattr(node, "value", None)
-        return {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
+        return {n.id for n in _walk(value) if isinstance(n, ast.Name)} if value is not None else set()
     try:
         table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
     except (SyntaxError, ValueError, RecursionError):
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return {n.id for n in _walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     names = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
     todo = list(table.get_children())
     while todo:
@@ -469,39 +469,39 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
             ["mentions the grading harness (_pagedlab)"] if _HARNESS.search(source) else [])
     modules = protected | modules | imported_names([source])
     top = {id(n) for n in _top_level(tree)}
-    declared_global = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
-    names = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in _NAMES}
+    declared_global = {n for node in _walk(tree) if isinstance(node, ast.Global) for n in node.names}
+    names = {id(n.value) for n in _walk(tree) if isinstance(n, ast.Attribute) and n.attr in _NAMES}
     # A docstring is prose ("compares by __eq__"): running it takes exec, eval or compile, each flagged.
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+    docstrings = {id(n.body[0].value) for n in _walk(tree)
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     # A cell magic's body is code (reviewed as such, below), not a string that mentions words.
-    magic = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) and _timed_body(n) is not None for a in n.args}
-    magic |= {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    magic = {id(a) for n in _walk(tree) if isinstance(n, ast.Call) and _timed_body(n) is not None for a in n.args}
+    magic |= {id(n.args[1]) for n in _walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and n.func.attr == "run_line_magic" and len(n.args) > 1 and isinstance(n.args[0], ast.Constant)
               and n.args[0].value == "config" and _allowed_config(n.args[1])}  # (its option's name is no code)
-    launched = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}  # x.kernel[grid]
+    launched = {id(n.value) for n in _walk(tree) if isinstance(n, ast.Subscript)}  # x.kernel[grid]
     # ``"google.colab" in sys.modules``, as the setup cells ask where they run: a name's presence, no module reached
-    asked = {id(n.comparators[0]) for n in ast.walk(tree) if isinstance(n, ast.Compare) and len(n.ops) == 1
+    asked = {id(n.comparators[0]) for n in _walk(tree) if isinstance(n, ast.Compare) and len(n.ops) == 1
              and isinstance(n.ops[0], (ast.In, ast.NotIn)) and isinstance(n.left, ast.Constant)
              and isinstance(n.left.value, str)}
     # ``"name" in globals()``: whether the notebook defined a name yet (round 38z40), no object reached
-    asked |= {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and id(n) in asked
+    asked |= {id(n.func) for n in _walk(tree) if isinstance(n, ast.Call) and id(n) in asked
               and isinstance(n.func, ast.Name) and n.func.id in ("globals", "locals") and not n.args and not n.keywords}
-    jitted = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-              and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in ast.walk(f)}
+    jitted = {id(n) for f in _walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and any("jit" in ast.unparse(d) for d in f.decorator_list) for n in _walk(f)}
     instance, shell = _own_instance(tree), _shell_commands(tree)
     # a command that only reports, or installs a named package, run as ``!cmd`` (its output printed, not kept)
-    reporting = {i for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    reporting = {i for n in _walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                  and n.func.attr == "system" and isinstance(n.func.value, ast.Call)
                  for i in [id(n.func.value.func)] if i in shell and (_installs(shell[i]) or _looks(shell[i]))}
     # a reference function's call whose value only a comparison with another answer reads (an honest check against
     # the course's reference, as the exercise's own checks make): no table of answers comes of it
     compared = {id(n) for call in (compared_calls(tree) if wired else ())
-                if all(isinstance(n, (ast.Name, ast.Attribute, ast.expr_context)) for n in ast.walk(call.func))
-                for n in ast.walk(call.func)}
+                if all(isinstance(n, (ast.Name, ast.Attribute, ast.expr_context)) for n in _walk(call.func))
+                for n in _walk(call.func)}
     found, kept = [], set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         line = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
         if (isinstance(node, ast.Attribute) and node.attr == "__class__" and id(node) in names
                 and isinstance(node.ctx, ast.Load)):
@@ -595,7 +595,7 @@ def _reasons(source: str, protected: set[str], modules: set[str], depth: int,
                           for why in _reasons(body, protected, modules, depth + 1, wired)]
         if isinstance(node, (ast.Constant, ast.Call)) and depth < 3 and id(node) not in kept:
             code = string_code(node, magics=False)  # (a %time body is read above, as one)
-            kept.update(id(n) for n in ast.walk(node))  # (a call's strings are read once, with the call)
+            kept.update(id(n) for n in _walk(node))  # (a call's strings are read once, with the call)
             if code:
                 found += [f"in code kept in a string{line}: {why}"
                           for why in _reasons(code, protected, modules, depth + 1, wired)]
@@ -650,7 +650,7 @@ def reference_reasons(source: str, setup: list[str] = (), answers: frozenset[str
         return []
     given = _setup_imports(tuple(setup))
     found = []
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)) or all(
                 i in given or _data_of_a_setup_module(i, given) for i in _imports_of(node)):
             continue
@@ -701,7 +701,7 @@ def _setup_imports(setup: tuple[str, ...]) -> frozenset[tuple[str, str, str]]:
 def _imports_of(tree: ast.AST) -> set[tuple[str, str, str]]:
     """``(module, name, bound as)`` of each import in ``tree`` (``import a.b``: ``("a.b", "", "a")``)."""
     out = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Import):
             out |= {(a.name, "", a.asname or a.name.partition(".")[0]) for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -730,15 +730,15 @@ def _own_instance(tree: ast.Module) -> set[int]:
     parameter of a method of a class the cell defines, never rebound there: an instance's own attributes, which an
     attribute assignment reaches as well (a module's ``__dict__`` is what the rule on ``__dict__`` guards)."""
     found = set()
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+    for cls in (n for n in _walk(tree) if isinstance(n, ast.ClassDef)):
         for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             args = method.args.posonlyargs + method.args.args
             if not args or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
                 continue
             me = args[0].arg
-            if any(isinstance(n, ast.Name) and n.id == me and not isinstance(n.ctx, ast.Load) for n in ast.walk(method)):
+            if any(isinstance(n, ast.Name) and n.id == me and not isinstance(n.ctx, ast.Load) for n in _walk(method)):
                 continue
-            for n in ast.walk(method):
+            for n in _walk(method):
                 if isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.value, ast.Name) \
                         and n.value.id == me:
                     found.add(id(n.value))
@@ -753,7 +753,7 @@ def _shell_commands(tree: ast.Module) -> dict[int, str]:
     """``{id of get_ipython: the command}`` for each shell command a cell runs (``!cmd``, ``x = !cmd``, which IPython
     turns into ``get_ipython().system("cmd")`` and ``.getoutput``; ``%%bash``, ``%%sh``, ``%%script``)."""
     found = {}
-    for n in ast.walk(tree):
+    for n in _walk(tree):
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call)
                 and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "get_ipython"
                 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in n.args)):
@@ -826,13 +826,13 @@ def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[s
             bound = set(_bound(node))
             if not (bound & helpers or bound & answers and isinstance(node, (ast.FunctionDef, ast.ClassDef))):
                 continue
-            inner = {id(c) for n in ast.walk(node) if _literal(n) for c in ast.walk(n) if c is not n}
-            tables += [(sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in ast.walk(n)),
-                        where, n.lineno) for n in ast.walk(node) if _literal(n) and id(n) not in inner]
-            docstrings = {id(b.body[0].value) for b in ast.walk(node) if isinstance(
+            inner = {id(c) for n in _walk(node) if _literal(n) for c in _walk(n) if c is not n}
+            tables += [(sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in _walk(n)),
+                        where, n.lineno) for n in _walk(node) if _literal(n) and id(n) not in inner]
+            docstrings = {id(b.body[0].value) for b in _walk(node) if isinstance(
                 b, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and b.body and isinstance(
                 b.body[0], ast.Expr) and isinstance(b.body[0].value, ast.Constant)}
-            tables += [(len(found), where, n.lineno) for n in ast.walk(node)  # (round 38z161: numbers typed
+            tables += [(len(found), where, n.lineno) for n in _walk(node)  # (round 38z161: numbers typed
                        if isinstance(n, ast.Constant) and isinstance(n.value, str)  # into a string, ``float.fromhex``
                        and id(n) not in docstrings  # of each, in a container too; a message's few are prose)
                        for found in [_NUMBER.findall(n.value)] if len(found) >= 8]
@@ -848,8 +848,24 @@ def _literal(node: ast.AST) -> bool:
     """A container of constants only (numbers, strings, nested containers, negated numbers), holding a number."""
     return isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and all(
         isinstance(c, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant, ast.expr_context, ast.UnaryOp, ast.USub,
-                       ast.UAdd)) for c in ast.walk(node)) and any(
-        isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in ast.walk(node))
+                       ast.UAdd)) for c in _walk(node)) and any(
+        isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in _walk(node))
+
+
+# Every node of a tree, in ast.walk's order, kept per node: the rules walk the same statements again and again (most
+# of a notebook's reading time went to ast.walk). A tree is never changed after it is parsed (a rule that rewrites
+# one rewrites a copy); each entry holds its node, so no id is reused while it is kept.
+_WALKS: dict[int, tuple[ast.AST, tuple[ast.AST, ...]]] = {}
+
+
+def _walk(node: ast.AST) -> tuple[ast.AST, ...]:
+    """``tuple(ast.walk(node))``, remembered."""
+    kept = _WALKS.get(id(node))
+    if kept is None or kept[0] is not node:
+        if len(_WALKS) > 100_000:  # (a class's notebooks, one after another: only the latest are read again)
+            _WALKS.clear()
+        kept = _WALKS[id(node)] = (node, tuple(ast.walk(node)))
+    return kept[1]
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -868,7 +884,7 @@ def _targets(node: ast.AST) -> list[ast.AST]:
     elif isinstance(node, ast.Delete):
         targets = list(node.targets)
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # and what it declares global (round 38z51)
-        return [ast.Name(id=node.name), *(ast.Name(id=g) for n in ast.walk(node) if isinstance(n, ast.Global)
+        return [ast.Name(id=node.name), *(ast.Name(id=g) for n in _walk(node) if isinstance(n, ast.Global)
                                           for g in n.names)]
     elif isinstance(node, ast.ClassDef):
         return [ast.Name(id=node.name)]
@@ -1002,7 +1018,7 @@ def _installs(command: str) -> bool:
 
 def _allowed_magic(name: ast.Name, tree: ast.Module) -> bool:
     """True for ``get_ipython().run_line_magic('timeit', ...)`` and the like (IPython's rewrite of ``%timeit``)."""
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "system"
                 and isinstance(node.func.value, ast.Call) and node.func.value.func is name and len(node.args) == 1
                 and isinstance(node.args[0], ast.Constant)):

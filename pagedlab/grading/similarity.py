@@ -51,6 +51,7 @@ MIN_LIBRARY = 50  # a function of the course's library shorter than this (a form
 _IPYTHON = TransformerManager().transform_cell
 
 
+@functools.lru_cache(maxsize=4096)  # (IPython's reading is slow, and every cell is read by several rules)
 def _transform(source: str) -> str:
     """``source`` in Python's syntax as IPython runs it (a magic made a call); the text itself where IPython cannot
     read it (round 38z129: a line that unindents to no block's level, where the reading stopped with an error)."""

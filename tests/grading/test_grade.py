@@ -1,6 +1,7 @@
 """Grading, piece by piece (no kernel runs here; tests/grading/test_grade_class.py grades a whole synthetic class)."""
 
 import csv
+import functools
 import io
 import json
 import keyword
@@ -58,6 +59,12 @@ def without_ids(nb, minor, keep_tags=True) -> str:
         if not keep_tags:
             cell["metadata"] = {}
     return json.dumps(raw)
+
+
+@functools.cache
+def pristines() -> dict:
+    """Every exercise's pristine notebook with its solution (load_pristine), read once: prepare only reads them."""
+    return load_pristine(ROOT / "exercises", ROOT / "solutions")
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +177,12 @@ def _answer(returns: str, before: str = ""):
     """A notebook whose answer calls a helper (:data:`HELPED`), with ``return _rows(x)`` replaced by ``returns`` and
     ``before`` above it, in the solution's work cell."""
     return lambda s: _submit(_edited(s, "softmax-work", before + HELPED.replace("return _rows(x)", returns)))
+
+
+# A kernel of the learner's that copies ``n`` elements (one program of ``BLOCK``).
+_KERNEL = ("import triton\nimport triton.language as tl\n\n\n"
+           "@triton.jit\ndef _copy(x_ptr, o_ptr, n, BLOCK: tl.constexpr):\n"
+           "    i = tl.arange(0, BLOCK)\n    tl.store(o_ptr + i, tl.load(x_ptr + i, mask=i < n), mask=i < n)\n\n\n")
 
 
 def _demo(before: str, returns: str, demo: str):
@@ -1040,6 +1053,14 @@ UNRUN = [
      True),
     ("a tensor of torch.empty written, then added to", _answer(
         "out = torch.empty_like(x)\n    out.zero_()\n    out += _rows(x)\n    return out"), False),
+    # round 38z170: a launch of the learner's kernel writes the tensors it is handed; without it, the same in-place
+    # update reads what the allocator left
+    ("a tensor of torch.empty written by the learner's kernel, then updated in place", _answer(
+        "out = torch.empty_like(x)\n    _copy[(1,)](x, out, x.numel(), BLOCK=1024)\n    out.mul_(1.0)\n"
+        "    return _rows(out)", _KERNEL), False),
+    ("a tensor of torch.empty updated in place, the kernel launched after", _answer(
+        "out = torch.empty_like(x)\n    out.mul_(1.0)\n    _copy[(1,)](x, out, x.numel(), BLOCK=1024)\n"
+        "    return _rows(out)", _KERNEL), True),
     ("a tensor of torch.empty written by slices", _answer(
         "out = torch.empty_like(x)\n    for i in range(x.shape[0]):\n        out[i] = _rows(x[i])\n    return out"),
      False),
@@ -1572,7 +1593,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
     that binds a name of the exercise's (the answer's function) makes the notebook the learner ran end with another
     definition than the one graded: review, naming the cell and the name. So does a cell that binds one only under a
     condition (the branch another machine takes is not graded)."""
-    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex00_warmup.ipynb"]
+    p = pristines()["ex00_warmup.ipynb"]
     reasons = [r for r in prepare(make(solved), p, Limits())[2]
                if "is not run" in r or "under a condition" in r or "which machine" in r]
     assert bool(reasons) == flagged, reasons
@@ -1667,7 +1688,7 @@ def test_a_handed_out_class_asks_only_where_a_graded_call_can_reach(work, flagge
     ``uptime()`` for the learner's own statistics) changes no outcome; read by anything they reach, it asks. (Round
     38z147) A ``__repr__`` that only reads runs where something formats the object, or holds it: its clock asks
     there only."""
-    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex06_block_allocator.ipynb"]
+    p = pristines()["ex06_block_allocator.ipynb"]
     nb = nbformat.read(ROOT / "solutions" / "ex06_block_allocator.ipynb", as_version=4)
     next(c for c in nb.cells if c.get("id") == "allocator-work").source = work
     reasons = [r for r in prepare(_submit(nb), p, Limits())[2] if "which machine" in r]
@@ -1697,7 +1718,7 @@ def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
     """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
     elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
     more in all, go to review, naming the cell."""
-    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex04b_performance_lab.ipynb"]
+    p = pristines()["ex04b_performance_lab.ipynb"]
     nb = nbformat.read(ROOT / "solutions" / "ex04b_performance_lab.ipynb", as_version=4)
     cell = next(c for c in nb.cells if c.get("id") == "bwd-work")
     cell.source = table + "\n\n\n" + cell.source.replace("def backward_exp_fraction(", "def _computed(") + (
@@ -1716,7 +1737,7 @@ def test_a_setup_cell_the_grader_runs_as_handed_out_is_named_by_what_only_it_bou
     nb = _edited(_edited(solved, "softmax-work", "def softmax_rows(x):\n    e = _m.e ** (x - x.amax(-1, keepdim=True))\n"
                                                   "    return e / e.sum(-1, keepdim=True)\n"),
                  "imports", next(c.source for c in solved.cells if c.get("id") == "imports") + "\nimport math as _m\n")
-    p = load_pristine(ROOT / "exercises", ROOT / "solutions")["ex00_warmup.ipynb"]
+    p = pristines()["ex00_warmup.ipynb"]
     reasons = [r for r in prepare(_submit(nb), p, Limits())[2] if "is not run" in r]
     assert len(reasons) == 1 and "binds '_m', which the graded notebook then lacks" in reasons[0], reasons
 
@@ -2668,7 +2689,7 @@ def test_a_work_cell_that_does_not_parse_is_read_for_what_it_reaches_not_its_spe
     (The second's line unindents to no block's level: IPython's reading of the cell raised there, and the notebook
     got the grader's error verdict.)"""
     name = "ex07_stretch_prefix_cache_match.ipynb"
-    p = load_pristine(ROOT / "exercises", ROOT / "solutions")[name]
+    p = pristines()[name]
     nb = nbformat.read(ROOT / "solutions" / name, as_version=4)
     cell = next(c for c in nb.cells if c.get("id") == "cache-work")
     cell.source = cell.source.replace("            if block is None:\n",
