@@ -41,8 +41,8 @@ LONGEST_FIRST = (
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--proofs", action="store_true",
                      help="the grader's exhaustive proofs: every planted bug and attack row on every seed, the whole "
-                          "synthetic class in the sandbox (make test PROOFS=1); without it a tenth of the planted bugs, "
-                          "each attack and honest row written for a class and a sixth of the outside reviews' rows run "
+                          "synthetic class in the sandbox (make test PROOFS=1); without it one planted bug of each table, "
+                          "each attack and honest row written for a class and a twelfth of the outside reviews' rows run "
                           "on one seed, and the sandbox grades only the learners it can change")
 
 
