@@ -89,7 +89,7 @@ def test_work_on_a_thread_the_kernel_already_has_is_not_unseen(route):
             "def answer():\n"
             "    BOX.clear(), DONE.clear()\n"
             f"    {HANDED[route].replace('sys.stdout', 'OUT')}\n"
-            "    DONE.wait(5)\n"
+            "    DONE.wait(2)\n"
             "    return BOX[-1]\n")
     outcomes, tripped, _ = load_outcomes(_graded(cell)["text"], _cases(), TOKEN)
     recorded = any("ran during the call" in t for t in tripped)
