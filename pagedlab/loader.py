@@ -21,7 +21,8 @@ A conversion is safe to run in several processes at once and to kill:
 * it holds a lock file beside the cache folder, so a second process waits for the first and then uses its
   folder instead of converting again;
 * it writes into a temporary folder beside the cache and renames it into place in one step, the folder's
-  manifest (``pagedlab-conversion.json``: each file and its size) written last;
+  manifest (``pagedlab-conversion.json``: each file and its size) written last, once the tokenizer it wrote
+  reads back (converted again once where it does not);
 * a folder without a manifest that matches its files (a conversion killed half way by an older writer, a
   file truncated or deleted by hand) is never loaded: it is converted again, and temporary folders that a
   killed conversion left behind are removed.
@@ -206,7 +207,8 @@ def _write_conversion(path: Path, tmp: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
+        # The tokenizer is written before the weights are read, and read back at the end (below).
+        AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True).save_pretrained(tmp)
         hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32,
                                                   local_files_only=True)
     except Exception as e:  # transformers raises many kinds on a damaged file; say which file
@@ -220,9 +222,34 @@ def _write_conversion(path: Path, tmp: Path) -> None:
     tied = getattr(hf.config, "tie_word_embeddings", False)
     weights = {k: v.contiguous() for k, v in hf.state_dict().items() if not (tied and k == "lm_head.weight")}
     save_file(weights, tmp / "model.safetensors", metadata={"format": "pt"})
-    tokenizer.save_pretrained(tmp)
+    _tokenizer_reads_back(path, tmp)
     files = {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.is_file()}
     (tmp / MANIFEST).write_text(json.dumps({"source": path.name, "files": files}, indent=1))
+
+
+def _tokenizer_reads_back(path: Path, tmp: Path) -> None:
+    """Read the tokenizer written into ``tmp`` back; where it does not read, convert it from ``path`` once more.
+
+    One CI run (of many) loaded a converted ``tokenizer.json`` whose merges named a token its vocabulary lacked
+    (``Token `Ġfinanc` out of vocabulary``), which no conversion run again reproduced: a folder is published only
+    once its tokenizer reads back, so a load never meets such a file.
+
+    Raises:
+        ValueError: the tokenizer did not read back after a second conversion.
+    """
+    from transformers import AutoTokenizer
+
+    for attempt in range(2):
+        try:
+            AutoTokenizer.from_pretrained(tmp, local_files_only=True)
+            return
+        except Exception as e:  # noqa: BLE001 - whatever the tokenizers library raises on a bad file
+            problem = f"{type(e).__name__}: {e}"
+        if attempt == 0:
+            _say(f"pagedlab: the tokenizer converted from {path.name} did not read back ({problem}); converting it "
+                 f"again")
+            AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True).save_pretrained(tmp)
+    raise ValueError(f"the tokenizer converted from {path} does not read back ({problem}); nothing was cached")
 
 
 def convert_gguf(path: Path, progress: bool | None = None) -> tuple[Path, bool]:

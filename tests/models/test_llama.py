@@ -169,6 +169,36 @@ def test_a_failed_conversion_leaves_no_cache(fake_gguf, monkeypatch):
     monkeypatch.undo()
 
 
+@pytest.mark.parametrize("bad_reads", [1, 2])
+def test_a_tokenizer_that_does_not_read_back_is_converted_again_or_nothing_is_cached(fake_gguf, monkeypatch,
+                                                                                   bad_reads, capsys):
+    """A converted tokenizer is read back before its folder is published: once unreadable, it is converted again;
+    twice, the conversion fails and caches nothing."""
+    import transformers
+
+    path, _ = fake_gguf
+    writes, reads = [], []
+    tokenizer = type("Tok", (), {"save_pretrained": lambda self, d: writes.append(d)})()
+
+    def from_pretrained(where, *args, **kwargs):
+        if "gguf_file" in kwargs:
+            return tokenizer
+        reads.append(where)
+        if len(reads) <= bad_reads:
+            raise Exception("Token `Ġfinanc` out of vocabulary at line 244965 column 1")
+        return tokenizer
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", from_pretrained)
+    if bad_reads == 1:
+        folder, converted = loader.convert_gguf(path)
+        assert converted and loader.convert_gguf(path) == (folder, False) and len(writes) == 2 and len(reads) == 2
+        assert "did not read back (Exception: Token `Ġfinanc` out of vocabulary" in capsys.readouterr().out
+    else:
+        with pytest.raises(ValueError, match="does not read back .*Ġfinanc.*nothing was cached"):
+            loader.convert_gguf(path)
+        assert not _model_files(loader.cache_root()) and len(writes) == 2
+
+
 def test_a_damaged_gguf_file_gets_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PAGEDLAB_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "damaged.gguf"
