@@ -854,12 +854,17 @@ def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """Where ``statement`` lets float32 products run in TF32 (``torch.set_float32_matmul_precision("high")``,
     ``torch.backends.cuda.matmul.allow_tf32 = True``) or switches autocast on by a setter
     (``torch.set_autocast_dtype("cuda", torch.bfloat16)``), which a GPU honours and a CPU ignores."""
-    saved = {t.id: _resolved(v.func if isinstance(v, ast.Call) else v, machine, Scope())  # (round 38z77: a
-             for n in _walk(statement) for t, v in _pairs(n) if isinstance(t, ast.Name)}  # setting restored)
+    # a setting restored (round 38z77): a name whose every binding in the statement is the setting read back (round
+    # 38z177: ``prec = "high"``, then ``prec = torch.get_float32_matmul_precision()`` in a branch that never runs)
+    saved: dict[str, set] = {}
+    for n in _walk(statement):
+        for t, v in _pairs(n):
+            if isinstance(t, ast.Name):
+                saved.setdefault(t.id, set()).add(_resolved(v.func if isinstance(v, ast.Call) else v, machine, Scope()))
     for n in _walk(statement):
         if isinstance(n, ast.Call) and _resolved(n.func, machine, Scope()) == "torch.set_float32_matmul_precision" \
                 and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "highest"
-                         or n.args and saved.get(getattr(n.args[0], "id", None)) == "torch.get_float32_matmul_precision"):
+                         or n.args and saved.get(getattr(n.args[0], "id", None)) == {"torch.get_float32_matmul_precision"}):
             return n
         if isinstance(n, ast.Call) and (_resolved(n.func, machine, Scope()) or "").startswith("torch.set_autocast_") \
                 and not any(isinstance(a, ast.Constant) and a.value is False for a in n.args[-1:]):
@@ -867,7 +872,7 @@ def _tf32(statement: ast.AST, machine: Machine) -> ast.AST | None:
             # GPU's tensors only)
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
                 (path := _resolved(t, machine, Scope()) or "").startswith("torch.backends.") and _last(t) in _TF32
-                and not saved.get(getattr(n.value, "id", None)) == path
+                and not saved.get(getattr(n.value, "id", None)) == {path}
                 for t in _targets(n)) and not (isinstance(n.value, ast.Constant) and n.value.value in _TF32_OFF):
             return n
     return None

@@ -689,6 +689,12 @@ UNRUN = [
     ("float32 products exact inside, the caller's setting restored", _answer(
         "before = torch.get_float32_matmul_precision()\n    torch.set_float32_matmul_precision('highest')\n"
         "    try:\n        return _rows(x)\n    finally:\n        torch.set_float32_matmul_precision(before)"), False),
+    # round 38z177: a name bound to "high", and to the setting read back only in a branch that does not run
+    ("TF32 set through a name that is also bound to the setting read back", _answer(
+        "return _rows(x)",
+        "def _precision(fast):\n    prec = 'high' if fast else None\n    if prec is None:\n"
+        "        prec = torch.get_float32_matmul_precision()\n    torch.set_float32_matmul_precision(prec)\n\n\n"
+        "_precision(fast=True)\n"), True),
     ("the learner's own context manager that raises what it caught", _answer(
         "with _noted():\n        return _rows(x)",
         "from contextlib import contextmanager\n\n\n@contextmanager\ndef _noted():\n    try:\n        yield\n"
