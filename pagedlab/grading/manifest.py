@@ -17,7 +17,7 @@ SHA256 = {
     'machine.py': 'de7783b32b06e11816c3fa95cacb8d7c677df63233944807b0373fc217a7f9b8',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
-    'review.py': '0a8b0c6912a3d8e0ea54ba3f45cd26cb2239384c0b2b95b8723ac9f864d65140',
+    'review.py': '6b249caf81d3ae8b1f6778a48f92adb7fefc1a5901a8dc42db8a14f5bc82a60c',
     'run.py': '63b29ca23e0cbac5a2cacf10f1861fcb2a86c0c219b01128bf88a0e244f66470',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',

@@ -861,7 +861,7 @@ _WALKS: dict[int, tuple[ast.AST, tuple[ast.AST, ...]]] = {}
 def _walk(node: ast.AST) -> tuple[ast.AST, ...]:
     """``tuple(ast.walk(node))``, remembered."""
     kept = _WALKS.get(id(node))
-    if kept is None or kept[0] is not node:
+    if kept is None:  # (an entry holds its node: its id is that node's while the entry is kept)
         if len(_WALKS) > 100_000:  # (a class's notebooks, one after another: only the latest are read again)
             _WALKS.clear()
         kept = _WALKS[id(node)] = (node, tuple(ast.walk(node)))
