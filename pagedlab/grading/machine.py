@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
 import re
 import sys
 from collections import Counter
@@ -571,7 +572,7 @@ def _quiet(statement: ast.AST) -> bool:
         return all(isinstance(b, simple) for b in [*statement.bases, *(k.value for k in statement.keywords)]) and all(
             map(_quiet, statement.body))
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return _installed(statement)
+        return _everywhere(statement)
     return isinstance(statement, ast.Pass) or isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Expr)) and (
         isinstance(statement.value, ast.Constant))
 
@@ -738,16 +739,17 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """The first expression of a top-level ``statement`` that may raise on one machine and not on another (round
     38z89: a demo's ``x.numpy()`` of a tensor made on ``DEVICE``, then ``FAST = False``): a question to the machine,
     a name bound from one or a place named so, a move (``.numpy()`` of a GPU's tensor raises, ``.cuda()`` on a CPU),
-    pinned memory, a computation on the machine's place (round 38z151: an int64 product, which a GPU does not
-    implement; ``torch.bincount`` with weights under deterministic algorithms), an import of a package this machine
-    does not have (``google.colab``). A definition runs its decorators and defaults, a class its body."""
+    pinned memory, a computation on the machine's place that a GPU does not implement (round 38z151: an int64
+    product; ``torch.bincount`` with weights under deterministic algorithms) or that not every device is known to
+    (:func:`_not_every_device`), an import of a package that not every machine running the course has
+    (:func:`_everywhere`). A definition runs its decorators and defaults, a class its body."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = statement.args
         return next(filter(None, (_may_fail(ast.Expr(d), machine) for d in [*a.defaults, *a.kw_defaults] if d)), None)
     if isinstance(statement, ast.ClassDef):
         return next(filter(None, (_may_fail(b, machine) for b in statement.body)), None)
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return None if _installed(statement) else statement
+        return None if _everywhere(statement) else statement
     return _asked(statement, machine) or next(
         (n for n in _walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
          and n.id in machine.names | machine.places - machine.available
@@ -762,7 +764,8 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
                  *(k.value for k in n.keywords if k.arg == "device"),
                  *(n.args[:1] if _callee(n) in ("to", "device") else [])])),
         None) or (_computes(statement, machine) if _mentions_place(statement, machine) and (
-            machine.deterministic or _integral(statement, machine) or _hosted_here(statement)) else None)
+            machine.deterministic or _integral(statement, machine) or _hosted_here(statement)) else None) or (
+        _not_every_device(statement, machine) if _mentions_place(statement, machine) else None)
 
 
 def _hosted_here(statement: ast.AST) -> bool:
@@ -774,17 +777,75 @@ def _hosted_here(statement: ast.AST) -> bool:
                and not any(k.arg == "device" for k in n.keywords) for n in _walk(statement))
 
 
-def _installed(statement: ast.Import | ast.ImportFrom) -> bool:
-    """Whether every package ``statement`` imports is on this machine (one that is not fails here, and may not on
-    the learner's: ``from google.colab import output``, round 38z151)."""
-    import importlib.util
-
+def _everywhere(statement: ast.Import | ast.ImportFrom) -> bool:
+    """Whether every package ``statement`` imports is on every machine that runs the course: Python's own, the
+    course's, or one its install requires (:func:`_required`). Another may be missing on the learner's machine, or
+    here (``from google.colab import output``, round 38z151; ``import nbval``, which only the tools of ``make setup``
+    bring, round 38z181)."""
     tops = [a.name.split(".")[0] for a in statement.names] if isinstance(statement, ast.Import) else [
         (statement.module or "").split(".")[0]] if statement.level == 0 else []
-    try:
-        return all(t in sys.stdlib_module_names or importlib.util.find_spec(t) is not None for t in tops)
-    except (ImportError, ValueError):
-        return False
+    return all(t in sys.stdlib_module_names or t in _required() for t in tops)
+
+
+@functools.cache
+def _required() -> frozenset[str]:
+    """The top-level modules of ``pagedlab`` and of every distribution its install requires, at any depth (the
+    extras, such as ``dev``'s nbval and pytest, left out): what a machine that installed the course has."""
+    from importlib import metadata
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    def key(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    def requires(name: str) -> list[str]:
+        try:
+            return metadata.requires(name) or []
+        except metadata.PackageNotFoundError:  # (the course run from a checkout it was not installed from: its file)
+            pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+            try:
+                import tomllib  # (Python 3.11: on 3.10 only Python's own modules and the course's count)
+            except ImportError:
+                return []
+            return tomllib.loads(pyproject.read_text())["project"]["dependencies"] if (
+                name == "pagedlab" and pyproject.exists()) else []
+
+    names, todo = set(), ["pagedlab"]
+    while todo:
+        name = todo.pop()
+        if key(name) in names:
+            continue
+        names.add(key(name))
+        todo += [r.name for r in map(Requirement, requires(name))
+                 if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return frozenset({"pagedlab"} | {module for module, dists in metadata.packages_distributions().items()
+                                     if any(key(d) in names for d in dists)})
+
+
+# What every device implements alike for floating tensors: elementwise math, reductions, reshaping, indexing, the
+# products, softmax; and what only reads or compares. A call of torch's outside it, on the machine's place, may be
+# implemented on one device only (round 38z181: ``torch.linalg.lstsq(..., driver="gelsd")``, a CPU's driver).
+_EVERY_DEVICE = frozenset((
+    "abs", "add", "sub", "mul", "div", "neg", "exp", "exp2", "expm1", "log", "log2", "log1p", "sqrt", "rsqrt", "pow",
+    "square", "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "clamp", "clip", "maximum", "minimum", "where",
+    "sign", "floor", "ceil", "round", "reciprocal", "lerp", "sum", "mean", "max", "min", "amax", "amin", "argmax",
+    "argmin", "logsumexp", "cumsum", "prod", "norm", "std", "var", "all", "any", "allclose", "isclose", "equal", "eq",
+    "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "nan_to_num", "topk", "sort", "argsort",
+    "softmax", "log_softmax", "matmul", "mm", "bmm", "einsum", "outer", "dot", "view", "reshape", "transpose",
+    "permute", "unsqueeze", "squeeze", "flatten", "expand", "expand_as", "contiguous", "clone", "detach", "cat",
+    "stack", "split", "chunk", "narrow", "select", "index_select", "gather", "scatter", "masked_fill", "tril", "triu",
+    "repeat", "repeat_interleave", "flip", "roll", "float", "half", "bfloat16", "double", "type_as", "item", "tolist",
+    "size", "numel", "dim", "element_size", "stride", "is_contiguous", "copy_", "fill_", "zero_", "add_", "mul_",
+    "div_", "sub_", "cpu", "assert_close", "manual_seed", "no_grad", "inference_mode"))
+
+
+def _not_every_device(statement: ast.AST, machine: Machine) -> ast.AST | None:
+    """The first call in ``statement`` that may be implemented on one device only: not the learner's own, not a
+    builtin, not one that only makes, moves or says, and not one of :data:`_EVERY_DEVICE`."""
+    return next((n for n in _walk(statement) if isinstance(n, ast.Call) and not (
+        isinstance(n.func, ast.Name) and (n.func.id in machine.defined or hasattr(builtins, n.func.id)))
+        and _callee(n) not in _MAKES_OR_MOVES | machine.sayers | _EVERY_DEVICE | machine.defined), None)
 
 
 # What only makes a tensor, or puts one somewhere: on a device, it fails nowhere that device is
@@ -925,9 +986,10 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     "inspect.getfile", "inspect.getsourcefile", "inspect.getabsfile",  # (round 38z89: installed files)
                     "linecache", "codecs.open", "fileinput", "mmap", "zipfile", "tarfile", "shelve", "dbm", "sqlite3",
                     "configparser", "netrc", "gzip.open", "bz2.open", "lzma.open",  # (38z93: files read by any module)
-                    "threading.active_count", "threading.enumerate", "asyncio",  # (38z95: threads, a loop's clock)
-                    "threading.get_ident", "threading.get_native_id", "threading.current_thread",  # (38z154: a
-                    "threading.main_thread", "threading.stack_size", "_thread",  # thread's number, the OS's)
+                    # Threads and what they share: what one has done by the time another reads it is a race each
+                    # machine runs its own way (38z95: a count of threads, a loop's clock; 38z154: a thread's number;
+                    # 38z181: a Timer's Event, set or not once a product on the machine's place returns)
+                    "threading", "_thread", "asyncio", "concurrent.futures", "queue", "sched", "signal",
                     # the course's modules that read pagedlab.device, where they answer with it (every one is
                     # here or in test_grade.py's list of those that only place tensors with it; round 38z121: a
                     # KVCache's default dtype, bfloat16 on a GPU; the engine's dtype "auto")
@@ -968,7 +1030,8 @@ _BUILT = re.compile(r"(?i)(^|_)version(_info)?$|^algorithms_available$")
 _TRITON_SAME = frozenset(("jit", "language", "cdiv", "next_power_of_2", "Config", "autotune", "heuristics"))
 _SAME_EVERYWHERE = ("os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.sep",
                     "sys.maxsize", "sys.float_info", "sys.int_info", "sys.stdout", "sys.stderr",
-                    "torch.profiler.record_function", "torch.autograd.profiler.record_function")  # (a label: 38z80)
+                    "torch.profiler.record_function", "torch.autograd.profiler.record_function",  # (a label: 38z80)
+                    "threading.Lock", "threading.RLock")  # (a lock only makes calls wait: it changes no value)
 
 
 def _same_everywhere(path: str) -> bool:

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '4c08ce4d8f23b6c29daaf95b83e1d8da939933a0c6590eef32cc0382b9778a20',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '0e41a332e95ff8786159c5344b50234a3937e47cbe5c37953ecb5a40cfcf7dd6',
-    'machine.py': 'de7783b32b06e11816c3fa95cacb8d7c677df63233944807b0373fc217a7f9b8',
+    'machine.py': 'd37a245f161b3aff5398ab2efdd4cd31465f924a3184d8a7509c493893008446',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '6b249caf81d3ae8b1f6778a48f92adb7fefc1a5901a8dc42db8a14f5bc82a60c',

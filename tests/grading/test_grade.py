@@ -1141,6 +1141,12 @@ UNRUN = [
      True),
     ("a lock around the answer", _answer(
         "with _LOCK:\n        return _rows(x)", "import threading\n\n_LOCK = threading.Lock()\n\n\n"), False),
+    # round 38z181: a clock by another name, a Timer's Event set or not once a product returns (a GPU launches it and
+    # returns at once); beside it, a thread of the learner's that only computes a demo
+    ("a Timer's Event read after a product", _answer(
+        "return x.softmax(-1) if _QUICK else _rows(x)",
+        "import threading\n\n_tick = threading.Event()\nthreading.Timer(0.05, _tick.set).start()\n"
+        "_a = torch.randn(256, 256)\n_a @ _a\n_QUICK = not _tick.is_set()\n\n\n"), True),
     # round 38z151: a draft of the answer, then a computation on the machine's device that a GPU refuses (an int64
     # product; torch.bincount with weights under deterministic algorithms; a default computed there), then the right
     # answer: on a GPU the cell stops there and the draft is the answer. Beside them, a demo on the device between
@@ -1167,6 +1173,21 @@ UNRUN = [
     ("a tensor only made on the machine's device between two definitions", lambda s: _submit(_edited(
         s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
         + "x = torch.randn(3, 7, device=DEV)\n" + HELPED)), False),
+    # round 38z181: between a draft and the answer, a solve by a driver only a CPU has (on a GPU it raises), and an
+    # import of a package only the course's tools bring (nbval: Colab has none); beside them, a demo on the
+    # machine's device of what every device computes, and an import of a package the course requires
+    ("the answer bound again after a least-squares solve by a CPU's driver on the machine's device", lambda s: _submit(
+        _edited(s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+                + "A = torch.randn(8, 2, device=DEV)\nsol = torch.linalg.lstsq(A, A, driver='gelsd').solution\n"
+                + HELPED)), True),
+    ("the answer bound again after an import of a package only the course's tools bring", lambda s: _submit(_edited(
+        s, "softmax-work", WRONG + "import nbval\n" + HELPED)), True),
+    ("a demo on the machine's device of what every device computes, between two definitions", lambda s: _submit(
+        _edited(s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+                + "x = torch.randn(3, 7, device=DEV)\nprint(softmax_rows(x).sum(-1).cpu(), (x @ x.T).amax().item(), "
+                "torch.isclose(x.exp().log(), x).all())\n" + HELPED)), False),
+    ("the answer bound again after an import of a package the course requires", lambda s: _submit(_edited(
+        s, "softmax-work", WRONG + "import numpy as np\nfrom transformers import AutoConfig\n" + HELPED)), False),
     # round 38z148: a cell that fails on a CPU only (a pinned buffer, a move to "cuda") binds a name there; a later
     # cell asks whether that name is bound, so the answer's scale is another on a GPU. Beside them, a cell that binds
     # a table once, asking whether its own name is bound, where a demo moves to "cuda"
