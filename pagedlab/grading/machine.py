@@ -532,16 +532,17 @@ def late_bindings(source: str, read: set[str], aliases: dict[str, str] | None = 
     such, an import of a package this machine has, a constant and ``pass`` fail nowhere. Where the cell fails here,
     the bindings ending on its failing line or after it did not happen, and on the learner's machine they may have
     (round 38z81: a GPU's warm-up raises here, then ``FUSED = True``; round 38z151: a ``def`` whose default takes
-    12 GiB on the machine's device, an ``import`` of ``google.colab`` before a ``def``). An object an earlier cell
-    made, changed by the cell (``POOL.update(...)``), counts as bound where it is changed (round 38z157)."""
+    12 GiB on the machine's device, an ``import`` of ``google.colab`` before a ``def``). An object made before,
+    changed by the cell (``POOL.update(...)``), counts as bound where it is changed (round 38z157), made by an
+    earlier cell or above in this one (round 38z183: ``STABLE = []``, then a loop whose 10 GiB allocation fails here
+    before it appends)."""
     tree = _parse(source)
     body = tree.body if tree else []
     first = next((i for i, st in enumerate(body) if not _quiet(st)), len(body))
-    bound = {n for st in body for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
     found = set()
     for st in body[first:]:
         binds = {n for node in _top_level(ast.Module([st], [])) for n in _bound(node)}
-        changes = _set_by(st, aliases or {}) - bound  # (an object made before this cell, changed here)
+        changes = _set_by(st, aliases or {})  # (an object made before, in an earlier cell or above in this one)
         found |= {(st.end_lineno or st.lineno, n) for n in (binds | changes) & read}
     return tuple(sorted(found))
 

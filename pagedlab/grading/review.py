@@ -59,8 +59,10 @@ _HARNESS = re.compile(r"_pagedlab")
 SUSPECT_MODULES = ("builtins", "IPython", "ipykernel", "traitlets", "gc", "inspect", "importlib", "pkgutil", "runpy",
                    "zipimport", "pydoc", "unittest.mock", "mock", "logging.config", "yaml")
 # Another process computes out of the grader's sight: no tripwire, op watcher or Triton watcher follows it there.
-PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent", "pty", "posix", "nt", "_posixsubprocess",
-                   "webbrowser")
+# (``concurrent.futures`` starts a process only through its ProcessPoolExecutor, a call below; its thread pool runs
+# in the kernel, where the watchers and the count of threads see it: round 38z184, an honest demo's thread pool.)
+PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process", "pty", "posix", "nt",
+                   "_posixsubprocess", "webbrowser")
 MODULES = {"": SUSPECT_MODULES,
            "starts a process": PROCESS_MODULES,
            "runs C code": ("ctypes", "_ctypes", "cffi", "torch.utils.cpp_extension"),
@@ -85,7 +87,7 @@ SOURCE_TEXT = ("linecache",)
 # ``import os as o``), not of a learner's object (``manager.fork(parent, child)`` forks a sequence's blocks).
 PROCESS_CALLS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
                  "execl", "execlp", "execle", "execlpe", "execvpe", "spawnv", "spawnve", "spawnl", "spawnle",
-                 "spawnlp", "spawnlpe", "spawnvp", "spawnvpe", "startfile", "fork_exec")
+                 "spawnlp", "spawnlpe", "spawnvp", "spawnvpe", "startfile", "fork_exec", "ProcessPoolExecutor")
 _NOT_PROCESS = ("platform.system",)  # the name of the operating system
 _PICKLE = re.compile(rb"\x80|c[\w.]+\n[\w.]+\n")  # a pickle's first opcode: PROTO, or GLOBAL "module\nname\n"
 # Code run from a string, and attributes reached by a computed name (``attrgetter("tile_budget")(module)``); type

@@ -1823,7 +1823,9 @@ ATTACKS = {
     # the answer computed in another process, out of every watcher's sight (an outside review's a9 passed this way)
     "import subprocess, sys\nout = subprocess.run([sys.executable, '-c', 'import torch'])": "imports subprocess",
     "from multiprocessing import Pool": "imports multiprocessing",
-    "from concurrent.futures import ProcessPoolExecutor": "imports concurrent.futures",
+    "from concurrent.futures import ProcessPoolExecutor": "imports ProcessPoolExecutor from concurrent.futures",
+    "import concurrent.futures as cf\nwith cf.ProcessPoolExecutor(2) as ex:\n    pass": "starts a process: cf.ProcessPoolExecutor",
+    "import concurrent.futures.process": "starts a process: imports concurrent.futures.process",
     "import os\nos.popen('python -c pass')": "os.popen",
     "from os import system": "imports system from os",
     # another package's process machinery: torch imports torch.multiprocessing itself (an outside review's pass)
@@ -2159,6 +2161,9 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     # TF32 switched off: the products a CPU computes, everywhere (round 38z80)
     "torch.backends.cuda.matmul.allow_tf32 = False\ntorch.backends.cudnn.allow_tf32 = False\n"
     "torch.backends.cuda.matmul.fp32_precision = 'ieee'",
+    # a thread pool runs in the kernel, where the watchers see it: it starts no process (round 38z184)
+    "import threading\nfrom concurrent.futures import ThreadPoolExecutor\nlock = threading.Lock()\n"
+    "with ThreadPoolExecutor(max_workers=4) as pool:\n    got = list(pool.map(abs, [1, -2]))",
 ])
 def test_honest_code_is_not_flagged(source):
     assert review_reasons(source, setup_names([SETUP]) | {"ref", "torch", "check", "device"}, {"math"},
@@ -2424,6 +2429,12 @@ def test_judge_graded_calls():
      ()),
     # round 38z157: an object an earlier cell made, changed after a warm-up on the GPU by its index
     ("warm = torch.zeros(1, device=0)\nPOOL.update(fast=True)\n", {"POOL"}, ((2, "POOL"),)),
+    # round 38z183: an object made above in the same cell, changed by a loop whose allocation fails here (the
+    # grader's memory limit) and not on the learner's machine: where it failed, the loop's changes did not happen
+    ("STABLE = []\nfor size in (1, 10 * 2**30):\n    STABLE.append(len(bytearray(size)))\n", {"STABLE"},
+     ((1, "STABLE"), (3, "STABLE"))),
+    ("_CFG = {'end': -1}\nfor n in (1024, 8 * 2**30):\n    _pool = torch.empty(n, dtype=torch.uint8)\n"
+     "    _CFG.update(end=0)\n", {"_CFG"}, ((1, "_CFG"), (4, "_CFG"))),
 ])
 def test_a_cell_that_fails_here_names_what_it_binds_after_the_failing_line(source, read, late):
     """What the answer reads that a cell binds from its first line that may fail on, with the line each binding
