@@ -67,6 +67,7 @@ class Machine:
     constants: dict[str, bool] = field(default_factory=dict)  # top-level names bound to a tensor made without the
     # inputs, and whether the machine's place holds it (:func:`_constant`)
     fragile: frozenset[str] = frozenset()  # names a cell binds on or after a line that may fail on one machine only
+    stocked: frozenset[str] = frozenset()  # caches keyed by a place that a cell's own code stores into
     on_place: frozenset[str] = frozenset()  # top-level names bound to what a place of the machine's holds
     integral: frozenset[str] = frozenset()  # top-level names bound to an integer tensor (:func:`_integral`)
     deterministic: bool = False  # the notebook asks for deterministic algorithms, which a GPU refuses some ops under
@@ -235,6 +236,14 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                for st in statements for scope in [_scope(st, bare)] for n in _walk(st)
                for cache, key in [_looked_up(n, bare)] if key is not None]
     keyed = frozenset(cache for cache, _, _, placed in lookups if placed)
+    # caches keyed by a place that a cell stores into itself, outside any function: what it stored is there for the
+    # places the cell's tensors had where it ran, so a lookup that only asks whether to fill one asks where the
+    # notebook ran before (round 38z185: a demo stores 1/sqrt(d) under a host tensor's device, the answer's own
+    # filling stores 1/d)
+    stocked = frozenset(_held(n.value if isinstance(n, ast.Subscript) else n.func.value)
+                        for st in statements for n in _top_level(ast.Module([st], []))
+                        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+                        or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("setdefault", "update")) & keyed
     # caches whose every entry is stored under a key with a place in it: what one machine stores there, under its
     # own places' keys, the other reads under none of them (round 38z109: a mask memo filled by a demo on the GPU)
     by_place = keyed - {cache for cache, _, store, placed in lookups if store and not placed}
@@ -247,7 +256,7 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
                       and isinstance(v.func.value, ast.Name) and v.func.value.id in made
                       and loads[v.func.value.id] > 1)  # (round 38z127: a host tensor read only by its move, so no
     # write through the moved name can be seen through it)
-    bare = replace(bare, keyed=keyed, made=made, moved=moved, constants=_constants(statements, {}))
+    bare = replace(bare, keyed=keyed, stocked=stocked, made=made, moved=moved, constants=_constants(statements, {}))
     bare = replace(bare, hosted=_hosted(statements, bare))
     memos = _memos(statements, caches, bare)
     integral: set[str] = set()
@@ -991,6 +1000,9 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     # machine runs its own way (38z95: a count of threads, a loop's clock; 38z154: a thread's number;
                     # 38z181: a Timer's Event, set or not once a product on the machine's place returns)
                     "threading", "_thread", "asyncio", "concurrent.futures", "queue", "sched", "signal",
+                    # what the language itself holds: its keywords, tokens and opcodes are its version's (round
+                    # 38z185: ``len(keyword.softkwlist) == 3`` on Python 3.11, 4 on Colab's 3.12)
+                    "keyword", "token", "tokenize", "opcode", "dis", "symtable",
                     # the course's modules that read pagedlab.device, where they answer with it (every one is
                     # here or in test_grade.py's list of those that only place tensors with it; round 38z121: a
                     # KVCache's default dtype, bfloat16 on a GPU; the engine's dtype "auto")
@@ -1158,9 +1170,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return unwritten
     if isinstance(node, ast.Call) and _drawn_on_a_device(node, machine, scope):
         return node
-    seeded = _seeded_draw(node, machine)
-    if seeded is not None:
-        return seeded
+    drawn = _device_draw(node, machine)
+    if drawn is not None:
+        return drawn
     if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) \
             and any(_namespace(c) for c in node.comparators):
         # whether a name of the machine's is bound (round 38z81: ``"_GPU_SESSION" in globals()``), or one that a
@@ -1173,7 +1185,8 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
             and (_path(node.args[0]) or ("",))[0] in machine.aliases and _resolved(node.args[0], machine, scope):
         return node  # what a module holds: its version's (round 38z166: ``hasattr(itertools, "batched")``, 3.12's)
     cache, key = _looked_up(node, machine)
-    if key is not None and _held(cache) in machine.keyed and id(node) not in scope.filled and (
+    if key is not None and _held(cache) in machine.keyed and (id(node) not in scope.filled
+                                                              or _held(cache) in machine.stocked) and (
             isinstance(node, ast.Compare) or isinstance(node, ast.Call) and (
                 _callee(node) in ("len", "get") or _callee(node) == "pop" and len(node.args) > 1)):
         return node  # whether a place's entry is there yet, or how many places have one: where the code ran before
@@ -1240,15 +1253,14 @@ _REEXPORTED = {"torch": "torch", "triton": "triton", "os": "os", "sys": "sys", "
 # (``torch.cuda``, ``pagedlab.device``); any other package's function may be one (round 38z121: transformers'
 # ``is_torch_bf16_gpu_available()``, huggingface_hub's ``is_google_colab()``), and none computes an exercise's answer.
 _COMPUTING = frozenset(("torch", "numpy", "triton", "pagedlab", "tqdm", "einops", "typing_extensions"))
-# The standard library's modules an answer computes with, whose questions of the machine (``threading.enumerate``,
-# ``codecs.open``, ``io.open``) are named above; any other (files, processes, the platform, clocks: round 38z124,
+# The standard library's modules an answer computes with, whose questions of the machine (``codecs.open``,
+# ``io.open``) are named above; any other (files, processes, threads, the platform, clocks: round 38z124,
 # ``filecmp.cmpfiles("/dev", "/dev", ["nvidia0"])``, ``mimetypes.read_mime_types``) may be one.
 _PURE_STDLIB = frozenset((
     "__future__", "abc", "array", "ast", "base64", "binascii", "bisect", "builtins", "cmath", "codecs", "collections",
     "contextlib", "copy", "dataclasses", "decimal", "enum", "fractions", "functools", "hashlib", "heapq", "io",
-    "itertools", "json", "keyword", "logging", "math", "numbers", "operator", "pprint", "queue", "random", "re",
-    "reprlib", "statistics", "string", "struct", "textwrap", "threading", "types", "typing", "warnings",
-    "weakref", "zlib"))
+    "itertools", "json", "logging", "math", "numbers", "operator", "pprint", "random", "re", "reprlib",
+    "statistics", "string", "struct", "textwrap", "types", "typing", "warnings", "weakref", "zlib"))
 
 
 def _other_package(node: ast.AST, path: str, machine: Machine) -> bool:
@@ -1755,16 +1767,12 @@ _DROPOUTS = frozenset(("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_
                        "rrelu", "dropout_", "rrelu_"))
 
 
-_SEEDS = frozenset(("manual_seed", "seed", "manual_seed_all", "set_rng_state", "fork_rng"))
-
-
-def _seeded_draw(node: ast.AST, machine: Machine) -> ast.AST | None:
-    """In a function that seeds torch's global generators (``torch.manual_seed(0)``), a draw not placed on the host
-    (``torch.rand(1, device=x.device)``, ``torch.rand_like(x)``, ``x.new_zeros(1).uniform_()``, a dropout): a GPU's
-    generator gives other numbers than a CPU's for one seed, so the draw says which it is (rounds 38z98, 38z127)."""
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
-            isinstance(c, ast.Call) and (_resolved(c.func, machine, Scope()) or "").startswith("torch.")
-            and _last(c.func) in _SEEDS for c in _walk(node)):
+def _device_draw(node: ast.AST, machine: Machine) -> ast.AST | None:
+    """In a function, a draw not placed on the host (``torch.rand(1, device=x.device)``, ``torch.rand_like(x)``,
+    ``x.new_zeros(1).uniform_()``, a dropout): a GPU's generator gives other numbers than a CPU's, seeded or not,
+    so the draw says which it is (rounds 38z98, 38z127: the seed in the same function; round 38z185: in a helper it
+    calls, or anywhere else)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     def drawn(c: ast.Call) -> bool:
         path = _resolved(c.func, machine, Scope()) or ""

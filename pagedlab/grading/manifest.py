@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '4c08ce4d8f23b6c29daaf95b83e1d8da939933a0c6590eef32cc0382b9778a20',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '0e41a332e95ff8786159c5344b50234a3937e47cbe5c37953ecb5a40cfcf7dd6',
-    'machine.py': '7f1728897ce3d45817231d31fbdf6df5c3bcb01c0b1ee9908bf1547443158640',
+    'machine.py': 'fe7731722838cc6a1630bcdb6cee161f0bd605daaec79f6fb62a7f81c1372268',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '639207bf89a507be2f53d747fabc9f470af2492bf1ed87d09e8e241ce9870244',

@@ -1143,6 +1143,24 @@ UNRUN = [
         "with _LOCK:\n        return _rows(x)", "import threading\n\n_LOCK = threading.Lock()\n\n\n"), False),
     # round 38z181: a clock by another name, a Timer's Event set or not once a product returns (a GPU launches it and
     # returns at once); beside it, a thread of the learner's that only computes a demo
+    # round 38z185: what the language holds (its soft keywords: 3 on Python 3.11, 4 on 3.12); a draw on the input's
+    # device whose seed a helper sets (each device's generator gives its own numbers); a cache keyed by the input's
+    # device that a demo stocks under the host's, where the answer's own filling stores another value. Beside the
+    # last, the same cache filled by the answer's code alone
+    ("the number of the language's soft keywords", _answer(
+        "return _rows(x) if _R else x.softmax(-1)", "import keyword\n\n_R = len(keyword.softkwlist) == 3\n\n\n"),
+     True),
+    ("a draw on the input's device, seeded by a helper", _answer(
+        "_fresh()\n    j = torch.rand(3, device=x.device)\n    return _rows(x) if (j.sum() - 1.353).abs() < 1e-3 "
+        "else x.softmax(-1)", "def _fresh():\n    torch.manual_seed(0)\n\n\n"), True),
+    ("a cache keyed by the input's device, stocked by a demo under the host's", _demo(
+        "_SCALE = {}\n\n\ndef _s(x):\n    key = (x.device, x.shape[-1])\n    if key not in _SCALE:\n"
+        "        _SCALE[key] = 2.0\n    return _SCALE[key]\n\n\n", "return _rows(x) * _s(x)",
+        "demo = torch.ones(2, 3)\nfor d in range(1, 64):\n    _SCALE[(demo.device, d)] = 1.0\n"), True),
+    ("a cache keyed by the input's device, filled by the answer's code alone", _demo(
+        "_SCALE = {}\n\n\ndef _s(x):\n    key = (x.device, x.shape[-1])\n    if key not in _SCALE:\n"
+        "        _SCALE[key] = 1.0\n    return _SCALE[key]\n\n\n", "return _rows(x) * _s(x)",
+        "print(softmax_rows(torch.ones(2, 3)))\n"), False),
     ("a Timer's Event read after a product", _answer(
         "return x.softmax(-1) if _QUICK else _rows(x)",
         "import threading\n\n_tick = threading.Event()\nthreading.Timer(0.05, _tick.set).start()\n"
@@ -1628,7 +1646,7 @@ def test_a_cell_the_grader_does_not_run_goes_to_review_where_it_defines_the_answ
              "PINNED", "FUSED", "RUN", "_IMPLS", "_fast", "_pick", "CFG", "_ACCEL", "_same", "_SEEN", "buf", "_prep", "_HOST", "_launch", "_check", "_WORK", "_PATHS", "_one", "_RUN", "_Keeper", "_PLAN", "_COLAB", "_Pick", "SETTINGS", "ENV", "_SEEN", "_detect", "_probe", "_note", "_HALF", "_Cfg", "_CFG", "_use_half", "_Bank", "_BANK", "GPU", "READY", "LINE", "_plain", "_GPU", "_MARK", "_HOST", "_note", "_PATHS", "_KEPT", "timed", "_Timer", "_CUDA", "_COLAB", "_kind", "_GPU_BUILD", "_stopwatch", "STEP_SECONDS", "_SIZES", "_element_bytes", "_first", "_HBM", "_REPLICAS", "_ones_on", "SLOW", "_host_ok", "_ACCEL", "_ENGINE", "_div", "_POS", "_WHEEL", "_PICKS", "_PICK", "_verify", "DEBUG", "_Rows", "ROWS", "_POOL", "_BOX", "_PATH", "_check", "_BF16", "timed",
              "wrapper", "_ones", "_dtype",
              "_MATCH", "_fill", "_options", "_Peek",
-             "_Shape", "_LOG", "BOOST", "POOL", "torch")
+             "_Shape", "_LOG", "BOOST", "POOL", "torch", "_s", "_SCALE")
     assert all(any(f"'{name}'" in r for name in names) for r in reasons if "TF32" not in r and "default dtype" not in r
                and "reads back" not in r), reasons
 
