@@ -546,7 +546,12 @@ def late_bindings(source: str, read: set[str], aliases: dict[str, str] | None = 
     earlier cell or above in this one (round 38z183: ``STABLE = []``, then a loop whose 10 GiB allocation fails here
     before it appends)."""
     tree = _parse(source)
-    body = tree.body if tree else []
+    if tree is None:  # (round 38z187: a line of a newer Python's syntax, ``f"{"x".join(...)}"``: the cell fails here,
+        # and on Python 3.12 it runs; what it binds is read from its text)
+        return tuple(sorted((i, n) for i, line in enumerate(source.splitlines(), 1) for n in read if re.search(
+            rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(n)}\b|^\s*{re.escape(n)}\s*(?::[^=]*)?=(?!=)"
+            rf"|\bas\s+{re.escape(n)}\b|^\s*for\s+{re.escape(n)}\b", line)))
+    body = tree.body
     first = next((i for i, st in enumerate(body) if not _quiet(st)), len(body))
     found = set()
     for st in body[first:]:
@@ -794,7 +799,15 @@ def _everywhere(statement: ast.Import | ast.ImportFrom) -> bool:
     bring, round 38z181)."""
     tops = [a.name.split(".")[0] for a in statement.names] if isinstance(statement, ast.Import) else [
         (statement.module or "").split(".")[0]] if statement.level == 0 else []
-    return all(t in sys.stdlib_module_names or t in _required() for t in tops)
+    return all(t in sys.stdlib_module_names - _REMOVED or t in _required() for t in tops)
+
+
+# Modules of Python's own library that a version the course runs on (3.10 to 3.13) no longer has: 3.12 removed
+# these by PEP 594's schedule and PEP 632 (distutils), 3.13 the rest of PEP 594's (round 38z187: ``import imp``
+# before a second definition, which fails on Colab's 3.12 only).
+_REMOVED = frozenset(("imp", "asynchat", "asyncore", "distutils", "smtpd", "aifc", "audioop", "cgi", "cgitb", "chunk",
+                      "crypt", "imghdr", "mailcap", "msilib", "nis", "nntplib", "ossaudiodev", "pipes", "sndhdr",
+                      "spwd", "sunau", "telnetlib", "uu", "xdrlib", "lib2to3"))
 
 
 @functools.cache

@@ -805,8 +805,33 @@ def kept_results(cells: list[tuple[str, str, bool]]) -> list[str]:
         for name in sorted(kept_names(tree)) if tree is not None else ():
             found += [f"{where} keeps a result of the exercise's reference code in {name!r}, which {other} reads: "
                       f"kept for another cell, it can stand in for the learner's answer"
-                      for j, (other, text, _) in enumerate(cells) if j != i and re.search(rf"\b{re.escape(name)}\b", text)]
+                      for j, (other, text, _) in enumerate(cells) if j != i and _reads_global(text, name)]
     return found
+
+
+def _reads_global(source: str, name: str) -> bool:
+    """Whether cell ``source`` reads the global ``name``: at its top level, or inside a function or class where the
+    name is not its own local (round 38z188: ``out = torch.zeros(...)`` inside the learner's ``tiled_attention`` is
+    not a demo's global ``out``), or in a string (a magic's line, ``globals()[...]``). A cell that does not parse is
+    read as text."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    tree = _parse(source)
+    if tree is None:
+        return bool(word.search(source))
+    if any(isinstance(n, ast.Constant) and isinstance(n.value, str) and word.search(n.value) for n in _walk(tree)):
+        return True
+    try:
+        table = symtable.symtable(ast.unparse(tree), "<cell>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return bool(word.search(source))
+    todo = [table]
+    while todo:
+        scope = todo.pop()
+        symbol = next((s for s in scope.get_symbols() if s.get_name() == name), None)
+        if symbol is not None and symbol.is_referenced() and (scope is table or symbol.is_global()):
+            return True
+        todo += scope.get_children()
+    return False
 
 
 # Numbers typed into literal tables that the answer reads, beyond which a person reads where they come from: a

@@ -1200,6 +1200,9 @@ UNRUN = [
                 + HELPED)), True),
     ("the answer bound again after an import of a package only the course's tools bring", lambda s: _submit(_edited(
         s, "softmax-work", WRONG + "import nbval\n" + HELPED)), True),
+    # round 38z187: a module of Python's own that 3.12 removed (Colab's Python)
+    ("the answer bound again after an import of a module Python 3.12 removed", lambda s: _submit(_edited(
+        s, "softmax-work", WRONG + "import imp\n" + HELPED)), True),
     ("a demo on the machine's device of what every device computes, between two definitions", lambda s: _submit(
         _edited(s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
                 + "x = torch.randn(3, 7, device=DEV)\nprint(softmax_rows(x).sum(-1).cpu(), (x @ x.T).amax().item(), "
@@ -2048,6 +2051,10 @@ def test_a_reference_result_kept_for_another_cell_goes_to_review():
     reasons = kept_results([("cell 'c'", kept, True), ("cell 'd'", "def f(q, k, v):\n    return o2", True)])
     assert reasons and "keeps a result of the exercise's reference code in 'o2', which cell 'd' reads" in reasons[0]
     assert kept_results([("cell 'c'", kept, False), ("cell 'd'", "o2", True)]) == []  # (a cell handed out as it is)
+    # (round 38z188) a function's own local of that name is not the cell's global; a magic's line reads the global
+    local = "def f(q, k, v):\n    o2 = torch.zeros_like(q)\n    return o2\n"
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", local, True)]) == []
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "%timeit o2.sum()", True)])
 
 
 @pytest.mark.parametrize("source", COMPARED)
@@ -2453,6 +2460,9 @@ def test_judge_graded_calls():
      ((1, "STABLE"), (3, "STABLE"))),
     ("_CFG = {'end': -1}\nfor n in (1024, 8 * 2**30):\n    _pool = torch.empty(n, dtype=torch.uint8)\n"
      "    _CFG.update(end=0)\n", {"_CFG"}, ((1, "_CFG"), (4, "_CFG"))),
+    # round 38z187: a cell that does not parse here (Python 3.12's f-string quotes), read as text for what it binds
+    ("def causal_mask(n_q, n_k):\n    return None\nprint(f\"mask {\"x\".join('ab')}\")\n", {"causal_mask"},
+     ((1, "causal_mask"),)),
 ])
 def test_a_cell_that_fails_here_names_what_it_binds_after_the_failing_line(source, read, late):
     """What the answer reads that a cell binds from its first line that may fail on, with the line each binding
