@@ -11,7 +11,7 @@ SHA256 = {
     'cli.py': 'f01417e01e4e805e79a9315371113a5348d402dfd88b9e5c1352106056bb81c1',
     'collect.py': '7d3edcac2f0f65ccc0272ad2785dee73bdadd28871c10a4c1d48ff93a95abfac',
     'grade.py': '09b40f243d340d3e27aa7ef2f0db2536fb473fdf85044d9a9051a6e7138dafeb',
-    'harness.py': '4c08ce4d8f23b6c29daaf95b83e1d8da939933a0c6590eef32cc0382b9778a20',
+    'harness.py': 'a1797d925134c00529bc45bf54538a3aeab6bc0148cd5be4cded810d767c1b56',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '0e41a332e95ff8786159c5344b50234a3937e47cbe5c37953ecb5a40cfcf7dd6',
     'machine.py': '4f1ef216cca30abd6b3754d8ba073383b4c2a36d25f59cc1e2f639b0e00e2323',

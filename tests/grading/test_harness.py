@@ -885,3 +885,55 @@ def test_what_the_interpreter_computes_with_is_held_and_only_tritons_own_patch_p
         scope.restore()
     assert held.changed(set()) == []
     del builder.create_masked_load
+
+
+def test_a_hook_unset_by_an_error_raised_inside_it_is_no_hook_of_the_notebooks():
+    """(Round 38z187) A timer's handler (``pagedlab.testing.within``) that raises while the grader's profile hook runs
+    makes Python unset the hook: that is no hook of the notebook's in its place. An error raised elsewhere, or a
+    hook of the notebook's, is not excused."""
+    import signal
+
+    from pagedlab.grading.harness import _unset_by
+
+    def hook(frame, event, arg):
+        for _ in range(200):
+            pass
+
+    def expire(signum, frame):
+        raise TimeoutError("still running")
+
+    def spin():
+        n = 0
+        while True:
+            n += len(str(n))
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    seen = set()
+    try:
+        for _ in range(20):
+            sys.setprofile(hook)
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            try:
+                spin()
+            except TimeoutError as e:
+                seen.add((sys.getprofile() is None, _unset_by(e, hook)))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                sys.setprofile(None)
+            if (True, True) in seen:
+                break
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert (True, True) in seen, seen  # (the hook runs most of the time: the signal lands in it within a few tries)
+    assert (False, True) not in seen and (True, False) not in seen, seen
+    try:
+        raise TimeoutError("raised by the call itself")
+    except TimeoutError as e:
+        assert not _unset_by(e, hook)          # the hook still set (here: none set at all, and not in the traceback)
+    sys.setprofile(lambda *a: None)
+    try:
+        raise TimeoutError("another hook in place")
+    except TimeoutError as e:
+        assert not _unset_by(e, hook)
+    finally:
+        sys.setprofile(None)
