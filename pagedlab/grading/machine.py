@@ -1029,6 +1029,8 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     "torch.set_flush_denormal",
                     "numpy.lib.npyio", "numpy.lib._datasource", "numpy.DataSource", "numpy.load", "numpy.loadtxt",
                     "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap",
+                    "torch.load", "torch.from_file", "torch.UntypedStorage.from_file",  # (round 38z189: a byte of
+                    "torch.TypedStorage.from_file",  # a file of the learner's machine, created empty here)
                     # where a package was installed, how it was built (round 38z124: ``np.get_include()``, under
                     # dist-packages on Colab)
                     "numpy.get_include", "numpy.show_config", "numpy.show_runtime", "numpy.f2py", "numpy.ctypeslib",

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': 'a1797d925134c00529bc45bf54538a3aeab6bc0148cd5be4cded810d767c1b56',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '0e41a332e95ff8786159c5344b50234a3937e47cbe5c37953ecb5a40cfcf7dd6',
-    'machine.py': '4f1ef216cca30abd6b3754d8ba073383b4c2a36d25f59cc1e2f639b0e00e2323',
+    'machine.py': '27c08102b22f56bf032725a04fb65a81dba66fbd981e431ef9a8242e22c2a55f',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'b0d6ed79809f07753f19aa1656050237c71f40063b033f02a7db6768b30b5739',

@@ -1147,6 +1147,10 @@ UNRUN = [
     # device whose seed a helper sets (each device's generator gives its own numbers); a cache keyed by the input's
     # device that a demo stocks under the host's, where the answer's own filling stores another value. Beside the
     # last, the same cache filled by the answer's code alone
+    # round 38z189: a byte read from a file of the learner's machine (torch.from_file creates it, zero-filled, here)
+    ("a byte of a file read by torch.from_file", _answer(
+        "return _rows(x) * (1 + _B[0])", "_B = torch.from_file('mfu.bin', shared=True, size=1, dtype=torch.uint8)\n\n\n"),
+     True),
     ("the number of the language's soft keywords", _answer(
         "return _rows(x) if _R else x.softmax(-1)", "import keyword\n\n_R = len(keyword.softkwlist) == 3\n\n\n"),
      True),
