@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from pagedlab.grading.review import (_TF32, _TF32_OFF, _bindings, _bound, _code, _parse, _path, _progress_bar, _root,
-                                     _stdlib_import, _targets, _top_level, _walk)
+from pagedlab.grading.review import (_TF32, _TF32_OFF, _bindings, _bound, _callee, _code, _parse, _path,
+                                     _progress_bar, _root, _stdlib_import, _targets, _top_level, _walk)
 
 
 @dataclass(frozen=True)
@@ -507,14 +507,6 @@ def _made_here(v: ast.AST, machine: Machine, scope: Scope) -> bool:
     return name in _FACTORIES or name.startswith("from")  # (round 38z104: from_numpy, frombuffer)
 
 
-def _callee(call: ast.Call) -> str | None:
-    """The name of the function ``call`` calls: ``f`` of ``f(x)``, of ``self.f(x)`` and of ``partial(f, x)``."""
-    name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
-    if name == "partial" and call.args and isinstance(call.args[0], ast.Name):  # (round 38z59)
-        return call.args[0].id
-    return name
-
-
 def _given(call: ast.Call) -> list[ast.AST]:
     """The positional arguments ``call`` gives its callee (:func:`_callee`): those after ``f`` of ``partial(f, ...)``."""
     partial = (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) == "partial"
@@ -793,8 +785,8 @@ def _hosted_here(statement: ast.AST) -> bool:
 
 
 def _everywhere(statement: ast.Import | ast.ImportFrom) -> bool:
-    """Whether every package ``statement`` imports is on every machine that runs the course: Python's own, the
-    course's, or one its install requires (:func:`_required`). Another may be missing on the learner's machine, or
+    """Whether every package ``statement`` imports is on every machine that runs the course: Python's own (less
+    what a version the course runs on removed), the course's, or one its install requires (:func:`_required`). Another may be missing on the learner's machine, or
     here (``from google.colab import output``, round 38z151; ``import nbval``, which only the tools of ``make setup``
     bring, round 38z181)."""
     tops = [a.name.split(".")[0] for a in statement.names] if isinstance(statement, ast.Import) else [

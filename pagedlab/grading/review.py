@@ -809,16 +809,33 @@ def kept_results(cells: list[tuple[str, str, bool]]) -> list[str]:
     return found
 
 
+# Calls whose string arguments are code or a name: IPython's magics as its reader writes them, and Python's own.
+_NAMING_CALLS = frozenset(("run_line_magic", "run_cell_magic", "system", "getoutput", "eval", "exec", "compile",
+                           "getattr", "hasattr", "setattr", "delattr", "attrgetter", "itemgetter"))
+
+
+def _callee(call: ast.Call) -> str | None:
+    """The name of the function ``call`` calls: ``f`` of ``f(x)``, of ``self.f(x)`` and of ``partial(f, x)``."""
+    name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+    if name == "partial" and call.args and isinstance(call.args[0], ast.Name):  # (round 38z59)
+        return call.args[0].id
+    return name
+
+
 def _reads_global(source: str, name: str) -> bool:
     """Whether cell ``source`` reads the global ``name``: at its top level, or inside a function or class where the
     name is not its own local (round 38z188: ``out = torch.zeros(...)`` inside the learner's ``tiled_attention`` is
-    not a demo's global ``out``), or in a string (a magic's line, ``globals()[...]``). A cell that does not parse is
-    read as text."""
+    not a demo's global ``out``), or in a string that is code or a name (a magic's line, ``eval``'s text,
+    ``globals()[...]``): a message or a print's words are neither. A cell that does not parse is read as text."""
     word = re.compile(rf"\b{re.escape(name)}\b")
     tree = _parse(source)
     if tree is None:
         return bool(word.search(source))
-    if any(isinstance(n, ast.Constant) and isinstance(n.value, str) and word.search(n.value) for n in _walk(tree)):
+    texts = [a for n in _walk(tree) if isinstance(n, ast.Call) and _callee(n) in _NAMING_CALLS for a in n.args]
+    texts += [n.slice for n in _walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Call)
+              and _callee(n.value) in ("globals", "vars", "locals")]
+    if any(isinstance(c, ast.Constant) and isinstance(c.value, str) and word.search(c.value)
+           for t in texts for c in _walk(t)):
         return True
     try:
         table = symtable.symtable(ast.unparse(tree), "<cell>", "exec")

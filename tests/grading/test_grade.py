@@ -2059,6 +2059,8 @@ def test_a_reference_result_kept_for_another_cell_goes_to_review():
     local = "def f(q, k, v):\n    o2 = torch.zeros_like(q)\n    return o2\n"
     assert kept_results([("cell 'c'", kept, True), ("cell 'd'", local, True)]) == []
     assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "%timeit o2.sum()", True)])
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "print(f'o2 of the demo: {3}')", True)]) == []
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "def f():\n    return eval('o2')", True)])
 
 
 @pytest.mark.parametrize("source", COMPARED)
