@@ -757,7 +757,7 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
         return next(filter(None, (_may_fail(b, machine) for b in statement.body)), None)
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return None if _everywhere(statement) else statement
-    return _asked(statement, machine) or next(
+    found = _asked(statement, machine) or next(
         (n for n in _walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
          and n.id in machine.names | machine.places - machine.available
          or isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("numpy", "__array__", "cuda", "pin_memory")
@@ -770,9 +770,11 @@ def _may_fail(statement: ast.AST, machine: Machine) -> ast.AST | None:
              isinstance(a, ast.Constant) and type(a.value) is int for a in [
                  *(k.value for k in n.keywords if k.arg == "device"),
                  *(n.args[:1] if _callee(n) in ("to", "device") else [])])),
-        None) or (_computes(statement, machine) if _mentions_place(statement, machine) and (
-            machine.deterministic or _integral(statement, machine) or _hosted_here(statement)) else None) or (
-        _not_every_device(statement, machine) if _mentions_place(statement, machine) else None)
+        None)
+    if found is not None or not _mentions_place(statement, machine):
+        return found
+    refused = machine.deterministic or _integral(statement, machine) or _hosted_here(statement)
+    return (_computes(statement, machine) if refused else None) or _not_every_device(statement, machine)
 
 
 def _hosted_here(statement: ast.AST) -> bool:
@@ -791,7 +793,7 @@ def _everywhere(statement: ast.Import | ast.ImportFrom) -> bool:
     bring, round 38z181)."""
     tops = [a.name.split(".")[0] for a in statement.names] if isinstance(statement, ast.Import) else [
         (statement.module or "").split(".")[0]] if statement.level == 0 else []
-    return all(t in sys.stdlib_module_names - _REMOVED or t in _required() for t in tops)
+    return all(t in _STDLIB or t in _required() for t in tops)
 
 
 # Modules of Python's own library that a version the course runs on (3.10 to 3.13) no longer has: 3.12 removed
@@ -800,6 +802,7 @@ def _everywhere(statement: ast.Import | ast.ImportFrom) -> bool:
 _REMOVED = frozenset(("imp", "asynchat", "asyncore", "distutils", "smtpd", "aifc", "audioop", "cgi", "cgitb", "chunk",
                       "crypt", "imghdr", "mailcap", "msilib", "nis", "nntplib", "ossaudiodev", "pipes", "sndhdr",
                       "spwd", "sunau", "telnetlib", "uu", "xdrlib", "lib2to3"))
+_STDLIB = sys.stdlib_module_names - _REMOVED
 
 
 @functools.cache

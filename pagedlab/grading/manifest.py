@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': 'a1797d925134c00529bc45bf54538a3aeab6bc0148cd5be4cded810d767c1b56',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '0e41a332e95ff8786159c5344b50234a3937e47cbe5c37953ecb5a40cfcf7dd6',
-    'machine.py': '472b89ce624f129fefc3f33750ff9208ff0f6e7e5a67557c42570ef005335d7c',
+    'machine.py': '3992b27f4ba660740db849afd96578f96b052bfe66782be79d63718df95eb944',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '1c1febff25e6b1ee3bbc1e6715033fcdead2eb46faddb670049bac0078865493',
