@@ -99,7 +99,8 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
                              if c.role not in RESTORED and restored.cells[c.index].source not in given],
                             set(work), helpers)
     reasons += kept_results([(f"{c.role} cell {c.id!r}", restored.cells[c.index].source,
-                              c.role not in RESTORED and restored.cells[c.index].source not in given) for c in cells])
+                              c.role not in RESTORED and restored.cells[c.index].source not in given) for c in cells],
+                            set(work))
     reasons += unrun_reasons(
         [(f"the learner's code cell {k + 1}" + ("" if c.id.startswith("no-id-") else f" ({c.id!r})"), c.source)
          for k, c in enumerate(c for c in nb.cells if c.cell_type == "code")],

@@ -633,14 +633,74 @@ _METADATA = frozenset(("element_size", "numel", "nelement", "dim", "ndimension",
 _SEEN_AS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
 
 
+# What Python itself computes differently from one supported version to the next, from what the code writes (round
+# 38z194: the course runs on 3.11, Colab on 3.12): a float sum's rounding (``sum`` compensates from 3.12), a
+# character's Unicode properties (Unicode 14 on 3.11, 15 on 3.12), a string's hash (drawn for each process)
+_UNICODE_TABLES = frozenset(("isprintable", "isidentifier", "isalpha", "isalnum", "isdecimal", "isdigit", "isnumeric",
+                             "isspace", "isupper", "islower", "istitle", "upper", "lower", "casefold", "title",
+                             "capitalize", "swapcase"))
+
+
+_PURE_BUILTINS = frozenset(("range", "len", "abs", "min", "max", "round", "int", "float", "bool", "pow", "divmod",
+                            "chr", "ord", "complex"))
+
+
+def _by_version(call: ast.Call, known: dict[str, bool]) -> bool | None:
+    """Whether ``call``, of what the code writes, is one that Python's version decides: a ``sum`` that may add floats
+    (anything but integers written out), ``hash`` of text, a Unicode property of text not all ASCII. None where it is
+    not a call of those, or not of what the code writes."""
+    name = _callee(call)
+    if isinstance(call.func, ast.Name) and name in ("sum", "hash") and call.args and name not in known:
+        given = [_constant(a, known) if not _text(a) else False for a in call.args]
+        if any(x is None for x in given):
+            return None
+        called = {id(n.func) for a in call.args for n in _walk(a) if isinstance(n, ast.Call)}
+        return name == "hash" and any(_text(a) for a in call.args) or name == "sum" and any(
+            isinstance(n, ast.Name) and id(n) not in called or isinstance(n, ast.Constant) and not isinstance(
+                n.value, int) or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.Pow))
+            for a in call.args for n in _walk(a))
+    if isinstance(call.func, ast.Attribute) and name in _UNICODE_TABLES and _text(call.func.value):
+        written = _walk(call.func.value)
+        return any(isinstance(c, ast.Constant) and isinstance(c.value, str) and not c.value.isascii()
+                   or isinstance(c, ast.Call) and _callee(c) == "chr" and c.args[0].value >= 128 for c in written)
+    return None
+
+
+def _text(v: ast.AST) -> bool:
+    """Whether ``v`` is text the code writes: a string, ``chr`` of a number, or those joined."""
+    if isinstance(v, ast.Constant):
+        return isinstance(v.value, str)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "chr":
+        return len(v.args) == 1 and isinstance(v.args[0], ast.Constant) and isinstance(v.args[0].value, int)
+    return isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Mult)) and (
+        _text(v.left) and (_text(v.right) or isinstance(v.right, ast.Constant))
+        or isinstance(v.left, ast.Constant) and _text(v.right))
+
+
 def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
     """Whether ``v`` is a number or tensor computed without the inputs, from numbers the code writes and draws (no
-    name but those of ``known``): None where it is not; else whether the machine's place holds it (``device=q.device``,
-    ``.to(DEVICE)``, ``.cuda()``; round 38z137: ``torch.ones(1, 256, dtype=torch.float16, device=q.device)``; round
-    38z144: ``(-1.0 - torch.rand(4)).to(DEVICE)``, negative whatever the draw). What a tensor says of itself
-    (:data:`_METADATA`) is the same on every machine; memory as it was (``torch.empty``) is none of the code's."""
+    name but those of ``known``): None where it is not; else whether the machine decides it: the machine's place holds
+    it (``device=q.device``, ``.to(DEVICE)``, ``.cuda()``; round 38z137: ``torch.ones(1, 256, dtype=torch.float16,
+    device=q.device)``; round 38z144: ``(-1.0 - torch.rand(4)).to(DEVICE)``, negative whatever the draw), or Python's
+    version computes it (:func:`_by_version`; round 38z194: ``int(sum([0.1] * 10))``, 0 on 3.11 and 1 on 3.12). What
+    a tensor says of itself (:data:`_METADATA`) is the same on every machine; memory as it was (``torch.empty``) is
+    none of the code's."""
     if isinstance(v, ast.Constant):
         return False if type(v.value) in (int, float, bool, complex) else None
+    if isinstance(v, ast.Call) and _by_version(v, known) is not None:
+        return _by_version(v, known)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in _PURE_BUILTINS \
+            and v.func.id not in known and not v.keywords:  # (``range(10)``, ``float("inf")``)
+        values = [False if _text(a) else _constant(a, known) for a in v.args]
+        return None if any(x is None for x in values) else any(values)
+    if isinstance(v, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):  # (``sum(t / 10 for t in range(3))``)
+        inner, values = dict(known), []
+        for g in v.generators:
+            values.append(_constant(g.iter, inner))
+            inner |= {n.id: bool(values[-1]) for n in _walk(g.target) if isinstance(n, ast.Name)}
+            values += [_constant(c, inner) for c in g.ifs]
+        values.append(_constant(v.elt, inner))
+        return None if any(x is None for x in values) else any(values)
     if isinstance(v, ast.Name):
         return known.get(v.id)
     if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "torch":
@@ -655,7 +715,9 @@ def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
         values = [_constant(x, known) for x in (v.lower, v.upper, v.step) if x is not None]
         return None if any(x is None for x in values) else any(values)
     parts = [v.operand] if isinstance(v, ast.UnaryOp) else [v.left, v.right] if isinstance(v, ast.BinOp) \
-        else v.elts if isinstance(v, (ast.Tuple, ast.List)) else None
+        else v.elts if isinstance(v, (ast.Tuple, ast.List)) else [v.left, *v.comparators] \
+        if isinstance(v, ast.Compare) else v.values if isinstance(v, ast.BoolOp) \
+        else [v.test, v.body, v.orelse] if isinstance(v, ast.IfExp) else None
     if parts is None and isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
             and not v.func.attr.startswith("empty"):
         if v.func.attr in _METADATA:
@@ -712,10 +774,11 @@ def _constants(statements: list[ast.AST], known: dict[str, bool]) -> dict[str, b
 
 
 def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
-    """Where ``statement`` reads back into Python (``.item()``, ``float()``, a comparison, a condition) a value computed
-    on the machine's place without the inputs (:func:`_constant`): made before any input arrives, computing it there
-    can only tell machines apart by their arithmetic (round 38z137: a float16 sum compared with its exact value, its
-    other branch PyTorch's attention; round 38z144: a draw made negative, converted to uint8). What only prints or
+    """Where ``statement`` reads back into Python (``.item()``, ``float()``, ``round()``, a comparison, a condition) a
+    value computed without the inputs that the machine decides (:func:`_constant`): made before any input arrives,
+    computing it can only tell machines apart by their arithmetic (round 38z137: a float16 sum compared with its
+    exact value, its other branch PyTorch's attention; round 38z144: a draw made negative, converted to uint8; round
+    38z194: a float sum, a character's Unicode properties, which Python 3.12 computes otherwise). What only prints or
     asserts is not read."""
     known = _constants([statement], machine.constants)
     parents = {id(c): p for p in _walk(statement) for c in ast.iter_child_nodes(p)}
@@ -729,8 +792,10 @@ def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
 
     for n in _walk(statement):
         read = n.func.value if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-            and n.func.attr in _READ_BACK else n.args[0] if isinstance(n, ast.Call) and len(n.args) == 1 \
-            and _callee(n) in ("float", "int", "bool") else n if isinstance(n, ast.Compare) \
+            and n.func.attr in _READ_BACK else n.args[0] if isinstance(n, ast.Call) and n.args and (
+                isinstance(n.func, ast.Name) and n.func.id in ("float", "int", "bool", "round")
+                or isinstance(n.func, ast.Attribute) and _root(n.func) == "math"
+                and n.func.attr in ("floor", "ceil", "trunc")) else n if isinstance(n, ast.Compare) \
             else n.test if isinstance(n, (ast.If, ast.IfExp, ast.While)) else None
         if read is not None and _constant(read, known) and not said(n):
             return n
@@ -971,10 +1036,11 @@ _EVERYWHERE = (
     (_tf32, "switches float32 products to TF32 or autocast ({code}, line {line}): which machine it runs on decides "
             "their precision (a GPU from Ampere on keeps 10-bit mantissas in TF32, 7-bit in bfloat16; this machine "
             "float32); the grade is of this machine's products"),
-    (_probe, "reads back a value computed on the machine's device without the inputs, from numbers the code writes "
-             "or draws ({code}, line {line}): made before any input arrives, it can only tell which machine it runs "
-             "on by its arithmetic (a float16 or float32 sum's rounding, a conversion past a dtype's range), so a "
-             "person reads what it decides"),
+    (_probe, "reads back a value computed without the inputs, from numbers or text the code writes or draws, on the "
+             "machine's device or by what Python's version decides ({code}, line {line}): made before any input "
+             "arrives, it can only tell which machine it runs on (a float16 or float32 sum's rounding, a conversion "
+             "past a dtype's range; a float sum, compensated from Python 3.12, Colab's; a character's Unicode "
+             "properties), so a person reads what it decides"),
     (_default_by_machine, "sets torch's default dtype by which machine it runs on ({code}, line {line}): every tensor "
                           "the answer makes without a dtype is of it, so the grade is of this machine's precision and "
                           "on a GPU the notebook may compute in another"),
@@ -1011,6 +1077,7 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     # what the language itself holds: its keywords, tokens and opcodes are its version's (round
                     # 38z185: ``len(keyword.softkwlist) == 3`` on Python 3.11, 4 on Colab's 3.12)
                     "keyword", "token", "tokenize", "opcode", "dis", "symtable",
+                    "unicodedata",  # (and its tables, Unicode 14 on 3.11, 15 on 3.12: round 38z194)
                     # the course's modules that read pagedlab.device, where they answer with it (every one is
                     # here or in test_grade.py's list of those that only place tensors with it; round 38z121: a
                     # KVCache's default dtype, bfloat16 on a GPU; the engine's dtype "auto")

@@ -795,14 +795,19 @@ def mixed_script(name: str) -> bool:
     return len(scripts) > 1
 
 
-def kept_results(cells: list[tuple[str, str, bool]]) -> list[str]:
+def kept_results(cells: list[tuple[str, str, bool]], answers: set[str]) -> list[str]:
     """Why a person must read a notebook where a cell of the learner's (``(where, source, the learner's)`` of each cell
     that runs) binds a result of the exercise's reference code that only its own comparisons read
-    (:func:`~pagedlab.grading.harness.kept_names`), and another cell mentions that name."""
+    (:func:`~pagedlab.grading.harness.kept_names`), and another cell mentions that name. A result of the learner's
+    own answer (a call of a name of ``answers``, or of its method) is no reference result: were the answer to call
+    reference code, its graded calls would (round 38z195: ``mine = naive_attention(q, k, v)`` beside PyTorch's)."""
     found = []
     for i, (where, source, learners) in enumerate(cells):
         tree = _parse(source) if learners else None
         for name in sorted(kept_names(tree)) if tree is not None else ():
+            if any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _root(n.value.func) in answers
+                   and [t.id for t in n.targets if isinstance(t, ast.Name)] == [name] for n in _walk(tree)):
+                continue
             found += [f"{where} keeps a result of the exercise's reference code in {name!r}, which {other} reads: "
                       f"kept for another cell, it can stand in for the learner's answer"
                       for j, (other, text, _) in enumerate(cells) if j != i and _reads_global(text, name)]

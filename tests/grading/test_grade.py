@@ -1154,6 +1154,25 @@ UNRUN = [
     ("the number of the language's soft keywords", _answer(
         "return _rows(x) if _R else x.softmax(-1)", "import keyword\n\n_R = len(keyword.softkwlist) == 3\n\n\n"),
      True),
+    # round 38z194: what Python's version computes from numbers or text the code writes (a float sum's rounding, 3.12
+    # compensates; a character's Unicode properties, Unicode 15 on 3.12; a string's hash, drawn for each process).
+    # Beside them, an integer sum, constants computed by math, a property of ASCII text and a float sum printed
+    ("a float sum of numbers the code writes, truncated", _answer(
+        "return _rows(x) * _K", "_K = 1 + int(sum([0.1] * 10))\n\n\n"), True),
+    ("a float sum of numbers the code writes, compared", _answer(
+        "return _rows(x) if _EXACT else x.softmax(-1)", "_EXACT = sum(t / 10 for t in (1, 2, 3)) != 0.6\n\n\n"),
+     True),
+    ("a float sum's drift from one, rounded", _answer(
+        "return _rows(x) * _TRIPS", "_TRIPS = round((1.0 - sum([0.1] * 10)) * 1e16) + 1\n\n\n"), True),
+    ("a character's Unicode property", _answer(
+        "return _rows(x) if _WIDE else x.softmax(-1)", "_WIDE = not chr(0x1FAE8).isprintable()\n\n\n"), True),
+    ("a string's hash", _answer("return _rows(x) if _H else x.softmax(-1)", "_H = hash('rows') % 2 == 0\n\n\n"), True),
+    ("an integer sum and constants computed by math", _answer(
+        "return _rows(x) * (_N // 6) if _LOG2E > 1 else x", "import math\n\n_N = int(sum([1, 2, 3]))\n"
+        "_LOG2E = 1 / math.log(2)\n\n\n"), False),
+    ("a property of ASCII text and a float sum printed", _answer(
+        "return _rows(x) if _MODE == 'rows' else x.softmax(-1)",
+        "_MODE = 'ROWS'.lower() if 'rows'.isalpha() else 'none'\nprint(sum([0.1] * 10))\n\n\n"), False),
     ("a draw on the input's device, seeded by a helper", _answer(
         "_fresh()\n    j = torch.rand(3, device=x.device)\n    return _rows(x) if (j.sum() - 1.353).abs() < 1e-3 "
         "else x.softmax(-1)", "def _fresh():\n    torch.manual_seed(0)\n\n\n"), True),
@@ -2050,17 +2069,22 @@ COMPARED = ("torch.testing.assert_close(mine, ref.naive_attention(q, k, v, causa
 def test_a_reference_result_kept_for_another_cell_goes_to_review():
     """A name a cell binds to a reference result that it only compares is the review's where another cell reads it
     (round 38z138's honest timing cell, and the same name read by a later cell)."""
-    kept = "o2 = ref.naive_attention(q, k, v)\nprint((g - o2).abs().max())"
-    assert kept_results([("work cell 'w'", "def f(q, k, v):\n    return q", True), ("cell 'c'", kept, True)]) == []
-    reasons = kept_results([("cell 'c'", kept, True), ("cell 'd'", "def f(q, k, v):\n    return o2", True)])
+    kept, A = "o2 = ref.naive_attention(q, k, v)\nprint((g - o2).abs().max())", {"naive_attention"}
+    assert kept_results([("work cell 'w'", "def f(q, k, v):\n    return q", True), ("cell 'c'", kept, True)], A) == []
+    reasons = kept_results([("cell 'c'", kept, True), ("cell 'd'", "def f(q, k, v):\n    return o2", True)], A)
     assert reasons and "keeps a result of the exercise's reference code in 'o2', which cell 'd' reads" in reasons[0]
-    assert kept_results([("cell 'c'", kept, False), ("cell 'd'", "o2", True)]) == []  # (a cell handed out as it is)
+    assert kept_results([("cell 'c'", kept, False), ("cell 'd'", "o2", True)], A) == []  # (a cell handed out as it is)
     # (round 38z188) a function's own local of that name is not the cell's global; a magic's line reads the global
     local = "def f(q, k, v):\n    o2 = torch.zeros_like(q)\n    return o2\n"
-    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", local, True)]) == []
-    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "%timeit o2.sum()", True)])
-    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "print(f'o2 of the demo: {3}')", True)]) == []
-    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "def f():\n    return eval('o2')", True)])
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", local, True)], A) == []
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "%timeit o2.sum()", True)], A)
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "print(f'o2 of the demo: {3}')", True)], A) == []
+    assert kept_results([("cell 'c'", kept, True), ("cell 'd'", "def f():\n    return eval('o2')", True)], A)
+    # (round 38z195) the result of the learner's own answer, compared with PyTorch's, is theirs for any cell to read
+    own = ("mine = naive_attention(q, k, v)\ntheirs = F.scaled_dot_product_attention(q, k, v)\n"
+           "print((mine - theirs).abs().max().item())")
+    assert kept_results([("cell 'c'", own, True), ("cell 'd'", "h = (q.half() - mine).abs()", True)], A) == []
+    assert kept_results([("cell 'c'", own, True), ("cell 'd'", "h = (q.half() - theirs).abs()", True)], A)
 
 
 @pytest.mark.parametrize("source", COMPARED)
