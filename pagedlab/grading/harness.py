@@ -312,6 +312,8 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
             for kind, source in case["steps"]:
                 state["where"] = f"graded call {n} ({case['label']})"
                 state["on"] = True
+                if memory is not None:  # (a call that raised after its start, at a time bound, left it begun: round
+                    memory.called = False  # 38z199, the next call's state refused as if computed elsewhere)
                 children = _children()
                 if launches is not None:
                     launches.reset(state["where"])

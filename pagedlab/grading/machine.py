@@ -1257,10 +1257,9 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node if node.left.value in machine.names | machine.fragile else None
     if _namespace(node) and machine.fragile:
         return node  # the names bound, listed: which cells ran to their end (round 38z148: ``for n in dir()``)
-    if isinstance(node, ast.Call) and _callee(node) in ("hasattr", "dir", "vars") and isinstance(node.func, ast.Name) \
-            and node.args and isinstance(node.args[0], (ast.Name, ast.Attribute)) \
-            and (_path(node.args[0]) or ("",))[0] in machine.aliases and _resolved(node.args[0], machine, scope):
-        return node  # what a module holds: its version's (round 38z166: ``hasattr(itertools, "batched")``, 3.12's)
+    if _holds(node, machine, scope):
+        return node  # what a module or Python's own type holds: its version's (round 38z166: ``hasattr(itertools,
+        # "batched")``, 3.12's; round 38z197: ``"override" in typing.__all__``, ``hasattr(1, "is_integer")``)
     cache, key = _looked_up(node, machine)
     if key is not None and _held(cache) in machine.keyed and (id(node) not in scope.filled
                                                               or _held(cache) in machine.stocked) and (
@@ -2385,6 +2384,25 @@ def _pairs(node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
             and len(targets[0].elts) == len(node.value.elts) and not any(isinstance(e, ast.Starred) for e in targets[0].elts):
         return list(zip(targets[0].elts, node.value.elts))
     return [(t, node.value) for t in targets]
+
+
+_BUILTIN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))
+
+
+def _holds(node: ast.AST, machine: Machine, scope: Scope) -> bool:
+    """Whether ``node`` asks which names a module the notebook imports, or a type of Python's own, holds: ``hasattr``,
+    ``dir``, ``vars``, ``getattr`` with a default, a module's ``__all__`` or ``__dict__``. Each Python version and
+    each build of a package holds its own."""
+    if isinstance(node, ast.Attribute) and node.attr in ("__all__", "__dict__"):
+        target = node.value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args and (
+            node.func.id in ("hasattr", "dir", "vars") or node.func.id == "getattr" and len(node.args) == 3):
+        target = node.args[0]
+    else:
+        return False
+    return isinstance(target, ast.Constant) or isinstance(target, ast.Name) and target.id in _BUILTIN_TYPES \
+        and target.id not in machine.aliases or isinstance(target, (ast.Name, ast.Attribute)) \
+        and (_path(target) or ("",))[0] in machine.aliases and _resolved(target, machine, scope) is not None
 
 
 def _resolved(node: ast.AST, machine: Machine, scope: Scope) -> str | None:

@@ -1108,6 +1108,14 @@ UNRUN = [
      True),
     ("what a module holds, asked by its names", _answer(
         "return _rows(x) if _OLD else x.softmax(-1)", "import math\n\n_OLD = 'sumprod' not in dir(math)\n\n\n"), True),
+    # round 38z197: what a module lists (typing.override is 3.12's) and what a built-in type holds (int.is_integer,
+    # 3.12's); beside them, getattr with a default of the input
+    ("what a module holds, asked by its __all__", _answer(
+        "return _rows(x) if _OLD else x.softmax(-1)", "import typing\n\n_OLD = 'override' not in typing.__all__\n\n\n"),
+     True),
+    ("what a built-in type holds, asked by hasattr", _answer(
+        "return _rows(x) if _OLD else x.softmax(-1)", "_OLD = not hasattr(1, 'is_integer')\n\n\n"), True),
+    ("getattr with a default, of the input", _answer("return _rows(x) * getattr(x, 'scale', 1)", ""), False),
     ("hasattr of the learner's own object", _answer(
         "return _rows(x) if hasattr(x, 'shape') else x", ""), False),
     # round 38z160: seeded draws on the machine's device, in a helper given the place, compared with the host's (a

@@ -873,6 +873,24 @@ def test_untiled_attention_passes_without_the_memory_rule(monkeypatch, proofs):
     assert all(d is None for d in differences(exercise, solution(exercise, run_seeds(proofs)), got).values())
 
 
+def test_a_call_stopped_at_its_time_bound_leaves_the_next_calls_to_themselves():
+    """(Round 38z199) ex02 stretch's ``key_tile_counts`` that loops over the key tiles stops at its call's time bound
+    (a billion keys), after the memory rule began to follow that call: the next call, the update after a tile that
+    hides a row, is a call of its own, whose state the driver's steps made; nothing of it is refused, and the
+    notebook fails at the bound, as the statement says."""
+    loop = ("def key_tile_counts(r0, rows, n_q, n_k, block_n):\n"
+            "    n_full = n_visit = 0\n"
+            "    for t in range(-(-n_k // block_n)):\n"
+            "        n_visit += t * block_n <= r0 + rows - 1 + n_k - n_q\n"
+            "        n_full += min((t + 1) * block_n, n_k) - 1 <= r0 + n_k - n_q\n"
+            "    return n_full, n_visit\n")
+    got = _graded_as_in_the_kernel("ex02_stretch_causal_tile_skipping", {"bounds-work": loop}, SEEDS[:1])
+    assert got is not None and not _tripped(got), got
+    raised = [o for calls in got.outcomes.values() for steps in calls for o in steps
+              if o is not None and o[0] == "raised"]
+    assert raised and raised[0][1][0] == "TimeoutError", raised
+
+
 def test_the_check_module_passes_where_it_is_importable(proofs):
     """The design, broken on purpose: with ``exercise_checks`` importable and not wired (this process imports all of
     pagedlab), ``predict = ex04b._right`` passes; as the grading kernel imports pagedlab it does not (above)."""
