@@ -925,10 +925,27 @@ _EVERY_DEVICE = frozenset((
 
 def _not_every_device(statement: ast.AST, machine: Machine) -> ast.AST | None:
     """The first call in ``statement`` that may be implemented on one device only: not the learner's own, not a
-    builtin, not one that only makes, moves or says, and not one of :data:`_EVERY_DEVICE`."""
+    builtin, not one that only makes, moves or says, and not one of :data:`_EVERY_DEVICE`. Those lists name torch's
+    functions and the methods of a tensor: another library's function of the same name (NumPy's ``exp``,
+    ``asarray``), given what the machine's place holds, reads host memory, and a GPU's tensor raises there (round
+    38z200: ``np.tanh(x)`` of a demo on the device, between two definitions)."""
     return next((n for n in _walk(statement) if isinstance(n, ast.Call) and not (
         isinstance(n.func, ast.Name) and (n.func.id in machine.defined or hasattr(builtins, n.func.id)))
-        and _callee(n) not in _MAKES_OR_MOVES | machine.sayers | _EVERY_DEVICE | machine.defined), None)
+        and (_callee(n) not in _MAKES_OR_MOVES | machine.sayers | _EVERY_DEVICE | machine.defined
+             or _foreign(n, machine))), None)
+
+
+def _foreign(call: ast.Call, machine: Machine) -> bool:
+    """Whether ``call`` is of a module other than torch (NumPy's, math's) and is given what the machine's place holds:
+    a tensor's values, not only its shape or dtype (``math.sqrt(q.shape[-1])`` reads no device memory)."""
+    module = (_path(call.func) or ("",))[0]
+    if module not in machine.aliases or (machine.aliases[module] + ".").startswith(("torch.", "pagedlab.")):
+        return False
+    parents = {id(c): p for a in [*call.args, *(k.value for k in call.keywords)] for p in _walk(a)
+               for c in ast.iter_child_nodes(p)}
+    return any(_mentions_place(n, machine) and not (
+        isinstance(parents.get(id(n)), ast.Attribute) and parents[id(n)].attr in _METADATA)
+        for a in [*call.args, *(k.value for k in call.keywords)] for n in _walk(a) if isinstance(n, ast.Name))
 
 
 # What only makes a tensor, or puts one somewhere: on a device, it fails nowhere that device is
@@ -956,7 +973,9 @@ def _integral(node: ast.AST, machine: Machine) -> bool:
         if _callee(n) in ("long", "int", "short", "byte", "char", "bool") and isinstance(n.func, ast.Attribute) \
                 and not n.args or _callee(n) == "to" and any(_last(a) in _INTEGRAL_DTYPES for a in n.args):
             return True
-        if _callee(n) in ("tensor", "as_tensor", "arange") and n.args and all(
+        if _callee(n) in ("randint", "randperm", "tril_indices", "triu_indices"):  # (integers, unless told: 38z200)
+            return True
+        if _callee(n) in ("tensor", "as_tensor", "arange", "full") and n.args and all(
                 isinstance(c, ast.Constant) and type(c.value) is int for a in n.args for c in _walk(a)
                 if isinstance(c, ast.Constant)):
             return True
@@ -1257,7 +1276,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node if node.left.value in machine.names | machine.fragile else None
     if _namespace(node) and machine.fragile:
         return node  # the names bound, listed: which cells ran to their end (round 38z148: ``for n in dir()``)
-    if _holds(node, machine, scope):
+    if _holds(node, machine, scope) or _float_sum(node):
         return node  # what a module or Python's own type holds: its version's (round 38z166: ``hasattr(itertools,
         # "batched")``, 3.12's; round 38z197: ``"override" in typing.__all__``, ``hasattr(1, "is_integer")``)
     cache, key = _looked_up(node, machine)
@@ -2384,6 +2403,15 @@ def _pairs(node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
             and len(targets[0].elts) == len(node.value.elts) and not any(isinstance(e, ast.Starred) for e in targets[0].elts):
         return list(zip(targets[0].elts, node.value.elts))
     return [(t, node.value) for t in targets]
+
+
+def _float_sum(node: ast.AST) -> bool:
+    """Whether ``node`` is ``sum`` of terms the code lists itself, a float it writes among them: Python 3.12 compensates
+    a float sum's rounding, 3.11 does not (round 38z200: ``int(sum([big, 1.0, -big]))``, 0 on 3.11 and 1 on 3.12,
+    with ``big`` made from an input); an honest sum of listed terms is written with ``+``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sum" and bool(
+        node.args) and isinstance(node.args[0], (ast.List, ast.Tuple, ast.Set)) and any(
+        isinstance(c, ast.Constant) and type(c.value) is float for c in _walk(node.args[0]))
 
 
 _BUILTIN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))

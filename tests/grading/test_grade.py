@@ -1211,6 +1211,28 @@ UNRUN = [
         _edited(s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG + HELPED.replace(
             "def softmax_rows(x):", "def softmax_rows(x, _g=torch.arange(4, device=DEV) @ torch.eye(4, "
             "dtype=torch.long, device=DEV)):"))), True),
+    # round 38z200: NumPy's functions of a tensor on the machine's device (they read host memory: a GPU's tensor
+    # raises), and an integer draw's product there (randint makes int64), between two definitions; beside them,
+    # math of the tensor's shape there, which reads no device memory
+    ("the answer bound again after NumPy's exp of a tensor on the machine's device", lambda s: _submit(_edited(
+        s, "softmax-work", "import numpy as np\nDEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "lat = torch.ones(3, device=DEV)\nprint(np.exp(lat * 2))\n" + HELPED)), True),
+    ("the answer bound again after np.asarray of a tensor on the machine's device", lambda s: _submit(_edited(
+        s, "softmax-work", "import numpy as np\nDEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "demo = torch.ones(3, device=DEV)\nprint(np.asarray(demo).round(2))\n" + HELPED)), True),
+    ("the answer bound again after an integer draw's product on the machine's device", lambda s: _submit(_edited(
+        s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "counts = torch.randint(0, 5, (4, 4), device=DEV)\n_ = counts @ counts\n" + HELPED)), True),
+    ("math of a device tensor's shape between two definitions", lambda s: _submit(_edited(
+        s, "softmax-work", "import math\nDEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
+        + "demo = torch.ones(3, 4, device=DEV)\nprint(math.sqrt(demo.shape[-1]), math.log2(demo.size(0)))\n"
+        + HELPED)), False),
+    # round 38z200: a float sum of terms the answer lists itself (Python 3.12 compensates its rounding), made from an
+    # input; beside it, a sum of the answer's terms written with +
+    ("a float sum of terms the answer lists, one a float it writes", _answer(
+        "big = float(x.shape[-1]) * 2.0 ** 53\n    return _rows(x) * (1 + int(sum([big, 1.0, -big])))"), True),
+    ("a sum of the answer's terms written with +", _answer(
+        "big = float(x.shape[-1]) * 2.0 ** 53\n    return _rows(x) * (1 + int(big + 1.0 - big))"), False),
     # round 38z169: a tensor of the host's memory in an op with one on the machine's device (a GPU raises)
     ("the answer bound again after an op of the machine's device and the host's", lambda s: _submit(_edited(
         s, "softmax-work", "DEV = 'cuda' if torch.cuda.is_available() else 'cpu'\n" + WRONG
