@@ -639,8 +639,7 @@ _SEEN_AS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
 _UNICODE_TABLES = frozenset(("isprintable", "isidentifier", "isalpha", "isalnum", "isdecimal", "isdigit", "isnumeric",
                              "isspace", "isupper", "islower", "istitle", "upper", "lower", "casefold", "title",
                              "capitalize", "swapcase"))
-
-
+# Builtins that give the same from the same arguments on every Python: of numbers the code writes, a number it writes
 _PURE_BUILTINS = frozenset(("range", "len", "abs", "min", "max", "round", "int", "float", "bool", "pow", "divmod",
                             "chr", "ord", "complex"))
 

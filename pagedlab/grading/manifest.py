@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': 'ec52d7baa67199ce6684dbc48ae83bd84066e6ca4c6a4c2ce6fe2ab2d3cfd19d',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'b7722455e875fd97116f315198cc830c50e4fefdd50fb206941c9d16b936b3b3',
-    'machine.py': '4dd1b8b10f618b3f59d9d001ae5eb004940bfd1e67b7d6160052ed42d417da79',
+    'machine.py': '7d44df69f303a3363dcf06569907132f8f27143ea4e58895c7e5399ae9fee3f2',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': '6439de22f9562b28dd71624c069c9810a4a8bbe66206d659d4639b0ab6e06070',
