@@ -160,7 +160,8 @@ def _attention_values_hint(naive_attention: Callable, got, q, k, v) -> str:
 
 
 def check_attention(naive_attention: Callable) -> None:
-    """Check 3: (2, 3, 10, 8) inputs, then 10 queries over 14 keys; first of all, q, k and v left as they were."""
+    """Check 3: (2, 3, 10, 8) inputs, other values of those shapes, then 10 queries over 14 keys; first of all, q, k
+    and v left as they were."""
     __tracebackhide__ = True
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 3, 10, 8) for _ in range(3))
@@ -169,6 +170,12 @@ def check_attention(naive_attention: Callable) -> None:
     expected = ref.naive_attention(q, k, v)
     hint = "" if _looks_like(got, expected) else _attention_values_hint(naive_attention, got, q, k, v)
     assert_close(got, expected, atol=1e-5, name="naive_attention(q, k, v)", hint=hint)
+    # the same shapes, other values: the answer is a function of the values (a result kept by shape gives the first)
+    q2, k2, v2 = (torch.randn(2, 3, 10, 8) for _ in range(3))
+    again = _call(naive_attention, "naive_attention of other q, k and v of the same shapes", q2, k2, v2)
+    assert_close(again, ref.naive_attention(q2, k2, v2), atol=1e-5, name="naive_attention of other values",
+                 hint="the first call's result came back for other q, k and v of the same shapes: compute each call "
+                      "from its own values, and keep no result between calls." if _looks_like(again, got) else "")
     got = _call(naive_attention, "naive_attention with 10 queries and 14 keys", q, k_long, v_long)
     expected = ref.naive_attention(q, k_long, v_long)
     matches = [] if _looks_like(got, expected) else _matching_scales(got, q, k_long, v_long)

@@ -1263,10 +1263,12 @@ class Memory:
       only viewed is not held; one that an op of the call writes into is.
     * A tensor detached (which ``.numpy()`` does, handing NumPy its memory) is recorded: the rule follows only what
       PyTorch computes. So is a tensor of more than one element that enters an op without an op of the call, or of
-      an earlier graded call, having made it (from NumPy, a Python list, a buffer, or made before the graded calls),
-      once the call has also read values out of its tensors into Python or detached one: without that, what it
-      holds cannot depend on the inputs. (An earlier call's tensor was followed then, and from other inputs: round
-      38z148, positions ``arange(n)`` kept by ``(n, device)`` beside a ``bool(vis.any())`` that skips a tile.)
+      an earlier graded call, having made it, and that was not alive before the graded calls began (from NumPy, a
+      Python list, a buffer), once the call has also read values out of its tensors into Python or detached one:
+      without that, what it holds cannot depend on the inputs. (An earlier call's tensor was followed then, and from
+      other inputs: round 38z148, positions ``arange(n)`` kept by ``(n, device)`` beside a ``bool(vis.any())`` that
+      skips a tile; a tensor alive before the calls was made before any of their inputs was drawn: round 38z205, the
+      same cache filled by the notebook's own checks.)
     * The result must derive from the inputs: an op made it, or wrote into it, from a tensor that does (the inputs
       do; an op that takes a tensor only for its shape, ``zeros_like``, does not pass it on). One computed elsewhere
       (NumPy) and handed back is refused.
@@ -1291,6 +1293,17 @@ class Memory:
         self.shared = False  # the call has detached a tensor (NumPy shares its memory)
         self.read = 0  # values the call has read out of tensors into Python
         self.foreign: str | None = None  # the first tensor that entered an op with no op of the call having made it
+        import gc
+
+        import torch
+
+        # What is alive now, before the calls, holds nothing of their inputs (a subclass's methods would run its code)
+        for t in gc.get_objects():
+            if type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout is torch.strided and not t.is_meta:
+                storage = t.untyped_storage()
+                ptr = storage.data_ptr()
+                if ptr and ptr not in self.made:
+                    self.made[ptr] = weakref.ref(storage, functools.partial(self._freed, ptr))
 
     def start(self, arguments, keywords: dict | None = None) -> None:
         """A graded call begins with ``arguments`` (``keywords`` among them, by name): its inputs derive from
@@ -1378,7 +1391,7 @@ class Memory:
         """Record the tensor no op of the call made, once values have also left PyTorch (read out or detached)."""
         if self.foreign and (self.read or self.shared):
             self.record(f"{self.foreign} not made by PyTorch's ops during the call (from NumPy, a Python list, a "
-                        "buffer, or made before the call), while the call also took values out of PyTorch: the "
+                        "buffer), while the call also took values out of PyTorch: the "
                         "memory rule follows only what PyTorch computes, so a person checks where its values come "
                         "from")
             self.foreign = ""  # (said once a call)

@@ -11,7 +11,7 @@ SHA256 = {
     'cli.py': 'f01417e01e4e805e79a9315371113a5348d402dfd88b9e5c1352106056bb81c1',
     'collect.py': '7d3edcac2f0f65ccc0272ad2785dee73bdadd28871c10a4c1d48ff93a95abfac',
     'grade.py': '09b40f243d340d3e27aa7ef2f0db2536fb473fdf85044d9a9051a6e7138dafeb',
-    'harness.py': 'ec52d7baa67199ce6684dbc48ae83bd84066e6ca4c6a4c2ce6fe2ab2d3cfd19d',
+    'harness.py': '3a38fe8bc097b53e51ba72b5707dceef2f44be3b2b06546d6419aa531a344511',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'b7722455e875fd97116f315198cc830c50e4fefdd50fb206941c9d16b936b3b3',
     'machine.py': '7d44df69f303a3363dcf06569907132f8f27143ea4e58895c7e5399ae9fee3f2',
@@ -22,7 +22,7 @@ SHA256 = {
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '36d9d93b48103e78a6ba9ef219c12258df5f6e26fd05d6840a49323840d670ad',
-    'specs.py': '87ab7c0c4a46980ea019145dbfe0df170556ff42dea83afe5178e4fac957f2f9',
+    'specs.py': '65684e9398ca85bf66e98fac6d59fab1cd4889efcdc3743542da20b7332fa3ac',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',
 }

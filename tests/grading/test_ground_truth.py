@@ -607,6 +607,44 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                       "            m, l, acc = online_softmax_update(m, l, acc, s, v[j:j + block_n].float())\n"
                       "        out[i:i + r] = acc / l[:, None]\n"
                       "    return out.to(q.dtype)\n"}),
+    # round 38z205: the same cache filled by the notebook's own checks before the graded calls, a hidden tile skipped
+    # by hide.all(): alive before any input was drawn, it holds none of them
+    "ex02 positions kept from before the graded calls, a hidden tile skipped by hide.all()": ("ex02_online_softmax", {
+        "tiled-work": '_POSITIONS: dict[tuple[int, torch.device], torch.Tensor] = {}\n'
+                      '\n'
+                      '\n'
+                      'def positions(n: int, device: torch.device) -> torch.Tensor:\n'
+                      '    """arange(n) on ``device``, cached per (n, device) so the loop does not rebuild it."""\n'
+                      '    key = (n, device)\n'
+                      '    if key not in _POSITIONS:\n'
+                      '        _POSITIONS[key] = torch.arange(n, device=device)\n'
+                      '    return _POSITIONS[key]\n'
+                      '\n'
+                      '\n'
+                      'def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n'
+                      '    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""\n'
+                      '    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n'
+                      '    out = torch.zeros(n_q, d, device=q.device)\n'
+                      '    scale = 1.0 / math.sqrt(d)\n'
+                      '    q_pos, k_pos = positions(n_q, q.device), positions(n_k, q.device)\n'
+                      '    for i in range(0, n_q, block_m):\n'
+                      '        qi = q[i:i + block_m].float()\n'
+                      '        rows = qi.shape[0]\n'
+                      '        m = torch.full((rows,), float("-inf"), device=q.device)\n'
+                      '        l = torch.zeros(rows, device=q.device)\n'
+                      '        acc = torch.zeros(rows, d, device=q.device)\n'
+                      '        for j in range(0, n_k, block_n):\n'
+                      '            s = (qi @ k[j:j + block_n].float().T) * scale\n'
+                      '            if causal:\n'
+                      '                hide = k_pos[j:j + block_n][None, :] > q_pos[i:i + block_m][:, None] + (n_k - n_q)\n'
+                      '                if hide.all():\n'
+                      '                    continue   # nothing visible in this tile\n'
+                      '                s = s.masked_fill(hide, float("-inf"))\n'
+                      '            m, l, acc = online_softmax_update(m, l, acc, s, v[j:j + block_n].float())\n'
+                      '        out[i:i + rows] = acc / l[:, None]\n'
+                      '    return out.to(q.dtype)\n'
+                      '\n\nfor _n in range(1, 200):  # (made before any input is drawn)\n'
+                      "    positions(_n, torch.device('cpu'))\n"}),
     # round 38z165: copy-on-write's (src, dst) as a NamedTuple of the learner's, a tuple as the statement asks, and
     # a method of the learner's named is_shared (the reviewer's notebook's cell)
     "ex07 the copy as a NamedTuple, a method named is_shared": ("ex07_copy_on_write", {

@@ -9,6 +9,19 @@ from planted import Plant
 
 
 BUGS: dict[str, Plant] = {
+    # (round 38z204) a result kept by the inputs' shapes, dtype and causal: right the first time a shape is seen
+    "a result kept by its inputs' shapes, returned for other values": Plant(
+        {"attention-work": "_SEEN = {}\n\n\n"
+                           "def naive_attention(q, k, v, causal=False):\n"
+                           "    key = (q.shape, k.shape, v.shape, q.dtype, causal)\n"
+                           "    if key not in _SEEN:\n"
+                           "        s = q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                           "        if causal:\n"
+                           "            s = s.masked_fill(~causal_mask(q.shape[-2], k.shape[-2]), -math.inf)\n"
+                           "        _SEEN[key] = (torch.softmax(s, dim=-1) @ v.float()).to(q.dtype)\n"
+                           "    return _SEEN[key]"},
+        3, r"^CheckError: Check 3: attention: naive_attention of other values.*Hint: the first call's result came "
+           r"back for other q, k and v of the same shapes"),
     "mask hides the diagonal (off by one)": Plant(
         {"mask-work": (
             ("return j <= i + (n_k - n_q)", "return j < i + (n_k - n_q)"),
