@@ -93,7 +93,7 @@ def prepare(submitted: bytes, pristine: Pristine, limits: Limits,
     helpers, machine = answer_helpers(running, work), machine_names(pristine.setup_sources + running, pristine.work_methods)
     reasons += [f"{c.role} cell {c.id!r} {why}" for c in cells
                 if c.role not in RESTORED and restored.cells[c.index].source not in given
-                for why in conditional_reasons(restored.cells[c.index].source, work, helpers)
+                for why in conditional_reasons(restored.cells[c.index].source, work, helpers, machine.aliases)
                 + machine_reasons(restored.cells[c.index].source, work, helpers, machine)]
     reasons += typed_tables([(f"{c.role} cell {c.id!r}", restored.cells[c.index].source) for c in cells
                              if c.role not in RESTORED and restored.cells[c.index].source not in given],

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from pagedlab.grading.review import (_TF32, _TF32_OFF, _bindings, _bound, _callee, _code, _parse, _path,
+from pagedlab.grading.review import (PROPAGATING, _TF32, _TF32_OFF, _bindings, _bound, _callee, _code, _parse, _path,
                                      _progress_bar, _root, _stdlib_import, _targets, _top_level, _walk)
 
 
@@ -2087,19 +2087,12 @@ def _placed(v: ast.AST, machine: Machine, scope: Scope) -> bool:
         and v.func.id == "str" and len(v.args) == 1 and _placed(v.args[0], machine, scope)
 
 
-# Context managers that never end what their body raised (torch's, the course's, a file's, a lock's ...): a ``with``
-# over any other may go on after a failure, as a ``try`` does, unless it is the learner's own and does not.
-_PROPAGATING = ("torch", "pagedlab", "triton", "numpy", "matplotlib", "IPython", "tqdm", "warnings", "threading",
-                "tempfile", "io", "open", "os", "time", "concurrent.futures", "multiprocessing", "unittest.mock",
-                "contextlib.nullcontext", "contextlib.closing", "contextlib.redirect_stdout",
-                "contextlib.redirect_stderr", "contextlib.chdir", "decimal.localcontext")
-
-
 def _may_swallow(manager: ast.AST, body: list[ast.AST], machine: Machine, scope: Scope) -> bool:
     """Whether a ``with`` over ``manager`` may go on after ``body`` raised, so that what ran says which machine it is:
     ``contextlib.suppress`` of more than data errors, the learner's own manager that swallows
     (:attr:`Machine.suppressors`, or a name bound to one), and any manager not known to let a failure through
-    (round 38z119: ``contextlib.ExitStack`` with a callback that returns True)."""
+    (:data:`~pagedlab.grading.review.PROPAGATING`; round 38z119: ``contextlib.ExitStack`` with a callback that
+    returns True): it may go on after a failure, as a ``try`` does."""
     if not isinstance(manager, ast.Call):
         return _held(manager) in machine.suppressors
     path = _resolved(manager.func, machine, scope) or ""
@@ -2109,7 +2102,7 @@ def _may_swallow(manager: ast.AST, body: list[ast.AST], machine: Machine, scope:
         return True
     if not path or _callee(manager) in machine.defined | machine.classes:
         return False
-    return not any(path == p or path.startswith(p + ".") for p in _PROPAGATING)
+    return not any(path == p or path.startswith(p + ".") for p in PROPAGATING)
 
 
 def _tried(statement: ast.Try, machine: Machine, scope: Scope) -> ast.AST | None:

@@ -309,20 +309,26 @@ def _globals_read(node: ast.AST) -> set[str]:
     return names
 
 
-def conditional_reasons(source: str, answers: set[str], helpers: set[str] = frozenset()) -> list[str]:
+def conditional_reasons(source: str, answers: set[str], helpers: set[str] = frozenset(),
+                        aliases: dict[str, str] | None = None) -> list[str]:
     """Why a person must read a learner's cell that binds one of ``answers`` (the names the exercise's work cells
     bind) only under a condition: the grade is of the branch the grading machine takes, and another machine (a GPU,
     Colab) may take the other (round 38z37: ``if torch.cuda.is_available(): def vector_add(x, y): return x + y``). So
     for a function or class of ``helpers`` (:func:`answer_helpers`) the answer calls (round 38z41: ``_launch_add``
     defined as ``torch.add`` under that condition); a helper that is a value, a device or a dtype chosen by the
-    machine (``DEVICE = "cuda" if ... else "cpu"``), is the learner's to choose."""
+    machine (``DEVICE = "cuda" if ... else "cpu"``), is the learner's to choose. What runs its body the same way on
+    every machine is no condition, and its body is read as the cell's (round 38z208): a ``for`` over numbers the
+    code writes, with no ``break``; a ``with`` of managers that let every failure through (``torch.no_grad()``, by
+    the modules the notebook imports, ``aliases``: :data:`PROPAGATING`); a table read by a key the code writes."""
     tree = _parse(source)
     reasons = []
     for statement in tree.body if tree else ():
         nodes = _top_level(ast.Module([statement], []))
-        if isinstance(statement, ast.If) and ast.unparse(statement.test) in _MAIN and not statement.orelse:
+        if isinstance(statement, ast.If) and ast.unparse(statement.test) in _MAIN and not statement.orelse \
+                or _unconditional(statement, aliases or {}):
             # true in every notebook's kernel, a script's habit: no choice; what its body chooses is
-            reasons += conditional_reasons("\n".join(ast.unparse(n) for n in statement.body), answers, helpers)
+            body = statement.body + getattr(statement, "orelse", [])
+            reasons += conditional_reasons("\n".join(ast.unparse(n) for n in body), answers, helpers, aliases)
             continue
         if isinstance(statement, ast.Try) and (_imports_from_the_library(statement) or _progress_bar(statement)):
             continue  # try: from math import prod / except ImportError: a fallback for an older Python, no choice
@@ -330,7 +336,8 @@ def conditional_reasons(source: str, answers: set[str], helpers: set[str] = froz
             chosen = nodes  # (a context manager may suppress what its body raises: contextlib.suppress)
         else:  # a value that chooses: ``f = (lambda x: x + 1) if torch.cuda.is_available() else f``, ``a or b``
             chosen = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign))
-                      and n.value is not None and isinstance(n.value, (ast.IfExp, ast.BoolOp, ast.Subscript))]
+                      and n.value is not None and isinstance(n.value, (ast.IfExp, ast.BoolOp, ast.Subscript))
+                      and not (isinstance(n.value, ast.Subscript) and _written(n.value.slice))]
         bound = sorted({n for node in chosen for n in _bound(node)} & answers
                        | {n for node in chosen if _code(node) for n in _bound(node)} & set(helpers))
         if bound:
@@ -339,6 +346,40 @@ def conditional_reasons(source: str, answers: set[str], helpers: set[str] = froz
                            f"{head[:60]}): the grade is of the branch this machine took, and another machine (a GPU, "
                            f"Colab) may take the other; a person reads both")
     return reasons
+
+
+# Modules whose context managers never end what their body raised (torch's, the course's, a file's, a lock's ...): a
+# ``with`` of theirs runs its body alike everywhere, or stops the cell; one over any other may go on after a failure,
+# as a ``try`` does
+PROPAGATING = ("torch", "pagedlab", "triton", "numpy", "matplotlib", "IPython", "tqdm", "warnings", "threading",
+               "tempfile", "io", "open", "os", "time", "concurrent.futures", "multiprocessing", "unittest.mock",
+               "contextlib.nullcontext", "contextlib.closing", "contextlib.redirect_stdout",
+               "contextlib.redirect_stderr", "contextlib.chdir", "decimal.localcontext")
+
+
+def _written(node: ast.AST) -> bool:
+    """Whether ``node`` is only numbers or text the code writes (a constant, a tuple of them, ``range`` of them)."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(map(_written, node.elts))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
+            and not node.keywords:
+        return all(map(_written, node.args))
+    if isinstance(node, ast.UnaryOp):
+        return _written(node.operand)
+    return isinstance(node, ast.Constant)
+
+
+def _unconditional(statement: ast.AST, aliases: dict[str, str]) -> bool:
+    """Whether ``statement`` runs its body alike on every machine: a ``for`` over what the code writes, with no
+    ``break`` (its ``else`` runs too), or a ``with`` whose managers are all of :data:`PROPAGATING`'s modules."""
+    if isinstance(statement, ast.For):
+        return _written(statement.iter) and not any(isinstance(n, ast.Break) for n in _walk(statement))
+    if isinstance(statement, ast.With):
+        paths = [_path(i.context_expr.func) if isinstance(i.context_expr, ast.Call) else None for i in statement.items]
+        return all(p and (p[0] in aliases or p == ("open",)) and any(
+            (".".join((aliases.get(p[0], p[0]), *p[1:])) + ".").startswith(m + ".") for m in PROPAGATING)
+            for p in paths)
+    return False
 
 
 def _code(node: ast.AST) -> bool:

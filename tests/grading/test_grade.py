@@ -246,6 +246,25 @@ UNRUN = [
     ("the answer defined under if __name__ == '__main__'", lambda s: _submit(_edited(
         s, "softmax-work", 'if __name__ == "__main__":\n    ' + WRONG.replace("\n    ", "\n        "), new_id="main")),
      False),
+    # round 38z208: what runs its body alike on every machine is no condition: a table warmed by a for over numbers
+    # the code writes, one made under torch.no_grad(), a setting read from a dict by a key the code writes; beside
+    # them, the answer in a for that a question of the machine may break
+    ("a helper's table warmed by a for over numbers the code writes", lambda s: _submit(_edited(
+        s, "softmax-work", "_T = {}\nfor _n in (16, 64):\n    _T[_n] = torch.arange(_n)\n"
+        + HELPED.replace("return _rows(x)", "return _rows(x) if _T else x"))), False),
+    ("a helper's table made under torch.no_grad()", lambda s: _submit(_edited(
+        s, "softmax-work", "_N = 8\nwith torch.no_grad():\n    _T = torch.arange(_N)\n"
+        + HELPED.replace("return _rows(x)", "return _rows(x) if len(_T) else x"))), False),
+    ("a helper read from a dict by a key the code writes", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "return _PICK(x)")
+        + "_TABLE = {'rows': _rows}\n_PICK = _TABLE['rows']\n")), False),
+    ("a helper read from a dict by the machine's device type", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED.replace("return _rows(x)", "return _PICK(x)")
+        + "_TABLE = {'cpu': _rows, 'cuda': torch.softmax}\n_PICK = _TABLE[torch.device('cuda' if "
+          "torch.cuda.is_available() else 'cpu').type]\n")), True),
+    ("the answer in a for that a question of the machine may break", lambda s: _submit(_edited(
+        s, "softmax-work", HELPED + "for _n in (1,):\n    if torch.cuda.is_available():\n        break\n    "
+        + WRONG.replace("\n    ", "\n        "))), True),
     # round 38z41: the same one name down, a helper the answer calls; a device chosen by the machine is no answer
     ("a helper the answer calls, defined as torch's where a GPU is", lambda s: _submit(_edited(
         s, "softmax-work", HELPED.replace("def _rows", "if torch.cuda.is_available():\n    _rows = torch.softmax\n"
