@@ -318,8 +318,9 @@ def conditional_reasons(source: str, answers: set[str], helpers: set[str] = froz
     defined as ``torch.add`` under that condition); a helper that is a value, a device or a dtype chosen by the
     machine (``DEVICE = "cuda" if ... else "cpu"``), is the learner's to choose. What runs its body the same way on
     every machine is no condition, and its body is read as the cell's (round 38z208): a ``for`` over numbers the
-    code writes, with no ``break``; a ``with`` of managers that let every failure through (``torch.no_grad()``, by
-    the modules the notebook imports, ``aliases``: :data:`PROPAGATING`); a table read by a key the code writes."""
+    code writes, with no ``break`` or ``continue``; a ``with`` of managers that let every failure through
+    (``torch.no_grad()``, by the modules the notebook imports, ``aliases``: :data:`PROPAGATING`); a table read by
+    a key the code writes."""
     tree = _parse(source)
     reasons = []
     for statement in tree.body if tree else ():
@@ -371,9 +372,9 @@ def _written(node: ast.AST) -> bool:
 
 def _unconditional(statement: ast.AST, aliases: dict[str, str]) -> bool:
     """Whether ``statement`` runs its body alike on every machine: a ``for`` over what the code writes, with no
-    ``break`` (its ``else`` runs too), or a ``with`` whose managers are all of :data:`PROPAGATING`'s modules."""
+    ``break`` or ``continue`` (its ``else`` runs too), or a ``with`` whose managers are all of :data:`PROPAGATING`'s modules."""
     if isinstance(statement, ast.For):
-        return _written(statement.iter) and not any(isinstance(n, ast.Break) for n in _walk(statement))
+        return _written(statement.iter) and not any(isinstance(n, (ast.Break, ast.Continue)) for n in _walk(statement))
     if isinstance(statement, ast.With):
         paths = [_path(i.context_expr.func) if isinstance(i.context_expr, ast.Call) else None for i in statement.items]
         return all(p and (p[0] in aliases or p == ("open",)) and any(

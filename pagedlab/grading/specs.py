@@ -61,10 +61,14 @@ class Cases:
         if not calls:
             return
         case = calls[0]  # (the first: a plain call, where the last ones test the stated bounds and errors)
+
+        def redrawn(array: re.Match) -> str:
+            shape, scale, dtype = self.drawn[int(array.group(1))]
+            return self.array(*shape, scale=scale, dtype=dtype)
+
         for k in (1, 2):
-            expression = _ARRAY.sub(lambda m: self.array(*self.drawn[int(m.group(1))][0], scale=self.drawn[int(
-                m.group(1))][1], dtype=self.drawn[int(m.group(1))][2]), case["steps"][0][1])
-            self.call(f"{case['label']}, the same shapes with other values ({k} of 2)", expression)
+            self.call(f"{case['label']}, the same shapes with other values ({k} of 2)",
+                      _ARRAY.sub(redrawn, case["steps"][0][1]))
 
     def add(self, label: str, steps: list[Step]) -> None:
         self.cases.append({"label": label, "steps": [list(s) for s in steps]})
