@@ -1264,8 +1264,8 @@ class Memory:
     * A tensor detached (which ``.numpy()`` does, handing NumPy its memory) is recorded: the rule follows only what
       PyTorch computes. So is a tensor of more than one element that enters an op without an op of the call, or of
       an earlier graded call, having made it, and that was not alive before the graded calls began (from NumPy, a
-      Python list, a buffer), once the call has also read values out of its tensors into Python or detached one:
-      without that, what it holds cannot depend on the inputs. (An earlier call's tensor was followed then, and from
+      Python list, a buffer), once the call has also read more than half its inputs' values out of its tensors into
+      Python or detached one: without that, what it holds cannot depend on the inputs enough to hold their scores. (An earlier call's tensor was followed then, and from
       other inputs: round 38z148, positions ``arange(n)`` kept by ``(n, device)`` beside a ``bool(vis.any())`` that
       skips a tile; a tensor alive before the calls was made before any of their inputs was drawn: round 38z205, the
       same cache filled by the notebook's own checks.)
@@ -1388,8 +1388,11 @@ class Memory:
         self._foreign()
 
     def _foreign(self) -> None:
-        """Record the tensor no op of the call made, once values have also left PyTorch (read out or detached)."""
-        if self.foreign and (self.read or self.shared):
+        """Record the tensor no op of the call made, once values have also left PyTorch: detached, or read out past
+        half the inputs (:meth:`read_out`'s bound). A few values read (``hidden.all().item()`` to skip a tile) carry
+        too little of the inputs for a tensor made in Python to hold their scores (round 38z214: a tile's positions
+        made by ``torch.tensor(list(range(...)))``, a mask by NumPy from the tile's indices)."""
+        if self.foreign and (self.read > max(self.inputs / 2, self.floor) or self.shared):
             self.record(f"{self.foreign} not made by PyTorch's ops during the call (from NumPy, a Python list, a "
                         "buffer), while the call also took values out of PyTorch: the "
                         "memory rule follows only what PyTorch computes, so a person checks where its values come "

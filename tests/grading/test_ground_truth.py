@@ -645,6 +645,41 @@ HONEST: dict[str, tuple[str, dict[str, str]]] = {
                       '    return out.to(q.dtype)\n'
                       '\n\nfor _n in range(1, 200):  # (made before any input is drawn)\n'
                       "    positions(_n, torch.device('cpu'))\n"}),
+    # round 38z214: a tile's positions made from Python's range, a tile skipped by hidden.all().item(): a few values
+    # read carry too little of the inputs for a tensor made in Python to hold their scores
+    "ex02 tile positions made by torch.tensor(list(range(...))), a hidden tile by .all().item()": ("ex02_online_softmax", {
+        "tiled-work": 'import numpy as np\n'
+                      '\n'
+                      '\n'
+                      'def tile_hidden(r0: int, rows: int, c0: int, cols: int, shift: int) -> torch.Tensor:\n'
+                      '    """Bool (rows, cols) mask of the keys hidden from each row, built from the tile\'s global positions."""\n'
+                      '    r = torch.tensor(list(range(r0, r0 + rows)))\n'
+                      '    c = torch.tensor(list(range(c0, c0 + cols)))\n'
+                      '    return c[None, :] > r[:, None] + shift\n'
+                      '\n'
+                      '\n'
+                      'def tiled_attention(q, k, v, causal=False, block_m=16, block_n=16):\n'
+                      '    """Exact attention of (n_q, d) queries over (n_k, d) keys and values, one tile at a time."""\n'
+                      '    n_q, n_k, d = q.shape[0], k.shape[0], q.shape[1]\n'
+                      '    out = torch.zeros(n_q, d, device=q.device)\n'
+                      '    for r0 in range(0, n_q, block_m):\n'
+                      '        qt = q[r0:r0 + block_m].to(torch.float32)\n'
+                      '        rows = qt.shape[0]\n'
+                      '        m = torch.full((rows,), -math.inf)\n'
+                      '        l = torch.zeros(rows)\n'
+                      '        acc = torch.zeros(rows, d)\n'
+                      '        for c0 in range(0, n_k, block_n):\n'
+                      '            kt = k[c0:c0 + block_n].to(torch.float32)\n'
+                      '            vt = v[c0:c0 + block_n].to(torch.float32)\n'
+                      '            s = qt @ kt.T / math.sqrt(d)\n'
+                      '            if causal:\n'
+                      '                hidden = tile_hidden(r0, rows, c0, kt.shape[0], n_k - n_q)\n'
+                      '                if hidden.all().item():\n'
+                      '                    break\n'
+                      '                s = s.masked_fill(hidden, -math.inf)\n'
+                      '            m, l, acc = online_softmax_update(m, l, acc, s, vt)\n'
+                      '        out[r0:r0 + rows] = acc / l[:, None]\n'
+                      '    return out.to(q.dtype)\n'}),
     # round 38z165: copy-on-write's (src, dst) as a NamedTuple of the learner's, a tuple as the statement asks, and
     # a method of the learner's named is_shared (the reviewer's notebook's cell)
     "ex07 the copy as a NamedTuple, a method named is_shared": ("ex07_copy_on_write", {
