@@ -1411,9 +1411,9 @@ def _reached(cls: ast.ClassDef, api: frozenset[str]) -> set[str]:
     def named(b: ast.AST) -> set[str]:
         return {n.attr if isinstance(n, ast.Attribute) else n.id for n in _walk(b)
                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) or isinstance(n, ast.Name)} & methods
-    # The object itself, not read through (``self.x``), compared (``other is self``) or only printed or asked its
-    # type: formatted, handed on, kept or given back, its string may reach a result (a dict keyed by it is sorted by
-    # the keys' strings where the graded calls read it)
+    # The object itself, not read through (``self.x``), compared (``other is self``), only printed or only asked
+    # its type: formatted, handed on, kept or given back, its string may reach a result (a dict keyed by it is sorted
+    # by the keys' strings where the graded calls read it)
     inert = {id(x) for n in _walk(cls) for x in (
         [n.value] if isinstance(n, ast.Attribute) else [n.left, *n.comparators] if isinstance(n, ast.Compare)
         else n.args if isinstance(n, ast.Call) and _callee(n) in ("print", "isinstance", "type", "id") else [])}
