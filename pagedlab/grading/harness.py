@@ -2746,13 +2746,17 @@ def kept_names(tree: ast.AST) -> set[str]:
 
 
 def _compared(call: ast.AST, parents: dict, tree: ast.AST) -> bool:
-    node, reduced = call, False
+    node, reduced, differenced = call, False, False
     while True:
         p = parents.get(id(node))
         if isinstance(p, ast.Assign) and p.value is node and node is call and _kept_to_compare(p, parents, tree):
             return True
+        if reduced and differenced and _kept_number(node, p):
+            return True
         if isinstance(p, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue, ast.JoinedStr)) or (
                 isinstance(p, ast.IfExp) and node is not p.test):  # (a branch's value goes where the choice goes)
+            differenced = differenced or isinstance(p, ast.BinOp) and isinstance(p.op, ast.Sub) and not any(
+                isinstance(side, ast.Constant) for side in (p.left, p.right))
             node = p
         elif (isinstance(p, ast.Attribute) and p.attr in _THROUGH and isinstance(parents.get(id(p)), ast.Call)
               and parents[id(p)].func is p):
@@ -2779,6 +2783,17 @@ def _compared(call: ast.AST, parents: dict, tree: ast.AST) -> bool:
         done = not isinstance(p, (ast.Try, ast.With, ast.AsyncWith, getattr(ast, "TryStar", ast.Try)))
         p = parents.get(id(p))
     return done
+
+
+def _kept_number(node: ast.AST, p: ast.AST | None) -> bool:
+    """Whether ``node``, a largest difference between the reference's result and another answer (reduced to one
+    number), is kept: bound, returned, appended or collected by a comprehension, as a learner gathers errors to plot
+    them (round 38z220). One number of a tensor answer answers no graded call; a table of the reference's own values
+    (``(ref.f(x) - 0).abs().max()``) is no difference."""
+    return (isinstance(p, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)) and p.value is node
+            or isinstance(p, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and p.elt is node
+            or isinstance(p, ast.Call) and isinstance(p.func, ast.Attribute) and p.func.attr == "append"
+            and p.args == [node] and not p.keywords)
 
 
 def _kept_to_compare(bound: ast.Assign, parents: dict, tree: ast.AST) -> bool:
@@ -2829,7 +2844,7 @@ def _compared_in_cell(frame) -> bool:
 
 
 _WATCH_HELPERS = ("_cell_text", "_compared_in_cell", "_compared_positions", "compared_calls", "_compared",
-                  "_kept_to_compare", "_told")
+                  "_kept_number", "_kept_to_compare", "_told")
 """The module's functions that :meth:`Watch.count` calls, directly or not."""
 
 WATCH = "__pagedlab_watch__"

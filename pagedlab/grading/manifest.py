@@ -11,7 +11,7 @@ SHA256 = {
     'cli.py': 'f01417e01e4e805e79a9315371113a5348d402dfd88b9e5c1352106056bb81c1',
     'collect.py': '7d3edcac2f0f65ccc0272ad2785dee73bdadd28871c10a4c1d48ff93a95abfac',
     'grade.py': '09b40f243d340d3e27aa7ef2f0db2536fb473fdf85044d9a9051a6e7138dafeb',
-    'harness.py': '576ab23adc65d34a375ffdd3dd79bdfac5416f507c63c0e34b04fff058ddd592',
+    'harness.py': 'ba9046362326c9827cfc4413e61fdcb131f4d81eab3503b75c20462bb6e0bff2',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '5ed487e312a6b50d4a4671ed1dd204cf5583ecba7aac5440e7c7c293380bf328',
     'machine.py': '4e684d4489b17d0411eeccdc64c751e76d457a961e1f5e90da41ca4641086fb6',

@@ -2097,6 +2097,11 @@ SETUP_ATTACKS = {
         "reference code: ref.naive_attention",
     "o2 = ref.naive_attention(q, k, v)\nprint((g - o2).abs().max())\ndef f():\n    return o2":
         "reference code: ref.naive_attention",
+    # (round 38z220) kept, only a largest difference with another answer, reduced to one number, is the learner's
+    "seen.append((g - ref.naive_attention(q, k, v)).abs())": "reference code: ref.naive_attention",
+    "seen.append(ref.naive_attention(q, k, v).abs().max().item())": "reference code: ref.naive_attention",
+    "seen = [(ref.naive_attention(q, k, v) - 0).max() for key in keys]": "reference code: ref.naive_attention",
+    "def f(x):\n    return (x - ref.naive_attention(q, k, v)) + 0": "reference code: ref.naive_attention",
 }
 
 # (round 38z17) An honest learner's check of an answer against the course's reference, as the exercise's own checks
@@ -2112,7 +2117,12 @@ COMPARED = ("torch.testing.assert_close(mine, ref.naive_attention(q, k, v, causa
             "print('ok' if torch.allclose(mine, ref.naive_attention(q, k, v)) else 'differs')",
             # (round 38z138) bound to a name first, in a timer's with, which the cell reads only to compare
             "with timed('reference'):\n    o2 = ref.naive_attention(q, k, v)\nprint('max diff', (mine - o2).abs().max().item())\n"
-            "assert torch.allclose(mine, o2)")
+            "assert torch.allclose(mine, o2)",
+            # (round 38z220) a largest difference kept to plot: bound, appended, collected, returned
+            "errs.append((tiled_attention(q, k, v, True, b, b) - ref.naive_attention(q, k, v)).abs().max().item())",
+            "errs = [(tiled_attention(q, k, v, True, b, b) - ref.naive_attention(q, k, v)).abs().max() for b in (2, 4)]",
+            "def err(b):\n    return float((tiled_attention(q, k, v, True, b, b) - ref.naive_attention(q, k, v)).abs().max())",
+            "with torch.no_grad():\n    worst = (mine - ref.naive_attention(q, k, v)).abs().max()\nprint(worst)")
 
 
 def test_a_reference_result_kept_for_another_cell_goes_to_review():
