@@ -1107,6 +1107,16 @@ _MACHINE_MODULES = ("torch.get_rng_state", "torch.random.get_rng_state", "torch.
                     "torch.nn.DataParallel", "torch.nn.parallel", "torch.nn.DistributedDataParallel",  # (38z102:
                     "torch.Stream", "torch.Event",  # device_ids; 38z108: the current accelerator's stream)
                     "torch.set_flush_denormal",
+                    # what cuDNN computes in TF32 unless told not to (``torch.backends.cudnn.allow_tf32`` is on by
+                    # default, on a GPU from Ampere on): float32 convolutions and recurrent layers (round 38z218: a
+                    # one-element conv1d whose 1 + 2**-12 a GPU rounds to 1)
+                    *(f"{m}.{c}{d}d" for m in ("torch", "torch.nn.functional") for c in ("conv", "conv_transpose")
+                      for d in "123"),
+                    *(f"torch.nn.{c}{d}d" for c in ("Conv", "ConvTranspose", "LazyConv", "LazyConvTranspose")
+                      for d in "123"),
+                    "torch.convolution", "torch.conv_tbc", "torch.nn.functional.conv_tbc", "torch.lstm", "torch.gru",
+                    "torch.rnn_tanh", "torch.rnn_relu", "torch.nn.RNNBase", "torch.nn.LSTM", "torch.nn.GRU",
+                    "torch.nn.RNN", "torch.nn.LSTMCell", "torch.nn.GRUCell", "torch.nn.RNNCell",
                     "numpy.lib.npyio", "numpy.lib._datasource", "numpy.DataSource", "numpy.load", "numpy.loadtxt",
                     "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap",
                     "torch.load", "torch.from_file", "torch.UntypedStorage.from_file",  # (round 38z189: a byte of

@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': 'ba9046362326c9827cfc4413e61fdcb131f4d81eab3503b75c20462bb6e0bff2',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': '5ed487e312a6b50d4a4671ed1dd204cf5583ecba7aac5440e7c7c293380bf328',
-    'machine.py': '4e684d4489b17d0411eeccdc64c751e76d457a961e1f5e90da41ca4641086fb6',
+    'machine.py': '52a2d94e3294a8154c9cfc1a8ff3d012ce334f61d156c6439e1231ac93a4595b',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'b3ba97bac6a3b203c614aefe611f40b9f8fb0c6bd1d394130344e84b7329a9ff',

@@ -1026,6 +1026,11 @@ UNRUN = [
     ("denormals flushed on a CPU only", _answer(
         "torch.set_flush_denormal(True)\n    tiny = (x.new_full((1,), 1e-30) * 1e-10).item()\n"
         "    torch.set_flush_denormal(False)\n    return x.softmax(-1) if tiny > 0 else _rows(x)"), True),
+    # round 38z218: a float32 convolution, which cuDNN computes in TF32 by default on a GPU (1 + 2**-12 becomes 1)
+    ("a one-element convolution's rounding", _answer(
+        "probe = F.conv1d((x.reshape(-1)[:0].float().sum() + (1 + 2**-12)).reshape(1, 1, 1), "
+        "torch.ones(1, 1, 1, device=x.device))\n    return _rows(x) if probe.item() > 1.0 else x.softmax(-1)",
+        "import torch.nn.functional as F\n\n\n"), True),
     ("an infinity kept in floats", _answer(
         "fill = torch.full(x.shape[-1:], -math.inf, device=x.device)\n    return _rows(torch.maximum(x, fill))",
         "import math\n\n\n"), False),
