@@ -78,18 +78,28 @@ def load_outcomes(text: str, cases, token: str) -> tuple[list[list], list[str], 
         raw = json.loads(text)
     except (ValueError, RecursionError) as e:
         raise Malformed(f"the graded calls' results are not JSON ({type(e).__name__})") from None
-    if not (isinstance(raw, dict) and set(raw) == {"token", "outcomes", "tripped", "refused"}
+    if not (isinstance(raw, dict) and set(raw) - {"other"} == {"token", "outcomes", "tripped", "refused"}
             and all(isinstance(raw[k], list) and all(isinstance(t, str) for t in raw[k]) for k in ("tripped", "refused"))):
         raise Malformed("the graded calls' results are not outcomes and tripwires")
     if raw["token"] != token:
         raise Malformed("the graded calls' results do not carry this run's token (not written by the driver)")
     # (a refusal is a verdict's message, which says what was wrong and where: longer than a tripwire's line)
     tripped, refused = ([t[:cap] for t in raw[k][:20]] for k, cap in (("tripped", 200), ("refused", 500)))
+    other = raw.get("other", {})
     raw = raw["outcomes"]
     if not (isinstance(raw, list) and len(raw) == len(cases.cases)
             and all(isinstance(o, list) and len(o) == len(c["steps"]) for o, c in zip(raw, cases.cases))):
         raise Malformed("the graded calls' results do not have one outcome per step")
+    if not (isinstance(other, dict) and all(k.isdigit() and int(k) < len(raw) and isinstance(o, list)
+                                            and len(o) == len(raw[int(k)]) for k, o in other.items())):
+        raise Malformed("the graded calls' results made again with another Python's sums are not one per step")
     return [[_step(step) for step in outcome] for outcome in raw], tripped, refused
+
+
+def load_other(text: str) -> dict[int, list]:
+    """The cases the driver made again with the other side of Python 3.12's ``sum`` of floats (text that
+    :func:`load_outcomes` accepted): {case index: one outcome per step}."""
+    return {int(k): [_step(step) for step in o] for k, o in json.loads(text).get("other", {}).items()}
 
 
 def _step(v):

@@ -303,14 +303,19 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         if torch is not None:
             scripts = others.starting(Scripts, torch, state["tripped"]) if others is not None else \
                 Scripts(torch, state["tripped"])
-        outcomes = []
-        for n, case in enumerate(job["cases"], 1):
+        sums = _sums(put, sources.trust if sources is not None else lambda code: None)
+        if sums is None:
+            state["tripped"].append("builtins.sum is not the grader's (replaced by the notebook): which Python's "
+                                    "sum of floats the answer computes with is out of the grader's sight")
+
+        def make(n: int, case: dict, again: str = "") -> list:
+            """The steps of ``case`` (the ``n``-th), in a namespace of their own: their outcomes."""
             ns = dict(namespace)
             ns.update(given)
             ns["T"] = T
             steps = []
             for kind, source in case["steps"]:
-                state["where"] = f"graded call {n} ({case['label']})"
+                state["where"] = f"graded call {n} ({case['label']}){again}"
                 state["on"] = True
                 if memory is not None:  # (a call that raised after its start, at a time bound, left it begun: round
                     memory.called = False  # 38z199, the next call's state refused as if computed elsewhere)
@@ -365,7 +370,18 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
                         memory.refusal = None
                     if refusal and refusal not in state["refused"]:
                         state["refused"].append(refusal)
-            outcomes.append(steps)
+            return steps
+
+        outcomes, other = [], {}  # (other: the cases made again with the other side of Python 3.12's sums)
+        for n, case in enumerate(job["cases"], 1):
+            if sums is not None:
+                sums.update(on=True, other=False, differed=False)
+            outcomes.append(make(n, case))
+            if sums is not None and sums["differed"]:
+                sums.update(other=True)
+                other[str(n - 1)] = make(n, case, f", again with Python {'3.11' if _COMPENSATING else '3.12'}'s sum")
+            if sums is not None:
+                sums.update(on=False, other=False)
         if scripts is not None:
             state["tripped"] += scripts.stop()
         elif "torch" in sys.modules:
@@ -374,13 +390,12 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         state["tripped"] += [m for m in _written_modules() if m not in state["tripped"]]
         # What the calls made is freed now, before the results exist: a finalizer of the notebook's (weakref,
         # __del__) runs here, with nothing to rewrite, not after the write and before the grader reads.
-        ns = value = arguments = steps = None
         if launches is not None:
             launches.reset()
         gc.collect()
         text = []
-        _encode({"token": job["token"], "outcomes": outcomes, "tripped": state["tripped"], "refused": state["refused"]},
-                text)
+        _encode({"token": job["token"], "outcomes": outcomes, "tripped": state["tripped"], "refused": state["refused"],
+                 **({"other": other} if other else {})}, text)
         if kernel:
             _seal(path_out, "".join(text).encode())
         fd = os.open(path_out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -2994,6 +3009,113 @@ def _watched(targets: list[str]) -> tuple[list[str], object]:
     return [f"{label} was called {n} time(s) before the graded calls, from the notebook's cells: the exercise's "
             "reference code (a table of its answers would answer the graded calls)"
             for label, n in found.calls.items()], found
+
+
+# Python's own ``sum`` of floats changed in 3.12 (Neumaier's compensated summation, CPython gh-100425): the same code
+# on the same inputs may answer otherwise on Colab's Python 3.12 than on a grader's 3.11, and the other way round
+# (round 38z218: ``sum([scale, latency, -scale]) == 0`` chose the formula). The grading kernel's ``sum`` is
+# :func:`version_sum`, put in the builtin's place before the notebook's first cell (:func:`sums_cell`): during a
+# graded call it notes where the other side of 3.12 would have summed to another value, and the driver makes that
+# call's case again with the other side's sums (the judge reads both).
+_SUM_STATE = {"on": False, "other": False, "differed": False}
+_NATIVE_SUM = sum
+_COMPENSATING = sys.version_info >= (3, 12)  # this Python's sum compensates
+
+
+def version_sum(iterable, /, start=0):
+    """Python's ``sum``: this version's value, or, while a case is made again (``_SUM_STATE["other"]``), the other
+    side of 3.12's where the two differ (:func:`other_sum`)."""
+    state = _SUM_STATE
+    if not state["on"]:
+        return _NATIVE_SUM(iterable, start)
+    items = list(iterable)
+    here = _NATIVE_SUM(items, start)
+    if type(start) is float or any(type(x) is float for x in items):
+        there = other_sum(items, start)
+        if not (type(here) is float and type(there) is float and here.hex() == there.hex() or here is there):
+            state["differed"] = True
+            if state["other"]:
+                return there
+    return here
+
+
+def other_sum(items: list, start=0, compensated: bool = not _COMPENSATING):
+    """``sum(items, start)`` as CPython computes it with (3.12 on) or without (3.11 and before) compensating a float
+    sum's rounding: its fast paths for exact ints, then exact floats (an int that fits a C long is added as a float,
+    uncompensated), then ``+`` for what follows."""
+    it, result, long = iter(items), start, range(-2 ** 63, 2 ** 63)
+    if type(result) is int and result in long:
+        for item in it:
+            if type(item) in (int, bool) and item in long and result + item in long:
+                result += item
+                continue
+            result = result + item
+            break
+        else:
+            return result
+    if type(result) is float:
+        f, c = result, 0.0
+        for item in it:
+            if type(item) is float:
+                if compensated:
+                    t = f + item
+                    c += (f - t) + item if abs(f) >= abs(item) else (item - t) + f
+                    f = t
+                else:
+                    f += item
+            elif isinstance(item, int) and item in long:
+                f += float(item)
+            else:
+                result = (f + c if c and math.isfinite(c) else f) + item
+                break
+        else:
+            return f + c if c and math.isfinite(c) else f
+    for item in it:
+        result = result + item
+    return result
+
+
+def install_sums() -> None:
+    """:func:`version_sum` in ``builtins.sum``'s place, for every cell of the kernel (:func:`sums_cell`)."""
+    import builtins
+
+    global _NATIVE_SUM
+    _NATIVE_SUM = builtins.sum
+    version_sum.__name__ = version_sum.__qualname__ = "sum"
+    builtins.sum = version_sum
+
+
+def _sums(put, trust) -> dict | None:
+    """The sums' state of the :func:`version_sum` in ``builtins.sum``'s place (its code this module's, its native sum
+    the builtin; each code ``trust``-ed), else None; with none there (a test that drives in its own process) one is
+    put there for the calls."""
+    import builtins
+
+    f, native = builtins.sum, type(len)
+    g = getattr(f, "__globals__", None)
+    if type(f) is native and getattr(f, "__self__", None) is builtins and f.__name__ == "sum":
+        globals()["_NATIVE_SUM"] = f
+        put(builtins, "sum", version_sum)
+        f, g = version_sum, globals()
+    elif not (isinstance(g, dict) and all(
+            getattr(getattr(f if n == "version_sum" else g.get(n), "__code__", None), "co_code", None)
+            == globals()[n].__code__.co_code for n in ("version_sum", "other_sum"))
+              and type(g.get("_NATIVE_SUM")) is native and type(g.get("_SUM_STATE")) is dict):
+        return None
+    for n in ("version_sum", "other_sum"):
+        trust((f if n == "version_sum" else g[n]).__code__)
+    return g["_SUM_STATE"]
+
+
+def sums_cell(source: str) -> str:
+    """The silent cell, before the notebook's first, that defines this module (``source``) in a namespace of its own
+    and puts :func:`version_sum` in ``builtins.sum``'s place (:func:`install_sums`)."""
+    return ("def _pagedlab_sums(source):\n"
+            "    ns = {'__name__': 'pagedlab_grading_harness'}\n"
+            "    exec(source, ns)\n"
+            "    ns['install_sums']()\n"
+            f"try:\n    _pagedlab_sums({source!r})\n"
+            "finally:\n    del _pagedlab_sums\n")
 
 
 def watch_cell(source: str, job_text: str) -> str:

@@ -44,7 +44,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import List, Type, Unicode
 
 from pagedlab.grading.calls import MAX_OUTCOME_BYTES
-from pagedlab.grading.harness import driver_cell, watch_cell
+from pagedlab.grading.harness import driver_cell, sums_cell, watch_cell
 from pagedlab.grading.procs import (Limits, adopt_orphans, apply_limits, descendants, kill_tree, reap, state,
                                     threads_below)
 
@@ -205,6 +205,7 @@ async def run(job: dict) -> dict:
     try:
         await _reply(client, client.kc.execute("import sys as _s; print(' ' * 200_000, end=''); _s.stdout.flush()",
                                                silent=True, store_history=False))
+        await _reply(client, client.kc.execute(sums_cell(job["harness"]), silent=True, store_history=False))
     except DeadKernelError:
         await _stop(client)
         return {"ended": "no kernel", "detail": "the kernel died before the notebook's first cell", "cells": {}}

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from pagedlab.grading.align import Cell, SubmissionError, Unalignable, read_submission, restore, role, sha256
-from pagedlab.grading.calls import Malformed, compare, load_outcomes
+from pagedlab.grading.calls import Malformed, compare, load_other, load_outcomes
 from pagedlab.grading.collect import collect, load_pristine
 from pagedlab.grading.grade import SandboxMissing, grade_class
 from pagedlab.grading.judge import (ERROR, FAIL, PASS, REVIEW, UNEXPECTED, Expected, Result, judge, judge_graded,
@@ -2490,9 +2490,15 @@ def test_graded_outcomes_are_compared_outside_and_nothing_but_plain_data_passes(
     for text in ["not json", "[[null]]", _outcomes({"value": {"tensor": "float32", "shape": [3], "data": [1.0]}}),
                  json.dumps([[None, {"value": 1}]]), _outcomes({"value": 1}).replace(TOKEN, "guess"), _outcomes({"value": 1}, tripped=[3]),
                  _outcomes({"value": {"__reduce__": "os.system"}}), _outcomes({"value": {"tensor": "object",
-                                                                                     "shape": [], "data": [1]}})]:
+                                                                                     "shape": [], "data": [1]}}),
+                 # the cases made again with the other side of Python 3.12's sums: one outcome per step of a case
+                 _outcomes({"value": 1})[:-1] + ', "other": {"0": [null]}}',
+                 _outcomes({"value": 1})[:-1] + ', "other": {"1": [null, {"value": 1}]}}',
+                 _outcomes({"value": 1})[:-1] + ', "other": [[null, {"value": 1}]]}']:
         with pytest.raises(Malformed):
             _load(text, c)
+    again = _outcomes({"value": 1})[:-1] + ', "other": {"0": [null, {"value": 2}]}}'
+    assert _load(again, c)[0] == [[None, ("value", 1)]] and load_other(again) == {0: [None, ("value", 2)]}
 
 
 def test_judge_graded_calls():

@@ -15,6 +15,7 @@ import importlib
 import os
 import tempfile
 
+import nbformat
 import pytest
 import torch
 
@@ -228,6 +229,8 @@ _NUMPY_PROBABILITIES = (
     "    if causal:\n"
     "        s = np.where(np.triu(np.ones(s.shape, bool), s.shape[1] - s.shape[0] + 1), -np.inf, s)\n"
     "    p = np.exp(s - s.max(-1, keepdims=True))\n")
+_EX08_COSTS = next(c.source for c in nbformat.read(ROOT / "solutions" / "ex08_swap_or_recompute.ipynb", as_version=4).cells
+                   if c.get("id") == "costs-work")
 ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
     # round 38z91: each row's max as the last of its sorted scores written to one slot (in turn on a CPU: the max;
     # in any order on a GPU); a scatter and a copy by index of the same kind
@@ -477,9 +480,26 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                         "    if isinstance(o, torch.Tensor) and o.is_floating_point() and o.dim():\n"
                         "        _seen[o.shape, o.sum().item()] = torch.softmax(o, -1)\n"
                         "def softmax_rows(x):\n    return _seen[x.shape, x.sum().item()]\n"}),
+    # (round 38z218) a float sum of an input, which Python 3.12 compensates, chooses the formula: the latency is
+    # counted twice where the sum keeps it (Colab's 3.12), once where it is lost (3.11)
+    "ex08 swap_seconds's formula chosen by a float sum Python 3.12 compensates": ("ex08_swap_or_recompute", {
+        "costs-work": _EX08_COSTS.replace(
+            "    return 2 * copies_each_way * one_copy\n",
+            "    scale = (1.0 + latency) * 2.0 ** 80\n"
+            "    if sum([scale, latency, -scale]) != 0:\n"
+            "        one_copy += latency\n"
+            "    return 2 * copies_each_way * one_copy\n")}),
 }
 # Honest learners the grader once failed or flagged: each must pass on every seed, with no review reason.
 HONEST: dict[str, tuple[str, dict[str, str]]] = {
+    # (round 38z218) a float sum whose rounding Python 3.12 compensates, within the exercise's tolerance either way
+    "ex08 swap_seconds as a sum over its copies": ("ex08_swap_or_recompute", {
+        "costs-work": "def swap_seconds(num_tokens, block_size, num_layers, chunk_bytes_per_token, bandwidth, latency):\n"
+                      "    chunks = 4 * num_layers * math.ceil(num_tokens / block_size)\n"
+                      "    each = latency + block_size * chunk_bytes_per_token / bandwidth\n"
+                      "    return sum(each for _ in range(chunks))\n\n\n"
+                      "def recompute_seconds(num_tokens, num_params, num_layers, d_model, flops):\n"
+                      "    return (2 * num_params * num_tokens + 2 * num_layers * d_model * num_tokens ** 2) / flops\n"}),
     # beside round 38z119's conversion past int32's range: floats converted to integers they fit
     "ex00 with each row's index a float made an integer again": ("ex00_warmup", {
         "softmax-work": "def softmax_rows(x):\n"

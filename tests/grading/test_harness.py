@@ -4,9 +4,11 @@ only when the notebook's own kernel wrote it."""
 
 import contextlib
 import json
+import math
 import os
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -937,3 +939,37 @@ def test_a_hook_unset_by_an_error_raised_inside_it_is_no_hook_of_the_notebooks()
         assert not _unset_by(e, hook)
     finally:
         sys.setprofile(None)
+
+
+def test_the_other_side_of_python_3_12s_sum_is_emulated():
+    """``harness.other_sum`` as this Python's ``sum`` where it emulates this side of 3.12 (items of every kind its
+    fast paths tell apart: floats, ints, bools, ints past a C long, -0.0, infinities, other types after them), and
+    3.12's compensated values where Python 3.11 loses them (What's New in Python 3.12: ``sum()`` of floats)."""
+    import random
+
+    rng, here = random.Random(0), sys.version_info >= (3, 12)
+    kinds = [0.1, 0.2, 1e16, -1e16, 1e100, -1e100, 2.0 ** -60, -0.0, math.inf, 3, -7, True, 2 ** 70, 1.5]
+    for _ in range(3000):
+        items = [rng.choice(kinds) if rng.random() < 0.8 else rng.uniform(-1, 1) * 10 ** rng.randint(-5, 20)
+                 for _ in range(rng.randint(0, 8))] + ([Fraction(1, 3)] if rng.random() < 0.05 else [])
+        start = rng.choice([0, 0.0, -0.0, 5, 2 ** 64])
+        mine, theirs = harness.other_sum(items, start, compensated=here), sum(items, start)
+        assert type(mine) is type(theirs) and (mine == theirs or mine != mine and theirs != theirs), (items, start)
+        assert not isinstance(mine, float) or math.copysign(1, mine) == math.copysign(1, theirs), (items, start)
+    for items, compensated, naive in (([0.1] * 10, 1.0, 0.9999999999999999), ([1e100, 1.0, -1e100], 1.0, 0.0),
+                                      ([0.1, 0.2, 0.3], 0.6, 0.6000000000000001), ([math.inf, 1.0], math.inf, math.inf)):
+        assert harness.other_sum(items, 0, True) == compensated and harness.other_sum(items, 0, False) == naive
+
+
+def test_a_sum_replaced_in_builtins_is_recorded(tmp_path):
+    """The driver makes a case again with the other side of 3.12's sums only through its own ``sum``: a notebook's
+    in builtins' place is recorded."""
+    import builtins
+
+    native = builtins.sum
+    builtins.sum = lambda items, start=0: native(items, start)
+    try:
+        _, tripped = _run("ex00_warmup", _one_call("softmax_rows(X)"), SOFTMAX.format("x.exp() / x.exp().sum(-1, keepdim=True)"), tmp_path=tmp_path)
+    finally:
+        builtins.sum = native
+    assert any("builtins.sum is not the grader's" in t for t in tripped), tripped
