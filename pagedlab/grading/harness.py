@@ -5,7 +5,8 @@ this module's source, the job (the cases, their arrays, a one-time token, where 
 :func:`drive` as one cell (:func:`driver_cell`) only after the last learner cell has run. So no learner cell can
 find the graded inputs in memory (``gc.get_objects()``), reach a driver function or its flags, or know the token
 the grader expects back. (Before the first learner cell, another silent cell (:func:`watch_cell`) starts a
-:class:`Watch` of the reference functions the grading copy keeps: it holds no input and no token, only counts.)
+:class:`Watch` of the reference functions the grading copy keeps: it holds no input and no token, only counts; and
+before the notebook's first cell, one puts the grader's :func:`version_sum` in ``builtins.sum``'s place.)
 The driver then
 
 * resolves the given constants (``pagedlab.memory:LLAMA_7B``): a graded call's names come from the spec, never from
@@ -3086,24 +3087,22 @@ def install_sums() -> None:
 
 
 def _sums(put, trust) -> dict | None:
-    """The sums' state of the :func:`version_sum` in ``builtins.sum``'s place (its code this module's, its native sum
-    the builtin; each code ``trust``-ed), else None; with none there (a test that drives in its own process) one is
-    put there for the calls."""
+    """The state of the :func:`version_sum` in ``builtins.sum``'s place (compiled from this module's code, around the
+    builtin; its code is ``trust``-ed), else None; where the builtin is there (a test that drives in its own process),
+    one is put in its place for the calls."""
     import builtins
 
-    f, native = builtins.sum, type(len)
-    g = getattr(f, "__globals__", None)
-    if type(f) is native and getattr(f, "__self__", None) is builtins and f.__name__ == "sum":
+    f, builtin = builtins.sum, type(len)
+    if type(f) is builtin and getattr(f, "__self__", None) is builtins and f.__name__ == "sum":
         globals()["_NATIVE_SUM"] = f
         put(builtins, "sum", version_sum)
-        f, g = version_sum, globals()
-    elif not (isinstance(g, dict) and all(
-            getattr(getattr(f if n == "version_sum" else g.get(n), "__code__", None), "co_code", None)
-            == globals()[n].__code__.co_code for n in ("version_sum", "other_sum"))
-              and type(g.get("_NATIVE_SUM")) is native and type(g.get("_SUM_STATE")) is dict):
+        f = version_sum
+    g = getattr(f, "__globals__", {})
+    theirs = [getattr(getattr(x, "__code__", None), "co_code", None) for x in (f, g.get("other_sum"))]
+    if theirs != [version_sum.__code__.co_code, other_sum.__code__.co_code] or type(g.get("_NATIVE_SUM")) is not \
+            builtin or type(g.get("_SUM_STATE")) is not dict:
         return None
-    for n in ("version_sum", "other_sum"):
-        trust((f if n == "version_sum" else g[n]).__code__)
+    trust(f.__code__), trust(g["other_sum"].__code__)
     return g["_SUM_STATE"]
 
 
