@@ -731,7 +731,9 @@ def _constant(v: ast.AST, known: dict[str, bool]) -> bool | None:
                 if not (v.func.attr == "to" and a is (v.args or [None])[0] and placed)
                 and not (torch_call and v.func.attr in _DRAWS)]  # (a draw's values are its generator's, whatever
         # its size: round 38z160, ``torch.rand(n, device=dev).tolist()`` compared with the host's draws)
-        receiver = False if torch_call else _constant(v.func.value, known)
+        # (text the code writes, split or stripped, is text it writes: round 38z224, ``float(t) for t in "1e16 1
+        # -1e16".split()`` summed)
+        receiver = False if torch_call or _text(v.func.value) else _constant(v.func.value, known)
         values = [_constant(a, known) for a in rest]
         if receiver is None or any(x is None for x in values):
             return None
@@ -1285,7 +1287,7 @@ def _asked(node: ast.AST, machine: Machine, scope: Scope | None = None) -> ast.A
         return node if node.left.value in machine.names | machine.fragile else None
     if _namespace(node) and machine.fragile:
         return node  # the names bound, listed: which cells ran to their end (round 38z148: ``for n in dir()``)
-    if _holds(node, machine, scope) or _float_sum(node):
+    if _holds(node, machine, scope):
         return node  # what a module or Python's own type holds: its version's (round 38z166: ``hasattr(itertools,
         # "batched")``, 3.12's; round 38z197: ``"override" in typing.__all__``, ``hasattr(1, "is_integer")``)
     cache, key = _looked_up(node, machine)
@@ -2405,15 +2407,6 @@ def _pairs(node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
             and len(targets[0].elts) == len(node.value.elts) and not any(isinstance(e, ast.Starred) for e in targets[0].elts):
         return list(zip(targets[0].elts, node.value.elts))
     return [(t, node.value) for t in targets]
-
-
-def _float_sum(node: ast.AST) -> bool:
-    """Whether ``node`` is ``sum`` of terms the code lists itself, a float it writes among them: Python 3.12 compensates
-    a float sum's rounding, 3.11 does not (round 38z200: ``int(sum([big, 1.0, -big]))``, 0 on 3.11 and 1 on 3.12,
-    with ``big`` made from an input); an honest sum of listed terms is written with ``+``."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sum" and bool(
-        node.args) and isinstance(node.args[0], (ast.List, ast.Tuple, ast.Set)) and any(
-        isinstance(c, ast.Constant) and type(c.value) is float for c in _walk(node.args[0]))
 
 
 _BUILTIN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))

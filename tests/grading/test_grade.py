@@ -1252,9 +1252,14 @@ UNRUN = [
         + "demo = torch.ones(3, 4, device=DEV)\nprint(math.sqrt(demo.shape[-1]), math.log2(demo.size(0)))\n"
         + HELPED)), False),
     # round 38z200: a float sum of terms the answer lists itself (Python 3.12 compensates its rounding), made from an
-    # input; beside it, a sum of the answer's terms written with +
+    # input: not read (round 38z224: an honest ``sum([float(q_tile), 1.5 * ...])`` was), the grader sums it both ways
+    # during the graded calls (test_ground_truth.py's row); beside it, a sum of the answer's terms written with +;
+    # round 38z224: a float sum of numbers parsed from text the cell writes, before any input
     ("a float sum of terms the answer lists, one a float it writes", _answer(
-        "big = float(x.shape[-1]) * 2.0 ** 53\n    return _rows(x) * (1 + int(sum([big, 1.0, -big])))"), True),
+        "big = float(x.shape[-1]) * 2.0 ** 53\n    return _rows(x) * (1 + int(sum([big, 1.0, -big])))"), False),
+    ("a float sum of numbers parsed from text the cell writes", _answer(
+        "return x.softmax(-1) if _EXACT else _rows(x)",
+        "_w = [float(t) for t in '1e16 1 -1e16'.split()]\n_EXACT = sum(_w) != 0.0\n\n\n"), True),
     ("a sum of the answer's terms written with +", _answer(
         "big = float(x.shape[-1]) * 2.0 ** 53\n    return _rows(x) * (1 + int(big + 1.0 - big))"), False),
     # round 38z169: a tensor of the host's memory in an op with one on the machine's device (a GPU raises)

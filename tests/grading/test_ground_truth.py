@@ -480,6 +480,13 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
                         "    if isinstance(o, torch.Tensor) and o.is_floating_point() and o.dim():\n"
                         "        _seen[o.shape, o.sum().item()] = torch.softmax(o, -1)\n"
                         "def softmax_rows(x):\n    return _seen[x.shape, x.sum().item()]\n"}),
+    # (round 38z200) a float sum of terms the answer lists, one of them a float it writes, made from an input: 0 on
+    # Python 3.11, 1 on 3.12 (read by the machine reading until the grader summed both ways)
+    "ex00 a float sum of terms the answer lists, made from an input": ("ex00_warmup", {
+        "softmax-work": "def softmax_rows(x):\n"
+                        "    big = float(x.shape[-1]) * 2.0 ** 53\n"
+                        "    e = torch.exp(x - x.amax(dim=-1, keepdim=True))\n"
+                        "    return e / e.sum(dim=-1, keepdim=True) * (1 + int(sum([big, 1.0, -big])))\n"}),
     # (round 38z218) a float sum of an input, which Python 3.12 compensates, chooses the formula: the latency is
     # counted twice where the sum keeps it (Colab's 3.12), once where it is lost (3.11)
     "ex08 swap_seconds's formula chosen by a float sum Python 3.12 compensates": ("ex08_swap_or_recompute", {
@@ -492,6 +499,13 @@ ATTACKS: dict[str, tuple[str, dict[str, str]]] = {
 }
 # Honest learners the grader once failed or flagged: each must pass on every seed, with no review reason.
 HONEST: dict[str, tuple[str, dict[str, str]]] = {
+    # (round 38z224) two floats of the statement's formula summed with sum: the same on every Python
+    "ex04b predict_resources summing its terms with sum": ("ex04b_performance_lab", {
+        "predict-resources-work": "def predict_resources(block_m, block_n, num_warps, num_stages, head_dim=128):\n"
+                                  "    q_tile = block_m * head_dim\n"
+                                  "    smem = 2 * (q_tile + 2 * num_stages * block_n * head_dim)\n"
+                                  "    regs = sum([float(q_tile), 1.5 * block_m * block_n]) / (32 * num_warps)\n"
+                                  "    return {'shared_bytes': smem, 'registers': regs, 'spills': regs > 255}\n"}),
     # (round 38z218) a float sum whose rounding Python 3.12 compensates, within the exercise's tolerance either way
     "ex08 swap_seconds as a sum over its copies": ("ex08_swap_or_recompute", {
         "costs-work": "def swap_seconds(num_tokens, block_size, num_layers, chunk_bytes_per_token, bandwidth, latency):\n"

@@ -973,3 +973,38 @@ def test_a_sum_replaced_in_builtins_is_recorded(tmp_path):
     finally:
         builtins.sum = native
     assert any("builtins.sum is not the grader's" in t for t in tripped), tripped
+
+
+def test_the_emulated_sum_is_the_other_pythons_own():
+    """``harness.other_sum`` against the other side of 3.12's own ``sum`` where this machine has that Python
+    (``python3.12``, or ``python3.11`` on 3.12 and later; pyenv's too): 2,000 random mixtures, value and type, -0.0 and NaN
+    told apart (on the machine that built the rule, pyenv's 3.12.1 gave the same on 20,000 of 20,000)."""
+    import base64
+    import pickle
+    import random
+    import shutil
+
+    name = "python3.11" if sys.version_info >= (3, 12) else "python3.12"
+    found = [shutil.which(name), *sorted(map(str, Path.home().glob(f".pyenv/versions/{name[6:]}*/bin/{name}")))]
+    other = next((p for p in found if p and subprocess.run([p, "-c", ""], capture_output=True).returncode == 0), None)
+    if other is None:
+        pytest.skip(f"no {name} on this machine")
+    rng = random.Random(2)
+    kinds = [0.1, 0.2, 0.3, 1e16, -1e16, 1e100, -1e100, 2.0 ** -60, -0.0, math.inf, -math.inf, 3, -7, True, 2 ** 70]
+    cases = [([rng.choice(kinds) if rng.random() < 0.6 else rng.uniform(-1, 1) * 10 ** rng.randint(-5, 20)
+               for _ in range(rng.randint(0, 10))], rng.choice([0, 0.0, -0.0, 5, 2 ** 64])) for _ in range(2000)]
+    code = ("import base64, pickle, sys\nout = []\n"
+            "for items, start in pickle.loads(base64.b64decode(sys.stdin.read())):\n"
+            "    try:\n        out.append(sum(items, start))\n    except Exception as e:\n        out.append(type(e).__name__)\n"
+            "sys.stdout.write(base64.b64encode(pickle.dumps(out)).decode())\n")
+    run = subprocess.run([other, "-c", code], input=base64.b64encode(pickle.dumps(cases)).decode(),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for (items, start), theirs in zip(cases, pickle.loads(base64.b64decode(run.stdout))):
+        try:
+            mine = harness.other_sum(items, start)
+        except Exception as e:  # noqa: BLE001 - an error is an outcome, as the other Python's
+            mine = type(e).__name__
+        same = mine.hex() == theirs.hex() if type(mine) is float and type(theirs) is float else (
+            type(mine) is type(theirs) and mine == theirs)
+        assert same, (items, start, mine, theirs)
