@@ -646,8 +646,8 @@ _PURE_BUILTINS = frozenset(("range", "len", "abs", "min", "max", "round", "int",
 
 def _by_version(call: ast.Call, known: dict[str, bool]) -> bool | None:
     """Whether ``call``, of what the code writes, is one that Python's version decides: a ``sum`` that may add floats
-    (anything but integers written out), ``hash`` of text, a Unicode property of text not all ASCII. None where it is
-    not a call of those, or not of what the code writes."""
+    (anything but integers written out), ``hash`` of text, a Unicode property or the ``repr`` of text not all ASCII,
+    a statistic (:data:`_STATISTICS`). None where it is not a call of those, or not of what the code writes."""
     name = _callee(call)
     if isinstance(call.func, ast.Name) and name in ("sum", "hash") and call.args and name not in known:
         given = [_constant(a, known) if not _text(a) else False for a in call.args]
@@ -659,10 +659,26 @@ def _by_version(call: ast.Call, known: dict[str, bool]) -> bool | None:
                 n.value, int) or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.Pow))
             for a in call.args for n in _walk(a))
     if isinstance(call.func, ast.Attribute) and name in _UNICODE_TABLES and _text(call.func.value):
-        written = _walk(call.func.value)
-        return any(isinstance(c, ast.Constant) and isinstance(c.value, str) and not c.value.isascii()
-                   or isinstance(c, ast.Call) and _callee(c) == "chr" and c.args[0].value >= 128 for c in written)
+        return _not_ascii(call.func.value)
+    if isinstance(call.func, ast.Name) and name in ("repr", "ascii") and name not in known and len(call.args) == 1 \
+            and _text(call.args[0]):  # (round 38z227: an emoji printed by one Unicode version, escaped by another)
+        return _not_ascii(call.args[0])
+    if name in _STATISTICS and name not in known and call.args:  # (round 38z227: ``fmean(data, weights)``, whose
+        # products Python 3.12 takes exactly; each version has changed some of the module's algorithms)
+        given = [_constant(a, known) for a in [*call.args, *(k.value for k in call.keywords)]]
+        return None if any(x is None for x in given) else True
     return None
+
+
+_STATISTICS = frozenset(("fmean", "mean", "geometric_mean", "harmonic_mean", "median_grouped", "stdev", "variance",
+                         "pstdev", "pvariance", "correlation", "covariance", "linear_regression", "quantiles"))
+
+
+def _not_ascii(text: ast.AST) -> bool:
+    """Whether text the code writes (:func:`_text`) holds a character past ASCII, whose Unicode properties are its
+    Python version's tables'."""
+    return any(isinstance(c, ast.Constant) and isinstance(c.value, str) and not c.value.isascii()
+               or isinstance(c, ast.Call) and _callee(c) == "chr" and c.args[0].value >= 128 for c in _walk(text))
 
 
 def _text(v: ast.AST) -> bool:
@@ -1060,7 +1076,7 @@ _EVERYWHERE = (
              "machine's device or by what Python's version decides ({code}, line {line}): made before any input "
              "arrives, it can only tell which machine it runs on (a float16 or float32 sum's rounding, a conversion "
              "past a dtype's range; a float sum, compensated from Python 3.12, Colab's; a character's Unicode "
-             "properties), so a person reads what it decides"),
+             "properties; a statistic), so a person reads what it decides"),
     (_default_by_machine, "sets torch's default dtype by which machine it runs on ({code}, line {line}): every tensor "
                           "the answer makes without a dtype is of it, so the grade is of this machine's precision and "
                           "on a GPU the notebook may compute in another"),

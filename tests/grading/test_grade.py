@@ -1257,6 +1257,16 @@ UNRUN = [
     # round 38z224: a float sum of numbers parsed from text the cell writes, before any input
     ("a float sum of terms the answer lists, one a float it writes", _answer(
         "big = float(x.shape[-1]) * 2.0 ** 53\n    return _rows(x) * (1 + int(sum([big, 1.0, -big])))"), False),
+    # round 38z227: a weighted mean of numbers the code writes (Python 3.12's takes its products exactly), the repr
+    # of an emoji the code writes (escaped under Unicode 14, printed under 15); beside them, a mean of the inputs'
+    ("a weighted mean of numbers the code writes", _answer(
+        "return x.softmax(-1) if _TINY else _rows(x)",
+        "import statistics\n_TINY = statistics.fmean([0.1, 0.1 * 0.1], [0.1, -1.0]) == 0\n\n\n"), True),
+    ("the repr of an emoji the code writes", _answer(
+        "return x.softmax(-1) if len(repr('\\U0001FAE8')) > 3 else _rows(x)"), True),
+    ("a mean of the input's sizes", _answer(
+        "w = statistics.fmean([float(x.shape[-1]), 1.0])\n    return _rows(x) * (w / w)", "import statistics\n\n\n"),
+     False),
     ("a float sum of numbers parsed from text the cell writes", _answer(
         "return x.softmax(-1) if _EXACT else _rows(x)",
         "_w = [float(t) for t in '1e16 1 -1e16'.split()]\n_EXACT = sum(_w) != 0.0\n\n\n"), True),
