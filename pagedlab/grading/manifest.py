@@ -18,7 +18,7 @@ SHA256 = {
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'b3ba97bac6a3b203c614aefe611f40b9f8fb0c6bd1d394130344e84b7329a9ff',
-    'run.py': 'ad2dc177fff23bbda19df447797bbdb43c8a5d819cfd28a75bc1efc3b8eb9358',
+    'run.py': '80eb6332b59ce9f8dfed3f8c212291e090492ca209b979a4cdc2b5e7b8c79420',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
     'similarity.py': '36d9d93b48103e78a6ba9ef219c12258df5f6e26fd05d6840a49323840d670ad',

@@ -205,7 +205,8 @@ async def run(job: dict) -> dict:
     try:
         await _reply(client, client.kc.execute("import sys as _s; print(' ' * 200_000, end=''); _s.stdout.flush()",
                                                silent=True, store_history=False))
-        await _reply(client, client.kc.execute(sums_cell(job["harness"]), silent=True, store_history=False))
+        if job.get("graded"):  # (the graded calls' sums: :func:`pagedlab.grading.harness.version_sum`)
+            await _reply(client, client.kc.execute(sums_cell(job["harness"]), silent=True, store_history=False))
     except DeadKernelError:
         await _stop(client)
         return {"ended": "no kernel", "detail": "the kernel died before the notebook's first cell", "cells": {}}
