@@ -798,6 +798,14 @@ def _probe(statement: ast.AST, machine: Machine) -> ast.AST | None:
     38z194: a float sum, a character's Unicode properties, which Python 3.12 computes otherwise). What only prints or
     asserts is not read."""
     known = _constants([statement], machine.constants)
+    for f in _walk(statement):  # a default, computed when the function is defined (round 38z230: a parameter
+        # ``_tenths=sum([0.1] * 10)`` no call gives)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a, positional = f.args, [*f.args.posonlyargs, *f.args.args]
+            for arg, default in [*zip(positional[len(positional) - len(a.defaults):], a.defaults),
+                                 *zip(a.kwonlyargs, a.kw_defaults)]:
+                if default is not None and _constant(default, machine.constants):
+                    known[arg.arg] = True
     parents = {id(c): p for p in _walk(statement) for c in ast.iter_child_nodes(p)}
 
     def said(node: ast.AST) -> bool:

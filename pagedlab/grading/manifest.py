@@ -14,7 +14,7 @@ SHA256 = {
     'harness.py': '3a3284248d56bb8b80f379e7b67223b3b207b714a96db1791d9a2ce18f69b1f1',
     'integrity.py': 'c04f1c73bac92ee039c8b66db33c9a662f7ca8e93351492d0c9e5a8b53c9eeb6',
     'judge.py': 'e4a6168028df580f04d6c222f2bed852662f591fecd24e5324c756f5588b05b4',
-    'machine.py': '5af5add85487d71607460de267e771b878ae03d3943aa84b9c21703032a0b4f2',
+    'machine.py': '930209da301503ba01d067621b5888a09d6985cd3d98f4a82e9de40f5428b906',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
     'review.py': 'b3ba97bac6a3b203c614aefe611f40b9f8fb0c6bd1d394130344e84b7329a9ff',

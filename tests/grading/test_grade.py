@@ -1267,6 +1267,13 @@ UNRUN = [
     ("a mean of the input's sizes", _answer(
         "w = statistics.fmean([float(x.shape[-1]), 1.0])\n    return _rows(x) * (w / w)", "import statistics\n\n\n"),
      False),
+    # round 38z230: such a sum as a parameter's default, computed when the function is defined; beside it, a
+    # default the code writes
+    ("a float sum of numbers the code writes as a parameter's default", _answer(
+        "return _pick(x)",
+        "def _pick(x, _tenths=sum([0.1] * 10)):\n    return x.softmax(-1) if int(_tenths) else _rows(x)\n\n\n"), True),
+    ("a number the code writes as a parameter's default", _answer(
+        "return _pick(x)", "def _pick(x, _tile=16):\n    return _rows(x) if _tile else x.softmax(-1)\n\n\n"), False),
     ("a float sum of numbers parsed from text the cell writes", _answer(
         "return x.softmax(-1) if _EXACT else _rows(x)",
         "_w = [float(t) for t in '1e16 1 -1e16'.split()]\n_EXACT = sum(_w) != 0.0\n\n\n"), True),
