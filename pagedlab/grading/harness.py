@@ -308,6 +308,7 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
         if sums is None:
             state["tripped"].append("builtins.sum is not the grader's (replaced by the notebook): which Python's "
                                     "sum of floats the answer computes with is out of the grader's sight")
+            sums = {"differed": False}  # (the notebook's own sum runs: nothing to switch)
 
         def make(n: int, case: dict, again: str = "") -> list:
             """The steps of ``case`` (the ``n``-th), in a namespace of their own: their outcomes."""
@@ -375,14 +376,12 @@ def drive(job_text: str, namespace: dict, path_out: str, kernel: bool = False) -
 
         outcomes, other = [], {}  # (other: the cases made again with the other side of Python 3.12's sums)
         for n, case in enumerate(job["cases"], 1):
-            if sums is not None:
-                sums.update(on=True, other=False, differed=False)
+            sums.update(on=True, other=False, differed=False)
             outcomes.append(make(n, case))
-            if sums is not None and sums["differed"]:
+            if sums["differed"]:
                 sums.update(other=True)
                 other[str(n - 1)] = make(n, case, f", again with Python {'3.11' if _COMPENSATING else '3.12'}'s sum")
-            if sums is not None:
-                sums.update(on=False, other=False)
+            sums.update(on=False, other=False)
         if scripts is not None:
             state["tripped"] += scripts.stop()
         elif "torch" in sys.modules:
