@@ -1073,24 +1073,36 @@ _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?"
                           r"((==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!-]+(,(==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!-]+)*)?")
 
 
-# Shell commands that only report on the machine, as a first cell on Colab runs them (``!nvidia-smi``): each word of
-# the command one of these (a command, then its options and plain names), no shell syntax (``;``, ``|``, ``>``, ``$``).
+# Shell commands that only report on the machine, as a first cell on Colab runs them (``!nvidia-smi``, ``!nvidia-smi
+# -L || echo "no GPU"``): each command one of these (a command, then its options and plain names), joined by ``||``,
+# ``&&`` or ``;``, or its output piped to a filter of text; no other shell syntax (``>``, ``$``, ``&``, ``{}``).
 _LOOKS = {("nvidia-smi",): r"-L|-q|--query-gpu=[a-z_.,]+|--format=[a-z,]+", ("nproc",): "", ("lscpu",): "",
           ("pwd",): "", ("free",): r"-[hmgb]", ("uname",): r"-[asrmnpo]+", ("df",): r"-h", ("nvcc",): r"--version|-V",
           ("python",): r"--version|-V", ("python3",): r"--version|-V", ("ls",): r"-[lahtr1]+|[\w./-]+",
-          ("pip", "list"): "", ("pip", "freeze"): "", ("pip", "show"): r"[A-Za-z0-9._-]+"}
+          ("pip", "list"): "", ("pip", "freeze"): "", ("pip", "show"): r"[A-Za-z0-9._-]+", ("echo",): r"[^-].*"}
+_FILTERS = {("grep",): r"-[iwvE]+|[^-].*", ("head",): r"-n|-?\d+", ("tail",): r"-n|-?\d+"}
 
 
 def _looks(command: str) -> bool:
     """True for a shell command that only reports on the machine (:data:`_LOOKS`)."""
-    if re.search(r"[;&|<>$`(){}\n\\*?]", command):
+    if re.search(r"[<>$`(){}\n\\*?]", command):
         return False
     try:
-        words = shlex.split(command)
+        words = list(shlex.shlex(command, posix=True, punctuation_chars=";&|"))
     except ValueError:
         return False
-    return any(tuple(words[:len(head)]) == head and all(re.fullmatch(rest, w) for w in words[len(head):])
-               for head, rest in _LOOKS.items() if rest or len(words) == len(head))
+    commands, pipes = [[]], [False]
+    for w in words:
+        if w in ("||", "&&", ";", "|"):
+            commands.append([])
+            pipes.append(w == "|")
+        elif set(w) <= set(";&|"):  # (``&``: a process left running; ``|&``, ``;;``: more than a report)
+            return False
+        else:
+            commands[-1].append(w)
+    return all(any(tuple(c[:len(head)]) == head and all(re.fullmatch(rest, w) for w in c[len(head):])
+                   for head, rest in (_FILTERS if piped else _LOOKS).items() if rest or len(c) == len(head))
+               for c, piped in zip(commands, pipes))
 
 
 def _installs(command: str) -> bool:

@@ -2021,6 +2021,10 @@ ATTACKS = {
     "import sys\nm = sys.modules['torch']": "uses .modules",
     "!nvidia-smi > gpu.txt": "starts a process: the shell command 'nvidia-smi > gpu.txt'",
     "!ls; rm -r runs": "starts a process: the shell command 'ls; rm -r runs'",
+    # (round 38z237) reports joined by || or piped to a filter are reports; anything else in the line is not
+    "!nvidia-smi -L || rm -r runs": "starts a process: the shell command 'nvidia-smi -L || rm -r runs'",
+    "!nvidia-smi | sh": "starts a process: the shell command 'nvidia-smi | sh'",
+    "!nvidia-smi &": "starts a process: the shell command 'nvidia-smi &'",
     "from IPython.display import get_ipython": "imports IPython.display",
     "Tensor = torch.Tensor\nTensor.softmax = lambda self, d: self": "replaces Tensor.softmax",
 }
@@ -2265,6 +2269,7 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     'import sys\nif "google.colab" in sys.modules:\n    %pip install -q "triton==3.6.*"',
     "!pip install -q triton==3.6.* numpy",
     "!nvidia-smi\n!nvidia-smi -L\n!pip list",
+    '!nvidia-smi -L || echo "no GPU here"\n!nvidia-smi | grep -i tesla',  # (round 38z237)
     "from IPython.display import Markdown, display\ndisplay(Markdown('**done**'))",
     "Tensor = torch.Tensor\ndef f(x: Tensor) -> Tensor:\n    return x",
     "print(kv_bytes_per_token(LLAMA_3_8B) if 'LLAMA_3_8B' in globals() else 'n/a')",  # (round 38z40)
