@@ -39,7 +39,7 @@ VENDOR = "_vendor"      # in the source folder: conf.py serves it as static file
 # index.md's placeholder for the navigation, which stage() writes in the course's order (course_map).
 TOCTREES = "<!-- toctrees -->"
 # Pages of docs/ that the site shows, in this order, each where it exists (another change may not have added it yet).
-GUIDES = ["docs/instructors.md", "docs/publishing.md", "docs/threat_model.md"]
+GUIDES = ["docs/instructors.md", "docs/publishing.md", "docs/threat_model.md", "docs/grading_record.md"]
 
 
 def stage(src: Path, solutions: bool) -> None:
