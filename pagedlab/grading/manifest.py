@@ -17,7 +17,7 @@ SHA256 = {
     'machine.py': '930209da301503ba01d067621b5888a09d6985cd3d98f4a82e9de40f5428b906',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
-    'review.py': 'd9cefc4a6e4d80382051d3ffbdeae03717abb550fccfed367f6d5fedd1844b9c',
+    'review.py': '90927c73204edb6a090251450c9ce778c0082c86c29c762e38b6d5a87d3570cb',
     'run.py': '80eb6332b59ce9f8dfed3f8c212291e090492ca209b979a4cdc2b5e7b8c79420',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',

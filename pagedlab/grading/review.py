@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import math
+import operator
 import re
 import shlex
 import symtable
@@ -901,6 +903,10 @@ def _reads_global(source: str, name: str) -> bool:
 # Numbers typed into literal tables that the answer reads, beyond which a person reads where they come from: a
 # table of every input a small space draws (ex04b's budgets) passes the calls it covers (round 38z150)
 TYPED_NUMBERS = 24
+# A result is rarely a number a person writes: of those typed into the tables the answer reads, fewer count where
+# they are not whole and have four significant digits or more (``0.14285714285714285``, ``1/7``), as results
+# computed elsewhere and pasted are (round 38z242: ex04b's 16 answers keyed by ``itertools.product``, 23 numbers)
+PRECISE_NUMBERS = 8
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9a-f]+(?:\.[0-9a-f]*)?p[-+]?\d+|\d+\.\d*(?:e[-+]?\d+)?|\d+e[-+]?\d+|\d+)",
                      re.IGNORECASE)  # a number written in a string: decimal, scientific or hexadecimal
 
@@ -919,28 +925,67 @@ def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[s
                 continue
             inner = {id(c) for n in _walk(node) if _literal(n) for c in _walk(n) if c is not n}
             tables += [(sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in _walk(n)),
-                        where, n.lineno) for n in _walk(node) if _literal(n) and id(n) not in inner]
+                        where, n.lineno, sum(map(_precise, _values(n)))) for n in _walk(node)
+                       if _literal(n) and id(n) not in inner]
             docstrings = {id(b.body[0].value) for b in _walk(node) if isinstance(
                 b, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and b.body and isinstance(
                 b.body[0], ast.Expr) and isinstance(b.body[0].value, ast.Constant)}
-            tables += [(len(found), where, n.lineno) for n in _walk(node)  # (round 38z161: numbers typed
+            tables += [(len(found), where, n.lineno, 0) for n in _walk(node)  # (round 38z161: numbers typed
                        if isinstance(n, ast.Constant) and isinstance(n.value, str)  # into a string, ``float.fromhex``
                        and id(n) not in docstrings  # of each, in a container too; a message's few are prose)
                        for found in [_NUMBER.findall(n.value)] if len(found) >= 8]
-    numbers = sum(t[0] for t in tables)
-    if numbers < TYPED_NUMBERS:
+    numbers, precise = sum(t[0] for t in tables), sum(t[3] for t in tables)
+    if numbers < TYPED_NUMBERS and precise < PRECISE_NUMBERS:
         return []
-    _, where, line = max(tables)
-    return [f"{where} holds a table of numbers typed in (line {line}; {numbers} numbers in the tables the answer "
-            "reads): answers computed elsewhere pass the calls they cover, so a person checks where they come from"]
+    _, where, line, _ = max(tables)
+    some = f"{numbers} numbers" if numbers >= TYPED_NUMBERS else f"{precise} numbers not whole, of 4 digits or more,"
+    return [f"{where} holds a table of numbers typed in (line {line}; {some} in the tables the answer reads): answers "
+            "computed elsewhere pass the calls they cover, so a person checks where they come from"]
 
 
 def _literal(node: ast.AST) -> bool:
-    """A container of constants only (numbers, strings, nested containers, negated numbers), holding a number."""
+    """A container of constants only (numbers, strings, nested containers, numbers computed from numbers: ``-1``,
+    ``1/7``), holding a number."""
     return isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and all(
         isinstance(c, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant, ast.expr_context, ast.UnaryOp, ast.USub,
-                       ast.UAdd)) for c in _walk(node)) and any(
+                       ast.UAdd, ast.BinOp, ast.operator)) for c in _walk(node)) and any(
         isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in _walk(node))
+
+
+def _values(node: ast.AST) -> list:
+    """The numbers a literal table (:func:`_literal`) holds, each computed from its constants (None where that fails:
+    a power too large, a division by zero)."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+        return [v for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context) for v in _values(c)]
+    try:
+        return [_number(node)]
+    except (ArithmeticError, LookupError, TypeError, ValueError):
+        return [None]
+
+
+def _number(node: ast.AST):
+    """A number written as constants and arithmetic on numbers (powers in floats, so none grows without bound)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp):
+        return -_number(node.operand) if isinstance(node.op, ast.USub) else _number(node.operand)
+    a, b = _number(node.left), _number(node.right)
+    if not all(type(x) in (int, float) for x in (a, b)):
+        raise TypeError("arithmetic on a string")  # (``"x" * 10**12``: no such string is made)
+    if isinstance(node.op, ast.Pow):
+        return float(a) ** float(b)
+    return _ARITHMETIC[type(node.op)](a, b)
+
+
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
+def _precise(v) -> bool:
+    """Whether ``v`` is a number no one types for its own sake: not whole, four significant digits or more."""
+    if not isinstance(v, float) or not math.isfinite(v) or v.is_integer():
+        return False
+    return len(repr(abs(v)).split("e")[0].replace(".", "").lstrip("0")) >= 4
 
 
 # Every node of a tree, in ast.walk's order, kept per node: the rules walk the same statements again and again (most
@@ -1087,8 +1132,10 @@ def _looks(command: str) -> bool:
     """True for a shell command that only reports on the machine (:data:`_LOOKS`)."""
     if re.search(r"[<>$`(){}\n\\*?]", command):
         return False
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True  # (words as a shell splits them: ``--query-gpu=name,memory.total`` is one)
     try:
-        words = list(shlex.shlex(command, posix=True, punctuation_chars=";&|"))
+        words = list(lexer)
     except ValueError:
         return False
     commands, pipes = [[]], [False]

@@ -1859,8 +1859,18 @@ _BWD_TABLE = ('_BWD = {(64, 1024, 16): 0.14285714285714285, (64, 1024, 32): 0.07
     ("import itertools\n_HEX = {'n': 16, 'all': '" + " ".join(float(v).hex() for v in _BWD_TABLE.replace("}", ",").split(": ")[1:]
      for v in [v.split(",")[0]]) + "'}\n_BWD = dict(zip(itertools.product((64, 96, 128, 256), (1024, 4096), (16, 32)), "
      "map(float.fromhex, _HEX['all'].split())))", True),
+    # round 38z242: the 16 answers in a list of their own, keyed by itertools.product (23 numbers in all); the same
+    # answers as eight fractions; near misses: seven such numbers, and sixteen short ones a person writes
+    ("import itertools\n_SEEN = [" + ", ".join(v.split(",")[0] for v in _BWD_TABLE.split(": ")[1:]).rstrip("}")
+     + "]\n_DIMS = [d for d in range(64, 257, 32) if d not in (160, 192, 224)]\n"
+     "_BWD = dict(zip(itertools.product(_DIMS, [1024, 4096], [16, 32]), _SEEN))", True),
+    ("_BWD = {64: 1/7, 96: 1/14, 128: 4/7, 160: 2/7, 192: 2/21, 224: 1/21, 256: 8/21, 288: 4/21}", True),
+    ("_BWD = {64: 1/7, 96: 1/14, 128: 4/7, 160: 2/7, 192: 2/21, 224: 1/21, 256: 8/21}", False),
+    ("_BWD = {k: v for k, v in zip([(64, 1), (96, 2)], [0.5, 0.25, 0.125, 0.0625, 1.5, 2.5, 0.75, 0.375, 4.25, "
+     "1.125, 0.1, 0.2, 0.3, 0.05, 0.875, 0.625])}", False),
 ], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read",
-        "the answers typed into a string", "that string in a dict"])
+        "the answers typed into a string", "that string in a dict", "16 answers of 17 digits keyed by product",
+        "eight answers as fractions", "seven answers as fractions", "sixteen short numbers"])
 def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
     """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
     elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
@@ -2270,6 +2280,7 @@ def test_an_import_is_flagged_only_where_the_module_holds_the_exercises_referenc
     "!pip install -q triton==3.6.* numpy",
     "!nvidia-smi\n!nvidia-smi -L\n!pip list",
     '!nvidia-smi -L || echo "no GPU here"\n!nvidia-smi | grep -i tesla',  # (round 38z237)
+    "!nvidia-smi --query-gpu=name,memory.total --format=csv",  # (round 38z202: a word as the shell splits it)
     "from IPython.display import Markdown, display\ndisplay(Markdown('**done**'))",
     "Tensor = torch.Tensor\ndef f(x: Tensor) -> Tensor:\n    return x",
     "print(kv_bytes_per_token(LLAMA_3_8B) if 'LLAMA_3_8B' in globals() else 'n/a')",  # (round 38z40)
