@@ -288,8 +288,9 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
         machine = replace(machine, fragile=frozenset(  # (round 38z148: a pinned buffer, then ``"staging" in dir()``)
             n for body in cells for i, st in enumerate(body) if _may_fail(st, machine) is not None
             for later in body[i:] for n in _bound(later)))
-        asking = [st for st in statements if _asked(st, machine) is not None or any(
-            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in threaded for f in _walk(st))]
+        asking = [piece for st in statements for piece in _pieces(st, machine) if _asked(piece, machine) is not None
+                  or any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in threaded
+                         for f in _walk(piece))]
         found = {n for st in asking for node in _top_level(ast.Module([st], []))
                  if not _placing(node, machine) for n in _bound(node)}
         found |= {root for st in asking  # SETTINGS.update(...), RUN["fused"] = ... in a function (38z53, 38z57)
@@ -321,6 +322,17 @@ def machine_names(sources: list[str], handed: dict[str, frozenset[str]] | None =
         if found <= raisers:
             return machine
         raisers |= found
+
+
+def _pieces(statement: ast.stmt, machine: Machine) -> list[ast.stmt]:
+    """``statement``, or, where it is a loop that runs alike on every machine (a ``for`` over what no question of the
+    machine gives, with no ``break``, ``continue``, ``raise``, ``assert`` or ``else`` to end it by one), the
+    statements of its body, each asking for itself: a clock read in a timing loop asks for what it binds, not for
+    every call beside it (round 38z243: a mask cache filled by the answer in a loop that times it)."""
+    if isinstance(statement, ast.For) and not statement.orelse and _asked(statement.iter, machine) is None and not any(
+            isinstance(n, (ast.Break, ast.Continue, ast.Raise, ast.Assert)) for n in _walk(statement)):
+        return [piece for st in statement.body for piece in _pieces(st, machine)]
+    return [statement]
 
 
 def _passed(statements: list[ast.AST], machine: Machine) -> frozenset[tuple[str, str | int]]:

@@ -191,6 +191,11 @@ def _demo(before: str, returns: str, demo: str):
                                      "softmax-work", demo, tags=[], new_id="demo"))
 
 
+# A memo of ones by size, through a local key (round 38z243)
+_TIMED_MEMO = ("import time\n\n_COLS = {}\n\n\ndef _ones(n):\n    key = (n,)\n    if key not in _COLS:\n"
+               "        _COLS[key] = torch.ones(n)\n    return _COLS[key]\n\n\n")
+
+
 def _fragile(fails: str, asks: str):
     """The solution's notebook whose answer scales by ``BOOST``, bound by a cell of the learner's that runs ``asks``
     after one that runs ``fails`` (both untagged, after the work cell)."""
@@ -1529,6 +1534,20 @@ UNRUN = [
         "        _MASKS[key] = torch.ones(n).to(device)\n    return _MASKS[key]\n\n\n",
         "return _rows(x) * _ones_on(x.shape[-1], x.device)",
         "if torch.cuda.is_available():\n    softmax_rows(torch.randn(2, 3, device='cuda'))\n"), True),
+    # round 38z243 (honest learners only): a memo through a local key that the answer fills in a loop that times it
+    # (a clock read asks for what it binds, not for the calls beside it); beside it, loops that a clock can end
+    ("a memo through a local key, filled by the answer in a loop that times it", _demo(
+        _TIMED_MEMO, "return _rows(x) * _ones(x.shape[-1])",
+        "secs = []\nfor n in (4, 8, 16):\n    t0 = time.perf_counter()\n    softmax_rows(torch.randn(3, n))\n"
+        "    secs.append(time.perf_counter() - t0)\nprint(secs)\n"), False),
+    ("that memo filled in a loop that a clock ends", _demo(
+        _TIMED_MEMO, "return _rows(x) * _ones(x.shape[-1])",
+        "for n in (4, 8, 16):\n    t0 = time.perf_counter()\n    softmax_rows(torch.randn(3, n))\n"
+        "    if time.perf_counter() - t0 > 0.5:\n        break\n"), True),
+    ("that memo filled in a loop that a clock's assert ends", _demo(
+        _TIMED_MEMO, "return _rows(x) * _ones(x.shape[-1])",
+        "for n in (4, 8, 16):\n    t0 = time.perf_counter()\n    softmax_rows(torch.randn(3, n))\n"
+        "    assert time.perf_counter() - t0 < 0.5\n"), True),
     ("a clock kept in a log that a demo totals under a condition", _demo(
         "import time\n\nSTEP_LOG: list = []\n\n\n",
         "started = time.perf_counter()\n    out = _rows(x)\n"
