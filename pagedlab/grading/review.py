@@ -913,43 +913,63 @@ _NUMBER = re.compile(r"[-+]?(?:0x[0-9a-f]+(?:\.[0-9a-f]*)?p[-+]?\d+|\d+\.\d*(?:e
 
 def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[str]) -> list[str]:
     """Why a person must read a notebook whose cells (``(where, source)``, the learner's) hold, in the definitions
-    of ``answers`` or in what binds a name of ``helpers`` (what the answer reads), literal tables (containers of
-    constants only) of :data:`TYPED_NUMBERS` numbers or more in all: answers typed in pass the calls they cover. An
-    answer that is itself a table (ex04b's ``MY_CONFIGS``) is the exercise's form."""
-    tables = []  # (numbers, where, line)
+    of ``answers`` or in what binds a name of ``helpers`` (what the answer reads), numbers typed in: in literal
+    tables (containers of constants only, their strings' numbers too), in a string of 8 numbers or more, or encoded in
+    bytes or a blob of text (:func:`_typed_in`), :data:`TYPED_NUMBERS` in all or :data:`PRECISE_NUMBERS` results:
+    answers typed in pass the calls they cover. An answer that is itself a table (ex04b's ``MY_CONFIGS``) is the
+    exercise's form."""
+    tables = []  # (numbers, results among them, where, line)
     for where, source in cells:
         tree = _parse(source)
         for node in _top_level(tree) if tree is not None else ():
             bound = set(_bound(node))
             if not (bound & helpers or bound & answers and isinstance(node, (ast.FunctionDef, ast.ClassDef))):
                 continue
-            inner = {id(c) for n in _walk(node) if _literal(n) for c in _walk(n) if c is not n}
-            tables += [(sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in _walk(n)),
-                        where, n.lineno, sum(map(_precise, _values(n)))) for n in _walk(node)
-                       if _literal(n) and id(n) not in inner]
+            contained = {id(c) for n in _walk(node) if _literal(n) for c in _walk(n) if c is not n}
             docstrings = {id(b.body[0].value) for b in _walk(node) if isinstance(
                 b, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and b.body and isinstance(
                 b.body[0], ast.Expr) and isinstance(b.body[0].value, ast.Constant)}
-            tables += [(len(found), where, n.lineno, 0) for n in _walk(node)  # (round 38z161: numbers typed
-                       if isinstance(n, ast.Constant) and isinstance(n.value, str)  # into a string, ``float.fromhex``
-                       and id(n) not in docstrings  # of each, in a container too; a message's few are prose)
-                       for found in [_NUMBER.findall(n.value)] if len(found) >= 8]
-    numbers, precise = sum(t[0] for t in tables), sum(t[3] for t in tables)
+            for n in _walk(node):
+                if _literal(n) and id(n) not in contained:
+                    tables.append((sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex)
+                                       for c in _walk(n)), sum(map(_precise, _values(n))), where, n.lineno))
+                elif isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and id(n) not in docstrings:
+                    # (round 38z161: numbers typed into a string, ``float.fromhex`` of each; a message's few are
+                    # prose, but not in a table: round 38z245, ``{"64/1024/16": "0.5714285714285714"}``)
+                    found = _typed_in(n.value)
+                    if id(n) in contained or len(found) >= 8:
+                        tables.append((len(found), sum(map(_precise, found)), where, n.lineno))
+    numbers, precise = sum(t[0] for t in tables), sum(t[1] for t in tables)
     if numbers < TYPED_NUMBERS and precise < PRECISE_NUMBERS:
         return []
-    _, where, line, _ = max(tables)
+    *_, where, line = max(tables)
     some = f"{numbers} numbers" if numbers >= TYPED_NUMBERS else f"{precise} numbers not whole, of 4 digits or more,"
     return [f"{where} holds a table of numbers typed in (line {line}; {some} in the tables the answer reads): answers "
             "computed elsewhere pass the calls they cover, so a person checks where they come from"]
 
 
+def _typed_in(text: str | bytes) -> list:
+    """The numbers ``text`` holds: those written in it, as floats where they parse so (None where not); in bytes,
+    or in a blob of text (32 characters or more with no space), one for every 4 bytes or characters, as an encoded
+    table of int32s or float32s holds them (round 38z245: ``int.from_bytes`` of a bytes literal's eight-byte words)."""
+    if isinstance(text, bytes) or len(text) >= 32 and not any(c.isspace() for c in text):
+        return [None] * (len(text) // 4)
+    found = []
+    for x in _NUMBER.findall(text):
+        try:
+            found.append(float.fromhex(x) if "p" in x.lower() else float(x))
+        except (ValueError, OverflowError):
+            found.append(None)
+    return found
+
+
 def _literal(node: ast.AST) -> bool:
     """A container of constants only (numbers, strings, nested containers, numbers computed from numbers: ``-1``,
-    ``1/7``), holding a number."""
+    ``1/7``), holding a constant."""
     return isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and all(
         isinstance(c, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant, ast.expr_context, ast.UnaryOp, ast.USub,
                        ast.UAdd, ast.BinOp, ast.operator)) for c in _walk(node)) and any(
-        isinstance(c, ast.Constant) and type(c.value) in (int, float, complex) for c in _walk(node))
+        isinstance(c, ast.Constant) for c in _walk(node))
 
 
 def _values(node: ast.AST) -> list:

@@ -1,5 +1,6 @@
 """Grading, piece by piece (no kernel runs here; tests/grading/test_grade_class.py grades a whole synthetic class)."""
 
+import ast
 import csv
 import functools
 import io
@@ -9,6 +10,7 @@ import re
 import shutil
 import socket
 import subprocess
+import struct
 import sys
 import tokenize
 from pathlib import Path
@@ -1864,6 +1866,9 @@ def test_a_handed_out_class_asks_only_where_a_graded_call_can_reach(work, flagge
 _BWD_TABLE = ('_BWD = {(64, 1024, 16): 0.14285714285714285, (64, 1024, 32): 0.07142857142857142, (64, 4096, 16): 0.5714285714285714, (64, 4096, 32): 0.2857142857142857, (96, 1024, 16): 0.09523809523809523, (96, 1024, 32): 0.047619047619047616, (96, 4096, 16): 0.38095238095238093, (96, 4096, 32): 0.19047619047619047, (128, 1024, 16): 0.07142857142857142, (128, 1024, 32): 0.03571428571428571, (128, 4096, 16): 0.2857142857142857, (128, 4096, 32): 0.14285714285714285, (256, 1024, 16): 0.03571428571428571, (256, 1024, 32): 0.017857142857142856, (256, 4096, 16): 0.14285714285714285, (256, 4096, 32): 0.07142857142857142}')  # round 38z150: ex04b's backward fractions for every input the spec draws, typed in
 
 
+_BWD_ANSWERS = ast.literal_eval(_BWD_TABLE.partition(" = ")[2])  # {(head_dim, mma, exp): answer}
+
+
 @pytest.mark.parametrize("table, flagged", [
     (_BWD_TABLE, True),
     # near misses: the same table cut to 23 numbers; and a dict of numbers no graded call reaches
@@ -1887,9 +1892,15 @@ _BWD_TABLE = ('_BWD = {(64, 1024, 16): 0.14285714285714285, (64, 1024, 32): 0.07
     ("_BWD = {64: 1/7, 96: 1/14, 128: 4/7, 160: 2/7, 192: 2/21, 224: 1/21, 256: 8/21}", False),
     ("_BWD = {k: v for k, v in zip([(64, 1), (96, 2)], [0.5, 0.25, 0.125, 0.0625, 1.5, 2.5, 0.75, 0.375, 4.25, "
      "1.125, 0.1, 0.2, 0.3, 0.05, 0.875, 0.625])}", False),
+    # round 38z245: the answers as strings keyed by strings, and as the eight-byte words of a bytes literal; near
+    # misses: names with a number in them, a one-byte sentinel
+    ("_BWD = {" + ", ".join(f"'{'/'.join(map(str, k))}': '{v!r}'" for k, v in _BWD_ANSWERS.items()) + "}", True),
+    ("_BWD = {'all': " + repr(struct.pack("16d", *_BWD_ANSWERS.values())) + "}", True),
+    ("_BWD = {'LLaMA-7B': 'meta-llama/Llama-2-7b-hf', 'OPT-13B': 'facebook/opt-13b', 'end': b'\\x00'}", False),
 ], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read",
         "the answers typed into a string", "that string in a dict", "16 answers of 17 digits keyed by product",
-        "eight answers as fractions", "seven answers as fractions", "sixteen short numbers"])
+        "eight answers as fractions", "seven answers as fractions", "sixteen short numbers",
+        "the answers as strings keyed by strings", "the answers as a bytes literal's words", "names and a sentinel"])
 def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
     """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
     elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
