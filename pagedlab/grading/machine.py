@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from pagedlab.grading.review import (PROPAGATING, _TF32, _TF32_OFF, _bindings, _bound, _callee, _code, _parse, _path,
-                                     _progress_bar, _root, _stdlib_import, _targets, _top_level, _walk)
+from pagedlab.grading.review import (_LOGS, _SAYING, PROPAGATING, _TF32, _TF32_OFF, _bindings, _bound, _callee, _code,
+                                     _parse, _path, _progress_bar, _root, _stdlib_import, _targets, _top_level, _walk)
 
 
 @dataclass(frozen=True)
@@ -2553,12 +2553,6 @@ def _logged(call: ast.Call, machine: Machine) -> bool:
     return getattr(call.func, "attr", None) in _LOGS and isinstance(call.func, ast.Attribute) and (
         ast.unparse(call.func).split(".")[0] in ("logging", "logger", "log", "_log", "LOGGER", "LOG")
         or _held(call.func.value) in machine.loggers)
-
-
-# What a logger is told: to log, or how much and where (round 38z82: a level from the environment).
-_LOGS = frozenset(("debug", "info", "warning", "error", "critical", "exception", "log", "setLevel", "addHandler",
-                   "removeHandler", "setFormatter", "addFilter", "basicConfig"))
-_SAYING = frozenset(("print", "pprint", "pp", "warn", "write", "flush", "display")) | _LOGS  # what may be heard
 
 
 # A module's calls that wait for a GPU or hand its cached memory back, and change no value (round 38z77:

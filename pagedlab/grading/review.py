@@ -907,6 +907,10 @@ TYPED_NUMBERS = 24
 # they are not whole and have four significant digits or more (``0.14285714285714285``, ``1/7``), as results
 # computed elsewhere and pasted are (round 38z242: ex04b's 16 answers keyed by ``itertools.product``, 23 numbers)
 PRECISE_NUMBERS = 8
+# Text is the other way to type a table in (letters for digits, round 38z248): the text of the answer and of what it
+# reads, less docstrings and messages, has at most about 250 characters in the honest notebooks of every round
+# (dict keys, names; the solutions' too), and a string of 64 characters or more is read as a blob
+TYPED_TEXT = 512
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9a-f]+(?:\.[0-9a-f]*)?p[-+]?\d+|\d+\.\d*(?:e[-+]?\d+)?|\d+e[-+]?\d+|\d+)",
                      re.IGNORECASE)  # a number written in a string: decimal, scientific or hexadecimal
 
@@ -918,7 +922,7 @@ def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[s
     bytes or a blob of text (:func:`_typed_in`), :data:`TYPED_NUMBERS` in all or :data:`PRECISE_NUMBERS` results:
     answers typed in pass the calls they cover. An answer that is itself a table (ex04b's ``MY_CONFIGS``) is the
     exercise's form."""
-    tables = []  # (numbers, results among them, where, line)
+    tables, text = [], []  # (numbers, results among them, where, line); (characters, where, line)
     for where, source in cells:
         tree = _parse(source)
         for node in _top_level(tree) if tree is not None else ():
@@ -929,6 +933,7 @@ def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[s
             docstrings = {id(b.body[0].value) for b in _walk(node) if isinstance(
                 b, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and b.body and isinstance(
                 b.body[0], ast.Expr) and isinstance(b.body[0].value, ast.Constant)}
+            said = _said(node)
             for n in _walk(node):
                 if _literal(n) and id(n) not in contained:
                     tables.append((sum(isinstance(c, ast.Constant) and type(c.value) in (int, float, complex)
@@ -936,23 +941,32 @@ def typed_tables(cells: list[tuple[str, str]], answers: set[str], helpers: set[s
                 elif isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and id(n) not in docstrings:
                     # (round 38z161: numbers typed into a string, ``float.fromhex`` of each; a message's few are
                     # prose, but not in a table: round 38z245, ``{"64/1024/16": "0.5714285714285714"}``)
-                    found = _typed_in(n.value)
+                    found = _typed_in(n.value, id(n) in said)
                     if id(n) in contained or len(found) >= 8:
                         tables.append((len(found), sum(map(_precise, found)), where, n.lineno))
+                    if id(n) not in said:
+                        text.append((len(n.value), where, n.lineno))
     numbers, precise = sum(t[0] for t in tables), sum(t[1] for t in tables)
     if numbers < TYPED_NUMBERS and precise < PRECISE_NUMBERS:
-        return []
+        if sum(t[0] for t in text) < TYPED_TEXT:
+            return []
+        _, where, line = max(text)
+        return [f"{where} holds text typed in (line {line}; {sum(t[0] for t in text)} characters, less docstrings and "
+                "messages, in what the answer reads): a table of answers computed elsewhere can be written in text "
+                "(letters for digits), so a person checks what it holds"]
     *_, where, line = max(tables)
     some = f"{numbers} numbers" if numbers >= TYPED_NUMBERS else f"{precise} numbers not whole, of 4 digits or more,"
     return [f"{where} holds a table of numbers typed in (line {line}; {some} in the tables the answer reads): answers "
             "computed elsewhere pass the calls they cover, so a person checks where they come from"]
 
 
-def _typed_in(text: str | bytes) -> list:
+def _typed_in(text: str | bytes, said: bool = False) -> list:
     """The numbers ``text`` holds: those written in it, as floats where they parse so (None where not); in bytes,
-    or in a blob of text (32 characters or more with no space), one for every 4 bytes or characters, as an encoded
-    table of int32s or float32s holds them (round 38z245: ``int.from_bytes`` of a bytes literal's eight-byte words)."""
-    if isinstance(text, bytes) or len(text) >= 32 and not any(c.isspace() for c in text):
+    or in a blob of text that is no message (``said``: 64 characters or more, or 32 with no space), one for every 4
+    bytes or characters, as an encoded table of int32s or float32s holds them (round 38z245: ``int.from_bytes`` of a
+    bytes literal's eight-byte words)."""
+    if isinstance(text, bytes) or not said and (len(text) >= 64 or len(text) >= 32 and not any(
+            c.isspace() for c in text)):
         return [None] * (len(text) // 4)
     found = []
     for x in _NUMBER.findall(text):
@@ -961,6 +975,28 @@ def _typed_in(text: str | bytes) -> list:
         except (ValueError, OverflowError):
             found.append(None)
     return found
+
+
+# What a logger is told: to log, or how much and where (round 38z82: a level from the environment).
+_LOGS = frozenset(("debug", "info", "warning", "error", "critical", "exception", "log", "setLevel", "addHandler",
+                   "removeHandler", "setFormatter", "addFilter", "basicConfig"))
+_SAYING = frozenset(("print", "pprint", "pp", "warn", "write", "flush", "display")) | _LOGS  # what may be heard
+
+
+def _said(node: ast.AST) -> set[int]:
+    """The ids of the constants of ``node`` that only a message holds: what a print, a log or a warning is given, a
+    raised exception, an assert's message (not through a walrus, which binds it too)."""
+    todo = [a for c in _walk(node) if isinstance(c, ast.Call) and _callee(c) in _SAYING
+            for a in [*c.args, *(k.value for k in c.keywords)]]
+    todo += [r.exc for r in _walk(node) if isinstance(r, ast.Raise) and r.exc is not None]
+    todo += [a.msg for a in _walk(node) if isinstance(a, ast.Assert) and a.msg is not None]
+    said = set()
+    while todo:
+        n = todo.pop()
+        if not isinstance(n, ast.NamedExpr):
+            said.add(id(n))
+            todo += ast.iter_child_nodes(n)
+    return said
 
 
 def _literal(node: ast.AST) -> bool:

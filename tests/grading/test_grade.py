@@ -1868,6 +1868,10 @@ _BWD_TABLE = ('_BWD = {(64, 1024, 16): 0.14285714285714285, (64, 1024, 32): 0.07
 
 _BWD_ANSWERS = ast.literal_eval(_BWD_TABLE.partition(" = ")[2])  # {(head_dim, mma, exp): answer}
 
+def _lettered(v: float) -> str:
+    """``v`` written with a letter for each digit (round 38z248)."""
+    return repr(v).translate(str.maketrans("0123456789", "abcdefghij"))
+
 
 @pytest.mark.parametrize("table, flagged", [
     (_BWD_TABLE, True),
@@ -1897,10 +1901,18 @@ _BWD_ANSWERS = ast.literal_eval(_BWD_TABLE.partition(" = ")[2])  # {(head_dim, m
     ("_BWD = {" + ", ".join(f"'{'/'.join(map(str, k))}': '{v!r}'" for k, v in _BWD_ANSWERS.items()) + "}", True),
     ("_BWD = {'all': " + repr(struct.pack("16d", *_BWD_ANSWERS.values())) + "}", True),
     ("_BWD = {'LLaMA-7B': 'meta-llama/Llama-2-7b-hf', 'OPT-13B': 'facebook/opt-13b', 'end': b'\\x00'}", False),
+    # round 38z248: the answers with letters for digits, in one string with spaces, and in 32 short strings
+    (f"import itertools\n_TEXT = {' '.join(_lettered(v) for v in _BWD_ANSWERS.values())!r}\n"
+     "_BWD = dict(zip(itertools.product((64, 96, 128, 256), (1024, 4096), (16, 32)), (float(w.translate("
+     "str.maketrans('abcdefghij', '0123456789'))) for w in _TEXT.split())))", True),
+    ("_WORDS = [" + ", ".join(f"str({_lettered(v)!r})" for v in [*_BWD_ANSWERS.values()] * 2) + "]\n"
+     "_BWD = {k: float(w.translate(str.maketrans('abcdefghij', '0123456789'))) for k, w in zip(range(32), _WORDS)}",
+     True),
 ], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read",
         "the answers typed into a string", "that string in a dict", "16 answers of 17 digits keyed by product",
         "eight answers as fractions", "seven answers as fractions", "sixteen short numbers",
-        "the answers as strings keyed by strings", "the answers as a bytes literal's words", "names and a sentinel"])
+        "the answers as strings keyed by strings", "the answers as a bytes literal's words", "names and a sentinel",
+        "letters for digits in one string", "letters for digits in 32 short strings"])
 def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
     """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
     elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
