@@ -909,7 +909,7 @@ TYPED_NUMBERS = 24
 PRECISE_NUMBERS = 8
 # Text is the other way to type a table in (letters for digits, round 38z248): the text of the answer and of what it
 # reads, less docstrings and messages, has at most 305 characters in the honest notebooks of every round (dict keys,
-# names, messages handed to a check of the learner's own; the solutions' 242), and a string of 64 characters or more is a blob
+# names, messages handed to a check of the learner's own; the solutions' 242); a string of 64 characters is a blob
 TYPED_TEXT = 512
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9a-f]+(?:\.[0-9a-f]*)?p[-+]?\d+|\d+\.\d*(?:e[-+]?\d+)?|\d+e[-+]?\d+|\d+)",
                      re.IGNORECASE)  # a number written in a string: decimal, scientific or hexadecimal
