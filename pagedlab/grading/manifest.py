@@ -21,7 +21,7 @@ SHA256 = {
     'run.py': '80eb6332b59ce9f8dfed3f8c212291e090492ca209b979a4cdc2b5e7b8c79420',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',
-    'similarity.py': '36d9d93b48103e78a6ba9ef219c12258df5f6e26fd05d6840a49323840d670ad',
+    'similarity.py': '63aeaeb825de6bfbed2dae6d12d429d1ac4a941b737f80c4c3e3108ecdae7b75',
     'specs.py': '67b7683592a83defd0910f8393d99dd91974a7cb3c173acc096fdfb7dac734f4',
     'supervise.py': '3f45730b8c39b09fe28331167a282026c2ddd4bf6b7743b69ab8ffb36b58c9c5',
     'tables.py': '78efeedffb1993bbc0d200ba438f540dae7be2626e05368b71aae9531da5df3c',

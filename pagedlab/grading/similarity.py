@@ -371,12 +371,13 @@ def _parts(words, ids: list[str]) -> tuple[frozenset[str], frozenset[str]]:
 def _chosen(words, ids: list[str], mine: frozenset[str], share: float) -> bool:
     """Whether a match of the solution's cells ``ids`` on ``share`` of their fingerprints is evidence of a copy: the
     learner's words (``mine``) hold more than :data:`OWN_WORDS` of the solution's own names, or of its comments' words
-    (two at least). Two own names chosen alike are weak evidence (round 38z126: an honest learner whose methods the
-    handed-out class names all but ``start`` and ``hits``, and who chose those, matched on 88%): they count only
-    beside nearly every fingerprint (:data:`NEAR`)."""
+    (two at least). Two own names chosen alike are weak evidence, of two or of three (round 38z126: an honest learner
+    whose methods the handed-out class names all but ``start`` and ``hits``, and who chose those, matched on 88%; an
+    honest ex03 kernel of round 38z36 that chose ``out_row`` and ``m_new`` of ``x_row``, ``out_row`` and ``m_new``, on
+    85%): they count only beside nearly every fingerprint (:data:`NEAR`)."""
     names, notes = _parts(words, ids)
     return any(len(part) >= 2 and len(part & mine) > OWN_WORDS * len(part) for part in (notes, names)
-               if part is notes or len(names) > 2 or share >= NEAR)
+               if part is notes or len(names & mine) > 2 or share >= NEAR)
 
 
 def _named(words, ids: list[str], mine: frozenset[str], whose: str = "its") -> str:
