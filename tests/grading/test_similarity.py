@@ -7,7 +7,7 @@ from pagedlab.grading.similarity import copied_cells, similar_pairs
 from pagedlab.grading.tables import write_similarity
 
 from graded_in_process import ROOT
-from review_rounds import ROUND_38Z2
+from review_rounds import ROUND_38Z2, ROUNDS_38Z33_36_HONEST
 
 
 def _cells(path):
@@ -509,36 +509,6 @@ CHOSEN_ALIKE_EX07_STRETCH = '''    def keys(self, tokens: list[int]) -> list[int
 '''
 
 
-# An honest ex03 kernel (round 38z36) with the merge in a jit helper, which chose two of the solution's three own
-# names, ``out_row`` and ``m_new``: 85% of the solution's fingerprints
-CHOSEN_ALIKE_EX03 = """@triton.jit
-def _online_merge(m_old, s_old, tile):
-    m_tile = tl.max(tile, axis=0)
-    m_new = tl.maximum(m_old, m_tile)
-    s_new = s_old * tl.exp(m_old - m_new) + tl.sum(tl.exp(tile - m_new), axis=0)
-    return m_new, s_new
-
-
-@triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride_x, stride_out, BLOCK: tl.constexpr):
-    row_id = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    in_row = x_ptr + row_id * stride_x
-    out_row = out_ptr + row_id * stride_out
-    best = float("-inf")
-    total = 0.0
-    for lo in range(0, n_cols, BLOCK):
-        valid = lo + offs < n_cols
-        tile = tl.load(in_row + lo + offs, mask=valid, other=float("-inf"))
-        best, total = _online_merge(best, total, tile)
-    inv = 1.0 / total
-    for lo in range(0, n_cols, BLOCK):
-        valid = lo + offs < n_cols
-        tile = tl.load(in_row + lo + offs, mask=valid, other=float("-inf"))
-        tl.store(out_row + lo + offs, tl.exp(tile - best) * inv, mask=valid)
-"""
-
-
 def test_two_of_three_own_names_chosen_alike_count_only_beside_nearly_every_fingerprint():
     """(Round 38z36's honest row, flagged on 85% with two of three own names) Two own names chosen alike are weak
     evidence however many the solution has: they count beside :data:`NEAR` of its fingerprints, as the solution
@@ -548,8 +518,11 @@ def test_two_of_three_own_names_chosen_alike_count_only_beside_nearly_every_fing
     handed_out = {k: v for k, v in _cells(ROOT / "exercises" / f"{name}.ipynb").items() if k.endswith("-work")}
     softmax, stated = solution["softmax-work"], load_pristine(ROOT / "exercises", ROOT / "solutions")[
         f"{name}.ipynb"].stated_names  # (``cols``, ``mask``, ``start``: the exercise's text writes them)
-    assert copied_cells({"softmax-work": CHOSEN_ALIKE_EX03 + softmax[softmax.index("\n\ndef softmax("):]},
-                        {"softmax-work": softmax}, handed_out, stated=stated) == []
+    # (an honest ex03 kernel of round 38z36 with the merge in a jit helper, which chose two of the solution's three
+    # own names, ``out_row`` and ``m_new``: 85% of its fingerprints)
+    mine = ROUNDS_38Z33_36_HONEST["ex03 with a jit helper for the online merge and a checked scratch cell (round "
+                                  "38z36)"][2]
+    assert copied_cells(mine, {"softmax-work": softmax}, handed_out, stated=stated) == []
     assert copied_cells({"softmax-work": softmax.replace("x_row", "in_row")}, {"softmax-work": softmax}, handed_out,
                         stated=stated)
 
