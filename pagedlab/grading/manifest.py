@@ -17,7 +17,7 @@ SHA256 = {
     'machine.py': '8eaceb1ca21eda0d70f8a4b5e7aeb3db650758d4c3d2e02cf1bd989a00d3a5ac',
     'procs.py': 'e41eb43abd63396da7db7f866a3c75e4f3bb59f0616fd2139e52fcaf910bcd64',
     'pytest_plugin.py': 'be5cb5419ea188be957af9ff669ce2adfdb749edde257f73fa66dce6a0c1be79',
-    'review.py': '151ca64eabc6a817d3dcbc50813efb75aafa04c1b89dac7ac3ab2caea32eb637',
+    'review.py': 'd88057313e7b8360ad0e44dfb9d5151ef768430f4c8fe3c0ae35076ab112ba61',
     'run.py': '80eb6332b59ce9f8dfed3f8c212291e090492ca209b979a4cdc2b5e7b8c79420',
     'sandbox.py': '975d7e635a7b39bac9023495d8836af771fbd7520bade3e5a3e530be35edfd8c',
     'shards.py': '96ca37a588e54b084f4f8de5d09244da7c940ecad2a8c42956051c02d4094516',

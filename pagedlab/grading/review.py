@@ -1000,17 +1000,36 @@ def _said(node: ast.AST) -> set[int]:
 
 
 def _literal(node: ast.AST) -> bool:
-    """A container of constants only (numbers, strings, nested containers, numbers computed from numbers: ``-1``,
-    ``1/7``), holding a constant."""
-    return isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and all(
-        isinstance(c, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant, ast.expr_context, ast.UnaryOp, ast.USub,
-                       ast.UAdd, ast.BinOp, ast.operator)) for c in _walk(node)) and any(
+    """A table of constants: a container, or a record made by a call (``R(64, 32, 4, 2, 128, 49152, 12.5)``, round
+    38z253: a namedtuple's), holding a constant and nothing but constants, numbers computed from numbers (``-1``,
+    ``1/7``), nested containers and records."""
+    return isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Call)) and _constant_data(node) and any(
         isinstance(c, ast.Constant) for c in _walk(node))
+
+
+def _constant_data(node: ast.AST) -> bool:
+    """Whether ``node`` is made of constants only (:func:`_literal`): a call's function aside, no name is read."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _constant_data(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _constant_data(node.left) and _constant_data(node.right)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(map(_constant_data, node.elts))
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _constant_data(k) for k in node.keys) and all(map(_constant_data, node.values))
+    if isinstance(node, ast.Call):
+        return all(isinstance(n, (ast.Name, ast.Attribute, ast.expr_context)) for n in _walk(node.func)) and all(
+            _constant_data(a) for a in [*node.args, *(k.value for k in node.keywords)])
+    return False
 
 
 def _values(node: ast.AST) -> list:
     """The numbers a literal table (:func:`_literal`) holds, each computed from its constants (None where that fails:
     a power too large, a division by zero)."""
+    if isinstance(node, ast.Call):
+        return [v for a in [*node.args, *(k.value for k in node.keywords)] for v in _values(a)]
     if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
         return [v for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context) for v in _values(c)]
     try:
@@ -1025,6 +1044,8 @@ def _number(node: ast.AST):
         return node.value
     if isinstance(node, ast.UnaryOp):
         return -_number(node.operand) if isinstance(node.op, ast.USub) else _number(node.operand)
+    if not isinstance(node, ast.BinOp):
+        raise TypeError("not a number")  # (``[0.1] * 10``, a record in arithmetic)
     a, b = _number(node.left), _number(node.right)
     if not all(type(x) in (int, float) for x in (a, b)):
         raise TypeError("arithmetic on a string")  # (``"x" * 10**12``: no such string is made)

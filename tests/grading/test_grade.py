@@ -1908,11 +1908,17 @@ def _lettered(v: float) -> str:
     ("_WORDS = [" + ", ".join(f"str({_lettered(v)!r})" for v in [*_BWD_ANSWERS.values()] * 2) + "]\n"
      "_BWD = {k: float(w.translate(str.maketrans('abcdefghij', '0123456789'))) for k, w in zip(range(32), _WORDS)}",
      True),
+    # round 38z253: the answers as namedtuple records in a list; near miss: two records of a model's shape
+    ("from collections import namedtuple\nR = namedtuple('R', 'd m e f')\n_BWD = {(r.d, r.m, r.e): r.f for r in ["
+     + ", ".join(f"R({d}, {m}, {e}, {v!r})" for (d, m, e), v in _BWD_ANSWERS.items()) + "]}", True),
+    ("from collections import namedtuple\nShape = namedtuple('Shape', 'layers heads dim')\n"
+     "_BWD = {s.dim: s for s in [Shape(32, 32, 128), Shape(24, 16, 64)]}", False),
 ], ids=["every drawn input's answer typed in", "23 numbers", "a table the answer does not read",
         "the answers typed into a string", "that string in a dict", "16 answers of 17 digits keyed by product",
         "eight answers as fractions", "seven answers as fractions", "sixteen short numbers",
         "the answers as strings keyed by strings", "the answers as a bytes literal's words", "names and a sentinel",
-        "letters for digits in one string", "letters for digits in 32 short strings"])
+        "letters for digits in one string", "letters for digits in 32 short strings", "the answers as records",
+        "two records of a shape"])
 def test_a_table_of_answers_typed_in_goes_to_review(table, flagged):
     """(Round 38z150) ex04b's inputs come from a small space, so a table of every drawn input's answer, computed
     elsewhere and typed in, passes every graded call: numbers typed into literal tables that the answer reads, 24 or
